@@ -1,0 +1,30 @@
+import type { Metadata } from "next";
+import { requireAdmin } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
+import { resolveConnection, savedConnectionForForm } from "@/lib/llm/connection";
+import { ModelSettingsForm } from "@/components/admin/model-settings-form";
+
+export const metadata: Metadata = { title: "Model settings" };
+
+export default async function ModelSettingsPage() {
+  await requireAdmin();
+  const db = await getDb();
+  const [saved, state] = await Promise.all([savedConnectionForForm(db), resolveConnection(db)]);
+  return (
+    <section className="grid max-w-xl gap-4" aria-labelledby="model-heading">
+      <h2 id="model-heading" className="text-lg font-medium">
+        Model connection
+      </h2>
+      <p className="text-sm text-muted-foreground">
+        Any OpenAI-compatible server works: OpenAI, Ollama, vLLM, LM Studio, Azure OpenAI, Gemini&apos;s compatible endpoint.
+        Values left empty fall back to the environment variables.
+      </p>
+      <p className="text-sm" data-testid="model-status">
+        {state.configured
+          ? `In use: ${state.connection.chatModel} (chat), ${state.connection.memoryModel} (memory) at ${state.connection.baseURL ?? "OpenAI"}.`
+          : state.reason}
+      </p>
+      <ModelSettingsForm saved={saved} />
+    </section>
+  );
+}

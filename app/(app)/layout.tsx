@@ -1,0 +1,25 @@
+import Link from "next/link";
+import { MessageSquarePlus } from "lucide-react";
+import { AppShell } from "@/components/shell/app-shell";
+import { AccountMenu } from "@/components/shell/account-menu";
+import { buttonVariants } from "@/components/ui/button";
+import { pageUser } from "@/lib/auth/session";
+
+export default async function AppLayout({ children }: { children: React.ReactNode }) {
+  const user = await pageUser();
+  return (
+    <AppShell
+      sidebar={
+        <div className="grid gap-2 py-2">
+          <Link href="/" className={buttonVariants({ variant: "outline", className: "justify-start" })}>
+            <MessageSquarePlus className="h-4 w-4" aria-hidden /> New chat
+          </Link>
+          <p className="px-2 pt-4 text-xs text-muted-foreground">Your conversations will appear here.</p>
+        </div>
+      }
+      footer={<AccountMenu email={user.email ?? ""} name={user.name} role={user.role} />}
+    >
+      {children}
+    </AppShell>
+  );
+}

@@ -1,0 +1,31 @@
+import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "@/components/ui/card";
+import { SignInForm } from "@/components/auth/auth-forms";
+import { OAuthButtons } from "@/components/auth/oauth-buttons";
+import { oauthProviders } from "@/auth";
+import { currentUser } from "@/lib/auth/session";
+
+export const metadata: Metadata = { title: "Sign in" };
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string }> }) {
+  if (await currentUser()) redirect("/");
+  const { callbackUrl, error } = await searchParams;
+  return (
+    <Card>
+      <CardHeader>
+        <CardTitle>Sign in</CardTitle>
+        <CardDescription>Welcome back to Mnemo.</CardDescription>
+      </CardHeader>
+      <CardContent className="grid gap-2">
+        {error && (
+          <p role="alert" className="mb-2 text-sm text-destructive">
+            {error === "AccessDenied" ? "This account cannot sign in." : "Sign-in failed. Try again."}
+          </p>
+        )}
+        <OAuthButtons providers={oauthProviders()} callbackUrl={callbackUrl} />
+        <SignInForm callbackUrl={callbackUrl} />
+      </CardContent>
+    </Card>
+  );
+}

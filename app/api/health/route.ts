@@ -1,0 +1,13 @@
+// Liveness and database check for load balancers and the test harness.
+import { getDb } from "@/lib/db/client";
+
+export const dynamic = "force-dynamic";
+
+export async function GET() {
+  try {
+    await (await getDb()).$queryRaw`SELECT 1`;
+    return Response.json({ ok: true });
+  } catch {
+    return Response.json({ ok: false }, { status: 503 });
+  }
+}

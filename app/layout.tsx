@@ -1,0 +1,21 @@
+import type { Metadata, Viewport } from "next";
+import { Toaster } from "sonner";
+import "./globals.css";
+
+export const metadata: Metadata = {
+  title: { default: "Mnemo", template: "%s · Mnemo" },
+  description: "A chat app whose memory you can see and control.",
+  icons: { icon: "/icon.svg" },
+};
+export const viewport: Viewport = { width: "device-width", initialScale: 1 };
+
+export default function RootLayout({ children }: { children: React.ReactNode }) {
+  return (
+    <html lang="en">
+      <body className="min-h-dvh">
+        {children}
+        <Toaster position="bottom-right" richColors closeButton />
+      </body>
+    </html>
+  );
+}

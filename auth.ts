@@ -1,0 +1,114 @@
+// Auth.js (next-auth v5) with email+password and optional GitHub, Google and
+// OIDC sign-in, each switched on by its environment variables alone.
+// Sessions are JWTs; every read re-checks that the user exists and is enabled,
+// so deleting or disabling a user ends their session on the next request.
+import NextAuth, { CredentialsSignin, type DefaultSession, type NextAuthConfig } from "next-auth";
+import type { Provider } from "next-auth/providers";
+import Credentials from "next-auth/providers/credentials";
+import GitHub from "next-auth/providers/github";
+import Google from "next-auth/providers/google";
+import { PrismaAdapter } from "@auth/prisma-adapter";
+import type { Adapter, AdapterUser } from "next-auth/adapters";
+import { authConfig } from "./auth.config";
+import { getConfig } from "@/lib/config";
+import { getDb } from "@/lib/db/client";
+import type { Role } from "@/lib/generated/prisma/client";
+import { activeUser, createUser, verifyCredentials } from "@/lib/auth/users";
+import { RateLimitedError } from "@/lib/auth/rate-limit";
+import { clientIp } from "@/lib/auth/client-ip";
+
+declare module "next-auth" {
+  interface Session {
+    user: { id: string; role: Role } & DefaultSession["user"];
+  }
+}
+
+export class RateLimitedSignin extends CredentialsSignin {
+  code = "rate_limited";
+}
+
+export type OAuthProviderInfo = { id: string; name: string };
+
+export function oauthProviders(): OAuthProviderInfo[] {
+  const { oauth } = getConfig();
+  const list: OAuthProviderInfo[] = [];
+  if (oauth.github) list.push({ id: "github", name: "GitHub" });
+  if (oauth.google) list.push({ id: "google", name: "Google" });
+  if (oauth.oidc) list.push({ id: "oidc", name: oauth.oidc.name });
+  return list;
+}
+
+function providers(): Provider[] {
+  const { oauth } = getConfig();
+  const list: Provider[] = [
+    Credentials({
+      credentials: { email: {}, password: {} },
+      async authorize(credentials, request) {
+        const db = await getDb();
+        try {
+          const user = await verifyCredentials(db, credentials, clientIp(request.headers));
+          return user ? { id: user.id, email: user.email, name: user.name, image: user.image } : null;
+        } catch (e) {
+          if (e instanceof RateLimitedError) throw new RateLimitedSignin();
+          throw e;
+        }
+      },
+    }),
+  ];
+  if (oauth.github) list.push(GitHub({ clientId: oauth.github.clientId, clientSecret: oauth.github.clientSecret }));
+  if (oauth.google) list.push(Google({ clientId: oauth.google.clientId, clientSecret: oauth.google.clientSecret }));
+  if (oauth.oidc) {
+    list.push({
+      id: "oidc",
+      name: oauth.oidc.name,
+      type: "oidc",
+      issuer: oauth.oidc.issuer,
+      clientId: oauth.oidc.clientId,
+      clientSecret: oauth.oidc.clientSecret,
+    });
+  }
+  return list;
+}
+
+async function fullConfig(): Promise<NextAuthConfig> {
+  const config = getConfig();
+  const db = await getDb();
+  const base = PrismaAdapter(db as never) as Adapter;
+  const adapter: Adapter = {
+    ...base,
+    // OAuth sign-ups go through the same rule as registration: first account is admin.
+    createUser: async ({ id: _id, ...data }) => (await createUser(db, data)) as unknown as AdapterUser,
+  };
+  return {
+    ...authConfig,
+    secret: config.authSecret,
+    adapter,
+    providers: providers(),
+    callbacks: {
+      ...authConfig.callbacks,
+      async signIn({ user }) {
+        if (!user?.id) return true; // new OAuth user: created enabled
+        const u = await db.user.findUnique({ where: { id: user.id }, select: { disabled: true } });
+        return !u?.disabled;
+      },
+      async jwt({ token, user }) {
+        const id = user?.id ?? token.sub;
+        if (!id) return null;
+        const current = await activeUser(db, id);
+        if (!current) return null; // deleted or disabled: the session ends now
+        token.sub = current.id;
+        token.role = current.role;
+        token.name = current.name;
+        token.email = current.email;
+        return token;
+      },
+      async session({ session, token }) {
+        session.user.id = token.sub as string;
+        session.user.role = token.role as Role;
+        return session;
+      },
+    },
+  };
+}
+
+export const { handlers, auth, signIn, signOut } = NextAuth(fullConfig);

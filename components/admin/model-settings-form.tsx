@@ -1,0 +1,60 @@
+"use client";
+import { useState, useTransition } from "react";
+import { saveModelSettingsAction, testModelConnectionAction, type ActionResult } from "@/app/(app)/admin/actions";
+import { Button } from "@/components/ui/button";
+import { Alert } from "@/components/ui/alert";
+import { FormField } from "@/components/ui/form-field";
+
+type Saved = { baseURL: string; chatModel: string; memoryModel: string; hasApiKey: boolean };
+
+export function ModelSettingsForm({ saved }: { saved: Saved }) {
+  const [pending, start] = useTransition();
+  const [result, setResult] = useState<ActionResult | null>(null);
+  const [clearKey, setClearKey] = useState(false);
+
+  function submit(form: FormData) {
+    start(async () => {
+      const apiKey = String(form.get("apiKey") ?? "");
+      setResult(
+        await saveModelSettingsAction({
+          baseURL: String(form.get("baseURL") ?? ""),
+          chatModel: String(form.get("chatModel") ?? ""),
+          memoryModel: String(form.get("memoryModel") ?? ""),
+          apiKey: apiKey || undefined,
+          clearApiKey: clearKey,
+        }),
+      );
+    });
+  }
+
+  return (
+    <form action={submit} className="grid gap-4" autoComplete="off">
+      {result && <Alert variant={result.ok ? "success" : "error"}>{result.ok ? (result.message ?? "Saved.") : result.error}</Alert>}
+      <FormField id="baseURL" label="Base URL" placeholder="Empty: OPENAI_BASE_URL, or OpenAI" defaultValue={saved.baseURL} hint="For example http://localhost:11434/v1 for Ollama." />
+      <FormField id="chatModel" label="Chat model" placeholder="Empty: MNEMO_CHAT_MODEL" defaultValue={saved.chatModel} />
+      <FormField id="memoryModel" label="Memory model" placeholder="Empty: MNEMO_MEMORY_MODEL, or the chat model" defaultValue={saved.memoryModel} />
+      <FormField
+        id="apiKey"
+        label="API key"
+        type="password"
+        autoComplete="new-password"
+        placeholder={saved.hasApiKey ? "A key is stored. Type to replace it." : "Empty: OPENAI_API_KEY"}
+        hint="Stored encrypted. It is never shown again."
+      />
+      {saved.hasApiKey && (
+        <label className="flex items-center gap-2 text-sm">
+          <input type="checkbox" checked={clearKey} onChange={(e) => setClearKey(e.target.checked)} className="h-4 w-4" />
+          Remove the stored key
+        </label>
+      )}
+      <div className="flex flex-wrap gap-2">
+        <Button type="submit" disabled={pending}>
+          {pending ? "Saving…" : "Save"}
+        </Button>
+        <Button type="button" variant="outline" disabled={pending} onClick={() => start(async () => setResult(await testModelConnectionAction()))}>
+          Test connection
+        </Button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,71 @@
+"use client";
+import { useTransition } from "react";
+import { toast } from "sonner";
+import { changeRoleAction, setDisabledAction, type ActionResult } from "@/app/(app)/admin/actions";
+import { Button } from "@/components/ui/button";
+
+type Row = { id: string; email: string; name: string | null; role: "USER" | "ADMIN"; disabled: boolean; createdAt: string };
+
+export function UsersTable({ users, me }: { users: Row[]; me: string }) {
+  const [pending, start] = useTransition();
+  const run = (fn: () => Promise<ActionResult>) =>
+    start(async () => {
+      const r = await fn();
+      if (!r.ok) toast.error(r.error);
+      else toast.success(r.message ?? "Updated.");
+    });
+  return (
+    <div className="overflow-x-auto rounded-lg border border-border">
+      <table className="w-full text-sm">
+        <thead className="bg-muted text-left text-xs uppercase text-muted-foreground">
+          <tr>
+            <th className="px-3 py-2 font-medium">User</th>
+            <th className="px-3 py-2 font-medium">Role</th>
+            <th className="px-3 py-2 font-medium">Status</th>
+            <th className="px-3 py-2 font-medium">Joined</th>
+          </tr>
+        </thead>
+        <tbody>
+          {users.map((u) => (
+            <tr key={u.id} className="border-t border-border" data-testid={`user-row-${u.email}`}>
+              <td className="px-3 py-2">
+                <div className="font-medium">{u.name || u.email}</div>
+                {u.name && <div className="text-xs text-muted-foreground">{u.email}</div>}
+              </td>
+              <td className="px-3 py-2">
+                <label className="sr-only" htmlFor={`role-${u.id}`}>
+                  Role of {u.email}
+                </label>
+                <select
+                  id={`role-${u.id}`}
+                  className="rounded-md border border-input bg-background px-2 py-1 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+                  value={u.role}
+                  disabled={pending}
+                  onChange={(e) => run(() => changeRoleAction({ userId: u.id, role: e.target.value as Row["role"] }))}
+                >
+                  <option value="USER">User</option>
+                  <option value="ADMIN">Admin</option>
+                </select>
+              </td>
+              <td className="px-3 py-2">
+                {u.id === me ? (
+                  <span className="text-muted-foreground">You</span>
+                ) : (
+                  <Button
+                    size="sm"
+                    variant={u.disabled ? "outline" : "secondary"}
+                    disabled={pending}
+                    onClick={() => run(() => setDisabledAction({ userId: u.id, disabled: !u.disabled }))}
+                  >
+                    {u.disabled ? "Disabled · Enable" : "Active · Disable"}
+                  </Button>
+                )}
+              </td>
+              <td className="px-3 py-2 text-muted-foreground">{new Date(u.createdAt).toLocaleDateString()}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,42 @@
+// Session checks for pages, route handlers and server actions. Each of them
+// calls one of these itself: the proxy is a convenience, not the guard.
+import { redirect } from "next/navigation";
+import { auth } from "@/auth";
+
+export type SessionUser = { id: string; role: "USER" | "ADMIN"; email?: string | null; name?: string | null };
+
+export class UnauthorizedError extends Error {
+  constructor(message = "Sign in first.") {
+    super(message);
+  }
+}
+export class ForbiddenError extends Error {
+  constructor(message = "You do not have access to this.") {
+    super(message);
+  }
+}
+
+export async function currentUser(): Promise<SessionUser | null> {
+  const session = await auth();
+  return session?.user?.id ? (session.user as SessionUser) : null;
+}
+
+/** For server actions and route handlers: throws when signed out. */
+export async function requireUser(): Promise<SessionUser> {
+  const user = await currentUser();
+  if (!user) throw new UnauthorizedError();
+  return user;
+}
+
+export async function requireAdmin(): Promise<SessionUser> {
+  const user = await requireUser();
+  if (user.role !== "ADMIN") throw new ForbiddenError();
+  return user;
+}
+
+/** For pages: redirects to sign-in when signed out. */
+export async function pageUser(): Promise<SessionUser> {
+  const user = await currentUser();
+  if (!user) redirect("/signin");
+  return user;
+}

@@ -1,0 +1,126 @@
+// Accounts: registration, credential checks, roles. Every function takes the
+// database explicitly so tests can run it against PGlite and PostgreSQL.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { Prisma, type Role, type User } from "@/lib/generated/prisma/client";
+import { getConfig } from "@/lib/config";
+import { dummyHash, hashPassword, verifyPassword } from "./password";
+import { consume, reset } from "./rate-limit";
+
+export const emailSchema = z
+  .string({ error: "Enter your email address." })
+  .trim()
+  .toLowerCase()
+  .max(254, "That email address is too long.")
+  .pipe(z.email({ error: "Enter a valid email address." }));
+
+export function registerSchema() {
+  const min = getConfig().passwordMinLength;
+  return z.object({
+    name: z.string().trim().max(100, "Name is at most 100 characters.").optional().transform((v) => v || undefined),
+    email: emailSchema,
+    password: z
+      .string({ error: "Enter a password." })
+      .min(min, `Password must be at least ${min} characters.`)
+      .max(256, "Password is at most 256 characters."),
+  });
+}
+
+export const signInSchema = z.object({
+  email: emailSchema,
+  password: z.string().min(1, "Enter your password.").max(256),
+});
+
+export class EmailTakenError extends Error {
+  constructor() {
+    super("An account with this email already exists. Sign in instead.");
+  }
+}
+
+// Serialises account creation so that exactly one account can be the first admin.
+const FIRST_USER_LOCK = 727_073_70;
+
+/** Creates a user; the first account on an empty database becomes ADMIN. */
+export async function createUser(
+  db: Db,
+  data: { email: string; name?: string | null; passwordHash?: string | null; image?: string | null; emailVerified?: Date | null },
+): Promise<User> {
+  try {
+    return await db.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+      const admins = await tx.user.count({ where: { role: "ADMIN" } });
+      const anyone = admins > 0 || (await tx.user.count()) > 0;
+      return tx.user.create({ data: { ...data, email: data.email.toLowerCase(), role: anyone ? "USER" : "ADMIN" } });
+    });
+  } catch (e) {
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") throw new EmailTakenError();
+    throw e;
+  }
+}
+
+export async function registerWithPassword(
+  db: Db,
+  input: { name?: string; email: string; password: string },
+  ip: string,
+): Promise<User> {
+  const data = registerSchema().parse(input);
+  await consume(db, [["register-ip", ip]]);
+  if (await db.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new EmailTakenError();
+  return createUser(db, { email: data.email, name: data.name, passwordHash: await hashPassword(data.password) });
+}
+
+/**
+ * Checks an email and password. Returns the user or null, never saying which
+ * part was wrong. Rate-limited per IP and per email before any hash is checked.
+ */
+export async function verifyCredentials(db: Db, input: unknown, ip: string): Promise<User | null> {
+  const parsed = signInSchema.safeParse(input);
+  if (!parsed.success) return null;
+  const { email, password } = parsed.data;
+  await consume(db, [
+    ["signin-ip", ip],
+    ["signin-email", email],
+  ]);
+  const user = await db.user.findUnique({ where: { email } });
+  const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
+  if (!user || !user.passwordHash || !ok || user.disabled) return null;
+  await reset(db, "signin-email", email);
+  return user;
+}
+
+/** The user behind a session, if it still exists and is enabled. */
+export async function activeUser(db: Db, id: string) {
+  return db.user.findFirst({
+    where: { id, disabled: false },
+    select: { id: true, email: true, name: true, image: true, role: true },
+  });
+}
+
+export class LastAdminError extends Error {
+  constructor() {
+    super("Mnemo needs at least one active admin: promote someone else first.");
+  }
+}
+
+export async function setRole(db: Db, userId: string, role: Role): Promise<void> {
+  await db.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+    if (role !== "ADMIN") {
+      const others = await tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
+      if (others === 0) throw new LastAdminError();
+    }
+    await tx.user.update({ where: { id: userId }, data: { role } });
+  });
+}
+
+export async function setDisabled(db: Db, userId: string, disabled: boolean): Promise<void> {
+  await db.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+    if (disabled) {
+      const others = await tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
+      const me = await tx.user.findUnique({ where: { id: userId }, select: { role: true } });
+      if (me?.role === "ADMIN" && others === 0) throw new LastAdminError();
+    }
+    await tx.user.update({ where: { id: userId }, data: { disabled } });
+  });
+}

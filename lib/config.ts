@@ -1,0 +1,152 @@
+// All configuration, read once from the environment and validated with zod.
+// A bad value stops startup with one line naming the variable and what it expects.
+// Every variable is documented in .env.example and the README.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { dataDirFromEnv } from "./db/engine";
+
+const optional = z.string().trim().optional().transform((v) => (v ? v : undefined));
+const intWithDefault = (def: number, min = 1) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? Number(v) : def))
+    .pipe(z.number({ error: "a whole number" }).int(`a whole number >= ${min}`).min(min, `a whole number >= ${min}`));
+const url = (what: string) => optional.pipe(z.url({ error: what }).optional());
+
+const schema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  DATABASE_URL: optional.pipe(
+    z.string().regex(/^postgres(ql)?:\/\//, "a postgres:// or postgresql:// URL, or unset for the embedded database").optional(),
+  ),
+  MNEMO_DATA_DIR: optional,
+  AUTH_SECRET: optional.pipe(z.string().min(32, "at least 32 characters (generate one with `openssl rand -base64 32`)").optional()),
+  AUTH_GITHUB_ID: optional,
+  AUTH_GITHUB_SECRET: optional,
+  AUTH_GOOGLE_ID: optional,
+  AUTH_GOOGLE_SECRET: optional,
+  AUTH_OIDC_ISSUER: url("an https:// issuer URL"),
+  AUTH_OIDC_ID: optional,
+  AUTH_OIDC_SECRET: optional,
+  AUTH_OIDC_NAME: optional,
+  OPENAI_API_KEY: optional,
+  OPENAI_BASE_URL: url("an http(s):// URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1"),
+  MNEMO_CHAT_MODEL: optional,
+  MNEMO_MEMORY_MODEL: optional,
+  MNEMO_PASSWORD_MIN_LENGTH: intWithDefault(10, 8),
+  MNEMO_SIGNIN_LIMIT_PER_EMAIL: intWithDefault(10),
+  MNEMO_SIGNIN_LIMIT_PER_IP: intWithDefault(50),
+  MNEMO_REGISTER_LIMIT_PER_IP: intWithDefault(20),
+  MNEMO_RATE_LIMIT_WINDOW_SECONDS: intWithDefault(15 * 60),
+});
+
+export type Config = {
+  env: "development" | "production" | "test";
+  databaseUrl?: string;
+  dataDir: string;
+  authSecret: string;
+  authSecretGenerated: boolean;
+  oauth: {
+    github?: { clientId: string; clientSecret: string };
+    google?: { clientId: string; clientSecret: string };
+    oidc?: { issuer: string; clientId: string; clientSecret: string; name: string };
+  };
+  model: { apiKey?: string; baseURL?: string; chatModel?: string; memoryModel?: string };
+  passwordMinLength: number;
+  rateLimit: { signinPerEmail: number; signinPerIp: number; registerPerIp: number; windowSeconds: number };
+};
+
+export class ConfigError extends Error {
+  constructor(
+    public variable: string,
+    public expected: string,
+  ) {
+    super(`Invalid configuration: ${variable} must be ${expected}`);
+  }
+}
+
+function pair(env: z.infer<typeof schema>, a: keyof typeof env, b: keyof typeof env) {
+  const [va, vb] = [env[a] as string | undefined, env[b] as string | undefined];
+  if (va && !vb) throw new ConfigError(b, `set when ${a} is set`);
+  if (vb && !va) throw new ConfigError(a, `set when ${b} is set`);
+  return va && vb ? { clientId: va, clientSecret: vb } : undefined;
+}
+
+/** Development only: a secret generated once and kept under the data folder. */
+function devAuthSecret(dataDir: string): { secret: string; generated: boolean } {
+  const file = path.join(dataDir, "auth-secret");
+  if (fs.existsSync(file)) return { secret: fs.readFileSync(file, "utf8").trim(), generated: false };
+  const secret = crypto.randomBytes(32).toString("base64url");
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, secret + "\n", { mode: 0o600 });
+  console.log(`[mnemo] AUTH_SECRET is not set: generated one for development and saved it in ${file}`);
+  return { secret, generated: true };
+}
+
+export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(rawEnv);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(String(issue.path[0]), issue.message);
+  }
+  const env = parsed.data;
+  const dataDir = dataDirFromEnv(rawEnv);
+
+  let authSecret = env.AUTH_SECRET;
+  let authSecretGenerated = false;
+  if (!authSecret) {
+    if (env.NODE_ENV === "production") {
+      throw new ConfigError("AUTH_SECRET", "set in production (at least 32 characters; generate one with `openssl rand -base64 32`)");
+    }
+    const dev = devAuthSecret(dataDir);
+    authSecret = dev.secret;
+    authSecretGenerated = dev.generated;
+  }
+
+  const github = pair(env, "AUTH_GITHUB_ID", "AUTH_GITHUB_SECRET");
+  const google = pair(env, "AUTH_GOOGLE_ID", "AUTH_GOOGLE_SECRET");
+  const oidcPair = pair(env, "AUTH_OIDC_ID", "AUTH_OIDC_SECRET");
+  if (oidcPair && !env.AUTH_OIDC_ISSUER) throw new ConfigError("AUTH_OIDC_ISSUER", "set when AUTH_OIDC_ID is set");
+  if (env.AUTH_OIDC_ISSUER && !oidcPair) throw new ConfigError("AUTH_OIDC_ID", "set when AUTH_OIDC_ISSUER is set");
+
+  return {
+    env: env.NODE_ENV,
+    databaseUrl: env.DATABASE_URL,
+    dataDir,
+    authSecret,
+    authSecretGenerated,
+    oauth: {
+      github,
+      google,
+      oidc: oidcPair && env.AUTH_OIDC_ISSUER
+        ? { ...oidcPair, issuer: env.AUTH_OIDC_ISSUER, name: env.AUTH_OIDC_NAME ?? "Single sign-on" }
+        : undefined,
+    },
+    model: {
+      apiKey: env.OPENAI_API_KEY,
+      baseURL: env.OPENAI_BASE_URL,
+      chatModel: env.MNEMO_CHAT_MODEL,
+      memoryModel: env.MNEMO_MEMORY_MODEL,
+    },
+    passwordMinLength: env.MNEMO_PASSWORD_MIN_LENGTH,
+    rateLimit: {
+      signinPerEmail: env.MNEMO_SIGNIN_LIMIT_PER_EMAIL,
+      signinPerIp: env.MNEMO_SIGNIN_LIMIT_PER_IP,
+      registerPerIp: env.MNEMO_REGISTER_LIMIT_PER_IP,
+      windowSeconds: env.MNEMO_RATE_LIMIT_WINDOW_SECONDS,
+    },
+  };
+}
+
+let cached: Config | undefined;
+export function getConfig(): Config {
+  if (!cached) {
+    cached = loadConfig();
+    // Auth.js and the proxy read the secret from the environment too.
+    process.env.AUTH_SECRET = cached.authSecret;
+  }
+  return cached;
+}

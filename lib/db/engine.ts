@@ -1,0 +1,99 @@
+// The one place that decides which database Mnemo talks to.
+// No DATABASE_URL -> embedded PGlite with its files under ./data/pglite (or $MNEMO_DATA_DIR/pglite).
+// DATABASE_URL=postgres://... -> PostgreSQL through @prisma/adapter-pg.
+// Used by the app (lib/db/client.ts), prisma.config.ts, the scripts and the tests.
+import path from "node:path";
+import fs from "node:fs";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+
+export type DatabaseTarget =
+  | { kind: "pglite"; dataDir: string; pgliteDir: string | null }
+  | { kind: "postgres"; url: string };
+
+export function dataDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(env.MNEMO_DATA_DIR?.trim() || "data");
+}
+
+export function resolveDatabaseTarget(env: NodeJS.ProcessEnv = process.env): DatabaseTarget {
+  const url = env.DATABASE_URL?.trim();
+  if (url) {
+    if (!/^postgres(ql)?:\/\//.test(url)) {
+      throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for the embedded database)");
+    }
+    return { kind: "postgres", url };
+  }
+  const dataDir = dataDirFromEnv(env);
+  return { kind: "pglite", dataDir, pgliteDir: path.join(dataDir, "pglite") };
+}
+
+export function describeTarget(t: DatabaseTarget): string {
+  if (t.kind === "pglite") return t.pgliteDir ? `embedded PGlite at ${t.pgliteDir}` : "in-memory PGlite";
+  const u = new URL(t.url);
+  return `PostgreSQL at ${u.hostname}:${u.port || 5432}${u.pathname}`;
+}
+
+/** A single connection for raw SQL (migrations, checks): multi-statement exec and parameterised query. */
+export type SqlConnection = {
+  exec(sql: string): Promise<void>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+};
+
+export type OpenDatabase = {
+  target: DatabaseTarget;
+  factory: SqlMigrationAwareDriverAdapterFactory;
+  /** Runs `fn` on one dedicated connection (PGlite has only one anyway). */
+  withConnection<T>(fn: (c: SqlConnection) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+};
+
+export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase> {
+  if (target.kind === "postgres") {
+    const { PrismaPg } = await import("@prisma/adapter-pg");
+    const pg = (await import("pg")).default;
+    const factory = new PrismaPg({
+      connectionString: target.url,
+      max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+    }) as unknown as SqlMigrationAwareDriverAdapterFactory;
+    return {
+      target,
+      factory,
+      async withConnection(fn) {
+        const client = new pg.Client({ connectionString: target.url });
+        await client.connect();
+        try {
+          return await fn({
+            exec: async (sql) => void (await client.query(sql)),
+            query: async (sql, params) => (await client.query(sql, params as unknown[])).rows,
+          });
+        } finally {
+          await client.end();
+        }
+      },
+      close: async () => {},
+    };
+  }
+
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { PrismaPGlite } = await import("pglite-prisma-adapter");
+  let pglite: InstanceType<typeof PGlite>;
+  if (target.pgliteDir) {
+    fs.mkdirSync(target.pgliteDir, { recursive: true });
+    pglite = new PGlite(target.pgliteDir);
+  } else {
+    pglite = new PGlite();
+  }
+  await pglite.waitReady;
+  const conn: SqlConnection = {
+    exec: async (sql) => void (await pglite.exec(sql)),
+    query: async <T,>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params as never)).rows,
+  };
+  return {
+    target,
+    factory: new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory,
+    withConnection: (fn) => fn(conn),
+    // An open PGlite keeps Node's event loop alive: scripts must close it.
+    close: async () => {
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// Where the model lives: the environment (OPENAI_*, MNEMO_*_MODEL), overridden
+// field by field by what an admin saved on /admin/settings (key encrypted).
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { open, seal } from "@/lib/crypto/secret-box";
+
+const SETTING_KEY = "model-connection";
+const PURPOSE = "model-api-key";
+export const DEFAULT_OPENAI_MODEL = "gpt-4o-mini";
+
+export type ModelConnection = {
+  apiKey?: string;
+  baseURL?: string;
+  chatModel: string;
+  memoryModel: string;
+};
+
+export type ConnectionState =
+  | { configured: true; connection: ModelConnection; source: { apiKey: Src; baseURL: Src; chatModel: Src } }
+  | { configured: false; reason: string };
+type Src = "admin" | "env" | "default" | "none";
+
+/** What an admin can save. Empty strings mean "use the environment". */
+export const savedConnectionSchema = z.object({
+  baseURL: z
+    .string()
+    .trim()
+    .max(500)
+    .refine((v) => v === "" || /^https?:\/\/\S+$/.test(v), "Base URL must start with http:// or https://"),
+  chatModel: z.string().trim().max(200, "Model name is at most 200 characters."),
+  memoryModel: z.string().trim().max(200, "Model name is at most 200 characters."),
+  apiKey: z.string().trim().max(1000).optional(), // undefined = keep the stored key
+  clearApiKey: z.boolean().default(false),
+});
+
+type Stored = { baseURL?: string; chatModel?: string; memoryModel?: string; apiKeySealed?: string };
+
+async function readStored(db: Db): Promise<Stored> {
+  const row = await db.appSetting.findUnique({ where: { key: SETTING_KEY } });
+  return (row?.value as Stored | undefined) ?? {};
+}
+
+/** For the admin form: never includes the key itself, only whether one is stored. */
+export async function savedConnectionForForm(db: Db) {
+  const s = await readStored(db);
+  return { baseURL: s.baseURL ?? "", chatModel: s.chatModel ?? "", memoryModel: s.memoryModel ?? "", hasApiKey: !!s.apiKeySealed };
+}
+
+export async function saveConnection(db: Db, input: z.input<typeof savedConnectionSchema>, adminId: string) {
+  const data = savedConnectionSchema.parse(input);
+  const prev = await readStored(db);
+  const next: Stored = {
+    baseURL: data.baseURL || undefined,
+    chatModel: data.chatModel || undefined,
+    memoryModel: data.memoryModel || undefined,
+    apiKeySealed: data.clearApiKey ? undefined : data.apiKey ? seal(data.apiKey, PURPOSE) : prev.apiKeySealed,
+  };
+  await db.appSetting.upsert({
+    where: { key: SETTING_KEY },
+    create: { key: SETTING_KEY, value: next, updatedBy: adminId },
+    update: { value: next, updatedBy: adminId },
+  });
+}
+
+export async function resolveConnection(db: Db): Promise<ConnectionState> {
+  const env = getConfig().model;
+  const s = await readStored(db);
+  let storedKey: string | undefined;
+  if (s.apiKeySealed) {
+    try {
+      storedKey = open(s.apiKeySealed, PURPOSE);
+    } catch {
+      storedKey = undefined; // AUTH_SECRET changed: the admin must enter the key again
+    }
+  }
+  const apiKey = storedKey ?? env.apiKey;
+  const baseURL = s.baseURL ?? env.baseURL;
+  if (!apiKey && !baseURL) {
+    return {
+      configured: false,
+      reason:
+        "No model is configured. Set OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for Ollama, vLLM, LM Studio or another OpenAI-compatible server) and MNEMO_CHAT_MODEL, then restart, or ask an admin to set the connection on Admin → Model settings.",
+    };
+  }
+  const explicitChat = s.chatModel ?? env.chatModel;
+  if (!explicitChat && baseURL) {
+    return {
+      configured: false,
+      reason: `A model server is set (${baseURL}) but no model name: set MNEMO_CHAT_MODEL (for example llama3.1 for Ollama) or ask an admin to set it on Admin → Model settings.`,
+    };
+  }
+  const chatModel = explicitChat ?? DEFAULT_OPENAI_MODEL;
+  return {
+    configured: true,
+    connection: { apiKey, baseURL, chatModel, memoryModel: s.memoryModel ?? env.memoryModel ?? chatModel },
+    source: {
+      apiKey: storedKey ? "admin" : env.apiKey ? "env" : "none",
+      baseURL: s.baseURL ? "admin" : env.baseURL ? "env" : "default",
+      chatModel: s.chatModel ? "admin" : env.chatModel ? "env" : "default",
+    },
+  };
+}

@@ -1,0 +1,10 @@
+// Next.js 16 proxy (formerly middleware): signed-out visitors go to /signin.
+// Pages, route handlers and server actions check the session themselves too.
+import NextAuth from "next-auth";
+import { authConfig } from "./auth.config";
+
+export const { auth: proxy } = NextAuth(authConfig);
+
+export const config = {
+  matcher: ["/((?!_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
+};

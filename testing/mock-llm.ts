@@ -1,0 +1,237 @@
+// Mnemo's own OpenAI-compatible test server: real HTTP on loopback.
+// - /v1/chat/completions (JSON and SSE streaming, tool calls, usage) and /v1/models
+// - replies scripted per test (matched on the last user message), a default echo otherwise
+// - every request recorded, readable over HTTP so tests can assert what the app sent
+// - faults on demand: HTTP status (429, 500...), delays, a dropped stream, a malformed chunk
+// Control API (for tests in other processes): POST /__mock/replies, GET /__mock/requests,
+// POST /__mock/reset. `npm run mock-llm` runs it alone for offline development.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type ScriptedReply = {
+  /** Serve only requests whose last user message contains this (case-insensitive). */
+  match?: string;
+  content?: string;
+  /** Shorthand for structured output: answered as JSON text. */
+  json?: unknown;
+  toolCalls?: Array<{ name: string; arguments: unknown; id?: string }>;
+  /** Answer with this HTTP status and an OpenAI-shaped error body. */
+  status?: number;
+  delayMs?: number;
+  chunkDelayMs?: number;
+  /** Streaming: close the connection after this many content chunks. */
+  dropAfterChunks?: number;
+  /** Streaming: send one chunk that is not valid JSON after the first chunk. */
+  malformedChunk?: boolean;
+  /** How many requests this reply serves (default 1; 0 = every matching request). */
+  times?: number;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+};
+
+export type RecordedRequest = {
+  id: number;
+  at: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+};
+
+type Msg = { role: string; content?: unknown };
+
+export function lastUserText(body: { messages?: Msg[] }): string {
+  const msgs = body?.messages ?? [];
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    if (msgs[i].role === "user") return textOf(msgs[i].content);
+  }
+  return "";
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("");
+  return "";
+}
+
+const approxTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class MockLlm {
+  private server: http.Server;
+  private replies: Array<ScriptedReply & { left: number }> = [];
+  readonly requests: RecordedRequest[] = [];
+  private nextId = 1;
+  url = "";
+
+  constructor() {
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((e) => {
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: String(e) } }));
+      });
+    });
+    this.server.keepAliveTimeout = 1000;
+  }
+
+  async listen(port = 0, host = "127.0.0.1"): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(port, host, resolve));
+    const addr = this.server.address() as AddressInfo;
+    this.url = `http://${host}:${addr.port}/v1`;
+    return this.url;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  script(...replies: ScriptedReply[]) {
+    for (const r of replies) this.replies.push({ ...r, left: r.times ?? 1 });
+  }
+
+  reset() {
+    this.replies = [];
+    this.requests.length = 0;
+  }
+
+  chatRequests(): RecordedRequest[] {
+    return this.requests.filter((r) => r.path === "/v1/chat/completions");
+  }
+
+  private take(body: { messages?: Msg[] }): ScriptedReply | undefined {
+    const text = lastUserText(body).toLowerCase();
+    const i = this.replies.findIndex((r) => !r.match || text.includes(r.match.toLowerCase()));
+    if (i < 0) return undefined;
+    const r = this.replies[i];
+    if (r.left > 0 && --r.left === 0) this.replies.splice(i, 1);
+    return r;
+  }
+
+  private async readBody(req: http.IncomingMessage): Promise<any> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString("utf8");
+    if (!raw) return undefined;
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return raw;
+    }
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse) {
+    const url = new URL(req.url ?? "/", "http://mock");
+    const path = url.pathname;
+    const json = (status: number, value: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(value));
+    };
+
+    // Control API
+    if (path === "/__mock/replies" && req.method === "POST") {
+      const body = await this.readBody(req);
+      this.script(...((body?.replies ?? []) as ScriptedReply[]));
+      return json(200, { queued: this.replies.length });
+    }
+    if (path === "/__mock/requests" && req.method === "GET") {
+      const since = Number(url.searchParams.get("since") ?? 0);
+      return json(200, { requests: this.requests.filter((r) => r.id > since) });
+    }
+    if (path === "/__mock/reset" && req.method === "POST") {
+      this.reset();
+      return json(200, { ok: true });
+    }
+    if (path === "/__mock/health") return json(200, { ok: true });
+
+    const body = await this.readBody(req);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v;
+    this.requests.push({ id: this.nextId++, at: new Date().toISOString(), method: req.method ?? "GET", path, headers, body });
+
+    if (path === "/v1/models" && req.method === "GET") {
+      return json(200, {
+        object: "list",
+        data: ["mock-chat", "mock-memory"].map((id) => ({ id, object: "model", created: 0, owned_by: "mnemo-mock" })),
+      });
+    }
+    if (path !== "/v1/chat/completions" || req.method !== "POST") {
+      return json(404, { error: { message: `mock: no route ${req.method} ${path}`, type: "invalid_request_error" } });
+    }
+
+    const reply = this.take(body) ?? { content: `Mock answer to: ${lastUserText(body)}` };
+    if (reply.delayMs) await sleep(reply.delayMs);
+    if (reply.status) {
+      return json(reply.status, {
+        error: { message: `mock fault: HTTP ${reply.status}`, type: reply.status === 429 ? "rate_limit_error" : "server_error", code: null },
+      });
+    }
+
+    const model = body?.model ?? "mock-chat";
+    const content = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.content ?? "");
+    const toolCalls = (reply.toolCalls ?? []).map((t, i) => ({
+      id: t.id ?? `call_${this.nextId}_${i}`,
+      type: "function" as const,
+      function: { name: t.name, arguments: typeof t.arguments === "string" ? t.arguments : JSON.stringify(t.arguments) },
+    }));
+    const promptText = (body?.messages ?? []).map((m: Msg) => textOf(m.content)).join("\n");
+    const usage = reply.usage ?? {
+      prompt_tokens: approxTokens(promptText),
+      completion_tokens: approxTokens(content + toolCalls.map((t) => t.function.arguments).join("")),
+    };
+    const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+    const finish = toolCalls.length ? "tool_calls" : "stop";
+    const id = `chatcmpl-mock-${this.nextId}`;
+    const created = Math.floor(Date.now() / 1000);
+
+    if (!body?.stream) {
+      return json(200, {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: toolCalls.length && !content ? null : content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+            finish_reason: finish,
+          },
+        ],
+        usage: fullUsage,
+      });
+    }
+
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const send = (delta: object, finishReason: string | null = null) =>
+      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+    send({ role: "assistant", content: "" });
+    const pieces = content.match(/\S+\s*|\s+/g) ?? [];
+    let sent = 0;
+    for (const piece of pieces) {
+      if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+      if (res.destroyed) return;
+      send({ content: piece });
+      sent++;
+      if (reply.malformedChunk && sent === 1) res.write(`data: {"id": "broken", "choices": [\n\n`);
+      if (reply.dropAfterChunks !== undefined && sent >= reply.dropAfterChunks) {
+        res.socket?.destroy();
+        return;
+      }
+    }
+    toolCalls.forEach((t, index) => {
+      send({ tool_calls: [{ index, id: t.id, type: "function", function: { name: t.function.name, arguments: "" } }] });
+      send({ tool_calls: [{ index, function: { arguments: t.function.arguments } }] });
+    });
+    send({}, finish);
+    if (body?.stream_options?.include_usage) {
+      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage: fullUsage })}\n\n`);
+    }
+    res.write("data: [DONE]\n\n");
+    res.end();
+  }
+}
+
+export async function startMockLlm(port = 0): Promise<MockLlm> {
+  const m = new MockLlm();
+  await m.listen(port);
+  return m;
+}
