@@ -3,7 +3,8 @@
 import NextAuth from "next-auth";
 import { authConfig } from "./auth.config";
 
-export const { auth: proxy } = NextAuth(authConfig);
+const { auth } = NextAuth(authConfig);
+export { auth as proxy };
 
 export const config = {
   matcher: ["/((?!_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],

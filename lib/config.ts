@@ -75,14 +75,17 @@ function pair(env: z.infer<typeof schema>, a: keyof typeof env, b: keyof typeof 
   return va && vb ? { clientId: va, clientSecret: vb } : undefined;
 }
 
-/** Development only: a secret generated once and kept under the data folder. */
-function devAuthSecret(dataDir: string): { secret: string; generated: boolean } {
+/**
+ * Development and the local launcher (scripts/start.ts) only: a secret made once
+ * and kept under the data folder, beside the embedded database it protects.
+ */
+export function localAuthSecret(dataDir: string): { secret: string; generated: boolean } {
   const file = path.join(dataDir, "auth-secret");
   if (fs.existsSync(file)) return { secret: fs.readFileSync(file, "utf8").trim(), generated: false };
   const secret = crypto.randomBytes(32).toString("base64url");
   fs.mkdirSync(dataDir, { recursive: true });
   fs.writeFileSync(file, secret + "\n", { mode: 0o600 });
-  console.log(`[mnemo] AUTH_SECRET is not set: generated one for development and saved it in ${file}`);
+  console.log(`[mnemo] AUTH_SECRET is not set: generated one for this local installation and saved it in ${file}`);
   return { secret, generated: true };
 }
 
@@ -101,7 +104,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     if (env.NODE_ENV === "production") {
       throw new ConfigError("AUTH_SECRET", "set in production (at least 32 characters; generate one with `openssl rand -base64 32`)");
     }
-    const dev = devAuthSecret(dataDir);
+    const dev = localAuthSecret(dataDir);
     authSecret = dev.secret;
     authSecretGenerated = dev.generated;
   }

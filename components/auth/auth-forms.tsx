@@ -10,7 +10,7 @@ export function SignInForm({ callbackUrl }: { callbackUrl?: string }) {
   const [state, action, pending] = useActionState<FormState, FormData>(signInAction, {});
   return (
     <form action={action} className="grid gap-4" noValidate>
-      {state.error && <Alert variant="error">{state.error}</Alert>}
+      {state.error && <Alert variant="error" data-testid="form-error">{state.error}</Alert>}
       <input type="hidden" name="callbackUrl" value={callbackUrl ?? "/"} />
       <FormField id="email" label="Email" type="email" autoComplete="email" required autoFocus defaultValue={state.values?.email} error={state.fieldErrors?.email} />
       <FormField id="password" label="Password" type="password" autoComplete="current-password" required error={state.fieldErrors?.password} />
@@ -31,7 +31,7 @@ export function RegisterForm({ minLength }: { minLength: number }) {
   const [state, action, pending] = useActionState<FormState, FormData>(registerAction, {});
   return (
     <form action={action} className="grid gap-4" noValidate>
-      {state.error && <Alert variant="error">{state.error}</Alert>}
+      {state.error && <Alert variant="error" data-testid="form-error">{state.error}</Alert>}
       <FormField id="name" label="Name (optional)" autoComplete="name" defaultValue={state.values?.name} error={state.fieldErrors?.name} />
       <FormField id="email" label="Email" type="email" autoComplete="email" required defaultValue={state.values?.email} error={state.fieldErrors?.email} />
       <FormField

@@ -10,11 +10,13 @@ export type DatabaseTarget =
   | { kind: "pglite"; dataDir: string; pgliteDir: string | null }
   | { kind: "postgres"; url: string };
 
-export function dataDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.MNEMO_DATA_DIR?.trim() || "data");
+export type Env = Record<string, string | undefined>;
+
+export function dataDirFromEnv(env: Env = process.env): string {
+  return path.resolve(/*turbopackIgnore: true*/ env.MNEMO_DATA_DIR?.trim() || "data");
 }
 
-export function resolveDatabaseTarget(env: NodeJS.ProcessEnv = process.env): DatabaseTarget {
+export function resolveDatabaseTarget(env: Env = process.env): DatabaseTarget {
   const url = env.DATABASE_URL?.trim();
   if (url) {
     if (!/^postgres(ql)?:\/\//.test(url)) {

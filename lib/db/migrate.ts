@@ -10,17 +10,18 @@ import type { SqlConnection } from "./engine";
 export type Migration = { name: string; sql: string; checksum: string };
 
 export function migrationsDir(): string {
-  return path.resolve(process.env.MNEMO_MIGRATIONS_DIR || "prisma/migrations");
+  // The app runs from the project folder (next start, scripts, tests).
+  return process.env.MNEMO_MIGRATIONS_DIR || path.join(process.cwd(), "prisma", "migrations");
 }
 
 export function listMigrations(dir = migrationsDir()): Migration[] {
   return fs
-    .readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, "migration.sql")))
+    .readdirSync(/*turbopackIgnore: true*/ dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && fs.existsSync(path.join(/*turbopackIgnore: true*/ dir, d.name, "migration.sql")))
     .map((d) => d.name)
     .sort()
     .map((name) => {
-      const sql = fs.readFileSync(path.join(dir, name, "migration.sql"), "utf8");
+      const sql = fs.readFileSync(path.join(/*turbopackIgnore: true*/ dir, name, "migration.sql"), "utf8");
       return { name, sql, checksum: crypto.createHash("sha256").update(sql).digest("hex") };
     });
 }

@@ -1,0 +1,84 @@
+import { expect, test } from "@playwright/test";
+import { PASSWORD, register, signIn, signInOk, signOut, uniqueEmail } from "./helpers";
+
+// Runs first on an empty database (see playwright.config.ts projects).
+test.describe.configure({ mode: "serial" });
+
+const admin = uniqueEmail("admin");
+const user = uniqueEmail("user");
+
+test("signed-out visitors are sent to sign-in", async ({ page }) => {
+  await page.goto("/admin");
+  await expect(page).toHaveURL(/\/signin\?callbackUrl=/);
+  await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
+});
+
+test("register -> in the app -> sign out -> sign in; first user is admin", async ({ page }) => {
+  await register(page, admin, PASSWORD, "Ada");
+  await expect(page.getByRole("heading", { name: /Hello, Ada/ })).toBeVisible();
+  await page.goto("/admin");
+  await expect(page.getByRole("heading", { name: "Admin" })).toBeVisible();
+  await expect(page.getByTestId(`user-row-${admin}`)).toBeVisible();
+  await signOut(page);
+  await signIn(page, admin);
+  await expect(page.getByRole("heading", { name: /Hello, Ada/ })).toBeVisible();
+});
+
+test("wrong password gets one generic message", async ({ page }) => {
+  await signIn(page, admin, "not the password at all");
+  await expect(page.getByTestId("form-error")).toHaveText("Incorrect email or password.");
+  // An unknown email gets exactly the same message.
+  await signIn(page, uniqueEmail("nobody"), "not the password at all");
+  await expect(page.getByTestId("form-error")).toHaveText("Incorrect email or password.");
+  await expect(page).toHaveURL(/\/signin/);
+});
+
+test("duplicate email is refused with a clear message", async ({ page }) => {
+  await page.goto("/register");
+  await page.getByLabel("Email").fill(admin.toUpperCase()); // emails are normalised
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page.getByText("An account with this email already exists")).toBeVisible();
+});
+
+test("too-short password is explained next to the field", async ({ page }) => {
+  await page.goto("/register");
+  await page.getByLabel("Email").fill(uniqueEmail("short"));
+  await page.getByLabel("Password").fill("short");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page.getByText(/Password must be at least \d+ characters/)).toBeVisible();
+  await expect(page.getByLabel("Password")).toHaveAttribute("aria-invalid", "true");
+});
+
+test("second user is not admin and cannot open the admin page", async ({ page }) => {
+  await register(page, user);
+  await page.getByRole("button", { name: "Account menu" }).click();
+  await expect(page.getByRole("menuitem", { name: "Admin" })).toHaveCount(0);
+  await page.keyboard.press("Escape");
+  const res = await page.goto("/admin");
+  expect(res?.status()).toBe(404);
+  await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
+  const res2 = await page.goto("/admin/settings");
+  expect(res2?.status()).toBe(404);
+});
+
+test("an admin disabling a user ends that user's session at once", async ({ browser }) => {
+  const victimCtx = await browser.newContext();
+  const victim = await victimCtx.newPage();
+  const email = uniqueEmail("victim");
+  await register(victim, email);
+
+  const adminCtx = await browser.newContext();
+  const adminPage = await adminCtx.newPage();
+  await signInOk(adminPage, admin);
+  await adminPage.goto("/admin");
+  await adminPage.getByTestId(`user-row-${email}`).getByRole("button", { name: /Disable/ }).click();
+  await expect(adminPage.getByTestId(`user-row-${email}`).getByRole("button", { name: /Enable/ })).toBeVisible();
+
+  await victim.goto("/settings");
+  await expect(victim).toHaveURL(/\/signin/);
+  await signIn(victim, email);
+  await expect(victim.getByTestId("form-error")).toHaveText("Incorrect email or password.");
+  await victimCtx.close();
+  await adminCtx.close();
+});

@@ -1,0 +1,39 @@
+import { expect, type Page } from "@playwright/test";
+
+export const PASSWORD = "correct horse battery";
+
+export function uniqueEmail(prefix: string): string {
+  return `${prefix}-${Date.now()}-${Math.floor(Math.random() * 1e6)}@example.com`;
+}
+
+export async function register(page: Page, email: string, password = PASSWORD, name?: string) {
+  await page.goto("/register");
+  if (name) await page.getByLabel("Name (optional)").fill(name);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page.getByRole("button", { name: "Account menu" })).toBeVisible();
+}
+
+export async function signIn(page: Page, email: string, password = PASSWORD) {
+  await page.goto("/signin");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+export async function signOut(page: Page) {
+  await page.getByRole("button", { name: "Account menu" }).click();
+  await page.getByRole("menuitem", { name: "Sign out" }).click();
+  await expect(page).toHaveURL(/\/signin/);
+}
+
+/** The mock LLM's control API (it runs on the app's port + 1). */
+export function mockUrl(): string {
+  return `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3100) + 1}`;
+}
+
+export async function signInOk(page: Page, email: string, password = PASSWORD) {
+  await signIn(page, email, password);
+  await expect(page.getByRole("button", { name: "Account menu" })).toBeVisible();
+}
