@@ -1,0 +1,73 @@
+// Real databases for integration tests: a fresh in-memory PGlite always, and a
+// fresh PostgreSQL database when TEST_DATABASE_URL is set. Both get the
+// project's migrations applied exactly as production does.
+import pg from "pg";
+import { PrismaClient } from "@/lib/generated/prisma/client";
+import { openDatabase, type OpenDatabase } from "@/lib/db/engine";
+import { applyMigrations } from "@/lib/db/migrate";
+
+export type Engine = "pglite" | "postgres";
+export const engines: Engine[] = process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
+
+export type TestDb = {
+  engine: Engine;
+  db: PrismaClient;
+  database: OpenDatabase;
+  /** PostgreSQL only: the URL of this test's own database (for a second "instance"). */
+  url?: string;
+  newClient(): Promise<{ db: PrismaClient; close(): Promise<void> }>;
+  close(): Promise<void>;
+};
+
+let counter = 0;
+
+export async function createTestDb(engine: Engine): Promise<TestDb> {
+  if (engine === "pglite") {
+    const database = await openDatabase({ kind: "pglite", dataDir: "", pgliteDir: null });
+    await database.withConnection((c) => applyMigrations(c));
+    const db = new PrismaClient({ adapter: database.factory as never });
+    return {
+      engine,
+      db,
+      database,
+      // PGlite has one connection per process: a second client shares it.
+      newClient: async () => ({ db: new PrismaClient({ adapter: database.factory as never }), close: async () => {} }),
+      close: async () => {
+        await db.$disconnect();
+        await database.close();
+      },
+    };
+  }
+  const base = process.env.TEST_DATABASE_URL!;
+  const name = `mnemo_t_${process.pid}_${Date.now()}_${counter++}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const database = await openDatabase({ kind: "postgres", url });
+  await database.withConnection((c) => applyMigrations(c));
+  const db = new PrismaClient({ adapter: database.factory as never });
+  const extra: PrismaClient[] = [];
+  return {
+    engine,
+    db,
+    database,
+    url,
+    newClient: async () => {
+      const other = await openDatabase({ kind: "postgres", url });
+      const c = new PrismaClient({ adapter: other.factory as never });
+      extra.push(c);
+      return { db: c, close: () => c.$disconnect() };
+    },
+    close: async () => {
+      await Promise.all([db, ...extra].map((c) => c.$disconnect()));
+      const a = new pg.Client({ connectionString: base });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}

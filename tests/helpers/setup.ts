@@ -1,0 +1,14 @@
+// Environment for unit/integration tests: a fixed secret, a scratch data folder,
+// and no model or database settings leaking in from the developer's shell.
+import os from "node:os";
+import path from "node:path";
+import fs from "node:fs";
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-test-"));
+process.env.MNEMO_DATA_DIR = scratch;
+process.env.AUTH_SECRET = "test-secret-test-secret-test-secret-test";
+delete process.env.DATABASE_URL;
+delete process.env.OPENAI_API_KEY;
+delete process.env.OPENAI_BASE_URL;
+delete process.env.MNEMO_CHAT_MODEL;
+delete process.env.MNEMO_MEMORY_MODEL;

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, type TestDb } from "./helpers/db";
+import { resolveConnection, saveConnection, savedConnectionForForm } from "@/lib/llm/connection";
+import { testConnection } from "@/lib/llm/client";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+
+let t: TestDb;
+let mock: MockLlm;
+beforeAll(async () => {
+  t = await createTestDb("pglite");
+  mock = await startMockLlm();
+});
+afterAll(async () => {
+  await t.close();
+  await mock.close();
+});
+
+describe("model connection", () => {
+  it("says exactly what to set when nothing is configured", async () => {
+    const s = await resolveConnection(t.db);
+    expect(s.configured).toBe(false);
+    if (!s.configured) expect(s.reason).toMatch(/OPENAI_API_KEY.*OPENAI_BASE_URL.*MNEMO_CHAT_MODEL/);
+  });
+
+  it("uses what an admin saved, stores the key encrypted, never returns it to the form", async () => {
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", apiKey: "sk-very-secret-key" }, "admin-id");
+    const row = await t.db.appSetting.findUniqueOrThrow({ where: { key: "model-connection" } });
+    expect(JSON.stringify(row.value)).not.toContain("sk-very-secret-key");
+    const form = await savedConnectionForForm(t.db);
+    expect(form).toEqual({ baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", hasApiKey: true });
+    const s = await resolveConnection(t.db);
+    expect(s.configured && s.connection).toEqual({ apiKey: "sk-very-secret-key", baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-chat" });
+    const probe = s.configured ? await testConnection(s.connection) : null;
+    expect(probe).toEqual({ ok: true, models: ["mock-chat", "mock-memory"] });
+    expect(mock.requests.at(-1)?.headers.authorization).toBe("Bearer sk-very-secret-key");
+  });
+
+  it("keeps the stored key when the form leaves it empty, and clears it on request", async () => {
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "other", memoryModel: "" }, "admin-id");
+    let s = await resolveConnection(t.db);
+    expect(s.configured && s.connection.apiKey).toBe("sk-very-secret-key");
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "other", memoryModel: "", clearApiKey: true }, "admin-id");
+    s = await resolveConnection(t.db);
+    expect(s.configured && s.connection.apiKey).toBeUndefined();
+  });
+
+  it("reports a server that is down as one readable line", async () => {
+    const r = await testConnection({ baseURL: "http://127.0.0.1:9/v1", chatModel: "x", memoryModel: "x" });
+    expect(r).toEqual({ ok: false, error: "Could not reach the model server." });
+  });
+});
