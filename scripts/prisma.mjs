@@ -18,6 +18,8 @@ export function runPrisma(args, extraEnv = {}) {
   const env = { ...process.env, ...prismaEnv, ...extraEnv };
   // PGlite has a single connection: the migration advisory lock would wait forever.
   if (!env.DATABASE_URL) env.PRISMA_SCHEMA_DISABLE_ADVISORY_LOCK = "1";
+  // `migrate diff` between schema files and `generate` need no real database.
+  if (args[0] === "generate" || (args[0] === "migrate" && args[1] === "diff")) env.MNEMO_PRISMA_NO_DB = "1";
   const cli = require.resolve("prisma/build/index.js");
   const r = spawnSync(process.execPath, [cli, ...args], { stdio: "inherit", env });
   return r.status ?? 1;

@@ -12,7 +12,7 @@ let passed = 0;
 let failed = 0;
 let ok = true;
 
-function node(args: string[], env: NodeJS.ProcessEnv = {}) {
+function node(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, args, { stdio: "inherit", env: { ...process.env, ...env } }).status === 0;
 }
 
