@@ -1,0 +1,204 @@
+// Session memory for one thread, in the shape of the OpenAI Agents SDK `Session`
+// (getItems / addItems / popItem / clearSession), stored with Prisma.
+// A thread's items form a tree (edits and regenerations branch); the session
+// works on the active branch: the path from the thread's active leaf to the root.
+// Ownership is not checked here: callers open a session through
+// `openSession(db, userId, threadId)` (lib/chat/threads.ts), which does.
+import crypto from "node:crypto";
+import type { Db } from "@/lib/db/client";
+import type { ItemRole, ItemStatus } from "@/lib/generated/prisma/client";
+import { messageTokens } from "./tokens";
+
+export type ToolCall = { id: string; name: string; arguments: string };
+
+export type NewItem = {
+  role: ItemRole;
+  content?: string;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  toolName?: string;
+  status?: ItemStatus;
+  error?: string;
+  model?: string;
+  promptTokens?: number;
+  completionTokens?: number;
+  sourceRef?: string;
+};
+
+export type SessionItem = {
+  id: string;
+  parentId: string | null;
+  position: number;
+  role: ItemRole;
+  content: string;
+  toolCalls: ToolCall[] | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  status: ItemStatus;
+  error: string | null;
+  model: string | null;
+  tokens: number;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  sourceRef: string | null;
+  createdAt: Date;
+};
+
+export interface Session {
+  getSessionId(): string;
+  getItems(limit?: number): Promise<SessionItem[]>;
+  addItems(items: NewItem[]): Promise<SessionItem[]>;
+  popItem(): Promise<SessionItem | null>;
+  clearSession(): Promise<void>;
+}
+
+export class ThreadNotFoundError extends Error {
+  constructor() {
+    super("Thread not found.");
+  }
+}
+
+const COLUMNS = `id, "parentId", position, role::text AS role, content, "toolCalls", "toolCallId", "toolName",
+  status::text AS status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt"`;
+
+type Row = Omit<SessionItem, "createdAt"> & { createdAt: Date | string };
+const toItem = (r: Row): SessionItem => ({ ...r, createdAt: new Date(r.createdAt) });
+
+/**
+ * The newest `limit` items on the path ending at `leafId`, oldest first, in one
+ * query: a recursive walk up the parent links that stops after `limit` steps,
+ * so its cost does not grow with the thread's length.
+ */
+export async function pathItems(db: Db, threadId: string, leafId: string | null, limit: number): Promise<SessionItem[]> {
+  if (!leafId || limit <= 0) return [];
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `WITH RECURSIVE path AS (
+       SELECT i.*, 1 AS depth FROM "Item" i WHERE i.id = $1 AND i."threadId" = $2
+       UNION ALL
+       SELECT i.*, p.depth + 1 FROM "Item" i JOIN path p ON i.id = p."parentId" WHERE p.depth < $3
+     )
+     SELECT ${COLUMNS} FROM path ORDER BY position ASC`,
+    leafId,
+    threadId,
+    limit,
+  );
+  return rows.map(toItem);
+}
+
+/**
+ * Appends a batch atomically in ONE statement: the thread row's UPDATE takes
+ * the row lock (so concurrent appends queue up), reserves consecutive positions
+ * and moves the leaf; SET reads the old leaf into `appendParentId`, which the
+ * INSERT uses as the batch's parent. `parent`: undefined = the active leaf;
+ * a string/null = branch off that item (edit, regenerate).
+ * `ownerId` folds the ownership and "user still enabled" checks into the same
+ * statement. Returns [] when the thread does not exist (or is not the owner's).
+ */
+export async function appendItems(
+  db: Db,
+  threadId: string,
+  items: NewItem[],
+  opts: { parent?: string | null; ownerId?: string } = {},
+): Promise<SessionItem[]> {
+  if (!items.length) return [];
+  const ids = items.map(() => crypto.randomUUID());
+  const payload = items.map((it, ord) => ({
+    id: ids[ord],
+    ord,
+    prev: ord > 0 ? ids[ord - 1] : null,
+    role: it.role,
+    content: it.content ?? "",
+    toolCalls: it.toolCalls ?? null,
+    toolCallId: it.toolCallId ?? null,
+    toolName: it.toolName ?? null,
+    status: it.status ?? "complete",
+    error: it.error ?? null,
+    model: it.model ?? null,
+    tokens: messageTokens(it.content ?? "", it.toolCalls ? JSON.stringify(it.toolCalls) : ""),
+    promptTokens: it.promptTokens ?? null,
+    completionTokens: it.completionTokens ?? null,
+    sourceRef: it.sourceRef ?? null,
+  }));
+  const explicitParent = opts.parent !== undefined;
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `WITH upd AS (
+       UPDATE "Thread" t SET
+         "appendParentId" = CASE WHEN $3::boolean THEN $4::text ELSE t."activeLeafId" END,
+         "activeLeafId" = $5::text,
+         "nextPosition" = t."nextPosition" + $6::int,
+         "lastActivityAt" = now(),
+         "updatedAt" = now()
+       WHERE t.id = $1
+         AND ($7::text IS NULL OR (t."userId" = $7::text AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = $7::text AND NOT u.disabled)))
+         AND (NOT $3::boolean OR $4::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = $4::text AND p."threadId" = $1))
+       RETURNING t."appendParentId" AS parent, t."nextPosition" - $6::int AS base
+     ), ins AS (
+       INSERT INTO "Item" (id, "threadId", "parentId", position, role, content, "toolCalls", "toolCallId", "toolName",
+                           status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt", "updatedAt")
+       SELECT x.id, $1, CASE WHEN x.ord = 0 THEN upd.parent ELSE x.prev END, upd.base + x.ord, x.role::"ItemRole", x.content,
+              x."toolCalls", x."toolCallId", x."toolName", x.status::"ItemStatus", x.error, x.model, x.tokens,
+              x."promptTokens", x."completionTokens", x."sourceRef", now(), now()
+       FROM upd, jsonb_to_recordset($2::jsonb) AS x(id text, ord int, prev text, role text, content text, "toolCalls" jsonb,
+              "toolCallId" text, "toolName" text, status text, error text, model text, tokens int, "promptTokens" int,
+              "completionTokens" int, "sourceRef" text)
+       RETURNING *
+     )
+     SELECT ${COLUMNS} FROM ins ORDER BY position ASC`,
+    threadId,
+    JSON.stringify(payload),
+    explicitParent,
+    explicitParent ? opts.parent : null,
+    ids[ids.length - 1],
+    items.length,
+    opts.ownerId ?? null,
+  );
+  return rows.map(toItem);
+}
+
+export class PrismaSession implements Session {
+  constructor(
+    private readonly db: Db,
+    private readonly threadId: string,
+  ) {}
+
+  getSessionId(): string {
+    return this.threadId;
+  }
+
+  async getItems(limit?: number): Promise<SessionItem[]> {
+    if (limit !== undefined && limit <= 0) return [];
+    const t = await this.db.thread.findUnique({ where: { id: this.threadId }, select: { activeLeafId: true } });
+    if (!t) throw new ThreadNotFoundError();
+    return pathItems(this.db, this.threadId, t.activeLeafId, limit ?? 2_147_483_647);
+  }
+
+  async addItems(items: NewItem[]): Promise<SessionItem[]> {
+    if (!items.length) return [];
+    const added = await appendItems(this.db, this.threadId, items);
+    if (!added.length) throw new ThreadNotFoundError();
+    return added;
+  }
+
+  async popItem(): Promise<SessionItem | null> {
+    return this.db.$transaction(async (tx) => {
+      const [t] = await tx.$queryRawUnsafe<{ activeLeafId: string | null }[]>(
+        `SELECT "activeLeafId" FROM "Thread" WHERE id = $1 FOR UPDATE`,
+        this.threadId,
+      );
+      if (!t) throw new ThreadNotFoundError();
+      if (!t.activeLeafId) return null;
+      const [leaf] = await tx.$queryRawUnsafe<Row[]>(`DELETE FROM "Item" WHERE id = $1 RETURNING ${COLUMNS}`, t.activeLeafId);
+      await tx.thread.update({ where: { id: this.threadId }, data: { activeLeafId: leaf?.parentId ?? null } });
+      return leaf ? toItem(leaf) : null;
+    });
+  }
+
+  async clearSession(): Promise<void> {
+    await this.db.$transaction([
+      this.db.summary.deleteMany({ where: { threadId: this.threadId } }),
+      this.db.$executeRawUnsafe(`UPDATE "Item" SET "parentId" = NULL WHERE "threadId" = $1`, this.threadId),
+      this.db.item.deleteMany({ where: { threadId: this.threadId } }),
+      this.db.thread.update({ where: { id: this.threadId }, data: { activeLeafId: null } }),
+    ]);
+  }
+}

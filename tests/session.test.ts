@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "./helpers/db";
+import { PrismaSession, ThreadNotFoundError, appendItems } from "@/lib/memory/session";
+
+describe.each(engines)("Session on %s", (engine) => {
+  let t: TestDb;
+  let userId: string;
+  let session: PrismaSession;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    userId = (await t.db.user.create({ data: { email: `s-${engine}@example.com` } })).id;
+  });
+  afterAll(async () => t?.close());
+  beforeEach(async () => {
+    const th = await t.db.thread.create({ data: { userId } });
+    session = new PrismaSession(t.db, th.id);
+  });
+
+  it("starts empty; popItem on an empty session returns null", async () => {
+    expect(await session.getItems()).toEqual([]);
+    expect(await session.popItem()).toBeNull();
+  });
+
+  it("getItems returns the newest N in chronological order; 0 gives none, more than exist gives all", async () => {
+    await session.addItems([{ role: "user", content: "q1" }, { role: "assistant", content: "a1" }]);
+    await session.addItems([{ role: "user", content: "q2" }, { role: "assistant", content: "a2" }]);
+    expect((await session.getItems()).map((i) => i.content)).toEqual(["q1", "a1", "q2", "a2"]);
+    expect((await session.getItems(3)).map((i) => i.content)).toEqual(["a1", "q2", "a2"]);
+    expect(await session.getItems(0)).toEqual([]);
+    expect((await session.getItems(100)).map((i) => i.content)).toEqual(["q1", "a1", "q2", "a2"]);
+    const positions = (await session.getItems()).map((i) => i.position);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(new Set(positions).size).toBe(4);
+  });
+
+  it("keeps tool calls and results, and counts tokens", async () => {
+    const [call, result] = await session.addItems([
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "search_memory", arguments: "{\"q\":\"tea\"}" }] },
+      { role: "tool", content: "[]", toolCallId: "c1", toolName: "search_memory" },
+    ]);
+    expect(call.toolCalls).toEqual([{ id: "c1", name: "search_memory", arguments: "{\"q\":\"tea\"}" }]);
+    expect(result.toolCallId).toBe("c1");
+    expect(result.parentId).toBe(call.id);
+    expect(call.tokens).toBeGreaterThan(4);
+  });
+
+  it("popItem returns the newest and removes it; clearSession removes all", async () => {
+    await session.addItems([{ role: "user", content: "q1" }, { role: "assistant", content: "a1" }]);
+    expect((await session.popItem())?.content).toBe("a1");
+    expect((await session.getItems()).map((i) => i.content)).toEqual(["q1"]);
+    await session.addItems([{ role: "assistant", content: "a1b" }]);
+    expect((await session.getItems()).map((i) => i.content)).toEqual(["q1", "a1b"]);
+    await session.clearSession();
+    expect(await session.getItems()).toEqual([]);
+    expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(0);
+    await session.addItems([{ role: "user", content: "after clear" }]);
+    expect((await session.getItems()).map((i) => i.content)).toEqual(["after clear"]);
+  });
+
+  it("branches: appending under an earlier item leaves the old branch intact", async () => {
+    const [q1, a1] = await session.addItems([{ role: "user", content: "q1" }, { role: "assistant", content: "a1" }]);
+    await session.addItems([{ role: "user", content: "q2" }, { role: "assistant", content: "a2" }]);
+    await appendItems(t.db, session.getSessionId(), [{ role: "user", content: "q2 edited" }, { role: "assistant", content: "a2'" }], { parent: a1.id });
+    expect((await session.getItems()).map((i) => i.content)).toEqual(["q1", "a1", "q2 edited", "a2'"]);
+    expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(6);
+    expect((await session.getItems())[0].id).toBe(q1.id);
+  });
+
+  it("refuses an append by another user or to a missing thread", async () => {
+    const other = await t.db.user.create({ data: { email: `o-${engine}-${Date.now()}@example.com` } });
+    expect(await appendItems(t.db, session.getSessionId(), [{ role: "user", content: "x" }], { ownerId: other.id })).toEqual([]);
+    expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(0);
+    await expect(new PrismaSession(t.db, "missing").addItems([{ role: "user", content: "x" }])).rejects.toBeInstanceOf(ThreadNotFoundError);
+    await expect(new PrismaSession(t.db, "missing").getItems()).rejects.toBeInstanceOf(ThreadNotFoundError);
+  });
+
+  it("deleting a thread deletes its items", async () => {
+    await session.addItems([{ role: "user", content: "q" }, { role: "assistant", content: "a" }]);
+    await t.db.thread.delete({ where: { id: session.getSessionId() } });
+    expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(0);
+  });
+
+  it("2 x 50 concurrent writers never lose, duplicate or interleave a batch", async () => {
+    const other = await t.newClient();
+    const writers = [t.db, other.db];
+    const batches = writers.flatMap((db, w) =>
+      Array.from({ length: 50 }, (_, b) =>
+        new PrismaSession(db, session.getSessionId()).addItems([
+          { role: "user", content: `w${w}-b${b}-0` },
+          { role: "assistant", content: `w${w}-b${b}-1` },
+          { role: "user", content: `w${w}-b${b}-2` },
+        ]),
+      ),
+    );
+    await Promise.all(batches);
+    await other.close();
+    const items = await session.getItems();
+    expect(items).toHaveLength(300);
+    expect(new Set(items.map((i) => i.content)).size).toBe(300);
+    for (let i = 0; i < items.length; i += 3) {
+      const [a, b, c] = items.slice(i, i + 3).map((x) => x.content);
+      const prefix = a.slice(0, -2);
+      expect([a, b, c]).toEqual([`${prefix}-0`, `${prefix}-1`, `${prefix}-2`]);
+    }
+    // The path is a single chain: every item's parent is the one before it.
+    items.slice(1).forEach((it, i) => expect(it.parentId).toBe(items[i].id));
+  });
+});
