@@ -18,5 +18,13 @@ export const authConfig = {
       if (path.startsWith("/api/")) return Response.json({ error: "Sign in first." }, { status: 401 });
       return false; // -> redirect to pages.signIn with a callbackUrl
     },
+    // Exposes the user id and role from the JWT (no database read here).
+    session({ session, token }) {
+      if (session.user) {
+        (session.user as { id?: string }).id = token.sub as string;
+        (session.user as { role?: unknown }).role = token.role;
+      }
+      return session;
+    },
   },
 } satisfies NextAuthConfig;

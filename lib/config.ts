@@ -41,6 +41,11 @@ const schema = z.object({
   MNEMO_SIGNIN_LIMIT_PER_IP: intWithDefault(50),
   MNEMO_REGISTER_LIMIT_PER_IP: intWithDefault(20),
   MNEMO_RATE_LIMIT_WINDOW_SECONDS: intWithDefault(15 * 60),
+  MNEMO_HISTORY_TOKEN_BUDGET: intWithDefault(6000, 200),
+  MNEMO_HISTORY_MAX_ITEMS: intWithDefault(200, 2),
+  MNEMO_SUMMARIES: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
+  MNEMO_MAX_MESSAGE_CHARS: intWithDefault(20_000, 100),
+  MNEMO_SYSTEM_PROMPT: optional,
 });
 
 export type Config = {
@@ -57,7 +62,11 @@ export type Config = {
   model: { apiKey?: string; baseURL?: string; chatModel?: string; memoryModel?: string };
   passwordMinLength: number;
   rateLimit: { signinPerEmail: number; signinPerIp: number; registerPerIp: number; windowSeconds: number };
+  chat: { historyTokenBudget: number; historyMaxItems: number; summaries: boolean; maxMessageChars: number; systemPrompt: string };
 };
+
+export const DEFAULT_SYSTEM_PROMPT =
+  "You are Mnemo, a helpful assistant. Answer clearly and concisely. Use Markdown for structure and code.";
 
 export class ConfigError extends Error {
   constructor(
@@ -140,6 +149,13 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       signinPerIp: env.MNEMO_SIGNIN_LIMIT_PER_IP,
       registerPerIp: env.MNEMO_REGISTER_LIMIT_PER_IP,
       windowSeconds: env.MNEMO_RATE_LIMIT_WINDOW_SECONDS,
+    },
+    chat: {
+      historyTokenBudget: env.MNEMO_HISTORY_TOKEN_BUDGET,
+      historyMaxItems: env.MNEMO_HISTORY_MAX_ITEMS,
+      summaries: env.MNEMO_SUMMARIES !== "off",
+      maxMessageChars: env.MNEMO_MAX_MESSAGE_CHARS,
+      systemPrompt: env.MNEMO_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
     },
   };
 }

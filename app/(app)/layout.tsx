@@ -4,6 +4,7 @@ import { AppShell } from "@/components/shell/app-shell";
 import { AccountMenu } from "@/components/shell/account-menu";
 import { buttonVariants } from "@/components/ui/button";
 import { pageUser } from "@/lib/auth/session";
+import { ThreadList } from "@/components/chat/thread-list";
 
 export default async function AppLayout({ children }: { children: React.ReactNode }) {
   const user = await pageUser();
@@ -11,10 +12,10 @@ export default async function AppLayout({ children }: { children: React.ReactNod
     <AppShell
       sidebar={
         <div className="grid gap-2 py-2">
-          <Link href="/" className={buttonVariants({ variant: "outline", className: "justify-start" })}>
+          <Link href="/" prefetch={false} className={buttonVariants({ variant: "outline", className: "justify-start" })}>
             <MessageSquarePlus className="h-4 w-4" aria-hidden /> New chat
           </Link>
-          <p className="px-2 pt-4 text-xs text-muted-foreground">Your conversations will appear here.</p>
+          <ThreadList />
         </div>
       }
       footer={<AccountMenu email={user.email ?? ""} name={user.name} role={user.role} />}

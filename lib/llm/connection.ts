@@ -101,3 +101,19 @@ export async function resolveConnection(db: Db): Promise<ConnectionState> {
     },
   };
 }
+
+// The chat path reads the connection on every turn; a few seconds of caching
+// saves a database round trip while admin changes still apply almost at once.
+const CACHE_MS = 5_000;
+const cache = new WeakMap<Db, { at: number; value: Promise<ConnectionState> }>();
+export function resolveConnectionCached(db: Db): Promise<ConnectionState> {
+  const hit = cache.get(db);
+  if (hit && Date.now() - hit.at < CACHE_MS) return hit.value;
+  const value = resolveConnection(db);
+  cache.set(db, { at: Date.now(), value });
+  value.catch(() => cache.delete(db));
+  return value;
+}
+export function clearConnectionCache(db: Db) {
+  cache.delete(db);
+}

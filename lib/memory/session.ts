@@ -58,11 +58,13 @@ export class ThreadNotFoundError extends Error {
   }
 }
 
-const COLUMNS = `id, "parentId", position, role::text AS role, content, "toolCalls", "toolCallId", "toolName",
-  status::text AS status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt"`;
+export const itemColumns = (t: string) =>
+  `${t}.id, ${t}."parentId", ${t}.position, ${t}.role::text AS role, ${t}.content, ${t}."toolCalls", ${t}."toolCallId",
+   ${t}."toolName", ${t}.status::text AS status, ${t}.error, ${t}.model, ${t}.tokens, ${t}."promptTokens",
+   ${t}."completionTokens", ${t}."sourceRef", ${t}."createdAt"`;
 
-type Row = Omit<SessionItem, "createdAt"> & { createdAt: Date | string };
-const toItem = (r: Row): SessionItem => ({ ...r, createdAt: new Date(r.createdAt) });
+export type ItemRow = Omit<SessionItem, "createdAt"> & { createdAt: Date | string };
+export const toItem = (r: ItemRow): SessionItem => ({ ...r, createdAt: new Date(r.createdAt) });
 
 /**
  * The newest `limit` items on the path ending at `leafId`, oldest first, in one
@@ -71,13 +73,13 @@ const toItem = (r: Row): SessionItem => ({ ...r, createdAt: new Date(r.createdAt
  */
 export async function pathItems(db: Db, threadId: string, leafId: string | null, limit: number): Promise<SessionItem[]> {
   if (!leafId || limit <= 0) return [];
-  const rows = await db.$queryRawUnsafe<Row[]>(
+  const rows = await db.$queryRawUnsafe<ItemRow[]>(
     `WITH RECURSIVE path AS (
        SELECT i.*, 1 AS depth FROM "Item" i WHERE i.id = $1 AND i."threadId" = $2
        UNION ALL
        SELECT i.*, p.depth + 1 FROM "Item" i JOIN path p ON i.id = p."parentId" WHERE p.depth < $3
      )
-     SELECT ${COLUMNS} FROM path ORDER BY position ASC`,
+     SELECT ${itemColumns("path")} FROM path ORDER BY position ASC`,
     leafId,
     threadId,
     limit,
@@ -120,7 +122,7 @@ export async function appendItems(
     sourceRef: it.sourceRef ?? null,
   }));
   const explicitParent = opts.parent !== undefined;
-  const rows = await db.$queryRawUnsafe<Row[]>(
+  const rows = await db.$queryRawUnsafe<ItemRow[]>(
     `WITH upd AS (
        UPDATE "Thread" t SET
          "appendParentId" = CASE WHEN $3::boolean THEN $4::text ELSE t."activeLeafId" END,
@@ -143,7 +145,7 @@ export async function appendItems(
               "completionTokens" int, "sourceRef" text)
        RETURNING *
      )
-     SELECT ${COLUMNS} FROM ins ORDER BY position ASC`,
+     SELECT ${itemColumns("ins")} FROM ins ORDER BY position ASC`,
     threadId,
     JSON.stringify(payload),
     explicitParent,
@@ -187,7 +189,7 @@ export class PrismaSession implements Session {
       );
       if (!t) throw new ThreadNotFoundError();
       if (!t.activeLeafId) return null;
-      const [leaf] = await tx.$queryRawUnsafe<Row[]>(`DELETE FROM "Item" WHERE id = $1 RETURNING ${COLUMNS}`, t.activeLeafId);
+      const [leaf] = await tx.$queryRawUnsafe<ItemRow[]>(`DELETE FROM "Item" d WHERE d.id = $1 RETURNING ${itemColumns("d")}`, t.activeLeafId);
       await tx.thread.update({ where: { id: this.threadId }, data: { activeLeafId: leaf?.parentId ?? null } });
       return leaf ? toItem(leaf) : null;
     });

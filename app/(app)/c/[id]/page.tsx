@@ -1,0 +1,24 @@
+import { notFound } from "next/navigation";
+import { ChatView } from "@/components/chat/chat-view";
+import { getConfig } from "@/lib/config";
+import { getDb } from "@/lib/db/client";
+import { resolveConnection } from "@/lib/llm/connection";
+import { pageUser } from "@/lib/auth/session";
+import { ThreadNotFoundError, threadView } from "@/lib/chat/threads";
+
+export const dynamic = "force-dynamic";
+
+export default async function ThreadPage({ params }: { params: Promise<{ id: string }> }) {
+  const user = await pageUser();
+  const { id } = await params;
+  const db = await getDb();
+  let view;
+  try {
+    view = await threadView(db, user.id, id.slice(0, 64));
+  } catch (e) {
+    if (e instanceof ThreadNotFoundError) notFound();
+    throw e;
+  }
+  const state = await resolveConnection(db);
+  return <ChatView key={id} initial={view} modelMissing={state.configured ? null : state.reason} maxChars={getConfig().chat.maxMessageChars} />;
+}

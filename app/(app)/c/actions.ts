@@ -1,0 +1,82 @@
+"use server";
+// Thread actions for the chat UI. Each validates its input with zod, checks the
+// session, and works only on the signed-in user's threads: another user's
+// thread id gets the same "not found" as an id that does not exist.
+import { z } from "zod";
+import { requireUser } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
+import {
+  ThreadNotFoundError,
+  clearThread,
+  deleteThread,
+  listThreads,
+  listThreadsInput,
+  renameThread,
+  setArchived,
+  switchBranch,
+  threadIdSchema,
+  threadView,
+  undoLastTurn,
+  type ThreadView,
+  type ThreadSummary,
+} from "@/lib/chat/threads";
+
+export type Result<T = undefined> = { ok: true; data: T } | { ok: false; error: string };
+
+async function guarded<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
+  const user = await requireUser();
+  try {
+    return { ok: true, data: await fn(user.id) };
+  } catch (e) {
+    if (e instanceof ThreadNotFoundError) return { ok: false, error: "Thread not found." };
+    if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
+    throw e;
+  }
+}
+
+export async function listThreadsAction(input: z.input<typeof listThreadsInput>): Promise<Result<{ threads: ThreadSummary[]; nextCursor: string | null }>> {
+  return guarded(async (userId) => listThreads(await getDb(), userId, listThreadsInput.parse(input)));
+}
+
+export async function loadThreadAction(threadId: string): Promise<Result<ThreadView>> {
+  return guarded(async (userId) => threadView(await getDb(), userId, threadIdSchema.parse(threadId)));
+}
+
+export async function renameThreadAction(threadId: string, title: string): Promise<Result> {
+  return guarded(async (userId) => void (await renameThread(await getDb(), userId, threadIdSchema.parse(threadId), z.string().parse(title))));
+}
+
+export async function archiveThreadAction(threadId: string, archived: boolean): Promise<Result> {
+  return guarded(async (userId) => void (await setArchived(await getDb(), userId, threadIdSchema.parse(threadId), z.boolean().parse(archived))));
+}
+
+export async function deleteThreadAction(threadId: string): Promise<Result> {
+  return guarded(async (userId) => void (await deleteThread(await getDb(), userId, threadIdSchema.parse(threadId))));
+}
+
+export async function switchBranchAction(threadId: string, itemId: string): Promise<Result<ThreadView>> {
+  return guarded(async (userId) => {
+    const db = await getDb();
+    const t = threadIdSchema.parse(threadId);
+    await switchBranch(db, userId, t, threadIdSchema.parse(itemId));
+    return threadView(db, userId, t);
+  });
+}
+
+export async function undoTurnAction(threadId: string): Promise<Result<ThreadView>> {
+  return guarded(async (userId) => {
+    const db = await getDb();
+    const t = threadIdSchema.parse(threadId);
+    await undoLastTurn(db, userId, t);
+    return threadView(db, userId, t);
+  });
+}
+
+export async function clearThreadAction(threadId: string): Promise<Result<ThreadView>> {
+  return guarded(async (userId) => {
+    const db = await getDb();
+    const t = threadIdSchema.parse(threadId);
+    await clearThread(db, userId, t);
+    return threadView(db, userId, t);
+  });
+}

@@ -1,0 +1,291 @@
+"use client";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { toast } from "sonner";
+import { Eraser, Undo2 } from "lucide-react";
+import { Alert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { clearThreadAction, loadThreadAction, switchBranchAction, undoTurnAction } from "@/app/(app)/c/actions";
+import type { ThreadView } from "@/lib/chat/threads";
+import { Composer } from "./composer";
+import { Message } from "./message";
+import type { UiItem } from "./types";
+
+type Props = {
+  initial: ThreadView | null;
+  modelMissing: string | null;
+  maxChars: number;
+};
+
+function toUi(view: ThreadView): UiItem[] {
+  return view.items
+    .filter((i) => i.role === "user" || i.role === "assistant")
+    .map((i) => ({
+      id: i.id,
+      parentId: i.parentId,
+      role: i.role,
+      content: i.content,
+      status: i.status,
+      error: i.error,
+      model: i.model,
+      promptTokens: i.promptTokens,
+      completionTokens: i.completionTokens,
+      siblingIds: i.siblingIds,
+    }));
+}
+
+export const THREADS_CHANGED = "mnemo:threads-changed";
+
+type StreamEvent =
+  | { type: "start"; threadId: string; userItemId: string; assistantItemId: string; model: string }
+  | { type: "delta"; text: string }
+  | { type: "done"; item: UiItem }
+  | { type: "error"; message: string; item: UiItem | null };
+
+export function ChatView({ initial, modelMissing, maxChars }: Props) {
+  const [threadId, setThreadId] = useState<string | null>(initial?.thread.id ?? null);
+  const [title, setTitle] = useState(initial?.thread.title ?? null);
+  const [items, setItems] = useState<UiItem[]>(initial ? toUi(initial) : []);
+  const [totals, setTotals] = useState(initial?.totals ?? { promptTokens: 0, completionTokens: 0 });
+  const [draft, setDraft] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [temporary, setTemporary] = useState(initial?.thread.temporary ?? false);
+  const abortRef = useRef<AbortController | null>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+
+  const apply = useCallback((view: ThreadView) => {
+    setItems(toUi(view));
+    setTotals(view.totals);
+    setTitle(view.thread.title);
+  }, []);
+
+  const reload = useCallback(
+    async (id = threadId) => {
+      if (!id) return;
+      const r = await loadThreadAction(id);
+      if (r.ok) apply(r.data);
+    },
+    [threadId, apply],
+  );
+
+  // Keep the newest text in view while streaming, unless the user scrolled up.
+  useEffect(() => {
+    const el = scrollRef.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [items]);
+
+  // An answer that is still being written elsewhere (e.g. after a reload): poll until it ends.
+  const someoneStreaming = !busy && items.some((i) => i.status === "streaming");
+  useEffect(() => {
+    if (!someoneStreaming) return;
+    const t = setInterval(() => void reload(), 1000);
+    return () => clearInterval(t);
+  }, [someoneStreaming, reload]);
+
+  async function stream(body: Record<string, unknown>, optimistic: { user?: UiItem; replaceId?: string; parentId?: string | null }) {
+    setBusy(true);
+    stick.current = true;
+    const tempAssistant: UiItem = {
+      id: "pending-assistant",
+      parentId: null,
+      role: "assistant",
+      content: "",
+      status: "streaming",
+      error: null,
+      model: null,
+      promptTokens: null,
+      completionTokens: null,
+      siblingIds: [],
+    };
+    const before = items;
+    setItems((prev) => {
+      let base = prev;
+      if (optimistic.replaceId) {
+        const idx = prev.findIndex((i) => i.id === optimistic.replaceId);
+        base = idx >= 0 ? prev.slice(0, idx) : prev;
+      }
+      return [...base, ...(optimistic.user ? [optimistic.user] : []), tempAssistant];
+    });
+    const abort = new AbortController();
+    abortRef.current = abort;
+    let currentThread = threadId;
+    let assistantId = tempAssistant.id;
+    let started = false;
+    try {
+      const res = await fetch("/api/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: abort.signal,
+      });
+      if (!res.ok || !res.body) {
+        const msg = (await res.json().catch(() => null))?.error ?? `The request failed (${res.status}).`;
+        setItems(before);
+        toast.error(msg);
+        return false;
+      }
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let nl: number;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (!line.trim()) continue;
+          const ev = JSON.parse(line) as StreamEvent;
+          if (ev.type === "start") {
+            started = true;
+            assistantId = ev.assistantItemId;
+            if (!currentThread) {
+              currentThread = ev.threadId;
+              setThreadId(ev.threadId);
+              window.history.replaceState(null, "", `/c/${ev.threadId}`);
+              window.dispatchEvent(new Event(THREADS_CHANGED));
+            }
+            setItems((prev) =>
+              prev.map((i) =>
+                i.id === "pending-assistant" ? { ...i, id: ev.assistantItemId, model: ev.model } : i.id === "pending-user" ? { ...i, id: ev.userItemId } : i,
+              ),
+            );
+          } else if (ev.type === "delta") {
+            setItems((prev) => prev.map((i) => (i.id === assistantId ? { ...i, content: i.content + ev.text } : i)));
+          } else if (ev.type === "done" || ev.type === "error") {
+            if (ev.item) setItems((prev) => prev.map((i) => (i.id === assistantId ? { ...i, ...ev.item, siblingIds: i.siblingIds } : i)));
+          }
+        }
+      }
+      return true;
+    } catch (e) {
+      if ((e as Error).name !== "AbortError") {
+        toast.error("The connection to the server was lost.");
+        if (!started) setItems(before);
+        return started;
+      }
+      return started;
+    } finally {
+      abortRef.current = null;
+      setBusy(false);
+      if (currentThread) {
+        // The server finishes saving a stopped answer just after the stream ends.
+        setTimeout(() => void reload(currentThread), abort.signal.aborted ? 400 : 0);
+        window.dispatchEvent(new Event(THREADS_CHANGED));
+      }
+    }
+  }
+
+  async function send() {
+    const content = draft;
+    setDraft("");
+    const user: UiItem = {
+      id: "pending-user",
+      parentId: null,
+      role: "user",
+      content,
+      status: "complete",
+      error: null,
+      model: null,
+      promptTokens: null,
+      completionTokens: null,
+      siblingIds: [],
+    };
+    const ok = await stream({ kind: "send", threadId: threadId ?? undefined, content, temporary: threadId ? undefined : temporary }, { user });
+    if (!ok) setDraft(content); // never lose what the user typed
+  }
+
+  const onEdit = (item: UiItem, content: string) =>
+    void stream(
+      { kind: "edit", threadId, itemId: item.id, content },
+      { user: { ...item, id: "pending-user", content, siblingIds: [] }, replaceId: item.id },
+    );
+  const onRegenerate = (item: UiItem) => void stream({ kind: "regenerate", threadId, itemId: item.id }, { replaceId: item.id });
+  const onSwitch = async (itemId: string) => {
+    if (!threadId) return;
+    const r = await switchBranchAction(threadId, itemId);
+    if (r.ok) apply(r.data);
+    else toast.error(r.error);
+  };
+  const onUndo = async () => {
+    if (!threadId) return;
+    const r = await undoTurnAction(threadId);
+    if (r.ok) apply(r.data);
+    else toast.error(r.error);
+  };
+  const onClear = async () => {
+    if (!threadId || !window.confirm("Clear this thread? All its messages will be deleted.")) return;
+    const r = await clearThreadAction(threadId);
+    if (r.ok) apply(r.data);
+    else toast.error(r.error);
+  };
+
+  const totalTokens = totals.promptTokens + totals.completionTokens;
+  return (
+    <div className="flex h-full flex-col">
+      <div className="flex min-h-12 items-center gap-2 border-b border-border px-4 py-2">
+        <h1 className="min-w-0 flex-1 truncate text-sm font-medium" data-testid="thread-title">
+          {title ?? (temporary ? "Temporary chat" : "New chat")}
+          {temporary && <span className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground">temporary · not saved</span>}
+        </h1>
+        {threadId && (
+          <>
+            <span className="hidden text-xs text-muted-foreground sm:inline" data-testid="thread-totals">
+              {totalTokens.toLocaleString("en-US")} tokens used
+            </span>
+            <Button variant="ghost" size="sm" onClick={onUndo} disabled={busy || items.length === 0} aria-label="Undo last turn">
+              <Undo2 className="h-4 w-4" /> <span className="hidden sm:inline">Undo</span>
+            </Button>
+            <Button variant="ghost" size="sm" onClick={onClear} disabled={busy || items.length === 0} aria-label="Clear thread">
+              <Eraser className="h-4 w-4" /> <span className="hidden sm:inline">Clear</span>
+            </Button>
+          </>
+        )}
+      </div>
+      <div
+        ref={scrollRef}
+        className="min-h-0 flex-1 overflow-y-auto"
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
+        <div className="mx-auto flex max-w-3xl flex-col gap-6 px-4 py-6" aria-live="polite" aria-busy={busy}>
+          {modelMissing && (
+            <Alert variant="info" data-testid="model-missing">
+              <p className="font-medium">Chat is not available yet</p>
+              <p className="mt-1">{modelMissing}</p>
+            </Alert>
+          )}
+          {items.length === 0 && !modelMissing && (
+            <div className="py-16 text-center">
+              <h2 className="text-xl font-semibold">What can I help with?</h2>
+              <p className="mt-2 text-sm text-muted-foreground">Your conversation is saved in this thread and sent back to the model each turn.</p>
+              {!threadId && (
+                <label className="mt-6 inline-flex items-center gap-2 text-sm">
+                  <input type="checkbox" className="h-4 w-4" checked={temporary} onChange={(e) => setTemporary(e.target.checked)} />
+                  Temporary chat (not listed, not kept, no memory)
+                </label>
+              )}
+            </div>
+          )}
+          {items.map((item) => (
+            <Message key={item.id} item={item} busy={busy} onEdit={onEdit} onRegenerate={onRegenerate} onSwitch={onSwitch} />
+          ))}
+        </div>
+      </div>
+      <div className="mx-auto w-full max-w-3xl px-4 pb-4">
+        <Composer
+          value={draft}
+          onChange={setDraft}
+          onSend={() => void send()}
+          onStop={() => abortRef.current?.abort()}
+          busy={busy}
+          disabled={!!modelMissing}
+          maxChars={maxChars}
+        />
+        <p className="mt-1 text-center text-xs text-muted-foreground">Enter to send · Shift+Enter for a new line · Esc to stop</p>
+      </div>
+    </div>
+  );
+}

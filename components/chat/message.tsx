@@ -1,0 +1,160 @@
+"use client";
+import { useState } from "react";
+import { Check, ChevronLeft, ChevronRight, Copy, Info, Pencil, RefreshCw, RotateCcw } from "lucide-react";
+import { Button } from "@/components/ui/button";
+import { cn } from "@/lib/cn";
+import { Markdown } from "./markdown";
+import type { UiItem } from "./types";
+
+type Props = {
+  item: UiItem;
+  busy: boolean;
+  onEdit: (item: UiItem, content: string) => void;
+  onRegenerate: (item: UiItem) => void;
+  onSwitch: (itemId: string) => void;
+};
+
+function IconButton({ label, onClick, children, disabled }: { label: string; onClick: () => void; children: React.ReactNode; disabled?: boolean }) {
+  return (
+    <button
+      type="button"
+      aria-label={label}
+      title={label}
+      disabled={disabled}
+      onClick={onClick}
+      className="rounded p-1.5 text-muted-foreground hover:bg-accent hover:text-foreground focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring disabled:opacity-40"
+    >
+      {children}
+    </button>
+  );
+}
+
+function BranchSwitcher({ item, onSwitch, busy }: { item: UiItem; onSwitch: (id: string) => void; busy: boolean }) {
+  const n = item.siblingIds.length;
+  if (n < 2) return null;
+  const i = item.siblingIds.indexOf(item.id);
+  return (
+    <span className="inline-flex items-center text-xs text-muted-foreground" data-testid="branch-switcher">
+      <IconButton label="Previous version" disabled={busy || i <= 0} onClick={() => onSwitch(item.siblingIds[i - 1])}>
+        <ChevronLeft className="h-3.5 w-3.5" />
+      </IconButton>
+      <span aria-live="polite">
+        {i + 1}/{n}
+      </span>
+      <IconButton label="Next version" disabled={busy || i >= n - 1} onClick={() => onSwitch(item.siblingIds[i + 1])}>
+        <ChevronRight className="h-3.5 w-3.5" />
+      </IconButton>
+    </span>
+  );
+}
+
+export function Message({ item, busy, onEdit, onRegenerate, onSwitch }: Props) {
+  const [copied, setCopied] = useState(false);
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(item.content);
+  const [showUsage, setShowUsage] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard?.writeText(item.content).catch(() => {});
+    setCopied(true);
+    setTimeout(() => setCopied(false), 1500);
+  };
+
+  if (item.role === "user") {
+    return (
+      <div className="group flex flex-col items-end gap-1" data-testid="message-user" data-item-id={item.id}>
+        {editing ? (
+          <form
+            className="w-full max-w-[85%] rounded-2xl border border-border bg-card p-2"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (!draft.trim()) return;
+              setEditing(false);
+              onEdit(item, draft);
+            }}
+          >
+            <label htmlFor={`edit-${item.id}`} className="sr-only">
+              Edit message
+            </label>
+            <textarea
+              id={`edit-${item.id}`}
+              className="min-h-20 w-full resize-y rounded-md bg-transparent p-2 text-sm focus-visible:outline-none"
+              value={draft}
+              autoFocus
+              onChange={(e) => setDraft(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Escape") setEditing(false);
+              }}
+            />
+            <div className="flex justify-end gap-2">
+              <Button type="button" variant="ghost" size="sm" onClick={() => setEditing(false)}>
+                Cancel
+              </Button>
+              <Button type="submit" size="sm" disabled={!draft.trim()}>
+                Save &amp; send
+              </Button>
+            </div>
+          </form>
+        ) : (
+          <div className="max-w-[85%] whitespace-pre-wrap break-words rounded-2xl bg-accent px-4 py-2 text-sm text-accent-foreground">{item.content}</div>
+        )}
+        <div className="flex items-center gap-0.5 opacity-70 transition-opacity focus-within:opacity-100 group-hover:opacity-100">
+          <BranchSwitcher item={item} onSwitch={onSwitch} busy={busy} />
+          <IconButton label="Copy message" onClick={copy}>
+            {copied ? <Check className="h-3.5 w-3.5" /> : <Copy className="h-3.5 w-3.5" />}
+          </IconButton>
+          <IconButton
+            label="Edit message"
+            disabled={busy}
+            onClick={() => {
+              setDraft(item.content);
+              setEditing(true);
+            }}
+          >
+            <Pencil className="h-3.5 w-3.5" />
+          </IconButton>
+        </div>
+      </div>
+    );
+  }
+
+  const streaming = item.status === "streaming";
+  return (
+    <div className="group flex flex-col gap-1" data-testid="message-assistant" data-status={item.status} data-item-id={item.id}>
+      <div className={cn("text-sm", streaming && !item.content && "text-muted-foreground")}>
+        {item.content ? <Markdown text={item.content} /> : streaming ? <span className="animate-pulse">Thinking…</span> : null}
+      </div>
+      {item.status === "stopped" && <p className="text-xs text-muted-foreground">Stopped.</p>}
+      {item.status === "failed" && (
+        <div role="alert" className="flex flex-wrap items-center gap-2 rounded-md border border-destructive/40 bg-destructive/10 px-3 py-2 text-sm text-destructive">
+          <span>{item.error ?? "The answer failed."}</span>
+          <Button size="sm" variant="outline" disabled={busy} onClick={() => onRegenerate(item)}>
+            <RotateCcw className="h-3.5 w-3.5" /> Retry
+          </Button>
+        </div>
+      )}
+      {!streaming && (
+        <div className="flex flex-wrap items-center gap-0.5 opacity-70 transition-opacity focus-within:opacity-100 group-hover:opacity-100">
+          <BranchSwitcher item={item} onSwitch={onSwitch} busy={busy} />
+          {item.content && (
+            <IconButton label="Copy answer" onClick={copy}>
+              {copied ? <Check className="h-3.5 w-3.5" /> : <Copy className="h-3.5 w-3.5" />}
+            </IconButton>
+          )}
+          {item.status !== "failed" && (
+            <IconButton label="Regenerate answer" disabled={busy} onClick={() => onRegenerate(item)}>
+              <RefreshCw className="h-3.5 w-3.5" />
+            </IconButton>
+          )}
+          <IconButton label="Model and token usage" onClick={() => setShowUsage((v) => !v)}>
+            <Info className="h-3.5 w-3.5" />
+          </IconButton>
+          {showUsage && (
+            <span className="ml-1 text-xs text-muted-foreground" data-testid="usage">
+              {item.model ?? "unknown model"} · {item.promptTokens ?? "?"} prompt + {item.completionTokens ?? "?"} completion tokens
+            </span>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}

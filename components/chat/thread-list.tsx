@@ -1,0 +1,178 @@
+"use client";
+import Link from "next/link";
+import { usePathname, useRouter } from "next/navigation";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { toast } from "sonner";
+import { DropdownMenu } from "radix-ui";
+import { Archive, ArchiveRestore, MoreHorizontal, Pencil, Search, Trash2 } from "lucide-react";
+import { archiveThreadAction, deleteThreadAction, listThreadsAction, renameThreadAction } from "@/app/(app)/c/actions";
+import type { ThreadSummary } from "@/lib/chat/threads";
+import { cn } from "@/lib/cn";
+import { THREADS_CHANGED } from "./chat-view";
+
+const menuItem =
+  "flex cursor-pointer select-none items-center gap-2 rounded-sm px-2 py-1.5 text-sm outline-none data-[highlighted]:bg-accent data-[highlighted]:text-accent-foreground";
+
+/** The sidebar's threads: newest first, loaded a page at a time as you scroll, searchable by title. */
+export function ThreadList() {
+  const [threads, setThreads] = useState<ThreadSummary[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [q, setQ] = useState("");
+  const [archived, setArchived] = useState(false);
+  const [loading, setLoading] = useState(true);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const sentinel = useRef<HTMLDivElement>(null);
+  const pathname = usePathname();
+  const router = useRouter();
+
+  const load = useCallback(
+    async (reset: boolean, from: string | null = null) => {
+      setLoading(true);
+      const r = await listThreadsAction({ q: q || undefined, archived, cursor: reset ? undefined : (from ?? undefined) });
+      setLoading(false);
+      if (!r.ok) return toast.error(r.error);
+      setThreads((prev) => (reset ? r.data.threads : [...prev, ...r.data.threads]));
+      setCursor(r.data.nextCursor);
+    },
+    [q, archived],
+  );
+
+  useEffect(() => {
+    const t = setTimeout(() => void load(true), q ? 250 : 0);
+    return () => clearTimeout(t);
+  }, [load, q]);
+
+  useEffect(() => {
+    const onChange = () => void load(true);
+    window.addEventListener(THREADS_CHANGED, onChange);
+    return () => window.removeEventListener(THREADS_CHANGED, onChange);
+  }, [load]);
+
+  useEffect(() => {
+    const el = sentinel.current;
+    if (!el || !cursor) return;
+    const io = new IntersectionObserver((entries) => {
+      if (entries[0].isIntersecting && !loading) void load(false, cursor);
+    });
+    io.observe(el);
+    return () => io.disconnect();
+  }, [cursor, loading, load]);
+
+  async function rename(id: string, title: string) {
+    setRenaming(null);
+    const r = await renameThreadAction(id, title);
+    if (!r.ok) return toast.error(r.error);
+    setThreads((prev) => prev.map((t) => (t.id === id ? { ...t, title: title.trim() } : t)));
+  }
+  async function archive(id: string, value: boolean) {
+    const r = await archiveThreadAction(id, value);
+    if (!r.ok) return toast.error(r.error);
+    setThreads((prev) => prev.filter((t) => t.id !== id));
+    toast.success(value ? "Thread archived." : "Thread restored.");
+  }
+  async function remove(t: ThreadSummary) {
+    if (!window.confirm(`Delete "${t.title ?? "Untitled"}"? This cannot be undone.`)) return;
+    const r = await deleteThreadAction(t.id);
+    if (!r.ok) return toast.error(r.error);
+    setThreads((prev) => prev.filter((x) => x.id !== t.id));
+    if (pathname === `/c/${t.id}`) router.push("/");
+  }
+
+  return (
+    <div className="grid gap-2" onClick={(e) => e.stopPropagation()}>
+      <div className="relative">
+        <Search className="pointer-events-none absolute left-2 top-2.5 h-4 w-4 text-muted-foreground" aria-hidden />
+        <label htmlFor="thread-search" className="sr-only">
+          Search threads by title
+        </label>
+        <input
+          id="thread-search"
+          type="search"
+          value={q}
+          onChange={(e) => setQ(e.target.value)}
+          placeholder="Search titles"
+          className="h-9 w-full rounded-md border border-input bg-background pl-8 pr-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+        />
+      </div>
+      <div className="flex gap-1 text-xs" role="tablist" aria-label="Thread list">
+        {[false, true].map((a) => (
+          <button
+            key={String(a)}
+            role="tab"
+            aria-selected={archived === a}
+            onClick={() => setArchived(a)}
+            className={cn("rounded px-2 py-1", archived === a ? "bg-accent font-medium" : "text-muted-foreground hover:bg-accent")}
+          >
+            {a ? "Archived" : "Recent"}
+          </button>
+        ))}
+      </div>
+      <ul className="grid gap-0.5" aria-label="Threads" data-testid="thread-list">
+        {threads.map((t) => {
+          const active = pathname === `/c/${t.id}`;
+          return (
+            <li key={t.id} className={cn("group flex items-center rounded-md", active ? "bg-accent" : "hover:bg-accent/60")}>
+              {renaming === t.id ? (
+                <form
+                  className="flex-1 p-1"
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    void rename(t.id, String(new FormData(e.currentTarget).get("title") ?? ""));
+                  }}
+                >
+                  <label htmlFor={`rename-${t.id}`} className="sr-only">
+                    New title
+                  </label>
+                  <input
+                    id={`rename-${t.id}`}
+                    name="title"
+                    defaultValue={t.title ?? ""}
+                    autoFocus
+                    maxLength={120}
+                    onBlur={(e) => void rename(t.id, e.currentTarget.value)}
+                    onKeyDown={(e) => e.key === "Escape" && setRenaming(null)}
+                    className="h-7 w-full rounded border border-input bg-background px-2 text-sm"
+                  />
+                </form>
+              ) : (
+                <Link
+                  href={`/c/${t.id}`}
+                  aria-current={active ? "page" : undefined}
+                  className="min-w-0 flex-1 truncate rounded-md px-2 py-1.5 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+                >
+                  {t.title ?? "Untitled"}
+                </Link>
+              )}
+              <DropdownMenu.Root>
+                <DropdownMenu.Trigger
+                  aria-label={`Actions for ${t.title ?? "Untitled"}`}
+                  className="mr-1 rounded p-1 text-muted-foreground opacity-0 hover:bg-background focus-visible:opacity-100 focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring group-hover:opacity-100 data-[state=open]:opacity-100"
+                >
+                  <MoreHorizontal className="h-4 w-4" />
+                </DropdownMenu.Trigger>
+                <DropdownMenu.Portal>
+                  <DropdownMenu.Content align="end" className="z-50 min-w-40 rounded-md border border-border bg-card p-1 shadow-md">
+                    <DropdownMenu.Item className={menuItem} onSelect={() => setRenaming(t.id)}>
+                      <Pencil className="h-4 w-4" /> Rename
+                    </DropdownMenu.Item>
+                    <DropdownMenu.Item className={menuItem} onSelect={() => void archive(t.id, !t.archived)}>
+                      {t.archived ? <ArchiveRestore className="h-4 w-4" /> : <Archive className="h-4 w-4" />} {t.archived ? "Unarchive" : "Archive"}
+                    </DropdownMenu.Item>
+                    <DropdownMenu.Item className={cn(menuItem, "text-destructive")} onSelect={() => void remove(t)}>
+                      <Trash2 className="h-4 w-4" /> Delete
+                    </DropdownMenu.Item>
+                  </DropdownMenu.Content>
+                </DropdownMenu.Portal>
+              </DropdownMenu.Root>
+            </li>
+          );
+        })}
+      </ul>
+      {!loading && threads.length === 0 && (
+        <p className="px-2 py-2 text-xs text-muted-foreground">{q ? "No thread titles match." : archived ? "No archived threads." : "Your conversations will appear here."}</p>
+      )}
+      <div ref={sentinel} aria-hidden className="h-4" />
+      {loading && <p className="px-2 text-xs text-muted-foreground">Loading…</p>}
+    </div>
+  );
+}

@@ -1,0 +1,13 @@
+// What the chat UI holds for each message (serialisable from server actions).
+export type UiItem = {
+  id: string;
+  parentId: string | null;
+  role: "user" | "assistant" | "system" | "tool";
+  content: string;
+  status: "streaming" | "complete" | "stopped" | "failed";
+  error: string | null;
+  model: string | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  siblingIds: string[];
+};

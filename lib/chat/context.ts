@@ -1,0 +1,87 @@
+// Per-turn context assembly: the history window (newest whole turns within the
+// token budget) plus the newest rolling summary on this branch, loaded in ONE
+// query, then turned into the messages sent to the model.
+import type OpenAI from "openai";
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { itemColumns, toItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
+import { promptable, selectWindow } from "@/lib/memory/window";
+import { MESSAGE_OVERHEAD, countTokens } from "@/lib/memory/tokens";
+
+export type SummaryRef = { id: string; content: string; tokens: number; throughPosition: number; version: number };
+
+export type Context = {
+  /** Items sent to the model, oldest first. */
+  window: SessionItem[];
+  /** Items on the branch that fell out of the window and the summary does not cover yet. */
+  unsummarized: SessionItem[];
+  summary: SummaryRef | null;
+  historyTokens: number;
+};
+
+type Row = ItemRow & { s_id: string | null; s_content: string | null; s_tokens: number | null; s_through: number | null; s_version: number | null };
+
+export async function loadContext(
+  db: Db,
+  threadId: string,
+  leafId: string,
+  opts: { budget?: number; maxItems?: number } = {},
+): Promise<Context> {
+  const { chat } = getConfig();
+  const budget = opts.budget ?? chat.historyTokenBudget;
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `WITH RECURSIVE path AS (
+       SELECT i.*, 1 AS depth FROM "Item" i WHERE i.id = $1 AND i."threadId" = $2
+       UNION ALL
+       SELECT i.*, p.depth + 1 FROM "Item" i JOIN path p ON i.id = p."parentId" WHERE p.depth < $3
+     ), s AS (
+       SELECT id, content, tokens, "throughPosition", version FROM "Summary"
+       WHERE "threadId" = $2 AND "throughItemId" IN (SELECT id FROM path)
+       ORDER BY version DESC LIMIT 1
+     )
+     SELECT ${itemColumns("path")},
+            s.id AS s_id, s.content AS s_content, s.tokens AS s_tokens, s."throughPosition" AS s_through, s.version AS s_version
+     FROM path LEFT JOIN s ON true ORDER BY path.position ASC`,
+    leafId,
+    threadId,
+    opts.maxItems ?? chat.historyMaxItems,
+  );
+  const first = rows[0];
+  const summary: SummaryRef | null =
+    first?.s_id != null
+      ? { id: first.s_id, content: first.s_content!, tokens: first.s_tokens!, throughPosition: first.s_through!, version: first.s_version! }
+      : null;
+  const items = rows.map(toItem);
+  const fresh = promptable(summary ? items.filter((i) => i.position > summary.throughPosition) : items);
+  const { kept, dropped, tokens } = selectWindow(fresh, Math.max(0, budget - (summary?.tokens ?? 0)));
+  return { window: kept, unsummarized: dropped, summary, historyTokens: tokens + (summary?.tokens ?? 0) };
+}
+
+type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+export function toModelMessages(items: SessionItem[]): Msg[] {
+  return items.map((i): Msg => {
+    if (i.role === "tool") return { role: "tool", tool_call_id: i.toolCallId ?? "", content: i.content };
+    if (i.role === "assistant") {
+      const calls = i.toolCalls?.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
+      return calls?.length ? { role: "assistant", content: i.content || null, tool_calls: calls } : { role: "assistant", content: i.content };
+    }
+    if (i.role === "system") return { role: "system", content: i.content };
+    return { role: "user", content: i.content };
+  });
+}
+
+export function buildPrompt(ctx: Context, systemPrompt = getConfig().chat.systemPrompt): Msg[] {
+  const messages: Msg[] = [{ role: "system", content: systemPrompt }];
+  if (ctx.summary) {
+    messages.push({
+      role: "system",
+      content: `Summary of the earlier part of this conversation (older messages are not shown):\n${ctx.summary.content}`,
+    });
+  }
+  return [...messages, ...toModelMessages(ctx.window)];
+}
+
+export function summaryTokens(text: string): number {
+  return countTokens(text) + MESSAGE_OVERHEAD;
+}

@@ -1,0 +1,60 @@
+// Rolling summaries: when turns fall out of the history window, the memory
+// model folds them into the branch's summary (a new version each time), after
+// the answer. The next turns send the summary in place of those turns.
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import type { ModelConnection } from "@/lib/llm/connection";
+import { openaiClient } from "@/lib/llm/client";
+import type { SessionItem } from "@/lib/memory/session";
+import { summaryTokens, type SummaryRef } from "./context";
+
+const MAX_SUMMARY_CHARS = 4000;
+
+export async function refreshSummary(
+  db: Db,
+  conn: ModelConnection,
+  threadId: string,
+  previous: SummaryRef | null,
+  dropped: SessionItem[],
+): Promise<void> {
+  if (!getConfig().chat.summaries || dropped.length === 0) return;
+  const transcript = dropped
+    .filter((i) => i.role === "user" || (i.role === "assistant" && i.content))
+    .map((i) => `${i.role === "user" ? "User" : "Assistant"}: ${i.content}`)
+    .join("\n\n");
+  const res = await openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
+    model: conn.memoryModel,
+    messages: [
+      {
+        role: "system",
+        content:
+          "You maintain a running summary of a conversation for an assistant that can no longer see its older messages. Merge the existing summary with the new messages. Keep facts, decisions, names, numbers, open questions and the user's stated preferences. Write plain prose or short bullet points, at most 250 words. Output only the summary.",
+      },
+      {
+        role: "user",
+        content: `Existing summary:\n${previous?.content ?? "(none)"}\n\nNew messages to fold in:\n${transcript}`,
+      },
+    ],
+  });
+  const content = res.choices[0]?.message?.content?.trim().slice(0, MAX_SUMMARY_CHARS);
+  if (!content) return;
+  const through = dropped[dropped.length - 1];
+  // Versions count up per thread; a concurrent refresh losing the race on the
+  // unique (threadId, version) simply leaves the other's summary in place.
+  const last = await db.summary.findFirst({ where: { threadId }, orderBy: { version: "desc" }, select: { version: true } });
+  await db.summary
+    .create({
+      data: {
+        threadId,
+        throughItemId: through.id,
+        throughPosition: through.position,
+        version: (last?.version ?? 0) + 1,
+        content,
+        tokens: summaryTokens(content),
+        model: conn.memoryModel,
+      },
+    })
+    .catch((e: { code?: string }) => {
+      if (e.code !== "P2002") throw e;
+    });
+}

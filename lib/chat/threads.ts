@@ -1,0 +1,154 @@
+// Threads as the user sees them. Every function takes the signed-in user's id
+// and only ever touches that user's rows; another user's thread looks exactly
+// like a thread that does not exist.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { PrismaSession, ThreadNotFoundError, pathItems, type SessionItem } from "@/lib/memory/session";
+
+export { ThreadNotFoundError };
+
+export const threadIdSchema = z.string().trim().min(1).max(64);
+export const titleSchema = z.string().trim().min(1, "A title cannot be empty.").max(120, "A title is at most 120 characters.");
+
+export type ThreadSummary = { id: string; title: string | null; lastActivityAt: string; archived: boolean };
+
+/** Temporary chats end when their user starts another chat, or after a day. */
+const TEMPORARY_LIFETIME_MS = 24 * 3600 * 1000;
+
+export async function createThread(db: Db, userId: string, opts: { temporary?: boolean; title?: string } = {}) {
+  await db.thread.deleteMany({ where: { userId, temporary: true } });
+  return db.thread.create({ data: { userId, temporary: !!opts.temporary, title: opts.title } });
+}
+
+export async function ownedThread(db: Db, userId: string, threadId: string) {
+  const t = await db.thread.findFirst({ where: { id: threadId, userId } });
+  if (!t) throw new ThreadNotFoundError();
+  if (t.temporary && Date.now() - t.createdAt.getTime() > TEMPORARY_LIFETIME_MS) {
+    await db.thread.delete({ where: { id: t.id } });
+    throw new ThreadNotFoundError();
+  }
+  return t;
+}
+
+export async function openSession(db: Db, userId: string, threadId: string): Promise<PrismaSession> {
+  await ownedThread(db, userId, threadId);
+  return new PrismaSession(db, threadId);
+}
+
+export const listThreadsInput = z.object({
+  cursor: z.string().max(200).optional(),
+  q: z.string().trim().max(200).optional(),
+  archived: z.boolean().default(false),
+  limit: z.number().int().min(1).max(100).default(30),
+});
+
+/** A page of the user's threads, newest activity first (keyset pagination). */
+export async function listThreads(db: Db, userId: string, input: z.input<typeof listThreadsInput>) {
+  const { cursor, q, archived, limit } = listThreadsInput.parse(input);
+  let after: { at: Date; id: string } | undefined;
+  if (cursor) {
+    const [at, id] = cursor.split("|");
+    if (at && id && !Number.isNaN(Date.parse(at))) after = { at: new Date(at), id };
+  }
+  const rows = await db.thread.findMany({
+    where: {
+      userId,
+      archived,
+      temporary: false,
+      ...(q ? { title: { contains: q, mode: "insensitive" as const } } : {}),
+      ...(after ? { OR: [{ lastActivityAt: { lt: after.at } }, { lastActivityAt: after.at, id: { lt: after.id } }] } : {}),
+    },
+    orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
+    take: limit + 1,
+    select: { id: true, title: true, lastActivityAt: true, archived: true },
+  });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    threads: page.map((t) => ({ ...t, lastActivityAt: t.lastActivityAt.toISOString() })) as ThreadSummary[],
+    nextCursor: rows.length > limit && last ? `${last.lastActivityAt.toISOString()}|${last.id}` : null,
+  };
+}
+
+async function updateOwned(db: Db, userId: string, threadId: string, data: { title?: string; archived?: boolean }) {
+  const r = await db.thread.updateMany({ where: { id: threadId, userId }, data });
+  if (r.count === 0) throw new ThreadNotFoundError();
+}
+
+export const renameThread = (db: Db, userId: string, threadId: string, title: string) =>
+  updateOwned(db, userId, threadId, { title: titleSchema.parse(title) });
+export const setArchived = (db: Db, userId: string, threadId: string, archived: boolean) => updateOwned(db, userId, threadId, { archived });
+
+export async function deleteThread(db: Db, userId: string, threadId: string) {
+  const r = await db.thread.deleteMany({ where: { id: threadId, userId } });
+  if (r.count === 0) throw new ThreadNotFoundError();
+}
+
+export type ViewItem = SessionItem & { siblingIds: string[] };
+export type ThreadView = {
+  thread: { id: string; title: string | null; temporary: boolean; archived: boolean };
+  items: ViewItem[];
+  totals: { promptTokens: number; completionTokens: number };
+  truncated: boolean;
+};
+
+const VIEW_LIMIT = 500;
+
+/** The active branch with, for each message, its siblings (for "‹ 1/2 ›"). */
+export async function threadView(db: Db, userId: string, threadId: string): Promise<ThreadView> {
+  const t = await ownedThread(db, userId, threadId);
+  const items = await pathItems(db, threadId, t.activeLeafId, VIEW_LIMIT + 1);
+  const truncated = items.length > VIEW_LIMIT;
+  const shown = truncated ? items.slice(1) : items;
+  const parentIds = [...new Set(shown.map((i) => i.parentId).filter((p): p is string => !!p))];
+  const [siblings, totals] = await Promise.all([
+    db.item.findMany({
+      where: { threadId, OR: [{ parentId: { in: parentIds } }, { parentId: null }] },
+      select: { id: true, parentId: true },
+      orderBy: { position: "asc" },
+    }),
+    db.item.aggregate({ where: { threadId }, _sum: { promptTokens: true, completionTokens: true } }),
+  ]);
+  const byParent = new Map<string | null, string[]>();
+  for (const s of siblings) byParent.set(s.parentId, [...(byParent.get(s.parentId) ?? []), s.id]);
+  return {
+    thread: { id: t.id, title: t.title, temporary: t.temporary, archived: t.archived },
+    items: shown.map((i) => ({ ...i, siblingIds: byParent.get(i.parentId) ?? [i.id] })),
+    totals: { promptTokens: totals._sum.promptTokens ?? 0, completionTokens: totals._sum.completionTokens ?? 0 },
+    truncated,
+  };
+}
+
+/** Makes the branch through `itemId` active, down to its newest leaf. */
+export async function switchBranch(db: Db, userId: string, threadId: string, itemId: string) {
+  await ownedThread(db, userId, threadId);
+  const [leaf] = await db.$queryRawUnsafe<{ id: string }[]>(
+    `WITH RECURSIVE d AS (
+       SELECT id, position FROM "Item" WHERE id = $1 AND "threadId" = $2
+       UNION ALL
+       SELECT c.id, c.position FROM "Item" c JOIN d ON c."parentId" = d.id
+     ) SELECT id FROM d ORDER BY position DESC LIMIT 1`,
+    itemId,
+    threadId,
+  );
+  if (!leaf) throw new ThreadNotFoundError();
+  await db.thread.update({ where: { id: threadId }, data: { activeLeafId: leaf.id } });
+}
+
+/** Undo the last turn: pops the answer (and any tool items), then the question. */
+export async function undoLastTurn(db: Db, userId: string, threadId: string): Promise<number> {
+  const session = await openSession(db, userId, threadId);
+  let popped = 0;
+  for (;;) {
+    const it = await session.popItem();
+    if (!it) break;
+    popped++;
+    if (it.role === "user") break;
+  }
+  return popped;
+}
+
+export async function clearThread(db: Db, userId: string, threadId: string) {
+  const session = await openSession(db, userId, threadId);
+  await session.clearSession();
+}

@@ -1,0 +1,188 @@
+// One chat turn, streamed:
+//  1. save the user's message and an empty "streaming" answer (one statement,
+//     which also checks that the thread is the user's and the user is enabled),
+//  2. load the context window and summary (one query), build the prompt,
+//  3. stream the model's tokens to the caller, saving the partial answer as it grows,
+//  4. save the final answer (complete / stopped / failed) with model and usage,
+//  5. after the answer: title and summary refresh, off the hot path.
+// The user's message is saved before the model is called, so a failing model
+// never loses it; the answer is marked failed and can be retried.
+import OpenAI from "openai";
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
+import { describeModelError, openaiClient } from "@/lib/llm/client";
+import { appendItems, type NewItem, type SessionItem } from "@/lib/memory/session";
+import { messageTokens } from "@/lib/memory/tokens";
+import { buildPrompt, loadContext, type Context } from "./context";
+import { createThread, ThreadNotFoundError } from "./threads";
+import { generateTitle, provisionalTitle } from "./titles";
+import { refreshSummary } from "./summaries";
+import { runDetached, type Defer } from "./background";
+
+export function messageSchema() {
+  const max = getConfig().chat.maxMessageChars;
+  return z
+    .string({ error: "Type a message." })
+    .max(max, `Messages are limited to ${max.toLocaleString("en-US")} characters.`)
+    .refine((s) => s.trim().length > 0, "Type a message.");
+}
+
+const id = z.string().trim().min(1).max(64);
+export function turnRequestSchema() {
+  const content = messageSchema();
+  return z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("send"), threadId: id.optional(), content, temporary: z.boolean().optional() }),
+    z.object({ kind: z.literal("edit"), threadId: id, itemId: id, content }),
+    z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id }),
+  ]);
+}
+export type TurnRequest = z.infer<ReturnType<typeof turnRequestSchema>>;
+
+export type TurnEvent =
+  | { type: "start"; threadId: string; userItemId: string; assistantItemId: string; model: string }
+  | { type: "delta"; text: string }
+  | { type: "done"; item: SessionItem }
+  | { type: "error"; message: string; item: SessionItem | null };
+
+export class TurnError extends Error {
+  constructor(
+    message: string,
+    public status: number,
+  ) {
+    super(message);
+  }
+}
+
+const FLUSH_MS = 500;
+
+type Prepared = { threadId: string; userItem: SessionItem; assistant: SessionItem; conn: ModelConnection; firstExchange: boolean };
+
+/** Step 1: validate and save the question and an empty answer. */
+async function prepare(db: Db, userId: string, req: TurnRequest): Promise<Prepared> {
+  const state = await resolveConnectionCached(db);
+  if (!state.configured) throw new TurnError(state.reason, 409);
+  const conn = state.connection;
+  const placeholder: NewItem = { role: "assistant", status: "streaming", model: conn.chatModel };
+
+  if (req.kind === "send") {
+    const threadId = req.threadId ?? (await createThread(db, userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
+    const added = await appendItems(db, threadId, [{ role: "user", content: req.content }, placeholder], { ownerId: userId });
+    if (!added.length) throw new ThreadNotFoundError();
+    return { threadId, userItem: added[0], assistant: added[1], conn, firstExchange: added[0].position === 0 };
+  }
+
+  const target = await db.item.findFirst({
+    where: { id: req.itemId, threadId: req.threadId, thread: { userId } },
+    select: { id: true, parentId: true, role: true, status: true },
+  });
+  if (!target) throw new ThreadNotFoundError();
+
+  if (req.kind === "edit") {
+    if (target.role !== "user") throw new TurnError("Only your own messages can be edited.", 400);
+    const added = await appendItems(db, req.threadId, [{ role: "user", content: req.content }, placeholder], {
+      parent: target.parentId,
+      ownerId: userId,
+    });
+    if (!added.length) throw new ThreadNotFoundError();
+    return { threadId: req.threadId, userItem: added[0], assistant: added[1], conn, firstExchange: false };
+  }
+
+  // regenerate (a new branch) or retry (a failed answer is replaced)
+  if (target.role !== "assistant" || !target.parentId) throw new TurnError("Only answers can be regenerated.", 400);
+  if (target.status === "failed") await db.item.deleteMany({ where: { id: target.id, status: "failed" } });
+  const added = await appendItems(db, req.threadId, [placeholder], { parent: target.parentId, ownerId: userId });
+  if (!added.length) throw new ThreadNotFoundError();
+  const userItem = await db.item.findUniqueOrThrow({ where: { id: target.parentId } });
+  return {
+    threadId: req.threadId,
+    userItem: { ...userItem, toolCalls: null } as unknown as SessionItem,
+    assistant: added[0],
+    conn,
+    firstExchange: false,
+  };
+}
+
+async function finish(db: Db, itemId: string, data: Partial<SessionItem>): Promise<SessionItem> {
+  const row = await db.item.update({
+    where: { id: itemId },
+    data: {
+      content: data.content,
+      status: data.status,
+      error: data.error,
+      model: data.model,
+      promptTokens: data.promptTokens,
+      completionTokens: data.completionTokens,
+      tokens: data.content !== undefined ? messageTokens(data.content) : undefined,
+    },
+  });
+  return { ...row, toolCalls: null } as unknown as SessionItem;
+}
+
+export async function* runTurn(
+  db: Db,
+  userId: string,
+  input: unknown,
+  opts: { signal?: AbortSignal; defer?: Defer; onContext?: (ctx: Context) => void } = {},
+): AsyncGenerator<TurnEvent> {
+  const parsed = turnRequestSchema().safeParse(input);
+  if (!parsed.success) throw new TurnError(parsed.error.issues[0].message, 400);
+  const p = await prepare(db, userId, parsed.data);
+  yield { type: "start", threadId: p.threadId, userItemId: p.userItem.id, assistantItemId: p.assistant.id, model: p.conn.chatModel };
+
+  const ctx = await loadContext(db, p.threadId, p.userItem.id);
+  opts.onContext?.(ctx);
+  const messages = buildPrompt(ctx);
+
+  let text = "";
+  let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
+  let lastFlush = Date.now();
+  let flushing: Promise<unknown> = Promise.resolve();
+  let final: SessionItem;
+  try {
+    const stream = await openaiClient(p.conn).chat.completions.create(
+      { model: p.conn.chatModel, messages, stream: true, stream_options: { include_usage: true } },
+      { signal: opts.signal },
+    );
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta?.content;
+      if (chunk.usage) usage = chunk.usage;
+      if (delta) {
+        text += delta;
+        yield { type: "delta", text: delta };
+        if (Date.now() - lastFlush > FLUSH_MS) {
+          // Saved while streaming, so a reload mid-answer shows what arrived so far.
+          lastFlush = Date.now();
+          const snapshot = text;
+          flushing = flushing.then(() => db.item.update({ where: { id: p.assistant.id }, data: { content: snapshot } }).catch(() => {}));
+        }
+      }
+    }
+    await flushing;
+    final = await finish(db, p.assistant.id, {
+      content: text,
+      status: "complete",
+      promptTokens: usage?.prompt_tokens ?? null,
+      completionTokens: usage?.completion_tokens ?? null,
+    });
+    yield { type: "done", item: final };
+  } catch (e) {
+    await flushing;
+    const aborted = opts.signal?.aborted || e instanceof OpenAI.APIUserAbortError;
+    if (aborted) {
+      final = await finish(db, p.assistant.id, { content: text, status: "stopped" });
+      yield { type: "done", item: final };
+    } else {
+      const message = describeModelError(e);
+      final = await finish(db, p.assistant.id, { content: text, status: "failed", error: message });
+      yield { type: "error", message, item: final };
+    }
+  }
+
+  if (final.status === "complete") {
+    const defer = opts.defer ?? ((task) => void runDetached("turn", task));
+    if (p.firstExchange) defer(() => runDetached("title", () => generateTitle(db, p.conn, p.threadId, p.userItem.content, text)));
+    if (ctx.unsummarized.length) defer(() => runDetached("summary", () => refreshSummary(db, p.conn, p.threadId, ctx.summary, ctx.unsummarized)));
+  }
+}
