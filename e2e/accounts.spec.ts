@@ -15,13 +15,15 @@ test("signed-out visitors are sent to sign-in", async ({ page }) => {
 
 test("register -> in the app -> sign out -> sign in; first user is admin", async ({ page }) => {
   await register(page, admin, PASSWORD, "Ada");
-  await expect(page.getByRole("heading", { name: /Hello, Ada/ })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "What can I help with?" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Account menu" })).toContainText("Ada");
   await page.goto("/admin");
   await expect(page.getByRole("heading", { name: "Admin" })).toBeVisible();
   await expect(page.getByTestId(`user-row-${admin}`)).toBeVisible();
   await signOut(page);
   await signIn(page, admin);
-  await expect(page.getByRole("heading", { name: /Hello, Ada/ })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "What can I help with?" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Account menu" })).toContainText("Ada");
 });
 
 test("wrong password gets one generic message", async ({ page }) => {

@@ -11,7 +11,7 @@ export default async function AppLayout({ children }: { children: React.ReactNod
   return (
     <AppShell
       sidebar={
-        <div className="grid gap-2 py-2">
+        <div className="grid grid-cols-[minmax(0,1fr)] gap-2 py-2">
           <Link href="/" prefetch={false} className={buttonVariants({ variant: "outline", className: "justify-start" })}>
             <MessageSquarePlus className="h-4 w-4" aria-hidden /> New chat
           </Link>

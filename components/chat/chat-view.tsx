@@ -50,6 +50,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
   const [busy, setBusy] = useState(false);
   const [temporary, setTemporary] = useState(initial?.thread.temporary ?? false);
   const abortRef = useRef<AbortController | null>(null);
+  const streamingId = useRef<string | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
 
@@ -139,6 +140,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
           if (ev.type === "start") {
             started = true;
             assistantId = ev.assistantItemId;
+            streamingId.current = ev.assistantItemId;
             if (!currentThread) {
               currentThread = ev.threadId;
               setThreadId(ev.threadId);
@@ -167,6 +169,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
       return started;
     } finally {
       abortRef.current = null;
+      streamingId.current = null;
       setBusy(false);
       if (currentThread) {
         // The server finishes saving a stopped answer just after the stream ends.
@@ -174,6 +177,12 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
         window.dispatchEvent(new Event(THREADS_CHANGED));
       }
     }
+  }
+
+  async function stop() {
+    const id = streamingId.current;
+    if (id) await fetch("/api/chat/stop", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ itemId: id }) }).catch(() => {});
+    abortRef.current?.abort();
   }
 
   async function send() {
@@ -279,7 +288,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
           value={draft}
           onChange={setDraft}
           onSend={() => void send()}
-          onStop={() => abortRef.current?.abort()}
+          onStop={() => void stop()}
           busy={busy}
           disabled={!!modelMissing}
           maxChars={maxChars}

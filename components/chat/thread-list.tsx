@@ -79,7 +79,7 @@ export function ThreadList() {
   }
 
   return (
-    <div className="grid gap-2" onClick={(e) => e.stopPropagation()}>
+    <div className="grid grid-cols-[minmax(0,1fr)] gap-2">
       <div className="relative">
         <Search className="pointer-events-none absolute left-2 top-2.5 h-4 w-4 text-muted-foreground" aria-hidden />
         <label htmlFor="thread-search" className="sr-only">
@@ -107,7 +107,7 @@ export function ThreadList() {
           </button>
         ))}
       </div>
-      <ul className="grid gap-0.5" aria-label="Threads" data-testid="thread-list">
+      <ul className="grid grid-cols-[minmax(0,1fr)] gap-0.5" aria-label="Threads" data-testid="thread-list">
         {threads.map((t) => {
           const active = pathname === `/c/${t.id}`;
           return (

@@ -1,6 +1,7 @@
 "use client";
 import Link from "next/link";
-import { useState } from "react";
+import { useEffect, useState } from "react";
+import { usePathname } from "next/navigation";
 import { Menu, X } from "lucide-react";
 import { Logo } from "@/components/logo";
 import { cn } from "@/lib/cn";
@@ -8,6 +9,9 @@ import { cn } from "@/lib/cn";
 /** Sidebar + main area. On narrow screens the sidebar becomes a drawer. */
 export function AppShell({ sidebar, footer, children }: { sidebar: React.ReactNode; footer: React.ReactNode; children: React.ReactNode }) {
   const [open, setOpen] = useState(false);
+  const pathname = usePathname();
+  // Close the drawer (narrow screens) after navigating.
+  useEffect(() => setOpen(false), [pathname]);
   return (
     <div className="flex h-dvh overflow-hidden">
       <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-card focus:px-3 focus:py-2">
@@ -16,7 +20,7 @@ export function AppShell({ sidebar, footer, children }: { sidebar: React.ReactNo
       {open && <div className="fixed inset-0 z-30 bg-black/40 md:hidden" onClick={() => setOpen(false)} aria-hidden />}
       <aside
         className={cn(
-          "fixed inset-y-0 left-0 z-40 flex w-72 flex-col border-r border-border bg-sidebar transition-transform md:static md:translate-x-0",
+          "fixed inset-y-0 left-0 z-40 flex w-72 shrink-0 flex-col overflow-hidden border-r border-border bg-sidebar transition-transform md:static md:translate-x-0",
           open ? "translate-x-0" : "-translate-x-full",
         )}
         aria-label="Sidebar"
@@ -29,7 +33,7 @@ export function AppShell({ sidebar, footer, children }: { sidebar: React.ReactNo
             <X className="h-5 w-5" />
           </button>
         </div>
-        <nav className="min-h-0 flex-1 overflow-y-auto px-2" onClick={() => setOpen(false)}>
+        <nav className="min-h-0 flex-1 overflow-y-auto px-2">
           {sidebar}
         </nav>
         <div className="border-t border-border p-2">{footer}</div>

@@ -57,6 +57,18 @@ export class TurnError extends Error {
 
 const FLUSH_MS = 500;
 
+// Generations running in this process, by answer id, so Stop is immediate here;
+// on another instance the stop is seen at the next flush (status no longer
+// "streaming"), so Stop works whichever instance serves the stream.
+const running = new Map<string, AbortController>();
+
+/** Stops an answer that is being written. Returns false if it is not the user's or not streaming. */
+export async function stopTurn(db: Db, userId: string, itemId: string): Promise<boolean> {
+  const r = await db.item.updateMany({ where: { id: itemId, status: "streaming", thread: { userId } }, data: { status: "stopped" } });
+  running.get(itemId)?.abort();
+  return r.count > 0;
+}
+
 type Prepared = { threadId: string; userItem: SessionItem; assistant: SessionItem; conn: ModelConnection; firstExchange: boolean };
 
 /** Step 1: validate and save the question and an empty answer. */
@@ -124,7 +136,7 @@ export async function* runTurn(
   db: Db,
   userId: string,
   input: unknown,
-  opts: { signal?: AbortSignal; defer?: Defer; onContext?: (ctx: Context) => void } = {},
+  opts: { defer?: Defer; onContext?: (ctx: Context) => void } = {},
 ): AsyncGenerator<TurnEvent> {
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new TurnError(parsed.error.issues[0].message, 400);
@@ -140,10 +152,15 @@ export async function* runTurn(
   let lastFlush = Date.now();
   let flushing: Promise<unknown> = Promise.resolve();
   let final: SessionItem;
+  // Only Stop ends a generation: a closed tab or a reload lets the answer finish
+  // (it is saved as it grows), so the reloaded page shows it.
+  const abort = new AbortController();
+  running.set(p.assistant.id, abort);
   try {
     const stream = await openaiClient(p.conn).chat.completions.create(
       { model: p.conn.chatModel, messages, stream: true, stream_options: { include_usage: true } },
-      { signal: opts.signal },
+      // No automatic retry: a failed answer is shown at once, with a Retry button.
+      { signal: abort.signal, maxRetries: 0 },
     );
     for await (const chunk of stream) {
       const delta = chunk.choices[0]?.delta?.content;
@@ -155,11 +172,17 @@ export async function* runTurn(
           // Saved while streaming, so a reload mid-answer shows what arrived so far.
           lastFlush = Date.now();
           const snapshot = text;
-          flushing = flushing.then(() => db.item.update({ where: { id: p.assistant.id }, data: { content: snapshot } }).catch(() => {}));
+          flushing = flushing.then(async () => {
+            const r = await db.item
+              .updateMany({ where: { id: p.assistant.id, status: "streaming" }, data: { content: snapshot } })
+              .catch(() => ({ count: 1 }));
+            if (r.count === 0) abort.abort(); // stopped from another instance
+          });
         }
       }
     }
     await flushing;
+    if (abort.signal.aborted) throw new OpenAI.APIUserAbortError();
     final = await finish(db, p.assistant.id, {
       content: text,
       status: "complete",
@@ -169,7 +192,7 @@ export async function* runTurn(
     yield { type: "done", item: final };
   } catch (e) {
     await flushing;
-    const aborted = opts.signal?.aborted || e instanceof OpenAI.APIUserAbortError;
+    const aborted = abort.signal.aborted || e instanceof OpenAI.APIUserAbortError;
     if (aborted) {
       final = await finish(db, p.assistant.id, { content: text, status: "stopped" });
       yield { type: "done", item: final };
@@ -180,6 +203,7 @@ export async function* runTurn(
     }
   }
 
+  running.delete(p.assistant.id);
   if (final.status === "complete") {
     const defer = opts.defer ?? ((task) => void runDetached("turn", task));
     if (p.firstExchange) defer(() => runDetached("title", () => generateTitle(db, p.conn, p.threadId, p.userItem.content, text)));

@@ -1,7 +1,7 @@
 // POST /api/chat: one streamed turn. Body: a TurnRequest (lib/chat/turn.ts).
 // Answers newline-delimited JSON events: start, delta..., done | error.
-// Closing the connection (the Stop button, Esc) stops the generation; the
-// partial answer is kept, marked "stopped".
+// A closed connection does not stop the answer (a reload shows it finished);
+// POST /api/chat/stop does, keeping the partial answer marked "stopped".
 import { after } from "next/server";
 import { getDb } from "@/lib/db/client";
 import { jwtUser } from "@/lib/auth/jwt-session";
@@ -20,9 +20,7 @@ export async function POST(request: Request) {
     return Response.json({ error: "The request body must be JSON." }, { status: 400 });
   }
   const db = await getDb();
-  const abort = new AbortController();
-  request.signal.addEventListener("abort", () => abort.abort());
-  const turn = runTurn(db, user.id, body, { signal: abort.signal, defer: (task) => after(task) });
+  const turn = runTurn(db, user.id, body, { defer: (task) => after(task) });
 
   // Run the first step before answering, so bad input and missing threads get
   // a proper status code instead of an error inside a 200 stream.
@@ -57,9 +55,6 @@ export async function POST(request: Request) {
           controller.close();
         } catch {}
       }
-    },
-    cancel() {
-      abort.abort();
     },
   });
   return new Response(stream, {
