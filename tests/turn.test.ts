@@ -1,0 +1,132 @@
+// A whole turn against the mock model server over real HTTP, on a real database.
+process.env.MNEMO_HISTORY_TOKEN_BUDGET = "300";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "./helpers/db";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { runTurn, stopTurn, type TurnEvent } from "@/lib/chat/turn";
+import { threadView } from "@/lib/chat/threads";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+async function collect(gen: AsyncGenerator<TurnEvent>) {
+  const events: TurnEvent[] = [];
+  for await (const e of gen) events.push(e);
+  return events;
+}
+
+describe.each(engines)("turns on %s", (engine) => {
+  let t: TestDb;
+  let userId: string;
+  const tasks: Array<Promise<void>> = [];
+  const defer = (task: () => Promise<void>) => void tasks.push(task());
+  const flush = async () => {
+    while (tasks.length) await tasks.shift();
+  };
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    userId = (await t.db.user.create({ data: { email: `turn-${engine}@example.com` } })).id;
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, userId);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => t?.close());
+
+  it("saves the question first, streams the answer, records model and usage", async () => {
+    mock.script({ match: "hello", content: "Hi there, friend." });
+    const events = await collect(runTurn(t.db, userId, { kind: "send", content: "hello" }, { defer }));
+    expect(events[0].type).toBe("start");
+    expect(events.filter((e) => e.type === "delta").map((e) => (e as { text: string }).text).join("")).toBe("Hi there, friend.");
+    const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    expect(done.item).toMatchObject({ status: "complete", content: "Hi there, friend.", model: "mock-chat" });
+    expect(done.item.promptTokens).toBeGreaterThan(0);
+    const req = mock.chatRequests()[0].body;
+    expect(req.model).toBe("mock-chat");
+    expect(req.messages[0].role).toBe("system");
+    expect(req.messages.at(-1)).toEqual({ role: "user", content: "hello" });
+    await flush(); // the title is made after the answer, by the memory model
+    const threadId = (events[0] as { threadId: string }).threadId;
+    expect(mock.chatRequests().at(-1)?.body.model).toBe("mock-memory");
+    expect((await t.db.thread.findUniqueOrThrow({ where: { id: threadId } })).title).toMatch(/^Mock answer to: User: hello/);
+  });
+
+  it("a failing model keeps the question and marks the answer failed; retry replaces it", async () => {
+    mock.script({ match: "boom", status: 500 });
+    const events = await collect(runTurn(t.db, userId, { kind: "send", content: "boom please" }, { defer }));
+    const err = events.at(-1) as Extract<TurnEvent, { type: "error" }>;
+    expect(err.type).toBe("error");
+    expect(err.message).toBe("The model server failed (500). Try again.");
+    const threadId = (events[0] as { threadId: string }).threadId;
+    let view = await threadView(t.db, userId, threadId);
+    expect(view.items.map((i) => [i.role, i.status])).toEqual([["user", "complete"], ["assistant", "failed"]]);
+    await collect(runTurn(t.db, userId, { kind: "regenerate", threadId, itemId: err.item!.id }, { defer }));
+    view = await threadView(t.db, userId, threadId);
+    expect(view.items.map((i) => [i.role, i.status])).toEqual([["user", "complete"], ["assistant", "complete"]]);
+    expect(view.items[1].siblingIds).toHaveLength(1);
+  });
+
+  it("regenerate makes a new branch; both versions are kept", async () => {
+    const events = await collect(runTurn(t.db, userId, { kind: "send", content: "pick a colour" }, { defer }));
+    const threadId = (events[0] as { threadId: string }).threadId;
+    const first = (events.at(-1) as Extract<TurnEvent, { type: "done" }>).item;
+    await collect(runTurn(t.db, userId, { kind: "regenerate", threadId, itemId: first.id }, { defer }));
+    const view = await threadView(t.db, userId, threadId);
+    expect(view.items[1].siblingIds).toHaveLength(2);
+    expect(view.items[1].siblingIds[0]).toBe(first.id);
+  });
+
+  it("trims history to the token budget and sends a rolling summary in its place", async () => {
+    const long = (n: number) => `turn ${n}: ` + "lorem ipsum dolor sit amet ".repeat(12);
+    let threadId: string | undefined;
+    for (let n = 1; n <= 6; n++) {
+      mock.script({ match: `turn ${n}:`, content: `ok ${n}` });
+      const ev = await collect(runTurn(t.db, userId, { kind: "send", threadId, content: long(n) }, { defer }));
+      threadId = (ev[0] as { threadId: string }).threadId;
+      await flush();
+    }
+    const summaries = await t.db.summary.findMany({ where: { threadId }, orderBy: { version: "asc" } });
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(summaries.map((s) => s.version)).toEqual(summaries.map((_, i) => i + 1));
+    mock.script({ match: "final", content: "done" });
+    await collect(runTurn(t.db, userId, { kind: "send", threadId, content: "final question" }, { defer }));
+    const req = mock.chatRequests().filter((r) => JSON.stringify(r.body.messages).includes("final question"))[0].body;
+    const texts: string[] = req.messages.map((m: { content: string }) => m.content);
+    expect(texts.some((c) => c.startsWith("Summary of the earlier part of this conversation"))).toBe(true);
+    expect(texts.some((c) => c.startsWith("turn 1:"))).toBe(false); // fell out of the window
+    expect(texts.at(-1)).toBe("final question");
+    // whole turns only: every assistant message follows its question
+    const roles = req.messages.map((m: { role: string }) => m.role).filter((r: string) => r !== "system");
+    expect(roles[0]).toBe("user");
+  });
+
+  it("stop keeps the partial answer, marked stopped", async () => {
+    mock.script({ match: "long story", content: Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "), chunkDelayMs: 5 });
+    const gen = runTurn(t.db, userId, { kind: "send", content: "a long story" }, { defer });
+    const events: TurnEvent[] = [];
+    let stopped = false;
+    for await (const e of gen) {
+      events.push(e);
+      if (!stopped && events.filter((x) => x.type === "delta").length === 20) {
+        stopped = true;
+        expect(await stopTurn(t.db, userId, (events[0] as { assistantItemId: string }).assistantItemId)).toBe(true);
+      }
+    }
+    const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    expect(done.item.status).toBe("stopped");
+    expect(done.item.content).toContain("w10");
+    expect(done.item.content).not.toContain("w299");
+  });
+
+  it("refuses empty, over-long and foreign requests", async () => {
+    await expect(collect(runTurn(t.db, userId, { kind: "send", content: "  \n " }))).rejects.toThrow("Type a message.");
+    await expect(collect(runTurn(t.db, userId, { kind: "send", content: "x".repeat(20_001) }))).rejects.toThrow(/limited to 20,000 characters/);
+    const stranger = await t.db.user.create({ data: { email: `stranger-${engine}@example.com` } });
+    const mine = await t.db.thread.findFirstOrThrow({ where: { userId } });
+    await expect(collect(runTurn(t.db, stranger.id, { kind: "send", threadId: mine.id, content: "hi" }))).rejects.toThrow("Thread not found.");
+    expect(await stopTurn(t.db, stranger.id, "whatever")).toBe(false);
+  });
+});
