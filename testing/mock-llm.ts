@@ -62,6 +62,8 @@ export class MockLlm {
   readonly requests: RecordedRequest[] = [];
   private nextId = 1;
   url = "";
+  /** Called as each request arrives (benchmarks mark "the model was called" with it). */
+  onRequest?: (r: RecordedRequest) => void;
 
   constructor() {
     this.server = http.createServer((req, res) => {
@@ -146,7 +148,9 @@ export class MockLlm {
     const body = await this.readBody(req);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v;
-    this.requests.push({ id: this.nextId++, at: new Date().toISOString(), method: req.method ?? "GET", path, headers, body });
+    const recorded = { id: this.nextId++, at: new Date().toISOString(), method: req.method ?? "GET", path, headers, body };
+    this.requests.push(recorded);
+    this.onRequest?.(recorded);
 
     if (path === "/v1/models" && req.method === "GET") {
       return json(200, {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDb, engines, type TestDb } from "./helpers/db";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { activeUser, createUser, EmailTakenError, LastAdminError, registerWithPassword, setDisabled, setRole, verifyCredentials } from "@/lib/auth/users";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { hashPassword, verifyPassword } from "@/lib/auth/password";

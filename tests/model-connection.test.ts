@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDb, type TestDb } from "./helpers/db";
+import { createTestDb, type TestDb } from "@/testing/databases";
 import { resolveConnection, saveConnection, savedConnectionForForm } from "@/lib/llm/connection";
 import { testConnection } from "@/lib/llm/client";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase, type SqlConnection } from "@/lib/db/engine";
 import { applyMigrations, listMigrations, migrationStatus } from "@/lib/db/migrate";
 import { ensureSchema, StartupError } from "@/lib/startup";
-import { engines } from "./helpers/db";
+import { engines } from "@/testing/databases";
 
 async function catalog(c: SqlConnection) {
   const q = (sql: string) => c.query(sql);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createTestDb, engines, type TestDb } from "./helpers/db";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { PrismaSession, ThreadNotFoundError, appendItems } from "@/lib/memory/session";
 
 describe.each(engines)("Session on %s", (engine) => {

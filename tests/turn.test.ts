@@ -1,7 +1,7 @@
 // A whole turn against the mock model server over real HTTP, on a real database.
 process.env.MNEMO_HISTORY_TOKEN_BUDGET = "300";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createTestDb, engines, type TestDb } from "./helpers/db";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, stopTurn, type TurnEvent } from "@/lib/chat/turn";

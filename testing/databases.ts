@@ -1,4 +1,4 @@
-// Real databases for integration tests: a fresh in-memory PGlite always, and a
+// Real databases for integration tests and benchmarks: a fresh in-memory PGlite always, and a
 // fresh PostgreSQL database when TEST_DATABASE_URL is set. Both get the
 // project's migrations applied exactly as production does.
 import pg from "pg";

@@ -1,0 +1,121 @@
+// `npm run bench:context`: per-turn context assembly (load the window and the
+// summary, build the prompt) for threads of 100, 1,000 and 10,000 messages, on
+// PGlite and (with DATABASE_URL) PostgreSQL; the database round trips a turn
+// makes before calling the model; and the app's own time to the first streamed
+// token with the test server answering instantly. Prints a table, then one
+// JSON line.
+import os from "node:os";
+import fs from "node:fs";
+import path from "node:path";
+
+process.env.MNEMO_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-"));
+process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-00";
+const pgUrl = process.env.DATABASE_URL;
+delete process.env.DATABASE_URL;
+if (pgUrl) process.env.TEST_DATABASE_URL = pgUrl;
+
+const { createTestDb } = await import("../../testing/databases");
+const { startMockLlm } = await import("../../testing/mock-llm");
+const { appendItems } = await import("../../lib/memory/session");
+const { loadContext, buildPrompt } = await import("../../lib/chat/context");
+const { runTurn } = await import("../../lib/chat/turn");
+const { saveConnection, clearConnectionCache } = await import("../../lib/llm/connection");
+const { percentile, round, table } = await import("./stats");
+
+const SIZES = [100, 1_000, 10_000];
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
+const WORDS = "the quick brown fox jumps over a lazy dog while memory keeps every detail of our long conversation safe".split(" ");
+const sentence = (i: number) => Array.from({ length: 25 + (i % 20) }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(" ");
+
+type EngineResult = { engine: string; p50: Record<number, number>; p95: Record<number, number> };
+
+async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult & { roundTrips: number; ttft: number[] }> {
+  const t = await createTestDb(engine);
+  const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
+  const res: EngineResult = { engine, p50: {}, p95: {} };
+  const threads: Record<number, { id: string; leaf: string }> = {};
+  for (const size of SIZES) {
+    const thread = await t.db.thread.create({ data: { userId: user.id } });
+    let leaf = "";
+    for (let i = 0; i < size; i += 500) {
+      const batch = Array.from({ length: Math.min(500, size - i) }, (_, k) => ({
+        role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const),
+        content: sentence(i + k),
+      }));
+      const added = await appendItems(t.db, thread.id, batch);
+      leaf = added[added.length - 1].id;
+    }
+    threads[size] = { id: thread.id, leaf };
+    const times: number[] = [];
+    for (let i = 0; i < ITERATIONS + 20; i++) {
+      const t0 = performance.now();
+      const ctx = await loadContext(t.db, thread.id, leaf);
+      buildPrompt(ctx);
+      if (i >= 20) times.push(performance.now() - t0); // first 20 warm up
+    }
+    res.p50[size] = percentile(times, 50);
+    res.p95[size] = percentile(times, 95);
+  }
+
+  // Round trips before the model call, and time to first token, on the 10,000-message thread.
+  const mock = await startMockLlm();
+  await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-chat" }, user.id);
+  clearConnectionCache(t.db);
+  let queries = 0;
+  let atModel = -1;
+  mock.onRequest = () => {
+    if (atModel < 0) atModel = queries;
+  };
+  const counted = t.db.$extends({
+    query: {
+      $allOperations: ({ args, query }) => {
+        queries++;
+        return query(args);
+      },
+    },
+  }) as unknown as typeof t.db;
+  const ttft: number[] = [];
+  let roundTrips = 0;
+  for (let i = 0; i < 60; i++) {
+    queries = 0;
+    atModel = -1;
+    const t0 = performance.now();
+    let first = -1;
+    // Turns 0 and 1 run on the counting client; turn 1 is measured (turn 0 warms
+    // the few-second model-connection cache, as any running server has).
+    for await (const ev of runTurn(i <= 1 ? counted : t.db, user.id, { kind: "send", threadId: threads[10_000].id, content: `question ${i}` }, { defer: () => {} })) {
+      if (ev.type === "delta" && first < 0) first = performance.now() - t0;
+    }
+    if (i === 1) roundTrips = atModel;
+    if (i > 1) ttft.push(first);
+  }
+  await mock.close();
+  await t.close();
+  return { ...res, roundTrips, ttft };
+}
+
+const results = [await benchEngine("pglite")];
+if (pgUrl) results.push(await benchEngine("postgres"));
+
+console.log(`Context assembly (${ITERATIONS} runs per size; window budget ${process.env.MNEMO_HISTORY_TOKEN_BUDGET ?? 6000} tokens), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+console.log(
+  table(
+    results.flatMap((r) =>
+      SIZES.map((s) => ({ engine: r.engine, messages: s, p50_ms: round(r.p50[s]), p95_ms: round(r.p95[s]), "p95/p95(100)": round(r.p95[s] / r.p95[100]) })),
+    ),
+  ),
+);
+console.log(table(results.map((r) => ({ engine: r.engine, db_round_trips_before_model: r.roundTrips, ttft_p50_ms: round(percentile(r.ttft, 50)), ttft_p95_ms: round(percentile(r.ttft, 95)) }))));
+const pg = results.find((r) => r.engine === "postgres");
+const lite = results[0];
+console.log(
+  JSON.stringify({
+    pglite_p95_ms_10000: round(lite.p95[10_000]),
+    pglite_ratio_10000_100: round(lite.p95[10_000] / lite.p95[100]),
+    postgres_p95_ms_10000: pg ? round(pg.p95[10_000]) : null,
+    postgres_ratio_10000_100: pg ? round(pg.p95[10_000] / pg.p95[100]) : null,
+    db_round_trips_before_model: Math.max(...results.map((r) => r.roundTrips)),
+    ttft_overhead_p50_ms: round(percentile(lite.ttft, 50)),
+  }),
+);
+process.exit(0);
