@@ -7,5 +7,5 @@ const { auth } = NextAuth(authConfig);
 export { auth as proxy };
 
 export const config = {
-  matcher: ["/((?!_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
+  matcher: ["/((?!api/auth|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
 };

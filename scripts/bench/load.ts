@@ -1,0 +1,198 @@
+// `npm run bench:load`: 100 users chatting at once through the real HTTP
+// endpoints of `next start` (sign-in via Auth.js, POST /api/chat streaming) for
+// 60 s against the mock model server on loopback, on a fresh embedded database
+// (or a fresh PostgreSQL database created from DATABASE_URL). Then checks that
+// every sent message was stored. Prints a table, then one JSON line.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { startMockLlm } from "../../testing/mock-llm";
+import { openDatabase, resolveDatabaseTarget } from "../../lib/db/engine";
+import { applyMigrations } from "../../lib/db/migrate";
+import { hashPassword } from "../../lib/auth/password";
+import { buildIfStale } from "../build-state";
+import { percentile, round, table } from "./stats";
+
+const USERS = Number(process.env.BENCH_USERS ?? 100);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+const PORT = Number(process.env.BENCH_PORT ?? 3300);
+const base = `http://127.0.0.1:${PORT}`;
+const PASSWORD = "load-test-password";
+
+async function prepareDatabase(): Promise<{ env: Record<string, string>; count: () => Promise<{ user: number; assistant: number }> }> {
+  let target;
+  const env: Record<string, string> = {};
+  if (process.env.DATABASE_URL) {
+    const name = `mnemo_load_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const u = new URL(process.env.DATABASE_URL);
+    u.pathname = `/${name}`;
+    env.DATABASE_URL = u.toString();
+    target = resolveDatabaseTarget({ DATABASE_URL: env.DATABASE_URL });
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-load-"));
+    env.MNEMO_DATA_DIR = dir;
+    target = resolveDatabaseTarget({ MNEMO_DATA_DIR: dir });
+  }
+  const db = await openDatabase(target);
+  const hash = await hashPassword(PASSWORD); // one hash for all: the bench measures chat, not scrypt
+  await db.withConnection(async (c) => {
+    await applyMigrations(c);
+    for (let i = 0; i < USERS; i++) {
+      await c.query(`INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`, [
+        `load-user-${i}`,
+        `load${i}@example.com`,
+        hash,
+        i === 0 ? "ADMIN" : "USER",
+      ]);
+    }
+  });
+  await db.close();
+  return {
+    env,
+    count: async () => {
+      const d = await openDatabase(target);
+      const rows = await d.withConnection((c) =>
+        c.query<{ role: string; n: string }>(`SELECT role::text AS role, count(*)::text AS n FROM "Item" GROUP BY role`),
+      );
+      await d.close();
+      const get = (r: string) => Number(rows.find((x) => x.role === r)?.n ?? 0);
+      return { user: get("user"), assistant: get("assistant") };
+    },
+  };
+}
+
+async function signIn(i: number): Promise<string> {
+  const csrfRes = await fetch(`${base}/api/auth/csrf`);
+  const { csrfToken } = await csrfRes.json();
+  const jar = csrfRes.headers.getSetCookie().map((c) => c.split(";")[0]);
+  const res = await fetch(`${base}/api/auth/callback/credentials`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: jar.join("; ") },
+    body: new URLSearchParams({ csrfToken, email: `load${i}@example.com`, password: PASSWORD, callbackUrl: base }),
+  });
+  const byName = new Map<string, string>();
+  for (const c of [...jar, ...res.headers.getSetCookie().map((c) => c.split(";")[0])]) byName.set(c.split("=")[0], c);
+  if (![...byName.keys()].some((k) => k.includes("session-token"))) throw new Error(`sign-in failed for user ${i} (${res.status})`);
+  return [...byName.values()].join("; ");
+}
+
+async function main() {
+  buildIfStale();
+  const mock = await startMockLlm();
+  mock.script({ content: "Thanks, noted. Here is a short answer with a few words to stream back.", times: 0 });
+  const { env, count } = await prepareDatabase();
+  const app = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"], {
+    env: {
+      ...process.env,
+      ...env,
+      NODE_ENV: "production",
+      AUTH_SECRET: "load-secret-load-secret-load-secret-load-00",
+      OPENAI_BASE_URL: mock.url,
+      OPENAI_API_KEY: "k",
+      MNEMO_CHAT_MODEL: "mock-chat",
+      MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
+      MNEMO_REGISTER_LIMIT_PER_IP: "100000",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  try {
+    for (let i = 0; i < 120; i++) {
+      if (await fetch(`${base}/api/health`).then((r) => r.ok).catch(() => false)) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const cookies: string[] = [];
+    for (let i = 0; i < USERS; i++) cookies.push(await signIn(i));
+
+    let sent = 0;
+    let okAnswers = 0;
+    let errors = 0;
+    const chats = new Set<string>();
+    const ttft: number[] = [];
+    const errorKinds = new Map<string, number>();
+    const deadline = Date.now() + SECONDS * 1000;
+    const t0 = Date.now();
+
+    await Promise.all(
+      cookies.map(async (cookie, u) => {
+        let threadId: string | undefined;
+        let turn = 0;
+        while (Date.now() < deadline) {
+          if (turn % 5 === 0) threadId = undefined; // a new chat every five turns
+          const start = performance.now();
+          sent++;
+          try {
+            const res = await fetch(`${base}/api/chat`, {
+              method: "POST",
+              headers: { "content-type": "application/json", cookie },
+              body: JSON.stringify({ kind: "send", threadId, content: `user ${u} turn ${turn}: how are you today?` }),
+            });
+            if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+            const text = await (async () => {
+              let all = "";
+              let first = true;
+              for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
+                if (first && chunk.includes('"delta"')) {
+                  ttft.push(performance.now() - start);
+                  first = false;
+                }
+                all += chunk;
+              }
+              return all;
+            })();
+            const events = text.trim().split("\n").map((l) => JSON.parse(l));
+            threadId = events[0]?.threadId;
+            if (threadId) chats.add(threadId);
+            if (events.at(-1)?.type !== "done") throw new Error(`answer ended with ${events.at(-1)?.type}: ${events.at(-1)?.message ?? ""}`);
+            okAnswers++;
+          } catch (e) {
+            errors++;
+            const k = (e as Error).message.slice(0, 80);
+            errorKinds.set(k, (errorKinds.get(k) ?? 0) + 1);
+          }
+          turn++;
+        }
+      }),
+    );
+    const elapsed = (Date.now() - t0) / 1000;
+    app.kill("SIGTERM");
+    await new Promise((r) => app.once("exit", r));
+    const stored = await count();
+    console.log(`Load: ${USERS} users for ${SECONDS} s through next start (${env.DATABASE_URL ? "PostgreSQL" : "PGlite"}), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+    console.log(
+      table([
+        {
+          users: USERS,
+          seconds: round(elapsed, 1),
+          chats: chats.size,
+          sent,
+          answered: okAnswers,
+          "turns/s": round(okAnswers / elapsed, 1),
+          user_msgs_stored: stored.user,
+          errors,
+          ttft_p50_ms: round(percentile(ttft, 50)),
+          ttft_p95_ms: round(percentile(ttft, 95)),
+        },
+      ]),
+    );
+    for (const [k, n] of errorKinds) console.log(`error x${n}: ${k}`);
+    console.log(JSON.stringify({ chats: chats.size, messages_sent: sent, messages_stored: stored.user, errors, ttft_p95_ms: round(percentile(ttft, 95)) }));
+  } finally {
+    if (app.exitCode === null) app.kill("SIGTERM");
+    await mock.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
