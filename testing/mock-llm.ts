@@ -72,7 +72,9 @@ export class MockLlm {
         res.end(JSON.stringify({ error: { message: String(e) } }));
       });
     });
-    this.server.keepAliveTimeout = 1000;
+    // Longer than the client's idle sockets live, so a reused connection is never
+    // closed under it (the race real servers avoid the same way).
+    this.server.keepAliveTimeout = 65_000;
   }
 
   async listen(port = 0, host = "127.0.0.1"): Promise<string> {
