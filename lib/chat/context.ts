@@ -71,8 +71,9 @@ export function toModelMessages(items: SessionItem[]): Msg[] {
   });
 }
 
-export function buildPrompt(ctx: Context, systemPrompt = getConfig().chat.systemPrompt): Msg[] {
+export function buildPrompt(ctx: Context, memoryBlock: string | null = null, systemPrompt = getConfig().chat.systemPrompt): Msg[] {
   const messages: Msg[] = [{ role: "system", content: systemPrompt }];
+  if (memoryBlock) messages.push({ role: "system", content: memoryBlock });
   if (ctx.summary) {
     messages.push({
       role: "system",

@@ -102,7 +102,19 @@ export async function appendItems(
   items: NewItem[],
   opts: { parent?: string | null; ownerId?: string } = {},
 ): Promise<SessionItem[]> {
-  if (!items.length) return [];
+  return (await appendItemsMeta(db, threadId, items, opts)).items;
+}
+
+export type AppendMeta = { temporary: boolean; memoryPaused: boolean; memoryReview: boolean };
+
+/** appendItems, also returning the thread's and owner's flags read in the same statement. */
+export async function appendItemsMeta(
+  db: Db,
+  threadId: string,
+  items: NewItem[],
+  opts: { parent?: string | null; ownerId?: string } = {},
+): Promise<{ items: SessionItem[]; meta: AppendMeta | null }> {
+  if (!items.length) return { items: [], meta: null };
   const ids = items.map(() => crypto.randomUUID());
   const payload = items.map((it, ord) => ({
     id: ids[ord],
@@ -122,7 +134,7 @@ export async function appendItems(
     sourceRef: it.sourceRef ?? null,
   }));
   const explicitParent = opts.parent !== undefined;
-  const rows = await db.$queryRawUnsafe<ItemRow[]>(
+  const rows = await db.$queryRawUnsafe<Array<ItemRow & Record<string, unknown>>>(
     `WITH upd AS (
        UPDATE "Thread" t SET
          "appendParentId" = CASE WHEN $3::boolean THEN $4::text ELSE t."activeLeafId" END,
@@ -133,7 +145,7 @@ export async function appendItems(
        WHERE t.id = $1
          AND ($7::text IS NULL OR (t."userId" = $7::text AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = $7::text AND NOT u.disabled)))
          AND (NOT $3::boolean OR $4::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = $4::text AND p."threadId" = $1))
-       RETURNING t."appendParentId" AS parent, t."nextPosition" - $6::int AS base
+       RETURNING t."appendParentId" AS parent, t."nextPosition" - $6::int AS base, t.temporary, t."userId"
      ), ins AS (
        INSERT INTO "Item" (id, "threadId", "parentId", position, role, content, "toolCalls", "toolCallId", "toolName",
                            status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt", "updatedAt")
@@ -145,7 +157,8 @@ export async function appendItems(
               "completionTokens" int, "sourceRef" text)
        RETURNING *
      )
-     SELECT ${itemColumns("ins")} FROM ins ORDER BY position ASC`,
+     SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review"
+     FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" ORDER BY ins.position ASC`,
     threadId,
     JSON.stringify(payload),
     explicitParent,
@@ -154,7 +167,11 @@ export async function appendItems(
     items.length,
     opts.ownerId ?? null,
   );
-  return rows.map(toItem);
+  const first = rows[0] as (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null }) | undefined;
+  return {
+    items: rows.map(({ m_temporary: _t, m_paused: _p, m_review: _r, ...r }: ItemRow & Record<string, unknown>) => toItem(r as ItemRow)),
+    meta: first ? { temporary: first.m_temporary, memoryPaused: !!first.m_paused, memoryReview: !!first.m_review } : null,
+  };
 }
 
 export class PrismaSession implements Session {

@@ -1,0 +1,110 @@
+// Automatic learning, after the answer and off the hot path: one call to the
+// memory model proposes ADD / UPDATE / DELETE / NONE against the user's related
+// memories, as JSON checked with zod. Secrets are removed before anything is
+// written (lib/memory/secrets.ts); precedence keeps explicit and hand-edited
+// memories above inferred ones (lib/memory/long-term.ts).
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import type { ModelConnection } from "@/lib/llm/connection";
+import { openaiClient } from "@/lib/llm/client";
+import { addMemory, memoryKindSchema, searchMemories, setMemoryStatus, updateMemoryText, MemoryNotFoundError, SecretRefusedError } from "./long-term";
+
+export const decisionSchema = z.discriminatedUnion("op", [
+  z.object({ op: z.literal("ADD"), text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact"), confidence: z.number().min(0).max(1).default(0.7) }),
+  z.object({ op: z.literal("UPDATE"), id: z.string().min(1).max(64), text: z.string().min(1).max(500) }),
+  z.object({ op: z.literal("DELETE"), id: z.string().min(1).max(64) }),
+  z.object({ op: z.literal("NONE") }),
+]);
+export const extractionSchema = z.object({ decisions: z.array(decisionSchema).max(10) });
+export type Decision = z.infer<typeof decisionSchema>;
+
+const INSTRUCTIONS = `You maintain a user's long-term memory for a chat assistant. From the latest exchange, decide what durable information about the USER is worth remembering: facts about them (name, family, work, places), stable preferences, and procedures they want followed. Ignore small talk, one-off requests, and anything about the assistant. Never record passwords, keys, card or account numbers.
+Existing related memories are listed with ids. Reply with JSON only: {"decisions": [...]}, each one of
+{"op":"ADD","text":"<short third-person statement>","kind":"fact|preference|procedure|other","confidence":0-1}
+{"op":"UPDATE","id":"<existing id>","text":"<corrected statement>"}  (the user changed or corrected it)
+{"op":"DELETE","id":"<existing id>"}  (no longer true)
+{"op":"NONE"}  (nothing to change)`;
+
+export type ExtractionResult = { applied: Array<{ op: Decision["op"]; memoryId?: string }>; rejected: number };
+
+export async function extractMemories(
+  db: Db,
+  conn: ModelConnection,
+  input: { userId: string; threadId: string; userItemId: string; question: string; answer: string; review: boolean },
+): Promise<ExtractionResult> {
+  const related = await searchMemories(db, input.userId, input.question, 15);
+  const res = await openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
+    model: conn.memoryModel,
+    response_format: { type: "json_object" },
+    messages: [
+      { role: "system", content: INSTRUCTIONS },
+      {
+        role: "user",
+        content: `Existing related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${input.answer.slice(0, 4000)}`,
+      },
+    ],
+  });
+  const raw = res.choices[0]?.message?.content ?? "";
+  let parsed: z.infer<typeof extractionSchema>;
+  try {
+    parsed = extractionSchema.parse(JSON.parse(raw.replace(/^```(?:json)?\s*|\s*```$/g, "")));
+  } catch {
+    return { applied: [], rejected: 1 }; // malformed output changes nothing
+  }
+  return applyDecisions(db, input, parsed.decisions);
+}
+
+export async function applyDecisions(
+  db: Db,
+  input: { userId: string; threadId: string; userItemId: string; review: boolean },
+  decisions: Decision[],
+): Promise<ExtractionResult> {
+  const result: ExtractionResult = { applied: [], rejected: 0 };
+  for (const d of decisions) {
+    try {
+      if (d.op === "NONE") {
+        result.applied.push({ op: "NONE" });
+      } else if (d.op === "ADD") {
+        const m = await addMemory(
+          db,
+          input.userId,
+          {
+            text: d.text,
+            kind: d.kind,
+            confidence: d.confidence,
+            source: "inferred",
+            status: input.review ? "pending" : "active",
+            sourceThreadId: input.threadId,
+            sourceItemId: input.userItemId,
+          },
+          "model",
+          "Learned from the conversation",
+        );
+        result.applied.push({ op: "ADD", memoryId: m.id });
+      } else if (d.op === "UPDATE") {
+        const r = await updateMemoryText(db, input.userId, d.id, d.text, {
+          actor: "model",
+          source: "inferred",
+          reason: "Corrected by the conversation",
+          sourceThreadId: input.threadId,
+          sourceItemId: input.userItemId,
+        });
+        if (r.applied) result.applied.push({ op: "UPDATE", memoryId: r.memory.id });
+        else result.rejected++;
+      } else if (d.op === "DELETE") {
+        // The model archives (never deletes) and only what it learned itself.
+        const m = await db.memory.findFirst({ where: { id: d.id, userId: input.userId } });
+        if (!m || m.source !== "inferred") {
+          result.rejected++;
+          continue;
+        }
+        await setMemoryStatus(db, input.userId, d.id, "archived", "model", "No longer true, per the conversation");
+        result.applied.push({ op: "DELETE", memoryId: d.id });
+      }
+    } catch (e) {
+      if (e instanceof MemoryNotFoundError || e instanceof SecretRefusedError || e instanceof z.ZodError) result.rejected++;
+      else throw e;
+    }
+  }
+  return result;
+}
