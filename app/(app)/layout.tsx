@@ -1,4 +1,3 @@
-import Link from "next/link";
 import { MessageSquarePlus } from "lucide-react";
 import { AppShell } from "@/components/shell/app-shell";
 import { AccountMenu } from "@/components/shell/account-menu";
@@ -12,9 +11,10 @@ export default async function AppLayout({ children }: { children: React.ReactNod
     <AppShell
       sidebar={
         <div className="grid grid-cols-[minmax(0,1fr)] gap-2 py-2">
-          <Link href="/" prefetch={false} className={buttonVariants({ variant: "outline", className: "justify-start" })}>
+          {/* A full page load: a fresh chat even when the URL was just rewritten from "/". */}
+          <a href="/" className={buttonVariants({ variant: "outline", className: "justify-start" })}>
             <MessageSquarePlus className="h-4 w-4" aria-hidden /> New chat
-          </Link>
+          </a>
           <ThreadList />
         </div>
       }

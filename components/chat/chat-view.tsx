@@ -18,6 +18,7 @@ type Props = {
 
 function toUi(view: ThreadView): UiItem[] {
   return view.items
+    // Tool results stay in the history (and the prompt); the answer that called them shows what was used.
     .filter((i) => i.role === "user" || i.role === "assistant")
     .map((i) => ({
       id: i.id,
@@ -30,6 +31,8 @@ function toUi(view: ThreadView): UiItem[] {
       promptTokens: i.promptTokens,
       completionTokens: i.completionTokens,
       siblingIds: i.siblingIds,
+      toolCalls: i.toolCalls,
+      memoriesUsed: i.memoriesUsed,
     }));
 }
 
@@ -38,7 +41,8 @@ export const THREADS_CHANGED = "mnemo:threads-changed";
 type StreamEvent =
   | { type: "start"; threadId: string; userItemId: string; assistantItemId: string; model: string }
   | { type: "delta"; text: string }
-  | { type: "done"; item: UiItem }
+  | { type: "tool"; name: string; result: string; assistantItemId: string }
+  | { type: "done"; item: UiItem; memoriesUsed: Array<{ id: string; text: string }> }
   | { type: "error"; message: string; item: UiItem | null };
 
 export function ChatView({ initial, modelMissing, maxChars }: Props) {
@@ -97,6 +101,8 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
       promptTokens: null,
       completionTokens: null,
       siblingIds: [],
+      toolCalls: null,
+      memoriesUsed: [],
     };
     const before = items;
     setItems((prev) => {
@@ -111,6 +117,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
     abortRef.current = abort;
     let currentThread = threadId;
     let assistantId = tempAssistant.id;
+    let toolItemId = "";
     let started = false;
     try {
       const res = await fetch("/api/chat", {
@@ -154,8 +161,26 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
             );
           } else if (ev.type === "delta") {
             setItems((prev) => prev.map((i) => (i.id === assistantId ? { ...i, content: i.content + ev.text } : i)));
+          } else if (ev.type === "tool") {
+            // The model used a memory tool: this item keeps the call, the answer continues in a new item.
+            if (assistantId !== ev.assistantItemId) {
+              toolItemId = assistantId;
+              assistantId = ev.assistantItemId;
+              streamingId.current = ev.assistantItemId;
+              setItems((prev) => {
+                const idx = prev.findIndex((i) => i.id === toolItemId);
+                const next = { ...prev[idx], id: ev.assistantItemId, content: "", toolCalls: null, status: "streaming" as const };
+                return [...prev.slice(0, idx + 1), next, ...prev.slice(idx + 1)];
+              });
+            }
+            const call = { id: `${toolItemId}-${ev.name}`, name: ev.name, arguments: "" };
+            setItems((prev) => prev.map((i) => (i.id === toolItemId ? { ...i, status: "complete", toolCalls: [...(i.toolCalls ?? []), call] } : i)));
           } else if (ev.type === "done" || ev.type === "error") {
-            if (ev.item) setItems((prev) => prev.map((i) => (i.id === assistantId ? { ...i, ...ev.item, siblingIds: i.siblingIds } : i)));
+            const used = ev.type === "done" ? ev.memoriesUsed : [];
+            if (ev.item)
+              setItems((prev) =>
+                prev.map((i) => (i.id === assistantId ? { ...i, ...ev.item, siblingIds: i.siblingIds, toolCalls: i.toolCalls, memoriesUsed: used } : i)),
+              );
           }
         }
       }
@@ -199,6 +224,8 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
       promptTokens: null,
       completionTokens: null,
       siblingIds: [],
+      toolCalls: null,
+      memoriesUsed: [],
     };
     const ok = await stream({ kind: "send", threadId: threadId ?? undefined, content, temporary: threadId ? undefined : temporary }, { user });
     if (!ok) setDraft(content); // never lose what the user typed

@@ -1,6 +1,7 @@
 "use client";
 import { useState } from "react";
-import { Check, ChevronLeft, ChevronRight, Copy, Info, Pencil, RefreshCw, RotateCcw } from "lucide-react";
+import Link from "next/link";
+import { Brain, Check, ChevronLeft, ChevronRight, Copy, Info, Pencil, RefreshCw, RotateCcw } from "lucide-react";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/lib/cn";
 import { Markdown } from "./markdown";
@@ -61,7 +62,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch }: Props) {
 
   if (item.role === "user") {
     return (
-      <div className="group flex flex-col items-end gap-1" data-testid="message-user" data-item-id={item.id}>
+      <div id={`item-${item.id}`} className="group flex scroll-mt-16 flex-col items-end gap-1" data-testid="message-user" data-item-id={item.id}>
         {editing ? (
           <form
             className="w-full max-w-[85%] rounded-2xl border border-border bg-card p-2"
@@ -118,8 +119,24 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch }: Props) {
   }
 
   const streaming = item.status === "streaming";
+  if (item.toolCalls?.length && !item.content && !streaming) {
+    const label: Record<string, string> = { remember: "Saved to memory", update_memory: "Updated a memory", forget: "Forgot from memory", search_memory: "Searched memory" };
+    return (
+      <div className="flex flex-wrap gap-2" data-testid="tool-calls">
+        {item.toolCalls.map((c, i) => (
+          <Link
+            key={`${c.id}-${i}`}
+            href="/settings/memory"
+            className="inline-flex items-center gap-1.5 rounded-full border border-border bg-muted px-2.5 py-1 text-xs text-muted-foreground hover:text-foreground"
+          >
+            <Brain className="h-3.5 w-3.5" aria-hidden /> {label[c.name] ?? c.name}
+          </Link>
+        ))}
+      </div>
+    );
+  }
   return (
-    <div className="group flex flex-col gap-1" data-testid="message-assistant" data-status={item.status} data-item-id={item.id}>
+    <div id={`item-${item.id}`} className="group flex scroll-mt-16 flex-col gap-1" data-testid="message-assistant" data-status={item.status} data-item-id={item.id}>
       <div className={cn("text-sm", streaming && !item.content && "text-muted-foreground")}>
         {item.content ? <Markdown text={item.content} /> : streaming ? <span className="animate-pulse">Thinking…</span> : null}
       </div>
@@ -144,6 +161,20 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch }: Props) {
             <IconButton label="Regenerate answer" disabled={busy} onClick={() => onRegenerate(item)}>
               <RefreshCw className="h-3.5 w-3.5" />
             </IconButton>
+          )}
+          {item.memoriesUsed.length > 0 && (
+            <details className="mx-1 text-xs text-muted-foreground" data-testid="memories-used">
+              <summary className="cursor-pointer rounded px-1 py-0.5 hover:text-foreground">Memories used ({item.memoriesUsed.length})</summary>
+              <ul className="mt-1 grid gap-1 pl-2">
+                {item.memoriesUsed.map((m) => (
+                  <li key={m.id}>
+                    <Link className="text-primary hover:underline" href={`/settings/memory#memory-${m.id}`}>
+                      {m.text}
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            </details>
           )}
           <IconButton label="Model and token usage" onClick={() => setShowUsage((v) => !v)}>
             <Info className="h-3.5 w-3.5" />

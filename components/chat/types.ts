@@ -10,4 +10,6 @@ export type UiItem = {
   promptTokens: number | null;
   completionTokens: number | null;
   siblingIds: string[];
+  toolCalls: Array<{ id: string; name: string; arguments: string }> | null;
+  memoriesUsed: Array<{ id: string; text: string }>;
 };

@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { DropdownMenu } from "radix-ui";
-import { LogOut, Settings, Shield, ChevronsUpDown } from "lucide-react";
+import { Brain, LogOut, Settings, Shield, ChevronsUpDown } from "lucide-react";
 import { signOutAction } from "@/app/(auth)/actions";
 
 const item =
@@ -38,6 +38,11 @@ export function AccountMenu({ email, name, role }: { email: string; name?: strin
           <DropdownMenu.Item asChild className={item}>
             <Link href="/settings">
               <Settings className="h-4 w-4" aria-hidden /> Settings
+            </Link>
+          </DropdownMenu.Item>
+          <DropdownMenu.Item asChild className={item}>
+            <Link href="/settings/memory">
+              <Brain className="h-4 w-4" aria-hidden /> Memory
             </Link>
           </DropdownMenu.Item>
           {role === "ADMIN" && (

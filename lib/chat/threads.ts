@@ -84,7 +84,7 @@ export async function deleteThread(db: Db, userId: string, threadId: string) {
   if (r.count === 0) throw new ThreadNotFoundError();
 }
 
-export type ViewItem = SessionItem & { siblingIds: string[] };
+export type ViewItem = SessionItem & { siblingIds: string[]; memoriesUsed: Array<{ id: string; text: string }> };
 export type ThreadView = {
   thread: { id: string; title: string | null; temporary: boolean; archived: boolean };
   items: ViewItem[];
@@ -101,19 +101,25 @@ export async function threadView(db: Db, userId: string, threadId: string): Prom
   const truncated = items.length > VIEW_LIMIT;
   const shown = truncated ? items.slice(1) : items;
   const parentIds = [...new Set(shown.map((i) => i.parentId).filter((p): p is string => !!p))];
-  const [siblings, totals] = await Promise.all([
+  const [siblings, totals, uses] = await Promise.all([
     db.item.findMany({
       where: { threadId, OR: [{ parentId: { in: parentIds } }, { parentId: null }] },
       select: { id: true, parentId: true },
       orderBy: { position: "asc" },
     }),
     db.item.aggregate({ where: { threadId }, _sum: { promptTokens: true, completionTokens: true } }),
+    db.memoryUse.findMany({
+      where: { userId, itemId: { in: shown.filter((i) => i.role === "assistant").map((i) => i.id) } },
+      select: { itemId: true, memory: { select: { id: true, text: true } } },
+    }),
   ]);
+  const usedBy = new Map<string, Array<{ id: string; text: string }>>();
+  for (const u of uses) usedBy.set(u.itemId, [...(usedBy.get(u.itemId) ?? []), u.memory]);
   const byParent = new Map<string | null, string[]>();
   for (const s of siblings) byParent.set(s.parentId, [...(byParent.get(s.parentId) ?? []), s.id]);
   return {
     thread: { id: t.id, title: t.title, temporary: t.temporary, archived: t.archived },
-    items: shown.map((i) => ({ ...i, siblingIds: byParent.get(i.parentId) ?? [i.id] })),
+    items: shown.map((i) => ({ ...i, siblingIds: byParent.get(i.parentId) ?? [i.id], memoriesUsed: usedBy.get(i.id) ?? [] })),
     totals: { promptTokens: totals._sum.promptTokens ?? 0, completionTokens: totals._sum.completionTokens ?? 0 },
     truncated,
   };

@@ -162,8 +162,14 @@ export async function deleteMemories(db: Db, userId: string, ids: string[]): Pro
   return r.count;
 }
 
+/** "Forget me": deletes every memory and stops recalling earlier conversations. */
 export async function forgetEverything(db: Db, userId: string): Promise<number> {
-  return (await db.memory.deleteMany({ where: { userId } })).count;
+  const [deleted] = await db.$transaction([
+    db.memory.deleteMany({ where: { userId } }),
+    db.memoryUse.deleteMany({ where: { userId } }),
+    db.user.update({ where: { id: userId }, data: { memoryResetAt: new Date() } }),
+  ]);
+  return deleted.count;
 }
 
 /** Words for an OR full-text query: letters and digits only (no tsquery syntax gets through). */

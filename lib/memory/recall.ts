@@ -89,8 +89,8 @@ async function searchPassages(db: Db, userId: string, text: string, excludeThrea
   return db.$queryRawUnsafe<Array<Neighbor & { hit: string; hitPosition: number; rank: number }>>(
     `WITH hits AS (
        SELECT i.id, i."threadId", i.position, ts_rank_cd(i.search, q)::float8 AS rank
-       FROM "Item" i JOIN "Thread" t ON t.id = i."threadId", to_tsquery('english', $2) q
-       WHERE t."userId" = $1 AND NOT t.temporary AND ($3::text IS NULL OR t.id <> $3::text)
+       FROM "Item" i JOIN "Thread" t ON t.id = i."threadId" JOIN "User" u ON u.id = t."userId", to_tsquery('english', $2) q
+       WHERE t."userId" = $1 AND NOT t.temporary AND i."createdAt" > COALESCE(u."memoryResetAt", '-infinity'::timestamp) AND ($3::text IS NULL OR t.id <> $3::text)
          AND i.role IN ('user', 'assistant') AND i.search @@ q
        ORDER BY rank DESC LIMIT $4
      )

@@ -1,11 +1,16 @@
+import Link from "next/link";
 import { pageUser } from "@/lib/auth/session";
 
 export default async function SettingsPage() {
   const user = await pageUser();
   return (
-    <div className="mx-auto max-w-3xl px-4 py-10">
+    <div className="mx-auto grid max-w-3xl gap-4 px-4 py-10">
       <h1 className="text-2xl font-semibold">Settings</h1>
-      <p className="mt-2 text-muted-foreground">Signed in as {user.email}.</p>
+      <p className="text-muted-foreground">Signed in as {user.email}.</p>
+      <Link href="/settings/memory" className="rounded-lg border border-border p-4 hover:bg-accent">
+        <span className="font-medium">Memory</span>
+        <span className="block text-sm text-muted-foreground">See, edit and delete what Mnemo remembers about you; pause learning.</span>
+      </Link>
     </div>
   );
 }

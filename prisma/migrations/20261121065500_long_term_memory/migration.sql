@@ -12,6 +12,7 @@ CREATE TYPE "MemoryActor" AS ENUM ('user', 'model', 'admin');
 
 -- AlterTable
 ALTER TABLE "User" ADD COLUMN     "memoryPaused" BOOLEAN NOT NULL DEFAULT false,
+ADD COLUMN     "memoryResetAt" TIMESTAMP(3),
 ADD COLUMN     "memoryReview" BOOLEAN NOT NULL DEFAULT false;
 
 -- AlterTable

@@ -1,0 +1,91 @@
+"use server";
+// Memory dashboard actions: zod-checked, session-checked, and scoped to the
+// signed-in user's memories (another user's memory id is "not found").
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { requireUser } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
+import {
+  MemoryNotFoundError,
+  SecretRefusedError,
+  addMemory,
+  deleteMemories,
+  forgetEverything,
+  memoryKindSchema,
+  ownedMemory,
+  setMemoryStatus,
+  setPinned,
+  updateMemoryText,
+} from "@/lib/memory/long-term";
+
+export type Result<T = undefined> = { ok: true; data: T } | { ok: false; error: string };
+const id = z.string().trim().min(1).max(64);
+
+async function run<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
+  const user = await requireUser();
+  try {
+    const data = await fn(user.id);
+    revalidatePath("/settings/memory");
+    return { ok: true, data };
+  } catch (e) {
+    if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
+    if (e instanceof MemoryNotFoundError || e instanceof SecretRefusedError) return { ok: false, error: e.message };
+    throw e;
+  }
+}
+
+export async function editMemoryAction(memoryId: string, text: string) {
+  return run(async (userId) => {
+    await updateMemoryText(await getDb(), userId, id.parse(memoryId), z.string().parse(text), { actor: "user", source: "manual", reason: "Edited on the memory dashboard" });
+  });
+}
+
+export async function addMemoryAction(text: string, kind: string) {
+  return run(async (userId) => {
+    await addMemory(await getDb(), userId, { text: z.string().parse(text), kind: memoryKindSchema.parse(kind), source: "manual" }, "user", "Added on the memory dashboard");
+  });
+}
+
+export async function pinMemoryAction(memoryId: string, pinned: boolean) {
+  return run(async (userId) => void (await setPinned(await getDb(), userId, id.parse(memoryId), z.boolean().parse(pinned))));
+}
+
+export async function reviewMemoryAction(memoryId: string, approve: boolean) {
+  return run(async (userId) => {
+    const db = await getDb();
+    const m = await ownedMemory(db, userId, id.parse(memoryId));
+    if (m.status !== "pending") return;
+    await setMemoryStatus(db, userId, m.id, approve ? "active" : "archived", "user", approve ? "Approved in the review queue" : "Rejected in the review queue");
+  });
+}
+
+export async function restoreMemoryAction(memoryId: string) {
+  return run(async (userId) => void (await setMemoryStatus(await getDb(), userId, id.parse(memoryId), "active", "user", "Restored on the memory dashboard")));
+}
+
+export async function deleteMemoriesAction(ids: string[]) {
+  return run(async (userId) => deleteMemories(await getDb(), userId, z.array(id).min(1).max(500).parse(ids)));
+}
+
+export async function memoryHistoryAction(memoryId: string) {
+  return run(async (userId) => {
+    const db = await getDb();
+    await ownedMemory(db, userId, id.parse(memoryId));
+    const rows = await db.memoryVersion.findMany({ where: { memoryId, userId }, orderBy: { createdAt: "desc" }, take: 100 });
+    return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
+  });
+}
+
+export async function memorySettingsAction(input: { paused?: boolean; review?: boolean }) {
+  return run(async (userId) => {
+    const s = z.object({ paused: z.boolean().optional(), review: z.boolean().optional() }).parse(input);
+    await (await getDb()).user.update({ where: { id: userId }, data: { memoryPaused: s.paused, memoryReview: s.review } });
+  });
+}
+
+export async function forgetMeAction(confirmation: string) {
+  return run(async (userId) => {
+    if (z.string().parse(confirmation).trim().toLowerCase() !== "forget me") throw new z.ZodError([{ code: "custom", message: 'Type "forget me" to confirm.', path: [], input: confirmation }]);
+    return forgetEverything(await getDb(), userId);
+  });
+}

@@ -1,0 +1,47 @@
+import type { Metadata } from "next";
+import { pageUser } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
+import { listMemories, memoryListInput } from "@/lib/memory/long-term";
+import { MemoryDashboard } from "@/components/memory/memory-dashboard";
+
+export const metadata: Metadata = { title: "Memory" };
+export const dynamic = "force-dynamic";
+
+export default async function MemoryPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
+  const user = await pageUser();
+  const raw = await searchParams;
+  const parsed = memoryListInput.safeParse({
+    q: raw.q || undefined,
+    kind: raw.kind || undefined,
+    source: raw.source || undefined,
+    status: raw.status || undefined,
+    sort: raw.sort || undefined,
+  });
+  const filters = parsed.success ? parsed.data : memoryListInput.parse({});
+  const db = await getDb();
+  const [memories, totals, me, pending] = await Promise.all([
+    listMemories(db, user.id, filters),
+    db.memory.aggregate({ where: { userId: user.id, status: "active" }, _count: true, _sum: { tokens: true } }),
+    db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
+    db.memory.count({ where: { userId: user.id, status: "pending" } }),
+  ]);
+  return (
+    <MemoryDashboard
+      filters={filters}
+      settings={{ paused: me.memoryPaused, review: me.memoryReview }}
+      totals={{ count: totals._count, tokens: totals._sum.tokens ?? 0, pending }}
+      memories={memories.map((m) => ({
+        id: m.id,
+        text: m.text,
+        kind: m.kind,
+        source: m.source,
+        status: m.status,
+        pinned: m.pinned,
+        sourceThreadId: m.sourceThreadId,
+        sourceItemId: m.sourceItemId,
+        updatedAt: m.updatedAt.toISOString(),
+        lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
+      }))}
+    />
+  );
+}
