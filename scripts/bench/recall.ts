@@ -1,0 +1,171 @@
+// `npm run bench:recall -- <LoCoMo .json files or a folder>`: recall of the
+// same retrieval the chat uses (lib/memory/recall.ts), on real long-term
+// conversations. Each conversation becomes one user's history (one thread per
+// session, turn ids such as D3:5 kept on the messages); in the "with memories"
+// mode each session's annotated observations are also imported as memories
+// carrying their evidence turn ids (a stand-in for perfect extraction). For
+// every question of categories 1-4 we ask what would be injected in a new
+// thread, at several budgets, and check which evidence turns it covers.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+process.env.MNEMO_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-recall-"));
+process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-00";
+delete process.env.DATABASE_URL;
+
+const { createTestDb } = await import("../../testing/databases");
+const { appendItems } = await import("../../lib/memory/session");
+const { recall } = await import("../../lib/memory/recall");
+const { countTokens } = await import("../../lib/memory/tokens");
+const { percentile, round, table } = await import("./stats");
+
+const BUDGETS = [500, 1000, 2000, 4000];
+type Turn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
+type Conv = Record<string, unknown> & { qa: Array<{ question: string; answer?: unknown; evidence: string[]; category: number }> };
+
+function files(args: string[]): string[] {
+  const out: string[] = [];
+  for (const a of args.length ? args : ["../shared/datasets/locomo/dev"]) {
+    const st = fs.statSync(a);
+    if (st.isDirectory()) out.push(...fs.readdirSync(a).filter((f) => f.endsWith(".json")).sort().map((f) => path.join(a, f)));
+    else out.push(a);
+  }
+  return out;
+}
+
+/** LoCoMo files are either the original [{conversation, qa, observation}] list or one flat object. */
+function conversations(file: string): Conv[] {
+  const raw = JSON.parse(fs.readFileSync(file, "utf8"));
+  const list = Array.isArray(raw) ? raw : [raw];
+  return list.map((c) => ({ ...(c.conversation ?? {}), ...(c.observation ?? {}), ...c }));
+}
+
+function parseDate(s: string | undefined): Date {
+  const m = s?.match(/(\d+):(\d+)\s*(am|pm)\s+on\s+(\d+)\s+(\w+),?\s+(\d{4})/i);
+  if (!m) return new Date("2023-01-01T00:00:00Z");
+  let h = Number(m[1]) % 12;
+  if (m[3].toLowerCase() === "pm") h += 12;
+  return new Date(`${m[5]} ${m[4]}, ${m[6]} ${String(h).padStart(2, "0")}:${m[2]}:00 UTC`);
+}
+
+const evidenceIds = (e: unknown): string[] =>
+  (Array.isArray(e) ? e : [e]).flatMap((x) => String(x ?? "").split(/[;,\s]+/)).map((x) => x.trim()).filter((x) => /^D\d+:\d+$/.test(x));
+
+type Row = { mode: string; budget: number | string; any: number[]; all: number[]; tokens: number[]; ms: number[] };
+
+async function main() {
+  const inputs = files(process.argv.slice(2));
+  const rows = new Map<string, Row>();
+  const row = (mode: string, budget: number | string) => {
+    const k = `${mode}|${budget}`;
+    if (!rows.has(k)) rows.set(k, { mode, budget, any: [], all: [], tokens: [], ms: [] });
+    return rows.get(k)!;
+  };
+  let questions = 0;
+
+  for (const mode of ["messages_only", "with_memories"] as const) {
+    for (const file of inputs) {
+      for (const conv of conversations(file)) {
+        const t = await createTestDb("pglite");
+        const user = await t.db.user.create({ data: { email: `${path.basename(file)}-${mode}@locomo.test` } });
+        const sessions = Object.keys(conv)
+          .map((k) => k.match(/^session_(\d+)$/)?.[1])
+          .filter((n): n is string => !!n && Array.isArray(conv[`session_${n}`]))
+          .map(Number)
+          .sort((a, b) => a - b);
+        const allTurns: Array<{ id: string; text: string; tokens: number; date: Date }> = [];
+        for (const n of sessions) {
+          const date = parseDate(conv[`session_${n}_date_time`] as string);
+          const thread = await t.db.thread.create({ data: { userId: user.id, title: `Session ${n}`, createdAt: date, lastActivityAt: date } });
+          const turns = conv[`session_${n}`] as Turn[];
+          const speakerA = conv.speaker_a as string | undefined;
+          const items = turns.map((turn) => ({
+            role: turn.speaker === speakerA ? ("user" as const) : ("assistant" as const),
+            content: `${turn.speaker}: ${turn.text}${turn.blip_caption ? ` [shares a photo: ${turn.blip_caption}]` : ""}`,
+            sourceRef: turn.dia_id,
+          }));
+          await appendItems(t.db, thread.id, items);
+          for (const it of items) allTurns.push({ id: it.sourceRef, text: it.content, tokens: countTokens(it.content) + 4, date });
+          if (mode === "with_memories") {
+            const obs = conv[`session_${n}_observation`] as Record<string, Array<[string, unknown]>> | undefined;
+            for (const list of Object.values(obs ?? {})) {
+              for (const [text, ev] of list) {
+                await t.db.memory.create({
+                  data: { userId: user.id, text: text.slice(0, 500), source: "inferred", kind: "fact", sourceRef: evidenceIds(ev).join(","), tokens: countTokens(text), createdAt: date, updatedAt: date },
+                });
+              }
+            }
+          }
+        }
+        const fullTokens = allTurns.reduce((s, x) => s + x.tokens, 0);
+        for (const qa of conv.qa.filter((q) => [1, 2, 3, 4].includes(q.category))) {
+          const ev = evidenceIds(qa.evidence);
+          if (!ev.length) continue;
+          if (mode === "messages_only") questions++;
+          for (const budget of BUDGETS) {
+            const t0 = performance.now();
+            const r = await recall(t.db, user.id, qa.question, { budget });
+            const ms = performance.now() - t0;
+            const covered = new Set<string>([...r.passages.flatMap((p) => p.sourceRefs), ...r.memories.flatMap((m) => (m.sourceRef ?? "").split(","))]);
+            const rw = row(mode, budget);
+            rw.any.push(ev.some((e) => covered.has(e)) ? 1 : 0);
+            rw.all.push(ev.every((e) => covered.has(e)) ? 1 : 0);
+            rw.tokens.push(r.tokens);
+            rw.ms.push(ms);
+            // Baseline: the newest turns that fit the budget.
+            const recent = new Set<string>();
+            let used = 0;
+            for (let i = allTurns.length - 1; i >= 0 && used + allTurns[i].tokens <= budget; i--) {
+              used += allTurns[i].tokens;
+              recent.add(allTurns[i].id);
+            }
+            const rr = row(`${mode}:recent`, budget);
+            rr.any.push(ev.some((e) => recent.has(e)) ? 1 : 0);
+            rr.all.push(ev.every((e) => recent.has(e)) ? 1 : 0);
+            rr.tokens.push(used);
+            rr.ms.push(0);
+          }
+          const fr = row(`${mode}:full_history`, "all");
+          fr.any.push(1);
+          fr.all.push(ev.every((e) => allTurns.some((x) => x.id === e)) ? 1 : 0);
+          fr.tokens.push(fullTokens);
+          fr.ms.push(0);
+        }
+        await t.close();
+      }
+    }
+  }
+
+  const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
+  console.log(`Recall on ${inputs.length} LoCoMo file(s), ${questions} questions (categories 1-4), PGlite, ${new Date().toISOString().slice(0, 10)}`);
+  console.log(
+    table(
+      [...rows.values()].map((r) => ({
+        mode: r.mode,
+        budget: r.budget,
+        recall_any: round(mean(r.any), 3),
+        recall_all: round(mean(r.all), 3),
+        mean_tokens: round(mean(r.tokens), 0),
+        p50_ms: round(percentile(r.ms, 50)),
+        p95_ms: round(percentile(r.ms, 95)),
+      })),
+    ),
+  );
+  const get = (mode: string, budget: number | string) => rows.get(`${mode}|${budget}`)!;
+  const keys = (mode: "with_memories" | "messages_only", prefix: string) => ({
+    [`${prefix}recall_any_at_2000`]: round(mean(get(mode, 2000).any), 3),
+    [`${prefix}recall_all_at_2000`]: round(mean(get(mode, 2000).all), 3),
+    [`${prefix}mean_tokens_at_2000`]: round(mean(get(mode, 2000).tokens), 0),
+    [`${prefix}p95_ms_at_2000`]: round(percentile(get(mode, 2000).ms, 95)),
+    [`${prefix}recent_recall_any_at_2000`]: round(mean(get(`${mode}:recent`, 2000).any), 3),
+    [`${prefix}full_history_mean_tokens`]: round(mean(get(`${mode}:full_history`, "all").tokens), 0),
+  });
+  console.log(JSON.stringify({ questions, ...keys("with_memories", ""), ...keys("messages_only", "messages_only_") }));
+  process.exit(0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
