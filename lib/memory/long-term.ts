@@ -183,19 +183,36 @@ export function queryTerms(text: string, max = 24): string[] {
 
 export type RankedMemory = Pick<Memory, "id" | "text" | "kind" | "source" | "pinned" | "tokens" | "updatedAt" | "sourceRef"> & { rank: number };
 
-/** The user's active memories ranked by relevance to `text` (full-text, OR of its words). */
+/**
+ * The user's active memories ranked by relevance to `text`: each matching word
+ * adds its inverse document frequency over the user's memories (BM25 without
+ * term frequency), so distinctive words decide the order.
+ */
 export async function searchMemories(db: Db, userId: string, text: string, limit = 20): Promise<RankedMemory[]> {
   const terms = queryTerms(text);
   if (!terms.length) return [];
   return db.$queryRawUnsafe<RankedMemory[]>(
-    `SELECT id, text, kind::text AS kind, source::text AS source, pinned, tokens, "updatedAt", "sourceRef",
-            ts_rank_cd(search, q)::float8 AS rank
-     FROM "Memory", to_tsquery('english', $2) q
-     WHERE "userId" = $1 AND status = 'active' AND search @@ q AND ("expiresAt" IS NULL OR "expiresAt" > now())
-     ORDER BY rank DESC, "updatedAt" DESC LIMIT $3`,
+    `WITH terms AS (
+       SELECT to_tsquery('english', t) AS q, t AS term FROM unnest($4::text[]) AS t
+     ), usable AS (SELECT term, q FROM terms WHERE numnode(q) > 0),
+     docs AS (
+       SELECT id, text, kind, source, pinned, tokens, "updatedAt", "sourceRef", search FROM "Memory"
+       WHERE "userId" = $1 AND status = 'active' AND search @@ to_tsquery('english', $2)
+         AND ("expiresAt" IS NULL OR "expiresAt" > now())
+     ), total AS (
+       SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" WHERE "userId" = $1 AND status = 'active'
+     ), df AS (
+       SELECT u.term, count(*)::float8 AS df FROM docs d JOIN usable u ON d.search @@ u.q GROUP BY u.term
+     )
+     SELECT d.id, d.text, d.kind::text AS kind, d.source::text AS source, d.pinned, d.tokens, d."updatedAt", d."sourceRef",
+            sum(ln(1 + (total.n - df.df + 0.5) / (df.df + 0.5)))::float8 AS rank
+     FROM docs d JOIN usable u ON d.search @@ u.q JOIN df ON df.term = u.term CROSS JOIN total
+     GROUP BY d.id, d.text, d.kind, d.source, d.pinned, d.tokens, d."updatedAt", d."sourceRef"
+     ORDER BY rank DESC, d."updatedAt" DESC LIMIT $3`,
     userId,
     terms.join(" | "),
     limit,
+    terms,
   );
 }
 

@@ -87,12 +87,30 @@ async function searchPassages(db: Db, userId: string, text: string, excludeThrea
   const terms = queryTerms(text);
   if (!terms.length) return [];
   return db.$queryRawUnsafe<Array<Neighbor & { hit: string; hitPosition: number; rank: number }>>(
-    `WITH hits AS (
-       SELECT i.id, i."threadId", i.position, ts_rank_cd(i.search, q)::float8 AS rank
-       FROM "Item" i JOIN "Thread" t ON t.id = i."threadId" JOIN "User" u ON u.id = t."userId", to_tsquery('english', $2) q
-       WHERE t."userId" = $1 AND NOT t.temporary AND i."createdAt" > COALESCE(u."memoryResetAt", '-infinity'::timestamp) AND ($3::text IS NULL OR t.id <> $3::text)
-         AND i.role IN ('user', 'assistant') AND i.search @@ q
-       ORDER BY rank DESC LIMIT $4
+    // Ranked like BM25 without term frequency: each matching query word adds
+    // its inverse document frequency over the user's messages, so rare words
+    // ("Alhambra") count for far more than common ones ("went").
+    `WITH terms AS (
+       SELECT t AS term, to_tsquery('english', t) AS q FROM unnest($6::text[]) AS t
+     ), usable AS (
+       SELECT term, q FROM terms WHERE numnode(q) > 0
+     ), docs AS (
+       SELECT i.id, i."threadId", i.position, i.search FROM "Item" i
+       JOIN "Thread" t ON t.id = i."threadId" JOIN "User" u ON u.id = t."userId"
+       WHERE i.search @@ to_tsquery('english', $2)
+         AND t."userId" = $1 AND NOT t.temporary AND ($3::text IS NULL OR t.id <> $3::text)
+         AND i.role IN ('user', 'assistant') AND i."createdAt" > COALESCE(u."memoryResetAt", '-infinity'::timestamp)
+     ), total AS (
+       -- The user's message count, cheaply: positions handed out per thread.
+       SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = $1
+     ), df AS (
+       SELECT u.term, count(*)::float8 AS df FROM docs d JOIN usable u ON d.search @@ u.q GROUP BY u.term
+     ), hits AS (
+       SELECT d.id, d."threadId", d.position,
+              sum(ln(1 + (total.n - df.df + 0.5) / (df.df + 0.5)))::float8 AS rank
+       FROM docs d JOIN usable u ON d.search @@ u.q JOIN df ON df.term = u.term CROSS JOIN total
+       GROUP BY d.id, d."threadId", d.position
+       ORDER BY rank DESC, d.position DESC LIMIT $4
      )
      SELECT h.id AS hit, h.position AS "hitPosition", h.rank, n.id, n."threadId", n.position, n.role::text AS role, n.content,
             n."sourceRef", t.title, t."createdAt"
@@ -106,6 +124,7 @@ async function searchPassages(db: Db, userId: string, text: string, excludeThrea
     excludeThreadId ?? null,
     limit,
     n,
+    terms,
   );
 }
 
