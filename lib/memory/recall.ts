@@ -23,7 +23,8 @@ export async function recall(
   opts: { budget: number; excludeThreadId?: string; passages?: boolean; neighbors?: number },
 ): Promise<Recall> {
   const budget = opts.budget;
-  const n = opts.neighbors ?? 1;
+  // Two messages either side of a hit: the question it answers, the answer it got.
+  const n = opts.neighbors ?? 2;
   const [pinned, relevant, rows] = await Promise.all([
     db.memory.findMany({
       where: { userId, status: "active", pinned: true, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
@@ -35,12 +36,12 @@ export async function recall(
     opts.passages === false ? Promise.resolve([] as Array<Neighbor & { hit: string; hitPosition: number; rank: number }>) : searchPassages(db, userId, message, opts.excludeThreadId, 40, n),
   ]);
   // Group the rows back into hits (best first), each with its neighbours.
-  const hits: Array<{ threadId: string; position: number; rows: Neighbor[] }> = [];
-  const byHit = new Map<string, { threadId: string; position: number; rows: Neighbor[] }>();
+  const hits: Array<{ threadId: string; position: number; rank: number; rows: Neighbor[] }> = [];
+  const byHit = new Map<string, { threadId: string; position: number; rank: number; rows: Neighbor[] }>();
   for (const r of rows) {
     let h = byHit.get(r.hit);
     if (!h) {
-      h = { threadId: r.threadId, position: r.hitPosition, rows: [] };
+      h = { threadId: r.threadId, position: r.hitPosition, rank: r.rank, rows: [] };
       byHit.set(r.hit, h);
       hits.push(h);
     }
@@ -48,23 +49,20 @@ export async function recall(
   }
   let tokens = 0;
   const memories: RecalledMemory[] = [];
-  const seen = new Set<string>();
-  // Memories take up to 60% of the budget (pinned first), passages the rest.
-  const memoryBudget = hits.length ? Math.floor(budget * 0.6) : budget;
-  for (const m of [...pinned, ...relevant]) {
-    if (seen.has(m.id)) continue;
-    const cost = countTokens(m.text) + 8;
-    if (tokens + cost > memoryBudget) continue;
-    seen.add(m.id);
-    memories.push({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef });
-    tokens += cost;
-  }
-
   const passages: Passage[] = [];
-  const used = new Set<string>();
-  for (const h of hits) {
-    const rows = h.rows.filter((r) => !used.has(r.id)).sort((a, b) => a.position - b.position);
-    if (!rows.length) continue;
+  const seen = new Set<string>();
+  const usedItems = new Set<string>();
+  const takeMemory = (m: RecalledMemory) => {
+    if (seen.has(m.id)) return;
+    const cost = countTokens(m.text) + 8;
+    if (tokens + cost > budget) return;
+    seen.add(m.id);
+    memories.push(m);
+    tokens += cost;
+  };
+  const takePassage = (h: (typeof hits)[number]) => {
+    const rows = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
+    if (!rows.length) return;
     const p: Passage = {
       itemIds: rows.map((r) => r.id),
       threadId: h.threadId,
@@ -74,11 +72,22 @@ export async function recall(
       sourceRefs: rows.map((r) => r.sourceRef).filter((s): s is string => !!s),
     };
     const cost = countTokens(passageText(p)) + 2;
-    if (tokens + cost > budget) continue;
-    rows.forEach((r) => used.add(r.id));
+    if (tokens + cost > budget) return;
+    rows.forEach((r) => usedItems.add(r.id));
     passages.push(p);
     tokens += cost;
-  }
+  };
+
+  // Pinned memories first; then memories and passages interleaved by relevance
+  // (each list's scores scaled to its best match), until the budget is full.
+  for (const m of pinned) takeMemory(m);
+  const topM = relevant[0]?.rank || 1;
+  const topP = hits[0]?.rank || 1;
+  const candidates = [
+    ...relevant.map((m) => ({ score: m.rank / topM, take: () => takeMemory(m) })),
+    ...hits.map((h) => ({ score: h.rank / topP, take: () => takePassage(h) })),
+  ].sort((a, b) => b.score - a.score);
+  for (const c of candidates) c.take();
   return { memories, passages, tokens };
 }
 
