@@ -192,16 +192,16 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
   const terms = queryTerms(text);
   if (!terms.length) return [];
   return db.$queryRawUnsafe<RankedMemory[]>(
-    `WITH terms AS (
+    `WITH terms AS MATERIALIZED (
        SELECT to_tsquery('english', t) AS q, t AS term FROM unnest($4::text[]) AS t
-     ), usable AS (SELECT term, q FROM terms WHERE numnode(q) > 0),
-     docs AS (
+     ), usable AS MATERIALIZED (SELECT term, q FROM terms WHERE numnode(q) > 0),
+     docs AS MATERIALIZED (
        SELECT id, text, kind, source, pinned, tokens, "updatedAt", "sourceRef", search FROM "Memory"
        WHERE "userId" = $1 AND status = 'active' AND search @@ to_tsquery('english', $2)
          AND ("expiresAt" IS NULL OR "expiresAt" > now())
-     ), total AS (
+     ), total AS MATERIALIZED (
        SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" WHERE "userId" = $1 AND status = 'active'
-     ), df AS (
+     ), df AS MATERIALIZED (
        SELECT u.term, count(*)::float8 AS df FROM docs d JOIN usable u ON d.search @@ u.q GROUP BY u.term
      )
      SELECT d.id, d.text, d.kind::text AS kind, d.source::text AS source, d.pinned, d.tokens, d."updatedAt", d."sourceRef",

@@ -99,20 +99,20 @@ async function searchPassages(db: Db, userId: string, text: string, excludeThrea
     // Ranked like BM25 without term frequency: each matching query word adds
     // its inverse document frequency over the user's messages, so rare words
     // ("Alhambra") count for far more than common ones ("went").
-    `WITH terms AS (
+    `WITH terms AS MATERIALIZED (
        SELECT t AS term, to_tsquery('english', t) AS q FROM unnest($6::text[]) AS t
-     ), usable AS (
+     ), usable AS MATERIALIZED (
        SELECT term, q FROM terms WHERE numnode(q) > 0
-     ), docs AS (
+     ), docs AS MATERIALIZED (
        SELECT i.id, i."threadId", i.position, i.search FROM "Item" i
        JOIN "Thread" t ON t.id = i."threadId" JOIN "User" u ON u.id = t."userId"
        WHERE i.search @@ to_tsquery('english', $2)
          AND t."userId" = $1 AND NOT t.temporary AND ($3::text IS NULL OR t.id <> $3::text)
          AND i.role IN ('user', 'assistant') AND i."createdAt" > COALESCE(u."memoryResetAt", '-infinity'::timestamp)
-     ), total AS (
+     ), total AS MATERIALIZED (
        -- The user's message count, cheaply: positions handed out per thread.
        SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = $1
-     ), df AS (
+     ), df AS MATERIALIZED (
        SELECT u.term, count(*)::float8 AS df FROM docs d JOIN usable u ON d.search @@ u.q GROUP BY u.term
      ), hits AS (
        SELECT d.id, d."threadId", d.position,

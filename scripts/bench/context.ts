@@ -26,8 +26,14 @@ const { percentile, round, table } = await import("./stats");
 
 const SIZES = [100, 1_000, 10_000];
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
-const WORDS = "the quick brown fox jumps over a lazy dog while memory keeps every detail of our long conversation safe".split(" ");
-const sentence = (i: number) => Array.from({ length: 25 + (i % 20) }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(" ");
+// Text with a realistic word distribution: a 5,000-word vocabulary drawn with
+// Zipf-like frequencies (a few very common words, a long tail of rare ones).
+const VOCAB = Array.from({ length: 5000 }, (_, i) => i.toString(36).replace(/\d/g, (d) => "qxzjvwkyfb"[Number(d)]) + "o");
+let seed = 7;
+const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const zipf = () => VOCAB[Math.min(VOCAB.length - 1, Math.floor(Math.exp(rand() * Math.log(VOCAB.length))) - 1)];
+const sentence = (i: number) => Array.from({ length: 25 + (i % 20) }, zipf).join(" ");
+const WORDS = VOCAB.slice(20, 400);
 
 type EngineResult = { engine: string; p50: Record<number, number>; p95: Record<number, number>; windowP95: Record<number, number> };
 const MEMORIES = 1_000;
@@ -78,23 +84,32 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
   const mock = await startMockLlm();
   await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-chat" }, user.id);
   clearConnectionCache(t.db);
-  let queries = 0;
+  // Sequential round trips: queries issued while an earlier one is still
+  // running share its "wave"; a query issued after every earlier one finished
+  // starts a new wave. Waves before the model request are what a turn waits for.
+  let waves = 0;
+  let inFlight = 0;
   let atModel = -1;
   mock.onRequest = () => {
-    if (atModel < 0) atModel = queries;
+    if (atModel < 0) atModel = waves;
   };
   const counted = t.db.$extends({
     query: {
-      $allOperations: ({ args, query }) => {
-        queries++;
-        return query(args);
+      $allOperations: async ({ args, query }) => {
+        if (inFlight === 0) waves++;
+        inFlight++;
+        try {
+          return await query(args);
+        } finally {
+          inFlight--;
+        }
       },
     },
   }) as unknown as typeof t.db;
   const ttft: number[] = [];
   let roundTrips = 0;
   for (let i = 0; i < 60; i++) {
-    queries = 0;
+    waves = 0;
     atModel = -1;
     const t0 = performance.now();
     let first = -1;
