@@ -47,6 +47,7 @@ const schema = z.object({
   MNEMO_MAX_MESSAGE_CHARS: intWithDefault(20_000, 100),
   MNEMO_SYSTEM_PROMPT: optional,
   MNEMO_MEMORY_TOKEN_BUDGET: intWithDefault(800, 0),
+  MNEMO_MEMORY_EXPIRE_DAYS: intWithDefault(0, 0),
 });
 
 export type Config = {
@@ -64,7 +65,7 @@ export type Config = {
   passwordMinLength: number;
   rateLimit: { signinPerEmail: number; signinPerIp: number; registerPerIp: number; windowSeconds: number };
   chat: { historyTokenBudget: number; historyMaxItems: number; summaries: boolean; maxMessageChars: number; systemPrompt: string };
-  memory: { tokenBudget: number };
+  memory: { tokenBudget: number; expireUnusedDays: number };
 };
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -159,7 +160,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       maxMessageChars: env.MNEMO_MAX_MESSAGE_CHARS,
       systemPrompt: env.MNEMO_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
     },
-    memory: { tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET },
+    memory: { tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET, expireUnusedDays: env.MNEMO_MEMORY_EXPIRE_DAYS },
   };
 }
 

@@ -17,6 +17,7 @@ import { appendItems, appendItemsMeta, type AppendMeta, type NewItem, type Sessi
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
 import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { extractMemories } from "@/lib/memory/extract";
+import { expireUnusedMemories } from "@/lib/memory/long-term";
 import { messageTokens } from "@/lib/memory/tokens";
 import { buildPrompt, loadContext, type Context } from "./context";
 import { createThread, ThreadNotFoundError } from "./threads";
@@ -301,6 +302,7 @@ export async function* runTurn(
             answer,
             review: p.meta.memoryReview,
           });
+          await expireUnusedMemories(db, userId, getConfig().memory.expireUnusedDays);
         }),
       );
     }

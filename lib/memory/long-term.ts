@@ -172,6 +172,32 @@ export async function forgetEverything(db: Db, userId: string): Promise<number> 
   return deleted.count;
 }
 
+/**
+ * Optional expiry: archives the user's unpinned active memories not used (nor
+ * changed) for `days` days, with a version saying why. Archived, not deleted:
+ * the dashboard can restore them.
+ */
+export async function expireUnusedMemories(db: Db, userId: string, days: number, now = new Date()): Promise<number> {
+  if (days <= 0) return 0;
+  const cutoff = new Date(now.getTime() - days * 86_400_000);
+  const stale = await db.memory.findMany({
+    where: {
+      userId,
+      status: "active",
+      pinned: false,
+      OR: [{ lastUsedAt: { lt: cutoff } }, { lastUsedAt: null, updatedAt: { lt: cutoff } }],
+    },
+    select: { id: true, text: true },
+  });
+  for (const m of stale) {
+    await db.memory.update({
+      where: { id: m.id },
+      data: { status: "archived", versions: { create: { userId, oldText: m.text, newText: m.text, actor: "model", reason: `Expired: unused for ${days} days` } } },
+    });
+  }
+  return stale.length;
+}
+
 /** Words for an OR full-text query: letters and digits only (no tsquery syntax gets through). */
 export function queryTerms(text: string, max = 24): string[] {
   const stop = new Set(["the", "a", "an", "and", "or", "is", "are", "was", "were", "what", "who", "when", "where", "why", "how", "do", "does", "did", "i", "me", "my", "you", "your", "to", "of", "in", "on", "for", "it", "that", "this", "with", "about", "know"]);
