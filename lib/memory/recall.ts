@@ -98,44 +98,59 @@ async function searchPassages(db: Db, userId: string, text: string, excludeThrea
   return db.$queryRawUnsafe<Array<Neighbor & { hit: string; hitPosition: number; rank: number }>>(
     // Ranked like BM25 without term frequency: each matching query word adds
     // its inverse document frequency over the user's messages, so rare words
-    // ("Alhambra") count for far more than common ones ("went").
+    // ("Alhambra") count for far more than common ones ("went"). Words found in
+    // more than COMMON_WORD_DOCS messages are left out of the search (unless
+    // every word is that common): they add little to the ranking and would make
+    // the cost grow with the length of the history. Their counts stop there too.
     `WITH terms AS MATERIALIZED (
-       SELECT t AS term, to_tsquery('english', t) AS q FROM unnest($6::text[]) AS t
+       SELECT t AS term, to_tsquery('english', t) AS q FROM unnest($5::text[]) AS t
      ), usable AS MATERIALIZED (
        SELECT term, q FROM terms WHERE numnode(q) > 0
-     ), docs AS MATERIALIZED (
-       SELECT i.id, i."threadId", i.position, i.search FROM "Item" i
-       JOIN "Thread" t ON t.id = i."threadId" JOIN "User" u ON u.id = t."userId"
-       WHERE i.search @@ to_tsquery('english', $2)
-         AND t."userId" = $1 AND NOT t.temporary AND ($3::text IS NULL OR t.id <> $3::text)
-         AND i.role IN ('user', 'assistant') AND i."createdAt" > COALESCE(u."memoryResetAt", '-infinity'::timestamp)
+     ), mine AS MATERIALIZED (
+       SELECT t.id, COALESCE(u."memoryResetAt", '-infinity'::timestamp) AS since FROM "Thread" t JOIN "User" u ON u.id = t."userId"
+       WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)
      ), total AS MATERIALIZED (
        -- The user's message count, cheaply: positions handed out per thread.
        SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = $1
      ), df AS MATERIALIZED (
-       SELECT u.term, count(*)::float8 AS df FROM docs d JOIN usable u ON d.search @@ u.q GROUP BY u.term
+       SELECT u.term, u.q, (
+         SELECT count(*) FROM (
+           SELECT 1 FROM "Item" i JOIN mine m ON m.id = i."threadId"
+           WHERE i.search @@ u.q AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since LIMIT $6::int
+         ) c)::float8 AS df
+       FROM usable u
+     ), chosen AS MATERIALIZED (
+       SELECT term, q, df FROM df
+       WHERE df > 0 AND (df < $6::float8 OR NOT EXISTS (SELECT 1 FROM df d2 WHERE d2.df > 0 AND d2.df < $6::float8))
+     ), docs AS MATERIALIZED (
+       SELECT i.id, i."threadId", i.position, i.search FROM "Item" i JOIN mine m ON m.id = i."threadId"
+       WHERE i.search @@ (SELECT to_tsquery('english', string_agg(term, ' | ')) FROM chosen)
+         AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
      ), hits AS (
        SELECT d.id, d."threadId", d.position,
-              sum(ln(1 + (total.n - df.df + 0.5) / (df.df + 0.5)))::float8 AS rank
-       FROM docs d JOIN usable u ON d.search @@ u.q JOIN df ON df.term = u.term CROSS JOIN total
+              sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5)))::float8 AS rank
+       FROM docs d JOIN chosen c ON d.search @@ c.q CROSS JOIN total
        GROUP BY d.id, d."threadId", d.position
-       ORDER BY rank DESC, d.position DESC LIMIT $4
+       ORDER BY rank DESC, d.position DESC LIMIT $3
      )
      SELECT h.id AS hit, h.position AS "hitPosition", h.rank, n.id, n."threadId", n.position, n.role::text AS role, n.content,
             n."sourceRef", t.title, t."createdAt"
      FROM hits h
-     JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - $5 AND h.position + $5
+     JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - $4 AND h.position + $4
        AND n.role IN ('user', 'assistant') AND n.status IN ('complete', 'stopped')
      JOIN "Thread" t ON t.id = h."threadId"
      ORDER BY h.rank DESC, h.id, n.position`,
     userId,
-    terms.join(" | "),
     excludeThreadId ?? null,
     limit,
     n,
     terms,
+    COMMON_WORD_DOCS,
   );
 }
+
+/** A word in more of the user's messages than this is too common to search by. */
+const COMMON_WORD_DOCS = 1000;
 
 export const MEMORY_BLOCK_OPEN = "<user_memory>";
 export const MEMORY_BLOCK_CLOSE = "</user_memory>";
