@@ -4,8 +4,8 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import pg from "pg";
 import { startMockLlm } from "../testing/mock-llm";
+import { createPostgresDatabase } from "../testing/databases";
 import { openDatabase, resolveDatabaseTarget } from "../lib/db/engine";
 import { applyMigrations } from "../lib/db/migrate";
 
@@ -14,18 +14,12 @@ const port = Number(process.env.E2E_PORT ?? 3100);
 async function freshDatabaseUrl(): Promise<string | undefined> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) return undefined;
-  const name = `mnemo_e2e_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
+  const url = await createPostgresDatabase(base, "mnemo_e2e");
   // A PostgreSQL deployment migrates with `npm run db:migrate` before starting.
-  const db = await openDatabase(resolveDatabaseTarget({ DATABASE_URL: u.toString() }));
+  const db = await openDatabase(resolveDatabaseTarget({ DATABASE_URL: url }));
   await db.withConnection((c) => applyMigrations(c));
   await db.close();
-  return u.toString();
+  return url;
 }
 
 async function main() {

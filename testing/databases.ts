@@ -21,6 +21,18 @@ export type TestDb = {
 
 let counter = 0;
 
+/** Creates an empty PostgreSQL database next to `baseUrl` and returns its URL. */
+export async function createPostgresDatabase(baseUrl: string, prefix: string): Promise<string> {
+  const name = `${prefix}_${process.pid}_${Date.now()}_${counter++}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(baseUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
 export async function createTestDb(engine: Engine): Promise<TestDb> {
   if (engine === "pglite") {
     const database = await openDatabase({ kind: "pglite", dataDir: "", pgliteDir: null });
@@ -39,14 +51,8 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
     };
   }
   const base = process.env.TEST_DATABASE_URL!;
-  const name = `mnemo_t_${process.pid}_${Date.now()}_${counter++}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  const url = u.toString();
+  const url = await createPostgresDatabase(base, "mnemo_t");
+  const name = new URL(url).pathname.slice(1);
   const database = await openDatabase({ kind: "postgres", url });
   await database.withConnection((c) => applyMigrations(c));
   const db = new PrismaClient({ adapter: database.factory as never });

@@ -38,6 +38,11 @@ function toUi(view: ThreadView): UiItem[] {
 
 export const THREADS_CHANGED = "mnemo:threads-changed";
 
+/** A message shown before the server has saved it (replaced by the saved one). */
+function pendingItem(id: string, role: UiItem["role"], content: string, status: UiItem["status"]): UiItem {
+  return { id, parentId: null, role, content, status, error: null, model: null, promptTokens: null, completionTokens: null, siblingIds: [], toolCalls: null, memoriesUsed: [] };
+}
+
 type StreamEvent =
   | { type: "start"; threadId: string; userItemId: string; assistantItemId: string; model: string }
   | { type: "delta"; text: string }
@@ -90,20 +95,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
   async function stream(body: Record<string, unknown>, optimistic: { user?: UiItem; replaceId?: string; parentId?: string | null }) {
     setBusy(true);
     stick.current = true;
-    const tempAssistant: UiItem = {
-      id: "pending-assistant",
-      parentId: null,
-      role: "assistant",
-      content: "",
-      status: "streaming",
-      error: null,
-      model: null,
-      promptTokens: null,
-      completionTokens: null,
-      siblingIds: [],
-      toolCalls: null,
-      memoriesUsed: [],
-    };
+    const tempAssistant = pendingItem("pending-assistant", "assistant", "", "streaming");
     const before = items;
     setItems((prev) => {
       let base = prev;
@@ -213,20 +205,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
   async function send() {
     const content = draft;
     setDraft("");
-    const user: UiItem = {
-      id: "pending-user",
-      parentId: null,
-      role: "user",
-      content,
-      status: "complete",
-      error: null,
-      model: null,
-      promptTokens: null,
-      completionTokens: null,
-      siblingIds: [],
-      toolCalls: null,
-      memoriesUsed: [],
-    };
+    const user = pendingItem("pending-user", "user", content, "complete");
     const ok = await stream({ kind: "send", threadId: threadId ?? undefined, content, temporary: threadId ? undefined : temporary }, { user });
     if (!ok) setDraft(content); // never lose what the user typed
   }

@@ -7,8 +7,8 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { startMockLlm } from "../../testing/mock-llm";
+import { createPostgresDatabase } from "../../testing/databases";
 import { openDatabase, resolveDatabaseTarget } from "../../lib/db/engine";
 import { applyMigrations } from "../../lib/db/migrate";
 import { hashPassword } from "../../lib/auth/password";
@@ -25,14 +25,7 @@ async function prepareDatabase(): Promise<{ env: Record<string, string>; count: 
   let target;
   const env: Record<string, string> = {};
   if (process.env.DATABASE_URL) {
-    const name = `mnemo_load_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const u = new URL(process.env.DATABASE_URL);
-    u.pathname = `/${name}`;
-    env.DATABASE_URL = u.toString();
+    env.DATABASE_URL = await createPostgresDatabase(process.env.DATABASE_URL, "mnemo_load");
     target = resolveDatabaseTarget({ DATABASE_URL: env.DATABASE_URL });
   } else {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-load-"));
