@@ -68,8 +68,19 @@ export type NewMemory = {
 export async function addMemory(db: Db, userId: string, m: NewMemory, actor: MemoryActor, reason: string): Promise<Memory> {
   const text = clean(m.text);
   const norm = normalizeText(text);
-  const candidates = await db.memory.findMany({ where: { userId, status: { not: "archived" } }, take: 2000, orderBy: { updatedAt: "desc" } });
-  const dup = candidates.find((c) => normalizeText(c.text) === norm);
+  // Only memories containing every word of the new one can be duplicates: the
+  // full-text index finds them without reading all of the user's memories.
+  const candidates = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `SELECT id FROM "Memory"
+     WHERE "userId" = $1 AND status <> 'archived'
+       AND (CASE WHEN numnode(plainto_tsquery('english', $2)) > 0 THEN search @@ plainto_tsquery('english', $2)
+                 ELSE lower(text) = lower($2) END)
+     LIMIT 50`,
+    userId,
+    text,
+  );
+  const rows = candidates.length ? await db.memory.findMany({ where: { id: { in: candidates.map((c) => c.id) } } }) : [];
+  const dup = rows.find((c) => normalizeText(c.text) === norm);
   if (dup) {
     if (RANK[m.source] > RANK[dup.source] || (m.status === "active" && dup.status === "pending")) {
       return db.memory.update({ where: { id: dup.id }, data: { source: RANK[m.source] > RANK[dup.source] ? m.source : dup.source, status: "active" } });

@@ -4,7 +4,7 @@
 // thread id gets the same "not found" as an id that does not exist.
 import { z } from "zod";
 import { requireUser } from "@/lib/auth/session";
-import { getDb } from "@/lib/db/client";
+import { getDb, type Db } from "@/lib/db/client";
 import {
   ThreadNotFoundError,
   clearThread,
@@ -54,29 +54,24 @@ export async function deleteThreadAction(threadId: string): Promise<Result> {
   return guarded(async (userId) => void (await deleteThread(await getDb(), userId, threadIdSchema.parse(threadId))));
 }
 
-export async function switchBranchAction(threadId: string, itemId: string): Promise<Result<ThreadView>> {
+/** Changes a thread, then returns its new view for the chat to show. */
+function changeThread(threadId: string, change: (db: Db, userId: string, threadId: string) => Promise<unknown>): Promise<Result<ThreadView>> {
   return guarded(async (userId) => {
     const db = await getDb();
     const t = threadIdSchema.parse(threadId);
-    await switchBranch(db, userId, t, threadIdSchema.parse(itemId));
+    await change(db, userId, t);
     return threadView(db, userId, t);
   });
+}
+
+export async function switchBranchAction(threadId: string, itemId: string): Promise<Result<ThreadView>> {
+  return changeThread(threadId, (db, userId, t) => switchBranch(db, userId, t, threadIdSchema.parse(itemId)));
 }
 
 export async function undoTurnAction(threadId: string): Promise<Result<ThreadView>> {
-  return guarded(async (userId) => {
-    const db = await getDb();
-    const t = threadIdSchema.parse(threadId);
-    await undoLastTurn(db, userId, t);
-    return threadView(db, userId, t);
-  });
+  return changeThread(threadId, undoLastTurn);
 }
 
 export async function clearThreadAction(threadId: string): Promise<Result<ThreadView>> {
-  return guarded(async (userId) => {
-    const db = await getDb();
-    const t = threadIdSchema.parse(threadId);
-    await clearThread(db, userId, t);
-    return threadView(db, userId, t);
-  });
+  return changeThread(threadId, clearThread);
 }
