@@ -48,6 +48,11 @@ const schema = z.object({
   MNEMO_SYSTEM_PROMPT: optional,
   MNEMO_MEMORY_TOKEN_BUDGET: intWithDefault(800, 0),
   MNEMO_MEMORY_EXPIRE_DAYS: intWithDefault(0, 0),
+  MNEMO_ENCRYPTION_KEY: optional.pipe(z.string().min(32, "at least 32 characters (generate one with `openssl rand -base64 32`)").optional()),
+  MNEMO_ENCRYPTION_KEY_PREVIOUS: optional,
+  MNEMO_MESSAGE_RETENTION_DAYS: intWithDefault(0, 0),
+  MNEMO_TEMPORARY_CHAT_HOURS: intWithDefault(24, 1),
+  MNEMO_ADMIN_THREAD_ACCESS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
 });
 
 export type Config = {
@@ -66,6 +71,12 @@ export type Config = {
   rateLimit: { signinPerEmail: number; signinPerIp: number; registerPerIp: number; windowSeconds: number };
   chat: { historyTokenBudget: number; historyMaxItems: number; summaries: boolean; maxMessageChars: number; systemPrompt: string };
   memory: { tokenBudget: number; expireUnusedDays: number };
+  /** Master key for encryption at rest (undefined: stored in plain text); the previous one during rotation. */
+  encryption: { key?: string; previousKey?: string };
+  /** Messages older than this many days are hidden and then deleted (0: kept). */
+  retention: { messageDays: number; temporaryChatHours: number };
+  /** Whether admins may open users' threads and memories (always audited). */
+  adminThreadAccess: boolean;
 };
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -161,6 +172,9 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       systemPrompt: env.MNEMO_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
     },
     memory: { tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET, expireUnusedDays: env.MNEMO_MEMORY_EXPIRE_DAYS },
+    encryption: { key: env.MNEMO_ENCRYPTION_KEY, previousKey: env.MNEMO_ENCRYPTION_KEY_PREVIOUS },
+    retention: { messageDays: env.MNEMO_MESSAGE_RETENTION_DAYS, temporaryChatHours: env.MNEMO_TEMPORARY_CHAT_HOURS },
+    adminThreadAccess: env.MNEMO_ADMIN_THREAD_ACCESS !== "off",
   };
 }
 

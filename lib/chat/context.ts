@@ -4,7 +4,8 @@
 import type OpenAI from "openai";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { itemColumns, toItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
+import { itemColumns, openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
+import { cipherForThread, type ContentCipher } from "@/lib/crypto/content";
 import { promptable, selectWindow } from "@/lib/memory/window";
 import { MESSAGE_OVERHEAD, countTokens } from "@/lib/memory/tokens";
 
@@ -25,9 +26,10 @@ export async function loadContext(
   db: Db,
   threadId: string,
   leafId: string,
-  opts: { budget?: number; maxItems?: number } = {},
+  opts: { budget?: number; maxItems?: number; cipher?: ContentCipher } = {},
 ): Promise<Context> {
   const { chat } = getConfig();
+  const c = opts.cipher ?? (await cipherForThread(db, threadId));
   const budget = opts.budget ?? chat.historyTokenBudget;
   const rows = await db.$queryRawUnsafe<Row[]>(
     `WITH RECURSIVE path AS (
@@ -49,9 +51,9 @@ export async function loadContext(
   const first = rows[0];
   const summary: SummaryRef | null =
     first?.s_id != null
-      ? { id: first.s_id, content: first.s_content!, tokens: first.s_tokens!, throughPosition: first.s_through!, version: first.s_version! }
+      ? { id: first.s_id, content: c.open(first.s_content!), tokens: first.s_tokens!, throughPosition: first.s_through!, version: first.s_version! }
       : null;
-  const items = rows.map(toItem);
+  const items = rows.map((r) => openItem(c, r));
   const fresh = promptable(summary ? items.filter((i) => i.position > summary.throughPosition) : items);
   const { kept, dropped, tokens } = selectWindow(fresh, Math.max(0, budget - (summary?.tokens ?? 0)));
   return { window: kept, unsummarized: dropped, summary, historyTokens: tokens + (summary?.tokens ?? 0) };

@@ -6,6 +6,7 @@ import { getConfig } from "@/lib/config";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
 import type { SessionItem } from "@/lib/memory/session";
+import { cipherForThread } from "@/lib/crypto/content";
 import { summaryTokens, type SummaryRef } from "./context";
 
 const MAX_SUMMARY_CHARS = 4000;
@@ -41,6 +42,7 @@ export async function refreshSummary(
   const through = dropped[dropped.length - 1];
   // Versions count up per thread; a concurrent refresh losing the race on the
   // unique (threadId, version) simply leaves the other's summary in place.
+  const c = await cipherForThread(db, threadId);
   const last = await db.summary.findFirst({ where: { threadId }, orderBy: { version: "desc" }, select: { version: true } });
   await db.summary
     .create({
@@ -49,7 +51,7 @@ export async function refreshSummary(
         throughItemId: through.id,
         throughPosition: through.position,
         version: (last?.version ?? 0) + 1,
-        content,
+        content: c.seal(content),
         tokens: summaryTokens(content),
         model: conn.memoryModel,
       },

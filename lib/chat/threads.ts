@@ -3,6 +3,7 @@
 // like a thread that does not exist.
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
+import { cipherFor } from "@/lib/crypto/content";
 import { PrismaSession, ThreadNotFoundError, pathItems, type SessionItem } from "@/lib/memory/session";
 
 export { ThreadNotFoundError };
@@ -17,7 +18,8 @@ const TEMPORARY_LIFETIME_MS = 24 * 3600 * 1000;
 
 export async function createThread(db: Db, userId: string, opts: { temporary?: boolean; title?: string } = {}) {
   await db.thread.deleteMany({ where: { userId, temporary: true } });
-  return db.thread.create({ data: { userId, temporary: !!opts.temporary, title: opts.title } });
+  const c = await cipherFor(db, userId);
+  return db.thread.create({ data: { userId, temporary: !!opts.temporary, title: opts.title === undefined ? undefined : c.seal(opts.title) } });
 }
 
 export async function ownedThread(db: Db, userId: string, threadId: string) {
@@ -45,6 +47,7 @@ export const listThreadsInput = z.object({
 /** A page of the user's threads, newest activity first (keyset pagination). */
 export async function listThreads(db: Db, userId: string, input: z.input<typeof listThreadsInput>) {
   const { cursor, q, archived, limit } = listThreadsInput.parse(input);
+  const c = await cipherFor(db, userId);
   let after: { at: Date; id: string } | undefined;
   if (cursor) {
     const [at, id] = cursor.split("|");
@@ -55,18 +58,21 @@ export async function listThreads(db: Db, userId: string, input: z.input<typeof 
       userId,
       archived,
       temporary: false,
-      ...(q ? { title: { contains: q, mode: "insensitive" as const } } : {}),
+      // Encrypted titles are searched after decryption, below.
+      ...(q && !c.enabled ? { title: { contains: q, mode: "insensitive" as const } } : {}),
       ...(after ? { OR: [{ lastActivityAt: { lt: after.at } }, { lastActivityAt: after.at, id: { lt: after.id } }] } : {}),
     },
     orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
-    take: limit + 1,
+    take: q && c.enabled ? 5000 : limit + 1,
     select: { id: true, title: true, lastActivityAt: true, archived: true },
   });
-  const page = rows.slice(0, limit);
+  const opened = rows.map((t) => ({ ...t, title: t.title === null ? null : c.open(t.title) }));
+  const matching = q && c.enabled ? opened.filter((t) => t.title?.toLowerCase().includes(q.toLowerCase())).slice(0, limit + 1) : opened;
+  const page = matching.slice(0, limit);
   const last = page.at(-1);
   return {
     threads: page.map((t) => ({ ...t, lastActivityAt: t.lastActivityAt.toISOString() })) as ThreadSummary[],
-    nextCursor: rows.length > limit && last ? `${last.lastActivityAt.toISOString()}|${last.id}` : null,
+    nextCursor: matching.length > limit && last ? `${last.lastActivityAt.toISOString()}|${last.id}` : null,
   };
 }
 
@@ -75,8 +81,8 @@ async function updateOwned(db: Db, userId: string, threadId: string, data: { tit
   if (r.count === 0) throw new ThreadNotFoundError();
 }
 
-export const renameThread = (db: Db, userId: string, threadId: string, title: string) =>
-  updateOwned(db, userId, threadId, { title: titleSchema.parse(title) });
+export const renameThread = async (db: Db, userId: string, threadId: string, title: string) =>
+  updateOwned(db, userId, threadId, { title: (await cipherFor(db, userId)).seal(titleSchema.parse(title)) });
 export const setArchived = (db: Db, userId: string, threadId: string, archived: boolean) => updateOwned(db, userId, threadId, { archived });
 
 export async function deleteThread(db: Db, userId: string, threadId: string) {
@@ -97,7 +103,7 @@ const VIEW_LIMIT = 500;
 /** The active branch with, for each message, its siblings (for "‹ 1/2 ›"). */
 export async function threadView(db: Db, userId: string, threadId: string): Promise<ThreadView> {
   const t = await ownedThread(db, userId, threadId);
-  const items = await pathItems(db, threadId, t.activeLeafId, VIEW_LIMIT + 1);
+  const items = await pathItems(db, threadId, t.activeLeafId, VIEW_LIMIT + 1, await cipherFor(db, userId));
   const truncated = items.length > VIEW_LIMIT;
   const shown = truncated ? items.slice(1) : items;
   const parentIds = [...new Set(shown.map((i) => i.parentId).filter((p): p is string => !!p))];
@@ -114,11 +120,12 @@ export async function threadView(db: Db, userId: string, threadId: string): Prom
     }),
   ]);
   const usedBy = new Map<string, Array<{ id: string; text: string }>>();
-  for (const u of uses) usedBy.set(u.itemId, [...(usedBy.get(u.itemId) ?? []), u.memory]);
+  const c = await cipherFor(db, userId);
+  for (const u of uses) usedBy.set(u.itemId, [...(usedBy.get(u.itemId) ?? []), { id: u.memory.id, text: c.open(u.memory.text) }]);
   const byParent = new Map<string | null, string[]>();
   for (const s of siblings) byParent.set(s.parentId, [...(byParent.get(s.parentId) ?? []), s.id]);
   return {
-    thread: { id: t.id, title: t.title, temporary: t.temporary, archived: t.archived },
+    thread: { id: t.id, title: t.title === null ? null : c.open(t.title), temporary: t.temporary, archived: t.archived },
     items: shown.map((i) => ({ ...i, siblingIds: byParent.get(i.parentId) ?? [i.id], memoriesUsed: usedBy.get(i.id) ?? [] })),
     totals: { promptTokens: totals._sum.promptTokens ?? 0, completionTokens: totals._sum.completionTokens ?? 0 },
     truncated,

@@ -1,5 +1,6 @@
 // Thread titles: the first message's opening words at once, then a short title
 // from the memory model after the first exchange (off the hot path).
+import { cipherForThread } from "@/lib/crypto/content";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
@@ -19,5 +20,5 @@ export async function generateTitle(db: Db, conn: ModelConnection, threadId: str
     max_tokens: 24,
   });
   const title = res.choices[0]?.message?.content?.replace(/^["'\s]+|["'.\s]+$/g, "").replace(/\s+/g, " ").slice(0, 80);
-  if (title) await db.thread.update({ where: { id: threadId }, data: { title } });
+  if (title) await db.thread.update({ where: { id: threadId }, data: { title: (await cipherForThread(db, threadId)).seal(title) } });
 }

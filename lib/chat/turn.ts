@@ -8,6 +8,7 @@
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
 import OpenAI from "openai";
+import { cipherFor, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
@@ -85,7 +86,7 @@ type Prepared = {
 const NO_META: AppendMeta = { temporary: false, memoryPaused: false, memoryReview: false };
 
 /** Step 1: validate and save the question and an empty answer. */
-async function prepare(db: Db, userId: string, req: TurnRequest): Promise<Prepared> {
+async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCipher): Promise<Prepared> {
   const state = await resolveConnectionCached(db);
   if (!state.configured) throw new TurnError(state.reason, 409);
   const conn = state.connection;
@@ -93,7 +94,7 @@ async function prepare(db: Db, userId: string, req: TurnRequest): Promise<Prepar
 
   if (req.kind === "send") {
     const threadId = req.threadId ?? (await createThread(db, userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
-    const { items: added, meta } = await appendItemsMeta(db, threadId, [{ role: "user", content: req.content }, placeholder], { ownerId: userId });
+    const { items: added, meta } = await appendItemsMeta(db, threadId, [{ role: "user", content: req.content }, placeholder], { ownerId: userId, cipher: c });
     if (!added.length) throw new ThreadNotFoundError();
     return { threadId, userItem: added[0], assistant: added[1], conn, firstExchange: added[0].position === 0, meta: meta ?? NO_META };
   }
@@ -109,6 +110,7 @@ async function prepare(db: Db, userId: string, req: TurnRequest): Promise<Prepar
     const { items: added, meta } = await appendItemsMeta(db, req.threadId, [{ role: "user", content: req.content }, placeholder], {
       parent: target.parentId,
       ownerId: userId,
+      cipher: c,
     });
     if (!added.length) throw new ThreadNotFoundError();
     return { threadId: req.threadId, userItem: added[0], assistant: added[1], conn, firstExchange: false, meta: meta ?? NO_META };
@@ -117,11 +119,15 @@ async function prepare(db: Db, userId: string, req: TurnRequest): Promise<Prepar
   // regenerate (a new branch) or retry (a failed answer is replaced)
   if (target.role !== "assistant" || !target.parentId) throw new TurnError("Only answers can be regenerated.", 400);
   if (target.status === "failed") await db.item.deleteMany({ where: { id: target.id, status: "failed" } });
-  const { items: added, meta } = await appendItemsMeta(db, req.threadId, [placeholder], { parent: target.parentId, ownerId: userId });
+  const { items: added, meta } = await appendItemsMeta(db, req.threadId, [placeholder], { parent: target.parentId, ownerId: userId, cipher: c });
   if (!added.length) throw new ThreadNotFoundError();
   // The question this answer belongs to (after tool rounds, walk back to it).
-  const path = await loadContext(db, req.threadId, target.parentId, { budget: 1_000_000, maxItems: 20 });
-  const userItem = [...path.window].reverse().find((i) => i.role === "user") ?? (await db.item.findUniqueOrThrow({ where: { id: target.parentId } }));
+  const path = await loadContext(db, req.threadId, target.parentId, { budget: 1_000_000, maxItems: 20, cipher: c });
+  const parentRow = async () => {
+    const row = await db.item.findUniqueOrThrow({ where: { id: target.parentId! } });
+    return { ...row, content: c.open(row.content) };
+  };
+  const userItem = [...path.window].reverse().find((i) => i.role === "user") ?? (await parentRow());
   return {
     threadId: req.threadId,
     userItem: { ...userItem, toolCalls: null } as unknown as SessionItem,
@@ -132,11 +138,12 @@ async function prepare(db: Db, userId: string, req: TurnRequest): Promise<Prepar
   };
 }
 
-async function finish(db: Db, itemId: string, data: Partial<SessionItem>): Promise<SessionItem> {
+async function finish(db: Db, c: ContentCipher, itemId: string, data: Partial<SessionItem>): Promise<SessionItem> {
   const row = await db.item.update({
     where: { id: itemId },
     data: {
-      content: data.content,
+      content: data.content !== undefined ? c.seal(data.content) : undefined,
+      searchTokens: data.content !== undefined ? c.searchTokens(data.content) : undefined,
       status: data.status,
       error: data.error,
       model: data.model,
@@ -145,7 +152,7 @@ async function finish(db: Db, itemId: string, data: Partial<SessionItem>): Promi
       tokens: data.content !== undefined ? messageTokens(data.content) : undefined,
     },
   });
-  return { ...row, toolCalls: null } as unknown as SessionItem;
+  return { ...row, content: data.content ?? c.open(row.content), toolCalls: null } as unknown as SessionItem;
 }
 
 export async function* runTurn(
@@ -156,14 +163,15 @@ export async function* runTurn(
 ): AsyncGenerator<TurnEvent> {
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new TurnError(parsed.error.issues[0].message, 400);
-  const p = await prepare(db, userId, parsed.data);
+  const c = await cipherFor(db, userId);
+  const p = await prepare(db, userId, parsed.data, c);
   yield { type: "start", threadId: p.threadId, userItemId: p.userItem.id, assistantItemId: p.assistant.id, model: p.conn.chatModel };
 
   // Long-term memory is neither read nor written in temporary chats.
   const useMemory = !p.meta.temporary;
   const memBudget = getConfig().memory.tokenBudget;
   const [ctx, recalled] = await Promise.all([
-    loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id),
+    loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
     useMemory && memBudget > 0
       ? recall(db, userId, p.userItem.content, { budget: memBudget, excludeThreadId: p.threadId })
       : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
@@ -223,7 +231,7 @@ export async function* runTurn(
             const id = assistant.id;
             flushing = flushing.then(async () => {
               const r = await db.item
-                .updateMany({ where: { id, status: "streaming" }, data: { content: snapshot } })
+                .updateMany({ where: { id, status: "streaming" }, data: { content: c.seal(snapshot) } })
                 .catch(() => ({ count: 1 }));
               if (r.count === 0) abort.abort(); // stopped from another instance
             });
@@ -239,7 +247,13 @@ export async function* runTurn(
       const toolCalls: ToolCall[] = [...calls.values()].map((c, i) => ({ id: c.id || `call_${i}`, name: c.name, arguments: c.arguments }));
       await db.item.update({
         where: { id: assistant.id },
-        data: { content: text, toolCalls, status: "complete", tokens: messageTokens(text, JSON.stringify(toolCalls)) },
+        data: {
+          content: c.seal(text),
+          searchTokens: c.searchTokens(text),
+          toolCalls: sealJson(c, toolCalls),
+          status: "complete",
+          tokens: messageTokens(text, JSON.stringify(toolCalls)),
+        },
       });
       const results: NewItem[] = [];
       for (const c of toolCalls) {
@@ -248,6 +262,7 @@ export async function* runTurn(
       }
       const added = await appendItems(db, p.threadId, [...results, { role: "assistant", status: "streaming", model: p.conn.chatModel }], {
         parent: assistant.id,
+        cipher: c,
       });
       running.delete(assistant.id);
       const next = added[added.length - 1];
@@ -260,7 +275,7 @@ export async function* runTurn(
       assistant = next;
       running.set(assistant.id, abort);
     }
-    final = await finish(db, assistant.id, {
+    final = await finish(db, c, assistant.id, {
       content: text,
       status: "complete",
       promptTokens: promptTokens.any ? promptTokens.prompt : null,
@@ -275,11 +290,11 @@ export async function* runTurn(
   } catch (e) {
     const aborted = abort.signal.aborted || e instanceof OpenAI.APIUserAbortError;
     if (aborted) {
-      final = await finish(db, assistant.id, { content: text, status: "stopped" });
+      final = await finish(db, c, assistant.id, { content: text, status: "stopped" });
       yield { type: "done", item: final, memoriesUsed: [] };
     } else {
       const message = describeModelError(e);
-      final = await finish(db, assistant.id, { content: text, status: "failed", error: message });
+      final = await finish(db, c, assistant.id, { content: text, status: "failed", error: message });
       yield { type: "error", message, item: final };
     }
   }

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import type { Memory, MemoryActor, MemoryKind, MemorySource, MemoryStatus } from "@/lib/generated/prisma/client";
+import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import { redactSecrets } from "./secrets";
 
@@ -42,6 +43,11 @@ export function normalizeText(s: string): string {
     .trim();
 }
 
+/** A memory row as the user reads it (text decrypted when encryption at rest is on). */
+export const openMemory = <T extends { text: string }>(c: ContentCipher, m: T): T => (c.enabled ? { ...m, text: c.open(m.text) } : m);
+/** The stored columns for a memory's text. */
+const storedText = (c: ContentCipher, text: string) => ({ text: c.seal(text), searchTokens: c.searchTokens(text) });
+
 function clean(text: string): string {
   const parsed = memoryTextSchema.parse(text);
   const r = redactSecrets(parsed);
@@ -68,29 +74,39 @@ export type NewMemory = {
 export async function addMemory(db: Db, userId: string, m: NewMemory, actor: MemoryActor, reason: string): Promise<Memory> {
   const text = clean(m.text);
   const norm = normalizeText(text);
+  const c = await cipherFor(db, userId);
   // Only memories containing every word of the new one can be duplicates: the
   // full-text index finds them without reading all of the user's memories.
-  const candidates = await db.$queryRawUnsafe<Array<{ id: string }>>(
-    `SELECT id FROM "Memory"
-     WHERE "userId" = $1 AND status <> 'archived'
-       AND (CASE WHEN numnode(plainto_tsquery('english', $2)) > 0 THEN search @@ plainto_tsquery('english', $2)
-                 ELSE lower(text) = lower($2) END)
-     LIMIT 50`,
-    userId,
-    text,
-  );
-  const rows = candidates.length ? await db.memory.findMany({ where: { id: { in: candidates.map((c) => c.id) } } }) : [];
-  const dup = rows.find((c) => normalizeText(c.text) === norm);
+  const keyed = c.searchTerms(normalizeText(text).split(" ").filter(Boolean)).terms;
+  const candidates = c.enabled
+    ? await db.$queryRawUnsafe<Array<{ id: string }>>(
+        `SELECT id FROM "Memory" WHERE "userId" = $1 AND status <> 'archived'
+           AND ($2 = '' OR search @@ to_tsquery('simple', $2)) LIMIT 200`,
+        userId,
+        keyed.join(" & "),
+      )
+    : await db.$queryRawUnsafe<Array<{ id: string }>>(
+        `SELECT id FROM "Memory"
+         WHERE "userId" = $1 AND status <> 'archived'
+           AND (CASE WHEN numnode(plainto_tsquery('english', $2)) > 0 THEN search @@ plainto_tsquery('english', $2)
+                     ELSE lower(text) = lower($2) END)
+         LIMIT 50`,
+        userId,
+        text,
+      );
+  const rows = candidates.length ? await db.memory.findMany({ where: { id: { in: candidates.map((x) => x.id) } } }) : [];
+  const dup = rows.map((x) => openMemory(c, x)).find((x) => normalizeText(x.text) === norm);
   if (dup) {
     if (RANK[m.source] > RANK[dup.source] || (m.status === "active" && dup.status === "pending")) {
-      return db.memory.update({ where: { id: dup.id }, data: { source: RANK[m.source] > RANK[dup.source] ? m.source : dup.source, status: "active" } });
+      const updated = await db.memory.update({ where: { id: dup.id }, data: { source: RANK[m.source] > RANK[dup.source] ? m.source : dup.source, status: "active" } });
+      return openMemory(c, updated);
     }
     return dup;
   }
-  return db.memory.create({
+  const created = await db.memory.create({
     data: {
       userId,
-      text,
+      ...storedText(c, text),
       kind: m.kind ?? "fact",
       source: m.source,
       status: m.status ?? "active",
@@ -100,15 +116,16 @@ export async function addMemory(db: Db, userId: string, m: NewMemory, actor: Mem
       sourceItemId: m.sourceItemId ?? null,
       sourceRef: m.sourceRef ?? null,
       tokens: countTokens(text),
-      versions: { create: { userId, oldText: null, newText: text, actor, reason } },
+      versions: { create: { userId, oldText: null, newText: c.seal(text), actor, reason } },
     },
   });
+  return openMemory(c, created);
 }
 
 export async function ownedMemory(db: Db, userId: string, id: string): Promise<Memory> {
   const m = await db.memory.findFirst({ where: { id, userId } });
   if (!m) throw new MemoryNotFoundError();
-  return m;
+  return openMemory(await cipherFor(db, userId), m);
 }
 
 /**
@@ -124,48 +141,60 @@ export async function updateMemoryText(
 ): Promise<{ memory: Memory; applied: boolean }> {
   const current = await ownedMemory(db, userId, id);
   const text = clean(newText);
+  const c = await cipherFor(db, userId);
   if (RANK[by.source] < RANK[current.source]) {
     const loser = await db.memory.create({
       data: {
         userId,
-        text,
+        ...storedText(c, text),
         kind: current.kind,
         source: by.source,
         status: "archived",
         sourceThreadId: by.sourceThreadId ?? null,
         sourceItemId: by.sourceItemId ?? null,
         tokens: countTokens(text),
-        versions: { create: { userId, oldText: null, newText: text, actor: by.actor, reason: `${by.reason} (archived: "${current.source}" memory takes precedence)` } },
+        versions: { create: { userId, oldText: null, newText: c.seal(text), actor: by.actor, reason: `${by.reason} (archived: "${current.source}" memory takes precedence)` } },
       },
     });
-    return { memory: loser, applied: false };
+    return { memory: openMemory(c, loser), applied: false };
   }
   if (text === current.text) return { memory: current, applied: true };
   const memory = await db.memory.update({
     where: { id },
     data: {
-      text,
+      ...storedText(c, text),
       source: RANK[by.source] >= RANK[current.source] ? by.source : current.source,
       tokens: countTokens(text),
       sourceThreadId: by.sourceThreadId ?? current.sourceThreadId,
       sourceItemId: by.sourceItemId ?? current.sourceItemId,
-      versions: { create: { userId, oldText: current.text, newText: text, actor: by.actor, reason: by.reason } },
+      versions: { create: { userId, oldText: c.seal(current.text), newText: c.seal(text), actor: by.actor, reason: by.reason } },
     },
   });
-  return { memory, applied: true };
+  return { memory: openMemory(c, memory), applied: true };
 }
 
 export async function setMemoryStatus(db: Db, userId: string, id: string, status: MemoryStatus, actor: MemoryActor, reason: string) {
   const current = await ownedMemory(db, userId, id);
-  return db.memory.update({
+  const c = await cipherFor(db, userId);
+  const sealed = c.seal(current.text);
+  const m = await db.memory.update({
     where: { id },
-    data: { status, versions: { create: { userId, oldText: current.text, newText: current.text, actor, reason } } },
+    data: { status, versions: { create: { userId, oldText: sealed, newText: sealed, actor, reason } } },
   });
+  return openMemory(c, m);
+}
+
+/** A memory's versions, newest first (the memory must be the user's). */
+export async function memoryHistory(db: Db, userId: string, id: string) {
+  await ownedMemory(db, userId, id);
+  const c = await cipherFor(db, userId);
+  const rows = await db.memoryVersion.findMany({ where: { memoryId: id, userId }, orderBy: { createdAt: "desc" }, take: 100 });
+  return rows.map((r) => ({ ...r, oldText: r.oldText === null ? null : c.open(r.oldText), newText: r.newText === null ? null : c.open(r.newText) }));
 }
 
 export async function setPinned(db: Db, userId: string, id: string, pinned: boolean) {
   await ownedMemory(db, userId, id);
-  return db.memory.update({ where: { id }, data: { pinned } });
+  return openMemory(await cipherFor(db, userId), await db.memory.update({ where: { id }, data: { pinned } }));
 }
 
 export async function deleteMemories(db: Db, userId: string, ids: string[]): Promise<number> {
@@ -226,15 +255,16 @@ export type RankedMemory = Pick<Memory, "id" | "text" | "kind" | "source" | "pin
  * term frequency), so distinctive words decide the order.
  */
 export async function searchMemories(db: Db, userId: string, text: string, limit = 20): Promise<RankedMemory[]> {
-  const terms = queryTerms(text);
+  const c = await cipherFor(db, userId);
+  const { config, terms } = c.searchTerms(queryTerms(text));
   if (!terms.length) return [];
-  return db.$queryRawUnsafe<RankedMemory[]>(
+  const rows = await db.$queryRawUnsafe<RankedMemory[]>(
     `WITH terms AS MATERIALIZED (
-       SELECT to_tsquery('english', t) AS q, t AS term FROM unnest($4::text[]) AS t
+       SELECT to_tsquery($5::regconfig, t) AS q, t AS term FROM unnest($4::text[]) AS t
      ), usable AS MATERIALIZED (SELECT term, q FROM terms WHERE numnode(q) > 0),
      docs AS MATERIALIZED (
        SELECT id, text, kind, source, pinned, tokens, "updatedAt", "sourceRef", search FROM "Memory"
-       WHERE "userId" = $1 AND status = 'active' AND search @@ to_tsquery('english', $2)
+       WHERE "userId" = $1 AND status = 'active' AND search @@ to_tsquery($5::regconfig, $2)
          AND ("expiresAt" IS NULL OR "expiresAt" > now())
      ), total AS MATERIALIZED (
        SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" WHERE "userId" = $1 AND status = 'active'
@@ -250,7 +280,9 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
     terms.join(" | "),
     limit,
     terms,
+    config,
   );
+  return rows.map((m) => openMemory(c, m));
 }
 
 export const memoryListInput = z.object({
@@ -263,17 +295,28 @@ export const memoryListInput = z.object({
 
 export async function listMemories(db: Db, userId: string, input: z.input<typeof memoryListInput>) {
   const f = memoryListInput.parse(input);
+  const c = await cipherFor(db, userId);
   const orderBy =
     f.sort === "created" ? { createdAt: "desc" as const } : f.sort === "used" ? { lastUsedAt: { sort: "desc" as const, nulls: "last" as const } } : f.sort === "text" ? { text: "asc" as const } : { updatedAt: "desc" as const };
-  return db.memory.findMany({
-    where: {
-      userId,
-      ...(f.kind ? { kind: f.kind } : {}),
-      ...(f.source ? { source: f.source } : {}),
-      ...(f.status ? { status: f.status } : {}),
-      ...(f.q ? { text: { contains: f.q, mode: "insensitive" as const } } : {}),
-    },
-    orderBy: [{ pinned: "desc" }, orderBy],
-    take: 500,
-  });
+  const where = {
+    userId,
+    ...(f.kind ? { kind: f.kind } : {}),
+    ...(f.source ? { source: f.source } : {}),
+    ...(f.status ? { status: f.status } : {}),
+  };
+  if (!c.enabled) {
+    return db.memory.findMany({
+      where: { ...where, ...(f.q ? { text: { contains: f.q, mode: "insensitive" as const } } : {}) },
+      orderBy: [{ pinned: "desc" }, orderBy],
+      take: 500,
+    });
+  }
+  // Encrypted: the database cannot filter or sort by text, so decrypt the
+  // user's own memories and do both here.
+  const q = f.q?.toLowerCase();
+  const rows = (await db.memory.findMany({ where, orderBy: [{ pinned: "desc" }, f.sort === "text" ? { updatedAt: "desc" } : orderBy], take: 5000 }))
+    .map((m) => openMemory(c, m))
+    .filter((m) => !q || m.text.toLowerCase().includes(q));
+  if (f.sort === "text") rows.sort((a, b) => Number(b.pinned) - Number(a.pinned) || a.text.localeCompare(b.text));
+  return rows.slice(0, 500);
 }

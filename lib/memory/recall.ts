@@ -3,6 +3,7 @@
 // from the user's earlier threads (cross-thread recall), within a token budget.
 // It goes into the prompt as one delimited data block (see memoryBlock).
 import type { Db } from "@/lib/db/client";
+import { cipherFor } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 
@@ -25,7 +26,8 @@ export async function recall(
   const budget = opts.budget;
   // Two messages either side of a hit: the question it answers, the answer it got.
   const n = opts.neighbors ?? 2;
-  const [pinned, relevant, rows] = await Promise.all([
+  const c = await cipherFor(db, userId);
+  const [pinnedRows, relevant, rows] = await Promise.all([
     db.memory.findMany({
       where: { userId, status: "active", pinned: true, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
       orderBy: { updatedAt: "desc" },
@@ -33,8 +35,10 @@ export async function recall(
       take: 50,
     }),
     searchMemories(db, userId, message, 40),
-    opts.passages === false ? Promise.resolve([] as Array<Neighbor & { hit: string; hitPosition: number; rank: number }>) : searchPassages(db, userId, message, opts.excludeThreadId, 40, n),
+    opts.passages === false ? Promise.resolve([] as Array<Neighbor & { hit: string; hitPosition: number; rank: number }>) : searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, 40, n),
   ]);
+  const pinned = pinnedRows.map((m) => (c.enabled ? { ...m, text: c.open(m.text) } : m));
+  if (c.enabled) for (const r of rows) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
   // Group the rows back into hits (best first), each with its neighbours.
   const hits: Array<{ threadId: string; position: number; rank: number; rows: Neighbor[] }> = [];
   const byHit = new Map<string, { threadId: string; position: number; rank: number; rows: Neighbor[] }>();
@@ -92,8 +96,14 @@ export async function recall(
 }
 
 /** The best-matching messages from the user's other threads, each with its neighbours, in one query. */
-async function searchPassages(db: Db, userId: string, text: string, excludeThreadId: string | undefined, limit: number, n: number) {
-  const terms = queryTerms(text);
+async function searchPassages(
+  db: Db,
+  userId: string,
+  { config, terms }: { config: string; terms: string[] },
+  excludeThreadId: string | undefined,
+  limit: number,
+  n: number,
+) {
   if (!terms.length) return [];
   return db.$queryRawUnsafe<Array<Neighbor & { hit: string; hitPosition: number; rank: number }>>(
     // Ranked like BM25 without term frequency: each matching query word adds
@@ -103,7 +113,7 @@ async function searchPassages(db: Db, userId: string, text: string, excludeThrea
     // every word is that common): they add little to the ranking and would make
     // the cost grow with the length of the history. Their counts stop there too.
     `WITH terms AS MATERIALIZED (
-       SELECT t AS term, to_tsquery('english', t) AS q FROM unnest($5::text[]) AS t
+       SELECT t AS term, to_tsquery($7::regconfig, t) AS q FROM unnest($5::text[]) AS t
      ), usable AS MATERIALIZED (
        SELECT term, q FROM terms WHERE numnode(q) > 0
      ), mine AS MATERIALIZED (
@@ -124,7 +134,7 @@ async function searchPassages(db: Db, userId: string, text: string, excludeThrea
        WHERE df > 0 AND (df < $6::float8 OR NOT EXISTS (SELECT 1 FROM df d2 WHERE d2.df > 0 AND d2.df < $6::float8))
      ), docs AS MATERIALIZED (
        SELECT i.id, i."threadId", i.position, i.search FROM "Item" i JOIN mine m ON m.id = i."threadId"
-       WHERE i.search @@ (SELECT to_tsquery('english', string_agg(term, ' | ')) FROM chosen)
+       WHERE i.search @@ (SELECT to_tsquery($7::regconfig, string_agg(term, ' | ')) FROM chosen)
          AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
      ), hits AS (
        SELECT d.id, d."threadId", d.position,
@@ -146,6 +156,7 @@ async function searchPassages(db: Db, userId: string, text: string, excludeThrea
     n,
     terms,
     COMMON_WORD_DOCS,
+    config,
   );
 }
 

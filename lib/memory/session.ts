@@ -7,6 +7,7 @@
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import type { ItemRole, ItemStatus } from "@/lib/generated/prisma/client";
+import { cipherForThread, openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { messageTokens } from "./tokens";
 
 export type ToolCall = { id: string; name: string; arguments: string };
@@ -65,14 +66,18 @@ export const itemColumns = (t: string) =>
 
 export type ItemRow = Omit<SessionItem, "createdAt"> & { createdAt: Date | string };
 export const toItem = (r: ItemRow): SessionItem => ({ ...r, createdAt: new Date(r.createdAt) });
+/** A stored row as the user wrote it (decrypted when encryption at rest is on). */
+export const openItem = (c: ContentCipher, r: ItemRow): SessionItem =>
+  c.enabled ? { ...r, content: c.open(r.content), toolCalls: openJson<ToolCall[]>(c, r.toolCalls), createdAt: new Date(r.createdAt) } : toItem(r);
 
 /**
  * The newest `limit` items on the path ending at `leafId`, oldest first, in one
  * query: a recursive walk up the parent links that stops after `limit` steps,
  * so its cost does not grow with the thread's length.
  */
-export async function pathItems(db: Db, threadId: string, leafId: string | null, limit: number): Promise<SessionItem[]> {
+export async function pathItems(db: Db, threadId: string, leafId: string | null, limit: number, cipher?: ContentCipher): Promise<SessionItem[]> {
   if (!leafId || limit <= 0) return [];
+  const c = cipher ?? (await cipherForThread(db, threadId));
   const rows = await db.$queryRawUnsafe<ItemRow[]>(
     `WITH RECURSIVE path AS (
        SELECT i.*, 1 AS depth FROM "Item" i WHERE i.id = $1 AND i."threadId" = $2
@@ -84,7 +89,7 @@ export async function pathItems(db: Db, threadId: string, leafId: string | null,
     threadId,
     limit,
   );
-  return rows.map(toItem);
+  return rows.map((r) => openItem(c, r));
 }
 
 /**
@@ -100,7 +105,7 @@ export async function appendItems(
   db: Db,
   threadId: string,
   items: NewItem[],
-  opts: { parent?: string | null; ownerId?: string } = {},
+  opts: { parent?: string | null; ownerId?: string; cipher?: ContentCipher } = {},
 ): Promise<SessionItem[]> {
   return (await appendItemsMeta(db, threadId, items, opts)).items;
 }
@@ -112,17 +117,19 @@ export async function appendItemsMeta(
   db: Db,
   threadId: string,
   items: NewItem[],
-  opts: { parent?: string | null; ownerId?: string } = {},
+  opts: { parent?: string | null; ownerId?: string; cipher?: ContentCipher } = {},
 ): Promise<{ items: SessionItem[]; meta: AppendMeta | null }> {
   if (!items.length) return { items: [], meta: null };
+  const c = opts.cipher ?? (await cipherForThread(db, threadId));
   const ids = items.map(() => crypto.randomUUID());
   const payload = items.map((it, ord) => ({
     id: ids[ord],
     ord,
     prev: ord > 0 ? ids[ord - 1] : null,
     role: it.role,
-    content: it.content ?? "",
-    toolCalls: it.toolCalls ?? null,
+    content: c.seal(it.content ?? ""),
+    searchTokens: c.searchTokens(it.content ?? ""),
+    toolCalls: sealJson(c, it.toolCalls ?? null),
     toolCallId: it.toolCallId ?? null,
     toolName: it.toolName ?? null,
     status: it.status ?? "complete",
@@ -147,12 +154,12 @@ export async function appendItemsMeta(
          AND (NOT $3::boolean OR $4::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = $4::text AND p."threadId" = $1))
        RETURNING t."appendParentId" AS parent, t."nextPosition" - $6::int AS base, t.temporary, t."userId"
      ), ins AS (
-       INSERT INTO "Item" (id, "threadId", "parentId", position, role, content, "toolCalls", "toolCallId", "toolName",
+       INSERT INTO "Item" (id, "threadId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId", "toolName",
                            status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt", "updatedAt")
-       SELECT x.id, $1, CASE WHEN x.ord = 0 THEN upd.parent ELSE x.prev END, upd.base + x.ord, x.role::"ItemRole", x.content,
+       SELECT x.id, $1, CASE WHEN x.ord = 0 THEN upd.parent ELSE x.prev END, upd.base + x.ord, x.role::"ItemRole", x.content, x."searchTokens",
               x."toolCalls", x."toolCallId", x."toolName", x.status::"ItemStatus", x.error, x.model, x.tokens,
               x."promptTokens", x."completionTokens", x."sourceRef", now(), now()
-       FROM upd, jsonb_to_recordset($2::jsonb) AS x(id text, ord int, prev text, role text, content text, "toolCalls" jsonb,
+       FROM upd, jsonb_to_recordset($2::jsonb) AS x(id text, ord int, prev text, role text, content text, "searchTokens" text, "toolCalls" jsonb,
               "toolCallId" text, "toolName" text, status text, error text, model text, tokens int, "promptTokens" int,
               "completionTokens" int, "sourceRef" text)
        RETURNING *
@@ -169,7 +176,7 @@ export async function appendItemsMeta(
   );
   const first = rows[0] as (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null }) | undefined;
   return {
-    items: rows.map(({ m_temporary: _t, m_paused: _p, m_review: _r, ...r }: ItemRow & Record<string, unknown>) => toItem(r as ItemRow)),
+    items: rows.map(({ m_temporary: _t, m_paused: _p, m_review: _r, ...r }: ItemRow & Record<string, unknown>) => openItem(c, r as ItemRow)),
     meta: first ? { temporary: first.m_temporary, memoryPaused: !!first.m_paused, memoryReview: !!first.m_review } : null,
   };
 }
@@ -199,6 +206,7 @@ export class PrismaSession implements Session {
   }
 
   async popItem(): Promise<SessionItem | null> {
+    const c = await cipherForThread(this.db, this.threadId);
     return this.db.$transaction(async (tx) => {
       const [t] = await tx.$queryRawUnsafe<{ activeLeafId: string | null }[]>(
         `SELECT "activeLeafId" FROM "Thread" WHERE id = $1 FOR UPDATE`,
@@ -208,7 +216,7 @@ export class PrismaSession implements Session {
       if (!t.activeLeafId) return null;
       const [leaf] = await tx.$queryRawUnsafe<ItemRow[]>(`DELETE FROM "Item" d WHERE d.id = $1 RETURNING ${itemColumns("d")}`, t.activeLeafId);
       await tx.thread.update({ where: { id: this.threadId }, data: { activeLeafId: leaf?.parentId ?? null } });
-      return leaf ? toItem(leaf) : null;
+      return leaf ? openItem(c, leaf) : null;
     });
   }
 

@@ -13,6 +13,7 @@ import {
   forgetEverything,
   memoryKindSchema,
   ownedMemory,
+  memoryHistory,
   setMemoryStatus,
   setPinned,
   updateMemoryText,
@@ -70,8 +71,7 @@ export async function deleteMemoriesAction(ids: string[]) {
 export async function memoryHistoryAction(memoryId: string) {
   return run(async (userId) => {
     const db = await getDb();
-    await ownedMemory(db, userId, id.parse(memoryId));
-    const rows = await db.memoryVersion.findMany({ where: { memoryId, userId }, orderBy: { createdAt: "desc" }, take: 100 });
+    const rows = await memoryHistory(db, userId, id.parse(memoryId));
     return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
   });
 }
