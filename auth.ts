@@ -96,6 +96,8 @@ async function fullConfig(): Promise<NextAuthConfig> {
         if (!id) return null;
         const current = await activeUser(db, id);
         if (!current) return null; // deleted or disabled: the session ends now
+        // When the user last proved who they are (deleting the account asks for a recent sign-in).
+        if (user) token.authAt = Date.now();
         token.sub = current.id;
         token.role = current.role;
         token.name = current.name;
@@ -105,6 +107,7 @@ async function fullConfig(): Promise<NextAuthConfig> {
       async session({ session, token }) {
         session.user.id = token.sub as string;
         session.user.role = token.role as Role;
+        (session.user as { authAt?: number }).authAt = typeof token.authAt === "number" ? token.authAt : 0;
         return session;
       },
     },

@@ -4,6 +4,7 @@
 import type OpenAI from "openai";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
+import { retentionCutoff } from "@/lib/account/retention";
 import { itemColumns, openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
 import { cipherForThread, type ContentCipher } from "@/lib/crypto/content";
 import { promptable, selectWindow } from "@/lib/memory/window";
@@ -38,15 +39,16 @@ export async function loadContext(
        SELECT i.*, p.depth + 1 FROM "Item" i JOIN path p ON i.id = p."parentId" WHERE p.depth < $3
      ), s AS (
        SELECT id, content, tokens, "throughPosition", version FROM "Summary"
-       WHERE "threadId" = $2 AND "throughItemId" IN (SELECT id FROM path)
+       WHERE "threadId" = $2 AND "throughItemId" IN (SELECT id FROM path WHERE "createdAt" >= $4)
        ORDER BY version DESC LIMIT 1
      )
      SELECT ${itemColumns("path")},
             s.id AS s_id, s.content AS s_content, s.tokens AS s_tokens, s."throughPosition" AS s_through, s.version AS s_version
-     FROM path LEFT JOIN s ON true ORDER BY path.position ASC`,
+     FROM path LEFT JOIN s ON true WHERE path."createdAt" >= $4 ORDER BY path.position ASC`,
     leafId,
     threadId,
     opts.maxItems ?? chat.historyMaxItems,
+    retentionCutoff(),
   );
   const first = rows[0];
   const summary: SummaryRef | null =

@@ -40,9 +40,14 @@ export async function refreshSummary(
   const content = res.choices[0]?.message?.content?.trim().slice(0, MAX_SUMMARY_CHARS);
   if (!content) return;
   const through = dropped[dropped.length - 1];
+  await saveSummary(db, threadId, through, content, conn.memoryModel);
+}
+
+/** Stores a new summary version covering the branch through `through`. */
+export async function saveSummary(db: Db, threadId: string, through: { id: string; position: number }, content: string, model: string | null) {
+  const c = await cipherForThread(db, threadId);
   // Versions count up per thread; a concurrent refresh losing the race on the
   // unique (threadId, version) simply leaves the other's summary in place.
-  const c = await cipherForThread(db, threadId);
   const last = await db.summary.findFirst({ where: { threadId }, orderBy: { version: "desc" }, select: { version: true } });
   await db.summary
     .create({
@@ -53,7 +58,7 @@ export async function refreshSummary(
         version: (last?.version ?? 0) + 1,
         content: c.seal(content),
         tokens: summaryTokens(content),
-        model: conn.memoryModel,
+        model,
       },
     })
     .catch((e: { code?: string }) => {

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
+import { temporaryCutoff } from "@/lib/account/retention";
 import { PrismaSession, ThreadNotFoundError, pathItems, type SessionItem } from "@/lib/memory/session";
 
 export { ThreadNotFoundError };
@@ -13,8 +14,6 @@ export const titleSchema = z.string().trim().min(1, "A title cannot be empty.").
 
 export type ThreadSummary = { id: string; title: string | null; lastActivityAt: string; archived: boolean };
 
-/** Temporary chats end when their user starts another chat, or after a day. */
-const TEMPORARY_LIFETIME_MS = 24 * 3600 * 1000;
 
 export async function createThread(db: Db, userId: string, opts: { temporary?: boolean; title?: string } = {}) {
   await db.thread.deleteMany({ where: { userId, temporary: true } });
@@ -25,7 +24,8 @@ export async function createThread(db: Db, userId: string, opts: { temporary?: b
 export async function ownedThread(db: Db, userId: string, threadId: string) {
   const t = await db.thread.findFirst({ where: { id: threadId, userId } });
   if (!t) throw new ThreadNotFoundError();
-  if (t.temporary && Date.now() - t.createdAt.getTime() > TEMPORARY_LIFETIME_MS) {
+  // Temporary chats end when their user starts another chat, or after MNEMO_TEMPORARY_CHAT_HOURS.
+  if (t.temporary && t.createdAt < temporaryCutoff()) {
     await db.thread.delete({ where: { id: t.id } });
     throw new ThreadNotFoundError();
   }

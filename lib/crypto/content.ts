@@ -55,6 +55,7 @@ export function setEncryptionKeys(keys: { key?: string; previousKey?: string } |
   cache.clear();
 }
 const masterKeys = () => override ?? getConfig().encryption;
+export const encryptionKeysInUse = masterKeys;
 export const encryptionEnabled = () => !!masterKeys().key;
 
 export function masterKeyId(secret: string): string {
@@ -86,14 +87,16 @@ export function unwrapDataKey(secret: string, userId: string, wrapped: string): 
 
 // ---- per-user data keys ---------------------------------------------------------
 
-type UserKeys = { current: number; keys: Map<number, Buffer> };
+type UserKeys = { current: number; keys: Map<number, Buffer>; loadedAt: number };
 const cache = new Map<string, UserKeys>();
+// Re-read now and then, so every instance picks up a rotated data key.
+const CACHE_MS = 5 * 60_000;
 
 class KeyMissingError extends Error {}
 
 async function loadUserKeys(db: Db, userId: string, create: boolean): Promise<UserKeys | null> {
   const hit = cache.get(userId);
-  if (hit) return hit;
+  if (hit && Date.now() - hit.loadedAt < CACHE_MS) return hit;
   const { key, previousKey } = masterKeys();
   if (!key) return null;
   let rows = await db.userKey.findMany({ where: { userId }, orderBy: { version: "asc" } });
@@ -119,7 +122,7 @@ async function loadUserKeys(db: Db, userId: string, create: boolean): Promise<Us
     if (!secret) throw new KeyMissingError(`User key ${r.version} is wrapped by master key ${r.masterKeyId}, which is not configured (set MNEMO_ENCRYPTION_KEY_PREVIOUS during rotation).`);
     keys.set(r.version, unwrapDataKey(secret, userId, r.wrapped));
   }
-  const loaded = { current: rows[rows.length - 1].version, keys };
+  const loaded = { current: rows[rows.length - 1].version, keys, loadedAt: Date.now() };
   cache.set(userId, loaded);
   return loaded;
 }

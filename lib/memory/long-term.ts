@@ -44,7 +44,7 @@ export function normalizeText(s: string): string {
 }
 
 /** A memory row as the user reads it (text decrypted when encryption at rest is on). */
-export const openMemory = <T extends { text: string }>(c: ContentCipher, m: T): T => (c.enabled ? { ...m, text: c.open(m.text) } : m);
+export const openMemory = <T extends { text: string }>(c: ContentCipher, m: T): T => ({ ...m, text: c.open(m.text) });
 /** The stored columns for a memory's text. */
 const storedText = (c: ContentCipher, text: string) => ({ text: c.seal(text), searchTokens: c.searchTokens(text) });
 
@@ -305,11 +305,12 @@ export async function listMemories(db: Db, userId: string, input: z.input<typeof
     ...(f.status ? { status: f.status } : {}),
   };
   if (!c.enabled) {
-    return db.memory.findMany({
+    const rows = await db.memory.findMany({
       where: { ...where, ...(f.q ? { text: { contains: f.q, mode: "insensitive" as const } } : {}) },
       orderBy: [{ pinned: "desc" }, orderBy],
       take: 500,
     });
+    return rows.map((m) => openMemory(c, m));
   }
   // Encrypted: the database cannot filter or sort by text, so decrypt the
   // user's own memories and do both here.

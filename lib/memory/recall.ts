@@ -4,6 +4,7 @@
 // It goes into the prompt as one delimited data block (see memoryBlock).
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
+import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens } from "./tokens";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 
@@ -117,7 +118,7 @@ async function searchPassages(
      ), usable AS MATERIALIZED (
        SELECT term, q FROM terms WHERE numnode(q) > 0
      ), mine AS MATERIALIZED (
-       SELECT t.id, COALESCE(u."memoryResetAt", '-infinity'::timestamp) AS since FROM "Thread" t JOIN "User" u ON u.id = t."userId"
+       SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), $8::timestamp) AS since FROM "Thread" t JOIN "User" u ON u.id = t."userId"
        WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)
      ), total AS MATERIALIZED (
        -- The user's message count, cheaply: positions handed out per thread.
@@ -147,7 +148,7 @@ async function searchPassages(
             n."sourceRef", t.title, t."createdAt"
      FROM hits h
      JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - $4 AND h.position + $4
-       AND n.role IN ('user', 'assistant') AND n.status IN ('complete', 'stopped')
+       AND n.role IN ('user', 'assistant') AND n.status IN ('complete', 'stopped') AND n."createdAt" >= $8::timestamp
      JOIN "Thread" t ON t.id = h."threadId"
      ORDER BY h.rank DESC, h.id, n.position`,
     userId,
@@ -157,6 +158,7 @@ async function searchPassages(
     terms,
     COMMON_WORD_DOCS,
     config,
+    retentionCutoff(),
   );
 }
 

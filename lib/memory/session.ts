@@ -8,6 +8,7 @@ import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import type { ItemRole, ItemStatus } from "@/lib/generated/prisma/client";
 import { cipherForThread, openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
+import { retentionCutoff } from "@/lib/account/retention";
 import { messageTokens } from "./tokens";
 
 export type ToolCall = { id: string; name: string; arguments: string };
@@ -68,7 +69,7 @@ export type ItemRow = Omit<SessionItem, "createdAt"> & { createdAt: Date | strin
 export const toItem = (r: ItemRow): SessionItem => ({ ...r, createdAt: new Date(r.createdAt) });
 /** A stored row as the user wrote it (decrypted when encryption at rest is on). */
 export const openItem = (c: ContentCipher, r: ItemRow): SessionItem =>
-  c.enabled ? { ...r, content: c.open(r.content), toolCalls: openJson<ToolCall[]>(c, r.toolCalls), createdAt: new Date(r.createdAt) } : toItem(r);
+  ({ ...r, content: c.open(r.content), toolCalls: openJson<ToolCall[]>(c, r.toolCalls), createdAt: new Date(r.createdAt) });
 
 /**
  * The newest `limit` items on the path ending at `leafId`, oldest first, in one
@@ -84,10 +85,11 @@ export async function pathItems(db: Db, threadId: string, leafId: string | null,
        UNION ALL
        SELECT i.*, p.depth + 1 FROM "Item" i JOIN path p ON i.id = p."parentId" WHERE p.depth < $3
      )
-     SELECT ${itemColumns("path")} FROM path ORDER BY position ASC`,
+     SELECT ${itemColumns("path")} FROM path WHERE path."createdAt" >= $4 ORDER BY position ASC`,
     leafId,
     threadId,
     limit,
+    retentionCutoff(),
   );
   return rows.map((r) => openItem(c, r));
 }

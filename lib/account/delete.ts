@@ -1,0 +1,46 @@
+// Deleting an account: every row that belongs to the user goes in ONE
+// transaction (the foreign keys cascade from the User row; the rest is listed
+// in USER_DATA), their encryption keys with it (crypto-shredding), and their
+// sessions end at the next request (sessions are re-checked against the user).
+import type { Db } from "@/lib/db/client";
+import { forgetCachedKeys } from "@/lib/crypto/content";
+import { LastAdminError } from "@/lib/auth/users";
+import { USER_DATA } from "./user-data";
+
+export class AccountNotFoundError extends Error {
+  constructor() {
+    super("Account not found.");
+  }
+}
+
+const FIRST_USER_LOCK = 727_073_70; // same lock as role changes (lib/auth/users.ts)
+
+export async function deleteAccount(db: Db, userId: string, by: { actorId: string | null; reason?: string }): Promise<void> {
+  await db.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+    const user = await tx.user.findUnique({ where: { id: userId }, select: { role: true, disabled: true } });
+    if (!user) throw new AccountNotFoundError();
+    if (user.role === "ADMIN" && !user.disabled) {
+      const others = await tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
+      if (others === 0) throw new LastAdminError();
+    }
+    for (const [table, entry] of Object.entries(USER_DATA)) {
+      if (entry.onDelete === "delete" && table !== "User") await tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE ${entry.rows}`, userId);
+    }
+    await tx.$executeRawUnsafe(`UPDATE "AppSetting" SET "updatedBy" = NULL WHERE "updatedBy" = $1`, userId);
+    // Item → Item parent links cascade too, but breaking them first keeps the
+    // cascade from walking long branches one level at a time.
+    await tx.$executeRawUnsafe(`UPDATE "Item" SET "parentId" = NULL WHERE ${USER_DATA.Item.rows}`, userId);
+    await tx.$executeRawUnsafe(`DELETE FROM "User" WHERE id = $1`, userId);
+    // The record says an account was deleted, and by whom; it names no one deleted.
+    await tx.auditLog.create({
+      data: {
+        action: "user.delete",
+        actorId: by.actorId === userId ? null : by.actorId,
+        reason: by.reason ?? null,
+        detail: { by: by.actorId === userId || !by.actorId ? "self" : "admin" },
+      },
+    });
+  });
+  forgetCachedKeys(userId);
+}

@@ -1,0 +1,172 @@
+// "Export my data": everything that belongs to the user, as one JSON document
+// produced piece by piece (rows are read in pages and written one per line), so
+// a large account never sits in memory. Format documented in docs/export.md.
+import type { Db } from "@/lib/db/client";
+import { cipherFor, openJson, type ContentCipher } from "@/lib/crypto/content";
+import { USER_DATA } from "./user-data";
+
+export const EXPORT_FORMAT = "mnemo-export";
+export const EXPORT_VERSION = 1;
+const PAGE = 500;
+
+const line = (v: unknown) => JSON.stringify(v);
+
+/** How many rows the export will hold (for a progress bar). */
+export async function exportRowCount(db: Db, userId: string): Promise<number> {
+  let n = 0;
+  for (const e of Object.values(USER_DATA)) {
+    if (!e.rows) continue;
+    const table = Object.entries(USER_DATA).find(([, x]) => x === e)![0];
+    const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM "${table}" WHERE ${e.rows}`, userId);
+    n += r.n;
+  }
+  return n;
+}
+
+async function* array<T>(name: string, pages: AsyncGenerator<T[]>, first = false): AsyncGenerator<string> {
+  yield `${first ? "" : ",\n"}${JSON.stringify(name)}: [`;
+  let any = false;
+  for await (const page of pages) {
+    for (const row of page) {
+      yield `${any ? "," : ""}\n${line(row)}`;
+      any = true;
+    }
+  }
+  yield any ? "\n]" : "]";
+}
+
+async function* paged<T extends { id: string }>(fetch: (after: string | undefined) => Promise<T[]>): AsyncGenerator<T[]> {
+  let after: string | undefined;
+  for (;;) {
+    const rows = await fetch(after);
+    if (!rows.length) return;
+    yield rows;
+    if (rows.length < PAGE) return;
+    after = rows[rows.length - 1].id;
+  }
+}
+
+const openOrNull = (c: ContentCipher, v: string | null) => (v === null ? null : c.open(v));
+
+/** The export, as chunks of one JSON document. */
+export async function* exportUserData(db: Db, userId: string, now = new Date()): AsyncGenerator<string> {
+  const user = await db.user.findUnique({ where: { id: userId } });
+  if (!user) return;
+  const c = await cipherFor(db, userId);
+  const q = <T>(sql: string) => db.$queryRawUnsafe<T[]>(sql, userId);
+
+  yield `{\n"format": ${line(EXPORT_FORMAT)},\n"version": ${EXPORT_VERSION},\n"exportedAt": ${line(now.toISOString())},\n`;
+  yield `"profile": ${line({ id: user.id, name: user.name, email: user.email, emailVerified: user.emailVerified, image: user.image, role: user.role, disabled: user.disabled, hasPassword: !!user.passwordHash, createdAt: user.createdAt, updatedAt: user.updatedAt })},\n`;
+  yield `"settings": ${line({ memoryPaused: user.memoryPaused, memoryReview: user.memoryReview, memoryResetAt: user.memoryResetAt })},\n`;
+  yield* array(
+    "accounts",
+    (async function* () {
+      yield (await db.account.findMany({ where: { userId }, select: { provider: true, providerAccountId: true, type: true, scope: true, createdAt: true } })).map((a) => ({
+        key: `${a.provider}:${a.providerAccountId}`,
+        ...a,
+      }));
+    })(),
+    true,
+  );
+  yield* array(
+    "sessions",
+    (async function* () {
+      yield await q<unknown>(`SELECT encode(sha256(convert_to("sessionToken", 'UTF8')), 'hex') AS "tokenSha256", expires, "createdAt" FROM "Session" WHERE ${USER_DATA.Session.rows}`);
+    })(),
+  );
+  yield* array(
+    "verificationTokens",
+    (async function* () {
+      yield await q<unknown>(`SELECT identifier, encode(sha256(convert_to(token, 'UTF8')), 'hex') AS "tokenSha256", expires FROM "VerificationToken" WHERE ${USER_DATA.VerificationToken.rows}`);
+    })(),
+  );
+  yield* array(
+    "rateLimits",
+    (async function* () {
+      yield await q<unknown>(`SELECT key, points, expire FROM "RateLimiterFlexible" WHERE ${USER_DATA.RateLimiterFlexible.rows}`);
+    })(),
+  );
+  yield* array(
+    "encryptionKeys",
+    (async function* () {
+      // Which keys exist, never the key material.
+      yield (await db.userKey.findMany({ where: { userId }, select: { version: true, masterKeyId: true, createdAt: true } })).map((k) => ({ key: `${userId}:${k.version}`, ...k }));
+    })(),
+  );
+
+  // Threads, each followed by its items (every branch) and summaries.
+  yield ',\n"threads": [';
+  let firstThread = true;
+  for await (const threads of paged((after) =>
+    db.thread.findMany({ where: { userId, ...(after ? { id: { gt: after } } : {}) }, orderBy: { id: "asc" }, take: PAGE, omit: { appendParentId: true } }),
+  )) {
+    for (const t of threads) {
+      yield `${firstThread ? "" : ","}\n{"thread": ${line({ ...t, title: openOrNull(c, t.title) })},\n`;
+      firstThread = false;
+      yield* array(
+        "items",
+        paged((after) =>
+          db.item
+            .findMany({ where: { threadId: t.id, ...(after ? { id: { gt: after } } : {}) }, orderBy: { id: "asc" }, take: PAGE, omit: { searchTokens: true } })
+            .then((rows) => rows.map((i) => ({ ...i, content: c.open(i.content), toolCalls: openJson(c, i.toolCalls as never) }))),
+        ),
+        true,
+      );
+      yield* array(
+        "summaries",
+        (async function* () {
+          yield (await db.summary.findMany({ where: { threadId: t.id }, orderBy: { version: "asc" } })).map((s) => ({ ...s, content: c.open(s.content) }));
+        })(),
+      );
+      yield "}";
+    }
+  }
+  yield "\n]";
+
+  yield* array(
+    "memories",
+    paged((after) =>
+      db.memory
+        .findMany({
+          where: { userId, ...(after ? { id: { gt: after } } : {}) },
+          orderBy: { id: "asc" },
+          take: PAGE,
+          omit: { searchTokens: true },
+          include: { versions: { orderBy: { createdAt: "asc" } } },
+        })
+        .then((rows) =>
+          rows.map((m) => ({
+            ...m,
+            text: c.open(m.text),
+            versions: m.versions.map((v) => ({ ...v, oldText: openOrNull(c, v.oldText), newText: openOrNull(c, v.newText) })),
+          })),
+        ),
+    ),
+  );
+  yield* array(
+    "memoryUses",
+    (async function* () {
+      let after: string | undefined;
+      for (;;) {
+        const rows = await db.memoryUse.findMany({ where: { userId, ...(after ? { itemId: { gt: after } } : {}) }, orderBy: [{ itemId: "asc" }, { memoryId: "asc" }], take: PAGE * 4 });
+        // Page on whole items so no (item, memory) pair is skipped.
+        const cut = rows.length === PAGE * 4 ? rows.filter((r) => r.itemId !== rows[rows.length - 1].itemId) : rows;
+        yield cut.map((u) => ({ key: `${u.itemId}:${u.memoryId}`, ...u }));
+        if (rows.length < PAGE * 4 || !cut.length) return;
+        after = cut[cut.length - 1].itemId;
+      }
+    })(),
+  );
+  yield* array(
+    "audit",
+    (async function* () {
+      yield await db.auditLog.findMany({ where: { OR: [{ subjectUserId: userId }, { actorId: userId }] }, orderBy: { at: "asc" } });
+    })(),
+  );
+  const usage = await q<{ model: string | null; promptTokens: number; completionTokens: number; answers: number }>(
+    `SELECT i.model, COALESCE(sum(i."promptTokens"), 0)::int AS "promptTokens", COALESCE(sum(i."completionTokens"), 0)::int AS "completionTokens",
+            count(*)::int AS answers
+     FROM "Item" i WHERE ${USER_DATA.Item.rows} AND i.role = 'assistant' GROUP BY i.model ORDER BY 1`,
+  );
+  yield `,\n"usage": ${line({ byModel: usage })}\n}\n`;
+}

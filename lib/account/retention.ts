@@ -1,0 +1,57 @@
+// Retention: messages older than MNEMO_MESSAGE_RETENTION_DAYS and temporary
+// chats older than MNEMO_TEMPORARY_CHAT_HOURS. Reads hide what has expired at
+// once (retentionCutoff); `npm run jobs:retention` then deletes it for good.
+// Every function takes `now`, so tests control the clock.
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+
+export type RetentionSettings = { messageDays: number; temporaryChatHours: number };
+
+let override: RetentionSettings | undefined;
+/** Tests: use these settings instead of the configuration. */
+export function setRetentionForTests(s: RetentionSettings | undefined) {
+  override = s;
+}
+export const retentionSettings = (): RetentionSettings => override ?? getConfig().retention;
+
+/** Messages created before this instant are expired (the epoch when retention is off). */
+export function retentionCutoff(now = new Date(), s = retentionSettings()): Date {
+  return s.messageDays > 0 ? new Date(now.getTime() - s.messageDays * 86_400_000) : new Date(0);
+}
+
+export function temporaryCutoff(now = new Date(), s = retentionSettings()): Date {
+  return new Date(now.getTime() - s.temporaryChatHours * 3_600_000);
+}
+
+export type RetentionCounts = { messages: number; summaries: number; threads: number; temporaryChats: number };
+
+/** Deletes what has expired; returns how many rows of each kind went. */
+export async function runRetention(db: Db, now = new Date(), s = retentionSettings()): Promise<RetentionCounts> {
+  const counts: RetentionCounts = { messages: 0, summaries: 0, threads: 0, temporaryChats: 0 };
+  counts.temporaryChats = (await db.thread.deleteMany({ where: { temporary: true, createdAt: { lt: temporaryCutoff(now, s) } } })).count;
+  if (s.messageDays <= 0) return counts;
+  const cutoff = retentionCutoff(now, s);
+  await db.$transaction(async (tx) => {
+    // Summaries through an expired message summarise only expired messages.
+    counts.summaries = await tx.$executeRawUnsafe(
+      `DELETE FROM "Summary" s USING "Item" i WHERE i.id = s."throughItemId" AND i."createdAt" < $1`,
+      cutoff,
+    );
+    // Expired messages are the oldest part of each branch: detach the newer
+    // messages from them first (a parent's delete would cascade down the branch).
+    await tx.$executeRawUnsafe(
+      `UPDATE "Item" c SET "parentId" = NULL FROM "Item" p
+       WHERE c."parentId" = p.id AND p."createdAt" < $1 AND c."createdAt" >= $1`,
+      cutoff,
+    );
+    await tx.$executeRawUnsafe(`UPDATE "Thread" t SET "activeLeafId" = NULL FROM "Item" i WHERE i.id = t."activeLeafId" AND i."createdAt" < $1`, cutoff);
+    await tx.$executeRawUnsafe(`UPDATE "Item" SET "parentId" = NULL WHERE "createdAt" < $1 AND "parentId" IS NOT NULL`, cutoff);
+    counts.messages = await tx.$executeRawUnsafe(`DELETE FROM "Item" WHERE "createdAt" < $1`, cutoff);
+    // Threads left without any message, and inactive since the cutoff, go too.
+    counts.threads = await tx.$executeRawUnsafe(
+      `DELETE FROM "Thread" t WHERE t."lastActivityAt" < $1 AND NOT EXISTS (SELECT 1 FROM "Item" i WHERE i."threadId" = t.id)`,
+      cutoff,
+    );
+  });
+  return counts;
+}

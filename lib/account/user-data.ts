@@ -1,0 +1,47 @@
+// Where a user's personal data lives: one entry per table in the database.
+// Export, account deletion and their tests all read this map, and the tests
+// compare it with the live catalog, so a new table without an entry fails them.
+//
+// `rows`: SQL selecting the user's rows ($1 = user id), or null when the table
+// holds nothing of any user's. `key`: an expression naming each row uniquely;
+// the export carries it, so completeness can be checked row by row.
+// `onDelete`: what account deletion does with the rows ("cascade" = the foreign
+// keys remove them with the User row; "detach" = the row stays, the user's id
+// is set to null by the foreign key; "delete" = removed explicitly).
+
+export type TableEntry = {
+  rows: string | null;
+  key: string;
+  onDelete: "cascade" | "detach" | "delete" | "none";
+  why: string;
+};
+
+const threadRows = `"threadId" IN (SELECT id FROM "Thread" WHERE "userId" = $1)`;
+const emailOf = `(SELECT email FROM "User" WHERE id = $1)`;
+
+export const USER_DATA: Record<string, TableEntry> = {
+  User: { rows: `id = $1`, key: "id", onDelete: "delete", why: "the profile and settings" },
+  Account: { rows: `"userId" = $1`, key: `provider || ':' || "providerAccountId"`, onDelete: "cascade", why: "linked sign-in providers" },
+  Session: { rows: `"userId" = $1`, key: `encode(sha256(convert_to("sessionToken", 'UTF8')), 'hex')`, onDelete: "cascade", why: "database sessions (tokens are exported hashed)" },
+  VerificationToken: { rows: `identifier = ${emailOf}`, key: `encode(sha256(convert_to(token, 'UTF8')), 'hex')`, onDelete: "delete", why: "sign-in links sent to the email" },
+  RateLimiterFlexible: { rows: `key LIKE '%:' || ${emailOf}`, key: "key", onDelete: "delete", why: "sign-in attempt counters keyed by email" },
+  Thread: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "conversations" },
+  Item: { rows: threadRows, key: "id", onDelete: "cascade", why: "messages, every branch" },
+  Summary: { rows: threadRows, key: "id", onDelete: "cascade", why: "summaries of older turns" },
+  Memory: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "long-term memories" },
+  MemoryVersion: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "history of each memory" },
+  MemoryUse: { rows: `"userId" = $1`, key: `"itemId" || ':' || "memoryId"`, onDelete: "cascade", why: "which memories each answer used" },
+  UserKey: { rows: `"userId" = $1`, key: `"userId" || ':' || version`, onDelete: "cascade", why: "encryption keys (exported without key material)" },
+  AuditLog: {
+    rows: `"subjectUserId" = $1 OR "actorId" = $1`,
+    key: "id",
+    onDelete: "detach",
+    why: "administrative access to the user's data, and the user's own admin actions: kept, without the user's id",
+  },
+  AppSetting: { rows: null, key: "key", onDelete: "none", why: "deployment settings (an admin's id in updatedBy is cleared on deletion)" },
+  _prisma_migrations: { rows: null, key: "id", onDelete: "none", why: "schema history" },
+};
+
+/** Tables in the database (public schema), for comparing with USER_DATA. */
+export const LIST_TABLES_SQL = `SELECT table_name AS name FROM information_schema.tables
+  WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`;

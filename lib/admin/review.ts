@@ -1,0 +1,121 @@
+// Admin review of users' data. An admin reaches another user's thread or
+// memories only through these functions: each one first writes an audit row
+// (admin, user, thread, reason, time) and only then reads, in one transaction,
+// so there is no read without its record. A deployment setting
+// (MNEMO_ADMIN_THREAD_ACCESS=off) turns the access off entirely.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { threadView, ThreadNotFoundError, type ThreadView } from "@/lib/chat/threads";
+import { listMemories } from "@/lib/memory/long-term";
+
+export const reasonSchema = z
+  .string({ error: "Give a reason for opening this user's data." })
+  .trim()
+  .min(5, "Give a reason of at least 5 characters: the user will see it.")
+  .max(500, "A reason is at most 500 characters.");
+
+export class AdminAccessDisabledError extends Error {
+  constructor() {
+    super("Admin access to users' threads and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).");
+  }
+}
+
+let accessOverride: boolean | undefined;
+/** Tests: turn the deployment setting on or off. */
+export function setAdminAccessForTests(on: boolean | undefined) {
+  accessOverride = on;
+}
+export const adminAccessEnabled = () => accessOverride ?? getConfig().adminThreadAccess;
+
+export type AuditAction = "thread.view" | "memory.view" | "user.role" | "user.disable" | "user.enable" | "user.delete";
+
+export async function recordAudit(
+  db: Pick<Db, "auditLog">,
+  e: { actorId: string | null; subjectUserId?: string | null; action: AuditAction; threadId?: string | null; reason?: string | null; detail?: object },
+) {
+  return db.auditLog.create({
+    data: { actorId: e.actorId, subjectUserId: e.subjectUserId ?? null, action: e.action, threadId: e.threadId ?? null, reason: e.reason ?? null, detail: e.detail },
+  });
+}
+
+/** A user's threads for the admin console: dates and sizes only (titles are content, shown when a thread is opened). */
+export async function userThreadsForAdmin(db: Db, userId: string) {
+  const rows = await db.thread.findMany({
+    where: { userId, temporary: false },
+    orderBy: { lastActivityAt: "desc" },
+    select: { id: true, createdAt: true, lastActivityAt: true, archived: true, _count: { select: { items: true } } },
+    take: 500,
+  });
+  return rows.map((t) => ({ id: t.id, createdAt: t.createdAt.toISOString(), lastActivityAt: t.lastActivityAt.toISOString(), archived: t.archived, items: t._count.items }));
+}
+
+/** Opens a user's thread read-only for an admin, after recording why. */
+export async function reviewThread(db: Db, adminId: string, threadId: string, reason: string): Promise<ThreadView & { ownerId: string }> {
+  if (!adminAccessEnabled()) throw new AdminAccessDisabledError();
+  const why = reasonSchema.parse(reason);
+  const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true, temporary: true } });
+  if (!t || t.temporary) throw new ThreadNotFoundError();
+  await recordAudit(db, { actorId: adminId, subjectUserId: t.userId, action: "thread.view", threadId, reason: why });
+  return { ...(await threadView(db, t.userId, threadId)), ownerId: t.userId };
+}
+
+/** A user's memories for an admin, after recording why. */
+export async function reviewMemories(db: Db, adminId: string, userId: string, reason: string) {
+  if (!adminAccessEnabled()) throw new AdminAccessDisabledError();
+  const why = reasonSchema.parse(reason);
+  if (!(await db.user.findUnique({ where: { id: userId }, select: { id: true } }))) throw new ThreadNotFoundError();
+  await recordAudit(db, { actorId: adminId, subjectUserId: userId, action: "memory.view", reason: why });
+  return listMemories(db, userId, {});
+}
+
+/** What the user sees on /settings/data: every admin action about them. */
+export async function auditAboutUser(db: Db, userId: string) {
+  const rows = await db.auditLog.findMany({
+    where: { subjectUserId: userId },
+    orderBy: { at: "desc" },
+    take: 500,
+    include: { actor: { select: { name: true, email: true } } },
+  });
+  return rows.map((r) => ({
+    id: r.id,
+    at: r.at.toISOString(),
+    action: r.action,
+    threadId: r.threadId,
+    reason: r.reason,
+    actor: r.actor ? r.actor.name || r.actor.email : "A former administrator",
+  }));
+}
+
+export const auditFilterSchema = z.object({
+  action: z.string().trim().max(40).optional(),
+  actor: z.string().trim().max(254).optional(),
+  subject: z.string().trim().max(254).optional(),
+  from: z.iso.date().optional(),
+  to: z.iso.date().optional(),
+});
+
+/** The audit log page: newest first, filtered by action, actor/subject email and date. */
+export async function listAudit(db: Db, input: z.input<typeof auditFilterSchema>) {
+  const f = auditFilterSchema.parse(input);
+  const rows = await db.auditLog.findMany({
+    where: {
+      ...(f.action ? { action: f.action } : {}),
+      ...(f.actor ? { actor: { email: { contains: f.actor.toLowerCase() } } } : {}),
+      ...(f.subject ? { subject: { email: { contains: f.subject.toLowerCase() } } } : {}),
+      ...(f.from || f.to ? { at: { ...(f.from ? { gte: new Date(f.from) } : {}), ...(f.to ? { lt: new Date(new Date(f.to).getTime() + 86_400_000) } : {}) } } : {}),
+    },
+    orderBy: [{ at: "desc" }, { id: "desc" }],
+    take: 200,
+    include: { actor: { select: { email: true } }, subject: { select: { email: true } } },
+  });
+  return rows.map((r) => ({
+    id: r.id,
+    at: r.at.toISOString(),
+    action: r.action,
+    actor: r.actor?.email ?? (r.actorId ? r.actorId : r.action === "user.delete" && !r.actorId ? "(the user)" : "(deleted account)"),
+    subject: r.subject?.email ?? (r.subjectUserId ?? "(deleted account)"),
+    threadId: r.threadId,
+    reason: r.reason,
+  }));
+}

@@ -1,0 +1,101 @@
+// Memories on their own, to take elsewhere or bring back: JSON (importable)
+// and Markdown (for reading). Import skips memories already remembered.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { cipherFor } from "@/lib/crypto/content";
+import { addMemory, memoryKindSchema, memoryTextSchema, normalizeText, openMemory, SecretRefusedError } from "./long-term";
+
+export const MEMORIES_FORMAT = "mnemo-memories";
+export const MEMORIES_VERSION = 1;
+export const MAX_IMPORT = 5000;
+
+const KIND_TITLES = { fact: "Facts", preference: "Preferences", procedure: "Procedures", other: "Other" } as const;
+
+async function allMemories(db: Db, userId: string) {
+  const c = await cipherFor(db, userId);
+  const rows = await db.memory.findMany({ where: { userId }, orderBy: [{ kind: "asc" }, { createdAt: "asc" }], omit: { searchTokens: true } });
+  return rows.map((m) => openMemory(c, m));
+}
+
+export async function memoriesJson(db: Db, userId: string, now = new Date()) {
+  const rows = await allMemories(db, userId);
+  return {
+    format: MEMORIES_FORMAT,
+    version: MEMORIES_VERSION,
+    exportedAt: now.toISOString(),
+    memories: rows.map((m) => ({
+      text: m.text,
+      kind: m.kind,
+      status: m.status,
+      source: m.source,
+      pinned: m.pinned,
+      confidence: m.confidence,
+      createdAt: m.createdAt.toISOString(),
+      updatedAt: m.updatedAt.toISOString(),
+      sourceThreadId: m.sourceThreadId,
+      sourceItemId: m.sourceItemId,
+    })),
+  };
+}
+
+export async function memoriesMarkdown(db: Db, userId: string, now = new Date()): Promise<string> {
+  const rows = await allMemories(db, userId);
+  const out = [`# Mnemo memories`, ``, `Exported ${now.toISOString()}. ${rows.length} memor${rows.length === 1 ? "y" : "ies"}.`];
+  for (const kind of Object.keys(KIND_TITLES) as Array<keyof typeof KIND_TITLES>) {
+    const group = rows.filter((m) => m.kind === kind);
+    if (!group.length) continue;
+    out.push("", `## ${KIND_TITLES[kind]}`, "");
+    for (const m of group) {
+      const flags = [m.pinned && "pinned", m.status !== "active" && m.status, m.source].filter(Boolean).join(", ");
+      // One line per memory: newlines folded so a memory cannot start a heading.
+      out.push(`- ${m.text.replace(/\s*\n\s*/g, " ")} _(${flags}; ${m.createdAt.toISOString().slice(0, 10)})_`);
+    }
+  }
+  return out.join("\n") + "\n";
+}
+
+export const importFileSchema = z.object({
+  format: z.literal(MEMORIES_FORMAT, { error: `Not a Mnemo memories file (expected "format": "${MEMORIES_FORMAT}").` }),
+  version: z.literal(MEMORIES_VERSION, { error: `Unsupported version (this Mnemo reads version ${MEMORIES_VERSION}).` }),
+  memories: z
+    .array(
+      z.object({
+        text: z.string(),
+        kind: memoryKindSchema.default("fact"),
+        status: z.enum(["active", "pending", "archived"]).default("active"),
+        pinned: z.boolean().default(false),
+      }),
+    )
+    .max(MAX_IMPORT, `At most ${MAX_IMPORT} memories per import.`),
+});
+
+export type ImportResult = { added: number; skipped: number; rejected: Array<{ index: number; error: string }> };
+
+/** Imports memories from a JSON export. Existing memories (same text) are skipped. */
+export async function importMemories(db: Db, userId: string, input: unknown): Promise<ImportResult> {
+  const file = importFileSchema.parse(input);
+  const have = new Set((await allMemories(db, userId)).map((m) => normalizeText(m.text)));
+  const result: ImportResult = { added: 0, skipped: 0, rejected: [] };
+  for (const [index, m] of file.memories.entries()) {
+    const text = memoryTextSchema.safeParse(m.text);
+    if (!text.success) {
+      result.rejected.push({ index, error: text.error.issues[0].message });
+      continue;
+    }
+    const norm = normalizeText(text.data);
+    if (have.has(norm)) {
+      result.skipped++;
+      continue;
+    }
+    try {
+      // Imported by the user themselves: a manual memory.
+      await addMemory(db, userId, { text: text.data, kind: m.kind, source: "manual", status: m.status, pinned: m.pinned }, "user", "Imported from a file");
+      have.add(norm);
+      result.added++;
+    } catch (e) {
+      if (e instanceof SecretRefusedError) result.rejected.push({ index, error: e.message });
+      else throw e;
+    }
+  }
+  return result;
+}

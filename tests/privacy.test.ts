@@ -1,0 +1,123 @@
+// Data rights on real databases: deletion leaves nothing of the user anywhere
+// (checked against the live catalog), the export holds every row, nothing is
+// stored in plain text with encryption on, admin reads are audited, audit rows
+// cannot be changed, and retention follows a controllable clock.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { collectExport, runPrivacyChecks } from "@/testing/privacy-checks";
+import { deleteAccount } from "@/lib/account/delete";
+import { LastAdminError } from "@/lib/auth/users";
+import { runRetention, setRetentionForTests } from "@/lib/account/retention";
+import { appendItems } from "@/lib/memory/session";
+import { createThread, listThreads, threadView } from "@/lib/chat/threads";
+import { loadContext } from "@/lib/chat/context";
+import { recall } from "@/lib/memory/recall";
+import { addMemory } from "@/lib/memory/long-term";
+import { importMemories, memoriesJson, memoriesMarkdown } from "@/lib/memory/portable";
+import { auditAboutUser, reviewThread } from "@/lib/admin/review";
+
+describe.each(engines)("data rights on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+
+  it("deletion, export, encryption and audit checks all come out clean", async () => {
+    const r = await runPrivacyChecks(t.db);
+    expect(r.details).toEqual([]);
+    expect(r.tables_checked).toBeGreaterThanOrEqual(15);
+    expect(r).toMatchObject({ rows_left_after_delete: 0, export_missing_rows: 0, plaintext_hits: 0, unaudited_admin_reads: 0, unmapped_tables: [], other_user_rows_changed: 0, shredded_still_readable: 0 });
+  });
+
+  it("a table the data map does not cover fails the check by itself", async () => {
+    const extra = await createTestDb(engine);
+    try {
+      await extra.db.$executeRawUnsafe(`CREATE TABLE "Bookmark" (id text PRIMARY KEY, "userId" text REFERENCES "User"(id))`);
+      const r = await runPrivacyChecks(extra.db);
+      expect(r.unmapped_tables).toEqual(["Bookmark"]);
+    } finally {
+      await extra.close();
+    }
+  });
+
+  it("the last admin cannot delete their account", async () => {
+    const admin = await t.db.user.create({ data: { email: `solo-admin-${engine}@example.com`, role: "ADMIN" } });
+    await t.db.user.updateMany({ where: { role: "ADMIN", NOT: { id: admin.id } }, data: { role: "USER" } });
+    await expect(deleteAccount(t.db, admin.id, { actorId: admin.id })).rejects.toBeInstanceOf(LastAdminError);
+    expect(await t.db.user.count({ where: { id: admin.id } })).toBe(1);
+  });
+
+  it("audit rows are append-only in the database itself", async () => {
+    const admin = await t.db.user.create({ data: { email: `auditor-${engine}@example.com`, role: "ADMIN" } });
+    const user = await t.db.user.create({ data: { email: `audited-${engine}@example.com` } });
+    const th = await createThread(t.db, user.id);
+    await appendItems(t.db, th.id, [{ role: "user", content: "hello there" }]);
+    await reviewThread(t.db, admin.id, th.id, "Support ticket 7");
+    const row = await t.db.auditLog.findFirstOrThrow({ where: { subjectUserId: user.id } });
+    expect(row).toMatchObject({ actorId: admin.id, action: "thread.view", threadId: th.id, reason: "Support ticket 7" });
+    await expect(t.db.auditLog.update({ where: { id: row.id }, data: { reason: "nothing" } })).rejects.toThrow(/append-only/);
+    await expect(t.db.auditLog.delete({ where: { id: row.id } })).rejects.toThrow(/append-only/);
+    expect(await auditAboutUser(t.db, user.id)).toMatchObject([{ action: "thread.view", reason: "Support ticket 7", actor: admin.email }]);
+    // The user's export carries the entry about them.
+    expect(await collectExport(t.db, user.id)).toContain("Support ticket 7");
+  });
+
+  it("retention hides expired messages at once and the job deletes them (controllable clock)", async () => {
+    const user = await t.db.user.create({ data: { email: `retention-${engine}@example.com` } });
+    const old = await createThread(t.db, user.id, { title: "old" });
+    const [q1, a1] = await appendItems(t.db, old.id, [{ role: "user", content: "ancient zebra question" }, { role: "assistant", content: "ancient answer" }]);
+    const [q2] = await appendItems(t.db, old.id, [{ role: "user", content: "recent zebra question" }, { role: "assistant", content: "recent answer" }]);
+    const gone = await createThread(t.db, user.id, { title: "gone" });
+    await appendItems(t.db, gone.id, [{ role: "user", content: "zebra long ago" }]);
+    const temp = await createThread(t.db, user.id, { temporary: true });
+    // Age the first turn and the second thread by 40 days.
+    const past = new Date(Date.now() - 40 * 86_400_000);
+    await t.db.item.updateMany({ where: { id: { in: [q1.id, a1.id] } }, data: { createdAt: past } });
+    await t.db.item.updateMany({ where: { threadId: gone.id }, data: { createdAt: past } });
+    await t.db.thread.update({ where: { id: gone.id }, data: { lastActivityAt: past } });
+    await t.db.thread.update({ where: { id: temp.id }, data: { createdAt: new Date(Date.now() - 3 * 3_600_000) } });
+    setRetentionForTests({ messageDays: 30, temporaryChatHours: 2 });
+    try {
+      // Hidden before the job runs: not shown, not in the model's context, not recalled.
+      const view = await threadView(t.db, user.id, old.id);
+      expect(view.items.map((i) => i.content)).toEqual(["recent zebra question", "recent answer"]);
+      const ctx = await loadContext(t.db, old.id, view.items[1].id);
+      expect(ctx.window.map((i) => i.content)).toEqual(["recent zebra question", "recent answer"]);
+      const r = await recall(t.db, user.id, "zebra", { budget: 2000 });
+      expect(JSON.stringify(r.passages)).not.toMatch(/ancient|long ago/);
+      expect(JSON.stringify(r.passages)).toContain("recent zebra question");
+      // The job, on a clock 1 day ahead, deletes exactly what expired.
+      const counts = await runRetention(t.db, new Date(Date.now() + 86_400_000));
+      expect(counts).toEqual({ messages: 3, summaries: 0, threads: 1, temporaryChats: 1 });
+      expect(await t.db.item.findUnique({ where: { id: q2.id } })).not.toBeNull();
+      expect((await threadView(t.db, user.id, old.id)).items).toHaveLength(2);
+      expect((await listThreads(t.db, user.id, {})).threads.map((x) => x.title)).toEqual(["old"]);
+      // Run again: nothing more to do.
+      expect(await runRetention(t.db, new Date(Date.now() + 86_400_000))).toEqual({ messages: 0, summaries: 0, threads: 0, temporaryChats: 0 });
+    } finally {
+      setRetentionForTests(undefined);
+    }
+  });
+
+  it("memories export as JSON and Markdown and import back with duplicates skipped", async () => {
+    const a = await t.db.user.create({ data: { email: `export-a-${engine}@example.com` } });
+    const b = await t.db.user.create({ data: { email: `export-b-${engine}@example.com` } });
+    await addMemory(t.db, a.id, { text: "Prefers tea over coffee", kind: "preference", source: "explicit", pinned: true }, "user", "t");
+    await addMemory(t.db, a.id, { text: "Works as a nurse\n# not a heading", source: "inferred" }, "model", "t");
+    const json = await memoriesJson(t.db, a.id);
+    expect(json).toMatchObject({ format: "mnemo-memories", version: 1 });
+    expect(json.memories.map((m) => m.text).sort()).toEqual(["Prefers tea over coffee", "Works as a nurse\n# not a heading"]);
+    const md = await memoriesMarkdown(t.db, a.id);
+    expect(md).toContain("## Preferences\n\n- Prefers tea over coffee _(pinned, explicit;");
+    expect(md).not.toMatch(/^# not a heading/m);
+    await addMemory(t.db, b.id, { text: "prefers tea over coffee!", source: "explicit" }, "user", "t");
+    const r = await importMemories(t.db, b.id, { ...json, memories: [...json.memories, { text: "   " }, { text: "My password is hunter2hunter2" }] });
+    expect(r.added).toBe(1);
+    expect(r.skipped).toBe(1);
+    expect(r.rejected.map((x) => x.index)).toEqual([2, 3]);
+    expect(await t.db.memory.count({ where: { userId: b.id } })).toBe(2);
+    expect(await t.db.memory.count({ where: { userId: a.id } })).toBe(2);
+    await expect(importMemories(t.db, b.id, { format: "other", version: 1, memories: [] })).rejects.toThrow(/Not a Mnemo memories file/);
+  });
+});
