@@ -1,4 +1,5 @@
 "use client";
+import Link from "next/link";
 import { useTransition } from "react";
 import { toast } from "sonner";
 import { changeRoleAction, setDisabledAction, type ActionResult } from "@/app/(app)/admin/actions";
@@ -23,6 +24,9 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
             <th className="px-3 py-2 font-medium">Role</th>
             <th className="px-3 py-2 font-medium">Status</th>
             <th className="px-3 py-2 font-medium">Joined</th>
+            <th className="px-3 py-2 font-medium">
+              <span className="sr-only">Review</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -62,6 +66,11 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
                 )}
               </td>
               <td className="px-3 py-2 text-muted-foreground">{new Date(u.createdAt).toLocaleDateString()}</td>
+              <td className="px-3 py-2">
+                <Link className="text-primary hover:underline" href={`/admin/users/${u.id}`} aria-label={`Review ${u.email}`}>
+                  Review
+                </Link>
+              </td>
             </tr>
           ))}
         </tbody>

@@ -7,6 +7,9 @@ import { forgetCachedKeys } from "@/lib/crypto/content";
 import { LastAdminError } from "@/lib/auth/users";
 import { USER_DATA } from "./user-data";
 
+/** What the user types to confirm deleting their own account. */
+export const CONFIRM_PHRASE = "delete my account";
+
 export class AccountNotFoundError extends Error {
   constructor() {
     super("Account not found.");

@@ -14,6 +14,9 @@ export default async function AdminLayout({ children }: { children: React.ReactN
           <Link className="text-primary hover:underline" href="/admin">
             Users
           </Link>
+          <Link className="text-primary hover:underline" href="/admin/audit">
+            Audit log
+          </Link>
           <Link className="text-primary hover:underline" href="/admin/settings">
             Model settings
           </Link>

@@ -4,19 +4,40 @@ import { getDb } from "@/lib/db/client";
 import { UsersTable } from "@/components/admin/users-table";
 
 export const metadata: Metadata = { title: "Admin" };
+export const dynamic = "force-dynamic";
 
-export default async function AdminUsersPage() {
+export default async function AdminUsersPage({ searchParams }: { searchParams: Promise<{ q?: string }> }) {
   const admin = await requireAdmin();
+  const q = ((await searchParams).q ?? "").trim().slice(0, 200);
   const users = await (await getDb()).user.findMany({
+    where: q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: "insensitive" } }] } : {},
     orderBy: { createdAt: "asc" },
     select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true },
     take: 500,
   });
   return (
     <section aria-labelledby="users-heading" className="grid gap-3">
-      <h2 id="users-heading" className="text-lg font-medium">
-        Users ({users.length})
-      </h2>
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <h2 id="users-heading" className="text-lg font-medium">
+          Users ({users.length}
+          {q ? ` matching “${q}”` : ""})
+        </h2>
+        <form role="search" className="flex gap-2" action="/admin">
+          <label htmlFor="user-search" className="sr-only">
+            Search users by email or name
+          </label>
+          <input
+            id="user-search"
+            name="q"
+            defaultValue={q}
+            placeholder="Search email or name"
+            className="h-9 rounded-md border border-input bg-background px-3 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+          />
+          <button type="submit" className="h-9 rounded-md border border-input px-3 text-sm hover:bg-accent">
+            Search
+          </button>
+        </form>
+      </div>
       <UsersTable me={admin.id} users={users.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() }))} />
     </section>
   );

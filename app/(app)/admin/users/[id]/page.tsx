@@ -1,0 +1,41 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { requireAdmin } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
+import { adminAccessEnabled, userThreadsForAdmin } from "@/lib/admin/review";
+import { UserReview } from "@/components/admin/user-review";
+
+export const metadata: Metadata = { title: "Review user" };
+export const dynamic = "force-dynamic";
+
+export default async function AdminUserPage({ params }: { params: Promise<{ id: string }> }) {
+  const admin = await requireAdmin();
+  const { id } = await params;
+  const db = await getDb();
+  const user = await db.user.findUnique({
+    where: { id: id.slice(0, 64) },
+    select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true, _count: { select: { memories: true } } },
+  });
+  if (!user) notFound();
+  const threads = await userThreadsForAdmin(db, user.id);
+  return (
+    <section aria-labelledby="user-heading" className="grid gap-4">
+      <p className="text-sm">
+        <Link className="text-primary hover:underline" href="/admin">
+          Users
+        </Link>{" "}
+        / {user.email}
+      </p>
+      <div>
+        <h2 id="user-heading" className="text-lg font-medium">
+          {user.name || user.email}
+        </h2>
+        <p className="text-sm text-muted-foreground">
+          {user.email} · {user.role === "ADMIN" ? "Admin" : "User"} · {user.disabled ? "disabled" : "active"} · joined {user.createdAt.toISOString().slice(0, 10)} · {threads.length} conversation(s), {user._count.memories} memories
+        </p>
+      </div>
+      <UserReview user={{ id: user.id, email: user.email }} isSelf={user.id === admin.id} threads={threads} accessEnabled={adminAccessEnabled()} />
+    </section>
+  );
+}
