@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { PASSWORD, register, signIn, signInOk, signOut, uniqueEmail } from "./helpers";
+import { PASSWORD, register, saveAdminEmail, signIn, signInOk, signOut, uniqueEmail } from "./helpers";
 
 // Runs first on an empty database (see playwright.config.ts projects).
 test.describe.configure({ mode: "serial" });
@@ -15,6 +15,7 @@ test("signed-out visitors are sent to sign-in", async ({ page }) => {
 
 test("register -> in the app -> sign out -> sign in; first user is admin", async ({ page }) => {
   await register(page, admin, PASSWORD, "Ada");
+  saveAdminEmail(admin);
   await expect(page.getByRole("heading", { name: "What can I help with?" })).toBeVisible();
   await expect(page.getByRole("button", { name: "Account menu" })).toContainText("Ada");
   await page.goto("/admin");

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { expect, type Page } from "@playwright/test";
 
 export const PASSWORD = "correct horse battery";
@@ -36,4 +37,14 @@ export function mockUrl(): string {
 export async function signInOk(page: Page, email: string, password = PASSWORD) {
   await signIn(page, email, password);
   await expect(page.getByRole("button", { name: "Account menu" })).toBeVisible();
+}
+
+// The first account (the admin) is made by accounts.spec.ts; later specs sign in as it.
+const ADMIN_FILE = "test-results/e2e-admin.json";
+export function saveAdminEmail(email: string) {
+  fs.mkdirSync("test-results", { recursive: true });
+  fs.writeFileSync(ADMIN_FILE, JSON.stringify({ email }));
+}
+export function adminEmail(): string {
+  return JSON.parse(fs.readFileSync(ADMIN_FILE, "utf8")).email;
 }

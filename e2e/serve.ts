@@ -39,6 +39,8 @@ async function main() {
     MNEMO_REGISTER_LIMIT_PER_IP: "1000",
     MNEMO_SIGNIN_LIMIT_PER_IP: "1000",
     MNEMO_SIGNIN_LIMIT_PER_EMAIL: "5",
+    // The browser tests run with encryption at rest on, so every flow exercises it.
+    MNEMO_ENCRYPTION_KEY: "e2e-master-key-e2e-master-key-e2e-master-key",
   };
   delete env.DATABASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;

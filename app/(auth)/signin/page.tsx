@@ -8,9 +8,9 @@ import { currentUser } from "@/lib/auth/session";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function SignInPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string }> }) {
+export default async function SignInPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string; deleted?: string }> }) {
   if (await currentUser()) redirect("/");
-  const { callbackUrl, error } = await searchParams;
+  const { callbackUrl, error, deleted } = await searchParams;
   return (
     <Card>
       <CardHeader>
@@ -18,6 +18,11 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
         <CardDescription>Welcome back to Mnemo.</CardDescription>
       </CardHeader>
       <CardContent className="grid gap-2">
+        {deleted && (
+          <p role="status" className="mb-2 rounded-md bg-muted px-3 py-2 text-sm">
+            Your account and all its data have been deleted.
+          </p>
+        )}
         {error && (
           <p role="alert" className="mb-2 text-sm text-destructive">
             {error === "AccessDenied" ? "This account cannot sign in." : "Sign-in failed. Try again."}

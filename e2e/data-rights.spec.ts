@@ -1,0 +1,103 @@
+import fs from "node:fs";
+import { expect, test, type Page } from "@playwright/test";
+import { PASSWORD, adminEmail, mockUrl, register, signIn, signInOk, uniqueEmail } from "./helpers";
+
+async function script(replies: object[]) {
+  await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ replies }) });
+}
+
+async function send(page: Page, text: string) {
+  await page.getByLabel("Message", { exact: true }).fill(text);
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
+}
+
+test("an admin opens a user's thread with a reason; the user sees the entry", async ({ browser, page }) => {
+  test.setTimeout(90_000);
+  const email = uniqueEmail("reviewed");
+  const tag = `okapi${Date.now()}`;
+  await register(page, email);
+  await script([{ match: tag, content: `The ${tag} is a forest giraffe.` }]);
+  await send(page, `Tell me about the ${tag}`);
+  await page.goto("/settings/data");
+  await expect(page.getByTestId("audit-empty")).toBeVisible();
+
+  const adminCtx = await browser.newContext();
+  const admin = await adminCtx.newPage();
+  await signInOk(admin, adminEmail());
+  await admin.goto("/admin");
+  await admin.getByLabel("Search users by email or name").fill(email);
+  await admin.getByRole("button", { name: "Search" }).click();
+  await admin.getByRole("link", { name: `Review ${email}` }).click();
+  // Titles and content stay hidden until a reason is given.
+  await expect(admin.getByText(tag)).toHaveCount(0);
+  await admin.getByRole("button", { name: /Open conversation/ }).first().click();
+  await admin.getByLabel(/Reason for opening this conversation/).fill("Abuse report #42");
+  await admin.getByRole("button", { name: "Record reason and open" }).click();
+  await expect(admin.getByTestId("review-thread")).toContainText(`The ${tag} is a forest giraffe.`);
+  await admin.screenshot({ path: "test-results/admin-review.png", fullPage: true });
+  await admin.goto("/admin/audit");
+  await expect(admin.getByTestId("audit-table")).toContainText("Abuse report #42");
+  await adminCtx.close();
+
+  await page.reload();
+  const entry = page.getByTestId("audit-list").getByRole("listitem").first();
+  await expect(entry).toContainText("viewed a conversation of yours");
+  await expect(entry).toContainText("because “Abuse report #42”");
+  await page.screenshot({ path: "test-results/settings-data.png", fullPage: true });
+});
+
+test("a user exports their data and gets every conversation and memory", async ({ page }) => {
+  test.setTimeout(90_000);
+  const email = uniqueEmail("exporter");
+  const tag = `narwhal${Date.now()}`;
+  await register(page, email);
+  await script([
+    { match: tag, content: `Noted about the ${tag}.` },
+    { match: "Existing related memories", json: { decisions: [{ op: "ADD", text: `Studies the ${tag}`, kind: "fact" }] } },
+  ]);
+  await send(page, `I study the ${tag}`);
+  await page.goto("/settings/memory");
+  await expect(page.getByText(`Studies the ${tag}`)).toBeVisible();
+  await page.goto("/settings/data");
+  const downloading = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export my data" }).click();
+  const download = await downloading;
+  expect(download.suggestedFilename()).toMatch(/^mnemo-export-\d{4}-\d{2}-\d{2}\.json$/);
+  const file = JSON.parse(fs.readFileSync((await download.path())!, "utf8"));
+  expect(file).toMatchObject({ format: "mnemo-export", version: 1, profile: { email } });
+  const contents = file.threads.flatMap((t: { items: { content: string }[] }) => t.items.map((i) => i.content));
+  expect(contents).toEqual(expect.arrayContaining([`I study the ${tag}`, `Noted about the ${tag}.`]));
+  expect(file.memories.map((m: { text: string }) => m.text)).toContain(`Studies the ${tag}`);
+  expect(file.memories[0].versions.length).toBeGreaterThan(0);
+  await expect(page.getByRole("status").filter({ hasText: "Done: saved" })).toBeVisible();
+});
+
+test("a user deletes the account: signed out, cannot sign in, data gone", async ({ browser, page }) => {
+  test.setTimeout(90_000);
+  const email = uniqueEmail("leaver");
+  await register(page, email);
+  await script([{ match: "goodbye", content: "Farewell." }]);
+  await send(page, "goodbye world");
+  await page.goto("/settings/data");
+  const del = page.getByRole("button", { name: "Delete my account and all my data" });
+  await expect(del).toBeDisabled();
+  await page.getByLabel(/to confirm/).fill("delete my account");
+  await page.getByLabel("Your password").fill("not my password at all");
+  await del.click();
+  await expect(page.getByText("That password is not right.")).toBeVisible();
+  await page.getByLabel("Your password").fill(PASSWORD);
+  await del.click();
+  await expect(page).toHaveURL(/\/signin\?deleted=1/);
+  await expect(page.getByText("Your account and all its data have been deleted.")).toBeVisible();
+  await signIn(page, email);
+  await expect(page.getByRole("alert").filter({ hasText: /\w/ })).toBeVisible();
+  await expect(page).toHaveURL(/\/signin/);
+
+  const adminCtx = await browser.newContext();
+  const admin = await adminCtx.newPage();
+  await signInOk(admin, adminEmail());
+  await admin.goto(`/admin?q=${encodeURIComponent(email)}`);
+  await expect(admin.getByRole("heading", { name: /Users \(0 matching/ })).toBeVisible();
+  await adminCtx.close();
+});
