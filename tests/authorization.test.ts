@@ -1,0 +1,238 @@
+// The authorization matrix: every server action and route handler, called as
+// {owner, another user, admin, signed out}, against a real database, with the
+// expected allow or deny for each. The list is checked against the app's files:
+// a new action or route without an entry fails this test.
+//
+// Only the session is simulated (Auth.js's `auth()` returns the chosen user);
+// the actions, their checks and the database are the real ones.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
+const state = vi.hoisted(() => ({
+  db: null as unknown,
+  session: null as null | { id: string; role: "USER" | "ADMIN"; email: string; authAt: number },
+}));
+
+vi.mock("@/lib/db/client", () => ({ getDb: async () => state.db, getDatabase: async () => ({ prisma: state.db }) }));
+vi.mock("@/auth", () => ({
+  auth: async () => (state.session ? { user: state.session } : null),
+  signIn: async () => undefined,
+  signOut: async () => undefined,
+  oauthProviders: () => [{ id: "github", name: "GitHub" }],
+  handlers: { GET: async () => new Response("{}"), POST: async () => new Response("{}") },
+}));
+vi.mock("@/lib/auth/jwt-session", () => ({ jwtUser: async () => (state.session ? { id: state.session.id, role: state.session.role } : null) }));
+vi.mock("next-auth", () => ({ AuthError: class AuthError extends Error {}, CredentialsSignin: class CredentialsSignin extends Error {} }));
+vi.mock("next/cache", () => ({ revalidatePath: () => undefined }));
+vi.mock("next/headers", () => ({ headers: async () => new Headers({ "x-forwarded-for": "203.0.113.9" }) }));
+vi.mock("next/server", async (orig) => ({ ...(await orig<object>()), after: () => undefined }));
+
+import { createTestDb, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { ForbiddenError, UnauthorizedError } from "@/lib/auth/session";
+import { hashPassword } from "@/lib/auth/password";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { appendItems } from "@/lib/memory/session";
+import { addMemory } from "@/lib/memory/long-term";
+import { createThread } from "@/lib/chat/threads";
+
+type Subject = "owner" | "other" | "admin" | "anon";
+type Verdict = "allow" | "deny";
+type Fixture = {
+  owner: { id: string; email: string };
+  other: { id: string; email: string };
+  admin: { id: string; email: string };
+  threadId: string;
+  userItemId: string;
+  answerItemId: string;
+  streamingItemId: string;
+  memoryId: string;
+  secret: string;
+};
+type Entry = {
+  call: (m: Record<string, (...a: never[]) => unknown>, fx: Fixture) => unknown;
+  expect: Record<Subject, Verdict>;
+  /** Whether the result shows the owner's data (allowed only for the owner, and admins on audited paths). */
+  mayShowOwnerData?: Subject[];
+  /** A result that is a denial in disguise (e.g. { stopped: false }). */
+  deniedWhen?: (body: unknown) => boolean;
+  /** Reached its work, which may fail for reasons that are not access (e.g. no model server). */
+  mayFail?: boolean;
+};
+
+const OWNER_ONLY: Record<Subject, Verdict> = { owner: "allow", other: "deny", admin: "deny", anon: "deny" };
+const SIGNED_IN: Record<Subject, Verdict> = { owner: "allow", other: "allow", admin: "allow", anon: "deny" };
+const ADMIN_ONLY: Record<Subject, Verdict> = { owner: "deny", other: "deny", admin: "allow", anon: "deny" };
+const PUBLIC: Record<Subject, Verdict> = { owner: "allow", other: "allow", admin: "allow", anon: "allow" };
+const form = (o: Record<string, string>) => {
+  const f = new FormData();
+  for (const [k, v] of Object.entries(o)) f.set(k, v);
+  return f;
+};
+const PASSWORD = "correct horse battery";
+
+const ACTIONS: Record<string, Record<string, Entry>> = {
+  "app/(auth)/actions.ts": {
+    signInAction: { call: (m) => m.signInAction({} as never, form({ email: "x@example.com", password: "whatever-password" }) as never), expect: PUBLIC },
+    registerAction: { call: (m) => m.registerAction({} as never, form({ email: `new-${Math.random()}@example.com`, password: "long enough password" }) as never), expect: PUBLIC },
+    oauthSignInAction: { call: (m) => m.oauthSignInAction(form({ provider: "github" }) as never), expect: PUBLIC },
+    signOutAction: { call: (m) => m.signOutAction(), expect: PUBLIC },
+  },
+  "app/(app)/c/actions.ts": {
+    listThreadsAction: { call: (m) => m.listThreadsAction({} as never), expect: SIGNED_IN },
+    loadThreadAction: { call: (m, fx) => m.loadThreadAction(fx.threadId as never), expect: OWNER_ONLY },
+    renameThreadAction: { call: (m, fx) => m.renameThreadAction(fx.threadId as never, "Renamed" as never), expect: OWNER_ONLY },
+    archiveThreadAction: { call: (m, fx) => m.archiveThreadAction(fx.threadId as never, true as never), expect: OWNER_ONLY },
+    deleteThreadAction: { call: (m, fx) => m.deleteThreadAction(fx.threadId as never), expect: OWNER_ONLY },
+    switchBranchAction: { call: (m, fx) => m.switchBranchAction(fx.threadId as never, fx.userItemId as never), expect: OWNER_ONLY },
+    undoTurnAction: { call: (m, fx) => m.undoTurnAction(fx.threadId as never), expect: OWNER_ONLY },
+    clearThreadAction: { call: (m, fx) => m.clearThreadAction(fx.threadId as never), expect: OWNER_ONLY },
+  },
+  "app/(app)/settings/memory/actions.ts": {
+    editMemoryAction: { call: (m, fx) => m.editMemoryAction(fx.memoryId as never, "Edited text" as never), expect: OWNER_ONLY },
+    addMemoryAction: { call: (m) => m.addMemoryAction("Likes matrices" as never, "fact" as never), expect: SIGNED_IN },
+    pinMemoryAction: { call: (m, fx) => m.pinMemoryAction(fx.memoryId as never, true as never), expect: OWNER_ONLY },
+    reviewMemoryAction: { call: (m, fx) => m.reviewMemoryAction(fx.memoryId as never, true as never), expect: OWNER_ONLY },
+    restoreMemoryAction: { call: (m, fx) => m.restoreMemoryAction(fx.memoryId as never), expect: OWNER_ONLY },
+    // Deleting ids that are not yours deletes nothing: the count says so.
+    deleteMemoriesAction: { call: (m, fx) => m.deleteMemoriesAction([fx.memoryId] as never), expect: OWNER_ONLY, deniedWhen: (r) => (r as { data?: number }).data === 0 },
+    memoryHistoryAction: { call: (m, fx) => m.memoryHistoryAction(fx.memoryId as never), expect: OWNER_ONLY },
+    memorySettingsAction: { call: (m) => m.memorySettingsAction({ paused: true } as never), expect: SIGNED_IN },
+    forgetMeAction: { call: (m) => m.forgetMeAction("forget me" as never), expect: SIGNED_IN },
+  },
+  "app/(app)/settings/data/actions.ts": {
+    importMemoriesAction: {
+      call: (m) => m.importMemoriesAction(JSON.stringify({ format: "mnemo-memories", version: 1, memories: [{ text: "Imported fact" }] }) as never),
+      expect: SIGNED_IN,
+    },
+    deleteAccountAction: { call: (m) => m.deleteAccountAction({ confirm: "delete my account", password: PASSWORD } as never), expect: SIGNED_IN },
+  },
+  "app/(app)/admin/actions.ts": {
+    changeRoleAction: { call: (m, fx) => m.changeRoleAction({ userId: fx.owner.id, role: "USER" } as never), expect: ADMIN_ONLY },
+    setDisabledAction: { call: (m, fx) => m.setDisabledAction({ userId: fx.owner.id, disabled: true } as never), expect: ADMIN_ONLY },
+    saveModelSettingsAction: {
+      call: (m) => m.saveModelSettingsAction({ baseURL: "http://127.0.0.1:9/v1", chatModel: "c", memoryModel: "m" } as never),
+      expect: ADMIN_ONLY,
+    },
+    testModelConnectionAction: { call: (m) => m.testModelConnectionAction(), expect: ADMIN_ONLY, mayFail: true },
+    deleteUserAction: { call: (m, fx) => m.deleteUserAction({ userId: fx.owner.id, confirmEmail: fx.owner.email, reason: "Requested by email" } as never), expect: ADMIN_ONLY },
+    reviewThreadAction: { call: (m, fx) => m.reviewThreadAction({ threadId: fx.threadId, reason: "Abuse report 1" } as never), expect: ADMIN_ONLY, mayShowOwnerData: ["admin"] },
+    reviewMemoriesAction: { call: (m, fx) => m.reviewMemoriesAction({ userId: fx.owner.id, reason: "Abuse report 1" } as never), expect: ADMIN_ONLY, mayShowOwnerData: ["admin"] },
+  },
+};
+
+const json = (body: unknown) => new Request("http://mnemo.test/x", { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+const ROUTES: Record<string, Record<string, Entry>> = {
+  "app/api/auth/[...nextauth]/route.ts": {
+    GET: { call: (m) => m.GET(new Request("http://mnemo.test/api/auth/session") as never), expect: PUBLIC },
+    POST: { call: (m) => m.POST(new Request("http://mnemo.test/api/auth/signout", { method: "POST" }) as never), expect: PUBLIC },
+  },
+  "app/api/health/route.ts": { GET: { call: (m) => m.GET(), expect: PUBLIC } },
+  "app/api/chat/route.ts": {
+    POST: { call: (m, fx) => m.POST(json({ kind: "send", threadId: fx.threadId, content: "next question" }) as never), expect: OWNER_ONLY },
+  },
+  "app/api/chat/stop/route.ts": {
+    POST: { call: (m, fx) => m.POST(json({ itemId: fx.streamingItemId }) as never), expect: OWNER_ONLY, deniedWhen: (b) => (b as { stopped?: boolean }).stopped === false },
+  },
+  "app/api/export/route.ts": { GET: { call: (m) => m.GET(), expect: SIGNED_IN } },
+  "app/api/memories/export/route.ts": {
+    GET: { call: (m) => m.GET(new Request("http://mnemo.test/api/memories/export?format=markdown") as never), expect: SIGNED_IN },
+  },
+};
+
+function walk(dir: string, name: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const p = path.join(dir, d.name);
+    return d.isDirectory() ? walk(p, name) : d.name === name ? [p] : [];
+  });
+}
+
+describe("authorization matrix", () => {
+  let t: TestDb;
+  let mock: MockLlm;
+  let passwordHash: string;
+  let n = 0;
+
+  beforeAll(async () => {
+    t = await createTestDb("pglite");
+    state.db = t.db;
+    mock = await startMockLlm();
+    passwordHash = await hashPassword(PASSWORD);
+    const first = await t.db.user.create({ data: { email: "first-admin@example.com", role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, first.id);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => {
+    await mock?.close();
+    await t?.close();
+  });
+
+  async function fixture(): Promise<Fixture> {
+    const k = n++;
+    const mk = (who: string, role: "USER" | "ADMIN" = "USER") => t.db.user.create({ data: { email: `${who}-${k}@example.com`, role, passwordHash } });
+    const [owner, other, admin] = [await mk("owner"), await mk("other"), await mk("admin", "ADMIN")];
+    const secret = `ownersecret${k}x`;
+    const th = await createThread(t.db, owner.id, { title: `Title ${secret}` });
+    const [q, a] = await appendItems(t.db, th.id, [{ role: "user", content: `question ${secret}` }, { role: "assistant", content: `answer ${secret}` }]);
+    const [, s] = await appendItems(t.db, th.id, [{ role: "user", content: "more" }, { role: "assistant", status: "streaming" }]);
+    const mem = await addMemory(t.db, owner.id, { text: `Memory ${secret}`, source: "inferred", status: "pending" }, "model", "t");
+    return { owner, other, admin, threadId: th.id, userItemId: q.id, answerItemId: a.id, streamingItemId: s.id, memoryId: mem.id, secret };
+  }
+
+  async function run(entry: Entry, mod: Record<string, (...a: never[]) => unknown>, subject: Subject) {
+    const fx = await fixture();
+    const who = subject === "anon" ? null : fx[subject];
+    state.session = who ? { id: who.id, email: who.email, role: subject === "admin" ? "ADMIN" : "USER", authAt: Date.now() } : null;
+    let verdict: Verdict = "allow";
+    let shown = "";
+    try {
+      const r = await entry.call(mod, fx);
+      if (r instanceof Response) {
+        shown = await r.text();
+        if ([401, 403, 404].includes(r.status)) verdict = "deny";
+        else if (entry.deniedWhen) verdict = entry.deniedWhen(JSON.parse(shown)) ? "deny" : "allow";
+      } else {
+        shown = JSON.stringify(r ?? null);
+        const res = r as { ok?: boolean; error?: string } | undefined;
+        if (res && res.ok === false && /not found|sign in|access/i.test(res.error ?? "")) verdict = "deny";
+        else if (res?.ok === false && !entry.mayFail) throw new Error(`unexpected failure: ${res.error}`);
+        else if (entry.deniedWhen?.(r)) verdict = "deny";
+      }
+    } catch (e) {
+      if (e instanceof UnauthorizedError || e instanceof ForbiddenError) verdict = "deny";
+      else throw e;
+    }
+    const leaked = shown.includes(fx.secret) && subject !== "owner" && !(entry.mayShowOwnerData ?? []).includes(subject);
+    return { verdict, leaked };
+  }
+
+  it("lists every server action and route handler in the app", async () => {
+    const root = path.resolve("app");
+    for (const file of walk(root, "actions.ts")) {
+      const rel = path.relative(process.cwd(), file).split(path.sep).join("/");
+      if (!fs.readFileSync(file, "utf8").startsWith('"use server"')) continue;
+      const mod = await import(/* @vite-ignore */ path.resolve(file));
+      const names = Object.keys(mod).filter((k) => typeof mod[k] === "function");
+      expect(Object.keys(ACTIONS[rel] ?? {}).sort(), `server actions in ${rel}: add each to the matrix`).toEqual(names.sort());
+    }
+    for (const file of walk(root, "route.ts")) {
+      const rel = path.relative(process.cwd(), file).split(path.sep).join("/");
+      const mod = await import(/* @vite-ignore */ path.resolve(file));
+      const methods = Object.keys(mod).filter((k) => /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/.test(k));
+      expect(Object.keys(ROUTES[rel] ?? {}).sort(), `route handlers in ${rel}: add each to the matrix`).toEqual(methods.sort());
+    }
+    const files = [...walk(root, "actions.ts"), ...walk(root, "route.ts")].map((f) => path.relative(process.cwd(), f).split(path.sep).join("/"));
+    for (const listed of [...Object.keys(ACTIONS), ...Object.keys(ROUTES)]) expect(files, `${listed} is listed but does not exist`).toContain(listed);
+  });
+
+  const cells = [...Object.entries(ACTIONS), ...Object.entries(ROUTES)].flatMap(([file, entries]) =>
+    Object.entries(entries).flatMap(([name, entry]) => (["owner", "other", "admin", "anon"] as Subject[]).map((s) => ({ file, name, entry, subject: s }))),
+  );
+  it.each(cells.map((c) => [`${c.file} ${c.name} as ${c.subject} → ${c.entry.expect[c.subject]}`, c] as const))("%s", async (_label, c) => {
+    const mod = await import(/* @vite-ignore */ path.resolve(c.file));
+    const r = await run(c.entry, mod, c.subject);
+    expect(r.verdict).toBe(c.entry.expect[c.subject]);
+    expect(r.leaked, "the result shows the owner's data").toBe(false);
+  });
+});
