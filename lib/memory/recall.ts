@@ -6,6 +6,7 @@ import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens } from "./tokens";
+import { questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 
 export type RecalledMemory = Pick<RankedMemory, "id" | "text" | "kind" | "pinned" | "sourceRef">;
@@ -36,7 +37,7 @@ export async function recall(
       take: 50,
     }),
     searchMemories(db, userId, message, 40),
-    opts.passages === false ? Promise.resolve([] as Array<Neighbor & { hit: string; hitPosition: number; rank: number }>) : searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, 40, n),
+    opts.passages === false ? Promise.resolve([] as Array<Neighbor & { hit: string; hitPosition: number; rank: number }>) : searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, 40, n, questionDates(message)),
   ]);
   const pinned = pinnedRows.map((m) => (c.enabled ? { ...m, text: c.open(m.text) } : m));
   if (c.enabled) for (const r of rows) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
@@ -104,12 +105,15 @@ async function searchPassages(
   excludeThreadId: string | undefined,
   limit: number,
   n: number,
+  dates: DateRange[],
 ) {
   if (!terms.length) return [];
   return db.$queryRawUnsafe<Array<Neighbor & { hit: string; hitPosition: number; rank: number }>>(
     // Ranked like BM25 without term frequency: each matching query word adds
     // its inverse document frequency over the user's messages, so rare words
-    // ("Alhambra") count for far more than common ones ("went"). Words found in
+    // ("Alhambra") count for far more than common ones ("went"), scaled down
+    // for long messages, plus a bonus for messages from a date the question
+    // names ("on 1 May, 2022", "in July 2022", "yesterday"). Words found in
     // more than COMMON_WORD_DOCS messages are left out of the search (unless
     // every word is that common): they add little to the ranking and would make
     // the cost grow with the length of the history. Their counts stop there too.
@@ -134,14 +138,16 @@ async function searchPassages(
        SELECT term, q, df FROM df
        WHERE df > 0 AND (df < $6::float8 OR NOT EXISTS (SELECT 1 FROM df d2 WHERE d2.df > 0 AND d2.df < $6::float8))
      ), docs AS MATERIALIZED (
-       SELECT i.id, i."threadId", i.position, i.search FROM "Item" i JOIN mine m ON m.id = i."threadId"
+       SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt" FROM "Item" i JOIN mine m ON m.id = i."threadId"
        WHERE i.search @@ (SELECT to_tsquery($7::regconfig, string_agg(term, ' | ')) FROM chosen)
          AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
      ), hits AS (
        SELECT d.id, d."threadId", d.position,
-              sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5)))::float8 AS rank
+              (sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5))) * ${LEN_NORM}
+               + CASE WHEN EXISTS (SELECT 1 FROM unnest($9::timestamp[], $10::timestamp[]) AS r(s, e) WHERE d."createdAt" >= r.s AND d."createdAt" < r.e)
+                      THEN $11::float8 ELSE 0 END)::float8 AS rank
        FROM docs d JOIN chosen c ON d.search @@ c.q CROSS JOIN total
-       GROUP BY d.id, d."threadId", d.position
+       GROUP BY d.id, d."threadId", d.position, d.tokens, d."createdAt"
        ORDER BY rank DESC, d.position DESC LIMIT $3
      )
      SELECT h.id AS hit, h.position AS "hitPosition", h.rank, n.id, n."threadId", n.position, n.role::text AS role, n.content,
@@ -159,8 +165,20 @@ async function searchPassages(
     COMMON_WORD_DOCS,
     config,
     retentionCutoff(),
+    dates.map((d) => d.start),
+    dates.map((d) => d.end),
+    DATE_BONUS,
   );
 }
+
+/** Messages from a date the question names rank as if they matched one more rare word. */
+const DATE_BONUS = 6;
+/**
+ * BM25's length normalisation (k1 = 1.2, b = 0.75; term frequency taken as 1):
+ * a long message matching a word is weaker evidence than a short one. Lengths
+ * are compared with the average of the matching messages.
+ */
+const LEN_NORM = `((1.2 + 1) / (1 + 1.2 * (0.25 + 0.75 * d.tokens / (SELECT GREATEST(avg(tokens), 1) FROM docs))))`;
 
 /** A word in more of the user's messages than this is too common to search by. */
 const COMMON_WORD_DOCS = 1000;

@@ -86,6 +86,8 @@ async function main() {
             sourceRef: turn.dia_id,
           }));
           await appendItems(t.db, thread.id, items);
+          // The messages were written on the session's date (recall favours dates a question names).
+          await t.db.item.updateMany({ where: { threadId: thread.id }, data: { createdAt: date } });
           for (const it of items) allTurns.push({ id: it.sourceRef, text: it.content, tokens: countTokens(it.content) + 4, date });
           if (mode === "with_memories") {
             const obs = conv[`session_${n}_observation`] as Record<string, Array<[string, unknown]>> | undefined;
