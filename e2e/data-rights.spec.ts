@@ -38,6 +38,7 @@ test("an admin opens a user's thread with a reason; the user sees the entry", as
   await admin.screenshot({ path: "test-results/admin-review.png", fullPage: true });
   await admin.goto("/admin/audit");
   await expect(admin.getByTestId("audit-table")).toContainText("Abuse report #42");
+  await admin.screenshot({ path: "test-results/admin-audit.png", fullPage: true });
   await adminCtx.close();
 
   await page.reload();
@@ -100,4 +101,22 @@ test("a user deletes the account: signed out, cannot sign in, data gone", async 
   await admin.goto(`/admin?q=${encodeURIComponent(email)}`);
   await expect(admin.getByRole("heading", { name: /Users \(0 matching/ })).toBeVisible();
   await adminCtx.close();
+});
+
+test("the data page works on a phone-sized screen and by keyboard", async ({ page }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await register(page, uniqueEmail("phone"));
+  await page.goto("/settings/data");
+  await expect(page.getByRole("heading", { name: "Your data" })).toBeVisible();
+  // Nothing wider than the screen.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+  await page.screenshot({ path: "test-results/settings-data-phone.png", fullPage: true });
+  // Keyboard: the confirmation field, then the password, then the (enabled) button.
+  await page.getByLabel(/to confirm/).focus();
+  await page.keyboard.type("delete my account");
+  await page.keyboard.press("Tab");
+  await expect(page.getByLabel("Your password")).toBeFocused();
+  await page.keyboard.type("wrong password here");
+  await page.keyboard.press("Enter");
+  await expect(page.getByText("That password is not right.")).toBeVisible();
 });
