@@ -4,6 +4,7 @@
 // Every function takes `now`, so tests control the clock.
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
+import { expireUnusedMemories } from "@/lib/memory/long-term";
 
 export type RetentionSettings = { messageDays: number; temporaryChatHours: number };
 
@@ -23,12 +24,17 @@ export function temporaryCutoff(now = new Date(), s = retentionSettings()): Date
   return new Date(now.getTime() - s.temporaryChatHours * 3_600_000);
 }
 
-export type RetentionCounts = { messages: number; summaries: number; threads: number; temporaryChats: number };
+export type RetentionCounts = { messages: number; summaries: number; threads: number; temporaryChats: number; memoriesExpired: number };
 
 /** Deletes what has expired; returns how many rows of each kind went. */
-export async function runRetention(db: Db, now = new Date(), s = retentionSettings()): Promise<RetentionCounts> {
-  const counts: RetentionCounts = { messages: 0, summaries: 0, threads: 0, temporaryChats: 0 };
+export async function runRetention(db: Db, now = new Date(), s = retentionSettings(), memoryExpireDays = 0): Promise<RetentionCounts> {
+  const counts: RetentionCounts = { messages: 0, summaries: 0, threads: 0, temporaryChats: 0, memoriesExpired: 0 };
   counts.temporaryChats = (await db.thread.deleteMany({ where: { temporary: true, createdAt: { lt: temporaryCutoff(now, s) } } })).count;
+  // Unused memories (MNEMO_MEMORY_EXPIRE_DAYS) are archived here too, not only after a user's next answer.
+  if (memoryExpireDays > 0) {
+    const users = await db.memory.findMany({ where: { status: "active", pinned: false }, distinct: ["userId"], select: { userId: true } });
+    for (const u of users) counts.memoriesExpired += await expireUnusedMemories(db, u.userId, memoryExpireDays, now);
+  }
   if (s.messageDays <= 0) return counts;
   const cutoff = retentionCutoff(now, s);
   await db.$transaction(async (tx) => {
