@@ -3,10 +3,11 @@
 // recall still work over the keyed token index; keys rotate.
 import crypto from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { clearConnectionCache, saveConnection } from "@/lib/llm/connection";
-import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { runTurn } from "@/lib/chat/turn";
 import { listThreads, threadView } from "@/lib/chat/threads";
 import { addMemory, listMemories, searchMemories } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
@@ -23,11 +24,6 @@ beforeAll(async () => {
 afterAll(() => mock.close());
 afterEach(() => setEncryptionKeys(undefined));
 
-async function collect(gen: AsyncGenerator<TurnEvent>) {
-  const events: TurnEvent[] = [];
-  for await (const e of gen) events.push(e);
-  return events;
-}
 
 /** Raw rows of every table that contain `needle` (what a stolen backup would show). */
 async function rawHits(t: TestDb, needle: string): Promise<string[]> {
@@ -43,11 +39,7 @@ async function rawHits(t: TestDb, needle: string): Promise<string[]> {
 describe.each(engines)("encryption at rest on %s", (engine) => {
   let t: TestDb;
   let userId: string;
-  const tasks: Array<Promise<void>> = [];
-  const defer = (task: () => Promise<void>) => void tasks.push(task());
-  const flush = async () => {
-    while (tasks.length) await tasks.shift();
-  };
+  const { defer, flush } = deferred();
   beforeAll(async () => {
     t = await createTestDb(engine);
     userId = (await t.db.user.create({ data: { email: `enc-${engine}@example.com` } })).id;

@@ -1,6 +1,7 @@
 // A whole turn against the mock model server over real HTTP, on a real database.
 process.env.MNEMO_HISTORY_TOKEN_BUDGET = "300";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
@@ -14,20 +15,11 @@ beforeAll(async () => {
 afterAll(() => mock.close());
 beforeEach(() => mock.reset());
 
-async function collect(gen: AsyncGenerator<TurnEvent>) {
-  const events: TurnEvent[] = [];
-  for await (const e of gen) events.push(e);
-  return events;
-}
 
 describe.each(engines)("turns on %s", (engine) => {
   let t: TestDb;
   let userId: string;
-  const tasks: Array<Promise<void>> = [];
-  const defer = (task: () => Promise<void>) => void tasks.push(task());
-  const flush = async () => {
-    while (tasks.length) await tasks.shift();
-  };
+  const { defer, flush } = deferred();
   beforeAll(async () => {
     t = await createTestDb(engine);
     userId = (await t.db.user.create({ data: { email: `turn-${engine}@example.com` } })).id;
