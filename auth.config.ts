@@ -23,6 +23,7 @@ export const authConfig = {
       if (session.user) {
         (session.user as { id?: string }).id = token.sub as string;
         (session.user as { role?: unknown }).role = token.role;
+        (session.user as { sid?: unknown }).sid = token.sid;
       }
       return session;
     },

@@ -13,7 +13,8 @@ import { authConfig } from "./auth.config";
 import { getConfig } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
 import type { Role } from "@/lib/generated/prisma/client";
-import { activeUser, createUser, verifyCredentials } from "@/lib/auth/users";
+import crypto from "node:crypto";
+import { activeUser, createUser, recordSignOut, verifyCredentials } from "@/lib/auth/users";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { clientIp } from "@/lib/auth/client-ip";
 
@@ -84,6 +85,11 @@ async function fullConfig(): Promise<NextAuthConfig> {
     secret: config.authSecret,
     adapter,
     providers: providers(),
+    events: {
+      async signOut(message) {
+        if ("token" in message && message.token) await recordSignOut(db, message.token);
+      },
+    },
     callbacks: {
       ...authConfig.callbacks,
       async signIn({ user }) {
@@ -94,10 +100,14 @@ async function fullConfig(): Promise<NextAuthConfig> {
       async jwt({ token, user }) {
         const id = user?.id ?? token.sub;
         if (!id) return null;
-        const current = await activeUser(db, id);
+        const current = await activeUser(db, id, typeof token.sid === "string" ? token.sid : undefined);
         if (!current) return null; // deleted or disabled: the session ends now
         // When the user last proved who they are (deleting the account asks for a recent sign-in).
-        if (user) token.authAt = Date.now();
+        if (user) {
+          token.authAt = Date.now();
+          // Names this session, so signing out can refuse its token from then on.
+          token.sid = crypto.randomUUID();
+        }
         token.sub = current.id;
         token.role = current.role;
         token.name = current.name;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { activeUser, createUser, EmailTakenError, LastAdminError, registerWithPassword, setDisabled, setRole, verifyCredentials } from "@/lib/auth/users";
+import { activeUser, createUser, recordSignOut, EmailTakenError, LastAdminError, registerWithPassword, setDisabled, setRole, verifyCredentials } from "@/lib/auth/users";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { hashPassword, verifyPassword } from "@/lib/auth/password";
 
@@ -59,6 +59,15 @@ describe.each(engines)("accounts on %s", (engine) => {
     expect((await activeUser(t.db, u.id))?.id).toBe(u.id);
     await t.db.user.delete({ where: { id: u.id } });
     expect(await activeUser(t.db, u.id)).toBeNull();
+  });
+
+  it("a signed-out session stays out even if its cookie comes back; other sessions of the user stay in", async () => {
+    const u = await registerWithPassword(t.db, { email: "signout@example.com", password: PW }, "10.0.0.5");
+    expect((await activeUser(t.db, u.id, "laptop"))?.id).toBe(u.id);
+    await recordSignOut(t.db, { sub: u.id, sid: "laptop", exp: Math.floor(Date.now() / 1000) + 3600 });
+    await recordSignOut(t.db, { sub: u.id, sid: "laptop", exp: Math.floor(Date.now() / 1000) + 3600 }); // twice is fine
+    expect(await activeUser(t.db, u.id, "laptop")).toBeNull();
+    expect((await activeUser(t.db, u.id, "phone"))?.id).toBe(u.id);
   });
 
   it("never leaves the app without an active admin", async () => {

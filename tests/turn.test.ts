@@ -7,6 +7,7 @@ import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, stopTurn, type TurnEvent } from "@/lib/chat/turn";
 import { threadView } from "@/lib/chat/threads";
+import { recordSignOut } from "@/lib/auth/users";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -44,6 +45,15 @@ describe.each(engines)("turns on %s", (engine) => {
     const threadId = (events[0] as { threadId: string }).threadId;
     expect(mock.chatRequests().at(-1)?.body.model).toBe("mock-memory");
     expect((await t.db.thread.findUniqueOrThrow({ where: { id: threadId } })).title).toMatch(/^Mock answer to: User: hello/);
+  });
+
+  it("a session that was signed out cannot write, even with its old token", async () => {
+    const first = await collect(runTurn(t.db, userId, { kind: "send", content: "hello again" }, { defer, sid: "desk" }));
+    const threadId = (first[0] as { threadId: string }).threadId;
+    await recordSignOut(t.db, { sub: userId, sid: "desk" });
+    await expect(collect(runTurn(t.db, userId, { kind: "send", threadId, content: "still there?" }, { defer, sid: "desk" }))).rejects.toThrow("Thread not found");
+    expect((await threadView(t.db, userId, threadId)).items.map((i) => i.content)).not.toContain("still there?");
+    await flush();
   });
 
   it("a failing model keeps the question and marks the answer failed; retry replaces it", async () => {

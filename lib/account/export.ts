@@ -75,6 +75,12 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
     })(),
   );
   yield* array(
+    "signedOutSessions",
+    (async function* () {
+      yield await db.signedOutSession.findMany({ where: { userId }, select: { sid: true, expiresAt: true } });
+    })(),
+  );
+  yield* array(
     "verificationTokens",
     (async function* () {
       yield await q<unknown>(`SELECT identifier, encode(sha256(convert_to(token, 'UTF8')), 'hex') AS "tokenSha256", expires FROM "VerificationToken" WHERE ${USER_DATA.VerificationToken.rows}`);

@@ -24,11 +24,13 @@ export function temporaryCutoff(now = new Date(), s = retentionSettings()): Date
   return new Date(now.getTime() - s.temporaryChatHours * 3_600_000);
 }
 
-export type RetentionCounts = { messages: number; summaries: number; threads: number; temporaryChats: number; memoriesExpired: number };
+export type RetentionCounts = { messages: number; summaries: number; threads: number; temporaryChats: number; memoriesExpired: number; signedOutSessions: number };
 
 /** Deletes what has expired; returns how many rows of each kind went. */
 export async function runRetention(db: Db, now = new Date(), s = retentionSettings(), memoryExpireDays = 0): Promise<RetentionCounts> {
-  const counts: RetentionCounts = { messages: 0, summaries: 0, threads: 0, temporaryChats: 0, memoriesExpired: 0 };
+  const counts: RetentionCounts = { messages: 0, summaries: 0, threads: 0, temporaryChats: 0, memoriesExpired: 0, signedOutSessions: 0 };
+  // Signed-out session ids whose tokens have expired anyway.
+  counts.signedOutSessions = (await db.signedOutSession.deleteMany({ where: { expiresAt: { lt: now } } })).count;
   counts.temporaryChats = (await db.thread.deleteMany({ where: { temporary: true, createdAt: { lt: temporaryCutoff(now, s) } } })).count;
   // Unused memories (MNEMO_MEMORY_EXPIRE_DAYS) are archived here too, not only after a user's next answer.
   if (memoryExpireDays > 0) {

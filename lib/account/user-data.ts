@@ -31,6 +31,7 @@ export const USER_DATA: Record<string, TableEntry> = {
   Memory: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "long-term memories" },
   MemoryVersion: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "history of each memory" },
   MemoryUse: { rows: `"userId" = $1`, key: `"itemId" || ':' || "memoryId"`, onDelete: "cascade", why: "which memories each answer used" },
+  SignedOutSession: { rows: `"userId" = $1`, key: "sid", onDelete: "cascade", why: "signed-out session ids, refused until they expire" },
   UserKey: { rows: `"userId" = $1`, key: `"userId" || ':' || version`, onDelete: "cascade", why: "encryption keys (exported without key material)" },
   AuditLog: {
     rows: `"subjectUserId" = $1 OR "actorId" = $1`,

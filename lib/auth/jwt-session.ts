@@ -7,8 +7,8 @@ import { getConfig } from "@/lib/config";
 
 const { auth } = NextAuth(() => ({ ...authConfig, secret: getConfig().authSecret }));
 
-export async function jwtUser(): Promise<{ id: string; role: "USER" | "ADMIN" } | null> {
+export async function jwtUser(): Promise<{ id: string; role: "USER" | "ADMIN"; sid?: string } | null> {
   const s = await auth();
-  const u = s?.user as { id?: string; role?: "USER" | "ADMIN" } | undefined;
-  return u?.id ? { id: u.id, role: u.role ?? "USER" } : null;
+  const u = s?.user as { id?: string; role?: "USER" | "ADMIN"; sid?: string } | undefined;
+  return u?.id ? { id: u.id, role: u.role ?? "USER", sid: u.sid } : null;
 }

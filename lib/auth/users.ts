@@ -88,10 +88,10 @@ export async function verifyCredentials(db: Db, input: unknown, ip: string): Pro
   return user;
 }
 
-/** The user behind a session, if it still exists and is enabled. */
-export async function activeUser(db: Db, id: string) {
+/** The user behind a session, if it still exists, is enabled, and the session (`sid`) was not signed out. */
+export async function activeUser(db: Db, id: string, sid?: string) {
   return db.user.findFirst({
-    where: { id, disabled: false },
+    where: { id, disabled: false, ...(sid ? { signedOutSessions: { none: { sid } } } : {}) },
     select: { id: true, email: true, name: true, image: true, role: true },
   });
 }
@@ -123,4 +123,11 @@ export async function setDisabled(db: Db, userId: string, disabled: boolean): Pr
     }
     await tx.user.update({ where: { id: userId }, data: { disabled } });
   });
+}
+
+/** Signing out: the token's session id stays refused until the token would have expired. */
+export async function recordSignOut(db: Db, token: { sub?: string | null; sid?: unknown; exp?: unknown }): Promise<void> {
+  if (!token.sub || typeof token.sid !== "string") return;
+  const expiresAt = typeof token.exp === "number" ? new Date(token.exp * 1000) : new Date(Date.now() + 30 * 86_400_000);
+  await db.signedOutSession.createMany({ data: [{ sid: token.sid, userId: token.sub, expiresAt }], skipDuplicates: true }).catch(() => undefined);
 }

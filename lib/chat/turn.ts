@@ -86,7 +86,7 @@ type Prepared = {
 const NO_META: AppendMeta = { temporary: false, memoryPaused: false, memoryReview: false };
 
 /** Step 1: validate and save the question and an empty answer. */
-async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCipher): Promise<Prepared> {
+async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCipher, sid?: string): Promise<Prepared> {
   const state = await resolveConnectionCached(db);
   if (!state.configured) throw new TurnError(state.reason, 409);
   const conn = state.connection;
@@ -94,7 +94,7 @@ async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCiphe
 
   if (req.kind === "send") {
     const threadId = req.threadId ?? (await createThread(db, userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
-    const { items: added, meta } = await appendItemsMeta(db, threadId, [{ role: "user", content: req.content }, placeholder], { ownerId: userId, cipher: c });
+    const { items: added, meta } = await appendItemsMeta(db, threadId, [{ role: "user", content: req.content }, placeholder], { ownerId: userId, ownerSid: sid, cipher: c });
     if (!added.length) throw new ThreadNotFoundError();
     return { threadId, userItem: added[0], assistant: added[1], conn, firstExchange: added[0].position === 0, meta: meta ?? NO_META };
   }
@@ -110,6 +110,7 @@ async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCiphe
     const { items: added, meta } = await appendItemsMeta(db, req.threadId, [{ role: "user", content: req.content }, placeholder], {
       parent: target.parentId,
       ownerId: userId,
+      ownerSid: sid,
       cipher: c,
     });
     if (!added.length) throw new ThreadNotFoundError();
@@ -119,7 +120,7 @@ async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCiphe
   // regenerate (a new branch) or retry (a failed answer is replaced)
   if (target.role !== "assistant" || !target.parentId) throw new TurnError("Only answers can be regenerated.", 400);
   if (target.status === "failed") await db.item.deleteMany({ where: { id: target.id, status: "failed" } });
-  const { items: added, meta } = await appendItemsMeta(db, req.threadId, [placeholder], { parent: target.parentId, ownerId: userId, cipher: c });
+  const { items: added, meta } = await appendItemsMeta(db, req.threadId, [placeholder], { parent: target.parentId, ownerId: userId, ownerSid: sid, cipher: c });
   if (!added.length) throw new ThreadNotFoundError();
   // The question this answer belongs to (after tool rounds, walk back to it).
   const path = await loadContext(db, req.threadId, target.parentId, { budget: 1_000_000, maxItems: 20, cipher: c });
@@ -159,12 +160,12 @@ export async function* runTurn(
   db: Db,
   userId: string,
   input: unknown,
-  opts: { defer?: Defer; onContext?: (ctx: Context) => void } = {},
+  opts: { defer?: Defer; onContext?: (ctx: Context) => void; sid?: string } = {},
 ): AsyncGenerator<TurnEvent> {
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new TurnError(parsed.error.issues[0].message, 400);
   const c = await cipherFor(db, userId);
-  const p = await prepare(db, userId, parsed.data, c);
+  const p = await prepare(db, userId, parsed.data, c, opts.sid);
   yield { type: "start", threadId: p.threadId, userItemId: p.userItem.id, assistantItemId: p.assistant.id, model: p.conn.chatModel };
 
   // Long-term memory is neither read nor written in temporary chats.

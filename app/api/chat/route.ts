@@ -20,7 +20,7 @@ export async function POST(request: Request) {
     return Response.json({ error: "The request body must be JSON." }, { status: 400 });
   }
   const db = await getDb();
-  const turn = runTurn(db, user.id, body, { defer: (task) => after(task) });
+  const turn = runTurn(db, user.id, body, { defer: (task) => after(task), sid: user.sid });
 
   // Run the first step before answering, so bad input and missing threads get
   // a proper status code instead of an error inside a 200 stream.
