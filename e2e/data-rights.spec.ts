@@ -120,3 +120,56 @@ test("the data page works on a phone-sized screen and by keyboard", async ({ pag
   await page.keyboard.press("Enter");
   await expect(page.getByText("That password is not right.")).toBeVisible();
 });
+
+test("memories download as JSON and import into another account, duplicates skipped", async ({ browser, page }) => {
+  test.setTimeout(90_000);
+  const tag = `heron${Date.now()}`;
+  await register(page, uniqueEmail("memfrom"));
+  // Add one memory by hand on the dashboard, then export it.
+  await page.goto("/settings/memory");
+  await page.getByLabel("New memory").fill(`Watches the ${tag}`);
+  await page.keyboard.press("Enter");
+  await expect(page.getByText(`Watches the ${tag}`)).toBeVisible();
+  await page.goto("/settings/data");
+  const downloading = page.waitForEvent("download");
+  await page.getByRole("link", { name: "Memories as JSON" }).click();
+  const file = await (await downloading).path();
+  const json = JSON.parse(fs.readFileSync(file!, "utf8"));
+  expect(json.memories.map((m: { text: string }) => m.text)).toEqual([`Watches the ${tag}`]);
+
+  const other = await browser.newContext();
+  const p2 = await other.newPage();
+  await register(p2, uniqueEmail("memto"));
+  await p2.goto("/settings/data");
+  await p2.getByLabel("Memories file to import").setInputFiles(file!);
+  await expect(p2.getByRole("status").filter({ hasText: "Imported 1 memory; skipped 0" })).toBeVisible();
+  await p2.getByLabel("Memories file to import").setInputFiles(file!);
+  await expect(p2.getByRole("status").filter({ hasText: "Imported 0 memories; skipped 1" })).toBeVisible();
+  await p2.goto("/settings/memory");
+  await expect(p2.getByText(`Watches the ${tag}`)).toBeVisible();
+  await other.close();
+});
+
+test("an admin deletes an account after typing its email", async ({ browser }) => {
+  test.setTimeout(90_000);
+  const email = uniqueEmail("removed");
+  const userCtx = await browser.newContext();
+  await register(await userCtx.newPage(), email);
+  await userCtx.close();
+  const adminCtx = await browser.newContext();
+  const admin = await adminCtx.newPage();
+  await signInOk(admin, adminEmail());
+  await admin.goto(`/admin?q=${encodeURIComponent(email)}`);
+  await admin.getByRole("link", { name: `Review ${email}` }).click();
+  const del = admin.getByRole("button", { name: "Delete account" });
+  await admin.getByLabel("Reason").fill("Requested by the user by email");
+  await expect(del).toBeDisabled();
+  await admin.getByLabel(`Type ${email} to confirm`).fill(email);
+  await del.click();
+  await expect(admin).toHaveURL(/\/admin$/);
+  await admin.goto(`/admin?q=${encodeURIComponent(email)}`);
+  await expect(admin.getByRole("heading", { name: /Users \(0 matching/ })).toBeVisible();
+  await admin.goto("/admin/audit?action=user.delete");
+  await expect(admin.getByTestId("audit-table")).toContainText("Requested by the user by email");
+  await adminCtx.close();
+});
