@@ -81,14 +81,14 @@ export async function addMemory(db: Db, userId: string, m: NewMemory, actor: Mem
   const candidates = c.enabled
     ? await db.$queryRawUnsafe<Array<{ id: string }>>(
         `SELECT id FROM "Memory" WHERE "userId" = $1 AND status <> 'archived'
-           AND ($2 = '' OR search @@ to_tsquery('simple', $2)) LIMIT 200`,
+           AND ($2 = '' OR search @@ mnemo_user_query($1, 'simple', $2)) LIMIT 200`,
         userId,
-        keyed.join(" & "),
+        keyed.join(" "),
       )
     : await db.$queryRawUnsafe<Array<{ id: string }>>(
         `SELECT id FROM "Memory"
          WHERE "userId" = $1 AND status <> 'archived'
-           AND (CASE WHEN numnode(plainto_tsquery('english', $2)) > 0 THEN search @@ plainto_tsquery('english', $2)
+           AND (CASE WHEN numnode(mnemo_user_query($1, 'english', $2)) > 0 THEN search @@ mnemo_user_query($1, 'english', $2)
                      ELSE lower(text) = lower($2) END)
          LIMIT 50`,
         userId,
@@ -260,11 +260,11 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
   if (!terms.length) return [];
   const rows = await db.$queryRawUnsafe<RankedMemory[]>(
     `WITH terms AS MATERIALIZED (
-       SELECT to_tsquery($5::regconfig, t) AS q, t AS term FROM unnest($4::text[]) AS t
+       SELECT mnemo_user_query($1, $4::regconfig, t) AS q, t AS term FROM unnest($3::text[]) AS t
      ), usable AS MATERIALIZED (SELECT term, q FROM terms WHERE numnode(q) > 0),
      docs AS MATERIALIZED (
        SELECT id, text, kind, source, pinned, tokens, "updatedAt", "sourceRef", search FROM "Memory"
-       WHERE "userId" = $1 AND status = 'active' AND search @@ to_tsquery($5::regconfig, $2)
+       WHERE "userId" = $1 AND status = 'active' AND search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
          AND ("expiresAt" IS NULL OR "expiresAt" > now())
      ), total AS MATERIALIZED (
        SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" WHERE "userId" = $1 AND status = 'active'
@@ -275,9 +275,8 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
             sum(ln(1 + (total.n - df.df + 0.5) / (df.df + 0.5)))::float8 AS rank
      FROM docs d JOIN usable u ON d.search @@ u.q JOIN df ON df.term = u.term CROSS JOIN total
      GROUP BY d.id, d.text, d.kind, d.source, d.pinned, d.tokens, d."updatedAt", d."sourceRef"
-     ORDER BY rank DESC, d."updatedAt" DESC LIMIT $3`,
+     ORDER BY rank DESC, d."updatedAt" DESC LIMIT $2`,
     userId,
-    terms.join(" | "),
     limit,
     terms,
     config,

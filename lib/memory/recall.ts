@@ -118,7 +118,8 @@ async function searchPassages(
     // every word is that common): they add little to the ranking and would make
     // the cost grow with the length of the history. Their counts stop there too.
     `WITH terms AS MATERIALIZED (
-       SELECT t AS term, to_tsquery($7::regconfig, t) AS q FROM unnest($5::text[]) AS t
+       -- Each word as a query on the user's own index entries (see the migration user_scoped_search).
+       SELECT t AS term, mnemo_user_query($1, $7::regconfig, t) AS q FROM unnest($5::text[]) AS t
      ), usable AS MATERIALIZED (
        SELECT term, q FROM terms WHERE numnode(q) > 0
      ), mine AS MATERIALIZED (
@@ -139,7 +140,7 @@ async function searchPassages(
        WHERE df > 0 AND (df < $6::float8 OR NOT EXISTS (SELECT 1 FROM df d2 WHERE d2.df > 0 AND d2.df < $6::float8))
      ), docs AS MATERIALIZED (
        SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt" FROM "Item" i JOIN mine m ON m.id = i."threadId"
-       WHERE i.search @@ (SELECT to_tsquery($7::regconfig, string_agg(term, ' | ')) FROM chosen)
+       WHERE i.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM chosen)
          AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
      ), hits AS (
        SELECT d.id, d."threadId", d.position,

@@ -158,9 +158,9 @@ export async function appendItemsMeta(
          AND (NOT $3::boolean OR $4::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = $4::text AND p."threadId" = $1))
        RETURNING t."appendParentId" AS parent, t."nextPosition" - $6::int AS base, t.temporary, t."userId"
      ), ins AS (
-       INSERT INTO "Item" (id, "threadId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId", "toolName",
+       INSERT INTO "Item" (id, "threadId", "userId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId", "toolName",
                            status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt", "updatedAt")
-       SELECT x.id, $1, CASE WHEN x.ord = 0 THEN upd.parent ELSE x.prev END, upd.base + x.ord, x.role::"ItemRole", x.content, x."searchTokens",
+       SELECT x.id, $1, upd."userId", CASE WHEN x.ord = 0 THEN upd.parent ELSE x.prev END, upd.base + x.ord, x.role::"ItemRole", x.content, x."searchTokens",
               x."toolCalls", x."toolCallId", x."toolName", x.status::"ItemStatus", x.error, x.model, x.tokens,
               x."promptTokens", x."completionTokens", x."sourceRef", now(), now()
        FROM upd, jsonb_to_recordset($2::jsonb) AS x(id text, ord int, prev text, role text, content text, "searchTokens" text, "toolCalls" jsonb,

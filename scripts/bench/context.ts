@@ -37,6 +37,8 @@ const WORDS = VOCAB.slice(20, 400);
 
 type EngineResult = { engine: string; p50: Record<number, number>; p95: Record<number, number>; windowP95: Record<number, number> };
 const MEMORIES = 1_000;
+const OTHER_USERS = Number(process.env.BENCH_OTHER_USERS ?? 0);
+const OTHER_MESSAGES = Number(process.env.BENCH_OTHER_MESSAGES ?? 2000);
 
 async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult & { roundTrips: number; ttft: number[] }> {
   const t = await createTestDb(engine);
@@ -46,6 +48,15 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
   await t.db.memory.createMany({
     data: Array.from({ length: MEMORIES }, (_, i) => ({ userId: user.id, text: `Memory ${i}: ${sentence(i * 13).slice(0, 120)}`, source: "inferred" as const, tokens: 30 })),
   });
+  // Optionally, other users sharing the database (BENCH_OTHER_USERS users with
+  // BENCH_OTHER_MESSAGES messages each): recall must not slow down with them.
+  for (let u = 0; u < OTHER_USERS; u++) {
+    const other = await t.db.user.create({ data: { email: `other-${u}-${engine}@example.com` } });
+    const th = await t.db.thread.create({ data: { userId: other.id } });
+    for (let i = 0; i < OTHER_MESSAGES; i += 500) {
+      await appendItems(t.db, th.id, Array.from({ length: Math.min(500, OTHER_MESSAGES - i) }, (_, k) => ({ role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const), content: sentence(i + k + u * 7) })));
+    }
+  }
   const threads: Record<number, { id: string; leaf: string }> = {};
   for (const size of SIZES) {
     const thread = await t.db.thread.create({ data: { userId: user.id } });
@@ -129,7 +140,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
 const results = [await benchEngine("pglite")];
 if (pgUrl) results.push(await benchEngine("postgres"));
 
-console.log(`Context assembly (${ITERATIONS} runs per size; history budget ${getConfig().chat.historyTokenBudget} tokens; memory budget ${getConfig().memory.tokenBudget} tokens; user with ${MEMORIES} memories), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+console.log(`Context assembly (${ITERATIONS} runs per size; history budget ${getConfig().chat.historyTokenBudget} tokens; memory budget ${getConfig().memory.tokenBudget} tokens; user with ${MEMORIES} memories; ${OTHER_USERS} other users x ${OTHER_MESSAGES} messages), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
 console.log(
   table(
     results.flatMap((r) =>
