@@ -60,12 +60,12 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
   return { id: user.id, email: user.email, markers, threadId: thread.id };
 }
 
-async function tables(db: Db): Promise<string[]> {
+export async function tables(db: Db): Promise<string[]> {
   return (await db.$queryRawUnsafe<Array<{ name: string }>>(LIST_TABLES_SQL)).map((r) => r.name);
 }
 
-/** Rows in `table` where any column, as text, contains `needle`. */
-async function rowsContaining(db: Db, table: string, needle: string): Promise<number> {
+/** Rows in `table` where any column, as text, contains `needle` (case-insensitive). */
+export async function rowsContaining(db: Db, table: string, needle: string): Promise<number> {
   const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
     `SELECT count(*)::int AS n FROM "${table}" x WHERE strpos(lower(row_to_json(x)::text), lower($1)) > 0`,
     needle,

@@ -13,6 +13,7 @@ import { addMemory, listMemories, searchMemories } from "@/lib/memory/long-term"
 import { recall } from "@/lib/memory/recall";
 import { forgetCachedKeys, setEncryptionKeys, UNREADABLE } from "@/lib/crypto/content";
 import { rotateKeys } from "@/lib/crypto/rotate";
+import { rowsContaining, tables } from "@/testing/privacy-checks";
 
 const KEY_A = crypto.randomBytes(32).toString("base64");
 const KEY_B = crypto.randomBytes(32).toString("base64");
@@ -25,14 +26,10 @@ afterAll(() => mock.close());
 afterEach(() => setEncryptionKeys(undefined));
 
 
-/** Raw rows of every table that contain `needle` (what a stolen backup would show). */
+/** Tables with raw rows that contain `needle` (what a stolen backup would show). */
 async function rawHits(t: TestDb, needle: string): Promise<string[]> {
-  const tables = await t.db.$queryRawUnsafe<Array<{ name: string }>>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'`);
   const hits: string[] = [];
-  for (const { name } of tables) {
-    const [r] = await t.db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM "${name}" x WHERE strpos(row_to_json(x)::text, $1) > 0`, needle);
-    if (r.n) hits.push(name);
-  }
+  for (const name of await tables(t.db)) if (await rowsContaining(t.db, name, needle)) hits.push(name);
   return hits.sort();
 }
 

@@ -4,7 +4,7 @@
 // sessions end at the next request (sessions are re-checked against the user).
 import type { Db } from "@/lib/db/client";
 import { forgetCachedKeys } from "@/lib/crypto/content";
-import { LastAdminError } from "@/lib/auth/users";
+import { LastAdminError, lockAccounts, otherActiveAdmins } from "@/lib/auth/users";
 import { USER_DATA } from "./user-data";
 
 /** What the user types to confirm deleting their own account. */
@@ -16,17 +16,12 @@ export class AccountNotFoundError extends Error {
   }
 }
 
-const FIRST_USER_LOCK = 727_073_70; // same lock as role changes (lib/auth/users.ts)
-
 export async function deleteAccount(db: Db, userId: string, by: { actorId: string | null; reason?: string }): Promise<void> {
   await db.$transaction(async (tx) => {
-    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+    await lockAccounts(tx);
     const user = await tx.user.findUnique({ where: { id: userId }, select: { role: true, disabled: true } });
     if (!user) throw new AccountNotFoundError();
-    if (user.role === "ADMIN" && !user.disabled) {
-      const others = await tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
-      if (others === 0) throw new LastAdminError();
-    }
+    if (user.role === "ADMIN" && !user.disabled && (await otherActiveAdmins(tx, userId)) === 0) throw new LastAdminError();
     for (const [table, entry] of Object.entries(USER_DATA)) {
       if (entry.onDelete === "delete" && table !== "User") await tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE ${entry.rows}`, userId);
     }

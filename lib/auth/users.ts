@@ -37,8 +37,15 @@ export class EmailTakenError extends Error {
   }
 }
 
-// Serialises account creation so that exactly one account can be the first admin.
+// Serialises account creation and admin changes, so that exactly one account
+// can be the first admin and the last active admin cannot be removed.
 const FIRST_USER_LOCK = 727_073_70;
+type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
+
+/** Takes the accounts lock for the rest of the transaction. */
+export const lockAccounts = (tx: Tx) => tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+/** Active admins other than `userId` (call under lockAccounts). */
+export const otherActiveAdmins = (tx: Tx, userId: string) => tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
 
 /** Creates a user; the first account on an empty database becomes ADMIN. */
 export async function createUser(
@@ -47,7 +54,7 @@ export async function createUser(
 ): Promise<User> {
   try {
     return await db.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+      await lockAccounts(tx);
       const admins = await tx.user.count({ where: { role: "ADMIN" } });
       const anyone = admins > 0 || (await tx.user.count()) > 0;
       return tx.user.create({ data: { ...data, email: data.email.toLowerCase(), role: anyone ? "USER" : "ADMIN" } });
@@ -104,10 +111,9 @@ export class LastAdminError extends Error {
 
 export async function setRole(db: Db, userId: string, role: Role): Promise<void> {
   await db.$transaction(async (tx) => {
-    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+    await lockAccounts(tx);
     if (role !== "ADMIN") {
-      const others = await tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
-      if (others === 0) throw new LastAdminError();
+      if ((await otherActiveAdmins(tx, userId)) === 0) throw new LastAdminError();
     }
     await tx.user.update({ where: { id: userId }, data: { role } });
   });
@@ -115,9 +121,9 @@ export async function setRole(db: Db, userId: string, role: Role): Promise<void>
 
 export async function setDisabled(db: Db, userId: string, disabled: boolean): Promise<void> {
   await db.$transaction(async (tx) => {
-    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+    await lockAccounts(tx);
     if (disabled) {
-      const others = await tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
+      const others = await otherActiveAdmins(tx, userId);
       const me = await tx.user.findUnique({ where: { id: userId }, select: { role: true } });
       if (me?.role === "ADMIN" && others === 0) throw new LastAdminError();
     }
