@@ -41,6 +41,7 @@ const schema = z.object({
   MNEMO_SIGNIN_LIMIT_PER_IP: intWithDefault(50),
   MNEMO_REGISTER_LIMIT_PER_IP: intWithDefault(20),
   MNEMO_RATE_LIMIT_WINDOW_SECONDS: intWithDefault(15 * 60),
+  MNEMO_SIGNIN_COOLDOWN_SECONDS: intWithDefault(30),
   MNEMO_HISTORY_TOKEN_BUDGET: intWithDefault(6000, 200),
   MNEMO_HISTORY_MAX_ITEMS: intWithDefault(200, 2),
   MNEMO_SUMMARIES: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
@@ -53,6 +54,9 @@ const schema = z.object({
   MNEMO_MESSAGE_RETENTION_DAYS: intWithDefault(0, 0),
   MNEMO_TEMPORARY_CHAT_HOURS: intWithDefault(24, 1),
   MNEMO_ADMIN_THREAD_ACCESS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
+  MNEMO_MODEL_IDLE_TIMEOUT_SECONDS: intWithDefault(60, 1),
+  MNEMO_JOBS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
+  MNEMO_TRUSTED_PROXIES: intWithDefault(0, 0),
 });
 
 export type Config = {
@@ -68,8 +72,20 @@ export type Config = {
   };
   model: { apiKey?: string; baseURL?: string; chatModel?: string; memoryModel?: string };
   passwordMinLength: number;
-  rateLimit: { signinPerEmail: number; signinPerIp: number; registerPerIp: number; windowSeconds: number };
-  chat: { historyTokenBudget: number; historyMaxItems: number; summaries: boolean; maxMessageChars: number; systemPrompt: string };
+  rateLimit: { signinPerEmail: number; signinPerIp: number; registerPerIp: number; windowSeconds: number; cooldownSeconds: number };
+  chat: {
+    historyTokenBudget: number;
+    historyMaxItems: number;
+    summaries: boolean;
+    maxMessageChars: number;
+    systemPrompt: string;
+    /** A model stream silent for this long fails the answer. */
+    modelIdleTimeoutSeconds: number;
+  };
+  /** Whether this instance runs background jobs in-process (off: `npm run worker` runs them). */
+  jobsInProcess: boolean;
+  /** Reverse proxies in front of the app whose X-Forwarded-For entries are trusted. */
+  trustedProxies: number;
   memory: { tokenBudget: number; expireUnusedDays: number };
   /** Master key for encryption at rest (undefined: stored in plain text); the previous one during rotation. */
   encryption: { key?: string; previousKey?: string };
@@ -163,6 +179,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       signinPerIp: env.MNEMO_SIGNIN_LIMIT_PER_IP,
       registerPerIp: env.MNEMO_REGISTER_LIMIT_PER_IP,
       windowSeconds: env.MNEMO_RATE_LIMIT_WINDOW_SECONDS,
+      cooldownSeconds: env.MNEMO_SIGNIN_COOLDOWN_SECONDS,
     },
     chat: {
       historyTokenBudget: env.MNEMO_HISTORY_TOKEN_BUDGET,
@@ -170,7 +187,10 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       summaries: env.MNEMO_SUMMARIES !== "off",
       maxMessageChars: env.MNEMO_MAX_MESSAGE_CHARS,
       systemPrompt: env.MNEMO_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
+      modelIdleTimeoutSeconds: env.MNEMO_MODEL_IDLE_TIMEOUT_SECONDS,
     },
+    jobsInProcess: env.MNEMO_JOBS !== "off",
+    trustedProxies: env.MNEMO_TRUSTED_PROXIES,
     memory: { tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET, expireUnusedDays: env.MNEMO_MEMORY_EXPIRE_DAYS },
     encryption: { key: env.MNEMO_ENCRYPTION_KEY, previousKey: env.MNEMO_ENCRYPTION_KEY_PREVIOUS },
     retention: { messageDays: env.MNEMO_MESSAGE_RETENTION_DAYS, temporaryChatHours: env.MNEMO_TEMPORARY_CHAT_HOURS },

@@ -6,6 +6,7 @@ import { createPostgresDatabase, createTestDb } from "@/testing/databases";
 import { openDatabase } from "@/lib/db/engine";
 import { applyMigrations } from "@/lib/db/migrate";
 import { PrismaClient } from "@/lib/generated/prisma/client";
+import { newPrismaClient } from "@/lib/db/prisma";
 import { runPrivacyChecks, type PrivacyReport } from "@/testing/privacy-checks";
 
 async function onPostgres(baseUrl: string): Promise<PrivacyReport> {
@@ -13,7 +14,7 @@ async function onPostgres(baseUrl: string): Promise<PrivacyReport> {
   const database = await openDatabase({ kind: "postgres", url });
   try {
     await database.withConnection((c) => applyMigrations(c));
-    const db = new PrismaClient({ adapter: database.factory as never });
+    const db = newPrismaClient(database.factory);
     try {
       return await runPrivacyChecks(db);
     } finally {

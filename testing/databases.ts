@@ -3,6 +3,7 @@
 // project's migrations applied exactly as production does.
 import pg from "pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
+import { newPrismaClient } from "@/lib/db/prisma";
 import { openDatabase, type OpenDatabase } from "@/lib/db/engine";
 import { applyMigrations } from "@/lib/db/migrate";
 
@@ -37,13 +38,13 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
   if (engine === "pglite") {
     const database = await openDatabase({ kind: "pglite", dataDir: "", pgliteDir: null });
     await database.withConnection((c) => applyMigrations(c));
-    const db = new PrismaClient({ adapter: database.factory as never });
+    const db = newPrismaClient(database.factory);
     return {
       engine,
       db,
       database,
       // PGlite has one connection per process: a second client shares it.
-      newClient: async () => ({ db: new PrismaClient({ adapter: database.factory as never }), close: async () => {} }),
+      newClient: async () => ({ db: newPrismaClient(database.factory), close: async () => {} }),
       close: async () => {
         await db.$disconnect();
         await database.close();
@@ -55,7 +56,7 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
   const name = new URL(url).pathname.slice(1);
   const database = await openDatabase({ kind: "postgres", url });
   await database.withConnection((c) => applyMigrations(c));
-  const db = new PrismaClient({ adapter: database.factory as never });
+  const db = newPrismaClient(database.factory);
   const extra: PrismaClient[] = [];
   return {
     engine,
@@ -64,7 +65,7 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
     url,
     newClient: async () => {
       const other = await openDatabase({ kind: "postgres", url });
-      const c = new PrismaClient({ adapter: other.factory as never });
+      const c = newPrismaClient(other.factory);
       extra.push(c);
       return { db: c, close: () => c.$disconnect() };
     },

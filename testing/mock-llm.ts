@@ -21,6 +21,8 @@ export type ScriptedReply = {
   chunkDelayMs?: number;
   /** Streaming: close the connection after this many content chunks. */
   dropAfterChunks?: number;
+  /** Streaming: after this many content chunks, send nothing more and keep the connection open (a stalled server). */
+  stallAfterChunks?: number;
   /** Streaming: send one chunk that is not valid JSON after the first chunk. */
   malformedChunk?: boolean;
   /** How many requests this reply serves (default 1; 0 = every matching request). */
@@ -218,6 +220,10 @@ export class MockLlm {
       send({ content: piece });
       sent++;
       if (reply.malformedChunk && sent === 1) res.write(`data: {"id": "broken", "choices": [\n\n`);
+      if (reply.stallAfterChunks !== undefined && sent >= reply.stallAfterChunks) {
+        await new Promise((resolve) => res.once("close", resolve));
+        return;
+      }
       if (reply.dropAfterChunks !== undefined && sent >= reply.dropAfterChunks) {
         res.socket?.destroy();
         return;

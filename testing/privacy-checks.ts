@@ -57,6 +57,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
   await db.verificationToken.create({ data: { identifier: user.email, token: `vt-${tag}`, expires: new Date(Date.now() + 3_600_000) } });
   await db.rateLimiterFlexible.create({ data: { key: `signin-email:${user.email}`, points: 1 } });
   await db.signedOutSession.create({ data: { sid: `sid-${tag}`, userId: user.id, expiresAt: new Date(Date.now() + 3_600_000) } });
+  await db.job.create({ data: { kind: "title", userId: user.id, payload: { threadId: thread.id }, dedupeKey: `seed-${tag}` } });
   return { id: user.id, email: user.email, markers, threadId: thread.id };
 }
 

@@ -1,3 +1,4 @@
+process.env.MNEMO_SIGNIN_COOLDOWN_SECONDS = "1";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { activeUser, createUser, recordSignOut, EmailTakenError, LastAdminError, registerWithPassword, setDisabled, setRole, verifyCredentials } from "@/lib/auth/users";
@@ -87,10 +88,15 @@ describe.each(engines)("accounts on %s", (engine) => {
     const email = "second@example.com";
     const attempts = Array.from({ length: 10 }, (_, i) => verifyCredentials(i % 2 ? other.db : t.db, { email, password: "wrong password" }, `10.2.0.${i}`));
     await Promise.all(attempts);
+    // Past the limit, one attempt per cooldown: a guesser's wrong password uses it…
+    expect(await verifyCredentials(t.db, { email, password: "wrong again" }, "10.2.1.0")).toBeNull();
     await expect(verifyCredentials(t.db, { email, password: PW }, "10.2.1.1")).rejects.toBeInstanceOf(RateLimitedError);
     await expect(verifyCredentials(other.db, { email, password: PW }, "10.2.1.2")).rejects.toBeInstanceOf(RateLimitedError);
     const row = await t.db.rateLimiterFlexible.findUnique({ where: { key: `signin-email:${email}` } });
-    expect(row?.points).toBe(12);
+    expect(row?.points).toBe(13);
+    // …but the owner is never locked out: after the cooldown the right password works.
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await verifyCredentials(other.db, { email, password: PW }, "10.2.1.3"))?.email).toBe(email);
     await other.close();
   });
 

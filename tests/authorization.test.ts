@@ -102,10 +102,6 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     forgetMeAction: { call: (m) => m.forgetMeAction("forget me" as never), expect: SIGNED_IN },
   },
   "app/(app)/settings/data/actions.ts": {
-    importMemoriesAction: {
-      call: (m) => m.importMemoriesAction(JSON.stringify({ format: "mnemo-memories", version: 1, memories: [{ text: "Imported fact" }] }) as never),
-      expect: SIGNED_IN,
-    },
     deleteAccountAction: { call: (m) => m.deleteAccountAction({ confirm: "delete my account", password: PASSWORD } as never), expect: SIGNED_IN },
   },
   "app/(app)/admin/actions.ts": {
@@ -134,6 +130,9 @@ const ROUTES: Record<string, Record<string, Entry>> = {
   },
   "app/api/chat/stop/route.ts": {
     POST: { call: (m, fx) => m.POST(json({ itemId: fx.streamingItemId }) as never), expect: OWNER_ONLY, deniedWhen: (b) => (b as { stopped?: boolean }).stopped === false },
+  },
+  "app/api/memories/import/route.ts": {
+    POST: { call: (m) => m.POST(json({ format: "mnemo-memories", version: 1, memories: [{ text: "Imported fact" }] }) as never), expect: SIGNED_IN },
   },
   "app/api/export/route.ts": { GET: { call: (m) => m.GET(), expect: SIGNED_IN } },
   "app/api/memories/export/route.ts": {

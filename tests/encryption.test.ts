@@ -36,7 +36,7 @@ async function rawHits(t: TestDb, needle: string): Promise<string[]> {
 describe.each(engines)("encryption at rest on %s", (engine) => {
   let t: TestDb;
   let userId: string;
-  const { defer, flush } = deferred();
+  const { defer, flush } = deferred(() => t.db);
   beforeAll(async () => {
     t = await createTestDb(engine);
     userId = (await t.db.user.create({ data: { email: `enc-${engine}@example.com` } })).id;

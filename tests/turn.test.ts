@@ -20,7 +20,7 @@ beforeEach(() => mock.reset());
 describe.each(engines)("turns on %s", (engine) => {
   let t: TestDb;
   let userId: string;
-  const { defer, flush } = deferred();
+  const { defer, flush } = deferred(() => t.db);
   beforeAll(async () => {
     t = await createTestDb(engine);
     userId = (await t.db.user.create({ data: { email: `turn-${engine}@example.com` } })).id;

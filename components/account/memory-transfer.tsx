@@ -2,7 +2,7 @@
 // Memories on their own: download as JSON or Markdown, import from a JSON export.
 import { useRef, useState, useTransition } from "react";
 import { Upload } from "lucide-react";
-import { importMemoriesAction } from "@/app/(app)/settings/data/actions";
+import type { ImportResult } from "@/lib/memory/portable";
 import { Button, buttonVariants } from "@/components/ui/button";
 
 export function MemoryTransfer() {
@@ -16,9 +16,16 @@ export function MemoryTransfer() {
     if (!f) return;
     if (f.size > 5_000_000) return setMessage({ ok: false, text: "That file is too large (at most 5 MB)." });
     start(async () => {
-      const r = await importMemoriesAction(await f.text());
-      if (!r.ok) return setMessage({ ok: false, text: r.error });
-      const { added, skipped, rejected } = r.data;
+      setMessage({ ok: true, text: `Uploading ${f.name} (${Math.ceil(f.size / 1024).toLocaleString()} KB)…` });
+      let res: Response;
+      try {
+        res = await fetch("/api/memories/import", { method: "POST", headers: { "content-type": "application/json" }, body: f });
+      } catch {
+        return setMessage({ ok: false, text: "Mnemo could not be reached. Nothing was imported; try again." });
+      }
+      const body = (await res.json().catch(() => null)) as (ImportResult & { error?: string }) | null;
+      if (!res.ok || !body) return setMessage({ ok: false, text: `${body?.error ?? `The import failed (${res.status}).`} Nothing was imported.` });
+      const { added, skipped, rejected } = body;
       setMessage({
         ok: true,
         text: `Imported ${added} memor${added === 1 ? "y" : "ies"}; skipped ${skipped} already remembered${rejected.length ? `; ${rejected.length} not imported (${rejected[0].error}${rejected.length > 1 ? " …" : ""})` : ""}.`,

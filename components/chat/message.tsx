@@ -141,9 +141,9 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch }: Props) {
         {item.content ? <Markdown text={item.content} /> : streaming ? <span className="animate-pulse">Thinking…</span> : null}
       </div>
       {item.status === "stopped" && <p className="text-xs text-muted-foreground">Stopped.</p>}
-      {item.status === "failed" && (
+      {(item.status === "failed" || item.status === "interrupted") && (
         <div role="alert" className="flex flex-wrap items-center gap-2 rounded-md border border-destructive/40 bg-destructive/10 px-3 py-2 text-sm text-destructive">
-          <span>{item.error ?? "The answer failed."}</span>
+          <span>{item.error ?? (item.status === "interrupted" ? "This answer was interrupted before it finished." : "The answer failed.")}</span>
           <Button size="sm" variant="outline" disabled={busy} onClick={() => onRegenerate(item)}>
             <RotateCcw className="h-3.5 w-3.5" /> Retry
           </Button>
@@ -157,7 +157,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch }: Props) {
               {copied ? <Check className="h-3.5 w-3.5" /> : <Copy className="h-3.5 w-3.5" />}
             </IconButton>
           )}
-          {item.status !== "failed" && (
+          {item.status !== "failed" && item.status !== "interrupted" && (
             <IconButton label="Regenerate answer" disabled={busy} onClick={() => onRegenerate(item)}>
               <RefreshCw className="h-3.5 w-3.5" />
             </IconButton>

@@ -4,7 +4,7 @@ export type UiItem = {
   parentId: string | null;
   role: "user" | "assistant" | "system" | "tool";
   content: string;
-  status: "streaming" | "complete" | "stopped" | "failed";
+  status: "streaming" | "complete" | "stopped" | "failed" | "interrupted";
   error: string | null;
   model: string | null;
   promptTokens: number | null;

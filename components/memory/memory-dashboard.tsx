@@ -16,8 +16,8 @@ import {
   pinMemoryAction,
   restoreMemoryAction,
   reviewMemoryAction,
-  type Result,
 } from "@/app/(app)/settings/memory/actions";
+import type { Result } from "@/lib/http/action";
 
 type Mem = {
   id: string;

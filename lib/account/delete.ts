@@ -6,13 +6,14 @@ import type { Db } from "@/lib/db/client";
 import { forgetCachedKeys } from "@/lib/crypto/content";
 import { LastAdminError, lockAccounts, otherActiveAdmins } from "@/lib/auth/users";
 import { USER_DATA } from "./user-data";
+import { AppError } from "@/lib/errors";
 
 /** What the user types to confirm deleting their own account. */
 export const CONFIRM_PHRASE = "delete my account";
 
-export class AccountNotFoundError extends Error {
+export class AccountNotFoundError extends AppError {
   constructor() {
-    super("Account not found.");
+    super("Account not found.", 404);
   }
 }
 

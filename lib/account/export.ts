@@ -161,6 +161,13 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
     })(),
   );
   yield* array(
+    "jobs",
+    (async function* () {
+      // Background work queued for the user's answers: kinds, ids and states, no text.
+      yield await db.job.findMany({ where: { userId }, orderBy: { createdAt: "asc" }, select: { id: true, kind: true, payload: true, status: true, attempts: true, createdAt: true, finishedAt: true } });
+    })(),
+  );
+  yield* array(
     "audit",
     (async function* () {
       yield await db.auditLog.findMany({ where: { OR: [{ subjectUserId: userId }, { actorId: userId }] }, orderBy: { at: "asc" } });

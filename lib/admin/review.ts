@@ -8,6 +8,7 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { threadView, ThreadNotFoundError, type ThreadView } from "@/lib/chat/threads";
 import { listMemories } from "@/lib/memory/long-term";
+import { AppError } from "@/lib/errors";
 
 export const reasonSchema = z
   .string({ error: "Give a reason for opening this user's data." })
@@ -15,9 +16,9 @@ export const reasonSchema = z
   .min(5, "Give a reason of at least 5 characters: the user will see it.")
   .max(500, "A reason is at most 500 characters.");
 
-export class AdminAccessDisabledError extends Error {
+export class AdminAccessDisabledError extends AppError {
   constructor() {
-    super("Admin access to users' threads and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).");
+    super("Admin access to users' threads and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).", 403);
   }
 }
 

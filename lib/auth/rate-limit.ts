@@ -3,8 +3,10 @@
 import { RateLimiterPrisma, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
+import { AppError } from "@/lib/errors";
 
-export type LimitName = "signin-email" | "signin-ip" | "register-ip";
+export type LimitName = "signin-email" | "signin-email-slow" | "signin-ip" | "register-ip";
+
 
 const limiters = new WeakMap<Db, Map<LimitName, RateLimiterPrisma>>();
 
@@ -14,13 +16,14 @@ function limiter(db: Db, name: LimitName): RateLimiterPrisma {
   let l = byName.get(name);
   if (!l) {
     const { rateLimit } = getConfig();
-    const points = { "signin-email": rateLimit.signinPerEmail, "signin-ip": rateLimit.signinPerIp, "register-ip": rateLimit.registerPerIp }[name];
+    const points = { "signin-email": rateLimit.signinPerEmail, "signin-email-slow": 1, "signin-ip": rateLimit.signinPerIp, "register-ip": rateLimit.registerPerIp }[name];
     l = new RateLimiterPrisma({
       storeClient: db,
       tableName: "rateLimiterFlexible",
       keyPrefix: name,
       points,
-      duration: rateLimit.windowSeconds,
+      // Past the per-email limit, one attempt per cooldown: slow for a guesser, a short wait for the owner.
+      duration: name === "signin-email-slow" ? rateLimit.cooldownSeconds : rateLimit.windowSeconds,
       clearExpiredByTimeout: false,
     });
     byName.set(name, l);
@@ -28,9 +31,14 @@ function limiter(db: Db, name: LimitName): RateLimiterPrisma {
   return l;
 }
 
-export class RateLimitedError extends Error {
+export class RateLimitedError extends AppError {
   constructor(public retryAfterSeconds: number) {
-    super(`Too many attempts. Try again in ${Math.max(1, Math.ceil(retryAfterSeconds / 60))} minute(s).`);
+    super(
+      retryAfterSeconds < 60
+        ? `Too many attempts. Try again in ${Math.max(1, Math.ceil(retryAfterSeconds))} seconds.`
+        : `Too many attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
+      429,
+    );
   }
 }
 

@@ -2,17 +2,18 @@
 // calls one of these itself: the proxy is a convenience, not the guard.
 import { redirect } from "next/navigation";
 import { auth } from "@/auth";
+import { AppError } from "@/lib/errors";
 
 export type SessionUser = { id: string; role: "USER" | "ADMIN"; email?: string | null; name?: string | null };
 
-export class UnauthorizedError extends Error {
+export class UnauthorizedError extends AppError {
   constructor(message = "Sign in first.") {
-    super(message);
+    super(message, 401);
   }
 }
-export class ForbiddenError extends Error {
+export class ForbiddenError extends AppError {
   constructor(message = "You do not have access to this.") {
-    super(message);
+    super(message, 403);
   }
 }
 

@@ -5,7 +5,9 @@ import type { Db } from "@/lib/db/client";
 import { Prisma, type Role, type User } from "@/lib/generated/prisma/client";
 import { getConfig } from "@/lib/config";
 import { dummyHash, hashPassword, verifyPassword } from "./password";
-import { consume, reset } from "./rate-limit";
+import { consume, RateLimitedError, reset } from "./rate-limit";
+import { AppError } from "@/lib/errors";
+import { cleanText } from "@/lib/text/policy";
 
 export const emailSchema = z
   .string({ error: "Enter your email address." })
@@ -17,7 +19,7 @@ export const emailSchema = z
 export function registerSchema() {
   const min = getConfig().passwordMinLength;
   return z.object({
-    name: z.string().trim().max(100, "Name is at most 100 characters.").optional().transform((v) => v || undefined),
+    name: z.string().transform(cleanText).pipe(z.string().trim().max(100, "Name is at most 100 characters.")).optional().transform((v) => v || undefined),
     email: emailSchema,
     password: z
       .string({ error: "Enter a password." })
@@ -31,9 +33,9 @@ export const signInSchema = z.object({
   password: z.string().min(1, "Enter your password.").max(256),
 });
 
-export class EmailTakenError extends Error {
+export class EmailTakenError extends AppError {
   constructor() {
-    super("An account with this email already exists. Sign in instead.");
+    super("An account with this email already exists. Sign in instead.", 409);
   }
 }
 
@@ -84,10 +86,13 @@ export async function verifyCredentials(db: Db, input: unknown, ip: string): Pro
   const parsed = signInSchema.safeParse(input);
   if (!parsed.success) return null;
   const { email, password } = parsed.data;
-  await consume(db, [
-    ["signin-ip", ip],
-    ["signin-email", email],
-  ]);
+  await consume(db, [["signin-ip", ip]]);
+  // Too many failures for this email: not a lockout (anyone could cause one),
+  // but one attempt per cooldown (MNEMO_SIGNIN_COOLDOWN_SECONDS), so the owner's right password still works.
+  await consume(db, [["signin-email", email]]).catch(async (e) => {
+    if (!(e instanceof RateLimitedError)) throw e;
+    await consume(db, [["signin-email-slow", email]]);
+  });
   const user = await db.user.findUnique({ where: { email } });
   const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
   if (!user || !user.passwordHash || !ok || user.disabled) return null;
@@ -103,9 +108,9 @@ export async function activeUser(db: Db, id: string, sid?: string) {
   });
 }
 
-export class LastAdminError extends Error {
+export class LastAdminError extends AppError {
   constructor() {
-    super("Mnemo needs at least one active admin: promote someone else first.");
+    super("Mnemo needs at least one active admin: promote someone else first.", 409);
   }
 }
 

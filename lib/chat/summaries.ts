@@ -8,6 +8,7 @@ import { openaiClient } from "@/lib/llm/client";
 import type { SessionItem } from "@/lib/memory/session";
 import { cipherForThread } from "@/lib/crypto/content";
 import { summaryTokens, type SummaryRef } from "./context";
+import { cleanText, cutGraphemes } from "@/lib/text/policy";
 
 const MAX_SUMMARY_CHARS = 4000;
 
@@ -37,7 +38,7 @@ export async function refreshSummary(
       },
     ],
   });
-  const content = res.choices[0]?.message?.content?.trim().slice(0, MAX_SUMMARY_CHARS);
+  const content = cutGraphemes(cleanText(res.choices[0]?.message?.content ?? "").trim(), MAX_SUMMARY_CHARS);
   if (!content) return;
   const through = dropped[dropped.length - 1];
   await saveSummary(db, threadId, through, content, conn.memoryModel);

@@ -2,6 +2,8 @@
 // and only ever touches that user's rows; another user's thread looks exactly
 // like a thread that does not exist.
 import { z } from "zod";
+import { sweepExpiredAnswers } from "./leases";
+import { cleanText } from "@/lib/text/policy";
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
 import { temporaryCutoff } from "@/lib/account/retention";
@@ -10,7 +12,10 @@ import { PrismaSession, ThreadNotFoundError, pathItems, type SessionItem } from 
 export { ThreadNotFoundError };
 
 export const threadIdSchema = z.string().trim().min(1).max(64);
-export const titleSchema = z.string().trim().min(1, "A title cannot be empty.").max(120, "A title is at most 120 characters.");
+export const titleSchema = z
+  .string()
+  .transform(cleanText)
+  .pipe(z.string().trim().min(1, "A title cannot be empty.").max(120, "A title is at most 120 characters."));
 
 export type ThreadSummary = { id: string; title: string | null; lastActivityAt: string; archived: boolean };
 
@@ -103,6 +108,8 @@ const VIEW_LIMIT = 500;
 /** The active branch with, for each message, its siblings (for "‹ 1/2 ›"). */
 export async function threadView(db: Db, userId: string, threadId: string): Promise<ThreadView> {
   const t = await ownedThread(db, userId, threadId);
+  // An answer whose writer went away shows as interrupted at once, not after the next periodic sweep.
+  await sweepExpiredAnswers(db, threadId);
   const items = await pathItems(db, threadId, t.activeLeafId, VIEW_LIMIT + 1, await cipherFor(db, userId));
   const truncated = items.length > VIEW_LIMIT;
   const shown = truncated ? items.slice(1) : items;

@@ -4,10 +4,10 @@ import { cipherForThread } from "@/lib/crypto/content";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
+import { cleanText, cutGraphemes, truncate } from "@/lib/text/policy";
 
 export function provisionalTitle(text: string): string {
-  const oneLine = text.replace(/\s+/g, " ").trim();
-  return oneLine.length > 60 ? `${oneLine.slice(0, 57).trimEnd()}…` : oneLine;
+  return truncate(cleanText(text).replace(/\s+/g, " ").trim(), 60);
 }
 
 export async function generateTitle(db: Db, conn: ModelConnection, threadId: string, question: string, answer: string) {
@@ -15,10 +15,11 @@ export async function generateTitle(db: Db, conn: ModelConnection, threadId: str
     model: conn.memoryModel,
     messages: [
       { role: "system", content: "Give this conversation a title of at most 6 words. Output only the title, without quotes or a final period." },
-      { role: "user", content: `User: ${question.slice(0, 2000)}\n\nAssistant: ${answer.slice(0, 2000)}` },
+      { role: "user", content: `User: ${cutGraphemes(question, 2000)}\n\nAssistant: ${cutGraphemes(answer, 2000)}` },
     ],
     max_tokens: 24,
   });
-  const title = res.choices[0]?.message?.content?.replace(/^["'\s]+|["'.\s]+$/g, "").replace(/\s+/g, " ").slice(0, 80);
+  const raw = cleanText(res.choices[0]?.message?.content ?? "");
+  const title = cutGraphemes(raw.replace(/^["'\s]+|["'.\s]+$/g, "").replace(/\s+/g, " "), 80).trim();
   if (title) await db.thread.update({ where: { id: threadId }, data: { title: (await cipherForThread(db, threadId)).seal(title) } });
 }

@@ -4,7 +4,9 @@
 //  2. load the context window and summary (one query), build the prompt,
 //  3. stream the model's tokens to the caller, saving the partial answer as it grows,
 //  4. save the final answer (complete / stopped / failed) with model and usage,
-//  5. after the answer: title and summary refresh, off the hot path.
+//     renewing the answer's lease meanwhile (a crash leaves it "interrupted"),
+//  5. queue the work after the answer (title, summary, learning) on the
+//     durable job queue (lib/jobs), off the hot path.
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
 import OpenAI from "openai";
@@ -14,24 +16,27 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { describeModelError, openaiClient } from "@/lib/llm/client";
-import { appendItems, appendItemsMeta, type AppendMeta, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
+import { appendItems, appendItemsMeta, publicItem, type AppendMeta, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
 import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
-import { extractMemories } from "@/lib/memory/extract";
-import { expireUnusedMemories } from "@/lib/memory/long-term";
 import { messageTokens } from "@/lib/memory/tokens";
 import { buildPrompt, loadContext, type Context } from "./context";
 import { createThread, ThreadNotFoundError } from "./threads";
-import { generateTitle, provisionalTitle } from "./titles";
-import { refreshSummary } from "./summaries";
-import { runDetached, type Defer } from "./background";
+import { provisionalTitle } from "./titles";
+import type { Defer } from "./background";
+import { renewLease, RENEW_MS } from "./leases";
+import { enqueue, type NewJob } from "@/lib/jobs/queue";
+import { isDatabaseUnavailable } from "@/lib/errors";
+import { AppError } from "@/lib/errors";
+import { cleanText } from "@/lib/text/policy";
 
 export function messageSchema() {
   const max = getConfig().chat.maxMessageChars;
+  const limit = `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
   return z
     .string({ error: "Type a message." })
-    .max(max, `Messages are limited to ${max.toLocaleString("en-US")} characters.`)
-    .refine((s) => s.trim().length > 0, "Type a message.");
+    .transform(cleanText)
+    .pipe(z.string().max(max, limit).refine((s) => s.trim().length > 0, "Type a message."));
 }
 
 const id = z.string().trim().min(1).max(64);
@@ -52,27 +57,49 @@ export type TurnEvent =
   | { type: "done"; item: SessionItem; memoriesUsed: Array<{ id: string; text: string }> }
   | { type: "error"; message: string; item: SessionItem | null };
 
-export class TurnError extends Error {
-  constructor(
-    message: string,
-    public status: number,
-  ) {
-    super(message);
+export class TurnError extends AppError {
+  constructor(message: string, status: number) {
+    super(message, status);
   }
 }
 
 const FLUSH_MS = 500;
 
-// Generations running in this process, by answer id, so Stop is immediate here;
-// on another instance the stop is seen at the next flush (status no longer
-// "streaming"), so Stop works whichever instance serves the stream.
-const running = new Map<string, AbortController>();
+// Generations running in this process, by answer id, with their owner, so Stop
+// is immediate here; on another instance the stop is seen at the next flush or
+// lease renewal (status no longer "streaming"), so Stop works whichever
+// instance serves the stream.
+const running = new Map<string, { abort: AbortController; userId: string }>();
 
 /** Stops an answer that is being written. Returns false if it is not the user's or not streaming. */
 export async function stopTurn(db: Db, userId: string, itemId: string): Promise<boolean> {
   const r = await db.item.updateMany({ where: { id: itemId, status: "streaming", thread: { userId } }, data: { status: "stopped" } });
-  running.get(itemId)?.abort();
-  return r.count > 0;
+  // Ownership first: nothing in this process is touched unless the database said it is this user's answer.
+  if (r.count === 0) return false;
+  const run = running.get(itemId);
+  if (run?.userId === userId) run.abort.abort();
+  return true;
+}
+
+/** The time a model stream may stay silent before the answer fails. */
+const idleTimeoutMs = () => getConfig().chat.modelIdleTimeoutSeconds * 1000;
+
+class ModelIdleError extends Error {
+  constructor(seconds: number) {
+    super(`The model stopped sending its answer (nothing for ${seconds} seconds). Retry to try again.`);
+  }
+}
+
+/** Saves an answer's final state, retrying briefly: a database restart should not leave it streaming. */
+async function finishRetrying(db: Db, c: ContentCipher, itemId: string, data: Partial<SessionItem>): Promise<SessionItem> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await finish(db, c, itemId, data);
+    } catch (e) {
+      if (attempt >= 3 || !isDatabaseUnavailable(e)) throw e;
+      await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+    }
+  }
 }
 
 type Prepared = {
@@ -153,7 +180,7 @@ async function finish(db: Db, c: ContentCipher, itemId: string, data: Partial<Se
       tokens: data.content !== undefined ? messageTokens(data.content) : undefined,
     },
   });
-  return { ...row, content: data.content ?? c.open(row.content), toolCalls: null } as unknown as SessionItem;
+  return publicItem({ ...row, content: data.content ?? c.open(row.content), toolCalls: null } as unknown as SessionItem);
 }
 
 export async function* runTurn(
@@ -188,14 +215,36 @@ export async function* runTurn(
   // Only Stop ends a generation: a closed tab or a reload lets the answer finish
   // (it is saved as it grows), so the reloaded page shows it.
   const abort = new AbortController();
-  running.set(assistant.id, abort);
+  running.set(assistant.id, { abort, userId });
+  // The lease says this instance is still writing; a crash lets it run out (lib/chat/leases.ts).
+  const heartbeat = setInterval(() => {
+    const id = assistant.id;
+    void renewLease(db, id)
+      .then((alive) => {
+        if (!alive && assistant.id === id) abort.abort(); // stopped from another instance
+      })
+      .catch(() => undefined);
+  }, RENEW_MS);
+  await renewLease(db, assistant.id).catch(() => undefined);
   const promptTokens = { prompt: 0, completion: 0, any: false };
+  let idle: ReturnType<typeof setTimeout> | undefined;
   try {
     for (let round = 0; ; round++) {
       text = "";
       let lastFlush = Date.now();
       let flushing: Promise<unknown> = Promise.resolve();
       const calls = new Map<number, { id: string; name: string; arguments: string }>();
+      // A stream that goes silent (a stalled server) fails after the idle timeout.
+      const stall = new AbortController();
+      let stalled: ModelIdleError | null = null;
+      const armIdle = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => {
+          stalled = new ModelIdleError(getConfig().chat.modelIdleTimeoutSeconds);
+          stall.abort();
+        }, idleTimeoutMs());
+      };
+      armIdle();
       const stream = await openaiClient(p.conn).chat.completions.create(
         {
           model: p.conn.chatModel,
@@ -205,9 +254,13 @@ export async function* runTurn(
           ...(tools && round < 3 ? { tools } : {}),
         },
         // No automatic retry: a failed answer is shown at once, with a Retry button.
-        { signal: abort.signal, maxRetries: 0 },
-      );
+        { signal: AbortSignal.any([abort.signal, stall.signal]), maxRetries: 0 },
+      ).catch((e) => {
+        throw stalled ?? e;
+      });
+      try {
       for await (const chunk of stream) {
+        armIdle();
         const choice = chunk.choices[0];
         if (chunk.usage) {
           promptTokens.prompt += chunk.usage.prompt_tokens;
@@ -239,8 +292,14 @@ export async function* runTurn(
           }
         }
       }
+      } catch (e) {
+        throw stalled && !abort.signal.aborted ? stalled : e;
+      } finally {
+        clearTimeout(idle);
+      }
       await flushing;
       if (abort.signal.aborted) throw new OpenAI.APIUserAbortError();
+      if (stall.signal.aborted) throw new ModelIdleError(getConfig().chat.modelIdleTimeoutSeconds);
       if (!calls.size) break;
 
       // Tool round: keep the calls on this answer item, save each result, and
@@ -267,6 +326,7 @@ export async function* runTurn(
       });
       running.delete(assistant.id);
       const next = added[added.length - 1];
+      await renewLease(db, next.id).catch(() => undefined);
       for (const [i, c] of toolCalls.entries()) yield { type: "tool", name: c.name, result: results[i].content ?? "", assistantItemId: next.id };
       messages = [
         ...messages,
@@ -274,9 +334,9 @@ export async function* runTurn(
         ...toolCalls.map((c, i) => ({ role: "tool" as const, tool_call_id: c.id, content: results[i].content ?? "" })),
       ];
       assistant = next;
-      running.set(assistant.id, abort);
+      running.set(assistant.id, { abort, userId });
     }
-    final = await finish(db, c, assistant.id, {
+    final = await finishRetrying(db, c, assistant.id, {
       content: text,
       status: "complete",
       promptTokens: promptTokens.any ? promptTokens.prompt : null,
@@ -287,40 +347,43 @@ export async function* runTurn(
       await db.memoryUse.createMany({ data: used.map((m) => ({ itemId: final.id, memoryId: m.id, userId })), skipDuplicates: true });
       await db.memory.updateMany({ where: { id: { in: used.map((m) => m.id) }, userId }, data: { lastUsedAt: new Date() } });
     }
+    // Work after the answer goes on the durable queue before the answer is
+    // reported done: a process killed now still learns from it on restart.
+    await enqueue(db, afterAnswerJobs(p, userId, final.id, ctx.unsummarized.length > 0, useMemory)).catch((e) =>
+      console.error(`[mnemo] could not queue work after answer ${final.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`),
+    );
     yield { type: "done", item: final, memoriesUsed: used };
   } catch (e) {
     const aborted = abort.signal.aborted || e instanceof OpenAI.APIUserAbortError;
+    clearInterval(heartbeat);
     if (aborted) {
-      final = await finish(db, c, assistant.id, { content: text, status: "stopped" });
+      final = await finishRetrying(db, c, assistant.id, { content: text, status: "stopped" });
       yield { type: "done", item: final, memoriesUsed: [] };
+    } else if (isDatabaseUnavailable(e)) {
+      // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
+      throw e;
     } else {
-      const message = describeModelError(e);
-      final = await finish(db, c, assistant.id, { content: text, status: "failed", error: message });
+      const message = e instanceof ModelIdleError ? e.message : describeModelError(e);
+      final = await finishRetrying(db, c, assistant.id, { content: text, status: "failed", error: message });
       yield { type: "error", message, item: final };
     }
+  } finally {
+    clearInterval(heartbeat);
+    clearTimeout(idle);
+    running.delete(assistant.id);
   }
+  opts.defer?.(async () => undefined);
+}
 
-  running.delete(assistant.id);
-  if (final.status === "complete") {
-    const defer = opts.defer ?? ((task) => void runDetached("turn", task));
-    if (p.firstExchange) defer(() => runDetached("title", () => generateTitle(db, p.conn, p.threadId, p.userItem.content, text)));
-    if (ctx.unsummarized.length) defer(() => runDetached("summary", () => refreshSummary(db, p.conn, p.threadId, ctx.summary, ctx.unsummarized)));
-    // Automatic learning: not in temporary chats, not while memory is paused.
-    if (useMemory && !p.meta.memoryPaused) {
-      const answer = text;
-      defer(() =>
-        runDetached("memory extraction", async () => {
-          await extractMemories(db, p.conn, {
-            userId,
-            threadId: p.threadId,
-            userItemId: p.userItem.id,
-            question: p.userItem.content,
-            answer,
-            review: p.meta.memoryReview,
-          });
-          await expireUnusedMemories(db, userId, getConfig().memory.expireUnusedDays);
-        }),
-      );
-    }
+/** The queued work after a complete answer: title (first exchange), summary, learning. */
+function afterAnswerJobs(p: Prepared, userId: string, answerId: string, summarize: boolean, useMemory: boolean): NewJob[] {
+  const jobs: NewJob[] = [];
+  const ids = { threadId: p.threadId, userItemId: p.userItem.id, answerItemId: answerId };
+  if (p.firstExchange) jobs.push({ kind: "title", userId, payload: ids, dedupeKey: `title:${p.threadId}` });
+  if (summarize && getConfig().chat.summaries) {
+    jobs.push({ kind: "summary", userId, payload: { threadId: p.threadId, leafId: answerId }, dedupeKey: `summary:${answerId}` });
   }
+  // Automatic learning: not in temporary chats, not while memory is paused.
+  if (useMemory && !p.meta.memoryPaused) jobs.push({ kind: "extract", userId, payload: { userId, ...ids }, dedupeKey: `extract:${answerId}` });
+  return jobs;
 }

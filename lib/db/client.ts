@@ -1,6 +1,7 @@
 // One PrismaClient per process (a globalThis singleton survives dev reloads).
 // On the embedded database, pending migrations are applied before first use.
-import { PrismaClient } from "@/lib/generated/prisma/client";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { newPrismaClient } from "./prisma";
 import { openDatabase, resolveDatabaseTarget, type OpenDatabase } from "./engine";
 import { applyMigrations } from "./migrate";
 
@@ -15,7 +16,7 @@ async function connect(): Promise<Handle> {
     const applied = await database.withConnection((c) => applyMigrations(c));
     if (applied.length) console.log(`[mnemo] embedded database: applied ${applied.join(", ")}`);
   }
-  return { prisma: new PrismaClient({ adapter: database.factory as never }), database };
+  return { prisma: newPrismaClient(database.factory), database };
 }
 
 export function getDatabase(): Promise<Handle> {

@@ -8,6 +8,7 @@ import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
 import { addMemory, memoryKindSchema, searchMemories, setMemoryStatus, updateMemoryText, MemoryNotFoundError, SecretRefusedError } from "./long-term";
+import { cutGraphemes } from "@/lib/text/policy";
 
 export const decisionSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("ADD"), text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact"), confidence: z.number().min(0).max(1).default(0.7) }),
@@ -40,7 +41,7 @@ export async function extractMemories(
       { role: "system", content: INSTRUCTIONS },
       {
         role: "user",
-        content: `Existing related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${input.answer.slice(0, 4000)}`,
+        content: `Existing related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
       },
     ],
   });

@@ -8,23 +8,30 @@ import type { Memory, MemoryActor, MemoryKind, MemorySource, MemoryStatus } from
 import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import { redactSecrets } from "./secrets";
+import { AppError } from "@/lib/errors";
+import { cleanText } from "@/lib/text/policy";
 
 export const MEMORY_MAX_CHARS = 500;
 export const memoryTextSchema = z
   .string({ error: "A memory needs some text." })
-  .trim()
-  .min(1, "A memory needs some text.")
-  .max(MEMORY_MAX_CHARS, `A memory is at most ${MEMORY_MAX_CHARS} characters.`);
+  .transform(cleanText)
+  .pipe(
+    z
+      .string()
+      .trim()
+      .min(1, "A memory needs some text.")
+      .max(MEMORY_MAX_CHARS, `A memory is at most ${MEMORY_MAX_CHARS} characters.`),
+  );
 export const memoryKindSchema = z.enum(["fact", "preference", "procedure", "other"]);
 
-export class MemoryNotFoundError extends Error {
+export class MemoryNotFoundError extends AppError {
   constructor() {
-    super("Memory not found.");
+    super("Memory not found.", 404);
   }
 }
-export class SecretRefusedError extends Error {
+export class SecretRefusedError extends AppError {
   constructor() {
-    super("That looks like a secret (a password, key or account number); Mnemo never stores secrets.");
+    super("That looks like a secret (a password, key or account number); Mnemo never stores secrets.", 400);
   }
 }
 

@@ -1,6 +1,7 @@
 // Memories on their own, to take elsewhere or bring back: JSON (importable)
 // and Markdown (for reading). Import skips memories already remembered.
 import { z } from "zod";
+import { redactSecrets } from "./secrets";
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
 import { addMemory, memoryKindSchema, memoryTextSchema, normalizeText, openMemory, SecretRefusedError } from "./long-term";
@@ -71,31 +72,45 @@ export const importFileSchema = z.object({
 
 export type ImportResult = { added: number; skipped: number; rejected: Array<{ index: number; error: string }> };
 
-/** Imports memories from a JSON export. Existing memories (same text) are skipped. */
+/**
+ * Imports memories from a JSON export, all or nothing: every entry is checked
+ * first (text, length, the secret guard), then the accepted ones are written in
+ * one transaction. Entries that are empty or nothing but a secret are reported
+ * and not written; the counts say what was actually stored: an entry that the
+ * secret guard reduced to an existing memory, or a repeat within the file,
+ * counts as skipped, not added.
+ */
 export async function importMemories(db: Db, userId: string, input: unknown): Promise<ImportResult> {
   const file = importFileSchema.parse(input);
-  const have = new Set((await allMemories(db, userId)).map((m) => normalizeText(m.text)));
   const result: ImportResult = { added: 0, skipped: 0, rejected: [] };
+  const accepted: Array<{ text: string; m: (typeof file.memories)[number] }> = [];
   for (const [index, m] of file.memories.entries()) {
     const text = memoryTextSchema.safeParse(m.text);
     if (!text.success) {
       result.rejected.push({ index, error: text.error.issues[0].message });
       continue;
     }
-    const norm = normalizeText(text.data);
-    if (have.has(norm)) {
-      result.skipped++;
+    const guarded = redactSecrets(text.data);
+    if (guarded.onlySecret) {
+      result.rejected.push({ index, error: new SecretRefusedError().message });
       continue;
     }
-    try {
-      // Imported by the user themselves: a manual memory.
-      await addMemory(db, userId, { text: text.data, kind: m.kind, source: "manual", status: m.status, pinned: m.pinned }, "user", "Imported from a file");
-      have.add(norm);
-      result.added++;
-    } catch (e) {
-      if (e instanceof SecretRefusedError) result.rejected.push({ index, error: e.message });
-      else throw e;
-    }
+    accepted.push({ text: guarded.text, m });
   }
+  await db.$transaction(
+    async (tx) => {
+      const before = new Set((await tx.memory.findMany({ where: { userId }, select: { id: true } })).map((r) => r.id));
+      for (const { text, m } of accepted) {
+        // Imported by the user themselves: a manual memory. addMemory returns the existing one for a duplicate.
+        const stored = await addMemory(tx as Db, userId, { text, kind: m.kind, source: "manual", status: m.status, pinned: m.pinned }, "user", "Imported from a file");
+        if (before.has(stored.id)) result.skipped++;
+        else {
+          before.add(stored.id);
+          result.added++;
+        }
+      }
+    },
+    { timeout: 300_000, maxWait: 30_000 },
+  );
   return result;
 }

@@ -16,6 +16,8 @@ const PATTERNS: Array<[RegExp, string]> = [
   [/\b\d{3}-\d{2}-\d{4}\b/g, "account number"], // US SSN shape
 ];
 
+const CARD_SHAPES = /\b(?:\d{13,19}|\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}|\d{4}([ -])\d{6}\2\d{4,5})\b/g;
+
 function luhn(digits: string): boolean {
   let sum = 0;
   for (let i = 0; i < digits.length; i++) {
@@ -34,10 +36,13 @@ export type Redaction = { text: string; redacted: string[]; onlySecret: boolean 
 export function redactSecrets(input: string): Redaction {
   const found = new Set<string>();
   let text = input;
-  // Card numbers: 13-19 digits (spaces/dashes allowed) that pass the Luhn check.
-  text = text.replace(/\b(?:\d[ -]?){12,18}\d\b/g, (m) => {
+  // Card numbers: written as cards are (one run of 13-19 digits, or groups of
+  // four, or Amex's 4-6-5), starting with a card network's prefix (2-6), and
+  // passing the Luhn check. Ordinary numbers in text ("fact 12 1795316601756")
+  // rarely meet all three.
+  text = text.replace(CARD_SHAPES, (m) => {
     const digits = m.replace(/\D/g, "");
-    if (digits.length >= 13 && digits.length <= 19 && luhn(digits)) {
+    if (digits.length >= 13 && digits.length <= 19 && /^[2-6]/.test(digits) && luhn(digits)) {
       found.add("card number");
       return "[redacted card number]";
     }

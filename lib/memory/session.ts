@@ -10,6 +10,7 @@ import type { ItemRole, ItemStatus } from "@/lib/generated/prisma/client";
 import { cipherForThread, openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { messageTokens } from "./tokens";
+import { AppError } from "@/lib/errors";
 
 export type ToolCall = { id: string; name: string; arguments: string };
 
@@ -54,9 +55,9 @@ export interface Session {
   clearSession(): Promise<void>;
 }
 
-export class ThreadNotFoundError extends Error {
+export class ThreadNotFoundError extends AppError {
   constructor() {
-    super("Thread not found.");
+    super("Thread not found.", 404);
   }
 }
 
@@ -64,6 +65,28 @@ export const itemColumns = (t: string) =>
   `${t}.id, ${t}."parentId", ${t}.position, ${t}.role::text AS role, ${t}.content, ${t}."toolCalls", ${t}."toolCallId",
    ${t}."toolName", ${t}.status::text AS status, ${t}.error, ${t}.model, ${t}.tokens, ${t}."promptTokens",
    ${t}."completionTokens", ${t}."sourceRef", ${t}."createdAt"`;
+
+/** Only the fields a client may see (never internal columns such as userId or searchTokens). */
+export function publicItem(i: SessionItem): SessionItem {
+  return {
+    id: i.id,
+    parentId: i.parentId,
+    position: i.position,
+    role: i.role,
+    content: i.content,
+    toolCalls: i.toolCalls,
+    toolCallId: i.toolCallId,
+    toolName: i.toolName,
+    status: i.status,
+    error: i.error,
+    model: i.model,
+    tokens: i.tokens,
+    promptTokens: i.promptTokens,
+    completionTokens: i.completionTokens,
+    sourceRef: i.sourceRef,
+    createdAt: i.createdAt,
+  };
+}
 
 export type ItemRow = Omit<SessionItem, "createdAt"> & { createdAt: Date | string };
 export const toItem = (r: ItemRow): SessionItem => ({ ...r, createdAt: new Date(r.createdAt) });

@@ -2,6 +2,7 @@
 // Admin-only actions. Each checks the session's role itself.
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
+import { guard } from "@/lib/http/action";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { LastAdminError, setDisabled, setRole } from "@/lib/auth/users";
@@ -17,81 +18,91 @@ const roleInput = z.object({ userId: z.string().min(1).max(64), role: z.enum(["U
 const disableInput = z.object({ userId: z.string().min(1).max(64), disabled: z.boolean() });
 
 export async function changeRoleAction(input: z.input<typeof roleInput>): Promise<ActionResult> {
-  const admin = await requireAdmin();
-  const parsed = roleInput.safeParse(input);
-  if (!parsed.success) return { ok: false, error: "Invalid request." };
-  try {
-    const db = await getDb();
-    await setRole(db, parsed.data.userId, parsed.data.role);
-    await recordAudit(db, { actorId: admin.id, subjectUserId: parsed.data.userId, action: "user.role", detail: { role: parsed.data.role } });
-  } catch (e) {
-    if (e instanceof LastAdminError) return { ok: false, error: e.message };
-    throw e;
-  }
-  revalidatePath("/admin");
-  return { ok: true };
+  return guard("changeRoleAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = roleInput.safeParse(input);
+    if (!parsed.success) return { ok: false, error: "Invalid request." };
+    try {
+      const db = await getDb();
+      await setRole(db, parsed.data.userId, parsed.data.role);
+      await recordAudit(db, { actorId: admin.id, subjectUserId: parsed.data.userId, action: "user.role", detail: { role: parsed.data.role } });
+    } catch (e) {
+      if (e instanceof LastAdminError) return { ok: false, error: e.message };
+      throw e;
+    }
+    revalidatePath("/admin");
+    return { ok: true };
+  });
 }
 
 export async function setDisabledAction(input: z.input<typeof disableInput>): Promise<ActionResult> {
-  const admin = await requireAdmin();
-  const parsed = disableInput.safeParse(input);
-  if (!parsed.success) return { ok: false, error: "Invalid request." };
-  if (parsed.data.userId === admin.id && parsed.data.disabled) return { ok: false, error: "You cannot disable your own account." };
-  try {
-    const db = await getDb();
-    await setDisabled(db, parsed.data.userId, parsed.data.disabled);
-    await recordAudit(db, { actorId: admin.id, subjectUserId: parsed.data.userId, action: parsed.data.disabled ? "user.disable" : "user.enable" });
-  } catch (e) {
-    if (e instanceof LastAdminError) return { ok: false, error: e.message };
-    throw e;
-  }
-  revalidatePath("/admin");
-  return { ok: true };
+  return guard("setDisabledAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = disableInput.safeParse(input);
+    if (!parsed.success) return { ok: false, error: "Invalid request." };
+    if (parsed.data.userId === admin.id && parsed.data.disabled) return { ok: false, error: "You cannot disable your own account." };
+    try {
+      const db = await getDb();
+      await setDisabled(db, parsed.data.userId, parsed.data.disabled);
+      await recordAudit(db, { actorId: admin.id, subjectUserId: parsed.data.userId, action: parsed.data.disabled ? "user.disable" : "user.enable" });
+    } catch (e) {
+      if (e instanceof LastAdminError) return { ok: false, error: e.message };
+      throw e;
+    }
+    revalidatePath("/admin");
+    return { ok: true };
+  });
 }
 
 export async function saveModelSettingsAction(input: z.input<typeof savedConnectionSchema>): Promise<ActionResult> {
-  const admin = await requireAdmin();
-  const parsed = savedConnectionSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
-  const db = await getDb();
-  await saveConnection(db, parsed.data, admin.id);
-  revalidatePath("/", "layout");
-  return { ok: true, message: "Saved." };
+  return guard("saveModelSettingsAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = savedConnectionSchema.safeParse(input);
+    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
+    const db = await getDb();
+    await saveConnection(db, parsed.data, admin.id);
+    revalidatePath("/", "layout");
+    return { ok: true, message: "Saved." };
+  });
 }
 
 export async function testModelConnectionAction(): Promise<ActionResult> {
-  await requireAdmin();
-  const state = await resolveConnection(await getDb());
-  if (!state.configured) return { ok: false, error: state.reason };
-  const r = await testConnection(state.connection);
-  if (!r.ok) return { ok: false, error: r.error };
-  const has = r.models.includes(state.connection.chatModel);
-  return {
-    ok: true,
-    message: `Connected: ${r.models.length} model(s) available${has ? `, including ${state.connection.chatModel}` : `; "${state.connection.chatModel}" is not among them`}.`,
-  };
+  return guard("testModelConnectionAction", async () => {
+    await requireAdmin();
+    const state = await resolveConnection(await getDb());
+    if (!state.configured) return { ok: false, error: state.reason };
+    const r = await testConnection(state.connection);
+    if (!r.ok) return { ok: false, error: r.error };
+    const has = r.models.includes(state.connection.chatModel);
+    return {
+      ok: true,
+      message: `Connected: ${r.models.length} model(s) available${has ? `, including ${state.connection.chatModel}` : `; "${state.connection.chatModel}" is not among them`}.`,
+    };
+  });
 }
 
 const deleteUserInput = z.object({ userId: z.string().min(1).max(64), confirmEmail: z.string().trim().toLowerCase().max(254), reason: reasonSchema });
 
 /** Deletes another user's account (typed confirmation: their email address). */
 export async function deleteUserAction(input: z.input<typeof deleteUserInput>): Promise<ActionResult> {
-  const admin = await requireAdmin();
-  const parsed = deleteUserInput.safeParse(input);
-  if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
-  if (parsed.data.userId === admin.id) return { ok: false, error: "Delete your own account from Settings → Your data." };
-  const db = await getDb();
-  const user = await db.user.findUnique({ where: { id: parsed.data.userId }, select: { email: true } });
-  if (!user) return { ok: false, error: "Account not found." };
-  if (user.email !== parsed.data.confirmEmail) return { ok: false, error: `Type the user's email address (${user.email}) to confirm.` };
-  try {
-    await deleteAccount(db, parsed.data.userId, { actorId: admin.id, reason: parsed.data.reason });
-  } catch (e) {
-    if (e instanceof LastAdminError || e instanceof AccountNotFoundError) return { ok: false, error: e.message };
-    throw e;
-  }
-  revalidatePath("/admin");
-  return { ok: true, message: "Account deleted." };
+  return guard("deleteUserAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = deleteUserInput.safeParse(input);
+    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
+    if (parsed.data.userId === admin.id) return { ok: false, error: "Delete your own account from Settings → Your data." };
+    const db = await getDb();
+    const user = await db.user.findUnique({ where: { id: parsed.data.userId }, select: { email: true } });
+    if (!user) return { ok: false, error: "Account not found." };
+    if (user.email !== parsed.data.confirmEmail) return { ok: false, error: `Type the user's email address (${user.email}) to confirm.` };
+    try {
+      await deleteAccount(db, parsed.data.userId, { actorId: admin.id, reason: parsed.data.reason });
+    } catch (e) {
+      if (e instanceof LastAdminError || e instanceof AccountNotFoundError) return { ok: false, error: e.message };
+      throw e;
+    }
+    revalidatePath("/admin");
+    return { ok: true, message: "Account deleted." };
+  });
 }
 
 const reviewInput = z.object({ threadId: z.string().min(1).max(64), reason: z.string() });
@@ -99,17 +110,19 @@ export type ReviewResult<T> = { ok: true; data: T } | { ok: false; error: string
 
 /** Opens a user's thread read-only; writes the audit record first. */
 export async function reviewThreadAction(input: z.input<typeof reviewInput>): Promise<ReviewResult<ThreadView>> {
-  const admin = await requireAdmin();
-  const parsed = reviewInput.safeParse(input);
-  if (!parsed.success) return { ok: false, error: "Invalid request." };
-  try {
-    const { ownerId: _owner, ...view } = await reviewThread(await getDb(), admin.id, parsed.data.threadId, parsed.data.reason);
-    return { ok: true, data: view };
-  } catch (e) {
-    if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
-    if (e instanceof AdminAccessDisabledError || e instanceof ThreadNotFoundError) return { ok: false, error: e.message };
-    throw e;
-  }
+  return guard("reviewThreadAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = reviewInput.safeParse(input);
+    if (!parsed.success) return { ok: false, error: "Invalid request." };
+    try {
+      const { ownerId: _owner, ...view } = await reviewThread(await getDb(), admin.id, parsed.data.threadId, parsed.data.reason);
+      return { ok: true, data: view };
+    } catch (e) {
+      if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
+      if (e instanceof AdminAccessDisabledError || e instanceof ThreadNotFoundError) return { ok: false, error: e.message };
+      throw e;
+    }
+  });
 }
 
 const reviewMemoriesInput = z.object({ userId: z.string().min(1).max(64), reason: z.string() });
@@ -117,15 +130,17 @@ type ReviewedMemory = { id: string; text: string; kind: string; status: string; 
 
 /** A user's memories, read-only; writes the audit record first. */
 export async function reviewMemoriesAction(input: z.input<typeof reviewMemoriesInput>): Promise<ReviewResult<ReviewedMemory[]>> {
-  const admin = await requireAdmin();
-  const parsed = reviewMemoriesInput.safeParse(input);
-  if (!parsed.success) return { ok: false, error: "Invalid request." };
-  try {
-    const rows = await reviewMemories(await getDb(), admin.id, parsed.data.userId, parsed.data.reason);
-    return { ok: true, data: rows.map((m) => ({ id: m.id, text: m.text, kind: m.kind, status: m.status, source: m.source, pinned: m.pinned, updatedAt: m.updatedAt.toISOString() })) };
-  } catch (e) {
-    if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
-    if (e instanceof AdminAccessDisabledError || e instanceof ThreadNotFoundError) return { ok: false, error: e.message };
-    throw e;
-  }
+  return guard("reviewMemoriesAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = reviewMemoriesInput.safeParse(input);
+    if (!parsed.success) return { ok: false, error: "Invalid request." };
+    try {
+      const rows = await reviewMemories(await getDb(), admin.id, parsed.data.userId, parsed.data.reason);
+      return { ok: true, data: rows.map((m) => ({ id: m.id, text: m.text, kind: m.kind, status: m.status, source: m.source, pinned: m.pinned, updatedAt: m.updatedAt.toISOString() })) };
+    } catch (e) {
+      if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
+      if (e instanceof AdminAccessDisabledError || e instanceof ThreadNotFoundError) return { ok: false, error: e.message };
+      throw e;
+    }
+  });
 }

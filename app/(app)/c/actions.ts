@@ -4,9 +4,9 @@
 // thread id gets the same "not found" as an id that does not exist.
 import { z } from "zod";
 import { requireUser } from "@/lib/auth/session";
+import { toResult, type Result } from "@/lib/http/action";
 import { getDb, type Db } from "@/lib/db/client";
 import {
-  ThreadNotFoundError,
   clearThread,
   deleteThread,
   listThreads,
@@ -21,17 +21,8 @@ import {
   type ThreadSummary,
 } from "@/lib/chat/threads";
 
-export type Result<T = undefined> = { ok: true; data: T } | { ok: false; error: string };
-
 async function guarded<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
-  const user = await requireUser();
-  try {
-    return { ok: true, data: await fn(user.id) };
-  } catch (e) {
-    if (e instanceof ThreadNotFoundError) return { ok: false, error: "Thread not found." };
-    if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
-    throw e;
-  }
+  return toResult("thread action", async () => fn((await requireUser()).id));
 }
 
 export async function listThreadsAction(input: z.input<typeof listThreadsInput>): Promise<Result<{ threads: ThreadSummary[]; nextCursor: string | null }>> {

@@ -2,35 +2,35 @@
 // Answers newline-delimited JSON events: start, delta..., done | error.
 // A closed connection does not stop the answer (a reload shows it finished);
 // POST /api/chat/stop does, keeping the partial answer marked "stopped".
+// Only same-origin JSON requests are accepted (no cross-site form posts).
 import { after } from "next/server";
 import { getDb } from "@/lib/db/client";
 import { jwtUser } from "@/lib/auth/jwt-session";
-import { runTurn, TurnError } from "@/lib/chat/turn";
-import { ThreadNotFoundError } from "@/lib/chat/threads";
+import { runTurn } from "@/lib/chat/turn";
+import { UnauthorizedError } from "@/lib/auth/session";
+import { publicError } from "@/lib/errors";
+import { assertSameOrigin, errorResponse, readJson } from "@/lib/http/route";
+import { getConfig } from "@/lib/config";
 
 export const dynamic = "force-dynamic";
 
 export async function POST(request: Request) {
-  const user = await jwtUser();
-  if (!user) return Response.json({ error: "Sign in first." }, { status: 401 });
-  let body: unknown;
-  try {
-    body = await request.json();
-  } catch {
-    return Response.json({ error: "The request body must be JSON." }, { status: 400 });
-  }
-  const db = await getDb();
-  const turn = runTurn(db, user.id, body, { defer: (task) => after(task), sid: user.sid });
-
-  // Run the first step before answering, so bad input and missing threads get
-  // a proper status code instead of an error inside a 200 stream.
+  let turn: ReturnType<typeof runTurn>;
   let first: IteratorResult<unknown>;
+  // The first step (validation, ownership, saving the question) runs before
+  // answering, so bad input, missing threads and an unreachable database get a
+  // proper status code instead of an error inside a 200 stream.
   try {
+    assertSameOrigin(request);
+    const user = await jwtUser();
+    if (!user) throw new UnauthorizedError();
+    // The JSON body is at most a message plus a little structure.
+    const body = await readJson(request, getConfig().chat.maxMessageChars * 6 + 10_000);
+    const db = await getDb();
+    turn = runTurn(db, user.id, body, { defer: (task) => after(task), sid: user.sid });
     first = await turn.next();
   } catch (e) {
-    if (e instanceof TurnError) return Response.json({ error: e.message }, { status: e.status });
-    if (e instanceof ThreadNotFoundError) return Response.json({ error: "Thread not found." }, { status: 404 });
-    throw e;
+    return errorResponse(e, "POST /api/chat");
   }
 
   const encoder = new TextEncoder();
@@ -48,7 +48,7 @@ export async function POST(request: Request) {
         }
       } catch (e) {
         try {
-          send({ type: "error", message: `Something went wrong: ${(e as Error).message}`, item: null });
+          send({ type: "error", message: publicError(e, "chat stream").message, item: null });
         } catch {}
       } finally {
         try {

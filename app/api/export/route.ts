@@ -3,11 +3,12 @@
 // X-Export-Rows says how many rows follow, one per line, for a progress bar.
 import { currentUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
+import { route } from "@/lib/http/route";
 import { exportRowCount, exportUserData } from "@/lib/account/export";
 
 export const dynamic = "force-dynamic";
 
-export async function GET() {
+export const GET = route("GET /api/export", async () => {
   const user = await currentUser();
   if (!user) return Response.json({ error: "Sign in first." }, { status: 401 });
   const db = await getDb();
@@ -39,4 +40,4 @@ export async function GET() {
       "X-Export-Rows": String(rows),
     },
   });
-}
+});

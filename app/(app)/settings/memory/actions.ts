@@ -4,10 +4,9 @@
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { requireUser } from "@/lib/auth/session";
+import { toResult, type Result } from "@/lib/http/action";
 import { getDb } from "@/lib/db/client";
 import {
-  MemoryNotFoundError,
-  SecretRefusedError,
   addMemory,
   deleteMemories,
   forgetEverything,
@@ -19,20 +18,14 @@ import {
   updateMemoryText,
 } from "@/lib/memory/long-term";
 
-export type Result<T = undefined> = { ok: true; data: T } | { ok: false; error: string };
 const id = z.string().trim().min(1).max(64);
 
 async function run<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
-  const user = await requireUser();
-  try {
-    const data = await fn(user.id);
+  return toResult("memory action", async () => {
+    const data = await fn((await requireUser()).id);
     revalidatePath("/settings/memory");
-    return { ok: true, data };
-  } catch (e) {
-    if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
-    if (e instanceof MemoryNotFoundError || e instanceof SecretRefusedError) return { ok: false, error: e.message };
-    throw e;
-  }
+    return data;
+  });
 }
 
 export async function editMemoryAction(memoryId: string, text: string) {

@@ -2,12 +2,13 @@
 import { z } from "zod";
 import { currentUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
+import { route } from "@/lib/http/route";
 import { memoriesJson, memoriesMarkdown } from "@/lib/memory/portable";
 
 export const dynamic = "force-dynamic";
 const formatSchema = z.enum(["json", "markdown"]).default("json");
 
-export async function GET(request: Request) {
+export const GET = route("GET /api/memories/export", async (request: Request) => {
   const user = await currentUser();
   if (!user) return Response.json({ error: "Sign in first." }, { status: 401 });
   const format = formatSchema.safeParse(new URL(request.url).searchParams.get("format") ?? undefined);
@@ -22,4 +23,4 @@ export async function GET(request: Request) {
   return new Response(JSON.stringify(await memoriesJson(db, user.id), null, 2), {
     headers: { "Content-Type": "application/json; charset=utf-8", "Content-Disposition": `attachment; filename="mnemo-memories-${date}.json"`, "Cache-Control": "no-store" },
   });
-}
+});

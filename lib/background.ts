@@ -1,0 +1,30 @@
+// What every app instance runs besides serving requests: the sweeper that marks
+// answers whose writer went away as interrupted, and (unless MNEMO_JOBS=off,
+// when `npm run worker` does it) the job worker. Both are safe to run in any
+// number of instances at once.
+import { getConfig } from "./config";
+import { getDb } from "./db/client";
+import { sweepExpiredAnswers } from "./chat/leases";
+import { startWorker } from "./jobs/worker";
+
+const SWEEP_MS = 15_000;
+
+export function startSweeper(): () => void {
+  const sweep = async () => {
+    try {
+      const n = await sweepExpiredAnswers(await getDb());
+      if (n) console.log(`[mnemo] marked ${n} answer(s) interrupted (their writer went away)`);
+    } catch (e) {
+      console.error(`[mnemo] sweeper: ${(e as Error).message.split("\n").slice(-1)[0]}`);
+    }
+  };
+  void sweep();
+  const t = setInterval(sweep, SWEEP_MS);
+  t.unref();
+  return () => clearInterval(t);
+}
+
+export function startBackground(): void {
+  startSweeper();
+  if (getConfig().jobsInProcess) startWorker(getDb);
+}

@@ -1,0 +1,59 @@
+// Shared pieces for route handlers: same-origin checks for state-changing
+// requests, JSON bodies cleaned by the text policy, and errors answered with
+// the status and sentence from lib/errors.ts (never a stack or a query).
+import { AppError, publicError } from "@/lib/errors";
+import { cleanDeep } from "@/lib/text/policy";
+
+/**
+ * Refuses requests a browser sent from another origin (another site, port or
+ * subdomain). Browsers send Sec-Fetch-Site and Origin on every POST; clients
+ * that send neither (scripts, the SDK) cannot carry a victim's cookies anyway.
+ */
+export function assertSameOrigin(request: Request): void {
+  const site = request.headers.get("sec-fetch-site");
+  if (site && site !== "same-origin" && site !== "none") throw new AppError("Cross-site requests are not accepted.", 403);
+  const origin = request.headers.get("origin");
+  if (origin && origin !== "null") {
+    const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
+    let originHost: string;
+    try {
+      originHost = new URL(origin).host;
+    } catch {
+      throw new AppError("Cross-site requests are not accepted.", 403);
+    }
+    if (host && originHost !== host) throw new AppError("Cross-site requests are not accepted.", 403);
+  } else if (origin === "null") {
+    throw new AppError("Cross-site requests are not accepted.", 403);
+  }
+}
+
+/** The request's JSON body, cleaned; refuses other content types (forms cannot post JSON cross-site without CORS). */
+export async function readJson(request: Request, maxBytes = 1_000_000): Promise<unknown> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^application\/json\s*(;|$)/i.test(type)) throw new AppError("The request body must be JSON (Content-Type: application/json).", 415);
+  const length = Number(request.headers.get("content-length") ?? 0);
+  if (length > maxBytes) throw new AppError("The request is too large.", 413);
+  const text = await request.text();
+  if (text.length > maxBytes) throw new AppError("The request is too large.", 413);
+  try {
+    return cleanDeep(JSON.parse(text));
+  } catch {
+    throw new AppError("The request body must be JSON.", 400);
+  }
+}
+
+export function errorResponse(e: unknown, where: string): Response {
+  const p = publicError(e, where);
+  return Response.json({ error: p.message, ...(p.ref ? { ref: p.ref } : {}) }, { status: p.status, headers: { "cache-control": "no-store" } });
+}
+
+/** Wraps a route handler so every error is answered in the one vocabulary. */
+export function route<A extends unknown[]>(where: string, handler: (...args: A) => Promise<Response>) {
+  return async (...args: A): Promise<Response> => {
+    try {
+      return await handler(...args);
+    } catch (e) {
+      return errorResponse(e, where);
+    }
+  };
+}

@@ -1,0 +1,76 @@
+// What each kind of job does. Payloads carry ids; handlers read the current
+// rows (decrypted through the user's key) and do nothing when the rows are
+// gone (deleted thread, deleted account) or the work is already done, so a
+// job that runs twice after a crash does no harm.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { cipherForThread } from "@/lib/crypto/content";
+import { resolveConnectionCached } from "@/lib/llm/connection";
+import { loadContext } from "@/lib/chat/context";
+import { refreshSummary } from "@/lib/chat/summaries";
+import { generateTitle } from "@/lib/chat/titles";
+import { extractMemories } from "@/lib/memory/extract";
+import { expireUnusedMemories } from "@/lib/memory/long-term";
+import type { JobKind } from "./queue";
+
+const id = z.string().min(1).max(64);
+const payloads = {
+  title: z.object({ threadId: id, userItemId: id, answerItemId: id }),
+  summary: z.object({ threadId: id, leafId: id }),
+  extract: z.object({ userId: id, threadId: id, userItemId: id, answerItemId: id }),
+} satisfies Record<JobKind, z.ZodType>;
+
+/** A job that cannot succeed by retrying (bad payload, no model configured). */
+export class PermanentJobError extends Error {}
+
+async function connection(db: Db) {
+  const state = await resolveConnectionCached(db);
+  if (!state.configured) throw new PermanentJobError(state.reason);
+  return state.connection;
+}
+
+/** The two messages of an exchange, as the user wrote them; null if either is gone or unfinished. */
+async function exchange(db: Db, threadId: string, userItemId: string, answerItemId: string) {
+  const rows = await db.item.findMany({ where: { threadId, id: { in: [userItemId, answerItemId] } }, select: { id: true, content: true, status: true } });
+  const q = rows.find((r) => r.id === userItemId);
+  const a = rows.find((r) => r.id === answerItemId);
+  if (!q || !a || a.status !== "complete") return null;
+  const c = await cipherForThread(db, threadId);
+  return { question: c.open(q.content), answer: c.open(a.content) };
+}
+
+export async function runJob(db: Db, kind: string, payload: unknown): Promise<void> {
+  switch (kind as JobKind) {
+    case "title": {
+      const p = payloads.title.parse(payload);
+      const ex = await exchange(db, p.threadId, p.userItemId, p.answerItemId);
+      if (ex) await generateTitle(db, await connection(db), p.threadId, ex.question, ex.answer);
+      return;
+    }
+    case "summary": {
+      const p = payloads.summary.parse(payload);
+      const exists = await db.item.findFirst({ where: { id: p.leafId, threadId: p.threadId }, select: { id: true } });
+      if (!exists) return;
+      const ctx = await loadContext(db, p.threadId, p.leafId);
+      if (ctx.unsummarized.length) await refreshSummary(db, await connection(db), p.threadId, ctx.summary, ctx.unsummarized);
+      return;
+    }
+    case "extract": {
+      const p = payloads.extract.parse(payload);
+      // Settings are read now, not when the answer was written: pausing learning stops queued work too.
+      const [user, thread] = await Promise.all([
+        db.user.findUnique({ where: { id: p.userId }, select: { memoryPaused: true, memoryReview: true } }),
+        db.thread.findFirst({ where: { id: p.threadId, userId: p.userId }, select: { temporary: true } }),
+      ]);
+      if (!user || !thread || thread.temporary || user.memoryPaused) return;
+      const ex = await exchange(db, p.threadId, p.userItemId, p.answerItemId);
+      if (!ex) return;
+      await extractMemories(db, await connection(db), { userId: p.userId, threadId: p.threadId, userItemId: p.userItemId, ...ex, review: user.memoryReview });
+      await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
+      return;
+    }
+    default:
+      throw new PermanentJobError(`Unknown job kind ${kind}`);
+  }
+}

@@ -1,0 +1,114 @@
+// The durable job queue: one table (Job), the same on PostgreSQL and PGlite.
+// Enqueue writes a row; any instance claims due rows with FOR UPDATE SKIP
+// LOCKED (so several instances never run one job twice at once), runs the
+// handler and marks it done, or schedules a retry with exponential backoff.
+// A claimed job whose instance died is claimed again once its lock expires.
+// Handlers must be idempotent: a job can run again after a crash mid-way.
+//
+// Why not pg-boss or graphile-worker: both need their own pg connection pool
+// and PostgreSQL-only features (LISTEN/NOTIFY, their own schema migrations);
+// the embedded database has one in-process connection. This queue runs through
+// the app's one database layer on both engines, with the same semantics.
+import os from "node:os";
+import type { Db } from "@/lib/db/client";
+import type { Job } from "@/lib/generated/prisma/client";
+
+export type JobKind = "title" | "summary" | "extract";
+export type NewJob = { kind: JobKind; userId?: string | null; payload: Record<string, unknown>; dedupeKey?: string; runAt?: Date; maxAttempts?: number };
+
+export const WORKER_ID = `${os.hostname()}:${process.pid}`;
+/** How long a claimed job is locked; a job still running after this is assumed lost. */
+export const LOCK_SECONDS = 300;
+
+type Waker = () => void;
+const wakers = new Set<Waker>();
+/** In-process hint that a job was enqueued, so a worker here starts at once instead of at its next poll. */
+export function onEnqueue(w: Waker): () => void {
+  wakers.add(w);
+  return () => wakers.delete(w);
+}
+
+/** Enqueues jobs; a dedupe key already queued or done adds nothing. */
+export async function enqueue(db: Db, jobs: NewJob[]): Promise<void> {
+  if (!jobs.length) return;
+  await db.job.createMany({
+    data: jobs.map((j) => ({
+      kind: j.kind,
+      userId: j.userId ?? null,
+      payload: j.payload as object,
+      dedupeKey: j.dedupeKey ?? null,
+      runAt: j.runAt ?? new Date(),
+      maxAttempts: j.maxAttempts ?? 5,
+    })),
+    skipDuplicates: true,
+  });
+  for (const w of wakers) w();
+}
+
+/** Claims up to `limit` due jobs for this worker. */
+export async function claim(db: Db, limit: number, kinds?: JobKind[]): Promise<Job[]> {
+  const rows = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `UPDATE "Job" SET status = 'running', attempts = attempts + 1, "lockedBy" = $1,
+            "lockedUntil" = timezone('UTC', now()) + make_interval(secs => $2), "updatedAt" = timezone('UTC', now())
+     WHERE id IN (
+       SELECT id FROM "Job"
+       WHERE ((status = 'queued' AND "runAt" <= timezone('UTC', now()))
+              OR (status = 'running' AND "lockedUntil" < timezone('UTC', now())))
+         AND ($4::text[] IS NULL OR kind = ANY($4::text[]))
+       ORDER BY "runAt" LIMIT $3
+       FOR UPDATE SKIP LOCKED
+     )
+     RETURNING id`,
+    WORKER_ID,
+    LOCK_SECONDS,
+    limit,
+    kinds ?? null,
+  );
+  if (!rows.length) return [];
+  return db.job.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { runAt: "asc" } });
+}
+
+export async function complete(db: Db, job: Job): Promise<void> {
+  await db.job.updateMany({
+    where: { id: job.id, lockedBy: WORKER_ID, status: "running" },
+    data: { status: "done", finishedAt: new Date(), lockedUntil: null, lastError: null },
+  });
+}
+
+/** Backoff before attempt n+1: 5 s, 20 s, 80 s, … at most an hour. */
+export const backoffSeconds = (attempts: number) => Math.min(3600, 5 * 4 ** Math.max(0, attempts - 1));
+
+export async function fail(db: Db, job: Job, error: string): Promise<"retry" | "failed"> {
+  const final = job.attempts >= job.maxAttempts;
+  await db.job.updateMany({
+    where: { id: job.id, lockedBy: WORKER_ID, status: "running" },
+    data: {
+      status: final ? "failed" : "queued",
+      lastError: error.slice(0, 1000),
+      lockedUntil: null,
+      runAt: new Date(Date.now() + backoffSeconds(job.attempts) * 1000),
+      finishedAt: final ? new Date() : null,
+    },
+  });
+  return final ? "failed" : "retry";
+}
+
+/** Counts by status and the newest failures (for the admin page; no payload contents). */
+export async function queueHealth(db: Db) {
+  const [counts, failures] = await Promise.all([
+    db.job.groupBy({ by: ["kind", "status"], _count: { _all: true } }),
+    db.job.findMany({
+      where: { OR: [{ status: "failed" }, { status: "queued", attempts: { gt: 0 } }] },
+      orderBy: { updatedAt: "desc" },
+      take: 20,
+      select: { id: true, kind: true, status: true, attempts: true, maxAttempts: true, lastError: true, updatedAt: true, runAt: true },
+    }),
+  ]);
+  return { counts: counts.map((c) => ({ kind: c.kind, status: c.status, count: c._count._all })), failures };
+}
+
+/** Finished jobs are kept a while for the admin page, then deleted (by jobs:retention). */
+export async function pruneJobs(db: Db, olderThan: Date): Promise<number> {
+  const r = await db.job.deleteMany({ where: { status: "done", finishedAt: { lt: olderThan } } });
+  return r.count;
+}

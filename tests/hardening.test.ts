@@ -1,0 +1,214 @@
+// Everyday failures that must never break a turn, lose what the user typed,
+// leave an answer stuck or show internals: awkward text, a stalled model, a
+// process that dies mid-answer or right after it, another user's Stop,
+// cross-site requests, partial imports, and a database that cannot be reached.
+process.env.MNEMO_MODEL_IDLE_TIMEOUT_SECONDS = "1";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { collect } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { runTurn, stopTurn, type TurnEvent } from "@/lib/chat/turn";
+import { createThread, threadView } from "@/lib/chat/threads";
+import { provisionalTitle } from "@/lib/chat/titles";
+import { appendItems } from "@/lib/memory/session";
+import { sweepExpiredAnswers } from "@/lib/chat/leases";
+import { runDueJobs } from "@/lib/jobs/worker";
+import { importMemories } from "@/lib/memory/portable";
+import { redactSecrets } from "@/lib/memory/secrets";
+import { cleanText, cutGraphemes, truncate } from "@/lib/text/policy";
+import { publicError, DATABASE_DOWN } from "@/lib/errors";
+import { assertSameOrigin, readJson } from "@/lib/http/route";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+describe("text policy", () => {
+  it("never cuts an emoji or a combined character in half, wherever the cut falls", () => {
+    const emoji = ["😀", "👩‍👩‍👧‍👦", "🇵🇹", "é", "👍🏽"];
+    for (const e of emoji) {
+      for (let at = 50; at < 62; at++) {
+        const text = "a".repeat(at) + e + " and more words after the emoji to pass sixty characters";
+        const title = provisionalTitle(text);
+        expect(cleanText(title)).toBe(title); // no lone surrogate
+        expect(title.length).toBeLessThanOrEqual(60);
+        const kept = title.replace(/…$/, "");
+        expect(text.startsWith(kept.trimEnd())).toBe(true);
+      }
+    }
+    expect(cutGraphemes("ab👩‍👩‍👧‍👦", 5)).toBe("ab");
+    expect(truncate("short", 10)).toBe("short");
+  });
+
+  it("removes NUL and replaces lone surrogates, keeping valid pairs", () => {
+    expect(cleanText("a\u0000b")).toBe("ab");
+    expect(cleanText("x\uD800y")).toBe("x\uFFFDy");
+    expect(cleanText("x\uDC00")).toBe("x\uFFFD");
+    expect(cleanText("ok 😀")).toBe("ok 😀");
+  });
+
+  it("does not take ordinary numbers for card numbers, but still catches real ones", () => {
+    expect(redactSecrets("fact 12 1795316601756").redacted).toEqual([]);
+    expect(redactSecrets("order 1234 5678 9012 3452 shipped").redacted).toEqual([]); // not a card network's prefix
+    expect(redactSecrets("my card is 4111 1111 1111 1111").redacted).toEqual(["card number"]);
+    expect(redactSecrets("card 5500-0000-0000-0004").redacted).toEqual(["card number"]);
+    expect(redactSecrets("amex 378282246310005").redacted).toEqual(["card number"]);
+  });
+});
+
+describe("requests", () => {
+  const post = (headers: Record<string, string>, body = "{}") => new Request("http://mnemo.test/api/chat", { method: "POST", headers, body });
+
+  it("refuses cross-site and cross-origin browser requests, allows same-origin ones", () => {
+    expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "http://mnemo.test", "sec-fetch-site": "same-origin" }))).not.toThrow();
+    expect(() => assertSameOrigin(post({ host: "mnemo.test" }))).not.toThrow(); // not a browser
+    expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "http://mnemo.test:8080", "sec-fetch-site": "same-site" }))).toThrow(/Cross-site/);
+    expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "http://evil.mnemo.test" }))).toThrow(/Cross-site/);
+    expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "null" }))).toThrow(/Cross-site/);
+  });
+
+  it("accepts only JSON bodies, cleaned by the text policy", async () => {
+    await expect(readJson(post({ "content-type": "text/plain" }))).rejects.toMatchObject({ status: 415 });
+    await expect(readJson(post({ "content-type": "application/x-www-form-urlencoded" }, "a=b"))).rejects.toMatchObject({ status: 415 });
+    await expect(readJson(post({ "content-type": "application/json" }, "{nope"))).rejects.toMatchObject({ status: 400 });
+    await expect(readJson(post({ "content-type": "application/json" }, JSON.stringify({ a: "x\u0000\uD800" })))).resolves.toEqual({ a: "x\uFFFD" });
+    await expect(readJson(post({ "content-type": "application/json" }, JSON.stringify({ a: "x".repeat(200) })), 100)).rejects.toMatchObject({ status: 413 });
+  });
+
+  it("an unreachable database is a 503 with a plain sentence; other errors show only a reference", () => {
+    const down = Object.assign(new Error("Invalid `prisma.item.update()` invocation: Can't reach database server at 127.0.0.1:5432"), { code: "P1001" });
+    expect(publicError(down, "test")).toMatchObject({ status: 503, message: DATABASE_DOWN });
+    const other = publicError(new Error('column "searchTokens" of relation "Item" does not exist'), "test");
+    expect(other.status).toBe(500);
+    expect(other.message).not.toMatch(/searchTokens|Item|column/);
+    expect(other.message).toContain(other.ref!);
+  });
+});
+
+describe.each(engines)("turns and background work on %s", (engine) => {
+  let t: TestDb;
+  let alice: string;
+  let bob: string;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    alice = (await t.db.user.create({ data: { email: `hard-a-${engine}@example.com` } })).id;
+    bob = (await t.db.user.create({ data: { email: `hard-b-${engine}@example.com` } })).id;
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, alice);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => t?.close());
+
+  it("a first message with an emoji at the title's cut point, NULs and lone surrogates is answered", async () => {
+    const content = `${"x".repeat(56)}😀 tail of the first message\u0000 with a lone \uD83D surrogate`;
+    const events = await collect(runTurn(t.db, alice, { kind: "send", content }));
+    const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    expect(done.type).toBe("done");
+    const threadId = (events[0] as { threadId: string }).threadId;
+    const view = await threadView(t.db, alice, threadId);
+    expect(view.items[0].content).toBe(`${"x".repeat(56)}😀 tail of the first message with a lone \uFFFD surrogate`);
+    expect(cleanText(view.thread.title!)).toBe(view.thread.title);
+    // Stream events carry no internal columns.
+    expect(Object.keys(done.item)).not.toContain("userId");
+    expect(Object.keys(done.item)).not.toContain("searchTokens");
+  });
+
+  it("a model stream that stalls after its first chunk fails after the idle timeout, keeping the text", async () => {
+    mock.script({ match: "stall please", content: "First words then nothing more ever", stallAfterChunks: 2 });
+    const started = Date.now();
+    const events = await collect(runTurn(t.db, alice, { kind: "send", content: "stall please" }));
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const last = events.at(-1) as Extract<TurnEvent, { type: "error" }>;
+    expect(last.type).toBe("error");
+    expect(last.message).toMatch(/stopped sending/);
+    expect(last.item).toMatchObject({ status: "failed", content: "First words " });
+  });
+
+  it("Stop by another user neither changes the answer nor aborts the generation in this process", async () => {
+    mock.script({ match: "slow answer", content: "one two three four five six", chunkDelayMs: 150 });
+    const gen = runTurn(t.db, alice, { kind: "send", content: "slow answer" });
+    const start = (await gen.next()).value as Extract<TurnEvent, { type: "start" }>;
+    expect(await stopTurn(t.db, bob, start.assistantItemId)).toBe(false);
+    const rest: TurnEvent[] = [];
+    for await (const e of gen) rest.push(e);
+    const done = rest.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    expect(done.item).toMatchObject({ status: "complete", content: "one two three four five six" });
+    // The owner's Stop does act.
+    mock.script({ match: "slow again", content: "one two three four five six", chunkDelayMs: 150 });
+    const gen2 = runTurn(t.db, alice, { kind: "send", content: "slow again" });
+    const s2 = (await gen2.next()).value as Extract<TurnEvent, { type: "start" }>;
+    expect(await stopTurn(t.db, alice, s2.assistantItemId)).toBe(true);
+    const rest2: TurnEvent[] = [];
+    for await (const e of gen2) rest2.push(e);
+    expect((rest2.at(-1) as Extract<TurnEvent, { type: "done" }>).item.status).toBe("stopped");
+  });
+
+  it("an answer whose writer died is marked interrupted with its partial text, and can be retried", async () => {
+    const th = await createThread(t.db, alice, {});
+    const [, a] = await appendItems(t.db, th.id, [
+      { role: "user", content: "question before the crash" },
+      { role: "assistant", status: "streaming", content: "half an ans" },
+    ]);
+    // A lease that ran out, as a killed process leaves it.
+    await t.db.item.update({ where: { id: a.id }, data: { leaseExpiresAt: new Date(Date.now() - 60_000) } });
+    const view = await threadView(t.db, alice, th.id);
+    expect(view.items.at(-1)).toMatchObject({ id: a.id, status: "interrupted", content: "half an ans" });
+    expect(await sweepExpiredAnswers(t.db)).toBe(0); // already swept, once
+    const retry = await collect(runTurn(t.db, alice, { kind: "regenerate", threadId: th.id, itemId: a.id }));
+    expect((retry.at(-1) as Extract<TurnEvent, { type: "done" }>).item.status).toBe("complete");
+  });
+
+  it("an answer that is still being written is not swept", async () => {
+    mock.script({ match: "keep writing", content: "a b c d e", chunkDelayMs: 100 });
+    const gen = runTurn(t.db, alice, { kind: "send", content: "keep writing" });
+    await gen.next();
+    await gen.next();
+    expect(await sweepExpiredAnswers(t.db)).toBe(0);
+    for await (const _ of gen) void _;
+  });
+
+  it("a process killed right after the answer still learns from it: the work is queued in the database", async () => {
+    mock.script({ match: "I adopted a cat named Miso", content: "Congratulations on Miso!" });
+    mock.script({ match: "latest exchange", json: { decisions: [{ op: "ADD", text: "Has a cat named Miso", kind: "fact", confidence: 0.9 }] } });
+    // No defer, no after(): nothing runs in this "process" after the answer.
+    const events = await collect(runTurn(t.db, alice, { kind: "send", content: "I adopted a cat named Miso" }));
+    expect(events.at(-1)?.type).toBe("done");
+    expect(await t.db.memory.count({ where: { userId: alice } })).toBe(0);
+    const queued = await t.db.job.findMany({ where: { userId: alice, status: "queued" } });
+    expect(queued.map((j) => j.kind).sort()).toContain("extract");
+    expect(JSON.stringify(queued.map((j) => j.payload))).not.toContain("Miso"); // ids only
+    // "Restart": a worker picks the jobs up.
+    const stats = await runDueJobs(t.db);
+    expect(stats.failed).toBe(0);
+    const mems = await t.db.memory.findMany({ where: { userId: alice } });
+    expect(mems.map((m) => m.text)).toContain("Has a cat named Miso");
+    // Running the queue again does nothing twice.
+    expect((await runDueJobs(t.db)).done).toBe(0);
+  });
+
+  it("a failing job is retried with backoff, then shown as failed", async () => {
+    await t.db.job.create({ data: { kind: "no-such-kind", payload: {}, maxAttempts: 2 } });
+    const s = await runDueJobs(t.db);
+    expect(s.failed).toBe(1); // unknown kinds cannot succeed: failed at once
+    const failed = await t.db.job.findFirstOrThrow({ where: { kind: "no-such-kind" } });
+    expect(failed).toMatchObject({ status: "failed" });
+    expect(failed.lastError).toMatch(/Unknown job kind/);
+    await t.db.job.deleteMany({ where: { kind: "no-such-kind" } });
+  });
+
+  it("a memory import is all or nothing, and its report counts what was stored", async () => {
+    const user = (await t.db.user.create({ data: { email: `imp-${engine}@example.com` } })).id;
+    const file = (memories: unknown[]) => ({ format: "mnemo-memories", version: 1, memories });
+    // A malformed entry in the middle: nothing is stored.
+    await expect(importMemories(t.db, user, file([{ text: "First fact" }, { text: 42 }, { text: "Third fact" }]))).rejects.toThrow();
+    expect(await t.db.memory.count({ where: { userId: user } })).toBe(0);
+    // The secret guard reduces the second entry to the first: stored once, counted once.
+    const r = await importMemories(t.db, user, file([{ text: "Likes tea" }, { text: "Likes tea" }, { text: "fact 12 1795316601756" }, { text: "\u0000" }]));
+    expect(r).toMatchObject({ added: 2, skipped: 1 });
+    expect(r.rejected.map((x) => x.index)).toEqual([3]);
+    expect(await t.db.memory.count({ where: { userId: user } })).toBe(2);
+  });
+});
