@@ -1,5 +1,6 @@
-// What long-term memory puts in front of the model for one message: pinned
-// memories, the memories most relevant to the message, and relevant passages
+// What long-term memory puts in front of the model for one message: the memory
+// profile (all memories when they fit the budget, else the core set), the
+// memories most relevant to the message, and relevant passages
 // from the user's earlier threads (cross-thread recall), within a token budget.
 // It goes into the prompt as one delimited data block (see memoryBlock).
 import type { Db } from "@/lib/db/client";
@@ -8,6 +9,7 @@ import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens } from "./tokens";
 import { questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
+import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 
 export type RecalledMemory = Pick<RankedMemory, "id" | "text" | "kind" | "pinned" | "sourceRef">;
 export type Passage = { itemIds: string[]; threadId: string; title: string | null; date: Date; lines: string[]; sourceRefs: string[] };
@@ -29,17 +31,12 @@ export async function recall(
   // Two messages either side of a hit: the question it answers, the answer it got.
   const n = opts.neighbors ?? 2;
   const c = await cipherFor(db, userId);
-  const [pinnedRows, relevant, rows] = await Promise.all([
-    db.memory.findMany({
-      where: { userId, status: "active", pinned: true, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
-      orderBy: { updatedAt: "desc" },
-      select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, tokens: true },
-      take: 50,
-    }),
+  const [profile, relevant, rows] = await Promise.all([
+    // Enough rows for a budget full of short memories; more than that never all fit.
+    loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6))),
     searchMemories(db, userId, message, 40),
     opts.passages === false ? Promise.resolve([] as Array<Neighbor & { hit: string; hitPosition: number; rank: number }>) : searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, 40, n, questionDates(message)),
   ]);
-  const pinned = pinnedRows.map((m) => (c.enabled ? { ...m, text: c.open(m.text) } : m));
   if (c.enabled) for (const r of rows) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
   // Group the rows back into hits (best first), each with its neighbours.
   const hits: Array<{ threadId: string; position: number; rank: number; rows: Neighbor[] }> = [];
@@ -60,7 +57,7 @@ export async function recall(
   const usedItems = new Set<string>();
   const takeMemory = (m: RecalledMemory) => {
     if (seen.has(m.id)) return;
-    const cost = countTokens(m.text) + 8;
+    const cost = countTokens(m.text) + MEMORY_LINE_OVERHEAD;
     if (tokens + cost > budget) return;
     seen.add(m.id);
     memories.push(m);
@@ -84,9 +81,11 @@ export async function recall(
     tokens += cost;
   };
 
-  // Pinned memories first; then memories and passages interleaved by relevance
-  // (each list's scores scaled to its best match), until the budget is full.
-  for (const m of pinned) takeMemory(m);
+  // The profile first (every memory when they all fit; else pinned, explicit and
+  // most used, lib/memory/profile.ts); then memories and passages interleaved
+  // by relevance (each list's scores scaled to its best match) fill the rest.
+  const { take } = profileSelection(profile, budget);
+  for (const m of take) takeMemory({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef });
   const topM = relevant[0]?.rank || 1;
   const topP = hits[0]?.rank || 1;
   const candidates = [

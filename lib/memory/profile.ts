@@ -1,0 +1,69 @@
+// The memory profile: a user's memories as a whole, not only search results.
+// When every active memory fits in the memory budget, all of them go into the
+// prompt, whatever the message's words ("What pets do I have?" finds the dog).
+// Past that, a core set always goes in (pinned, explicit and hand-made, most
+// used) within a share of the budget, and recall fills the rest by relevance.
+// Order: pinned; explicit and manual; then inferred, by use and recency.
+import type { Db } from "@/lib/db/client";
+import { cipherFor } from "@/lib/crypto/content";
+import type { MemoryKind, MemorySource } from "@/lib/generated/prisma/client";
+
+export type ProfileMemory = {
+  id: string;
+  text: string;
+  kind: MemoryKind;
+  source: MemorySource;
+  pinned: boolean;
+  sourceRef: string | null;
+  tokens: number;
+  uses: number;
+};
+export type Profile = { memories: ProfileMemory[]; count: number; cost: number };
+
+/** What one memory line costs in the prompt, beyond its text's tokens. */
+export const MEMORY_LINE_OVERHEAD = 8;
+/** Past the budget, the core set takes at most this share of it; relevance decides the rest. */
+export const CORE_SHARE = 0.4;
+
+/** The user's active memories in profile order (at most `limit`), with the count and prompt cost of all of them. */
+export async function loadProfile(db: Db, userId: string, limit: number): Promise<Profile> {
+  const rows = await db.$queryRawUnsafe<Array<Omit<ProfileMemory, "uses"> & { uses: number; n: number; cost: number }>>(
+    `WITH active AS MATERIALIZED (
+       SELECT id, text, kind::text AS kind, source::text AS source, pinned, tokens, "sourceRef", "lastUsedAt", "updatedAt"
+       FROM "Memory" WHERE "userId" = $1 AND status = 'active' AND ("expiresAt" IS NULL OR "expiresAt" > now())
+     ), stats AS (
+       SELECT count(*)::int AS n, COALESCE(sum(tokens + $3), 0)::int AS cost FROM active
+     )
+     SELECT a.id, a.text, a.kind, a.source, a.pinned, a.tokens, a."sourceRef", s.n, s.cost,
+            (SELECT count(*) FROM "MemoryUse" u WHERE u."memoryId" = a.id)::int AS uses
+     FROM active a CROSS JOIN stats s
+     ORDER BY a.pinned DESC, (a.source IN ('explicit', 'manual')) DESC, uses DESC,
+              COALESCE(a."lastUsedAt", a."updatedAt") DESC, a.id
+     LIMIT $2`,
+    userId,
+    limit,
+    MEMORY_LINE_OVERHEAD,
+  );
+  const c = await cipherFor(db, userId);
+  return {
+    memories: rows.map(({ n: _n, cost: _c, ...m }) => ({ ...m, text: c.open(m.text) })),
+    count: rows[0]?.n ?? 0,
+    cost: rows[0]?.cost ?? 0,
+  };
+}
+
+/** The memories that always go in: all of them when they fit, else the core set within its share. */
+export function profileSelection(p: Profile, budget: number): { take: ProfileMemory[]; fits: boolean } {
+  if (p.cost <= budget && p.memories.length === p.count) return { take: p.memories, fits: true };
+  const cap = budget * CORE_SHARE;
+  const take: ProfileMemory[] = [];
+  let used = 0;
+  for (const m of p.memories) {
+    if (!(m.pinned || m.source !== "inferred" || m.uses > 0)) continue;
+    const cost = m.tokens + MEMORY_LINE_OVERHEAD;
+    if (used + cost > cap && !m.pinned) continue;
+    take.push(m);
+    used += cost;
+  }
+  return { take, fits: false };
+}

@@ -1,0 +1,58 @@
+// The memory profile: when a user's memories fit the memory budget, all of
+// them reach the model, whatever words the message uses; past the budget the
+// core set (pinned, explicit, most used) stays and relevance fills the rest.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { collect } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { addMemory } from "@/lib/memory/long-term";
+import { recall } from "@/lib/memory/recall";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+const FOUR = ["I have a golden retriever named Max", "I work as a nurse at a children's hospital", "I am allergic to peanuts", "My sister Ana lives in Porto"];
+
+describe.each(engines)("memory profile on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    const admin = await t.db.user.create({ data: { email: `profile-admin-${engine}@example.com`, role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => t?.close());
+
+  it("questions that share no word with the memories still get all four", async () => {
+    const user = (await t.db.user.create({ data: { email: `four-${engine}@example.com` } })).id;
+    for (const text of FOUR) await addMemory(t.db, user, { text, source: "manual" }, "user", "Added on the dashboard");
+    for (const question of ["What pets do I have?", "Can you suggest a snack for me?", "What's my job?"]) {
+      const events = await collect(runTurn(t.db, user, { kind: "send", content: question }));
+      const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+      expect(done.memoriesUsed.map((m) => m.text).sort()).toEqual([...FOUR].sort());
+      const sent = mock.chatRequests().at(-1)!.body.messages.map((m: { content: string }) => m.content).join("\n");
+      for (const text of FOUR) expect(sent).toContain(JSON.stringify(text));
+    }
+  });
+
+  it("past the budget, pinned and explicit memories stay and relevant ones fill the rest", async () => {
+    const user = (await t.db.user.create({ data: { email: `many-${engine}@example.com` } })).id;
+    const pinned = await addMemory(t.db, user, { text: "Always answer in British English", source: "manual", pinned: true }, "user", "t");
+    const explicit = await addMemory(t.db, user, { text: "Is vegetarian", source: "explicit" }, "user", "t");
+    for (let i = 0; i < 60; i++) {
+      await addMemory(t.db, user, { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" }, "model", "t");
+    }
+    const relevant = await addMemory(t.db, user, { text: "Plays the cello in an amateur orchestra", source: "inferred" }, "model", "t");
+    const r = await recall(t.db, user, "Which instrument do I play, the cello?", { budget: 200, passages: false });
+    const ids = r.memories.map((m) => m.id);
+    expect(ids.slice(0, 2)).toEqual([pinned.id, explicit.id]);
+    expect(ids).toContain(relevant.id);
+    expect(r.tokens).toBeLessThanOrEqual(200);
+  });
+});
