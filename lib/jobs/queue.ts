@@ -21,7 +21,10 @@ export const WORKER_ID = `${os.hostname()}:${process.pid}`;
 export const LOCK_SECONDS = 300;
 
 type Waker = () => void;
-const wakers = new Set<Waker>();
+// On globalThis: Next.js bundles instrumentation (where the worker starts) and
+// route handlers (where jobs are enqueued) as separate module instances.
+const g = globalThis as typeof globalThis & { __mnemoJobWakers?: Set<Waker> };
+const wakers = (g.__mnemoJobWakers ??= new Set<Waker>());
 /** In-process hint that a job was enqueued, so a worker here starts at once instead of at its next poll. */
 export function onEnqueue(w: Waker): () => void {
   wakers.add(w);
