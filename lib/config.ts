@@ -36,6 +36,8 @@ const schema = z.object({
   OPENAI_BASE_URL: url("an http(s):// URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1"),
   MNEMO_CHAT_MODEL: optional,
   MNEMO_MEMORY_MODEL: optional,
+  MNEMO_EMBEDDING_MODEL: optional,
+  MNEMO_EMBEDDING_TIMEOUT_MS: intWithDefault(1500, 50),
   MNEMO_PASSWORD_MIN_LENGTH: intWithDefault(10, 8),
   MNEMO_SIGNIN_LIMIT_PER_EMAIL: intWithDefault(10),
   MNEMO_SIGNIN_LIMIT_PER_IP: intWithDefault(50),
@@ -70,7 +72,9 @@ export type Config = {
     google?: { clientId: string; clientSecret: string };
     oidc?: { issuer: string; clientId: string; clientSecret: string; name: string };
   };
-  model: { apiKey?: string; baseURL?: string; chatModel?: string; memoryModel?: string };
+  model: { apiKey?: string; baseURL?: string; chatModel?: string; memoryModel?: string; embeddingModel?: string };
+  /** How long a turn waits for the question's embedding before recalling by words alone. */
+  embeddingTimeoutMs: number;
   passwordMinLength: number;
   rateLimit: { signinPerEmail: number; signinPerIp: number; registerPerIp: number; windowSeconds: number; cooldownSeconds: number };
   chat: {
@@ -172,7 +176,9 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       baseURL: env.OPENAI_BASE_URL,
       chatModel: env.MNEMO_CHAT_MODEL,
       memoryModel: env.MNEMO_MEMORY_MODEL,
+      embeddingModel: env.MNEMO_EMBEDDING_MODEL,
     },
+    embeddingTimeoutMs: env.MNEMO_EMBEDDING_TIMEOUT_MS,
     passwordMinLength: env.MNEMO_PASSWORD_MIN_LENGTH,
     rateLimit: {
       signinPerEmail: env.MNEMO_SIGNIN_LIMIT_PER_EMAIL,

@@ -1,5 +1,7 @@
 // Mnemo's own OpenAI-compatible test server: real HTTP on loopback.
 // - /v1/chat/completions (JSON and SSE streaming, tool calls, usage) and /v1/models
+// - /v1/embeddings: deterministic vectors (hashed words; `mock-embed-<N>` gives N
+//   dimensions, 64 otherwise); scripted "this text means that one" and faults
 // - replies scripted per test (matched on the last user message), a default echo otherwise
 // - every request recorded, readable over HTTP so tests can assert what the app sent
 // - faults on demand: HTTP status (429, 500...), delays, a dropped stream, a malformed chunk
@@ -28,6 +30,16 @@ export type ScriptedReply = {
   /** How many requests this reply serves (default 1; 0 = every matching request). */
   times?: number;
   usage?: { prompt_tokens: number; completion_tokens: number };
+};
+
+/** A scripted embedding: inputs containing `match` embed like `like` (a paraphrase), or the request fails/waits. */
+export type ScriptedEmbedding = {
+  match?: string;
+  like?: string;
+  status?: number;
+  delayMs?: number;
+  /** How many requests it serves (default: every one for `like`, 1 for a fault; 0 = every one). */
+  times?: number;
 };
 
 export type RecordedRequest = {
@@ -61,6 +73,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class MockLlm {
   private server: http.Server;
   private replies: Array<ScriptedReply & { left: number }> = [];
+  private embeddingScripts: Array<ScriptedEmbedding & { left: number }> = [];
   readonly requests: RecordedRequest[] = [];
   private nextId = 1;
   url = "";
@@ -95,8 +108,17 @@ export class MockLlm {
     for (const r of replies) this.replies.push({ ...r, left: r.times ?? 1 });
   }
 
+  scriptEmbeddings(...scripts: ScriptedEmbedding[]) {
+    for (const e of scripts) this.embeddingScripts.push({ ...e, left: e.times ?? (e.like !== undefined ? 0 : 1) });
+  }
+
+  embeddingRequests(): RecordedRequest[] {
+    return this.requests.filter((r) => r.path === "/v1/embeddings");
+  }
+
   reset() {
     this.replies = [];
+    this.embeddingScripts = [];
     this.requests.length = 0;
   }
 
@@ -111,6 +133,36 @@ export class MockLlm {
     const r = this.replies[i];
     if (r.left > 0 && --r.left === 0) this.replies.splice(i, 1);
     return r;
+  }
+
+  private async embeddings(body: any, json: (status: number, value: unknown) => void) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const model = String(body?.model ?? "mock-embed");
+    const dims = Number(/-(\d+)$/.exec(model)?.[1] ?? 64);
+    const inputs: string[] = (Array.isArray(body?.input) ? body.input : [body?.input]).map((x: unknown) => String(x ?? ""));
+    const use = (e: ScriptedEmbedding & { left: number }) => {
+      if (e.left > 0 && --e.left === 0) this.embeddingScripts.splice(this.embeddingScripts.indexOf(e), 1);
+    };
+    const fault = this.embeddingScripts.find((e) => (e.status || e.delayMs) && (!e.match || inputs.some((t) => t.toLowerCase().includes(e.match!.toLowerCase()))));
+    if (fault) {
+      use(fault);
+      if (fault.delayMs) await sleep(fault.delayMs);
+      if (fault.status) return json(fault.status, { error: { message: `mock fault: HTTP ${fault.status}`, type: "server_error", code: null } });
+    }
+    const data = inputs.map((text, index) => {
+      const alias = this.embeddingScripts.find((e) => e.like !== undefined && e.match && text.toLowerCase().includes(e.match.toLowerCase()));
+      let embedding = mockEmbedding(text, dims);
+      if (alias) {
+        use(alias);
+        // Mostly the scripted meaning, a little of its own words: close, not identical.
+        const like = mockEmbedding(alias.like!, dims);
+        const mixed = like.map((x, i) => 0.9 * x + 0.1 * embedding[i]);
+        const n = Math.hypot(...mixed) || 1;
+        embedding = mixed.map((x) => x / n);
+      }
+      return { object: "embedding", index, embedding };
+    });
+    const tokens = inputs.reduce((a, t) => a + approxTokens(t), 0);
+    return json(200, { object: "list", model, data, usage: { prompt_tokens: tokens, total_tokens: tokens } });
   }
 
   private async readBody(req: http.IncomingMessage): Promise<any> {
@@ -137,6 +189,7 @@ export class MockLlm {
     if (path === "/__mock/replies" && req.method === "POST") {
       const body = await this.readBody(req);
       this.script(...((body?.replies ?? []) as ScriptedReply[]));
+      this.scriptEmbeddings(...((body?.embeddings ?? []) as ScriptedEmbedding[]));
       return json(200, { queued: this.replies.length });
     }
     if (path === "/__mock/requests" && req.method === "GET") {
@@ -159,9 +212,10 @@ export class MockLlm {
     if (path === "/v1/models" && req.method === "GET") {
       return json(200, {
         object: "list",
-        data: ["mock-chat", "mock-memory"].map((id) => ({ id, object: "model", created: 0, owned_by: "mnemo-mock" })),
+        data: ["mock-chat", "mock-memory", "mock-embed"].map((id) => ({ id, object: "model", created: 0, owned_by: "mnemo-mock" })),
       });
     }
+    if (path === "/v1/embeddings" && req.method === "POST") return this.embeddings(body, json);
     if (path !== "/v1/chat/completions" || req.method !== "POST") {
       return json(404, { error: { message: `mock: no route ${req.method} ${path}`, type: "invalid_request_error" } });
     }
@@ -240,6 +294,23 @@ export class MockLlm {
     res.write("data: [DONE]\n\n");
     res.end();
   }
+}
+
+const STOP = new Set("a an the and or but is are was were be been am i me my mine you your we our it its of to in on at for with do does did have has had what which who how when where why this that there".split(" "));
+
+/** A deterministic unit vector: each word (lower-cased, plural s dropped) hashed to a signed dimension. */
+export function mockEmbedding(text: string, dims: number): number[] {
+  const v = new Array<number>(dims).fill(0);
+  for (const raw of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (STOP.has(raw)) continue;
+    const w = raw.length > 3 ? raw.replace(/s$/, "") : raw;
+    let h = 2166136261;
+    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 16777619) >>> 0;
+    v[h % dims] += h & 0x80000000 ? -1 : 1;
+  }
+  const n = Math.hypot(...v);
+  if (!n) v[0] = 1;
+  return n ? v.map((x) => x / n) : v;
 }
 
 export async function startMockLlm(port = 0): Promise<MockLlm> {

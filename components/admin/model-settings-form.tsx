@@ -5,7 +5,7 @@ import { Button } from "@/components/ui/button";
 import { Alert } from "@/components/ui/alert";
 import { FormField } from "@/components/ui/form-field";
 
-type Saved = { baseURL: string; chatModel: string; memoryModel: string; hasApiKey: boolean };
+type Saved = { baseURL: string; chatModel: string; memoryModel: string; embeddingModel: string; hasApiKey: boolean };
 
 export function ModelSettingsForm({ saved }: { saved: Saved }) {
   const [pending, start] = useTransition();
@@ -20,6 +20,7 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
           baseURL: String(form.get("baseURL") ?? ""),
           chatModel: String(form.get("chatModel") ?? ""),
           memoryModel: String(form.get("memoryModel") ?? ""),
+          embeddingModel: String(form.get("embeddingModel") ?? ""),
           apiKey: apiKey || undefined,
           clearApiKey: clearKey,
         }),
@@ -33,6 +34,13 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
       <FormField id="baseURL" label="Base URL" placeholder="Empty: OPENAI_BASE_URL, or OpenAI" defaultValue={saved.baseURL} hint="For example http://localhost:11434/v1 for Ollama." />
       <FormField id="chatModel" label="Chat model" placeholder="Empty: MNEMO_CHAT_MODEL" defaultValue={saved.chatModel} />
       <FormField id="memoryModel" label="Memory model" placeholder="Empty: MNEMO_MEMORY_MODEL, or the chat model" defaultValue={saved.memoryModel} />
+      <FormField
+        id="embeddingModel"
+        label="Embedding model"
+        placeholder="Empty: MNEMO_EMBEDDING_MODEL, or recall by words only"
+        defaultValue={saved.embeddingModel}
+        hint="For recall by meaning: text-embedding-3-small (OpenAI), nomic-embed-text (Ollama). Changing it re-embeds in the background."
+      />
       <FormField
         id="apiKey"
         label="API key"

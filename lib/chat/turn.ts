@@ -17,6 +17,7 @@ import { getConfig } from "@/lib/config";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { describeModelError, openaiClient } from "@/lib/llm/client";
 import { appendItems, appendItemsMeta, publicItem, type AppendMeta, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
+import { embedQuery } from "@/lib/llm/embeddings";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
 import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { messageTokens } from "@/lib/memory/tokens";
@@ -202,7 +203,12 @@ export async function* runTurn(
   const [ctx, recalled] = await Promise.all([
     loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
     useMemory && memBudget > 0
-      ? recall(db, userId, p.userItem.content, { budget: memBudget, excludeThreadId: p.threadId })
+      ? recall(db, userId, p.userItem.content, {
+          budget: memBudget,
+          excludeThreadId: p.threadId,
+          // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
+          semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content) : undefined,
+        })
       : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
   ]);
   opts.onContext?.(ctx);
@@ -388,5 +394,7 @@ function afterAnswerJobs(p: Prepared, userId: string, answerId: string, summariz
   }
   // Automatic learning: not in temporary chats, not while memory is paused.
   if (useMemory && !p.meta.memoryPaused) jobs.push({ kind: "extract", userId, payload: { userId, ...ids }, dedupeKey: `extract:${answerId}` });
+  // The exchange's vectors, for recall by meaning in later threads (a no-op without an embedding model).
+  if (useMemory && p.conn.embeddingModel) jobs.push({ kind: "embed", userId, payload: { userId }, dedupeKey: `embed:${answerId}` });
   return jobs;
 }

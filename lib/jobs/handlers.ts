@@ -12,6 +12,7 @@ import { refreshSummary } from "@/lib/chat/summaries";
 import { generateTitle } from "@/lib/chat/titles";
 import { extractMemories } from "@/lib/memory/extract";
 import { expireUnusedMemories } from "@/lib/memory/long-term";
+import { embedPending, queueEmbedding } from "@/lib/memory/embed";
 import type { JobKind } from "./queue";
 
 const id = z.string().min(1).max(64);
@@ -19,7 +20,10 @@ const payloads = {
   title: z.object({ threadId: id, userItemId: id, answerItemId: id }),
   summary: z.object({ threadId: id, leafId: id }),
   extract: z.object({ userId: id, threadId: id, userItemId: id, answerItemId: id }),
+  embed: z.object({ userId: id }),
 } satisfies Record<JobKind, z.ZodType>;
+
+const EMBED_PER_JOB = 512;
 
 /** A job that cannot succeed by retrying (bad payload, no model configured). */
 export class PermanentJobError extends Error {}
@@ -68,6 +72,15 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       if (!ex) return;
       await extractMemories(db, await connection(db), { userId: p.userId, threadId: p.threadId, userItemId: p.userItemId, ...ex, review: user.memoryReview });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
+      // What was just learned gets its vector next.
+      await queueEmbedding(db, p.userId, `embed:extract:${p.answerItemId}`);
+      return;
+    }
+    case "embed": {
+      const p = payloads.embed.parse(payload);
+      // A bounded slice per job, so one user's backlog never holds the worker; the rest is queued again.
+      const r = await embedPending(db, { userId: p.userId, max: EMBED_PER_JOB });
+      if (r.remaining > 0) await queueEmbedding(db, p.userId);
       return;
     }
     default:

@@ -14,6 +14,8 @@ export type ModelConnection = {
   baseURL?: string;
   chatModel: string;
   memoryModel: string;
+  /** For semantic recall (/v1/embeddings); undefined: recall by words only. */
+  embeddingModel?: string;
 };
 
 export type ConnectionState =
@@ -30,11 +32,12 @@ export const savedConnectionSchema = z.object({
     .refine((v) => v === "" || /^https?:\/\/\S+$/.test(v), "Base URL must start with http:// or https://"),
   chatModel: z.string().trim().max(200, "Model name is at most 200 characters."),
   memoryModel: z.string().trim().max(200, "Model name is at most 200 characters."),
+  embeddingModel: z.string().trim().max(200, "Model name is at most 200 characters.").default(""),
   apiKey: z.string().trim().max(1000).optional(), // undefined = keep the stored key
   clearApiKey: z.boolean().default(false),
 });
 
-type Stored = { baseURL?: string; chatModel?: string; memoryModel?: string; apiKeySealed?: string };
+type Stored = { baseURL?: string; chatModel?: string; memoryModel?: string; embeddingModel?: string; apiKeySealed?: string };
 
 async function readStored(db: Db): Promise<Stored> {
   const row = await db.appSetting.findUnique({ where: { key: SETTING_KEY } });
@@ -44,7 +47,7 @@ async function readStored(db: Db): Promise<Stored> {
 /** For the admin form: never includes the key itself, only whether one is stored. */
 export async function savedConnectionForForm(db: Db) {
   const s = await readStored(db);
-  return { baseURL: s.baseURL ?? "", chatModel: s.chatModel ?? "", memoryModel: s.memoryModel ?? "", hasApiKey: !!s.apiKeySealed };
+  return { baseURL: s.baseURL ?? "", chatModel: s.chatModel ?? "", memoryModel: s.memoryModel ?? "", embeddingModel: s.embeddingModel ?? "", hasApiKey: !!s.apiKeySealed };
 }
 
 export async function saveConnection(db: Db, input: z.input<typeof savedConnectionSchema>, adminId: string) {
@@ -54,6 +57,7 @@ export async function saveConnection(db: Db, input: z.input<typeof savedConnecti
     baseURL: data.baseURL || undefined,
     chatModel: data.chatModel || undefined,
     memoryModel: data.memoryModel || undefined,
+    embeddingModel: data.embeddingModel || undefined,
     apiKeySealed: data.clearApiKey ? undefined : data.apiKey ? seal(data.apiKey, PURPOSE) : prev.apiKeySealed,
   };
   await db.appSetting.upsert({
@@ -93,7 +97,9 @@ export async function resolveConnection(db: Db): Promise<ConnectionState> {
   const chatModel = explicitChat ?? DEFAULT_OPENAI_MODEL;
   return {
     configured: true,
-    connection: { apiKey, baseURL, chatModel, memoryModel: s.memoryModel ?? env.memoryModel ?? chatModel },
+    connection: { apiKey, baseURL, chatModel, memoryModel: s.memoryModel ?? env.memoryModel ?? chatModel,
+      embeddingModel: s.embeddingModel ?? env.embeddingModel,
+    },
     source: {
       apiKey: storedKey ? "admin" : env.apiKey ? "env" : "none",
       baseURL: s.baseURL ? "admin" : env.baseURL ? "env" : "default",

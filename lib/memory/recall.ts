@@ -1,7 +1,10 @@
 // What long-term memory puts in front of the model for one message: the memory
 // profile (all memories when they fit the budget, else the core set), the
-// memories most relevant to the message, and relevant passages
-// from the user's earlier threads (cross-thread recall), within a token budget.
+// memories most relevant to the message, and relevant passages from the user's
+// earlier threads (cross-thread recall), within a token budget. Relevance is
+// hybrid: word matches (BM25-like, with a bonus for dates the question names)
+// fused with the nearest vectors when an embedding model is set
+// (lib/memory/vectors.ts), so a question finds what it shares no word with.
 // It goes into the prompt as one delimited data block (see memoryBlock).
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
@@ -10,46 +13,103 @@ import { countTokens } from "./tokens";
 import { questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
+import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
 
 export type RecalledMemory = Pick<RankedMemory, "id" | "text" | "kind" | "pinned" | "sourceRef">;
 export type Passage = { itemIds: string[]; threadId: string; title: string | null; date: Date; lines: string[]; sourceRefs: string[] };
 export type Recall = { memories: RecalledMemory[]; passages: Passage[]; tokens: number };
+/** The question's embedding (null: the endpoint failed or timed out; recall goes on by words). */
+export type SemanticQuery = Promise<{ model: string; vector: number[] } | null>;
 
 type Neighbor = { id: string; threadId: string; position: number; role: string; content: string; sourceRef: string | null; title: string | null; createdAt: Date };
+type NeighborRow = Neighbor & { hit: string; hitPosition: number; hitAt: Date; rank: number };
+type Hit = { threadId: string; position: number; at: Date; rows: Neighbor[] };
 
 const memLine = (m: RecalledMemory) => `- ${JSON.stringify(m.text).replace(/</g, "\\u003c").replace(/>/g, "\\u003e")} (${m.kind}${m.pinned ? ", pinned" : ""})`;
 const passageText = (p: Passage) =>
   `- From a conversation on ${p.date.toISOString().slice(0, 10)}${p.title ? ` (${JSON.stringify(p.title).replace(/</g, "\\u003c")})` : ""}:\n${p.lines.map((l) => `  ${l}`).join("\n")}`;
 
+/** How many candidates each search contributes. */
+const CANDIDATES = 40;
+/**
+ * Fusion: a candidate's score is its word-match score scaled to the best match
+ * (0..1) plus its vector rank's share (K+1)/(K+rank) (1 for the nearest,
+ * falling slowly), so both lists count and a match on both wins. With no
+ * vectors it is the word-match order alone.
+ */
+const RANK_K = 10;
+const vectorShare = (rank: number) => (RANK_K + 1) / (RANK_K + rank);
+/** A vector hit from a date the question names gets what the word-match date bonus gives. */
+const VECTOR_DATE_BONUS = 0.5;
+
+type Scored = { key: string; score: number };
+function fuse(lexical: Array<{ key: string; rank: number }>, vector: VectorHit[], keyOf: (h: VectorHit) => string = (h) => h.id): Map<string, number> {
+  const out = new Map<string, number>();
+  const top = lexical[0]?.rank || 1;
+  for (const l of lexical) out.set(l.key, l.rank / top);
+  vector.forEach((v, i) => {
+    const k = keyOf(v);
+    out.set(k, (out.get(k) ?? 0) + vectorShare(i + 1));
+  });
+  return out;
+}
+
 export async function recall(
   db: Db,
   userId: string,
   message: string,
-  opts: { budget: number; excludeThreadId?: string; passages?: boolean; neighbors?: number },
+  opts: { budget: number; excludeThreadId?: string; passages?: boolean; neighbors?: number; semantic?: SemanticQuery },
 ): Promise<Recall> {
   const budget = opts.budget;
   // Two messages either side of a hit: the question it answers, the answer it got.
   const n = opts.neighbors ?? 2;
+  const wantPassages = opts.passages !== false;
+  const dates = questionDates(message);
   const c = await cipherFor(db, userId);
-  const [profile, relevant, rows] = await Promise.all([
+  const [profile, relevant, lexRows, sem] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6))),
-    searchMemories(db, userId, message, 40),
-    opts.passages === false ? Promise.resolve([] as Array<Neighbor & { hit: string; hitPosition: number; rank: number }>) : searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, 40, n, questionDates(message)),
+    searchMemories(db, userId, message, CANDIDATES),
+    wantPassages ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, CANDIDATES, n, dates) : Promise.resolve([]),
+    opts.semantic ?? Promise.resolve(null),
   ]);
+  const [vecMemories, vecMessages] = sem
+    ? await Promise.all([
+        nearestMemories(db, userId, sem.model, sem.vector, CANDIDATES),
+        wantPassages ? nearestMessages(db, userId, sem.model, sem.vector, CANDIDATES * 3) : Promise.resolve([]),
+      ])
+    : [[], []];
+
+  // Passages: lexical hits with their neighbours, plus the vector hits' neighbours (same filters).
+  const lexHitIds = new Set(lexRows.map((r) => r.hit));
+  const vecRows = vecMessages.length ? await passagesAround(db, userId, vecMessages.filter((h) => !lexHitIds.has(h.id)), opts.excludeThreadId, n) : [];
+  const rows = [...lexRows, ...vecRows];
   if (c.enabled) for (const r of rows) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
-  // Group the rows back into hits (best first), each with its neighbours.
-  const hits: Array<{ threadId: string; position: number; rank: number; rows: Neighbor[] }> = [];
-  const byHit = new Map<string, { threadId: string; position: number; rank: number; rows: Neighbor[] }>();
+  const hits = new Map<string, Hit>();
+  const lexicalHits: Array<{ key: string; rank: number }> = [];
   for (const r of rows) {
-    let h = byHit.get(r.hit);
+    let h = hits.get(r.hit);
     if (!h) {
-      h = { threadId: r.threadId, position: r.hitPosition, rank: r.rank, rows: [] };
-      byHit.set(r.hit, h);
-      hits.push(h);
+      h = { threadId: r.threadId, position: r.hitPosition, at: new Date(r.hitAt), rows: [] };
+      hits.set(r.hit, h);
+      if (lexHitIds.has(r.hit)) lexicalHits.push({ key: r.hit, rank: r.rank });
     }
     h.rows.push(r);
   }
+  // Vector hits in another (excluded, temporary, forgotten) thread found no rows: they drop out here.
+  const vectorHits = vecMessages.filter((v) => hits.has(v.id)).slice(0, CANDIDATES);
+  const hitScores = fuse(lexicalHits, vectorHits);
+  const inDates = (d: Date) => dates.some((r) => d >= r.start && d < r.end);
+  for (const v of vectorHits) if (!lexHitIds.has(v.id) && inDates(hits.get(v.id)!.at)) hitScores.set(v.id, hitScores.get(v.id)! + VECTOR_DATE_BONUS);
+
+  const memById = new Map<string, RecalledMemory>(relevant.map((m) => [m.id, m]));
+  for (const m of profile.memories) if (!memById.has(m.id)) memById.set(m.id, m);
+  await loadMissingMemories(db, userId, vecMemories.map((v) => v.id).filter((id) => !memById.has(id)), memById);
+  const memScores = fuse(
+    relevant.map((m) => ({ key: m.id, rank: m.rank })),
+    vecMemories.filter((v) => memById.has(v.id)),
+  );
+
   let tokens = 0;
   const memories: RecalledMemory[] = [];
   const passages: Passage[] = [];
@@ -60,10 +120,10 @@ export async function recall(
     const cost = countTokens(m.text) + MEMORY_LINE_OVERHEAD;
     if (tokens + cost > budget) return;
     seen.add(m.id);
-    memories.push(m);
+    memories.push({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef });
     tokens += cost;
   };
-  const takePassage = (h: (typeof hits)[number]) => {
+  const takePassage = (h: Hit) => {
     const rows = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
     if (!rows.length) return;
     const p: Passage = {
@@ -83,17 +143,62 @@ export async function recall(
 
   // The profile first (every memory when they all fit; else pinned, explicit and
   // most used, lib/memory/profile.ts); then memories and passages interleaved
-  // by relevance (each list's scores scaled to its best match) fill the rest.
+  // by fused relevance (each list scaled to its best) fill the rest.
   const { take } = profileSelection(profile, budget);
-  for (const m of take) takeMemory({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef });
-  const topM = relevant[0]?.rank || 1;
-  const topP = hits[0]?.rank || 1;
+  for (const m of take) takeMemory(m);
+  const scaled = (scores: Map<string, number>): Scored[] => {
+    const top = Math.max(...scores.values(), 1e-9);
+    return [...scores].map(([key, score]) => ({ key, score: score / top }));
+  };
   const candidates = [
-    ...relevant.map((m) => ({ score: m.rank / topM, take: () => takeMemory(m) })),
-    ...hits.map((h) => ({ score: h.rank / topP, take: () => takePassage(h) })),
+    ...scaled(memScores).map((s) => ({ score: s.score, take: () => takeMemory(memById.get(s.key)!) })),
+    ...scaled(hitScores).map((s) => ({ score: s.score, take: () => takePassage(hits.get(s.key)!) })),
   ].sort((a, b) => b.score - a.score);
-  for (const c of candidates) c.take();
+  for (const cand of candidates) cand.take();
   return { memories, passages, tokens };
+}
+
+/** Memories found only by vector, read (and decrypted) by id, the user's own and active only. */
+async function loadMissingMemories(db: Db, userId: string, ids: string[], into: Map<string, RecalledMemory>) {
+  if (!ids.length) return;
+  const c = await cipherFor(db, userId);
+  const rows = await db.memory.findMany({
+    where: { id: { in: ids }, userId, status: "active" },
+    select: { id: true, text: true, kind: true, pinned: true, sourceRef: true },
+  });
+  for (const r of rows) into.set(r.id, { ...r, text: c.open(r.text) });
+}
+
+/** The same filters as the lexical search: the user's own, non-temporary threads other than this one, since "forget me", within retention. */
+const MINE = `SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), $3::timestamp) AS since
+              FROM "Thread" t JOIN "User" u ON u.id = t."userId"
+              WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)`;
+
+/** Vector hits with their neighbours, in one query (hits outside the user's searchable threads yield nothing). */
+async function passagesAround(db: Db, userId: string, hits: VectorHit[], excludeThreadId: string | undefined, n: number): Promise<NeighborRow[]> {
+  if (!hits.length) return [];
+  return db.$queryRawUnsafe<NeighborRow[]>(
+    `WITH mine AS MATERIALIZED (${MINE}),
+     hits AS (
+       SELECT i.id, i."threadId", i.position, i."createdAt", h.score AS rank
+       FROM unnest($4::text[], $5::float8[]) AS h(id, score)
+       JOIN "Item" i ON i.id = h.id JOIN mine m ON m.id = i."threadId"
+       WHERE i.role IN ('user', 'assistant') AND i."createdAt" > m.since
+     )
+     SELECT h.id AS hit, h.position AS "hitPosition", h."createdAt" AS "hitAt", h.rank, n.id, n."threadId", n.position,
+            n.role::text AS role, n.content, n."sourceRef", t.title, t."createdAt"
+     FROM hits h
+     JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - $6 AND h.position + $6
+       AND n.role IN ('user', 'assistant') AND n.status IN ('complete', 'stopped') AND n."createdAt" >= $3::timestamp
+     JOIN "Thread" t ON t.id = h."threadId"
+     ORDER BY h.rank DESC, h.id, n.position`,
+    userId,
+    excludeThreadId ?? null,
+    retentionCutoff(),
+    hits.map((h) => h.id),
+    hits.map((h) => h.score),
+    n,
+  );
 }
 
 /** The best-matching messages from the user's other threads, each with its neighbours, in one query. */
@@ -107,7 +212,7 @@ async function searchPassages(
   dates: DateRange[],
 ) {
   if (!terms.length) return [];
-  return db.$queryRawUnsafe<Array<Neighbor & { hit: string; hitPosition: number; rank: number }>>(
+  return db.$queryRawUnsafe<NeighborRow[]>(
     // Ranked like BM25 without term frequency: each matching query word adds
     // its inverse document frequency over the user's messages, so rare words
     // ("Alhambra") count for far more than common ones ("went"), scaled down
@@ -142,7 +247,7 @@ async function searchPassages(
        WHERE i.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM chosen)
          AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
      ), hits AS (
-       SELECT d.id, d."threadId", d.position,
+       SELECT d.id, d."threadId", d.position, d."createdAt",
               (sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5))) * ${LEN_NORM}
                + CASE WHEN EXISTS (SELECT 1 FROM unnest($9::timestamp[], $10::timestamp[]) AS r(s, e) WHERE d."createdAt" >= r.s AND d."createdAt" < r.e)
                       THEN $11::float8 ELSE 0 END)::float8 AS rank
@@ -150,7 +255,7 @@ async function searchPassages(
        GROUP BY d.id, d."threadId", d.position, d.tokens, d."createdAt"
        ORDER BY rank DESC, d.position DESC LIMIT $3
      )
-     SELECT h.id AS hit, h.position AS "hitPosition", h.rank, n.id, n."threadId", n.position, n.role::text AS role, n.content,
+     SELECT h.id AS hit, h.position AS "hitPosition", h."createdAt" AS "hitAt", h.rank, n.id, n."threadId", n.position, n.role::text AS role, n.content,
             n."sourceRef", t.title, t."createdAt"
      FROM hits h
      JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - $4 AND h.position + $4

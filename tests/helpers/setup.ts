@@ -12,3 +12,4 @@ delete process.env.OPENAI_API_KEY;
 delete process.env.OPENAI_BASE_URL;
 delete process.env.MNEMO_CHAT_MODEL;
 delete process.env.MNEMO_MEMORY_MODEL;
+delete process.env.MNEMO_EMBEDDING_MODEL;

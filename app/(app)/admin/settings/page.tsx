@@ -24,6 +24,11 @@ export default async function ModelSettingsPage() {
           ? `In use: ${state.connection.chatModel} (chat), ${state.connection.memoryModel} (memory) at ${state.connection.baseURL ?? "OpenAI"}.`
           : state.reason}
       </p>
+      <p className="text-sm" data-testid="embedding-status">
+        {state.configured && state.connection.embeddingModel
+          ? `Recall by meaning: on, with ${state.connection.embeddingModel}.`
+          : "Recall by meaning: off. No embedding model is set, so recall matches words only (set one below or MNEMO_EMBEDDING_MODEL)."}
+      </p>
       <ModelSettingsForm saved={saved} />
     </section>
   );

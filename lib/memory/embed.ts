@@ -1,0 +1,129 @@
+// The embedder: gives memories and messages their vectors after they are
+// written, off the hot path (the "embed" job, `npm run memory:embed`).
+// A row needs a vector while its embeddingModel is not the configured model:
+// new rows, rows whose text changed (a trigger clears the vector), and every
+// row after the model changes. That column is the mark: a crash or an outage
+// leaves rows unmarked, and the next run picks them up where it stopped.
+import type { Db } from "@/lib/db/client";
+import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
+import { embedTexts, resolveEmbedder, type Embedder } from "@/lib/llm/embeddings";
+import { enqueue } from "@/lib/jobs/queue";
+import { ensureVectorIndex } from "./vectors";
+import OpenAI from "openai";
+
+type Pending = { table: "Memory" | "Item"; id: string; userId: string; text: string };
+export type EmbedProgress = { embedded: number; unembeddable: number; remaining: number };
+
+const BATCH = 64;
+
+/** Rows of this user (or of everyone) that still need a vector for `model`. */
+export async function countPending(db: Db, model: string, userId?: string): Promise<number> {
+  const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
+    `SELECT ((SELECT count(*) FROM "Memory" WHERE ($1::text IS NULL OR "userId" = $1) AND status <> 'archived'
+               AND "embeddingModel" IS DISTINCT FROM $2)
+           + (SELECT count(*) FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
+               WHERE ($1::text IS NULL OR t."userId" = $1) AND NOT t.temporary AND i.role IN ('user', 'assistant')
+                 AND i.status IN ('complete', 'stopped') AND i.content <> '' AND i."embeddingModel" IS DISTINCT FROM $2))::int AS n`,
+    userId ?? null,
+    model,
+  );
+  return r?.n ?? 0;
+}
+
+/** The next rows to embed: memories first (few, and recall leans on them), then messages, oldest id first. */
+async function nextPending(db: Db, model: string, userId: string | undefined, limit: number): Promise<Pending[]> {
+  const memories = await db.$queryRawUnsafe<Pending[]>(
+    `SELECT 'Memory' AS "table", id, "userId", text FROM "Memory"
+     WHERE ($1::text IS NULL OR "userId" = $1) AND status <> 'archived' AND "embeddingModel" IS DISTINCT FROM $2
+     ORDER BY id LIMIT $3`,
+    userId ?? null,
+    model,
+    limit,
+  );
+  if (memories.length >= limit) return memories;
+  const items = await db.$queryRawUnsafe<Pending[]>(
+    `SELECT 'Item' AS "table", i.id, t."userId", i.content AS text FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
+     WHERE ($1::text IS NULL OR t."userId" = $1) AND NOT t.temporary AND i.role IN ('user', 'assistant')
+       AND i.status IN ('complete', 'stopped') AND i.content <> '' AND i."embeddingModel" IS DISTINCT FROM $2
+     ORDER BY i.id LIMIT $3`,
+    userId ?? null,
+    model,
+    limit - memories.length,
+  );
+  return [...memories, ...items];
+}
+
+/** Stores vectors; a row whose text changed meanwhile keeps waiting (the text is compared). */
+async function store(db: Db, e: Embedder, rows: Pending[], sealed: string[], vectors: Array<number[] | null>) {
+  await db.$transaction(
+    rows.map((r, i) =>
+      db.$executeRawUnsafe(
+        `UPDATE "${r.table}" SET embedding = $1::real[], "embeddingModel" = $2 WHERE id = $3 AND ${r.table === "Memory" ? "text" : "content"} = $4`,
+        vectors[i],
+        e.model,
+        r.id,
+        sealed[i],
+      ),
+    ),
+  );
+  const dims = vectors.find((v) => v)?.length;
+  if (dims) await ensureVectorIndex(db, dims);
+}
+
+/** Embeds one batch; an input the endpoint refuses (400) is marked as tried, with no vector, so it never blocks the rest. */
+async function embedBatch(db: Db, e: Embedder, rows: Pending[], ciphers: Map<string, ContentCipher>): Promise<{ embedded: number; unembeddable: number }> {
+  for (const r of rows) if (!ciphers.has(r.userId)) ciphers.set(r.userId, await cipherFor(db, r.userId));
+  const sealed = rows.map((r) => r.text);
+  const texts = rows.map((r) => ciphers.get(r.userId)!.open(r.text));
+  try {
+    await store(db, e, rows, sealed, await embedTexts(e, texts));
+    return { embedded: rows.length, unembeddable: 0 };
+  } catch (err) {
+    if (!(err instanceof OpenAI.BadRequestError)) throw err;
+  }
+  let embedded = 0;
+  let unembeddable = 0;
+  for (let i = 0; i < rows.length; i++) {
+    let v: number[] | null = null;
+    try {
+      [v] = await embedTexts(e, [texts[i]]);
+      embedded++;
+    } catch (err) {
+      if (!(err instanceof OpenAI.BadRequestError)) throw err;
+      unembeddable++;
+    }
+    await store(db, e, [rows[i]], [sealed[i]], [v]);
+  }
+  return { embedded, unembeddable };
+}
+
+/**
+ * Embeds what is pending, for one user or everyone, until nothing is left or
+ * `max` rows were done. Endpoint errors other than a refused input propagate
+ * (the job retries with backoff; the rows stay pending).
+ */
+export async function embedPending(
+  db: Db,
+  opts: { userId?: string; max?: number; batch?: number; onProgress?: (p: EmbedProgress) => void } = {},
+): Promise<EmbedProgress & { model: string | null }> {
+  const e = await resolveEmbedder(db);
+  if (!e) return { model: null, embedded: 0, unembeddable: 0, remaining: 0 };
+  const ciphers = new Map<string, ContentCipher>();
+  const done = { embedded: 0, unembeddable: 0 };
+  const max = opts.max ?? Infinity;
+  while (done.embedded + done.unembeddable < max) {
+    const rows = await nextPending(db, e.model, opts.userId, Math.min(opts.batch ?? BATCH, max - done.embedded - done.unembeddable));
+    if (!rows.length) break;
+    const r = await embedBatch(db, e, rows, ciphers);
+    done.embedded += r.embedded;
+    done.unembeddable += r.unembeddable;
+    if (opts.onProgress) opts.onProgress({ ...done, remaining: await countPending(db, e.model, opts.userId) });
+  }
+  const remaining = done.embedded + done.unembeddable >= max ? await countPending(db, e.model, opts.userId) : 0;
+  return { model: e.model, ...done, remaining };
+}
+
+/** Queues embedding of this user's new or changed rows (a no-op job when no embedding model is set). */
+export function queueEmbedding(db: Db, userId: string, dedupeKey?: string): Promise<void> {
+  return enqueue(db, [{ kind: "embed", userId, payload: { userId }, dedupeKey }]);
+}

@@ -1,0 +1,160 @@
+// Nearest neighbours of a question's embedding among one user's memories and
+// messages, by cosine similarity, on whichever engine Mnemo runs on:
+// - PostgreSQL with pgvector: the database ranks (`<=>`). Messages use an HNSW
+//   index per vector size (created when the first vector of that size is
+//   stored), with iterative scans so the per-user filter still yields k rows.
+// - PGlite, or PostgreSQL without pgvector: an exact scan in the app. The
+//   user's message vectors are kept in memory between turns (one Float32Array)
+//   and reloaded only when the set of embedded rows changes.
+import type { Db } from "@/lib/db/client";
+
+export type VectorHit = { id: string; score: number };
+
+const support = new WeakMap<Db, Promise<boolean>>();
+/** Whether the pgvector extension is installed in this database. */
+export function hasPgvector(db: Db): Promise<boolean> {
+  let p = support.get(db);
+  if (!p) {
+    p = db
+      .$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'vector'`)
+      .then((r) => r[0]?.n > 0)
+      .catch(() => false);
+    support.set(db, p);
+  }
+  return p;
+}
+
+const indexed = new WeakMap<Db, Map<number, Promise<void>>>();
+/** With pgvector: an HNSW index over messages' vectors of this size (made once; later calls are free). */
+export function ensureVectorIndex(db: Db, dims: number): Promise<void> {
+  if (!Number.isInteger(dims) || dims < 1 || dims > 16000) return Promise.resolve();
+  let m = indexed.get(db);
+  if (!m) indexed.set(db, (m = new Map()));
+  let p = m.get(dims);
+  if (!p) {
+    p = (async () => {
+      if (!(await hasPgvector(db))) return;
+      // HNSW indexes at most 2,000 dimensions of `vector`; larger models are searched exactly.
+      if (dims > 2000) return;
+      await db.$executeRawUnsafe(
+        `CREATE INDEX CONCURRENTLY IF NOT EXISTS "Item_embedding_hnsw_${dims}" ON "Item"
+         USING hnsw ((embedding::vector(${dims})) vector_cosine_ops) WHERE array_length(embedding, 1) = ${dims}`,
+      );
+    })().catch((e) => {
+      m!.delete(dims);
+      console.warn(`[mnemo] could not create the vector index for ${dims} dimensions: ${(e as Error).message.split("\n")[0]}`);
+    });
+    m.set(dims, p);
+  }
+  return p;
+}
+
+const literal = (v: number[]) => `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(",")}]`;
+
+/** The user's active memories nearest to `q` (only those embedded by `model`). */
+export async function nearestMemories(db: Db, userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+  const where = `"userId" = $1 AND "embeddingModel" = $2 AND status = 'active' AND embedding IS NOT NULL
+                 AND array_length(embedding, 1) = ${q.length} AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
+  if (await hasPgvector(db)) {
+    return db.$queryRawUnsafe<VectorHit[]>(
+      `SELECT id, (1 - (embedding::vector <=> $3::vector))::float8 AS score FROM "Memory" WHERE ${where}
+       ORDER BY embedding::vector <=> $3::vector LIMIT $4`,
+      userId,
+      model,
+      literal(q),
+      k,
+    );
+  }
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; embedding: number[] }>>(`SELECT id, embedding FROM "Memory" WHERE ${where}`, userId, model);
+  return topK(
+    rows.map((r) => r.id),
+    (i) => rows[i].embedding,
+    q,
+    k,
+  );
+}
+
+/** The user's messages nearest to `q`, best first (thread filters are applied by the caller's passage query). */
+export async function nearestMessages(db: Db, userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+  const dims = q.length;
+  if ((await hasPgvector(db)) && dims <= 2000) {
+    // The HNSW index answers the inner ORDER BY … LIMIT; relaxed_order lets it
+    // keep scanning past other users' rows, so the outer query re-sorts.
+    const [, rows] = await db.$transaction([
+      db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
+      db.$queryRawUnsafe<VectorHit[]>(
+        `SELECT id, (1 - d)::float8 AS score FROM (
+           SELECT id, (embedding::vector(${dims})) <=> $3::vector(${dims}) AS d FROM "Item"
+           WHERE "userId" = $1 AND "embeddingModel" = $2 AND array_length(embedding, 1) = ${dims}
+           ORDER BY (embedding::vector(${dims})) <=> $3::vector(${dims}) LIMIT $4
+         ) n ORDER BY d`,
+        userId,
+        model,
+        literal(q),
+        k,
+      ),
+    ]);
+    return rows;
+  }
+  const set = await messageVectors(db, userId, model, dims);
+  return topK(set.ids, (i) => set.data.subarray(i * dims, (i + 1) * dims), q, k);
+}
+
+type VectorSet = { ids: string[]; data: Float32Array; count: number; maxId: string | null };
+const CACHED_USERS = 16;
+const caches = new WeakMap<Db, Map<string, VectorSet>>();
+
+/** The user's message vectors for this model and size, from the in-process cache when nothing changed since. */
+async function messageVectors(db: Db, userId: string, model: string, dims: number): Promise<VectorSet> {
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = new Map()));
+  const key = `${userId}\u0000${model}\u0000${dims}`;
+  const [mark] = await db.$queryRawUnsafe<Array<{ n: number; m: string | null }>>(
+    `SELECT count(*)::int AS n, max(id) AS m FROM "Item" WHERE "userId" = $1 AND "embeddingModel" = $2`,
+    userId,
+    model,
+  );
+  const hit = cache.get(key);
+  if (hit && hit.count === mark.n && hit.maxId === mark.m) {
+    cache.delete(key);
+    cache.set(key, hit); // most recently used last
+    return hit;
+  }
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; embedding: number[] }>>(
+    `SELECT id, embedding FROM "Item" WHERE "userId" = $1 AND "embeddingModel" = $2 AND array_length(embedding, 1) = ${dims}`,
+    userId,
+    model,
+  );
+  const data = new Float32Array(rows.length * dims);
+  rows.forEach((r, i) => data.set(normalized(r.embedding), i * dims));
+  const set: VectorSet = { ids: rows.map((r) => r.id), data, count: mark.n, maxId: mark.m };
+  cache.set(key, set);
+  while (cache.size > CACHED_USERS) cache.delete(cache.keys().next().value!);
+  return set;
+}
+
+function normalized(v: ArrayLike<number>): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i] * v[i];
+  const s = n > 0 ? 1 / Math.sqrt(n) : 0;
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i] * s;
+  return out;
+}
+
+/** Exact cosine top-k. */
+function topK(ids: string[], vec: (i: number) => ArrayLike<number>, q: number[], k: number): VectorHit[] {
+  const qn = normalized(q);
+  const scored: VectorHit[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const v = vec(i);
+    let dot = 0;
+    let vv = 0;
+    for (let j = 0; j < qn.length; j++) {
+      dot += v[j] * qn[j];
+      vv += v[j] * v[j];
+    }
+    scored.push({ id: ids[i], score: vv > 0 ? dot / Math.sqrt(vv) : 0 });
+  }
+  return scored.sort((a, b) => b.score - a.score).slice(0, k);
+}

@@ -1,0 +1,133 @@
+// Recall by meaning: vectors from the configured /v1/embeddings endpoint (the
+// project's test server, deterministic), stored per row with their model's
+// name, searched with pgvector where the database has it and by an exact scan
+// otherwise, and fused with word matches. Outages fall back to words.
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { collect, deferred } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { embedQuery } from "@/lib/llm/embeddings";
+import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { recall } from "@/lib/memory/recall";
+import { countPending, embedPending } from "@/lib/memory/embed";
+import { hasPgvector } from "@/lib/memory/vectors";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+const FILLER = (i: number) => `Visited museum number ${i} in a city during a long trip number ${i}`;
+
+describe.each(engines)("recall by meaning on %s", (engine) => {
+  let t: TestDb;
+  let admin: string;
+  const useModel = async (embeddingModel: string) => {
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel }, admin);
+    clearConnectionCache(t.db);
+  };
+  const vectorOf = async (table: "Memory" | "Item", id: string) =>
+    (await t.db.$queryRawUnsafe<Array<{ m: string | null; d: number | null }>>(
+      `SELECT "embeddingModel" AS m, array_length(embedding, 1) AS d FROM "${table}" WHERE id = $1`,
+      id,
+    ))[0];
+
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    admin = (await t.db.user.create({ data: { email: `emb-admin-${engine}@example.com`, role: "ADMIN" } })).id;
+    await useModel("mock-embed-48");
+  });
+  afterAll(async () => t?.close());
+
+  it("a question that shares no word with a memory finds it through a close vector", async () => {
+    const user = (await t.db.user.create({ data: { email: `pets-${engine}@example.com` } })).id;
+    for (let i = 0; i < 60; i++) await addMemory(t.db, user, { text: FILLER(i), source: "inferred" }, "model", "t");
+    const dog = await addMemory(t.db, user, { text: "Has a golden retriever named Max", source: "inferred" }, "model", "t");
+    const done = await embedPending(t.db, { userId: user });
+    expect(done).toMatchObject({ model: "mock-embed-48", embedded: 61, remaining: 0 });
+    // The vector's size is what the endpoint returned; its model is stored with it.
+    expect(await vectorOf("Memory", dog.id)).toEqual({ m: "mock-embed-48", d: 48 });
+
+    mock.scriptEmbeddings({ match: "pets", like: "golden retriever" });
+    const question = "What pets do I have?";
+    const byWords = await recall(t.db, user, question, { budget: 200, passages: false });
+    expect(byWords.memories.map((m) => m.id)).not.toContain(dog.id);
+    const semantic = embedQuery(t.db, question);
+    const byMeaning = await recall(t.db, user, question, { budget: 200, passages: false, semantic });
+    expect(byMeaning.memories[0]?.id).toBe(dog.id);
+    expect(byMeaning.tokens).toBeLessThanOrEqual(200);
+  });
+
+  it("a turn embeds its messages afterwards; a later thread recalls them by meaning", async () => {
+    const user = (await t.db.user.create({ data: { email: `passage-${engine}@example.com` } })).id;
+    mock.scriptEmbeddings({ match: "where did i go on holiday", like: "trip to Kyoto temples" });
+    const d = deferred(() => t.db);
+    await collect(runTurn(t.db, user, { kind: "send", content: "Back from my trip to Kyoto, the temples were stunning" }, { defer: d.defer }));
+    await d.flush();
+    expect(await countPending(t.db, "mock-embed-48", user)).toBe(0);
+
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "Where did I go on holiday?" }));
+    expect(events.at(-1)?.type).toBe("done");
+    const sent = JSON.stringify(mock.chatRequests().at(-1)!.body.messages);
+    expect(sent).toContain("Kyoto");
+    expect(mock.embeddingRequests().at(-1)!.body.input).toEqual(["Where did I go on holiday?"]);
+  });
+
+  it("an embedding outage: the turn answers with recall by words, logged once; pending rows wait for the next run", async () => {
+    const user = (await t.db.user.create({ data: { email: `outage-${engine}@example.com` } })).id;
+    await addMemory(t.db, user, { text: "Favourite colour is teal", source: "explicit" }, "user", "t");
+    mock.scriptEmbeddings({ status: 503, times: 0 });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    try {
+      for (const q of ["what colour do I like, teal?", "and my favourite colour again?"]) {
+        const events = await collect(runTurn(t.db, user, { kind: "send", content: q }));
+        const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+        expect(done.type).toBe("done");
+        expect(done.memoriesUsed.map((m) => m.text)).toEqual(["Favourite colour is teal"]);
+      }
+      expect(warn.mock.calls.filter((c) => String(c[0]).includes("recalling by words only"))).toHaveLength(1);
+      await expect(embedPending(t.db, { userId: user })).rejects.toThrow();
+      expect(await countPending(t.db, "mock-embed-48", user)).toBeGreaterThan(0);
+    } finally {
+      warn.mockRestore();
+      mock.reset();
+    }
+    // The endpoint is back: the next run picks up exactly what was left.
+    const r = await embedPending(t.db, { userId: user });
+    expect(r.remaining).toBe(0);
+    expect(r.embedded).toBeGreaterThan(0);
+  });
+
+  it("changing a memory's text drops its vector; changing the model re-embeds everything", async () => {
+    const user = (await t.db.user.create({ data: { email: `model-${engine}@example.com` } })).id;
+    const m = await addMemory(t.db, user, { text: "Speaks Portuguese", source: "manual" }, "user", "t");
+    await embedPending(t.db, { userId: user });
+    expect((await vectorOf("Memory", m.id)).m).toBe("mock-embed-48");
+    await updateMemoryText(t.db, user, m.id, "Speaks Portuguese and Spanish", { actor: "user", source: "manual", reason: "edit" });
+    expect(await vectorOf("Memory", m.id)).toEqual({ m: null, d: null });
+    await embedPending(t.db, { userId: user });
+
+    await useModel("mock-embed-32");
+    try {
+      expect(await countPending(t.db, "mock-embed-32", user)).toBe(1);
+      await embedPending(t.db, { userId: user });
+      expect(await vectorOf("Memory", m.id)).toEqual({ m: "mock-embed-32", d: 32 });
+      const q = await embedQuery(t.db, "languages");
+      expect(q?.vector).toHaveLength(32);
+    } finally {
+      await useModel("mock-embed-48");
+    }
+  });
+
+  it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")("PostgreSQL ranks with pgvector through an HNSW index", async () => {
+    expect(await hasPgvector(t.db)).toBe(true);
+    const idx = await t.db.$queryRawUnsafe<Array<{ indexdef: string }>>(
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'Item_embedding_hnsw_48'`,
+    );
+    expect(idx[0]?.indexdef).toMatch(/USING hnsw/);
+  });
+});
