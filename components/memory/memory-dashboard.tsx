@@ -18,6 +18,7 @@ import {
   reviewMemoryAction,
 } from "@/app/(app)/settings/memory/actions";
 import type { Result } from "@/lib/http/action";
+import { ProfileMeter, type ProfileMeterProps } from "./profile-meter";
 
 type Mem = {
   id: string;
@@ -30,6 +31,8 @@ type Mem = {
   sourceItemId: string | null;
   updatedAt: string;
   lastUsedAt: string | null;
+  /** Past the budget: not in the always-included core, so it goes in only when a message is relevant. */
+  onlyWhenRelevant?: boolean;
 };
 type Version = { id: string; oldText: string | null; newText: string | null; actor: string; reason: string; createdAt: string };
 type Filters = { q?: string; kind?: string; source?: string; status?: string; sort: string };
@@ -83,6 +86,11 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
           <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted-foreground">
             <span className="rounded bg-muted px-1.5 py-0.5">{m.kind}</span>
             <span>{m.source === "explicit" ? "you said so" : m.source === "manual" ? "added or edited by you" : "learned"}</span>
+            {m.onlyWhenRelevant && (
+              <span className="rounded bg-muted px-1.5 py-0.5" data-testid="only-when-relevant" title="Past the memory budget: used when a message is relevant to it">
+                only when relevant
+              </span>
+            )}
             {m.status !== "active" && <span className={cn("rounded px-1.5 py-0.5", m.status === "pending" ? "bg-amber-500/15 text-amber-700 dark:text-amber-400" : "bg-muted")}>{m.status === "pending" ? "waiting for review" : "archived"}</span>}
             <span>updated {new Date(m.updatedAt).toLocaleDateString()}</span>
             {m.lastUsedAt && <span>last used {new Date(m.lastUsedAt).toLocaleDateString()}</span>}
@@ -146,7 +154,19 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
   );
 }
 
-export function MemoryDashboard({ memories, filters, settings, totals }: { memories: Mem[]; filters: Filters; settings: { paused: boolean; review: boolean }; totals: { count: number; tokens: number; pending: number } }) {
+export function MemoryDashboard({
+  memories,
+  filters,
+  settings,
+  totals,
+  meter,
+}: {
+  memories: Mem[];
+  filters: Filters;
+  settings: { paused: boolean; review: boolean };
+  totals: { count: number; tokens: number; pending: number };
+  meter: ProfileMeterProps;
+}) {
   const [busy, start] = useTransition();
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [confirm, setConfirm] = useState("");
@@ -180,6 +200,7 @@ export function MemoryDashboard({ memories, filters, settings, totals }: { memor
           </label>
         </div>
       </div>
+      <ProfileMeter {...meter} />
       {settings.paused && <Alert>Learning is paused: Mnemo will not save new memories. Existing memories are still used.</Alert>}
 
       <form className="flex flex-wrap items-end gap-2" role="search" aria-label="Filter memories">

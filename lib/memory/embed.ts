@@ -123,7 +123,22 @@ export async function embedPending(
   return { model: e.model, ...done, remaining };
 }
 
-/** Queues embedding of this user's new or changed rows (a no-op job when no embedding model is set). */
+/** Queues embedding of this user's new or changed rows (the job does nothing when no embedding model is set). */
 export function queueEmbedding(db: Db, userId: string, dedupeKey?: string): Promise<void> {
   return enqueue(db, [{ kind: "embed", userId, payload: { userId }, dedupeKey }]);
+}
+
+/** After a write outside a turn (dashboard, import): queue the user's embedding, only when a model is set. */
+export async function embedSoon(db: Db, userId: string): Promise<void> {
+  if (await resolveEmbedder(db)) await queueEmbedding(db, userId);
+}
+
+/** After the embedding model changed: every user with memories or threads gets a job that re-embeds what they have. */
+export async function queueReembedAll(db: Db): Promise<number> {
+  if (!(await resolveEmbedder(db))) return 0;
+  const users = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `SELECT DISTINCT "userId" AS id FROM "Memory" UNION SELECT DISTINCT "userId" AS id FROM "Thread"`,
+  );
+  await enqueue(db, users.map((u) => ({ kind: "embed" as const, userId: u.id, payload: { userId: u.id } })));
+  return users.length;
 }

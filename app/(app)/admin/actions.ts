@@ -6,7 +6,8 @@ import { guard } from "@/lib/http/action";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { LastAdminError, setDisabled, setRole } from "@/lib/auth/users";
-import { resolveConnection, saveConnection, savedConnectionSchema } from "@/lib/llm/connection";
+import { clearConnectionCache, resolveConnection, saveConnection, savedConnectionForForm, savedConnectionSchema } from "@/lib/llm/connection";
+import { queueReembedAll } from "@/lib/memory/embed";
 import { testConnection } from "@/lib/llm/client";
 import { AccountNotFoundError, deleteAccount } from "@/lib/account/delete";
 import { AdminAccessDisabledError, recordAudit, reasonSchema, reviewMemories, reviewThread } from "@/lib/admin/review";
@@ -60,8 +61,15 @@ export async function saveModelSettingsAction(input: z.input<typeof savedConnect
     const parsed = savedConnectionSchema.safeParse(input);
     if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
     const db = await getDb();
+    const before = (await savedConnectionForForm(db)).embeddingModel;
     await saveConnection(db, parsed.data, admin.id);
+    clearConnectionCache(db);
     revalidatePath("/", "layout");
+    // A new embedding model: every row is embedded again, in the background.
+    if (before !== parsed.data.embeddingModel) {
+      const users = await queueReembedAll(db);
+      if (users) return { ok: true, message: `Saved. Re-embedding the memories and messages of ${users} users in the background.` };
+    }
     return { ok: true, message: "Saved." };
   });
 }

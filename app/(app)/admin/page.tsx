@@ -5,6 +5,8 @@ import { UsersTable } from "@/components/admin/users-table";
 import { JobHealth } from "@/components/admin/job-health";
 import { queueHealth } from "@/lib/jobs/queue";
 import { cutGraphemes } from "@/lib/text/policy";
+import { resolveEmbedder } from "@/lib/llm/embeddings";
+import { countPending } from "@/lib/memory/embed";
 
 export const metadata: Metadata = { title: "Admin" };
 export const dynamic = "force-dynamic";
@@ -14,6 +16,8 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
   const q = cutGraphemes(((await searchParams).q ?? "").trim(), 200);
   const db = await getDb();
   const health = await queueHealth(db);
+  const embedder = await resolveEmbedder(db).catch(() => null);
+  const waiting = embedder ? await countPending(db, embedder.model) : 0;
   const users = await db.user.findMany({
     where: q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: "insensitive" } }] } : {},
     orderBy: { createdAt: "asc" },
@@ -46,6 +50,13 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
       <UsersTable me={admin.id} users={users.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() }))} />
       <div className="mt-6">
         <JobHealth health={health} />
+        <p className="mt-2 text-sm text-muted-foreground" data-testid="embedding-backlog">
+          {embedder
+            ? waiting
+              ? `${waiting.toLocaleString("en-US")} memories and messages are waiting for a vector from ${embedder.model} (the embed jobs above, or npm run memory:embed).`
+              : `Every memory and message has its vector from ${embedder.model}.`
+            : "Recall by meaning is off: no embedding model is set (Model settings). Recall matches words only."}
+        </p>
       </div>
     </section>
   );

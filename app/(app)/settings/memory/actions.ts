@@ -1,6 +1,7 @@
 "use server";
 // Memory dashboard actions: zod-checked, session-checked, and scoped to the
 // signed-in user's memories (another user's memory id is "not found").
+import { embedSoon } from "@/lib/memory/embed";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { requireUser } from "@/lib/auth/session";
@@ -30,13 +31,17 @@ async function run<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
 
 export async function editMemoryAction(memoryId: string, text: string) {
   return run(async (userId) => {
-    await updateMemoryText(await getDb(), userId, id.parse(memoryId), z.string().parse(text), { actor: "user", source: "manual", reason: "Edited on the memory dashboard" });
+    const db = await getDb();
+    await updateMemoryText(db, userId, id.parse(memoryId), z.string().parse(text), { actor: "user", source: "manual", reason: "Edited on the memory dashboard" });
+    await embedSoon(db, userId);
   });
 }
 
 export async function addMemoryAction(text: string, kind: string) {
   return run(async (userId) => {
-    await addMemory(await getDb(), userId, { text: z.string().parse(text), kind: memoryKindSchema.parse(kind), source: "manual" }, "user", "Added on the memory dashboard");
+    const db = await getDb();
+    await addMemory(db, userId, { text: z.string().parse(text), kind: memoryKindSchema.parse(kind), source: "manual" }, "user", "Added on the memory dashboard");
+    await embedSoon(db, userId);
   });
 }
 

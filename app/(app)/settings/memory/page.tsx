@@ -3,6 +3,12 @@ import { pageUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { listMemories, memoryListInput } from "@/lib/memory/long-term";
 import { MemoryDashboard } from "@/components/memory/memory-dashboard";
+import { getConfig } from "@/lib/config";
+import { loadProfile, profileSelection } from "@/lib/memory/profile";
+import { resolveEmbedder } from "@/lib/llm/embeddings";
+
+/** Past this many memories the dashboard does not mark which ones stay out (the meter still counts them all). */
+const PROFILE_SCAN = 2000;
 
 export const metadata: Metadata = { title: "Memory" };
 export const dynamic = "force-dynamic";
@@ -19,17 +25,24 @@ export default async function MemoryPage({ searchParams }: { searchParams: Promi
   });
   const filters = parsed.success ? parsed.data : memoryListInput.parse({});
   const db = await getDb();
-  const [memories, totals, me, pending] = await Promise.all([
+  const budget = getConfig().memory.tokenBudget;
+  const [memories, totals, me, pending, profile, embedder] = await Promise.all([
     listMemories(db, user.id, filters),
     db.memory.aggregate({ where: { userId: user.id, status: "active" }, _count: true, _sum: { tokens: true } }),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
+    loadProfile(db, user.id, PROFILE_SCAN),
+    resolveEmbedder(db).catch(() => null),
   ]);
+  const { take, fits } = profileSelection(profile, budget);
+  const alwaysIn = new Set(take.map((m) => m.id));
+  const scanned = new Set(profile.memories.map((m) => m.id));
   return (
     <MemoryDashboard
       filters={filters}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
       totals={{ count: totals._count, tokens: totals._sum.tokens ?? 0, pending }}
+      meter={{ count: profile.count, cost: profile.cost, budget, alwaysIn: fits ? profile.count : take.length, semantic: !!embedder }}
       memories={memories.map((m) => ({
         id: m.id,
         text: m.text,
@@ -41,6 +54,7 @@ export default async function MemoryPage({ searchParams }: { searchParams: Promi
         sourceItemId: m.sourceItemId,
         updatedAt: m.updatedAt.toISOString(),
         lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
+        onlyWhenRelevant: !fits && m.status === "active" && scanned.has(m.id) && !alwaysIn.has(m.id),
       }))}
     />
   );

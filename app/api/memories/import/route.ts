@@ -1,6 +1,7 @@
 // POST /api/memories/import: the signed-in user's memories from a Mnemo memories
 // JSON file (at most 5 MB, 5,000 entries), all or nothing (lib/memory/portable.ts).
 // A route handler, not a server action: server action bodies are capped at 1 MB.
+import { embedSoon } from "@/lib/memory/embed";
 import { revalidatePath } from "next/cache";
 import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
@@ -18,7 +19,9 @@ export const POST = route("POST /api/memories/import", async (request: Request) 
     if (e instanceof AppError && e.status === 400) throw new AppError("That file is not JSON. Choose a memories file exported from Mnemo (.json).", 400);
     throw e;
   });
-  const data = await importMemories(await getDb(), user.id, json);
+  const db = await getDb();
+  const data = await importMemories(db, user.id, json);
+  await embedSoon(db, user.id);
   revalidatePath("/settings/memory");
   return Response.json(data);
 });

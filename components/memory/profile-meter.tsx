@@ -1,0 +1,40 @@
+// "What the model sees": the memory profile's size against the memory budget,
+// how many memories go into every answer, and whether recall also works by
+// meaning (an embedding model is set) or by words only.
+export type ProfileMeterProps = { count: number; cost: number; budget: number; alwaysIn: number; semantic: boolean };
+
+export function ProfileMeter({ count, cost, budget, alwaysIn, semantic }: ProfileMeterProps) {
+  const fits = cost <= budget;
+  const share = budget > 0 ? Math.min(100, Math.round((cost / budget) * 100)) : 100;
+  return (
+    <section aria-labelledby="profile-heading" className="grid gap-2 rounded-lg border border-border p-4 text-sm" data-testid="profile-meter">
+      <h2 id="profile-heading" className="font-medium">
+        What the model sees
+      </h2>
+      <div
+        className="h-2 w-full overflow-hidden rounded-full bg-muted"
+        role="meter"
+        aria-label="Memories against the memory budget"
+        aria-valuemin={0}
+        aria-valuemax={budget}
+        aria-valuenow={Math.min(cost, budget)}
+      >
+        <div className={fits ? "h-full bg-primary" : "h-full bg-amber-500"} style={{ width: `${share}%` }} />
+      </div>
+      <p>
+        Your {count} active {count === 1 ? "memory takes" : "memories take"} {cost.toLocaleString("en-US")} of{" "}
+        {budget.toLocaleString("en-US")} tokens.{" "}
+        {count === 0
+          ? "Nothing is added to answers yet."
+          : fits
+            ? "All of them go into every answer."
+            : `${alwaysIn} always go in (pinned, said by you, most used); the other ${count - alwaysIn} go in when a message is relevant to them (marked “only when relevant” below).`}
+      </p>
+      <p className="text-muted-foreground" data-testid="recall-mode">
+        {semantic
+          ? "Relevance is judged by meaning and by words."
+          : "Relevance is judged by words only: no embedding model is set, so a question must share a word with a memory to find it."}
+      </p>
+    </section>
+  );
+}
