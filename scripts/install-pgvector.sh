@@ -2,10 +2,16 @@
 # Builds and installs the pgvector extension into the local PostgreSQL (for CI
 # and for developers running the tests on PostgreSQL), from the release source
 # vendored in ../shared/vendor: Debian 12 has no pgvector package. Needs root.
-# Does nothing when the extension is already installed.
+# Does nothing when the extension is already installed. Run it BEFORE starting
+# the server (.ci/run does): the Debian packages it may install can update the
+# server's own files, which a running server does not survive.
 set -euo pipefail
 BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
-[ -n "$BIN" ] || { echo "install-pgvector: PostgreSQL is not installed" >&2; exit 1; }
+if [ -z "$BIN" ]; then
+  echo "installing postgresql from Debian" >&2
+  apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+  BIN="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
+fi
 SHARE="$("$BIN/pg_config" --sharedir)"
 if ls "$SHARE"/extension/vector.control >/dev/null 2>&1; then exit 0; fi
 VER="$("$BIN/pg_config" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')"
