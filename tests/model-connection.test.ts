@@ -27,11 +27,17 @@ describe("model connection", () => {
     const row = await t.db.appSetting.findUniqueOrThrow({ where: { key: "model-connection" } });
     expect(JSON.stringify(row.value)).not.toContain("sk-very-secret-key");
     const form = await savedConnectionForForm(t.db);
-    expect(form).toEqual({ baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", hasApiKey: true });
+    expect(form).toEqual({ baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", embeddingModel: "", hasApiKey: true });
     const s = await resolveConnection(t.db);
-    expect(s.configured && s.connection).toEqual({ apiKey: "sk-very-secret-key", baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-chat" });
+    expect(s.configured && s.connection).toEqual({
+      apiKey: "sk-very-secret-key",
+      baseURL: mock.url,
+      chatModel: "mock-chat",
+      memoryModel: "mock-chat",
+      embeddingModel: undefined,
+    });
     const probe = s.configured ? await testConnection(s.connection) : null;
-    expect(probe).toEqual({ ok: true, models: ["mock-chat", "mock-memory"] });
+    expect(probe).toEqual({ ok: true, models: ["mock-chat", "mock-memory", "mock-embed"] });
     expect(mock.requests.at(-1)?.headers.authorization).toBe("Bearer sk-very-secret-key");
   });
 
