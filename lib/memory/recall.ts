@@ -188,8 +188,8 @@ export async function recall(
 /** Smaller leftovers are not worth a query. */
 const MIN_FILL_TOKENS = 60;
 /** How many of the user's most recently active other threads, and how many of each one's newest messages, fill unused budget. */
-const RECENT_THREADS = 3;
-const RECENT_MESSAGES = 16;
+const RECENT_THREADS = 8;
+const RECENT_MESSAGES = 24;
 
 function groupBy<T>(rows: T[], key: (r: T) => string): T[][] {
   const m = new Map<string, T[]>();

@@ -6,6 +6,13 @@
 // carrying their evidence turn ids (a stand-in for perfect extraction). For
 // every question of categories 1-4 we ask what would be injected in a new
 // thread, at several budgets, and check which evidence turns it covers.
+//
+// Lexical recall always runs. Hybrid recall (words + vectors) runs too when an
+// embedding endpoint is configured for the bench: BENCH_EMBEDDING_MODEL with
+// BENCH_EMBEDDING_BASE_URL (and BENCH_EMBEDDING_API_KEY if it needs one), e.g.
+// Ollama's nomic-embed-text or OpenAI's text-embedding-3-small. `--mock-embeddings`
+// uses the project's test server instead (hashed words, no meaning: it checks
+// the mechanics and cost, not recall by meaning).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,6 +26,22 @@ const { appendItems } = await import("../../lib/memory/session");
 const { recall } = await import("../../lib/memory/recall");
 const { countTokens } = await import("../../lib/memory/tokens");
 const { percentile, round, table } = await import("./stats");
+const { saveConnection, clearConnectionCache } = await import("../../lib/llm/connection");
+const { embedQuery } = await import("../../lib/llm/embeddings");
+const { embedPending } = await import("../../lib/memory/embed");
+const { startMockLlm } = await import("../../testing/mock-llm");
+
+type EmbeddingSetup = { baseURL: string; model: string; apiKey?: string; label: string };
+async function embeddingSetup(args: string[]): Promise<EmbeddingSetup | null> {
+  if (args.includes("--mock-embeddings")) {
+    const mock = await startMockLlm();
+    return { baseURL: mock.url, model: "mock-embed-256", label: "project test server (hashed words, 256 dims)" };
+  }
+  const model = process.env.BENCH_EMBEDDING_MODEL;
+  const baseURL = process.env.BENCH_EMBEDDING_BASE_URL;
+  if (!model || !baseURL) return null;
+  return { baseURL, model, apiKey: process.env.BENCH_EMBEDDING_API_KEY, label: `${model} at ${baseURL}` };
+}
 
 const BUDGETS = [500, 1000, 2000, 4000];
 type Turn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
@@ -55,7 +78,9 @@ const evidenceIds = (e: unknown): string[] =>
 type Row = { mode: string; budget: number | string; any: number[]; all: number[]; tokens: number[]; ms: number[] };
 
 async function main() {
-  const inputs = files(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  const inputs = files(args.filter((a) => !a.startsWith("--")));
+  const emb = await embeddingSetup(args);
   const rows = new Map<string, Row>();
   const row = (mode: string, budget: number | string) => {
     const k = `${mode}|${budget}`;
@@ -101,20 +126,32 @@ async function main() {
           }
         }
         const fullTokens = allTurns.reduce((s, x) => s + x.tokens, 0);
+        if (emb) {
+          const admin = await t.db.user.create({ data: { email: `bench-admin-${mode}@locomo.test`, role: "ADMIN" } });
+          await saveConnection(t.db, { baseURL: emb.baseURL, chatModel: "unused", memoryModel: "", embeddingModel: emb.model, apiKey: emb.apiKey }, admin.id);
+          clearConnectionCache(t.db);
+          const done = await embedPending(t.db, { userId: user.id });
+          if (done.remaining || done.unembeddable) console.error(`warning: ${done.remaining} rows left, ${done.unembeddable} refused by the embedding endpoint`);
+        }
         for (const qa of conv.qa.filter((q) => [1, 2, 3, 4].includes(q.category))) {
           const ev = evidenceIds(qa.evidence);
           if (!ev.length) continue;
           if (mode === "messages_only") questions++;
+          // The question's vector once per question (the chat embeds it once per turn, in parallel with the word search).
+          const sem = emb ? await embedQuery(t.db, qa.question) : null;
+          if (emb && !sem) throw new Error("the embedding endpoint did not answer");
           for (const budget of BUDGETS) {
-            const t0 = performance.now();
-            const r = await recall(t.db, user.id, qa.question, { budget });
-            const ms = performance.now() - t0;
-            const covered = new Set<string>([...r.passages.flatMap((p) => p.sourceRefs), ...r.memories.flatMap((m) => (m.sourceRef ?? "").split(","))]);
-            const rw = row(mode, budget);
-            rw.any.push(ev.some((e) => covered.has(e)) ? 1 : 0);
-            rw.all.push(ev.every((e) => covered.has(e)) ? 1 : 0);
-            rw.tokens.push(r.tokens);
-            rw.ms.push(ms);
+            for (const variant of emb ? (["", ":hybrid"] as const) : ([""] as const)) {
+              const t0 = performance.now();
+              const r = await recall(t.db, user.id, qa.question, { budget, semantic: variant ? Promise.resolve(sem) : undefined });
+              const ms = performance.now() - t0;
+              const covered = new Set<string>([...r.passages.flatMap((p) => p.sourceRefs), ...r.memories.flatMap((m) => (m.sourceRef ?? "").split(","))]);
+              const rw = row(mode + variant, budget);
+              rw.any.push(ev.some((e) => covered.has(e)) ? 1 : 0);
+              rw.all.push(ev.every((e) => covered.has(e)) ? 1 : 0);
+              rw.tokens.push(r.tokens);
+              rw.ms.push(ms);
+            }
             // Baseline: the newest turns that fit the budget.
             const recent = new Set<string>();
             let used = 0;
@@ -141,6 +178,7 @@ async function main() {
 
   const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
   console.log(`Recall on ${inputs.length} LoCoMo file(s), ${questions} questions (categories 1-4), PGlite, ${new Date().toISOString().slice(0, 10)}`);
+  console.log(emb ? `Hybrid rows (":hybrid"): vectors from ${emb.label}` : "Lexical only: no embedding endpoint configured for the bench (BENCH_EMBEDDING_MODEL / BENCH_EMBEDDING_BASE_URL)");
   console.log(
     table(
       [...rows.values()].map((r) => ({
@@ -163,7 +201,18 @@ async function main() {
     [`${prefix}recent_recall_any_at_2000`]: round(mean(get(`${mode}:recent`, 2000).any), 3),
     [`${prefix}full_history_mean_tokens`]: round(mean(get(`${mode}:full_history`, "all").tokens), 0),
   });
-  console.log(JSON.stringify({ questions, ...keys("with_memories", ""), ...keys("messages_only", "messages_only_") }));
+  const hybrid = (mode: string, prefix: string) =>
+    emb ? { [`${prefix}hybrid_recall_any_at_2000`]: round(mean(get(`${mode}:hybrid`, 2000).any), 3), [`${prefix}hybrid_recall_all_at_2000`]: round(mean(get(`${mode}:hybrid`, 2000).all), 3), [`${prefix}hybrid_p95_ms_at_2000`]: round(percentile(get(`${mode}:hybrid`, 2000).ms, 95)) } : {};
+  console.log(
+    JSON.stringify({
+      questions,
+      embeddings: emb?.label ?? null,
+      ...keys("with_memories", ""),
+      ...hybrid("with_memories", ""),
+      ...keys("messages_only", "messages_only_"),
+      ...hybrid("messages_only", "messages_only_"),
+    }),
+  );
   process.exit(0);
 }
 
