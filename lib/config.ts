@@ -38,6 +38,12 @@ const schema = z.object({
   MNEMO_MEMORY_MODEL: optional,
   MNEMO_EMBEDDING_MODEL: optional,
   MNEMO_EMBEDDING_TIMEOUT_MS: intWithDefault(1500, 50),
+  MNEMO_MEMORY_MERGE_SIMILARITY: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? Number(v) : 0.92))
+    .pipe(z.number({ error: "a number between 0.5 and 1.01" }).min(0.5, "a number between 0.5 and 1.01").max(1.01, "a number between 0.5 and 1.01")),
   MNEMO_PASSWORD_MIN_LENGTH: intWithDefault(10, 8),
   MNEMO_SIGNIN_LIMIT_PER_EMAIL: intWithDefault(10),
   MNEMO_SIGNIN_LIMIT_PER_IP: intWithDefault(50),
@@ -90,7 +96,8 @@ export type Config = {
   jobsInProcess: boolean;
   /** Reverse proxies in front of the app whose X-Forwarded-For entries are trusted. */
   trustedProxies: number;
-  memory: { tokenBudget: number; expireUnusedDays: number };
+  /** mergeSimilarity: memories whose vectors are at least this similar are merged (above 1: never). */
+  memory: { tokenBudget: number; expireUnusedDays: number; mergeSimilarity: number };
   /** Master key for encryption at rest (undefined: stored in plain text); the previous one during rotation. */
   encryption: { key?: string; previousKey?: string };
   /** Messages older than this many days are hidden and then deleted (0: kept). */
@@ -197,7 +204,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     },
     jobsInProcess: env.MNEMO_JOBS !== "off",
     trustedProxies: env.MNEMO_TRUSTED_PROXIES,
-    memory: { tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET, expireUnusedDays: env.MNEMO_MEMORY_EXPIRE_DAYS },
+    memory: {
+      tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET,
+      expireUnusedDays: env.MNEMO_MEMORY_EXPIRE_DAYS,
+      mergeSimilarity: env.MNEMO_MEMORY_MERGE_SIMILARITY,
+    },
     encryption: { key: env.MNEMO_ENCRYPTION_KEY, previousKey: env.MNEMO_ENCRYPTION_KEY_PREVIOUS },
     retention: { messageDays: env.MNEMO_MESSAGE_RETENTION_DAYS, temporaryChatHours: env.MNEMO_TEMPORARY_CHAT_HOURS },
     adminThreadAccess: env.MNEMO_ADMIN_THREAD_ACCESS !== "off",

@@ -131,3 +131,31 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(idx[0]?.indexdef).toMatch(/USING hnsw/);
   });
 });
+
+describe.each(engines)("semantic near-duplicates on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    const admin = (await t.db.user.create({ data: { email: `dup-admin-${engine}@example.com`, role: "ADMIN" } })).id;
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel: "mock-embed-64" }, admin);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => t?.close());
+
+  it("a memory saying the same in other words is merged into the stronger one, versioned; a different number keeps both", async () => {
+    const user = (await t.db.user.create({ data: { email: `dup-${engine}@example.com` } })).id;
+    const learned = await addMemory(t.db, user, { text: "Loves hiking in the Alps", source: "inferred" }, "model", "t");
+    const said = await addMemory(t.db, user, { text: "In the Alps, hiking is what I love", source: "explicit" }, "user", "t");
+    mock.scriptEmbeddings({ match: "what I love", like: "Loves hiking in the Alps" });
+    const y1 = await addMemory(t.db, user, { text: "Ran a marathon in 2019", source: "inferred" }, "model", "t");
+    const y2 = await addMemory(t.db, user, { text: "Ran a marathon in 2021", source: "inferred" }, "model", "t");
+    await embedPending(t.db, { userId: user });
+
+    const status = async (id: string) => (await t.db.memory.findUniqueOrThrow({ where: { id } })).status;
+    expect(await status(said.id)).toBe("active"); // explicit outranks inferred
+    expect(await status(learned.id)).toBe("archived");
+    const history = await t.db.memoryVersion.findMany({ where: { memoryId: learned.id }, orderBy: { createdAt: "desc" } });
+    expect(history[0].reason).toMatch(/^Merged into a memory that says the same/);
+    expect([await status(y1.id), await status(y2.id)]).toEqual(["active", "active"]);
+  });
+});

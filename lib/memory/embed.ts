@@ -9,6 +9,7 @@ import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
 import { embedTexts, resolveEmbedder, type Embedder } from "@/lib/llm/embeddings";
 import { enqueue } from "@/lib/jobs/queue";
 import { ensureVectorIndex } from "./vectors";
+import { mergeNearDuplicates } from "./near-duplicates";
 import OpenAI from "openai";
 
 type Pending = { table: "Memory" | "Item"; id: string; userId: string; text: string };
@@ -68,6 +69,8 @@ async function store(db: Db, e: Embedder, rows: Pending[], sealed: string[], vec
   );
   const dims = vectors.find((v) => v)?.length;
   if (dims) await ensureVectorIndex(db, dims);
+  // New or changed memories: merge any that says the same thing in other words.
+  await mergeNearDuplicates(db, e.model, rows.filter((r, i) => r.table === "Memory" && vectors[i]).map((r) => r.id));
 }
 
 /** Embeds one batch; an input the endpoint refuses (400) is marked as tried, with no vector, so it never blocks the rest. */

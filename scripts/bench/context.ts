@@ -1,5 +1,6 @@
 // `npm run bench:context`: per-turn context assembly (load the window and the
-// summary, build the prompt) for threads of 100, 1,000 and 10,000 messages, on
+// summary, build the prompt) for threads of 100, 1,000, 10,000 and 100,000
+// messages (BENCH_SIZES=100,1000 to choose), on
 // PGlite and (with DATABASE_URL) PostgreSQL; the database round trips a turn
 // makes before calling the model; and the app's own time to the first streamed
 // token with the test server answering instantly. Prints a table, then one
@@ -24,7 +25,7 @@ const { runTurn } = await import("../../lib/chat/turn");
 const { saveConnection, clearConnectionCache } = await import("../../lib/llm/connection");
 const { percentile, round, table } = await import("./stats");
 
-const SIZES = [100, 1_000, 10_000];
+const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 // Text with a realistic word distribution: a 5,000-word vocabulary drawn with
 // Zipf-like frequencies (a few very common words, a long tail of rare ones).
@@ -154,6 +155,8 @@ const lite = results[0];
 console.log(
   JSON.stringify({
     pglite_p95_ms_10000: round(lite.p95[10_000]),
+    pglite_p95_ms_100000: lite.p95[100_000] ? round(lite.p95[100_000]) : null,
+    postgres_p95_ms_100000: pg?.p95[100_000] ? round(pg.p95[100_000]) : null,
     pglite_ratio_10000_100: round(lite.p95[10_000] / lite.p95[100]),
     postgres_p95_ms_10000: pg ? round(pg.p95[10_000]) : null,
     postgres_ratio_10000_100: pg ? round(pg.p95[10_000] / pg.p95[100]) : null,

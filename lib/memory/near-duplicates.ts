@@ -1,0 +1,65 @@
+// Semantic de-duplication: when a memory gets its vector, an active memory of
+// the same user that says the same thing in other words (cosine similarity at
+// or above MNEMO_MEMORY_MERGE_SIMILARITY) is merged with it. The stronger one
+// stays (explicit > manual > inferred, then newer; see `outranks`); the other
+// is archived with a version saying what it was merged into, so the merge is
+// visible in its history and can be undone by restoring it. A pin moves to the
+// memory that stays. Memories with equal normalised text never get this far:
+// addMemory merges those at once.
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { cipherFor } from "@/lib/crypto/content";
+import { outranks } from "./long-term";
+import { nearestMemories } from "./vectors";
+
+/** Merges each of these (just embedded) memories with its nearest near-duplicate, if any. Returns how many were archived. */
+export async function mergeNearDuplicates(db: Db, model: string, memoryIds: string[]): Promise<number> {
+  const threshold = getConfig().memory.mergeSimilarity;
+  if (!memoryIds.length || threshold > 1) return 0;
+  let merged = 0;
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; userId: string; embedding: number[] | null }>>(
+    `SELECT id, "userId", embedding FROM "Memory" WHERE id = ANY($1::text[]) AND status = 'active' AND "embeddingModel" = $2`,
+    memoryIds,
+    model,
+  );
+  for (const row of rows) {
+    if (!row.embedding?.length) continue;
+    const near = (await nearestMemories(db, row.userId, model, row.embedding, 2)).find((h) => h.id !== row.id && h.score >= threshold);
+    if (!near) continue;
+    if (await mergePair(db, row.userId, row.id, near.id, near.score)) merged++;
+  }
+  return merged;
+}
+
+async function mergePair(db: Db, userId: string, a: string, b: string, score: number): Promise<boolean> {
+  const c = await cipherFor(db, userId);
+  return db.$transaction(async (tx) => {
+    const pair = await tx.memory.findMany({ where: { id: { in: [a, b] }, userId, status: "active" } });
+    if (pair.length !== 2) return false; // one was changed or merged meanwhile
+    // Close vectors can still be different facts when only a number differs
+    // ("visited in 2019" / "visited in 2021"): those stay apart.
+    if (numbersIn(c.open(pair[0].text)) !== numbersIn(c.open(pair[1].text))) return false;
+    const [keep, drop] = outranks(pair[0], pair[1]) ? [pair[0], pair[1]] : [pair[1], pair[0]];
+    const sealed = drop.text;
+    await tx.memory.update({
+      where: { id: drop.id },
+      data: {
+        status: "archived",
+        pinned: false,
+        versions: {
+          create: {
+            userId,
+            oldText: sealed,
+            newText: sealed,
+            actor: "model",
+            reason: `Merged into a memory that says the same (similarity ${score.toFixed(2)}): ${c.open(keep.text)}`.slice(0, 1000),
+          },
+        },
+      },
+    });
+    if (drop.pinned && !keep.pinned) await tx.memory.update({ where: { id: keep.id }, data: { pinned: true } });
+    return true;
+  });
+}
+
+const numbersIn = (text: string) => [...new Set(text.match(/\d+(?:[.,]\d+)*/g) ?? [])].sort().join(" ");
