@@ -116,9 +116,14 @@ test("memory dashboard: empty state, phone-sized screen, another user's memories
   await register(page, uniqueEmail("empty"));
   await page.goto("/settings/memory");
   await expect(page.getByTestId("memory-empty")).toContainText("doesn’t remember anything about you yet");
+  await expect(page.getByTestId("profile-meter")).toContainText("Nothing is added to answers yet");
+  // The e2e server has no embedding model: the dashboard says relevance is by words only.
+  await expect(page.getByTestId("recall-mode")).toContainText("words only");
   await page.getByLabel("New memory").fill("Prefers metric units");
   await page.getByRole("button", { name: "Add" }).click();
   await expect(page.getByTestId("memory")).toHaveCount(1);
+  await expect(page.getByTestId("profile-meter")).toContainText("It goes into every answer");
+  await page.screenshot({ path: "test-results/memory-dashboard-phone.png", fullPage: true });
   const id = (await page.getByTestId("memory").getAttribute("id"))!.replace("memory-", "");
 
   const ctx = await browser.newContext();

@@ -27,7 +27,9 @@ export function ProfileMeter({ count, cost, budget, alwaysIn, semantic }: Profil
         {count === 0
           ? "Nothing is added to answers yet."
           : fits
-            ? "All of them go into every answer."
+            ? count === 1
+              ? "It goes into every answer."
+              : "All of them go into every answer."
             : `${alwaysIn} always go in (pinned, said by you, most used); the other ${count - alwaysIn} go in when a message is relevant to them (marked “only when relevant” below).`}
       </p>
       <p className="text-muted-foreground" data-testid="recall-mode">
