@@ -9,6 +9,7 @@
 //    the user's id or email, the other user's rows are untouched, and the
 //    deleted user's ciphertext can no longer be opened (crypto-shredding).
 // Used by tests/privacy.test.ts and scripts/check-privacy.ts.
+import { rateAnswer } from "@/lib/memory/feedback";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { LIST_TABLES_SQL, USER_DATA } from "@/lib/account/user-data";
@@ -38,8 +39,8 @@ type Seeded = { id: string; email: string; markers: string[]; threadId: string }
 async function seedUser(db: Db, name: string): Promise<Seeded> {
   const tag = `${name}-${crypto.randomBytes(4).toString("hex")}`;
   const m = (what: string) => `zq${what}${tag.replace(/[^a-z0-9]/g, "")}`;
-  const markers = [m("title"), m("question"), m("answer"), m("toolarg"), m("branch"), m("summary"), m("memory"), m("memoryedit")];
-  const [title, question, answer, toolarg, branch, summary, memory, memoryEdit] = markers;
+  const markers = [m("title"), m("question"), m("answer"), m("toolarg"), m("branch"), m("summary"), m("memory"), m("memoryedit"), m("feedback")];
+  const [title, question, answer, toolarg, branch, summary, memory, memoryEdit, feedback] = markers;
   const user = await db.user.create({ data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" } });
   const thread = await createThread(db, user.id, { title: `About ${title}` });
   const [q, a] = await appendItems(db, thread.id, [
@@ -52,6 +53,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
   const mem = await addMemory(db, user.id, { text: `Likes ${memory}`, source: "explicit", sourceThreadId: thread.id, sourceItemId: q.id }, "user", "test");
   await updateMemoryText(db, user.id, mem.id, `Likes ${memoryEdit}`, { actor: "user", source: "manual", reason: "edit" });
   await db.memoryUse.create({ data: { itemId: a.id, memoryId: mem.id, userId: user.id } });
+  await rateAnswer(db, user.id, { itemId: a.id, rating: -1, comment: `Too long, ${feedback}` });
   await db.account.create({ data: { userId: user.id, type: "oidc", provider: "test", providerAccountId: tag } });
   await db.session.create({ data: { userId: user.id, sessionToken: `tok-${tag}`, expires: new Date(Date.now() + 3_600_000) } });
   await db.verificationToken.create({ data: { identifier: user.email, token: `vt-${tag}`, expires: new Date(Date.now() + 3_600_000) } });

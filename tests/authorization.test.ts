@@ -83,6 +83,7 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     listThreadsAction: { call: (m) => m.listThreadsAction({} as never), expect: SIGNED_IN },
     loadThreadAction: { call: (m, fx) => m.loadThreadAction(fx.threadId as never), expect: OWNER_ONLY },
     renameThreadAction: { call: (m, fx) => m.renameThreadAction(fx.threadId as never, "Renamed" as never), expect: OWNER_ONLY },
+    rateAnswerAction: { call: (m, fx) => m.rateAnswerAction({ itemId: fx.answerItemId, rating: -1, comment: "too long" } as never), expect: OWNER_ONLY },
     archiveThreadAction: { call: (m, fx) => m.archiveThreadAction(fx.threadId as never, true as never), expect: OWNER_ONLY },
     deleteThreadAction: { call: (m, fx) => m.deleteThreadAction(fx.threadId as never), expect: OWNER_ONLY },
     switchBranchAction: { call: (m, fx) => m.switchBranchAction(fx.threadId as never, fx.userItemId as never), expect: OWNER_ONLY },

@@ -285,7 +285,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
             </div>
           )}
           {items.map((item) => (
-            <Message key={item.id} item={item} busy={busy} onEdit={onEdit} onRegenerate={onRegenerate} onSwitch={onSwitch} />
+            <Message key={item.id} item={item} busy={busy} onEdit={onEdit} onRegenerate={onRegenerate} onSwitch={onSwitch} rateable={!temporary} />
           ))}
         </div>
       </div>

@@ -5,6 +5,7 @@ import { Brain, Check, ChevronLeft, ChevronRight, Copy, Info, Pencil, RefreshCw,
 import { Button } from "@/components/ui/button";
 import { cn } from "@/lib/cn";
 import { Markdown } from "./markdown";
+import { FeedbackControl } from "./feedback-control";
 import type { UiItem } from "./types";
 
 type Props = {
@@ -13,6 +14,8 @@ type Props = {
   onEdit: (item: UiItem, content: string) => void;
   onRegenerate: (item: UiItem) => void;
   onSwitch: (itemId: string) => void;
+  /** Whether answers take 👍/👎 here (not in temporary chats). */
+  rateable?: boolean;
 };
 
 function IconButton({ label, onClick, children, disabled }: { label: string; onClick: () => void; children: React.ReactNode; disabled?: boolean }) {
@@ -49,7 +52,7 @@ function BranchSwitcher({ item, onSwitch, busy }: { item: UiItem; onSwitch: (id:
   );
 }
 
-export function Message({ item, busy, onEdit, onRegenerate, onSwitch }: Props) {
+export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable = false }: Props) {
   const [copied, setCopied] = useState(false);
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(item.content);
@@ -157,6 +160,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch }: Props) {
               {copied ? <Check className="h-3.5 w-3.5" /> : <Copy className="h-3.5 w-3.5" />}
             </IconButton>
           )}
+          {rateable && item.status === "complete" && item.content && <FeedbackControl itemId={item.id} initial={item.feedback ?? null} />}
           {item.status !== "failed" && item.status !== "interrupted" && (
             <IconButton label="Regenerate answer" disabled={busy} onClick={() => onRegenerate(item)}>
               <RefreshCw className="h-3.5 w-3.5" />

@@ -12,4 +12,6 @@ export type UiItem = {
   siblingIds: string[];
   toolCalls: Array<{ id: string; name: string; arguments: string }> | null;
   memoriesUsed: Array<{ id: string; text: string }>;
+  /** The user's rating of this answer (absent on answers just streamed). */
+  feedback?: { rating: 1 | -1 | null; comment: string | null } | null;
 };

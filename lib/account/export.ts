@@ -161,6 +161,14 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
     })(),
   );
   yield* array(
+    "feedback",
+    (async function* () {
+      // Ratings and corrections of answers, comments readable.
+      const rows = await db.feedback.findMany({ where: { userId }, orderBy: { createdAt: "asc" } });
+      yield rows.map((f) => ({ ...f, comment: openOrNull(c, f.comment) }));
+    })(),
+  );
+  yield* array(
     "jobs",
     (async function* () {
       // Background work queued for the user's answers: kinds, ids and states, no text.

@@ -39,6 +39,7 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "detach",
     why: "administrative access to the user's data, and the user's own admin actions: kept, without the user's id",
   },
+  Feedback: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "ratings of answers and corrections, with comments" },
   Job: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "background work queued for the user's answers (ids only, no text)" },
   AppSetting: { rows: null, key: "key", onDelete: "none", why: "deployment settings (an admin's id in updatedBy is cleared on deletion)" },
   _prisma_migrations: { rows: null, key: "id", onDelete: "none", why: "schema history" },

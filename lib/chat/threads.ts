@@ -1,6 +1,7 @@
 // Threads as the user sees them. Every function takes the signed-in user's id
 // and only ever touches that user's rows; another user's thread looks exactly
 // like a thread that does not exist.
+import { feedbackFor, type AnswerFeedback } from "@/lib/memory/feedback";
 import { z } from "zod";
 import { sweepExpiredAnswers } from "./leases";
 import { cleanText } from "@/lib/text/policy";
@@ -95,7 +96,7 @@ export async function deleteThread(db: Db, userId: string, threadId: string) {
   if (r.count === 0) throw new ThreadNotFoundError();
 }
 
-export type ViewItem = SessionItem & { siblingIds: string[]; memoriesUsed: Array<{ id: string; text: string }> };
+export type ViewItem = SessionItem & { siblingIds: string[]; memoriesUsed: Array<{ id: string; text: string }>; feedback: AnswerFeedback | null };
 export type ThreadView = {
   thread: { id: string; title: string | null; temporary: boolean; archived: boolean };
   items: ViewItem[];
@@ -114,7 +115,8 @@ export async function threadView(db: Db, userId: string, threadId: string): Prom
   const truncated = items.length > VIEW_LIMIT;
   const shown = truncated ? items.slice(1) : items;
   const parentIds = [...new Set(shown.map((i) => i.parentId).filter((p): p is string => !!p))];
-  const [siblings, totals, uses] = await Promise.all([
+  const answerIds = shown.filter((i) => i.role === "assistant").map((i) => i.id);
+  const [siblings, totals, uses, ratings] = await Promise.all([
     db.item.findMany({
       where: { threadId, OR: [{ parentId: { in: parentIds } }, { parentId: null }] },
       select: { id: true, parentId: true },
@@ -125,6 +127,7 @@ export async function threadView(db: Db, userId: string, threadId: string): Prom
       where: { userId, itemId: { in: shown.filter((i) => i.role === "assistant").map((i) => i.id) } },
       select: { itemId: true, memory: { select: { id: true, text: true } } },
     }),
+    feedbackFor(db, userId, answerIds),
   ]);
   const usedBy = new Map<string, Array<{ id: string; text: string }>>();
   const c = await cipherFor(db, userId);
@@ -133,7 +136,12 @@ export async function threadView(db: Db, userId: string, threadId: string): Prom
   for (const s of siblings) byParent.set(s.parentId, [...(byParent.get(s.parentId) ?? []), s.id]);
   return {
     thread: { id: t.id, title: t.title === null ? null : c.open(t.title), temporary: t.temporary, archived: t.archived },
-    items: shown.map((i) => ({ ...i, siblingIds: byParent.get(i.parentId) ?? [i.id], memoriesUsed: usedBy.get(i.id) ?? [] })),
+    items: shown.map((i) => ({
+      ...i,
+      siblingIds: byParent.get(i.parentId) ?? [i.id],
+      memoriesUsed: usedBy.get(i.id) ?? [],
+      feedback: ratings.get(i.id) ?? null,
+    })),
     totals: { promptTokens: totals._sum.promptTokens ?? 0, completionTokens: totals._sum.completionTokens ?? 0 },
     truncated,
   };

@@ -18,6 +18,7 @@ import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connect
 import { describeModelError, openaiClient } from "@/lib/llm/client";
 import { appendItems, appendItemsMeta, publicItem, type AppendMeta, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 import { embedQuery } from "@/lib/llm/embeddings";
+import { recordCorrection } from "@/lib/memory/feedback";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
 import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { messageTokens } from "@/lib/memory/tokens";
@@ -356,6 +357,12 @@ export async function* runTurn(
     }
     // Work after the answer goes on the durable queue before the answer is
     // reported done: a process killed now still learns from it on restart.
+    // "No, I meant…" / "don't use bullet points": feedback on the answer before this message.
+    if (useMemory && !p.meta.memoryPaused) {
+      await recordCorrection(db, userId, { ...p.userItem, threadId: p.threadId }).catch((e) =>
+        console.error(`[mnemo] could not record a correction for ${p.userItem.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`),
+      );
+    }
     await enqueue(db, afterAnswerJobs(p, userId, final.id, ctx.unsummarized.length > 0, useMemory)).catch((e) =>
       console.error(`[mnemo] could not queue work after answer ${final.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`),
     );

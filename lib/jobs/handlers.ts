@@ -13,6 +13,7 @@ import { generateTitle } from "@/lib/chat/titles";
 import { extractMemories } from "@/lib/memory/extract";
 import { expireUnusedMemories } from "@/lib/memory/long-term";
 import { embedPending, queueEmbedding } from "@/lib/memory/embed";
+import { learnFromFeedback } from "@/lib/memory/feedback";
 import type { JobKind } from "./queue";
 
 const id = z.string().min(1).max(64);
@@ -21,6 +22,7 @@ const payloads = {
   summary: z.object({ threadId: id, leafId: id }),
   extract: z.object({ userId: id, threadId: id, userItemId: id, answerItemId: id }),
   embed: z.object({ userId: id }),
+  feedback: z.object({ feedbackId: id }),
 } satisfies Record<JobKind, z.ZodType>;
 
 const EMBED_PER_JOB = 512;
@@ -81,6 +83,13 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       // A bounded slice per job, so one user's backlog never holds the worker; the rest is queued again.
       const r = await embedPending(db, { userId: p.userId, max: EMBED_PER_JOB });
       if (r.remaining > 0) await queueEmbedding(db, p.userId);
+      return;
+    }
+    case "feedback": {
+      const p = payloads.feedback.parse(payload);
+      const fb = await db.feedback.findUnique({ where: { id: p.feedbackId }, select: { userId: true } });
+      if (!fb) return; // removed since
+      if ((await learnFromFeedback(db, await connection(db), p.feedbackId)) !== "nothing") await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
       return;
     }
     default:

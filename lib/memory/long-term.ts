@@ -72,6 +72,7 @@ export type NewMemory = {
   sourceThreadId?: string | null;
   sourceItemId?: string | null;
   sourceRef?: string | null;
+  sourceFeedbackId?: string | null;
 };
 
 /**
@@ -122,6 +123,7 @@ export async function addMemory(db: Db, userId: string, m: NewMemory, actor: Mem
       sourceThreadId: m.sourceThreadId ?? null,
       sourceItemId: m.sourceItemId ?? null,
       sourceRef: m.sourceRef ?? null,
+      sourceFeedbackId: m.sourceFeedbackId ?? null,
       tokens: countTokens(text),
       versions: { create: { userId, oldText: null, newText: c.seal(text), actor, reason } },
     },

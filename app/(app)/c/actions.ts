@@ -21,6 +21,8 @@ import {
   type ThreadSummary,
 } from "@/lib/chat/threads";
 
+import { rateAnswer, rateInput, type AnswerFeedback } from "@/lib/memory/feedback";
+
 async function guarded<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
   return toResult("thread action", async () => fn((await requireUser()).id));
 }
@@ -65,4 +67,9 @@ export async function undoTurnAction(threadId: string): Promise<Result<ThreadVie
 
 export async function clearThreadAction(threadId: string): Promise<Result<ThreadView>> {
   return changeThread(threadId, clearThread);
+}
+
+/** 👍 / 👎 (rating 1 / -1, with an optional comment) on one of the user's answers; null removes the rating. */
+export async function rateAnswerAction(input: z.input<typeof rateInput>): Promise<Result<AnswerFeedback>> {
+  return guarded(async (userId) => rateAnswer(await getDb(), userId, input));
 }

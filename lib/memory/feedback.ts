@@ -1,0 +1,185 @@
+// Learning from feedback: 👍/👎 (with an optional "what was wrong?") on an
+// answer, and corrections in the user's next message ("no, I meant…", "don't
+// use bullet points"). Each signal is stored with the answer it is about
+// (Feedback); the "feedback" job later asks the memory model for at most one
+// durable lesson (a preference or a procedure), stored as a memory whose
+// provenance is the feedback. The same lesson again raises its confidence
+// instead of adding a copy. Never in temporary chats or while learning is paused.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import type { ModelConnection } from "@/lib/llm/connection";
+import { openaiClient } from "@/lib/llm/client";
+import { cipherFor } from "@/lib/crypto/content";
+import { enqueue } from "@/lib/jobs/queue";
+import { AppError } from "@/lib/errors";
+import { cleanText, cutGraphemes } from "@/lib/text/policy";
+import { addMemory, SecretRefusedError } from "./long-term";
+
+export const COMMENT_MAX_CHARS = 1000;
+export const rateInput = z.object({
+  itemId: z.string().min(1).max(64),
+  rating: z.union([z.literal(1), z.literal(-1), z.null()]),
+  comment: z
+    .string()
+    .transform(cleanText)
+    .pipe(z.string().trim().max(COMMENT_MAX_CHARS, `A comment is at most ${COMMENT_MAX_CHARS} characters.`))
+    .optional(),
+});
+
+export type AnswerFeedback = { rating: 1 | -1 | null; comment: string | null };
+
+class AnswerNotFoundError extends AppError {
+  constructor() {
+    super("Answer not found.", 404);
+  }
+}
+
+/** The answer, if it is the user's and feedback may be taken on it now. */
+async function rateableAnswer(db: Db, userId: string, itemId: string) {
+  const item = await db.item.findFirst({
+    where: { id: itemId, role: "assistant", thread: { userId } },
+    select: { id: true, threadId: true, status: true, thread: { select: { temporary: true, user: { select: { memoryPaused: true } } } } },
+  });
+  if (!item) throw new AnswerNotFoundError();
+  if (item.thread.temporary) throw new AppError("Temporary chats keep no feedback.", 400);
+  if (item.thread.user.memoryPaused) throw new AppError("Learning is paused, so Mnemo takes no feedback. Resume it on the Memory page.", 409);
+  if (item.status === "streaming") throw new AppError("Wait for the answer to finish before rating it.", 409);
+  return item;
+}
+
+/** Sets, changes or (rating null) removes the user's rating of an answer; queues learning from it. */
+export async function rateAnswer(db: Db, userId: string, input: z.input<typeof rateInput>): Promise<AnswerFeedback> {
+  const { itemId, rating, comment } = rateInput.parse(input);
+  const item = await rateableAnswer(db, userId, itemId);
+  if (rating === null) {
+    await db.feedback.deleteMany({ where: { itemId: item.id, userId, kind: "rating" } });
+    return { rating: null, comment: null };
+  }
+  const c = await cipherFor(db, userId);
+  const sealed = comment ? c.seal(comment) : null;
+  const fb = await db.feedback.upsert({
+    where: { itemId_kind: { itemId: item.id, kind: "rating" } },
+    create: { userId, threadId: item.threadId, itemId: item.id, kind: "rating", rating, comment: sealed },
+    update: { rating, comment: sealed, processedAt: null },
+  });
+  await enqueue(db, [{ kind: "feedback", userId, payload: { feedbackId: fb.id } }]);
+  return { rating, comment: comment || null };
+}
+
+/** The user's ratings of these answers (for the thread view). */
+export async function feedbackFor(db: Db, userId: string, itemIds: string[]): Promise<Map<string, AnswerFeedback>> {
+  if (!itemIds.length) return new Map();
+  const rows = await db.feedback.findMany({ where: { userId, kind: "rating", itemId: { in: itemIds } }, select: { itemId: true, rating: true, comment: true } });
+  const c = await cipherFor(db, userId);
+  return new Map(rows.map((r) => [r.itemId, { rating: r.rating === 1 ? 1 : r.rating === -1 ? -1 : null, comment: r.comment === null ? null : c.open(r.comment) }]));
+}
+
+// A message that says the previous answer was wrong or how to answer instead.
+const CORRECTION = [
+  /^\s*(no|nope|not quite|wrong|incorrect)\b[\s,.!:;-]/i,
+  /\b(that'?s|that is|this is|it'?s) (wrong|incorrect|not (right|correct|true|what i (meant|asked|wanted)))/i,
+  /\bI (meant|said|asked)\b/i,
+  /\b(don'?t|do not|stop|never) (use|using|add|adding|write|writing|give|giving|put|putting|include|including|answer|reply)\b/i,
+  /\b(too|way too|much too) (long|short|verbose|wordy|formal|casual|technical|vague)\b/i,
+];
+export const looksLikeCorrection = (text: string) => CORRECTION.some((re) => re.test(text));
+
+/** When the user's new message corrects the answer before it, records that as feedback on it and queues learning. */
+export async function recordCorrection(db: Db, userId: string, message: { id: string; parentId: string | null; content: string; threadId: string }) {
+  if (!message.parentId || !looksLikeCorrection(message.content)) return;
+  const prev = await db.item.findFirst({ where: { id: message.parentId, threadId: message.threadId, role: "assistant", status: "complete" }, select: { id: true } });
+  if (!prev) return;
+  const c = await cipherFor(db, userId);
+  const comment = c.seal(cutGraphemes(message.content, COMMENT_MAX_CHARS));
+  const fb = await db.feedback.upsert({
+    where: { itemId_kind: { itemId: prev.id, kind: "correction" } },
+    create: { userId, threadId: message.threadId, itemId: prev.id, kind: "correction", comment },
+    update: { comment, processedAt: null },
+  });
+  await enqueue(db, [{ kind: "feedback", userId, payload: { feedbackId: fb.id } }]);
+}
+
+export const lessonSchema = z.object({
+  lesson: z.object({ text: z.string().min(1).max(300), kind: z.enum(["preference", "procedure"]) }).nullable(),
+});
+
+const INSTRUCTIONS = `You help a chat assistant learn from its user's feedback. You get one answer the assistant gave, the question it answered, and the user's feedback on it. Write at most ONE durable lesson about how this user wants to be answered in future conversations:
+- a preference (style, length, format, tone, language, level of detail), e.g. "too long" -> "Prefers short answers";
+- or a procedure they want followed for a kind of task (steps, in order).
+Generalise from this one answer to a rule that will still be true next week, as a short third-person statement. If the feedback is only about a one-off mistake with no lasting lesson, or is simply positive, reply with null. Never include passwords, keys or account numbers.
+Reply with JSON only: {"lesson": {"text": "...", "kind": "preference" | "procedure"}} or {"lesson": null}.`;
+
+/** The feedback job: distils one feedback row into a memory (or raises the confidence of the one it matches). */
+export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackId: string): Promise<"learned" | "reinforced" | "nothing"> {
+  const fb = await db.feedback.findUnique({
+    where: { id: feedbackId },
+    include: { item: { select: { id: true, content: true, parentId: true, threadId: true } }, user: { select: { memoryPaused: true, memoryReview: true } } },
+  });
+  if (!fb || fb.processedAt || fb.user.memoryPaused) return "nothing";
+  const thread = await db.thread.findUnique({ where: { id: fb.threadId }, select: { temporary: true } });
+  if (!thread || thread.temporary) return "nothing";
+  const done = () => db.feedback.update({ where: { id: fb.id }, data: { processedAt: new Date() } });
+  // A plain 👍 teaches nothing new; it is kept as a signal.
+  if (fb.kind === "rating" && fb.rating === 1 && !fb.comment) {
+    await done();
+    return "nothing";
+  }
+  const c = await cipherFor(db, fb.userId);
+  const question = fb.item.parentId ? await db.item.findFirst({ where: { id: fb.item.parentId, role: "user" }, select: { content: true } }) : null;
+  const said = fb.comment ? c.open(fb.comment) : "";
+  const signal =
+    fb.kind === "correction"
+      ? `The user's next message, correcting the answer: ${JSON.stringify(said)}`
+      : `Rating: ${fb.rating === 1 ? "thumbs up" : "thumbs down"}${said ? `; what the user wrote: ${JSON.stringify(said)}` : " (no comment)"}`;
+  const res = await openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
+    model: conn.memoryModel,
+    response_format: { type: "json_object" },
+    messages: [
+      { role: "system", content: INSTRUCTIONS },
+      {
+        role: "user",
+        content: `Feedback on an answer.\nQuestion: ${question ? cutGraphemes(c.open(question.content), 2000) : "(unknown)"}\nAnswer: ${cutGraphemes(c.open(fb.item.content), 3000)}\n${signal}`,
+      },
+    ],
+  });
+  let parsed: z.infer<typeof lessonSchema>;
+  try {
+    parsed = lessonSchema.parse(JSON.parse((res.choices[0]?.message?.content ?? "").replace(/^```(?:json)?\s*|\s*```$/g, "")));
+  } catch {
+    await done(); // malformed output teaches nothing; retrying would ask the same
+    return "nothing";
+  }
+  if (!parsed.lesson) {
+    await done();
+    return "nothing";
+  }
+  const started = new Date();
+  let outcome: "learned" | "reinforced" = "learned";
+  try {
+    const m = await addMemory(
+      db,
+      fb.userId,
+      {
+        text: parsed.lesson.text,
+        kind: parsed.lesson.kind,
+        source: "inferred",
+        status: fb.user.memoryReview ? "pending" : "active",
+        confidence: 0.6,
+        sourceThreadId: fb.threadId,
+        sourceItemId: fb.item.id,
+        sourceFeedbackId: fb.id,
+      },
+      "model",
+      fb.kind === "correction" ? "Learned from a correction" : `Learned from a ${fb.rating === 1 ? "👍" : "👎"} rating`,
+    );
+    // The lesson was already known: this signal confirms it.
+    if (m.createdAt < started) {
+      outcome = "reinforced";
+      await db.memory.update({ where: { id: m.id }, data: { confidence: Math.min(1, m.confidence + 0.15) } });
+    }
+  } catch (e) {
+    if (!(e instanceof SecretRefusedError)) throw e;
+  }
+  await done();
+  return outcome;
+}

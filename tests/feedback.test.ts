@@ -1,0 +1,88 @@
+// Learning from feedback: a 👎 with "too long" becomes a preference the next
+// request carries; the same lesson again raises confidence instead of adding a
+// copy; a correction in the next message is recorded against the answer it
+// corrects; temporary chats and paused learning take no feedback.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { collect, deferred } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { rateAnswer, looksLikeCorrection } from "@/lib/memory/feedback";
+import { runDueJobs } from "@/lib/jobs/worker";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+const answerOf = (events: TurnEvent[]) => (events.at(-1) as Extract<TurnEvent, { type: "done" }>).item;
+
+describe.each(engines)("feedback on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    const admin = await t.db.user.create({ data: { email: `fb-admin-${engine}@example.com`, role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => t?.close());
+
+  it("👎 'too long' becomes a preference with its provenance; the next request carries it; again raises confidence", async () => {
+    const user = (await t.db.user.create({ data: { email: `fb-${engine}@example.com` } })).id;
+    const a1 = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain photosynthesis" })));
+    mock.script({ match: "Feedback on an answer", json: { lesson: { text: "Prefers short answers", kind: "preference" } }, times: 2 });
+    await rateAnswer(t.db, user, { itemId: a1.id, rating: -1, comment: "Too long" });
+    await runDueJobs(t.db);
+    const distil = mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Feedback on an answer"))!;
+    expect(JSON.stringify(distil.body.messages)).toContain("Too long");
+    const mems = await t.db.memory.findMany({ where: { userId: user } });
+    expect(mems).toHaveLength(1);
+    expect(mems[0]).toMatchObject({ text: "Prefers short answers", kind: "preference", sourceItemId: a1.id });
+    const fb = await t.db.feedback.findFirstOrThrow({ where: { itemId: a1.id } });
+    expect(mems[0].sourceFeedbackId).toBe(fb.id);
+    expect(fb.processedAt).not.toBeNull();
+
+    // A new chat: the preference is in the request.
+    await collect(runTurn(t.db, user, { kind: "send", content: "What is a black hole?" }));
+    expect(JSON.stringify(mock.chatRequests().at(-1)!.body.messages)).toContain("Prefers short answers");
+
+    // The same lesson from another answer: still one memory, more confidence.
+    const a2 = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain tides" })));
+    await rateAnswer(t.db, user, { itemId: a2.id, rating: -1, comment: "Too long again" });
+    await runDueJobs(t.db);
+    const after = await t.db.memory.findMany({ where: { userId: user, status: "active" } });
+    expect(after).toHaveLength(1);
+    expect(after[0].confidence).toBeGreaterThan(mems[0].confidence);
+
+    // The rating can be removed.
+    expect(await rateAnswer(t.db, user, { itemId: a2.id, rating: null })).toEqual({ rating: null, comment: null });
+    expect(await t.db.feedback.count({ where: { itemId: a2.id } })).toBe(0);
+  });
+
+  it("a correction in the next message is feedback on the answer before it", async () => {
+    const user = (await t.db.user.create({ data: { email: `corr-${engine}@example.com` } })).id;
+    const first = await collect(runTurn(t.db, user, { kind: "send", content: "List three fruits" }));
+    const threadId = (first[0] as Extract<TurnEvent, { type: "start" }>).threadId;
+    mock.script({ match: "Feedback on an answer", json: { lesson: { text: "Prefers answers without bullet points", kind: "preference" } } });
+    const d = deferred(() => t.db);
+    await collect(runTurn(t.db, user, { kind: "send", threadId, content: "No, don't use bullet points, write a sentence" }, { defer: d.defer }));
+    await d.flush();
+    const fb = await t.db.feedback.findFirstOrThrow({ where: { userId: user } });
+    expect(fb).toMatchObject({ kind: "correction", itemId: answerOf(first).id });
+    expect((await t.db.memory.findFirstOrThrow({ where: { userId: user } })).text).toBe("Prefers answers without bullet points");
+    expect(looksLikeCorrection("Thanks, that helps a lot")).toBe(false);
+  });
+
+  it("temporary chats and paused learning take no feedback", async () => {
+    const user = (await t.db.user.create({ data: { email: `tmp-${engine}@example.com` } })).id;
+    const tmp = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "temporary question", temporary: true })));
+    await expect(rateAnswer(t.db, user, { itemId: tmp.id, rating: -1 })).rejects.toThrow("Temporary chats keep no feedback.");
+    const kept = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "normal question" })));
+    await t.db.user.update({ where: { id: user }, data: { memoryPaused: true } });
+    await expect(rateAnswer(t.db, user, { itemId: kept.id, rating: 1 })).rejects.toThrow(/Learning is paused/);
+    expect(await t.db.feedback.count({ where: { userId: user } })).toBe(0);
+  });
+});
