@@ -135,3 +135,37 @@ test("memory dashboard: empty state, phone-sized screen, another user's memories
   await ctx.close();
   expect(id.length).toBeGreaterThan(5);
 });
+
+test("feedback: 👎 'too long' on an answer becomes a preference, shown with its source and sent in a new chat", async ({ page }) => {
+  test.setTimeout(60_000);
+  await register(page, uniqueEmail("rater"));
+  const tag = Date.now();
+  await send(page, `explain quantum tunnelling ${tag}`);
+  await expect(page).toHaveURL(/\/c\//);
+  const threadUrl = page.url();
+  await script([{ match: "Feedback on an answer", json: { lesson: { text: `Prefers short answers ${tag}`, kind: "preference" } } }]);
+  const bad = page.getByRole("button", { name: "Bad answer" });
+  await bad.click();
+  await expect(bad).toHaveAttribute("aria-pressed", "true");
+  await page.getByLabel("What was wrong? (optional)").fill("Too long");
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("feedback-comment")).toContainText("Too long");
+
+  // Learned in the background; the dashboard says where it came from.
+  await expect(async () => {
+    await page.goto("/settings/memory?source=feedback");
+    await expect(page.getByTestId("memory")).toHaveCount(1, { timeout: 1000 });
+  }).toPass({ timeout: 15_000 });
+  const card = page.getByTestId("memory").first();
+  await expect(card).toContainText(`Prefers short answers ${tag}`);
+  await expect(card).toContainText("learned from your feedback");
+  await page.screenshot({ path: "test-results/feedback-dashboard.png", fullPage: true });
+
+  // The rating is still there after a reload of the thread.
+  await page.goto(threadUrl);
+  await expect(page.getByRole("button", { name: "Bad answer" })).toHaveAttribute("aria-pressed", "true");
+
+  await newChat(page);
+  await send(page, "what is entropy?");
+  expect(memoryBlockOf(await chatRequest("what is entropy?"))).toContain(`Prefers short answers ${tag}`);
+});

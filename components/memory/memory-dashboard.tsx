@@ -29,6 +29,8 @@ type Mem = {
   pinned: boolean;
   sourceThreadId: string | null;
   sourceItemId: string | null;
+  /** Learned from a rating or a correction of the answer sourceItemId points at. */
+  fromFeedback?: boolean;
   updatedAt: string;
   lastUsedAt: string | null;
   /** Past the budget: not in the always-included core, so it goes in only when a message is relevant. */
@@ -85,7 +87,7 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
           )}
           <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted-foreground">
             <span className="rounded bg-muted px-1.5 py-0.5">{m.kind}</span>
-            <span>{m.source === "explicit" ? "you said so" : m.source === "manual" ? "added or edited by you" : "learned"}</span>
+            <span>{m.fromFeedback ? "learned from your feedback" : m.source === "explicit" ? "you said so" : m.source === "manual" ? "added or edited by you" : "learned"}</span>
             {m.onlyWhenRelevant && (
               <span className="rounded bg-muted px-1.5 py-0.5" data-testid="only-when-relevant" title="Past the memory budget: used when a message is relevant to it">
                 only when relevant
@@ -210,7 +212,7 @@ export function MemoryDashboard({
         </div>
         {([
           ["kind", "Kind", ["fact", "preference", "procedure", "other"]],
-          ["source", "Source", ["explicit", "inferred", "manual"]],
+          ["source", "Source", ["explicit", "inferred", "manual", "feedback"]],
           ["status", "Status", ["active", "pending", "archived"]],
         ] as const).map(([name, label, opts]) => (
           <div className="grid gap-1" key={name}>

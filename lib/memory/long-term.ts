@@ -296,7 +296,8 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
 export const memoryListInput = z.object({
   q: z.string().trim().max(200).optional(),
   kind: memoryKindSchema.optional(),
-  source: z.enum(["explicit", "inferred", "manual"]).optional(),
+  // "feedback": learned from a rating or a correction (any source).
+  source: z.enum(["explicit", "inferred", "manual", "feedback"]).optional(),
   status: z.enum(["active", "pending", "archived"]).optional(),
   sort: z.enum(["updated", "created", "used", "text"]).default("updated"),
 });
@@ -309,7 +310,7 @@ export async function listMemories(db: Db, userId: string, input: z.input<typeof
   const where = {
     userId,
     ...(f.kind ? { kind: f.kind } : {}),
-    ...(f.source ? { source: f.source } : {}),
+    ...(f.source === "feedback" ? { sourceFeedbackId: { not: null } } : f.source ? { source: f.source } : {}),
     ...(f.status ? { status: f.status } : {}),
   };
   if (!c.enabled) {

@@ -52,6 +52,7 @@ export default async function MemoryPage({ searchParams }: { searchParams: Promi
         pinned: m.pinned,
         sourceThreadId: m.sourceThreadId,
         sourceItemId: m.sourceItemId,
+        fromFeedback: !!m.sourceFeedbackId,
         updatedAt: m.updatedAt.toISOString(),
         lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
         onlyWhenRelevant: !fits && m.status === "active" && scanned.has(m.id) && !alwaysIn.has(m.id),
