@@ -1,0 +1,37 @@
+// Mnemo's long-term memory as Agents SDK tools for one user: `recall_memory`
+// (what Mnemo would put in front of the model for a query: the memory profile,
+// relevant memories and passages, within a token budget) and `remember`
+// (an explicit memory, with the same secret guard and de-duplication as chat).
+import { tool } from "@openai/agents";
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { addMemory, memoryKindSchema, SecretRefusedError } from "@/lib/memory/long-term";
+import { memoryBlock, recall } from "@/lib/memory/recall";
+import { embedQuery } from "@/lib/llm/embeddings";
+
+export function mnemoMemoryTools(db: Db, userId: string, opts: { budget?: number; threadId?: string } = {}) {
+  const recallTool = tool({
+    name: "recall_memory",
+    description: "Look up what Mnemo remembers about the user that is relevant to a query: facts, preferences, procedures and passages from earlier conversations.",
+    parameters: z.object({ query: z.string().min(1).max(2000) }),
+    async execute({ query }) {
+      const r = await recall(db, userId, query, { budget: opts.budget ?? 800, excludeThreadId: opts.threadId, semantic: embedQuery(db, query) });
+      return memoryBlock(r) ?? "Nothing relevant is remembered.";
+    },
+  });
+  const rememberTool = tool({
+    name: "remember",
+    description: "Save a durable fact, preference or procedure about the user when they ask you to remember it.",
+    parameters: z.object({ text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact") }),
+    async execute({ text, kind }) {
+      try {
+        const m = await addMemory(db, userId, { text, kind, source: "explicit", sourceThreadId: opts.threadId ?? null }, "user", "Asked an agent to remember it");
+        return JSON.stringify({ saved: m.text, id: m.id });
+      } catch (e) {
+        if (e instanceof SecretRefusedError) return JSON.stringify({ error: e.message });
+        throw e;
+      }
+    },
+  });
+  return [recallTool, rememberTool];
+}
