@@ -7,6 +7,8 @@ import { queueHealth } from "@/lib/jobs/queue";
 import { cutGraphemes } from "@/lib/text/policy";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { countPending } from "@/lib/memory/embed";
+import { feedbackByModel } from "@/lib/admin/feedback-stats";
+import { FeedbackStats } from "@/components/admin/feedback-stats";
 
 export const metadata: Metadata = { title: "Admin" };
 export const dynamic = "force-dynamic";
@@ -18,6 +20,7 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
   const health = await queueHealth(db);
   const embedder = await resolveEmbedder(db).catch(() => null);
   const waiting = embedder ? await countPending(db, embedder.model) : 0;
+  const ratings = await feedbackByModel(db);
   const users = await db.user.findMany({
     where: q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: "insensitive" } }] } : {},
     orderBy: { createdAt: "asc" },
@@ -57,6 +60,9 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
               : `Every memory and message has its vector from ${embedder.model}.`
             : "Recall by meaning is off: no embedding model is set (Model settings). Recall matches words only."}
         </p>
+      </div>
+      <div className="mt-6">
+        <FeedbackStats rows={ratings} />
       </div>
     </section>
   );
