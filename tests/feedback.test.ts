@@ -10,6 +10,7 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { rateAnswer, looksLikeCorrection } from "@/lib/memory/feedback";
 import { runDueJobs } from "@/lib/jobs/worker";
+import { feedbackByModel } from "@/lib/admin/feedback-stats";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -56,6 +57,11 @@ describe.each(engines)("feedback on %s", (engine) => {
     const after = await t.db.memory.findMany({ where: { userId: user, status: "active" } });
     expect(after).toHaveLength(1);
     expect(after[0].confidence).toBeGreaterThan(mems[0].confidence);
+
+    // Admins see counts per model, nothing else.
+    const stats = await feedbackByModel(t.db);
+    expect(stats.filter((r) => r.model === "mock-chat").reduce((n, r) => n + r.down, 0)).toBeGreaterThanOrEqual(2);
+    expect(Object.keys(stats[0]).sort()).toEqual(["down", "model", "up", "week"]);
 
     // The rating can be removed.
     expect(await rateAnswer(t.db, user, { itemId: a2.id, rating: null })).toEqual({ rating: null, comment: null });

@@ -165,21 +165,28 @@ export async function recall(
     if (c.enabled) for (const r of recent) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
     for (const rows of groupBy(recent, (r) => r.threadId)) {
       const fresh = rows.filter((r) => !usedItems.has(r.id)); // newest first
-      const kept: Neighbor[] = [];
-      let best: Passage | null = null;
-      let bestCost = 0;
-      for (const r of fresh) {
-        kept.unshift(r);
-        const p = toPassage(kept, true);
-        const cost = countTokens(passageText(p)) + 2;
-        if (tokens + cost > budget) break;
-        best = p;
-        bestCost = cost;
+      if (!fresh.length || budget - tokens < MIN_FILL_TOKENS) continue;
+      // Each line's tokens once (not the whole passage again per added line), then one exact check.
+      let n = 0;
+      let estimate = countTokens(passageText(toPassage([fresh[0]], true))) + 2;
+      if (tokens + estimate > budget) continue;
+      for (n = 1; n < fresh.length; n++) {
+        const more = countTokens(toPassage([fresh[n]], true).lines[0]) + 2;
+        if (tokens + estimate + more > budget) break;
+        estimate += more;
       }
-      if (!best) continue;
+      let kept = fresh.slice(0, n).reverse();
+      let best = toPassage(kept, true);
+      let cost = countTokens(passageText(best)) + 2;
+      while (tokens + cost > budget && kept.length > 1) {
+        kept = kept.slice(1); // drop the oldest line until it fits
+        best = toPassage(kept, true);
+        cost = countTokens(passageText(best)) + 2;
+      }
+      if (tokens + cost > budget) continue;
       best.itemIds.forEach((id) => usedItems.add(id));
       passages.push(best);
-      tokens += bestCost;
+      tokens += cost;
     }
   }
   return { memories, passages, tokens };
