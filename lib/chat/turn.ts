@@ -201,7 +201,10 @@ export async function* runTurn(
   // Long-term memory is neither read nor written in temporary chats.
   const useMemory = !p.meta.temporary;
   const memBudget = getConfig().memory.tokenBudget;
-  const [ctx, recalled] = await Promise.all([
+  // The first lease renewal rides along with the context queries (no round trip of its own);
+  // until it lands, the sweeper measures the lease from the answer's updatedAt.
+  const [, ctx, recalled] = await Promise.all([
+    renewLease(db, p.assistant.id).catch(() => undefined),
     loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
     useMemory && memBudget > 0
       ? recall(db, userId, p.userItem.content, {
@@ -233,7 +236,6 @@ export async function* runTurn(
       })
       .catch(() => undefined);
   }, RENEW_MS);
-  await renewLease(db, assistant.id).catch(() => undefined);
   const promptTokens = { prompt: 0, completion: 0, any: false };
   let idle: ReturnType<typeof setTimeout> | undefined;
   try {

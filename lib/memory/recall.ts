@@ -75,12 +75,14 @@ export async function recall(
   const wantPassages = opts.passages !== false;
   const dates = questionDates(message);
   const c = await cipherFor(db, userId);
-  const [profile, relevant, lexRows, sem] = await Promise.all([
+  const [profile, relevant, lexRows, sem, recent] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6))),
     searchMemories(db, userId, message, CANDIDATES),
     wantPassages ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, CANDIDATES, n, dates) : Promise.resolve([]),
     opts.semantic ?? Promise.resolve(null),
+    // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
+    wantPassages ? recentExchanges(db, userId, opts.excludeThreadId) : Promise.resolve([] as Neighbor[]),
   ]);
   const [vecMemories, vecMessages] = sem
     ? await Promise.all([
@@ -161,7 +163,6 @@ export async function recall(
   // user's other recent threads are the likeliest context ("as I said
   // yesterday…"), and they cover what a question words differently.
   if (wantPassages && budget - tokens >= MIN_FILL_TOKENS) {
-    const recent = await recentExchanges(db, userId, opts.excludeThreadId);
     if (c.enabled) for (const r of recent) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
     for (const rows of groupBy(recent, (r) => r.threadId)) {
       const fresh = rows.filter((r) => !usedItems.has(r.id)); // newest first
