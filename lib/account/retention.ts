@@ -2,6 +2,7 @@
 // chats older than MNEMO_TEMPORARY_CHAT_HOURS. Reads hide what has expired at
 // once (retentionCutoff); `npm run jobs:retention` then deletes it for good.
 // Every function takes `now`, so tests control the clock.
+import { pruneJobs } from "@/lib/jobs/queue";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { expireUnusedMemories } from "@/lib/memory/long-term";
@@ -24,11 +25,23 @@ export function temporaryCutoff(now = new Date(), s = retentionSettings()): Date
   return new Date(now.getTime() - s.temporaryChatHours * 3_600_000);
 }
 
-export type RetentionCounts = { messages: number; summaries: number; threads: number; temporaryChats: number; memoriesExpired: number; signedOutSessions: number };
+export type RetentionCounts = {
+  messages: number;
+  summaries: number;
+  threads: number;
+  temporaryChats: number;
+  memoriesExpired: number;
+  signedOutSessions: number;
+  jobsPruned: number;
+};
+
+/** Finished background jobs are kept this long (for the admin page), then deleted. */
+const DONE_JOBS_DAYS = 7;
 
 /** Deletes what has expired; returns how many rows of each kind went. */
 export async function runRetention(db: Db, now = new Date(), s = retentionSettings(), memoryExpireDays = 0): Promise<RetentionCounts> {
-  const counts: RetentionCounts = { messages: 0, summaries: 0, threads: 0, temporaryChats: 0, memoriesExpired: 0, signedOutSessions: 0 };
+  const counts: RetentionCounts = { messages: 0, summaries: 0, threads: 0, temporaryChats: 0, memoriesExpired: 0, signedOutSessions: 0, jobsPruned: 0 };
+  counts.jobsPruned = await pruneJobs(db, new Date(now.getTime() - DONE_JOBS_DAYS * 86_400_000));
   // Signed-out session ids whose tokens have expired anyway.
   counts.signedOutSessions = (await db.signedOutSession.deleteMany({ where: { expiresAt: { lt: now } } })).count;
   counts.temporaryChats = (await db.thread.deleteMany({ where: { temporary: true, createdAt: { lt: temporaryCutoff(now, s) } } })).count;
