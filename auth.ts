@@ -2,6 +2,7 @@
 // OIDC sign-in, each switched on by its environment variables alone.
 // Sessions are JWTs; every read re-checks that the user exists and is enabled,
 // so deleting or disabling a user ends their session on the next request.
+import { isDatabaseUnavailable } from "@/lib/errors";
 import NextAuth, { CredentialsSignin, type DefaultSession, type NextAuthConfig } from "next-auth";
 import type { Provider } from "next-auth/providers";
 import Credentials from "next-auth/providers/credentials";
@@ -100,7 +101,15 @@ async function fullConfig(): Promise<NextAuthConfig> {
       async jwt({ token, user }) {
         const id = user?.id ?? token.sub;
         if (!id) return null;
-        const current = await activeUser(db, id, typeof token.sid === "string" ? token.sid : undefined);
+        let current: Awaited<ReturnType<typeof activeUser>>;
+        try {
+          current = await activeUser(db, id, typeof token.sid === "string" ? token.sid : undefined);
+        } catch (e) {
+          // The database is down: keep the signed session as it is rather than
+          // signing everyone out; pages then show the 503 "can't reach its database".
+          if (isDatabaseUnavailable(e)) return token;
+          throw e;
+        }
         if (!current) return null; // deleted or disabled: the session ends now
         // When the user last proved who they are (deleting the account asks for a recent sign-in).
         if (user) {
