@@ -33,6 +33,7 @@ function toUi(view: ThreadView): UiItem[] {
       siblingIds: i.siblingIds,
       toolCalls: i.toolCalls,
       memoriesUsed: i.memoriesUsed,
+      feedback: i.feedback,
     }));
 }
 
