@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
-import { openaiClient } from "@/lib/llm/client";
+import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { addMemory, memoryKindSchema, searchMemories, setMemoryStatus, updateMemoryText, MemoryNotFoundError, SecretRefusedError } from "./long-term";
 import { cutGraphemes } from "@/lib/text/policy";
 
@@ -34,24 +34,13 @@ export async function extractMemories(
   input: { userId: string; threadId: string; userItemId: string; question: string; answer: string; review: boolean },
 ): Promise<ExtractionResult> {
   const related = await searchMemories(db, input.userId, input.question, 15);
-  const res = await openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
-    model: conn.memoryModel,
-    response_format: { type: "json_object" },
-    messages: [
-      { role: "system", content: INSTRUCTIONS },
-      {
-        role: "user",
-        content: `Existing related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
-      },
-    ],
-  });
-  const raw = res.choices[0]?.message?.content ?? "";
-  let parsed: z.infer<typeof extractionSchema>;
-  try {
-    parsed = extractionSchema.parse(JSON.parse(raw.replace(/^```(?:json)?\s*|\s*```$/g, "")));
-  } catch {
-    return { applied: [], rejected: 1 }; // malformed output changes nothing
-  }
+  const parsed = await askMemoryModelJson(
+    conn,
+    INSTRUCTIONS,
+    `Existing related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
+    extractionSchema,
+  );
+  if (!parsed) return { applied: [], rejected: 1 }; // malformed output changes nothing
   return applyDecisions(db, input, parsed.decisions);
 }
 

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
-import { openaiClient } from "@/lib/llm/client";
+import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { cipherFor } from "@/lib/crypto/content";
 import { enqueue } from "@/lib/jobs/queue";
 import { AppError } from "@/lib/errors";
@@ -131,22 +131,15 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
     fb.kind === "correction"
       ? `The user's next message, correcting the answer: ${JSON.stringify(said)}`
       : `Rating: ${fb.rating === 1 ? "thumbs up" : "thumbs down"}${said ? `; what the user wrote: ${JSON.stringify(said)}` : " (no comment)"}`;
-  const res = await openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
-    model: conn.memoryModel,
-    response_format: { type: "json_object" },
-    messages: [
-      { role: "system", content: INSTRUCTIONS },
-      {
-        role: "user",
-        content: `Feedback on an answer.\nQuestion: ${question ? cutGraphemes(c.open(question.content), 2000) : "(unknown)"}\nAnswer: ${cutGraphemes(c.open(fb.item.content), 3000)}\n${signal}`,
-      },
-    ],
-  });
-  let parsed: z.infer<typeof lessonSchema>;
-  try {
-    parsed = lessonSchema.parse(JSON.parse((res.choices[0]?.message?.content ?? "").replace(/^```(?:json)?\s*|\s*```$/g, "")));
-  } catch {
-    await done(); // malformed output teaches nothing; retrying would ask the same
+  const parsed = await askMemoryModelJson(
+    conn,
+    INSTRUCTIONS,
+    `Feedback on an answer.\nQuestion: ${question ? cutGraphemes(c.open(question.content), 2000) : "(unknown)"}\nAnswer: ${cutGraphemes(c.open(fb.item.content), 3000)}\n${signal}`,
+    lessonSchema,
+  );
+  // Malformed output teaches nothing; retrying would ask the same.
+  if (!parsed) {
+    await done();
     return "nothing";
   }
   if (!parsed.lesson) {
