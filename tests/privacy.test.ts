@@ -126,3 +126,25 @@ describe.each(engines)("data rights on %s", (engine) => {
     await expect(importMemories(t.db, b.id, { format: "other", version: 1, memories: [] })).rejects.toThrow(/Not a Mnemo memories file/);
   });
 });
+
+describe.each(engines)("finished jobs on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+
+  it("jobs:retention deletes finished jobs after a week and keeps queued, failed and recent ones", async () => {
+    const day = 86_400_000;
+    const now = new Date();
+    const old = new Date(now.getTime() - 8 * day);
+    const mk = (status: "done" | "queued" | "failed", finishedAt: Date | null) =>
+      t.db.job.create({ data: { kind: "title", payload: {}, status, finishedAt } });
+    const gone = await mk("done", old);
+    const kept = await Promise.all([mk("done", new Date(now.getTime() - day)), mk("queued", null), mk("failed", old)]);
+    const counts = await runRetention(t.db, now);
+    expect(counts.jobsPruned).toBe(1);
+    expect(await t.db.job.findUnique({ where: { id: gone.id } })).toBeNull();
+    expect(await t.db.job.count({ where: { id: { in: kept.map((j) => j.id) } } })).toBe(3);
+  });
+});
