@@ -258,6 +258,20 @@ const MINE = `SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::tim
               FROM "Thread" t JOIN "User" u ON u.id = t."userId"
               WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)`;
 
+/**
+ * The rows of a `hits` CTE (id, threadId, position, createdAt, rank) with the
+ * finished messages `n` positions either side, newer than `since`: the same for
+ * word hits and vector hits. Arguments name the query's parameters.
+ */
+const hitsWithNeighbours = (n: string, since: string) =>
+  `SELECT h.id AS hit, h.position AS "hitPosition", h."createdAt" AS "hitAt", h.rank, n.id, n."threadId", n.position,
+            n.role::text AS role, n.content, n."sourceRef", t.title, t."createdAt"
+     FROM hits h
+     JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - ${n} AND h.position + ${n}
+       AND n.role IN ('user', 'assistant') AND n.status IN ('complete', 'stopped') AND n."createdAt" >= ${since}::timestamp
+     JOIN "Thread" t ON t.id = h."threadId"
+     ORDER BY h.rank DESC, h.id, n.position`;
+
 /** Vector hits with their neighbours, in one query (hits outside the user's searchable threads yield nothing). */
 async function passagesAround(db: Db, userId: string, hits: VectorHit[], excludeThreadId: string | undefined, n: number): Promise<NeighborRow[]> {
   if (!hits.length) return [];
@@ -269,13 +283,7 @@ async function passagesAround(db: Db, userId: string, hits: VectorHit[], exclude
        JOIN "Item" i ON i.id = h.id JOIN mine m ON m.id = i."threadId"
        WHERE i.role IN ('user', 'assistant') AND i."createdAt" > m.since
      )
-     SELECT h.id AS hit, h.position AS "hitPosition", h."createdAt" AS "hitAt", h.rank, n.id, n."threadId", n.position,
-            n.role::text AS role, n.content, n."sourceRef", t.title, t."createdAt"
-     FROM hits h
-     JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - $6 AND h.position + $6
-       AND n.role IN ('user', 'assistant') AND n.status IN ('complete', 'stopped') AND n."createdAt" >= $3::timestamp
-     JOIN "Thread" t ON t.id = h."threadId"
-     ORDER BY h.rank DESC, h.id, n.position`,
+     ${hitsWithNeighbours("$6", "$3")}`,
     userId,
     excludeThreadId ?? null,
     retentionCutoff(),
@@ -339,13 +347,7 @@ async function searchPassages(
        GROUP BY d.id, d."threadId", d.position, d.tokens, d."createdAt"
        ORDER BY rank DESC, d.position DESC LIMIT $3
      )
-     SELECT h.id AS hit, h.position AS "hitPosition", h."createdAt" AS "hitAt", h.rank, n.id, n."threadId", n.position, n.role::text AS role, n.content,
-            n."sourceRef", t.title, t."createdAt"
-     FROM hits h
-     JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - $4 AND h.position + $4
-       AND n.role IN ('user', 'assistant') AND n.status IN ('complete', 'stopped') AND n."createdAt" >= $8::timestamp
-     JOIN "Thread" t ON t.id = h."threadId"
-     ORDER BY h.rank DESC, h.id, n.position`,
+     ${hitsWithNeighbours("$4", "$8")}`,
     userId,
     excludeThreadId ?? null,
     limit,
