@@ -13,6 +13,8 @@ import type { AddressInfo } from "node:net";
 export type ScriptedReply = {
   /** Serve only requests whose last user message contains this (case-insensitive). */
   match?: string;
+  /** Serve only requests whose system message contains this (tells a title request from extraction). */
+  system?: string;
   content?: string;
   /** Shorthand for structured output: answered as JSON text. */
   json?: unknown;
@@ -128,7 +130,10 @@ export class MockLlm {
 
   private take(body: { messages?: Msg[] }): ScriptedReply | undefined {
     const text = lastUserText(body).toLowerCase();
-    const i = this.replies.findIndex((r) => !r.match || text.includes(r.match.toLowerCase()));
+    const system = (body?.messages ?? []).filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n").toLowerCase();
+    const i = this.replies.findIndex(
+      (r) => (!r.match || text.includes(r.match.toLowerCase())) && (!r.system || system.includes(r.system.toLowerCase())),
+    );
     if (i < 0) return undefined;
     const r = this.replies[i];
     if (r.left > 0 && --r.left === 0) this.replies.splice(i, 1);

@@ -58,7 +58,7 @@ describe.each(engines)("encryption at rest on %s", (engine) => {
     mock.script(
       { match: "Quetzalcoatl", content: "Noted, Quetzalcoatl it is.", toolCalls: [{ name: "remember", arguments: { text: "Favourite deity is Quetzalcoatl" } }] },
       { content: "Saved Quetzalcoatl." },
-      { content: "Deity Quetzalcoatl" }, // the title
+      { system: "title", content: "Deity Quetzalcoatl" }, // the title, whichever job runs first
       { json: { decisions: [] }, times: 0 },
     );
     const events = await collect(runTurn(t.db, userId, { kind: "send", content: "Remember my favourite deity: Quetzalcoatl" }, { defer }));

@@ -58,6 +58,16 @@ describe("mock OpenAI-compatible server", () => {
     expect(JSON.parse(r.choices[0].message.content!)).toEqual({ decisions: [{ op: "NONE" }] });
   });
 
+  it("tells requests apart by their system message, whatever order they arrive in", async () => {
+    mock.script({ system: "title", content: "A title" }, { content: "other" });
+    const plain = await client.chat.completions.create({ model: "m", messages: ask("hello") });
+    const title = await client.chat.completions.create({
+      model: "m",
+      messages: [{ role: "system", content: "Give this a title" }, ...ask("hello")],
+    });
+    expect([plain.choices[0].message.content, title.choices[0].message.content]).toEqual(["other", "A title"]);
+  });
+
   it("injects HTTP faults", async () => {
     mock.script({ status: 429 }, { status: 500 });
     await expect(client.chat.completions.create({ model: "m", messages: ask("a") })).rejects.toMatchObject({ status: 429 });
