@@ -50,6 +50,10 @@ export function toMnemoItem(item: AgentInputItem): NewItem | null {
 
 /** The SDK item for a Mnemo item. */
 export function toAgentItem(item: SessionItem): AgentInputItem {
+  if (item.role === "tool" && !item.toolCallId) {
+    // A tool note from an imported conversation: no call of ours to answer, so it reads as the assistant's text.
+    return { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: `[${item.toolName ?? "tool"}] ${item.content}` }] };
+  }
   if (item.role === "tool") {
     return { type: "function_call_result", callId: item.toolCallId ?? "", name: item.toolName ?? "", status: "completed", output: { type: "text", text: item.content } };
   }

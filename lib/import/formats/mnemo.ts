@@ -1,0 +1,47 @@
+// Mnemo's own full export (docs/export.md): each entry of `threads` is
+// {thread, items, summaries}; items keep every branch through parentId.
+// Summaries are not imported (they are recomputed from the items).
+import { z } from "zod";
+import { pruneTree, SkipConversation, str, text, toDate, type ImportedConversation, type ImportedMessage } from "../conversation";
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
+
+const toolCallsSchema = z.array(z.object({ id: z.string().max(200), name: z.string().max(200), arguments: z.string().max(100_000) })).max(50);
+
+export function parseMnemoThread(entry: Obj): ImportedConversation {
+  const t = obj(entry.thread);
+  const id = str(t.id);
+  if (!id) throw new SkipConversation("it has no thread id");
+  if (t.temporary === true) throw new SkipConversation("it is a temporary chat");
+  const items = (Array.isArray(entry.items) ? entry.items : []).map(obj);
+  const nodes = items.map((i) => {
+    const role: ImportedMessage["role"] | null = i.role === "user" || i.role === "assistant" || i.role === "tool" ? i.role : null;
+    const calls = toolCallsSchema.safeParse(i.toolCalls);
+    return {
+      ref: str(i.id) ?? "",
+      parentRef: str(i.parentId),
+      role: role ?? "user",
+      content: text(i.content),
+      createdAt: toDate(i.createdAt),
+      toolName: str(i.toolName)?.slice(0, 64),
+      toolCalls: calls.success && calls.data.length ? calls.data : undefined,
+      toolCallId: str(i.toolCallId)?.slice(0, 200),
+      interrupted: i.status === "interrupted" || i.status === "streaming",
+      model: str(i.model)?.slice(0, 200),
+      keep: !!role && !!str(i.id),
+    };
+  });
+  const { messages, activeRef } = pruneTree(nodes, str(t.activeLeafId));
+  return {
+    format: "mnemo",
+    ref: `mnemo:${id}`,
+    sameAs: id,
+    title: text(t.title) || null,
+    createdAt: toDate(t.createdAt),
+    updatedAt: toDate(t.lastActivityAt) ?? toDate(t.updatedAt),
+    messages,
+    activeRef,
+    archived: t.archived === true,
+  };
+}

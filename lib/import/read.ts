@@ -1,0 +1,102 @@
+// Reads an export file as a stream, one conversation at a time, so a 200 MB
+// conversations.json never sits in memory whole. The root decides the layout:
+// - an array: ChatGPT, Claude, Open WebUI (or LibreChat) conversations;
+// - Mnemo's own export: an object whose `threads` and `memories` are streamed;
+// - any other object: one conversation (LibreChat's or Open WebUI's single export).
+import { JSONParser } from "@streamparser/json";
+import { AppError } from "@/lib/errors";
+import { SkipConversation, str, text, type ImportFormat, type ImportedConversation } from "./conversation";
+import { isChatGpt, parseChatGpt } from "./formats/chatgpt";
+import { isClaude, parseClaude } from "./formats/claude";
+import { isLibreChat, parseLibreChat } from "./formats/librechat";
+import { parseMnemoThread } from "./formats/mnemo";
+import { isOpenWebUi, parseOpenWebUi } from "./formats/open-webui";
+
+type Obj = Record<string, unknown>;
+
+export type ImportEntry =
+  | { kind: "conversation"; conversation: ImportedConversation }
+  | { kind: "skipped"; format: ImportFormat | null; title: string | null; reason: string }
+  | { kind: "memory"; memory: unknown };
+
+/** The format of one conversation object, or null when no importer knows it. */
+export function detectConversation(v: Obj): ImportFormat | null {
+  if (isChatGpt(v)) return "chatgpt";
+  if (isClaude(v)) return "claude";
+  if (isOpenWebUi(v)) return "open-webui";
+  if (isLibreChat(v)) return "librechat";
+  return null;
+}
+
+const parsers: Record<Exclude<ImportFormat, "mnemo">, (v: Obj) => ImportedConversation> = {
+  chatgpt: parseChatGpt,
+  claude: parseClaude,
+  "open-webui": parseOpenWebUi,
+  librechat: parseLibreChat,
+};
+
+function toEntry(value: unknown, mnemo: boolean): ImportEntry {
+  const v = value && typeof value === "object" && !Array.isArray(value) ? (value as Obj) : {};
+  const format = mnemo ? "mnemo" : detectConversation(v);
+  const title = text(v.title) || text(v.name) || text((v.thread as Obj | undefined)?.title) || null;
+  if (!format) return { kind: "skipped", format: null, title, reason: "not a conversation from ChatGPT, Claude, Open WebUI, LibreChat or Mnemo" };
+  try {
+    const conversation = format === "mnemo" ? parseMnemoThread(v) : parsers[format](v);
+    if (!conversation.messages.length) return { kind: "skipped", format, title, reason: "it has no messages" };
+    return { kind: "conversation", conversation };
+  } catch (e) {
+    if (e instanceof SkipConversation) return { kind: "skipped", format, title, reason: e.message };
+    return { kind: "skipped", format, title, reason: "it could not be read" };
+  }
+}
+
+const NOT_JSON = "That file is not a conversation export (JSON). For ChatGPT and Claude, choose conversations.json from the export's zip.";
+
+/** Yields the file's conversations (and, for Mnemo's export, memories) as they are parsed. */
+export async function* readExport(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<ImportEntry> {
+  let parser: JSONParser | null = null;
+  let mnemo = false;
+  let head = "";
+  const ready: ImportEntry[] = [];
+  const decoder = new TextDecoder();
+
+  const start = (sample: string): JSONParser => {
+    const first = sample.trimStart()[0];
+    if (first !== "[" && first !== "{") throw new AppError(NOT_JSON, 400);
+    // Mnemo's export writes its format first; other objects are one conversation each.
+    mnemo = first === "{" && /^\s*\{\s*"format"\s*:\s*"mnemo-export"/.test(sample);
+    const paths = first === "[" ? ["$.*"] : mnemo ? ["$.threads.*", "$.memories.*"] : ["$"];
+    const p = new JSONParser({ paths, keepStack: false });
+    p.onValue = ({ value, stack }) => {
+      const under = str(stack[1]?.key);
+      if (mnemo && under === "memories") ready.push({ kind: "memory", memory: value });
+      else ready.push(toEntry(value, mnemo));
+    };
+    p.write(sample);
+    return p;
+  };
+
+  try {
+    for await (const chunk of chunks) {
+      const s = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+      if (!parser) {
+        head += s;
+        if (head.trimStart().length < 64 && head.length < 4096) continue; // enough to see the root and Mnemo's format key
+        parser = start(head);
+      } else {
+        parser.write(s);
+      }
+      while (ready.length) yield ready.shift()!;
+    }
+    if (!parser) {
+      if (!head.trim()) throw new AppError("That file is empty.", 400);
+      parser = start(head);
+      while (ready.length) yield ready.shift()!;
+    }
+    if (!parser.isEnded) parser.end();
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw new AppError(`${NOT_JSON} (It stops being valid JSON part of the way through.)`, 400);
+  }
+  while (ready.length) yield ready.shift()!;
+}

@@ -1,0 +1,110 @@
+// Imports a conversation export for one user: reads it as a stream
+// (lib/import/read.ts), stores each conversation in its own transaction
+// (lib/import/write.ts: a broken one is reported and skipped, the rest land),
+// and reports what happened. Used by POST /api/import and `npm run import`.
+import type { Db } from "@/lib/db/client";
+import { cipherFor } from "@/lib/crypto/content";
+import { AppError, isDatabaseUnavailable } from "@/lib/errors";
+import { embedSoon } from "@/lib/memory/embed";
+import { importMemories } from "@/lib/memory/portable";
+import { FORMAT_NAMES, type ImportFormat } from "./conversation";
+import { readExport } from "./read";
+import { writeConversation } from "./write";
+
+export type SkipReason = { reason: string; count: number; examples: string[] };
+
+export type ImportReport = {
+  format: ImportFormat | "mixed" | null;
+  conversations: number;
+  messages: number;
+  /** Edited or regenerated alternatives kept beside each conversation's main line. */
+  branches: number;
+  /** Conversations already imported before (a repeated import adds nothing). */
+  duplicates: number;
+  skipped: { count: number; reasons: SkipReason[] };
+  /** Mnemo's own export also carries memories. */
+  memories?: { added: number; skipped: number };
+  threadIds: string[];
+  /** Set when the file broke off part of the way: what came before it is imported. */
+  error?: string;
+};
+
+export type ImportProgress = Pick<ImportReport, "conversations" | "messages" | "duplicates"> & { skipped: number };
+
+const MAX_MEMORIES = 5_000;
+const MAX_THREAD_IDS = 10_000;
+const MEMORY_STATUSES = new Set(["active", "pending", "archived"]);
+
+export async function importConversations(
+  db: Db,
+  userId: string,
+  chunks: AsyncIterable<Uint8Array | string>,
+  onProgress?: (p: ImportProgress) => void,
+): Promise<ImportReport> {
+  const report: ImportReport = { format: null, conversations: 0, messages: 0, branches: 0, duplicates: 0, skipped: { count: 0, reasons: [] }, threadIds: [] };
+  const formats = new Set<ImportFormat>();
+  const memories: unknown[] = [];
+  const cipher = await cipherFor(db, userId);
+  const skip = (reason: string, title: string | null) => {
+    report.skipped.count++;
+    let r = report.skipped.reasons.find((x) => x.reason === reason);
+    if (!r) report.skipped.reasons.push((r = { reason, count: 0, examples: [] }));
+    r.count++;
+    if (title && r.examples.length < 3) r.examples.push(title.slice(0, 80));
+  };
+
+  try {
+    await readAll();
+  } catch (e) {
+    const seen = report.conversations + report.duplicates + report.skipped.count;
+    if (!(e instanceof AppError) || seen === 0) throw e;
+    report.error = e.message;
+  }
+
+  report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
+  if (memories.length) report.memories = await importExportedMemories(db, userId, memories);
+  if (report.conversations || report.memories?.added) await embedSoon(db, userId);
+  return report;
+
+  async function readAll() {
+    for await (const entry of readExport(chunks)) {
+      if (entry.kind === "memory") {
+        if (memories.length < MAX_MEMORIES) memories.push(entry.memory);
+        else skip(`more than ${MAX_MEMORIES.toLocaleString("en-US")} memories`, null);
+        continue;
+      }
+      if (entry.kind === "skipped") {
+        if (entry.format) formats.add(entry.format);
+        skip(entry.reason, entry.title);
+      } else {
+        const conv = entry.conversation;
+        formats.add(conv.format);
+        try {
+          const r = await writeConversation(db, userId, conv, cipher);
+          if (r.status === "duplicate") report.duplicates++;
+          else {
+            report.conversations++;
+            report.messages += r.messages;
+            report.branches += r.branches;
+            if (report.threadIds.length < MAX_THREAD_IDS) report.threadIds.push(r.threadId);
+          }
+        } catch (e) {
+          if (isDatabaseUnavailable(e)) throw e; // nothing after this would land either
+          console.error(`[import] a ${FORMAT_NAMES[conv.format]} conversation could not be stored:`, (e as Error)?.message);
+          skip("it could not be stored", conv.title);
+        }
+      }
+      onProgress?.({ conversations: report.conversations, messages: report.messages, duplicates: report.duplicates, skipped: report.skipped.count });
+    }
+  }
+}
+
+/** Memories from Mnemo's full export, through the memories import (duplicates of what the user has are skipped). */
+async function importExportedMemories(db: Db, userId: string, rows: unknown[]) {
+  const memories = rows
+    .map((r) => (r && typeof r === "object" ? (r as Record<string, unknown>) : {}))
+    .filter((m) => typeof m.text === "string" && MEMORY_STATUSES.has(String(m.status ?? "active")))
+    .map((m) => ({ text: m.text, kind: m.kind ?? "fact", status: m.status ?? "active", pinned: m.pinned === true }));
+  const r = await importMemories(db, userId, { format: "mnemo-memories", version: 1, memories });
+  return { added: r.added, skipped: r.skipped + r.rejected.length + (rows.length - memories.length) };
+}

@@ -1,0 +1,153 @@
+// Conversation import: each format's published export shape becomes Mnemo
+// threads with their branches, original dates and active branch; a second
+// import adds nothing; a broken file keeps what came before the break;
+// Mnemo's own export round-trips into another account; imported text is
+// sealed at rest and recalled with its date.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { importConversations } from "@/lib/import/run";
+import { threadView, listThreads } from "@/lib/chat/threads";
+import { exportUserData } from "@/lib/account/export";
+import { addMemory, listMemories } from "@/lib/memory/long-term";
+import { setEncryptionKeys } from "@/lib/crypto/content";
+import { recall } from "@/lib/memory/recall";
+import { rowsContaining } from "@/testing/privacy-checks";
+import { PrismaSession } from "@/lib/memory/session";
+
+const fixture = (name: string) => fs.createReadStream(path.join(__dirname, "fixtures/import", name), { highWaterMark: 97 }); // small chunks: values split across reads
+
+afterEach(() => setEncryptionKeys(undefined));
+
+describe.each(engines)("conversation import on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+  const newUser = async (name: string) => (await t.db.user.create({ data: { email: `${name}-${engine}-${crypto.randomUUID()}@example.com` } })).id;
+  const threadsOf = (userId: string) => t.db.thread.findMany({ where: { userId }, orderBy: { createdAt: "asc" } });
+
+  it("ChatGPT: the mapping tree, current_node, dates, hidden messages, tool notes, citations; again adds nothing", async () => {
+    const user = await newUser("gpt");
+    const report = await importConversations(t.db, user, fixture("chatgpt-conversations.json"));
+    expect(report).toMatchObject({ format: "chatgpt", conversations: 1, messages: 8, branches: 1, duplicates: 0 });
+    expect(report.skipped).toEqual({ count: 1, reasons: [{ reason: "it has no messages", count: 1, examples: ["Empty chat"] }] });
+
+    const [thread] = await threadsOf(user);
+    expect(thread).toMatchObject({ importSource: "chatgpt", title: "Trip to Lisbon" });
+    expect(thread.createdAt.toISOString()).toBe("2024-03-01T08:00:00.123Z");
+    const view = await threadView(t.db, user, thread.id);
+    expect(view.items.map((i) => [i.role, i.content.slice(0, 30)])).toEqual([
+      ["user", "[image not imported]\n\nI'm flyi"],
+      ["tool", 'Call: ```\nsearch("EU pet passp'],
+      ["tool", "Pet travel rules\n\nEU pet passp"],
+      ["assistant", "Max needs a microchip, a rabie"],
+      ["user", "Which hotels in Lisbon allow l"],
+      ["assistant", "Try pet-friendly chains such a"],
+    ]);
+    expect(view.items[3].content).toContain("Sources:\n- Pet travel — https://example.org/pets");
+    expect(view.items[3].model).toBe("gpt-4o");
+    expect(view.items[0].createdAt.toISOString()).toBe("2024-03-01T08:00:00.200Z");
+    expect(view.items[0].sourceRef).toBe("u1");
+    // The edited question is the other branch, with its interrupted answer kept as interrupted.
+    const other = await t.db.item.findMany({ where: { threadId: thread.id, sourceRef: { in: ["u2", "a3"] } }, orderBy: { position: "asc" } });
+    expect(other.map((i) => [i.sourceRef, i.status])).toEqual([["u2", "complete"], ["a3", "interrupted"]]);
+    expect((await t.db.item.findMany({ where: { threadId: thread.id } })).some((i) => /nurse|Be brief/.test(i.content))).toBe(false);
+
+    const again = await importConversations(t.db, user, fixture("chatgpt-conversations.json"));
+    expect(again).toMatchObject({ conversations: 0, messages: 0, duplicates: 1 });
+    expect(await t.db.thread.count({ where: { userId: user } })).toBe(1);
+    // Searchable by title, and recalled with the original date.
+    expect((await listThreads(t.db, user, { q: "lisbon" })).threads.map((x) => x.id)).toEqual([thread.id]);
+    const r = await recall(t.db, user, "What does my golden retriever need for the flight?", { budget: 1000 });
+    const passage = r.passages.find((p) => p.lines.join(" ").includes("golden retriever"));
+    expect(passage?.date.toISOString().slice(0, 10)).toBe("2024-03-01");
+  });
+
+  it("Claude: attachment text kept, binary files noted, thinking left out", async () => {
+    const user = await newUser("claude");
+    const report = await importConversations(t.db, user, fixture("claude-conversations.json"));
+    expect(report).toMatchObject({ format: "claude", conversations: 1, messages: 2, branches: 0 });
+    const [thread] = await threadsOf(user);
+    const view = await threadView(t.db, user, thread.id);
+    expect(view.items[0].content).toContain("[Attached file: pattern.txt]\nCast on 64 stitches");
+    expect(view.items[0].content).toContain("[File photo-of-sweater.jpg not imported: binary files are not in the export]");
+    expect(view.items[1].content).toBe("64 stitches divide evenly by 4, so the 2x2 rib works.");
+    expect(thread.createdAt.toISOString()).toBe("2024-05-02T09:15:00.000Z");
+  });
+
+  it("Open WebUI keeps both answers with the current one shown; LibreChat's nested export is flattened", async () => {
+    const user = await newUser("owui");
+    expect(await importConversations(t.db, user, fixture("open-webui-export.json"))).toMatchObject({ format: "open-webui", conversations: 1, messages: 3, branches: 1 });
+    expect(await importConversations(t.db, user, fixture("librechat-export.json"))).toMatchObject({ format: "librechat", conversations: 1, messages: 2 });
+    const [owui, lc] = await threadsOf(user);
+    expect((await threadView(t.db, user, owui.id)).items.map((i) => i.content)).toEqual([
+      "How often should I feed my sourdough starter?",
+      "Daily at room temperature, weekly in the fridge.",
+    ]);
+    const lcItems = (await threadView(t.db, user, lc.id)).items;
+    expect(lcItems.map((i) => [i.role, i.content])).toEqual([
+      ["user", "I'm training for the Berlin marathon in September."],
+      ["assistant", "Great goal! Build up your long runs gradually."],
+    ]);
+    expect(lc.importSource).toBe("librechat");
+  });
+
+  it("a file cut off part of the way keeps the conversations before the break; a file that is not JSON is refused", async () => {
+    const user = await newUser("broken");
+    const report = await importConversations(t.db, user, fixture("truncated-chatgpt.json"));
+    expect(report.conversations).toBe(1);
+    expect(report.error).toMatch(/stops being valid JSON/);
+    await expect(importConversations(t.db, user, ["hello, this is a text file"])).rejects.toThrow(/not a conversation export/);
+    await expect(importConversations(t.db, user, ['{"just": "an object"}'])).resolves.toMatchObject({
+      conversations: 0,
+      skipped: { count: 1, reasons: [{ reason: expect.stringMatching(/^not a conversation from ChatGPT/) }] },
+    });
+    expect(await t.db.thread.count({ where: { userId: user } })).toBe(1);
+  });
+
+  it("Mnemo's own export round-trips into a new account: threads, branches, tool calls and memories; again adds nothing", async () => {
+    const a = await newUser("source");
+    await importConversations(t.db, a, fixture("chatgpt-conversations.json"));
+    const extra = await t.db.thread.create({ data: { userId: a, title: "Native thread" } });
+    const session = new PrismaSession(t.db, extra.id);
+    await session.addItems([
+      { role: "user", content: "Remember that I like tea" },
+      { role: "assistant", content: "", toolCalls: [{ id: "call_1", name: "remember", arguments: '{"text":"Likes tea"}' }] },
+      { role: "tool", content: "Saved.", toolCallId: "call_1", toolName: "remember" },
+      { role: "assistant", content: "Noted." },
+    ]);
+    await addMemory(t.db, a, { text: "Likes tea", source: "explicit" }, "user", "test");
+
+    const b = await newUser("target");
+    const report = await importConversations(t.db, b, exportUserData(t.db, a));
+    expect(report).toMatchObject({ format: "mnemo", conversations: 2, messages: 12, branches: 1, memories: { added: 1, skipped: 0 } });
+    const threads = await threadsOf(b);
+    const copy = threads.find((x) => x.title === "Native thread")!;
+    const items = (await threadView(t.db, b, copy.id)).items;
+    expect(items.map((i) => i.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(items[1].toolCalls).toEqual([{ id: "call_1", name: "remember", arguments: '{"text":"Likes tea"}' }]);
+    expect(items[2].toolCallId).toBe("call_1");
+    const lisbon = threads.find((x) => x.title === "Trip to Lisbon")!;
+    expect((await threadView(t.db, b, lisbon.id)).items.at(-1)?.content).toMatch(/^Try pet-friendly/);
+    expect((await listMemories(t.db, b, {})).map((m) => m.text)).toEqual(["Likes tea"]);
+
+    expect(await importConversations(t.db, b, exportUserData(t.db, a))).toMatchObject({ conversations: 0, duplicates: 2, memories: { added: 0 } });
+    // Importing an account's export into itself adds nothing either.
+    expect(await importConversations(t.db, a, exportUserData(t.db, a))).toMatchObject({ conversations: 0, duplicates: 2 });
+  });
+
+  it("with encryption at rest, imported text is sealed in the tables and plain to its owner", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    const user = await newUser("sealed");
+    const before = [await rowsContaining(t.db, "Item", "Cast on 64 stitches"), await rowsContaining(t.db, "Thread", "Knitting pattern")];
+    await importConversations(t.db, user, fixture("claude-conversations.json"));
+    // Other tests imported the same file in plain text: the count must not grow.
+    expect([await rowsContaining(t.db, "Item", "Cast on 64 stitches"), await rowsContaining(t.db, "Thread", "Knitting pattern")]).toEqual(before);
+    const [thread] = await threadsOf(user);
+    expect((await threadView(t.db, user, thread.id)).items[0].content).toContain("Cast on 64 stitches");
+  });
+});
