@@ -67,7 +67,7 @@ export function toModelMessages(items: SessionItem[]): Msg[] {
   return items.map((i): Msg => {
     // A tool note from an imported conversation answers no call of ours: the model reads it as the assistant's side.
     if (i.role === "tool" && !i.toolCallId) return { role: "assistant", content: `[${i.toolName ?? "tool"}] ${i.content}` };
-    if (i.role === "tool") return { role: "tool", tool_call_id: i.toolCallId, content: i.content };
+    if (i.role === "tool") return { role: "tool", tool_call_id: i.toolCallId ?? "", content: i.content };
     if (i.role === "assistant") {
       const calls = i.toolCalls?.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
       return calls?.length ? { role: "assistant", content: i.content || null, tool_calls: calls } : { role: "assistant", content: i.content };

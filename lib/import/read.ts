@@ -53,7 +53,7 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
 const NOT_JSON = "That file is not a conversation export (JSON). For ChatGPT and Claude, choose conversations.json from the export's zip.";
 
 /** Yields the file's conversations (and, for Mnemo's export, memories) as they are parsed. */
-export async function* readExport(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<ImportEntry> {
+export async function* readExport(chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): AsyncGenerator<ImportEntry> {
   let parser: JSONParser | null = null;
   let mnemo = false;
   let head = "";

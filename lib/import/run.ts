@@ -38,7 +38,7 @@ const MEMORY_STATUSES = new Set(["active", "pending", "archived"]);
 export async function importConversations(
   db: Db,
   userId: string,
-  chunks: AsyncIterable<Uint8Array | string>,
+  chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   onProgress?: (p: ImportProgress) => void,
 ): Promise<ImportReport> {
   const report: ImportReport = { format: null, conversations: 0, messages: 0, branches: 0, duplicates: 0, skipped: { count: 0, reasons: [] }, threadIds: [] };
