@@ -7,5 +7,5 @@ const { auth } = NextAuth(authConfig);
 export { auth as proxy };
 
 export const config = {
-  matcher: ["/((?!api/auth|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
+  matcher: ["/((?!api/auth|api/import|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
 };

@@ -65,6 +65,8 @@ const schema = z.object({
   MNEMO_MODEL_IDLE_TIMEOUT_SECONDS: intWithDefault(60, 1),
   MNEMO_JOBS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
   MNEMO_TRUSTED_PROXIES: intWithDefault(0, 0),
+  MNEMO_IMPORT_MAX_MB: intWithDefault(512, 1),
+  MNEMO_IMPORT_LEARN_PER_MINUTE: intWithDefault(20, 1),
 });
 
 export type Config = {
@@ -104,6 +106,8 @@ export type Config = {
   retention: { messageDays: number; temporaryChatHours: number };
   /** Whether admins may open users' threads and memories (always audited). */
   adminThreadAccess: boolean;
+  /** Largest export file accepted; memory-model calls per minute when learning from imported history. */
+  import: { maxBytes: number; learnPerMinute: number };
 };
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -212,6 +216,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     encryption: { key: env.MNEMO_ENCRYPTION_KEY, previousKey: env.MNEMO_ENCRYPTION_KEY_PREVIOUS },
     retention: { messageDays: env.MNEMO_MESSAGE_RETENTION_DAYS, temporaryChatHours: env.MNEMO_TEMPORARY_CHAT_HOURS },
     adminThreadAccess: env.MNEMO_ADMIN_THREAD_ACCESS !== "off",
+    import: { maxBytes: env.MNEMO_IMPORT_MAX_MB * 1024 * 1024, learnPerMinute: env.MNEMO_IMPORT_LEARN_PER_MINUTE },
   };
 }
 

@@ -1,5 +1,5 @@
 "use client";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { Fragment, useCallback, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
 import { Eraser, Undo2 } from "lucide-react";
 import { Alert } from "@/components/ui/alert";
@@ -34,8 +34,12 @@ function toUi(view: ThreadView): UiItem[] {
       toolCalls: i.toolCalls,
       memoriesUsed: i.memoriesUsed,
       feedback: i.feedback,
+      createdAt: new Date(i.createdAt).toISOString(),
     }));
 }
+
+const SOURCES: Record<string, string> = { chatgpt: "ChatGPT", claude: "Claude", "open-webui": "Open WebUI", librechat: "LibreChat", mnemo: "another Mnemo" };
+const day = (iso: string) => new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
 
 export const THREADS_CHANGED = "mnemo:threads-changed";
 
@@ -59,6 +63,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);
   const [temporary, setTemporary] = useState(initial?.thread.temporary ?? false);
+  const imported = initial?.thread.imported ?? null;
   const abortRef = useRef<AbortController | null>(null);
   const streamingId = useRef<string | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -243,6 +248,11 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
         <h1 className="min-w-0 flex-1 truncate text-sm font-medium" data-testid="thread-title">
           {title ?? (temporary ? "Temporary chat" : "New chat")}
           {temporary && <span className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground">temporary · not saved</span>}
+          {imported && (
+            <span className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground" data-testid="thread-origin">
+              imported from {SOURCES[imported.source] ?? imported.source} · started {day(imported.startedAt)}
+            </span>
+          )}
         </h1>
         {threadId && (
           <>
@@ -285,8 +295,16 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
               )}
             </div>
           )}
-          {items.map((item) => (
-            <Message key={item.id} item={item} busy={busy} onEdit={onEdit} onRegenerate={onRegenerate} onSwitch={onSwitch} rateable={!temporary} />
+          {items.map((item, i) => (
+            <Fragment key={item.id}>
+              {/* Imported history spans months: each new day gets its date. */}
+              {imported && item.createdAt && (i === 0 || day(item.createdAt) !== day(items[i - 1].createdAt ?? item.createdAt)) && (
+                <p role="separator" className="text-center text-xs text-muted-foreground" data-testid="day-separator">
+                  {day(item.createdAt)}
+                </p>
+              )}
+              <Message item={item} busy={busy} onEdit={onEdit} onRegenerate={onRegenerate} onSwitch={onSwitch} rateable={!temporary} />
+            </Fragment>
           ))}
         </div>
       </div>

@@ -12,6 +12,8 @@ export type UiItem = {
   siblingIds: string[];
   toolCalls: Array<{ id: string; name: string; arguments: string }> | null;
   memoriesUsed: Array<{ id: string; text: string }>;
+  /** When it was written (ISO; absent on messages still being sent). */
+  createdAt?: string;
   /** The user's rating of this answer (absent on answers just streamed). */
   feedback?: { rating: 1 | -1 | null; comment: string | null } | null;
 };

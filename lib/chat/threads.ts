@@ -98,7 +98,14 @@ export async function deleteThread(db: Db, userId: string, threadId: string) {
 
 export type ViewItem = SessionItem & { siblingIds: string[]; memoriesUsed: Array<{ id: string; text: string }>; feedback: AnswerFeedback | null };
 export type ThreadView = {
-  thread: { id: string; title: string | null; temporary: boolean; archived: boolean };
+  thread: {
+    id: string;
+    title: string | null;
+    temporary: boolean;
+    archived: boolean;
+    /** Imported conversations: the app it came from and when it started there. */
+    imported: { source: string; startedAt: string } | null;
+  };
   items: ViewItem[];
   totals: { promptTokens: number; completionTokens: number };
   truncated: boolean;
@@ -135,7 +142,13 @@ export async function threadView(db: Db, userId: string, threadId: string): Prom
   const byParent = new Map<string | null, string[]>();
   for (const s of siblings) byParent.set(s.parentId, [...(byParent.get(s.parentId) ?? []), s.id]);
   return {
-    thread: { id: t.id, title: t.title === null ? null : c.open(t.title), temporary: t.temporary, archived: t.archived },
+    thread: {
+      id: t.id,
+      title: t.title === null ? null : c.open(t.title),
+      temporary: t.temporary,
+      archived: t.archived,
+      imported: t.importSource ? { source: t.importSource, startedAt: t.createdAt.toISOString() } : null,
+    },
     items: shown.map((i) => ({
       ...i,
       siblingIds: byParent.get(i.parentId) ?? [i.id],

@@ -51,6 +51,7 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
 }
 
 const NOT_JSON = "That file is not a conversation export (JSON). For ChatGPT and Claude, choose conversations.json from the export's zip.";
+const BROKEN = "The file stops being valid JSON part of the way through (was the download cut short?). The conversations before that point were imported.";
 
 /** Yields the file's conversations (and, for Mnemo's export, memories) as they are parsed. */
 export async function* readExport(chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): AsyncGenerator<ImportEntry> {
@@ -58,6 +59,7 @@ export async function* readExport(chunks: AsyncIterable<Uint8Array | string> | I
   let mnemo = false;
   let head = "";
   const ready: ImportEntry[] = [];
+  let started = false; // a first value was read
   const decoder = new TextDecoder();
 
   const start = (sample: string): JSONParser => {
@@ -68,6 +70,7 @@ export async function* readExport(chunks: AsyncIterable<Uint8Array | string> | I
     const paths = first === "[" ? ["$.*"] : mnemo ? ["$.threads.*", "$.memories.*"] : ["$"];
     const p = new JSONParser({ paths, keepStack: false });
     p.onValue = ({ value, stack }) => {
+      started = true;
       const under = str(stack[1]?.key);
       if (mnemo && under === "memories") ready.push({ kind: "memory", memory: value });
       else ready.push(toEntry(value, mnemo));
@@ -96,7 +99,7 @@ export async function* readExport(chunks: AsyncIterable<Uint8Array | string> | I
     if (!parser.isEnded) parser.end();
   } catch (e) {
     if (e instanceof AppError) throw e;
-    throw new AppError(`${NOT_JSON} (It stops being valid JSON part of the way through.)`, 400);
+    throw new AppError(started ? BROKEN : NOT_JSON, 400);
   }
   while (ready.length) yield ready.shift()!;
 }

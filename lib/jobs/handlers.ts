@@ -14,6 +14,7 @@ import { extractMemories } from "@/lib/memory/extract";
 import { expireUnusedMemories } from "@/lib/memory/long-term";
 import { embedPending, queueEmbedding } from "@/lib/memory/embed";
 import { learnFromFeedback } from "@/lib/memory/feedback";
+import { learnFromImports } from "@/lib/import/learn";
 import type { JobKind } from "./queue";
 
 const id = z.string().min(1).max(64);
@@ -23,6 +24,7 @@ const payloads = {
   extract: z.object({ userId: id, threadId: id, userItemId: id, answerItemId: id }),
   embed: z.object({ userId: id }),
   feedback: z.object({ feedbackId: id }),
+  "import-learn": z.object({ userId: id }),
 } satisfies Record<JobKind, z.ZodType>;
 
 const EMBED_PER_JOB = 512;
@@ -90,6 +92,11 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const fb = await db.feedback.findUnique({ where: { id: p.feedbackId }, select: { userId: true } });
       if (!fb) return; // removed since
       if ((await learnFromFeedback(db, await connection(db), p.feedbackId)) !== "nothing") await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
+      return;
+    }
+    case "import-learn": {
+      const p = payloads["import-learn"].parse(payload);
+      await learnFromImports(db, await connection(db), p.userId);
       return;
     }
     default:

@@ -114,3 +114,42 @@ export async function importMemories(db: Db, userId: string, input: unknown): Pr
   );
   return result;
 }
+
+export const MAX_PASTED_LINES = 500;
+
+/**
+ * Another assistant's memory list, pasted as text (ChatGPT's "Manage memories",
+ * a notes file): each line becomes a candidate memory in the review queue,
+ * bullets and numbering removed. All or nothing, like the file import.
+ */
+export async function importMemoryList(db: Db, userId: string, text: string): Promise<ImportResult> {
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.replace(/^\s*(?:[-*•·▪‣]|\d{1,3}[.)])\s+/, "").trim())
+    .filter((l) => l.length > 0);
+  if (lines.length > MAX_PASTED_LINES) throw new z.ZodError([{ code: "custom", path: [], message: `At most ${MAX_PASTED_LINES} lines at a time.`, input: text }]);
+  const result: ImportResult = { added: 0, skipped: 0, rejected: [] };
+  const accepted: string[] = [];
+  for (const [index, line] of lines.entries()) {
+    const parsed = memoryTextSchema.safeParse(line);
+    const guarded = parsed.success ? redactSecrets(parsed.data) : null;
+    if (!parsed.success) result.rejected.push({ index, error: parsed.error.issues[0].message });
+    else if (guarded!.onlySecret) result.rejected.push({ index, error: new SecretRefusedError().message });
+    else accepted.push(guarded!.text);
+  }
+  await db.$transaction(
+    async (tx) => {
+      const before = new Set((await tx.memory.findMany({ where: { userId }, select: { id: true } })).map((r) => r.id));
+      for (const t of accepted) {
+        const stored = await addMemory(tx as Db, userId, { text: t, source: "manual", status: "pending" }, "user", "Pasted from another assistant's memory list");
+        if (before.has(stored.id)) result.skipped++;
+        else {
+          before.add(stored.id);
+          result.added++;
+        }
+      }
+    },
+    { timeout: 120_000, maxWait: 30_000 },
+  );
+  return result;
+}

@@ -1,6 +1,7 @@
 "use server";
-// Data rights actions for the signed-in user: delete the account (memory import
-// is a route handler, app/api/memories/import, for its 5 MB bodies).
+// Data rights actions for the signed-in user: delete the account, learn from
+// imported conversations, paste another assistant's memory list. (File imports
+// are route handlers, app/api/import and app/api/memories/import, for their bodies.)
 // Inputs are zod-checked; everything is scoped to the session's user.
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
@@ -12,6 +13,9 @@ import { verifyPassword } from "@/lib/auth/password";
 import { consume, RateLimitedError } from "@/lib/auth/rate-limit";
 import { LastAdminError } from "@/lib/auth/users";
 import { CONFIRM_PHRASE, deleteAccount } from "@/lib/account/delete";
+import { learnPlan, startLearning, type LearnPlan } from "@/lib/import/learn";
+import { importMemoryList, type ImportResult } from "@/lib/memory/portable";
+import { toResult } from "@/lib/http/action";
 
 export type { Result } from "@/lib/http/action";
 import type { Result } from "@/lib/http/action";
@@ -56,5 +60,35 @@ export async function deleteAccountAction(input: z.input<typeof deleteInput>): P
     }
     await signOut({ redirectTo: "/signin?deleted=1" });
     return { ok: true, data: undefined };
+  });
+}
+
+/** How far learning from imported conversations has got (polled by the data page while it runs). */
+export async function importLearnStatusAction(): Promise<Result<LearnPlan>> {
+  return toResult("importLearnStatusAction", async () => learnPlan(await getDb(), (await requireUser()).id));
+}
+
+/** Starts (or resumes) learning from the user's imported conversations. */
+export async function startImportLearnAction(): Promise<Result<LearnPlan>> {
+  return guard("startImportLearnAction", async () => {
+    const user = await requireUser();
+    const db = await getDb();
+    const plan = await learnPlan(db, user.id);
+    if (plan.paused) return { ok: false, error: "Learning is paused. Turn it back on under Memory first." };
+    if (!plan.remaining) return { ok: false, error: "There is nothing left to learn from: import a conversation first." };
+    await startLearning(db, user.id);
+    return { ok: true, data: await learnPlan(db, user.id) };
+  });
+}
+
+const pasteInput = z.string().max(100_000, "That is too long (at most 100,000 characters at a time).");
+
+/** Each line of another assistant's memory list becomes a memory waiting for review. */
+export async function pasteMemoriesAction(text: z.input<typeof pasteInput>): Promise<Result<ImportResult>> {
+  return toResult("pasteMemoriesAction", async () => {
+    const user = await requireUser();
+    const r = await importMemoryList(await getDb(), user.id, pasteInput.parse(text));
+    revalidatePath("/settings/memory");
+    return r;
   });
 }

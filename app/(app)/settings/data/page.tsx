@@ -9,6 +9,9 @@ import { encryptionEnabled } from "@/lib/crypto/content";
 import { ExportData } from "@/components/account/export-data";
 import { MemoryTransfer } from "@/components/account/memory-transfer";
 import { DeleteAccount } from "@/components/account/delete-account";
+import { ConversationImport } from "@/components/account/conversation-import";
+import { MemoryListPaste } from "@/components/account/memory-list-paste";
+import { learnPlan } from "@/lib/import/learn";
 
 export const metadata: Metadata = { title: "Your data" };
 export const dynamic = "force-dynamic";
@@ -38,9 +41,10 @@ function Section({ id, title, children, description }: { id: string; title: stri
 export default async function DataPage() {
   const session = await pageUser();
   const db = await getDb();
-  const [user, audits] = await Promise.all([
+  const [user, audits, plan] = await Promise.all([
     db.user.findUniqueOrThrow({ where: { id: session.id }, select: { passwordHash: true } }),
     auditAboutUser(db, session.id),
+    learnPlan(db, session.id),
   ]);
   const retention = retentionSettings();
   const fmt = (iso: string) => new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }) + " UTC";
@@ -65,8 +69,17 @@ export default async function DataPage() {
         <ExportData />
       </Section>
 
+      <Section
+        id="import-heading"
+        title="Import conversations"
+        description="Bring your history from ChatGPT, Claude, Open WebUI, LibreChat or another Mnemo. Conversations keep their dates and edited branches; importing the same file again adds nothing."
+      >
+        <ConversationImport initialPlan={plan} />
+      </Section>
+
       <Section id="memories-heading" title="Memories" description="Your memories on their own. A JSON file can be imported here or into another Mnemo; memories you already have are skipped.">
         <MemoryTransfer />
+        <MemoryListPaste />
       </Section>
 
       <Section id="audit-heading" title="Administrator access" description="Every time an administrator opened your conversations or memories, or changed your account, it is recorded here. Records cannot be changed or deleted.">

@@ -1,0 +1,59 @@
+// POST /api/import: a conversation export (ChatGPT, Claude, Open WebUI,
+// LibreChat or Mnemo), sent as the raw request body and read as a stream
+// (lib/import/run.ts). The answer is a stream too: one JSON line of progress
+// per conversation stored (at most a few a second), then the report:
+//   {"type":"progress","conversations":…,"messages":…,"duplicates":…,"skipped":…,"bytes":…}
+//   {"type":"done","report":{…}}  or  {"type":"error","error":"…"}
+// The proxy does not see this path (it would buffer the body); the session is checked here.
+import { revalidatePath } from "next/cache";
+import { requireUser } from "@/lib/auth/session";
+import { getConfig } from "@/lib/config";
+import { getDb } from "@/lib/db/client";
+import { AppError, publicError } from "@/lib/errors";
+import { assertSameOrigin, route } from "@/lib/http/route";
+import { importConversations, type ImportProgress } from "@/lib/import/run";
+
+export const POST = route("POST /api/import", async (request: Request) => {
+  assertSameOrigin(request);
+  const user = await requireUser();
+  const max = getConfig().import.maxBytes;
+  const tooLarge = `That file is too large (at most ${Math.round(max / 1024 / 1024)} MB).`;
+  if (Number(request.headers.get("content-length") ?? 0) > max) throw new AppError(tooLarge, 413);
+  if (!request.body) throw new AppError("Choose a file to import.", 400);
+  const db = await getDb();
+  const body = request.body;
+  let bytes = 0;
+  async function* chunks() {
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength;
+      if (bytes > max) throw new AppError(tooLarge, 413);
+      yield chunk;
+    }
+  }
+
+  const encoder = new TextEncoder();
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (line: object) => controller.enqueue(encoder.encode(JSON.stringify(line) + "\n"));
+      let last = 0;
+      const progress = (p: ImportProgress) => {
+        if (Date.now() - last < 250) return;
+        last = Date.now();
+        send({ type: "progress", ...p, bytes });
+      };
+      try {
+        const { threadIds: _ids, ...report } = await importConversations(db, user.id, chunks(), progress);
+        send({ type: "done", report });
+        try {
+          revalidatePath("/", "layout"); // the thread list shows the imported conversations
+        } catch {
+          // the browser refreshes its view after the report anyway
+        }
+      } catch (e) {
+        send({ type: "error", error: publicError(e, "POST /api/import").message });
+      }
+      controller.close();
+    },
+  });
+  return new Response(stream, { headers: { "content-type": "application/x-ndjson", "cache-control": "no-store" } });
+});

@@ -1,0 +1,153 @@
+// Learning from imported history, when the user asks for it: the memory model
+// reads each exchange (a user message and the answer to it) of the imported
+// conversations, as the automatic learning does after a live answer
+// (lib/memory/extract.ts), and what it proposes waits in the review queue
+// with the imported message as its provenance.
+// - Rate-limited: one job does at most MNEMO_IMPORT_LEARN_PER_MINUTE model
+//   calls, then queues the next job a minute later.
+// - Resumable: each thread records the position of the last user message read,
+//   claimed before the call, so a crash or a second worker never reads one
+//   twice and a restart goes on where it stopped.
+// - Pausing learning stops it; asking again resumes.
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { cipherFor } from "@/lib/crypto/content";
+import type { ModelConnection } from "@/lib/llm/connection";
+import { extractMemories } from "@/lib/memory/extract";
+import { enqueue } from "@/lib/jobs/queue";
+import { queueEmbedding } from "@/lib/memory/embed";
+
+export type LearnPlan = {
+  /** Imported conversations (all of them, learned or not). */
+  threads: number;
+  /** Exchanges read so far, and left to read (one memory-model call each). */
+  done: number;
+  remaining: number;
+  /** Whether a learning run is under way. */
+  running: boolean;
+  paused: boolean;
+  perMinute: number;
+};
+
+// An exchange: a user message and the first finished answer below it (past tool notes and tool calls).
+const ANSWER = `
+  JOIN LATERAL (
+    WITH RECURSIVE d AS (
+      SELECT c.id, c.role, c.status, c.content, c.position, 1 AS depth FROM "Item" c WHERE c."parentId" = u.id
+      UNION ALL
+      SELECT c.id, c.role, c.status, c.content, c.position, d.depth + 1 FROM "Item" c JOIN d ON c."parentId" = d.id
+      WHERE d.role <> 'user' AND d.depth < 4
+    )
+    SELECT d.content FROM d WHERE d.role = 'assistant' AND d.status = 'complete' ORDER BY d.depth, d.position LIMIT 1
+  ) a ON true`;
+
+export async function learnPlan(db: Db, userId: string): Promise<LearnPlan> {
+  const [[row], user] = await Promise.all([
+    db.$queryRawUnsafe<Array<{ threads: number; done: number; remaining: number; running: number }>>(
+      `SELECT count(DISTINCT t.id)::int AS threads,
+              count(a.content) FILTER (WHERE u.position <= COALESCE(t."importLearnedThrough", -1))::int AS done,
+              count(a.content) FILTER (WHERE u.position > COALESCE(t."importLearnedThrough", -1))::int AS remaining,
+              count(DISTINCT t.id) FILTER (WHERE t."importLearn" = 'queued')::int AS running
+       FROM "Thread" t
+       LEFT JOIN "Item" u ON u."threadId" = t.id AND u.role = 'user'
+       LEFT ${ANSWER.trim()}
+       WHERE t."userId" = $1 AND t."importSource" IS NOT NULL`,
+      userId,
+    ),
+    db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true } }),
+  ]);
+  return {
+    threads: row?.threads ?? 0,
+    done: row?.done ?? 0,
+    remaining: row?.remaining ?? 0,
+    running: (row?.running ?? 0) > 0,
+    paused: !!user?.memoryPaused,
+    perMinute: getConfig().import.learnPerMinute,
+  };
+}
+
+/** Marks every imported conversation with something left to read as queued, and queues the first job. */
+export async function startLearning(db: Db, userId: string): Promise<number> {
+  const n = await db.thread.updateMany({
+    where: { userId, importSource: { not: null }, OR: [{ importLearn: null }, { importLearn: "done" }] },
+    data: { importLearn: "queued" },
+  });
+  // A double click adds no second job (two would only share the work, over the rate limit).
+  await enqueue(db, [{ kind: "import-learn", userId, payload: { userId }, dedupeKey: `import-learn:${userId}:start:${Math.floor(Date.now() / 10_000)}` }]);
+  return n.count;
+}
+
+const minute = (ms: number) => Math.floor(ms / 60_000);
+
+type Exchange = { threadId: string; userItemId: string; position: number; question: string; answer: string; learned: number | null };
+
+/** The next exchange to read, claimed (the thread's mark moves past it) so no one reads it again. */
+async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
+  for (;;) {
+    const [next] = await db.$queryRawUnsafe<Array<{ threadId: string; userItemId: string; position: number; question: string; answer: string; learned: number | null }>>(
+      `SELECT t.id AS "threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer, t."importLearnedThrough" AS learned
+       FROM "Thread" t
+       JOIN "Item" u ON u."threadId" = t.id AND u.role = 'user' AND u.position > COALESCE(t."importLearnedThrough", -1)
+       ${ANSWER}
+       WHERE t."userId" = $1 AND t."importLearn" = 'queued'
+       ORDER BY t."createdAt", t.id, u.position
+       LIMIT 1`,
+      userId,
+    );
+    if (!next) return null;
+    const claimed = await db.$executeRawUnsafe(
+      `UPDATE "Thread" SET "importLearnedThrough" = $2 WHERE id = $1 AND COALESCE("importLearnedThrough", -1) = COALESCE($3::int, -1)`,
+      next.threadId,
+      next.position,
+      next.learned,
+    );
+    if (claimed) return next;
+    // Another worker moved the mark first: look again.
+  }
+}
+
+/**
+ * One job's share: up to the per-minute limit of exchanges, then the next job
+ * a minute later. Returns what it read and whether anything is left.
+ */
+export async function learnFromImports(db: Db, conn: ModelConnection, userId: string): Promise<{ read: number; left: boolean }> {
+  const user = await db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true } });
+  if (!user || user.memoryPaused) return { read: 0, left: false };
+  const c = await cipherFor(db, userId);
+  const limit = getConfig().import.learnPerMinute;
+  const started = Date.now();
+  let read = 0;
+  for (; read < limit; read++) {
+    const ex = await claimNext(db, userId);
+    if (!ex) {
+      await db.thread.updateMany({ where: { userId, importLearn: "queued" }, data: { importLearn: "done" } });
+      break;
+    }
+    try {
+      await extractMemories(db, conn, {
+        userId,
+        threadId: ex.threadId,
+        userItemId: ex.userItemId,
+        question: c.open(ex.question),
+        answer: c.open(ex.answer),
+        review: true, // history from elsewhere is never learned without the user's say
+      });
+    } catch (e) {
+      // The model failed: give the exchange back, so the job's retry reads it.
+      await db.$executeRawUnsafe(
+        `UPDATE "Thread" SET "importLearnedThrough" = $3::int WHERE id = $1 AND "importLearnedThrough" = $2`,
+        ex.threadId,
+        ex.position,
+        ex.learned,
+      );
+      throw e;
+    }
+  }
+  if (read) await queueEmbedding(db, userId, `embed:import-learn:${userId}:${started}`);
+  const left = read === limit;
+  if (left) {
+    const next = started + 60_000;
+    await enqueue(db, [{ kind: "import-learn", userId, payload: { userId }, runAt: new Date(next), dedupeKey: `import-learn:${userId}:${minute(next)}` }]);
+  }
+  return { read, left };
+}
