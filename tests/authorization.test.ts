@@ -104,6 +104,10 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
   },
   "app/(app)/settings/data/actions.ts": {
     deleteAccountAction: { call: (m) => m.deleteAccountAction({ confirm: "delete my account", password: PASSWORD } as never), expect: SIGNED_IN },
+    importLearnStatusAction: { call: (m) => m.importLearnStatusAction(), expect: SIGNED_IN },
+    // Signed in with nothing imported, it answers "nothing left to learn from".
+    startImportLearnAction: { call: (m) => m.startImportLearnAction(), expect: SIGNED_IN, mayFail: true },
+    pasteMemoriesAction: { call: (m) => m.pasteMemoriesAction("- Lives in Porto\n- Prefers tea" as never), expect: SIGNED_IN },
   },
   "app/(app)/admin/actions.ts": {
     changeRoleAction: { call: (m, fx) => m.changeRoleAction({ userId: fx.owner.id, role: "USER" } as never), expect: ADMIN_ONLY },
@@ -136,6 +140,13 @@ const ROUTES: Record<string, Record<string, Entry>> = {
     POST: { call: (m) => m.POST(json({ format: "mnemo-memories", version: 1, memories: [{ text: "Imported fact" }] }) as never), expect: SIGNED_IN },
   },
   "app/api/export/route.ts": { GET: { call: (m) => m.GET(), expect: SIGNED_IN } },
+  "app/api/import/route.ts": {
+    POST: {
+      call: (m) =>
+        m.POST(new Request("http://mnemo.test/api/import", { method: "POST", body: JSON.stringify([{ uuid: "c1", name: "x", chat_messages: [{ uuid: "m1", sender: "human", text: "hi" }] }]) }) as never),
+      expect: SIGNED_IN,
+    },
+  },
   "app/api/memories/export/route.ts": {
     GET: { call: (m) => m.GET(new Request("http://mnemo.test/api/memories/export?format=markdown") as never), expect: SIGNED_IN },
   },

@@ -16,15 +16,32 @@ import { setEncryptionKeys } from "@/lib/crypto/content";
 import { recall } from "@/lib/memory/recall";
 import { rowsContaining } from "@/testing/privacy-checks";
 import { PrismaSession } from "@/lib/memory/session";
+import { learnFromImports, learnPlan, startLearning } from "@/lib/import/learn";
+import { importMemoryList } from "@/lib/memory/portable";
+import { clearConnectionCache, resolveConnection, saveConnection, type ModelConnection } from "@/lib/llm/connection";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 
 const fixture = (name: string) => fs.createReadStream(path.join(__dirname, "fixtures/import", name), { highWaterMark: 97 }); // small chunks: values split across reads
 
 afterEach(() => setEncryptionKeys(undefined));
 
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+
 describe.each(engines)("conversation import on %s", (engine) => {
   let t: TestDb;
+  let conn: ModelConnection;
   beforeAll(async () => {
     t = await createTestDb(engine);
+    const admin = await t.db.user.create({ data: { email: `import-admin-${engine}@example.com`, role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
+    clearConnectionCache(t.db);
+    const state = await resolveConnection(t.db);
+    if (!state.configured) throw new Error("no model connection");
+    conn = state.connection;
   });
   afterAll(async () => t?.close());
   const newUser = async (name: string) => (await t.db.user.create({ data: { email: `${name}-${engine}-${crypto.randomUUID()}@example.com` } })).id;
@@ -149,5 +166,60 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect([await rowsContaining(t.db, "Item", "Cast on 64 stitches"), await rowsContaining(t.db, "Thread", "Knitting pattern")]).toEqual(before);
     const [thread] = await threadsOf(user);
     expect((await threadView(t.db, user, thread.id)).items[0].content).toContain("Cast on 64 stitches");
+  });
+
+  it("learning from imported history: the plan counts the calls, each exchange is read once into the review queue, a minute's share at a time", async () => {
+    const user = await newUser("learn");
+    await importConversations(t.db, user, fixture("chatgpt-conversations.json"));
+    // Two exchanges: the first question (its answer comes after the browsing notes) and the edited one; the
+    // interrupted answer is not an exchange.
+    expect(await learnPlan(t.db, user)).toMatchObject({ threads: 1, done: 0, remaining: 2, running: false });
+    mock.reset();
+    mock.script(
+      { match: "golden retriever", json: { decisions: [{ op: "ADD", text: "Has a golden retriever named Max", kind: "fact" }] } },
+      { json: { decisions: [] }, times: 0 },
+    );
+    await startLearning(t.db, user);
+    expect((await learnPlan(t.db, user)).running).toBe(true);
+    expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 1, left: true });
+    const next = await t.db.job.findFirst({ where: { userId: user, kind: "import-learn", status: "queued", runAt: { gt: new Date(Date.now() + 30_000) } } });
+    expect(next, "the next share waits a minute").not.toBeNull();
+    const [m] = await t.db.memory.findMany({ where: { userId: user } });
+    expect(m).toMatchObject({ text: "Has a golden retriever named Max", status: "pending", source: "inferred" });
+    expect((await t.db.item.findUnique({ where: { id: m.sourceItemId! } }))?.sourceRef).toBe("u1");
+    const asked = JSON.stringify(mock.chatRequests()[0].body);
+    expect(asked).toContain("Max needs a microchip"); // the answer past the tool notes
+
+    // The model fails: the exchange is given back, and read on the retry.
+    mock.reset();
+    mock.script({ status: 500, times: 2 }); // the SDK's one retry fails too
+    await expect(learnFromImports(t.db, conn, user, { perRun: 1 })).rejects.toThrow();
+    expect(await learnPlan(t.db, user)).toMatchObject({ done: 1, remaining: 1 });
+    mock.script({ json: { decisions: [] }, times: 0 });
+    expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 1, left: true });
+    expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 0, left: false });
+    expect(await learnPlan(t.db, user)).toMatchObject({ done: 2, remaining: 0, running: false });
+    expect(mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Which hotels in Lisbon allow large dogs"))).toHaveLength(3); // the failed call, its retry, the read
+
+    // Paused learning reads nothing.
+    await importConversations(t.db, user, fixture("claude-conversations.json"));
+    await startLearning(t.db, user);
+    await t.db.user.update({ where: { id: user }, data: { memoryPaused: true } });
+    expect(await learnFromImports(t.db, conn, user)).toEqual({ read: 0, left: false });
+    expect((await learnPlan(t.db, user)).remaining).toBe(1);
+  });
+
+  it("a pasted memory list becomes memories waiting for review, bullets removed, secrets and repeats left out", async () => {
+    const user = await newUser("paste");
+    const r = await importMemoryList(t.db, user, "Memories\n- Lives in Porto\n2. Prefers short answers\n• lives in porto\n\n- password: hunter2hunter2\n");
+    expect(r.added).toBe(3);
+    expect(r.skipped).toBe(1);
+    const rows = await t.db.memory.findMany({ where: { userId: user }, orderBy: { createdAt: "asc" } });
+    expect(rows.map((m) => [m.text, m.status])).toEqual([
+      ["Memories", "pending"],
+      ["Lives in Porto", "pending"],
+      ["Prefers short answers", "pending"],
+    ]);
+    expect(r.rejected).toHaveLength(1);
   });
 });

@@ -110,11 +110,16 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
  * One job's share: up to the per-minute limit of exchanges, then the next job
  * a minute later. Returns what it read and whether anything is left.
  */
-export async function learnFromImports(db: Db, conn: ModelConnection, userId: string): Promise<{ read: number; left: boolean }> {
+export async function learnFromImports(
+  db: Db,
+  conn: ModelConnection,
+  userId: string,
+  opts: { perRun?: number } = {},
+): Promise<{ read: number; left: boolean }> {
   const user = await db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true } });
   if (!user || user.memoryPaused) return { read: 0, left: false };
   const c = await cipherFor(db, userId);
-  const limit = getConfig().import.learnPerMinute;
+  const limit = opts.perRun ?? getConfig().import.learnPerMinute;
   const started = Date.now();
   let read = 0;
   for (; read < limit; read++) {
