@@ -1,0 +1,78 @@
+// Importing history from another chat app, in the browser on the production
+// build: a ChatGPT export becomes threads with their dates and branches, a fact
+// from it is recalled in a new chat, and "learn from them" fills the review queue.
+import path from "node:path";
+import { expect, test } from "@playwright/test";
+import { mockUrl, register, uniqueEmail } from "./helpers";
+
+const CHATGPT = path.join(__dirname, "../tests/fixtures/import/chatgpt-conversations.json");
+type Recorded = { path: string; body: { model: string; messages: { role: string; content: string }[] } };
+
+async function script(replies: object[]) {
+  await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ replies }) });
+}
+
+test("a ChatGPT export: threads with original dates and branches, recalled in a new chat, learned into the review queue", async ({ page }) => {
+  test.setTimeout(120_000);
+  await register(page, uniqueEmail("importer"));
+  await page.goto("/settings/data");
+  const file = page.getByLabel("Conversations file to import");
+  await file.setInputFiles(CHATGPT);
+  const result = page.getByTestId("import-result");
+  await expect(result).toContainText("Imported 1 conversation (8 messages, 1 edited branch) from ChatGPT.");
+  await expect(result).toContainText("1 skipped: it has no messages (1).");
+  await expect(page.getByTestId("import-learn")).toContainText("2 exchanges from 1 imported conversation: 2 model calls");
+  await page.screenshot({ path: "test-results/import-done.png", fullPage: true });
+  await file.setInputFiles(CHATGPT);
+  await expect(result).toContainText("Imported 0 conversations (0 messages) from ChatGPT. 1 conversation already imported before");
+
+  // The thread, with where it came from, its dates and the edited question's other version.
+  await page.getByTestId("thread-list").getByRole("link", { name: "Trip to Lisbon" }).click();
+  await expect(page.getByTestId("thread-origin")).toHaveText("imported from ChatGPT · started 1 March 2024");
+  await expect(page.getByTestId("day-separator").first()).toHaveText("1 March 2024");
+  await expect(page.getByText("Try pet-friendly chains")).toBeVisible();
+  const versions = page.getByTestId("branch-switcher");
+  await expect(versions).toContainText("2/2");
+  await versions.getByRole("button", { name: "Previous version" }).click();
+  await expect(page.getByText("Which hotels allow dogs?")).toBeVisible();
+  await expect(page.getByText("Many hotels in Alfama")).toBeVisible();
+  await page.screenshot({ path: "test-results/import-thread.png", fullPage: true });
+
+  // A new chat recalls the imported fact, dated.
+  const question = `What does my golden retriever need for the flight? ${Date.now()}`;
+  await page.getByRole("link", { name: "New chat" }).click();
+  await page.getByLabel("Message", { exact: true }).fill(question);
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
+  const requests = (await (await fetch(`${mockUrl()}/__mock/requests`)).json()).requests as Recorded[];
+  const sent = requests.find((r) => r.body.model === "mock-chat" && r.body.messages.at(-1)?.content === question);
+  const block = sent?.body.messages.find((m) => m.role === "system" && m.content.startsWith("<user_memory>"))?.content ?? "";
+  expect(block).toContain("golden retriever Max in March");
+  expect(block).toContain("2024-03-01");
+
+  // Learning from it: the scripted extraction lands in the review queue.
+  await script([{ match: "retriever Max in March", json: { decisions: [{ op: "ADD", text: "Has a golden retriever named Max", kind: "fact" }] } }]);
+  await page.goto("/settings/data");
+  await page.getByRole("button", { name: "Learn from them" }).click();
+  await expect(page.getByTestId("import-learn")).toContainText("Done: Mnemo read all 2 exchanges", { timeout: 30_000 });
+  await page.getByTestId("import-learn").getByRole("link", { name: "review queue" }).click();
+  await expect(page.getByText("Has a golden retriever named Max")).toBeVisible();
+  await expect(page.getByText("waiting for review").first()).toBeVisible();
+  await page.screenshot({ path: "test-results/import-review.png", fullPage: true });
+});
+
+test("a pasted memory list waits in the review queue; a file that is not an export is refused with a clear error", async ({ page }) => {
+  test.setTimeout(60_000);
+  const tag = `kestrel${Date.now()}`;
+  await register(page, uniqueEmail("paster"));
+  await page.goto("/settings/data");
+  await page.getByLabel("Paste another assistant's memory list").fill(`- Watches the ${tag}\n- Prefers short answers\n`);
+  await page.getByRole("button", { name: "Add to review queue" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "2 added to your review queue" })).toBeVisible();
+  await page.getByLabel("Conversations file to import").setInputFiles({ name: "notes.json", mimeType: "application/json", buffer: Buffer.from("hello") });
+  await expect(page.getByRole("alert").filter({ hasText: "not a conversation export" })).toBeVisible();
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.screenshot({ path: "test-results/import-phone.png", fullPage: true });
+  await page.goto("/settings/memory?status=pending");
+  await expect(page.getByText(`Watches the ${tag}`)).toBeVisible();
+});
