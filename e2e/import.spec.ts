@@ -5,7 +5,7 @@ import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { mockUrl, register, uniqueEmail } from "./helpers";
 
-const CHATGPT = path.join(__dirname, "../tests/fixtures/import/chatgpt-conversations.json");
+const CHATGPT = path.resolve("tests/fixtures/import/chatgpt-conversations.json");
 type Recorded = { path: string; body: { model: string; messages: { role: string; content: string }[] } };
 
 async function script(replies: object[]) {
@@ -65,14 +65,15 @@ test("a pasted memory list waits in the review queue; a file that is not an expo
   test.setTimeout(60_000);
   const tag = `kestrel${Date.now()}`;
   await register(page, uniqueEmail("paster"));
+  await page.setViewportSize({ width: 390, height: 800 });
   await page.goto("/settings/data");
   await page.getByLabel("Paste another assistant's memory list").fill(`- Watches the ${tag}\n- Prefers short answers\n`);
   await page.getByRole("button", { name: "Add to review queue" }).click();
   await expect(page.getByRole("status").filter({ hasText: "2 added to your review queue" })).toBeVisible();
   await page.getByLabel("Conversations file to import").setInputFiles({ name: "notes.json", mimeType: "application/json", buffer: Buffer.from("hello") });
   await expect(page.getByRole("alert").filter({ hasText: "not a conversation export" })).toBeVisible();
-  await page.setViewportSize({ width: 390, height: 800 });
-  await page.screenshot({ path: "test-results/import-phone.png", fullPage: true });
+  await page.getByRole("heading", { name: "Import conversations" }).scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "test-results/import-phone.png" });
   await page.goto("/settings/memory?status=pending");
   await expect(page.getByText(`Watches the ${tag}`)).toBeVisible();
 });

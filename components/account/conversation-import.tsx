@@ -10,6 +10,7 @@ import type { ImportReport } from "@/lib/import/run";
 import type { LearnPlan } from "@/lib/import/learn";
 import { importLearnStatusAction, startImportLearnAction } from "@/app/(app)/settings/data/actions";
 import { Button } from "@/components/ui/button";
+import { THREADS_CHANGED } from "@/components/chat/events";
 
 type Progress = { sent: number; total: number; conversations: number; messages: number; duplicates: number; skipped: number };
 type Report = Omit<ImportReport, "threadIds">;
@@ -106,6 +107,7 @@ export function ConversationImport({ initialPlan }: { initialPlan: LearnPlan }) 
       setResult({ ok: false, text: last.error });
     }
     await refreshPlan();
+    window.dispatchEvent(new Event(THREADS_CHANGED));
     router.refresh();
   }
 

@@ -1,4 +1,5 @@
 "use client";
+import { THREADS_CHANGED } from "./events";
 import { Fragment, useCallback, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
 import { Eraser, Undo2 } from "lucide-react";
@@ -41,7 +42,6 @@ function toUi(view: ThreadView): UiItem[] {
 const SOURCES: Record<string, string> = { chatgpt: "ChatGPT", claude: "Claude", "open-webui": "Open WebUI", librechat: "LibreChat", mnemo: "another Mnemo" };
 const day = (iso: string) => new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
 
-export const THREADS_CHANGED = "mnemo:threads-changed";
 
 /** A message shown before the server has saved it (replaced by the saved one). */
 function pendingItem(id: string, role: UiItem["role"], content: string, status: UiItem["status"]): UiItem {

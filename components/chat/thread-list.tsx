@@ -8,7 +8,7 @@ import { Archive, ArchiveRestore, MoreHorizontal, Pencil, Search, Trash2 } from 
 import { archiveThreadAction, deleteThreadAction, listThreadsAction, renameThreadAction } from "@/app/(app)/c/actions";
 import type { ThreadSummary } from "@/lib/chat/threads";
 import { cn } from "@/lib/cn";
-import { THREADS_CHANGED } from "./chat-view";
+import { THREADS_CHANGED } from "./events";
 
 const menuItem =
   "flex cursor-pointer select-none items-center gap-2 rounded-sm px-2 py-1.5 text-sm outline-none data-[highlighted]:bg-accent data-[highlighted]:text-accent-foreground";
