@@ -84,4 +84,22 @@ describe.each(engines)("Agents SDK session on %s", (engine) => {
     expect(messages.some((m) => m.role === "tool" && m.tool_call_id === "call_veg")).toBe(true);
     expect(messages.find((m) => m.role === "tool" && m.tool_call_id === "call_diet")?.content).toContain("Is vegetarian");
   });
+
+  it("two concurrent runs on one session keep each run's items together", async () => {
+    const user = (await t.db.user.create({ data: { email: `concurrent-${engine}@example.com` } })).id;
+    const agent = new Agent({ name: "Helper", instructions: "Be brief.", model: "mock-chat" });
+    const session = await MnemoSession.open(t.db, user);
+    // The first run's answer is slow, so the second starts and finishes while it waits.
+    mock.script({ match: "first question", content: "First answer.", delayMs: 300 }, { match: "second question", content: "Second answer." });
+    await Promise.all([run(agent, "first question", { session }), run(agent, "second question", { session })]);
+    const texts = (await session.getItems()).map((i) => {
+      if ("role" in i && typeof i.content === "string") return i.content;
+      if ("role" in i && Array.isArray(i.content)) return (i.content as Array<{ text?: string }>).map((c) => c.text).join("");
+      return "";
+    });
+    expect([texts.slice(0, 2), texts.slice(2)].map((pair) => pair.join(" | ")).sort()).toEqual([
+      "first question | First answer.",
+      "second question | Second answer.",
+    ]);
+  });
 });
