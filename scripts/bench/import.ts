@@ -1,7 +1,7 @@
 // `npm run bench:import`: conversation import throughput and peak memory on a
 // generated ChatGPT export of 100,000 messages (BENCH_CONVERSATIONS x
 // BENCH_MESSAGES; every tenth conversation has an edited branch), on PGlite
-// and (with DATABASE_URL) PostgreSQL. The baseline, measured in the same run,
+// and (with DATABASE_URL) PostgreSQL (BENCH_ENGINES=pglite,postgres|none). The baseline, measured in the same run,
 // is reading and parsing the same file without storing anything: the ratio
 // says what storing costs. Peak heap staying far below the file's size shows
 // that the file is streamed. Prints a table, then one JSON line.
@@ -103,7 +103,9 @@ const rows: Array<Record<string, string | number | null>> = [
   { engine: "parse only (baseline)", seconds: round(parse.seconds, 1), "messages/s": Math.round(parse.value / parse.seconds), "peak heap MB": round(parse.heapMb, 0), "peak rss MB": round(parse.rssMb, 0), ratio: 1 },
 ];
 const results: Record<string, unknown> = { messages, fileMb: round(sizeMb, 1), parseSeconds: round(parse.seconds, 2) };
-for (const engine of (process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]) as Array<"pglite" | "postgres">) {
+// BENCH_ENGINES=none measures the parse alone (e.g. on a larger file, to see the heap stay flat).
+const engines = (process.env.BENCH_ENGINES ?? (process.env.TEST_DATABASE_URL ? "pglite,postgres" : "pglite")).split(",").filter((e) => e === "pglite" || e === "postgres");
+for (const engine of engines as Array<"pglite" | "postgres">) {
   const t = await createTestDb(engine);
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
   const run = await measure(() => importConversations(t.db, user.id, fs.createReadStream(file)));
