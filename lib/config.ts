@@ -67,7 +67,13 @@ const schema = z.object({
   MNEMO_TRUSTED_PROXIES: intWithDefault(0, 0),
   MNEMO_IMPORT_MAX_MB: intWithDefault(512, 1),
   MNEMO_IMPORT_LEARN_PER_MINUTE: intWithDefault(20, 1),
+  MNEMO_PROCEDURE_REVALIDATE_DAYS: intWithDefault(90, 0),
+  MNEMO_CONSOLIDATE_AFTER: intWithDefault(20, 1),
+  MNEMO_MEMORY_LOW_VALUE_DAYS: intWithDefault(90, 0),
 });
+
+/** Memory consolidation: when procedures go stale, how many new memories start a run, when unused low-confidence ones expire (0: never). */
+export type Consolidation = { procedureRevalidateDays: number; afterNewMemories: number; lowValueDays: number };
 
 export type Config = {
   env: "development" | "production" | "test";
@@ -99,7 +105,7 @@ export type Config = {
   /** Reverse proxies in front of the app whose X-Forwarded-For entries are trusted. */
   trustedProxies: number;
   /** mergeSimilarity: memories whose vectors are at least this similar are merged (above 1: never). */
-  memory: { tokenBudget: number; expireUnusedDays: number; mergeSimilarity: number };
+  memory: { tokenBudget: number; expireUnusedDays: number; mergeSimilarity: number; consolidation: Consolidation };
   /** Master key for encryption at rest (undefined: stored in plain text); the previous one during rotation. */
   encryption: { key?: string; previousKey?: string };
   /** Messages older than this many days are hidden and then deleted (0: kept). */
@@ -212,6 +218,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET,
       expireUnusedDays: env.MNEMO_MEMORY_EXPIRE_DAYS,
       mergeSimilarity: env.MNEMO_MEMORY_MERGE_SIMILARITY,
+      consolidation: {
+        procedureRevalidateDays: env.MNEMO_PROCEDURE_REVALIDATE_DAYS,
+        afterNewMemories: env.MNEMO_CONSOLIDATE_AFTER,
+        lowValueDays: env.MNEMO_MEMORY_LOW_VALUE_DAYS,
+      },
     },
     encryption: { key: env.MNEMO_ENCRYPTION_KEY, previousKey: env.MNEMO_ENCRYPTION_KEY_PREVIOUS },
     retention: { messageDays: env.MNEMO_MESSAGE_RETENTION_DAYS, temporaryChatHours: env.MNEMO_TEMPORARY_CHAT_HOURS },

@@ -98,6 +98,24 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     restoreMemoryAction: { call: (m, fx) => m.restoreMemoryAction(fx.memoryId as never), expect: OWNER_ONLY },
     // Deleting ids that are not yours deletes nothing: the count says so.
     deleteMemoriesAction: { call: (m, fx) => m.deleteMemoriesAction([fx.memoryId] as never), expect: OWNER_ONLY, deniedWhen: (r) => (r as { data?: number }).data === 0 },
+    settleConflictAction: {
+      // The owner's memory in conflict with a second one of theirs.
+      call: async (m, fx) => {
+        const db = state.db as TestDb["db"];
+        const owner = await db.memory.findUniqueOrThrow({ where: { id: fx.memoryId } });
+        const other = await db.memory.create({ data: { userId: owner.userId, text: "Lives in Porto", source: "explicit", conflictWithId: fx.memoryId } });
+        await db.memory.update({ where: { id: fx.memoryId }, data: { status: "active", conflictWithId: other.id } });
+        return m.settleConflictAction({ memoryId: fx.memoryId, otherId: other.id, keep: "both" } as never);
+      },
+      expect: OWNER_ONLY,
+    },
+    verifyProcedureAction: {
+      call: async (m, fx) => {
+        await (state.db as TestDb["db"]).memory.update({ where: { id: fx.memoryId }, data: { kind: "procedure", needsRevalidation: true } });
+        return m.verifyProcedureAction(fx.memoryId as never);
+      },
+      expect: OWNER_ONLY,
+    },
     memoryHistoryAction: { call: (m, fx) => m.memoryHistoryAction(fx.memoryId as never), expect: OWNER_ONLY },
     memorySettingsAction: { call: (m) => m.memorySettingsAction({ paused: true } as never), expect: SIGNED_IN },
     forgetMeAction: { call: (m) => m.forgetMeAction("forget me" as never), expect: SIGNED_IN },

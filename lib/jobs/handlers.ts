@@ -15,6 +15,7 @@ import { expireUnusedMemories } from "@/lib/memory/long-term";
 import { embedPending, queueEmbedding } from "@/lib/memory/embed";
 import { learnFromFeedback } from "@/lib/memory/feedback";
 import { learnFromImports } from "@/lib/import/learn";
+import { consolidateSoon, consolidateUser } from "@/lib/memory/consolidate";
 import type { JobKind } from "./queue";
 
 const id = z.string().min(1).max(64);
@@ -25,6 +26,7 @@ const payloads = {
   embed: z.object({ userId: id }),
   feedback: z.object({ feedbackId: id }),
   "import-learn": z.object({ userId: id }),
+  consolidate: z.object({ userId: id }),
 } satisfies Record<JobKind, z.ZodType>;
 
 const EMBED_PER_JOB = 512;
@@ -76,6 +78,7 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       if (!ex) return;
       await extractMemories(db, await connection(db), { userId: p.userId, threadId: p.threadId, userItemId: p.userItemId, ...ex, review: user.memoryReview });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
+      await consolidateSoon(db, p.userId);
       // What was just learned gets its vector next.
       await queueEmbedding(db, p.userId, `embed:extract:${p.answerItemId}`);
       return;
@@ -92,6 +95,12 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const fb = await db.feedback.findUnique({ where: { id: p.feedbackId }, select: { userId: true } });
       if (!fb) return; // removed since
       if ((await learnFromFeedback(db, await connection(db), p.feedbackId)) !== "nothing") await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
+      return;
+    }
+    case "consolidate": {
+      const p = payloads.consolidate.parse(payload);
+      const state = await resolveConnectionCached(db);
+      await consolidateUser(db, p.userId, state.configured ? state.connection : null);
       return;
     }
     case "import-learn": {

@@ -13,7 +13,7 @@ import os from "node:os";
 import type { Db } from "@/lib/db/client";
 import type { Job } from "@/lib/generated/prisma/client";
 
-export type JobKind = "title" | "summary" | "extract" | "embed" | "feedback" | "import-learn";
+export type JobKind = "title" | "summary" | "extract" | "embed" | "feedback" | "import-learn" | "consolidate";
 export type NewJob = { kind: JobKind; userId?: string | null; payload: Record<string, unknown>; dedupeKey?: string; runAt?: Date; maxAttempts?: number };
 
 export const WORKER_ID = `${os.hostname()}:${process.pid}`;

@@ -9,9 +9,16 @@ import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { addMemory, memoryKindSchema, searchMemories, setMemoryStatus, updateMemoryText, MemoryNotFoundError, SecretRefusedError } from "./long-term";
 import { cutGraphemes } from "@/lib/text/policy";
+import { procedureText, stepsSchema } from "./procedures";
 
 export const decisionSchema = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("ADD"), text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact"), confidence: z.number().min(0).max(1).default(0.7) }),
+  z.object({
+    op: z.literal("ADD"),
+    text: z.string().min(1).max(500),
+    kind: memoryKindSchema.default("fact"),
+    confidence: z.number().min(0).max(1).default(0.7),
+    steps: stepsSchema.optional().catch(undefined),
+  }),
   z.object({ op: z.literal("UPDATE"), id: z.string().min(1).max(64), text: z.string().min(1).max(500) }),
   z.object({ op: z.literal("DELETE"), id: z.string().min(1).max(64) }),
   z.object({ op: z.literal("NONE") }),
@@ -21,7 +28,7 @@ export type Decision = z.infer<typeof decisionSchema>;
 
 const INSTRUCTIONS = `You maintain a user's long-term memory for a chat assistant. From the latest exchange, decide what durable information about the USER is worth remembering: facts about them (name, family, work, places), stable preferences, and procedures they want followed. Ignore small talk, one-off requests, and anything about the assistant. Never record passwords, keys, card or account numbers.
 Existing related memories are listed with ids. Reply with JSON only: {"decisions": [...]}, each one of
-{"op":"ADD","text":"<short third-person statement>","kind":"fact|preference|procedure|other","confidence":0-1}
+{"op":"ADD","text":"<short third-person statement>","kind":"fact|preference|procedure|other","confidence":0-1}  (a procedure: "text" names the task and "steps":["...","..."] lists them in order)
 {"op":"UPDATE","id":"<existing id>","text":"<corrected statement>"}  (the user changed or corrected it)
 {"op":"DELETE","id":"<existing id>"}  (no longer true)
 {"op":"NONE"}  (nothing to change)`;
@@ -59,8 +66,9 @@ export async function applyDecisions(
           db,
           input.userId,
           {
-            text: d.text,
+            text: d.kind === "procedure" ? procedureText(d.text, d.steps) : d.text,
             kind: d.kind,
+            steps: d.kind === "procedure" ? d.steps : undefined,
             confidence: d.confidence,
             source: "inferred",
             status: input.review ? "pending" : "active",

@@ -6,6 +6,7 @@
 // provenance is the feedback. The same lesson again raises its confidence
 // instead of adding a copy. Never in temporary chats or while learning is paused.
 import { z } from "zod";
+import { onAnswerRated, procedureText, stepsSchema } from "./procedures";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
@@ -63,6 +64,7 @@ export async function rateAnswer(db: Db, userId: string, input: z.input<typeof r
     update: { rating, comment: sealed, processedAt: null },
   });
   await enqueue(db, [{ kind: "feedback", userId, payload: { feedbackId: fb.id } }]);
+  await onAnswerRated(db, userId, item.id, rating);
   return { rating, comment: comment || null };
 }
 
@@ -100,14 +102,16 @@ export async function recordCorrection(db: Db, userId: string, message: { id: st
 }
 
 export const lessonSchema = z.object({
-  lesson: z.object({ text: z.string().min(1).max(300), kind: z.enum(["preference", "procedure"]) }).nullable(),
+  lesson: z
+    .object({ text: z.string().min(1).max(300), kind: z.enum(["preference", "procedure"]), steps: stepsSchema.optional().catch(undefined) })
+    .nullable(),
 });
 
 const INSTRUCTIONS = `You help a chat assistant learn from its user's feedback. You get one answer the assistant gave, the question it answered, and the user's feedback on it. Write at most ONE durable lesson about how this user wants to be answered in future conversations:
 - a preference (style, length, format, tone, language, level of detail), e.g. "too long" -> "Prefers short answers";
-- or a procedure they want followed for a kind of task (steps, in order).
+- or a procedure they want followed for a kind of task: "text" names the task, "steps" lists what to do, in order.
 Generalise from this one answer to a rule that will still be true next week, as a short third-person statement. If the feedback is only about a one-off mistake with no lasting lesson, or is simply positive, reply with null. Never include passwords, keys or account numbers.
-Reply with JSON only: {"lesson": {"text": "...", "kind": "preference" | "procedure"}} or {"lesson": null}.`;
+Reply with JSON only: {"lesson": {"text": "...", "kind": "preference"}}, {"lesson": {"text": "<task>", "kind": "procedure", "steps": ["...", "..."]}} or {"lesson": null}.`;
 
 /** The feedback job: distils one feedback row into a memory (or raises the confidence of the one it matches). */
 export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackId: string): Promise<"learned" | "reinforced" | "nothing"> {
@@ -153,8 +157,9 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
       db,
       fb.userId,
       {
-        text: parsed.lesson.text,
+        text: parsed.lesson.kind === "procedure" ? procedureText(parsed.lesson.text, parsed.lesson.steps) : parsed.lesson.text,
         kind: parsed.lesson.kind,
+        steps: parsed.lesson.kind === "procedure" ? parsed.lesson.steps : undefined,
         source: "inferred",
         status: fb.user.memoryReview ? "pending" : "active",
         confidence: 0.6,

@@ -5,11 +5,13 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import type { Memory, MemoryActor, MemoryKind, MemorySource, MemoryStatus } from "@/lib/generated/prisma/client";
-import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
+import { cipherFor, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import { redactSecrets } from "./secrets";
 import { AppError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
+import { Prisma } from "@/lib/generated/prisma/client";
+import { parseSteps } from "./procedures";
 
 export const MEMORY_MAX_CHARS = 500;
 export const memoryTextSchema = z
@@ -37,8 +39,15 @@ export class SecretRefusedError extends AppError {
 
 /** explicit (said by the user) > manual (edited by hand) > inferred (learned by the model). */
 const RANK: Record<MemorySource, number> = { explicit: 3, manual: 2, inferred: 1 };
-export function outranks(a: Pick<Memory, "source" | "updatedAt">, b: Pick<Memory, "source" | "updatedAt">): boolean {
-  if (RANK[a.source] !== RANK[b.source]) return RANK[a.source] > RANK[b.source];
+/**
+ * Precedence on conflict: explicit (said by the user) > manual (written by hand)
+ * > verified (learned, then confirmed by a good rating) > inferred, then newer.
+ */
+export function standing(m: Pick<Memory, "source"> & { verifiedAt?: Date | null }): number {
+  return m.source === "inferred" && m.verifiedAt ? 1.5 : RANK[m.source];
+}
+export function outranks(a: Pick<Memory, "source" | "updatedAt"> & { verifiedAt?: Date | null }, b: Pick<Memory, "source" | "updatedAt"> & { verifiedAt?: Date | null }): boolean {
+  if (standing(a) !== standing(b)) return standing(a) > standing(b);
   return a.updatedAt.getTime() >= b.updatedAt.getTime(); // newer wins
 }
 
@@ -73,6 +82,8 @@ export type NewMemory = {
   sourceItemId?: string | null;
   sourceRef?: string | null;
   sourceFeedbackId?: string | null;
+  /** Procedures: the ordered steps (already written into the text by procedureText). */
+  steps?: string[];
 };
 
 /**
@@ -124,6 +135,10 @@ export async function addMemory(db: Db, userId: string, m: NewMemory, actor: Mem
       sourceItemId: m.sourceItemId ?? null,
       sourceRef: m.sourceRef ?? null,
       sourceFeedbackId: m.sourceFeedbackId ?? null,
+      steps: (() => {
+        const steps = m.steps?.length ? m.steps : m.kind === "procedure" ? parseSteps(text) : null;
+        return steps ? (sealJson(c, steps) as never) : undefined;
+      })(),
       tokens: countTokens(text),
       versions: { create: { userId, oldText: null, newText: c.seal(text), actor, reason } },
     },
@@ -174,6 +189,8 @@ export async function updateMemoryText(
       ...storedText(c, text),
       source: RANK[by.source] >= RANK[current.source] ? by.source : current.source,
       tokens: countTokens(text),
+      // A procedure's steps follow its text; a hand edit also counts as the user re-stating it.
+      ...(current.kind === "procedure" ? { steps: (sealJson(c, parseSteps(text)) ?? Prisma.DbNull) as never, needsRevalidation: by.actor === "user" ? false : current.needsRevalidation } : {}),
       sourceThreadId: by.sourceThreadId ?? current.sourceThreadId,
       sourceItemId: by.sourceItemId ?? current.sourceItemId,
       versions: { create: { userId, oldText: c.seal(current.text), newText: c.seal(text), actor: by.actor, reason: by.reason } },
@@ -209,6 +226,36 @@ export async function setPinned(db: Db, userId: string, id: string, pinned: bool
 export async function deleteMemories(db: Db, userId: string, ids: string[]): Promise<number> {
   const r = await db.memory.deleteMany({ where: { userId, id: { in: ids } } });
   return r.count;
+}
+
+/**
+ * Archives `drop` in favour of `keep` (a merge or a settled contradiction): a
+ * version on `drop` says why and names the memory that stays, a pin moves over,
+ * and any open conflict between the two is closed. Restoring `drop` undoes it.
+ * Returns false when either is no longer active (changed meanwhile).
+ */
+export async function retireMemory(db: Db, userId: string, keepId: string, dropId: string, reason: (kept: string) => string, actor: MemoryActor = "model") {
+  const c = await cipherFor(db, userId);
+  return db.$transaction(async (tx) => {
+    const pair = await tx.memory.findMany({ where: { id: { in: [keepId, dropId] }, userId, status: "active" } });
+    const keep = pair.find((m) => m.id === keepId);
+    const drop = pair.find((m) => m.id === dropId);
+    if (!keep || !drop) return false;
+    await tx.memory.update({
+      where: { id: drop.id },
+      data: {
+        status: "archived",
+        pinned: false,
+        conflictWithId: null,
+        versions: { create: { userId, oldText: drop.text, newText: drop.text, actor, reason: reason(c.open(keep.text)).slice(0, 1000) } },
+      },
+    });
+    await tx.memory.update({
+      where: { id: keep.id },
+      data: { ...(drop.pinned ? { pinned: true } : {}), ...(keep.conflictWithId === drop.id ? { conflictWithId: null } : {}) },
+    });
+    return true;
+  });
 }
 
 /** "Forget me": deletes every memory and stops recalling earlier conversations. */
@@ -256,7 +303,9 @@ export function queryTerms(text: string, max = 24): string[] {
   return [...new Set(words)].slice(0, max);
 }
 
-export type RankedMemory = Pick<Memory, "id" | "text" | "kind" | "source" | "pinned" | "tokens" | "updatedAt" | "sourceRef"> & { rank: number };
+export type RankedMemory = Pick<Memory, "id" | "text" | "kind" | "source" | "pinned" | "tokens" | "updatedAt" | "sourceRef" | "needsRevalidation"> & {
+  rank: number;
+};
 
 /**
  * The user's active memories ranked by relevance to `text`: each matching word
@@ -272,7 +321,7 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
        SELECT mnemo_user_query($1, $4::regconfig, t) AS q, t AS term FROM unnest($3::text[]) AS t
      ), usable AS MATERIALIZED (SELECT term, q FROM terms WHERE numnode(q) > 0),
      docs AS MATERIALIZED (
-       SELECT id, text, kind, source, pinned, tokens, "updatedAt", "sourceRef", search FROM "Memory"
+       SELECT id, text, kind, source, pinned, tokens, "updatedAt", "sourceRef", "needsRevalidation", search FROM "Memory"
        WHERE "userId" = $1 AND status = 'active' AND search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
          AND ("expiresAt" IS NULL OR "expiresAt" > now())
      ), total AS MATERIALIZED (
@@ -280,10 +329,10 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
      ), df AS MATERIALIZED (
        SELECT u.term, count(*)::float8 AS df FROM docs d JOIN usable u ON d.search @@ u.q GROUP BY u.term
      )
-     SELECT d.id, d.text, d.kind::text AS kind, d.source::text AS source, d.pinned, d.tokens, d."updatedAt", d."sourceRef",
+     SELECT d.id, d.text, d.kind::text AS kind, d.source::text AS source, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation",
             sum(ln(1 + (total.n - df.df + 0.5) / (df.df + 0.5)))::float8 AS rank
      FROM docs d JOIN usable u ON d.search @@ u.q JOIN df ON df.term = u.term CROSS JOIN total
-     GROUP BY d.id, d.text, d.kind, d.source, d.pinned, d.tokens, d."updatedAt", d."sourceRef"
+     GROUP BY d.id, d.text, d.kind, d.source, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation"
      ORDER BY rank DESC, d."updatedAt" DESC LIMIT $2`,
     userId,
     limit,

@@ -9,7 +9,7 @@
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { cipherFor } from "@/lib/crypto/content";
-import { outranks } from "./long-term";
+import { outranks, retireMemory } from "./long-term";
 import { nearestMemories } from "./vectors";
 
 /** Merges each of these (just embedded) memories with its nearest near-duplicate, if any. Returns how many were archived. */
@@ -33,33 +33,13 @@ export async function mergeNearDuplicates(db: Db, model: string, memoryIds: stri
 
 async function mergePair(db: Db, userId: string, a: string, b: string, score: number): Promise<boolean> {
   const c = await cipherFor(db, userId);
-  return db.$transaction(async (tx) => {
-    const pair = await tx.memory.findMany({ where: { id: { in: [a, b] }, userId, status: "active" } });
-    if (pair.length !== 2) return false; // one was changed or merged meanwhile
-    // Close vectors can still be different facts when only a number differs
-    // ("visited in 2019" / "visited in 2021"): those stay apart.
-    if (numbersIn(c.open(pair[0].text)) !== numbersIn(c.open(pair[1].text))) return false;
-    const [keep, drop] = outranks(pair[0], pair[1]) ? [pair[0], pair[1]] : [pair[1], pair[0]];
-    const sealed = drop.text;
-    await tx.memory.update({
-      where: { id: drop.id },
-      data: {
-        status: "archived",
-        pinned: false,
-        versions: {
-          create: {
-            userId,
-            oldText: sealed,
-            newText: sealed,
-            actor: "model",
-            reason: `Merged into a memory that says the same (similarity ${score.toFixed(2)}): ${c.open(keep.text)}`.slice(0, 1000),
-          },
-        },
-      },
-    });
-    if (drop.pinned && !keep.pinned) await tx.memory.update({ where: { id: keep.id }, data: { pinned: true } });
-    return true;
-  });
+  const pair = await db.memory.findMany({ where: { id: { in: [a, b] }, userId, status: "active" } });
+  if (pair.length !== 2) return false; // one was changed or merged meanwhile
+  // Close vectors can still be different facts when only a number differs
+  // ("visited in 2019" / "visited in 2021"): those stay apart.
+  if (numbersIn(c.open(pair[0].text)) !== numbersIn(c.open(pair[1].text))) return false;
+  const [keep, drop] = outranks(pair[0], pair[1]) ? [pair[0], pair[1]] : [pair[1], pair[0]];
+  return retireMemory(db, userId, keep.id, drop.id, (kept) => `Merged into a memory that says the same (similarity ${score.toFixed(2)}): ${kept}`);
 }
 
-const numbersIn = (text: string) => [...new Set(text.match(/\d+(?:[.,]\d+)*/g) ?? [])].sort().join(" ");
+export const numbersIn = (text: string) => [...new Set(text.match(/\d+(?:[.,]\d+)*/g) ?? [])].sort().join(" ");

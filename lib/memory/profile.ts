@@ -12,6 +12,7 @@ export type ProfileMemory = {
   id: string;
   text: string;
   kind: MemoryKind;
+  needsRevalidation: boolean;
   source: MemorySource;
   pinned: boolean;
   sourceRef: string | null;
@@ -32,12 +33,12 @@ export async function loadProfile(db: Db, userId: string, limit: number): Promis
     // a CROSS JOIN with an aggregate CTE was re-run for every row when the
     // planner misjudged the row count, which made this quadratic.
     `WITH active AS MATERIALIZED (
-       SELECT id, text, kind::text AS kind, source::text AS source, pinned, tokens, "sourceRef", "lastUsedAt", "updatedAt"
+       SELECT id, text, kind::text AS kind, source::text AS source, pinned, tokens, "sourceRef", "lastUsedAt", "updatedAt", "needsRevalidation"
        FROM "Memory" WHERE "userId" = $1 AND status = 'active' AND ("expiresAt" IS NULL OR "expiresAt" > now())
      ), used AS MATERIALIZED (
        SELECT "memoryId", count(*)::int AS n FROM "MemoryUse" WHERE "userId" = $1 GROUP BY "memoryId"
      )
-     SELECT a.id, a.text, a.kind, a.source, a.pinned, a.tokens, a."sourceRef",
+     SELECT a.id, a.text, a.kind, a.source, a.pinned, a.tokens, a."sourceRef", a."needsRevalidation",
             (SELECT count(*) FROM active)::int AS n, (SELECT COALESCE(sum(tokens + $3), 0) FROM active)::int AS cost,
             COALESCE(u.n, 0) AS uses
      FROM active a LEFT JOIN used u ON u."memoryId" = a.id

@@ -15,7 +15,7 @@ import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
 
-export type RecalledMemory = Pick<RankedMemory, "id" | "text" | "kind" | "pinned" | "sourceRef">;
+export type RecalledMemory = Pick<RankedMemory, "id" | "text" | "kind" | "pinned" | "sourceRef" | "needsRevalidation">;
 export type Passage = {
   itemIds: string[];
   threadId: string;
@@ -34,7 +34,10 @@ type Neighbor = { id: string; threadId: string; position: number; role: string; 
 type NeighborRow = Neighbor & { hit: string; hitPosition: number; hitAt: Date; rank: number };
 type Hit = { threadId: string; position: number; at: Date; rows: Neighbor[] };
 
-const memLine = (m: RecalledMemory) => `- ${JSON.stringify(m.text).replace(/</g, "\\u003c").replace(/>/g, "\\u003e")} (${m.kind}${m.pinned ? ", pinned" : ""})`;
+// A procedure that needs re-validation goes in with its caveat: the model can still follow it, but asks first.
+const memLine = (m: RecalledMemory) =>
+  `- ${JSON.stringify(m.text).replace(/</g, "\\u003c").replace(/>/g, "\\u003e")} (${m.kind}${m.pinned ? ", pinned" : ""}` +
+  `${m.needsRevalidation ? ", not verified recently: confirm with the user before relying on it" : ""})`;
 const passageText = (p: Passage) =>
   `- From a conversation on ${p.date.toISOString().slice(0, 10)}${p.title ? ` (${JSON.stringify(p.title).replace(/</g, "\\u003c")})` : ""}:\n${p.lines.map((l) => `  ${l}`).join("\n")}`;
 
@@ -131,7 +134,7 @@ export async function recall(
     const cost = countTokens(m.text) + MEMORY_LINE_OVERHEAD;
     if (tokens + cost > budget) return;
     seen.add(m.id);
-    memories.push({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef });
+    memories.push({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef, needsRevalidation: m.needsRevalidation });
     tokens += cost;
   };
   const takePassage = (h: Hit) => {
@@ -248,7 +251,7 @@ async function loadMissingMemories(db: Db, userId: string, ids: string[], into: 
   const c = await cipherFor(db, userId);
   const rows = await db.memory.findMany({
     where: { id: { in: ids }, userId, status: "active" },
-    select: { id: true, text: true, kind: true, pinned: true, sourceRef: true },
+    select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, needsRevalidation: true },
   });
   for (const r of rows) into.set(r.id, { ...r, text: c.open(r.text) });
 }

@@ -18,6 +18,8 @@ import {
   setPinned,
   updateMemoryText,
 } from "@/lib/memory/long-term";
+import { settleConflict, settleInput } from "@/lib/memory/conflicts";
+import { verifyProcedure } from "@/lib/memory/procedures";
 
 const id = z.string().trim().min(1).max(64);
 
@@ -43,6 +45,16 @@ export async function addMemoryAction(text: string, kind: string) {
     await addMemory(db, userId, { text: z.string().parse(text), kind: memoryKindSchema.parse(kind), source: "manual" }, "user", "Added on the memory dashboard");
     await embedSoon(db, userId);
   });
+}
+
+/** The user's answer to a conflict: keep this memory, the other one, or both. */
+export async function settleConflictAction(input: z.input<typeof settleInput>) {
+  return run(async (userId) => settleConflict(await getDb(), userId, input));
+}
+
+/** "Still right": the user re-validates a procedure that was marked for it. */
+export async function verifyProcedureAction(memoryId: string) {
+  return run(async (userId) => void (await verifyProcedure(await getDb(), userId, id.parse(memoryId))));
 }
 
 export async function pinMemoryAction(memoryId: string, pinned: boolean) {

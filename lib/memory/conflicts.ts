@@ -1,0 +1,53 @@
+// Conflicts the user decides: two active memories of equal standing (both said
+// or written by the user) that consolidation found contradictory. The
+// dashboard asks which is true now; the answer is recorded as versions.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { cipherFor } from "@/lib/crypto/content";
+import { MemoryNotFoundError, retireMemory } from "./long-term";
+
+export type Conflict = { a: { id: string; text: string; createdAt: string }; b: { id: string; text: string; createdAt: string } };
+
+/** Open conflicts, older statement first in each pair. */
+export async function listConflicts(db: Db, userId: string): Promise<Conflict[]> {
+  const rows = await db.memory.findMany({
+    where: { userId, status: "active", conflictWithId: { not: null } },
+    select: { id: true, text: true, createdAt: true, conflictWithId: true },
+    orderBy: { createdAt: "asc" },
+  });
+  const c = await cipherFor(db, userId);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const out: Conflict[] = [];
+  for (const r of rows) {
+    const other = byId.get(r.conflictWithId!);
+    // Each pair once (from its older side); a pair whose other side is gone is no conflict.
+    if (!other || other.conflictWithId !== r.id || other.createdAt < r.createdAt || (other.createdAt.getTime() === r.createdAt.getTime() && other.id < r.id)) continue;
+    const view = (m: typeof r) => ({ id: m.id, text: c.open(m.text), createdAt: m.createdAt.toISOString() });
+    out.push({ a: view(r), b: view(other) });
+  }
+  return out;
+}
+
+export const settleInput = z.object({
+  memoryId: z.string().min(1).max(64),
+  otherId: z.string().min(1).max(64),
+  keep: z.enum(["memory", "other", "both"]),
+});
+
+/** Keeps one (the other is archived, restorable, with a version naming the one kept) or both (the conflict is closed). */
+export async function settleConflict(db: Db, userId: string, input: z.input<typeof settleInput>): Promise<void> {
+  const { memoryId, otherId, keep } = settleInput.parse(input);
+  const pair = await db.memory.findMany({ where: { id: { in: [memoryId, otherId] }, userId, status: "active" }, select: { id: true, text: true, conflictWithId: true } });
+  const m = pair.find((x) => x.id === memoryId);
+  const o = pair.find((x) => x.id === otherId);
+  if (!m || !o || m.conflictWithId !== o.id) throw new MemoryNotFoundError();
+  if (keep === "both") {
+    await db.$transaction([
+      db.memory.update({ where: { id: m.id }, data: { conflictWithId: null, versions: { create: { userId, oldText: m.text, newText: m.text, actor: "user", reason: "You kept both: both are true" } } } }),
+      db.memory.update({ where: { id: o.id }, data: { conflictWithId: null, versions: { create: { userId, oldText: o.text, newText: o.text, actor: "user", reason: "You kept both: both are true" } } } }),
+    ]);
+    return;
+  }
+  const [kept, dropped] = keep === "memory" ? [m, o] : [o, m];
+  await retireMemory(db, userId, kept.id, dropped.id, (k) => `You chose the other memory as true now: ${k}`, "user");
+}

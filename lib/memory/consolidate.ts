@@ -1,0 +1,216 @@
+// Consolidation: keeps a user's long-term memory clean over time. One run, for
+// one user:
+// 1. merges duplicates: equal text at once, near-duplicates by vector
+//    (lib/memory/near-duplicates.ts), and pairs the memory model calls "the same";
+// 2. settles contradictions by precedence (explicit > manual > verified >
+//    inferred, then newer), archiving the loser with a version naming the
+//    winner; two memories the user stated themselves are left for the user to
+//    decide (both get `conflictWithId`, shown on the dashboard);
+// 3. expires low-value memories (learned, never used, low confidence, old) to
+//    archived, where they can be restored;
+// 4. marks procedures not verified for a while as needing re-validation.
+// Candidate pairs come from shared words or close vectors, and only pairs with
+// a memory that changed since the last run are judged, so a run costs few
+// model calls. Runs as the `consolidate` job (one user per job, so several
+// instances never consolidate one user at once): after enough new memories,
+// and for everyone from `npm run jobs:consolidate`.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { cipherFor } from "@/lib/crypto/content";
+import type { ModelConnection } from "@/lib/llm/connection";
+import { askMemoryModelJson } from "@/lib/llm/memory-json";
+import { enqueue } from "@/lib/jobs/queue";
+import { resolveEmbedder } from "@/lib/llm/embeddings";
+import { normalizeText, outranks, queryTerms, retireMemory, standing } from "./long-term";
+import { mergeNearDuplicates } from "./near-duplicates";
+import { markStaleProcedures } from "./procedures";
+
+export type ConsolidationCounts = {
+  merged: number;
+  contradictionsSettled: number;
+  conflictsForUser: number;
+  expired: number;
+  staleProcedures: number;
+  pairsJudged: number;
+  modelCalls: number;
+};
+
+export const emptyCounts = (): ConsolidationCounts => ({ merged: 0, contradictionsSettled: 0, conflictsForUser: 0, expired: 0, staleProcedures: 0, pairsJudged: 0, modelCalls: 0 });
+
+/** Pairs judged per run, at most, and per model call. */
+const MAX_PAIRS = 60;
+const PAIRS_PER_CALL = 20;
+/** Word overlap (Jaccard over content words) or vector similarity that makes two memories worth comparing. */
+const WORD_OVERLAP = 0.34;
+const VECTOR_SIMILARITY = 0.75;
+/** Below this confidence, a learned memory nobody used expires after MNEMO_MEMORY_LOW_VALUE_DAYS. */
+const LOW_CONFIDENCE = 0.5;
+
+const verdictSchema = z.object({
+  verdicts: z.array(z.object({ pair: z.number().int().min(0), verdict: z.enum(["same", "conflict", "different"]) })).max(PAIRS_PER_CALL),
+});
+
+const JUDGE = `You check a user's long-term memory (statements a chat assistant keeps about its user) for duplicates and contradictions. For each numbered pair, answer:
+- "same": both say the same thing (one may be more detailed);
+- "conflict": both cannot be true now (two different home cities, a changed preference, a new job);
+- "different": both can be true (about different people, things or times).
+Be strict: "Sister lives in Porto" and "Brother lives in Porto" are different. Reply with JSON only: {"verdicts":[{"pair":0,"verdict":"same|conflict|different"}, ...]}`;
+
+type Row = {
+  id: string;
+  text: string;
+  kind: string;
+  source: "explicit" | "manual" | "inferred";
+  updatedAt: Date;
+  createdAt: Date;
+  verifiedAt: Date | null;
+  pinned: boolean;
+  embedding: number[] | null;
+  embeddingModel: string | null;
+};
+
+export async function consolidateUser(db: Db, userId: string, conn: ModelConnection | null, now = new Date()): Promise<ConsolidationCounts> {
+  const counts = emptyCounts();
+  const cfg = getConfig().memory.consolidation;
+  const user = await db.user.findUnique({ where: { id: userId }, select: { consolidatedAt: true } });
+  if (!user) return counts;
+  const since = user.consolidatedAt ?? new Date(0);
+
+  counts.merged += await mergeEqualText(db, userId);
+  const embedder = await resolveEmbedder(db).catch(() => null);
+  if (embedder) {
+    const ids = await db.memory.findMany({ where: { userId, status: "active", embeddingModel: embedder.model, updatedAt: { gt: since } }, select: { id: true } });
+    counts.merged += await mergeNearDuplicates(db, embedder.model, ids.map((r) => r.id));
+  }
+  if (conn) await judgePairs(db, userId, conn, since, embedder?.model ?? null, counts);
+  counts.expired += await expireLowValue(db, userId, cfg.lowValueDays, now);
+  counts.staleProcedures += await markStaleProcedures(db, cfg.procedureRevalidateDays, userId);
+  // Stamped at the end: what this run itself changed does not count as new next time.
+  await db.user.update({ where: { id: userId }, data: { consolidatedAt: new Date() } });
+  return counts;
+}
+
+async function activeRows(db: Db, userId: string): Promise<Row[]> {
+  const c = await cipherFor(db, userId);
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, embedding, "embeddingModel"
+     FROM "Memory" WHERE "userId" = $1 AND status = 'active' ORDER BY "createdAt"`,
+    userId,
+  );
+  return rows.map((r) => ({ ...r, text: c.open(r.text), updatedAt: new Date(r.updatedAt), createdAt: new Date(r.createdAt) }));
+}
+
+/** Memories whose text is equal once case and punctuation are ignored (e.g. from imports or edits): one stays. */
+async function mergeEqualText(db: Db, userId: string): Promise<number> {
+  const byText = new Map<string, Row[]>();
+  for (const r of await activeRows(db, userId)) byText.set(normalizeText(r.text), [...(byText.get(normalizeText(r.text)) ?? []), r]);
+  let merged = 0;
+  for (const group of byText.values()) {
+    if (group.length < 2) continue;
+    const keep = group.reduce((best, m) => (outranks(m, best) ? m : best));
+    for (const drop of group) if (drop !== keep && (await retireMemory(db, userId, keep.id, drop.id, (k) => `Merged into the same memory: ${k}`))) merged++;
+  }
+  return merged;
+}
+
+const jaccard = (a: Set<string>, b: Set<string>) => {
+  let inter = 0;
+  for (const w of a) if (b.has(w)) inter++;
+  return inter / Math.max(1, a.size + b.size - inter);
+};
+const cosine = (a: number[], b: number[]) => {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / (Math.sqrt(na * nb) || 1);
+};
+
+/** Pairs of the same kind that look alike, with at least one memory new or changed since the last run; most alike first. */
+export function candidatePairs(rows: Row[], since: Date, model: string | null, max = MAX_PAIRS): Array<[Row, Row, number]> {
+  const terms = rows.map((r) => new Set(queryTerms(r.text, 40)));
+  const pairs: Array<[Row, Row, number]> = [];
+  for (let i = 0; i < rows.length; i++) {
+    for (let j = i + 1; j < rows.length; j++) {
+      const [a, b] = [rows[i], rows[j]];
+      if (a.kind !== b.kind || (a.updatedAt <= since && b.updatedAt <= since)) continue;
+      const words = jaccard(terms[i], terms[j]);
+      const vec = model && a.embeddingModel === model && b.embeddingModel === model && a.embedding?.length === b.embedding?.length && a.embedding ? cosine(a.embedding, b.embedding!) : 0;
+      if (words >= WORD_OVERLAP || vec >= VECTOR_SIMILARITY) pairs.push([a, b, Math.max(words, vec)]);
+    }
+  }
+  return pairs.sort((x, y) => y[2] - x[2]).slice(0, max);
+}
+
+async function judgePairs(db: Db, userId: string, conn: ModelConnection, since: Date, model: string | null, counts: ConsolidationCounts) {
+  const pairs = candidatePairs(await activeRows(db, userId), since, model);
+  const settled = new Set<string>(); // a memory retired in this run is not judged again
+  for (let start = 0; start < pairs.length; start += PAIRS_PER_CALL) {
+    const batch = pairs.slice(start, start + PAIRS_PER_CALL).filter(([a, b]) => !settled.has(a.id) && !settled.has(b.id));
+    if (!batch.length) continue;
+    const list = batch.map(([a, b], i) => `${i}. A: ${JSON.stringify(a.text)}\n   B: ${JSON.stringify(b.text)}`).join("\n");
+    counts.modelCalls++;
+    const parsed = await askMemoryModelJson(conn, JUDGE, `Pairs:\n${list}`, verdictSchema);
+    if (!parsed) continue; // malformed output changes nothing
+    for (const v of parsed.verdicts) {
+      const pair = batch[v.pair];
+      if (!pair || v.verdict === "different") {
+        if (pair) counts.pairsJudged++;
+        continue;
+      }
+      counts.pairsJudged++;
+      const [a, b] = pair;
+      const [keep, drop] = outranks(a, b) ? [a, b] : [b, a];
+      if (v.verdict === "same") {
+        if (await retireMemory(db, userId, keep.id, drop.id, (k) => `Merged into a memory that says the same: ${k}`)) {
+          counts.merged++;
+          settled.add(drop.id);
+        }
+      } else if (standing(a) >= 2 && standing(b) >= 2) {
+        // Both stated by the user: only the user can say which is true now.
+        await db.memory.updateMany({ where: { id: { in: [a.id, b.id] }, userId, status: "active" }, data: { conflictWithId: null } });
+        await db.memory.update({ where: { id: a.id }, data: { conflictWithId: b.id } });
+        await db.memory.update({ where: { id: b.id }, data: { conflictWithId: a.id } });
+        counts.conflictsForUser++;
+      } else if (await retireMemory(db, userId, keep.id, drop.id, (k) => `Contradicted by a memory that takes precedence: ${k}`)) {
+        counts.contradictionsSettled++;
+        settled.add(drop.id);
+      }
+    }
+  }
+}
+
+/** Learned memories nobody used, with low confidence, older than `days`: archived (restorable). */
+async function expireLowValue(db: Db, userId: string, days: number, now: Date): Promise<number> {
+  if (days <= 0) return 0;
+  const cutoff = new Date(now.getTime() - days * 86_400_000);
+  const rows = await db.memory.findMany({
+    where: { userId, status: "active", source: "inferred", pinned: false, confidence: { lt: LOW_CONFIDENCE }, lastUsedAt: null, createdAt: { lt: cutoff }, uses: { none: {} } },
+    select: { id: true, text: true },
+  });
+  for (const m of rows) {
+    await db.memory.update({
+      where: { id: m.id },
+      data: {
+        status: "archived",
+        versions: { create: { userId, oldText: m.text, newText: m.text, actor: "model", reason: `Expired: learned with low confidence and never used in ${days} days` } },
+      },
+    });
+  }
+  return rows.length;
+}
+
+/** After learning: once enough memories are new since the last run, queue one for this user. */
+export async function consolidateSoon(db: Db, userId: string): Promise<void> {
+  const user = await db.user.findUnique({ where: { id: userId }, select: { consolidatedAt: true } });
+  if (!user) return;
+  const fresh = await db.memory.count({ where: { userId, createdAt: { gt: user.consolidatedAt ?? new Date(0) } } });
+  if (fresh < getConfig().memory.consolidation.afterNewMemories) return;
+  // One queued run per generation: the key changes once a run has happened.
+  await enqueue(db, [{ kind: "consolidate", userId, payload: { userId }, dedupeKey: `consolidate:${userId}:${user.consolidatedAt?.toISOString() ?? "never"}` }]);
+}
