@@ -42,7 +42,7 @@ export const emptyCounts = (): ConsolidationCounts => ({ merged: 0, contradictio
 const MAX_PAIRS = 60;
 const PAIRS_PER_CALL = 20;
 /** Word overlap (Jaccard over content words) or vector similarity that makes two memories worth comparing. */
-const WORD_OVERLAP = 0.34;
+const WORD_OVERLAP = 0.3;
 const VECTOR_SIMILARITY = 0.75;
 /** Below this confidence, a learned memory nobody used expires after MNEMO_MEMORY_LOW_VALUE_DAYS. */
 const LOW_CONFIDENCE = 0.5;
@@ -80,7 +80,7 @@ export async function consolidateUser(db: Db, userId: string, conn: ModelConnect
   counts.merged += await mergeEqualText(db, userId);
   const embedder = await resolveEmbedder(db).catch(() => null);
   if (embedder) {
-    const ids = await db.memory.findMany({ where: { userId, status: "active", embeddingModel: embedder.model, updatedAt: { gt: since } }, select: { id: true } });
+    const ids = await db.memory.findMany({ where: { userId, status: "active", embeddingModel: embedder.model }, select: { id: true } });
     counts.merged += await mergeNearDuplicates(db, embedder.model, ids.map((r) => r.id));
   }
   if (conn) await judgePairs(db, userId, conn, since, embedder?.model ?? null, counts);
@@ -131,14 +131,29 @@ const cosine = (a: number[], b: number[]) => {
   return dot / (Math.sqrt(na * nb) || 1);
 };
 
-/** Pairs of the same kind that look alike, with at least one memory new or changed since the last run; most alike first. */
-export function candidatePairs(rows: Row[], since: Date, model: string | null, max = MAX_PAIRS): Array<[Row, Row, number]> {
+/**
+ * Memories added, or whose text changed, since the last run. (A pin, a status
+ * or a settled conflict is no reason to judge a memory again.)
+ */
+async function changedSince(db: Db, userId: string, since: Date): Promise<Set<string>> {
+  const rows = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `SELECT m.id FROM "Memory" m WHERE m."userId" = $1 AND m.status = 'active'
+       AND (m."createdAt" > $2 OR EXISTS (SELECT 1 FROM "MemoryVersion" v WHERE v."memoryId" = m.id AND v."createdAt" > $2
+                                           AND v."oldText" IS DISTINCT FROM v."newText"))`,
+    userId,
+    since,
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Pairs of the same kind that look alike, with at least one memory in `changed`; most alike first. */
+export function candidatePairs(rows: Row[], changed: Set<string> | "all", model: string | null, max = MAX_PAIRS): Array<[Row, Row, number]> {
   const terms = rows.map((r) => new Set(queryTerms(r.text, 40)));
   const pairs: Array<[Row, Row, number]> = [];
   for (let i = 0; i < rows.length; i++) {
     for (let j = i + 1; j < rows.length; j++) {
       const [a, b] = [rows[i], rows[j]];
-      if (a.kind !== b.kind || (a.updatedAt <= since && b.updatedAt <= since)) continue;
+      if (a.kind !== b.kind || (changed !== "all" && !changed.has(a.id) && !changed.has(b.id))) continue;
       const words = jaccard(terms[i], terms[j]);
       const vec = model && a.embeddingModel === model && b.embeddingModel === model && a.embedding?.length === b.embedding?.length && a.embedding ? cosine(a.embedding, b.embedding!) : 0;
       if (words >= WORD_OVERLAP || vec >= VECTOR_SIMILARITY) pairs.push([a, b, Math.max(words, vec)]);
@@ -148,7 +163,7 @@ export function candidatePairs(rows: Row[], since: Date, model: string | null, m
 }
 
 async function judgePairs(db: Db, userId: string, conn: ModelConnection, since: Date, model: string | null, counts: ConsolidationCounts) {
-  const pairs = candidatePairs(await activeRows(db, userId), since, model);
+  const pairs = candidatePairs(await activeRows(db, userId), await changedSince(db, userId, since), model);
   const settled = new Set<string>(); // a memory retired in this run is not judged again
   for (let start = 0; start < pairs.length; start += PAIRS_PER_CALL) {
     const batch = pairs.slice(start, start + PAIRS_PER_CALL).filter(([a, b]) => !settled.has(a.id) && !settled.has(b.id));

@@ -1,0 +1,149 @@
+// Consolidation on a planted set, with the memory model's verdicts scripted:
+// equal texts merge; "same" merges into the stronger memory; a contradiction
+// between a learned and a stated memory goes to the stated one; two stated
+// ones wait for the user, who settles them; look-alikes stay; old unused
+// low-confidence memories expire; procedures are verified by 👍, marked by 👎
+// and by age, and go into the prompt with a caveat.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { clearConnectionCache, resolveConnection, saveConnection, type ModelConnection } from "@/lib/llm/connection";
+import { addMemory } from "@/lib/memory/long-term";
+import { candidatePairs, consolidateUser } from "@/lib/memory/consolidate";
+import { listConflicts, settleConflict } from "@/lib/memory/conflicts";
+import { rateAnswer } from "@/lib/memory/feedback";
+import { appendItems } from "@/lib/memory/session";
+import { createThread } from "@/lib/chat/threads";
+import { memoryBlock, recall } from "@/lib/memory/recall";
+import { markStaleProcedures, parseSteps, procedureText } from "@/lib/memory/procedures";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+describe.each(engines)("memory consolidation on %s", (engine) => {
+  let t: TestDb;
+  let conn: ModelConnection;
+  let n = 0;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    const admin = await t.db.user.create({ data: { email: `cons-admin-${engine}@example.com`, role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
+    clearConnectionCache(t.db);
+    const s = await resolveConnection(t.db);
+    if (!s.configured) throw new Error("no connection");
+    conn = s.connection;
+  });
+  afterAll(async () => t?.close());
+  const newUser = async () => (await t.db.user.create({ data: { email: `cons-${engine}-${n++}@example.com` } })).id;
+  const add = (userId: string, text: string, source: "explicit" | "manual" | "inferred", extra: object = {}) =>
+    addMemory(t.db, userId, { text, source, ...extra }, source === "inferred" ? "model" : "user", "planted");
+  const active = async (userId: string) => (await t.db.memory.findMany({ where: { userId, status: "active" }, orderBy: { createdAt: "asc" } })).map((m) => m.text);
+
+  it("merges, settles by precedence, leaves look-alikes, asks the user about two stated facts, expires low-value memories", async () => {
+    const user = await newUser();
+    await add(user, "Lives in Lisbon", "explicit");
+    await add(user, "Lives in Porto", "explicit");
+    await add(user, "Works as a nurse", "explicit");
+    await add(user, "Works as a nurse at a hospital", "inferred");
+    await add(user, "Likes dark roast coffee", "inferred");
+    await add(user, "Dislikes dark roast coffee", "manual");
+    await add(user, "Sister lives in Porto", "inferred");
+    await add(user, "Brother lives in Porto", "inferred");
+    const stale = await add(user, "Maybe likes jazz", "inferred", { confidence: 0.3 });
+    await t.db.memory.update({ where: { id: stale.id }, data: { createdAt: new Date(Date.now() - 200 * 86_400_000) } });
+    // Equal text but for case and punctuation (e.g. from an import): merged without the model.
+    const dup = await t.db.memory.create({ data: { userId: user, text: "works as a nurse!", source: "inferred" } });
+
+    const texts = (await t.db.memory.findMany({ where: { userId: user, status: "active" } })).map((m) => m.text);
+    const pairs = candidatePairs(
+      (await t.db.memory.findMany({ where: { userId: user, status: "active" } })).map((m) => ({ ...m, kind: m.kind, embedding: null })),
+      "all",
+      null,
+    ).map(([a, b]) => [a.text, b.text].sort().join(" / "));
+    for (const expected of ["Lives in Lisbon / Lives in Porto", "Dislikes dark roast coffee / Likes dark roast coffee", "Works as a nurse / Works as a nurse at a hospital"]) {
+      expect(pairs, `the pair finder proposes ${expected}`).toContain(expected);
+    }
+    expect(texts).toHaveLength(10);
+
+    // The judge, as a real memory model would answer (by content, whatever order the pairs come in).
+    const verdict = (a: string, b: string) => {
+      const k = [a, b].sort().join(" / ");
+      if (k === "Lives in Lisbon / Lives in Porto") return "conflict";
+      if (k === "Dislikes dark roast coffee / Likes dark roast coffee") return "conflict";
+      if (k === "Works as a nurse / Works as a nurse at a hospital") return "same";
+      return "different";
+    };
+    const judge = async () => {
+      // The run merges the equal-text copy before it asks, so the pairs it sends leave that one out.
+      const pending = (await t.db.memory.findMany({ where: { userId: user, status: "active", id: { not: dup.id } }, orderBy: { createdAt: "asc" } })).map((m) => ({ ...m, embedding: null }));
+      const list = candidatePairs(pending, "all", null);
+      mock.script({ match: "Pairs:", json: { verdicts: list.map(([a, b], i) => ({ pair: i, verdict: verdict(a.text, b.text) })) } });
+    };
+    await judge();
+    const counts = await consolidateUser(t.db, user, conn);
+    expect(counts).toMatchObject({ merged: 2, contradictionsSettled: 1, conflictsForUser: 1, expired: 1, modelCalls: 1 });
+    expect(await active(user)).toEqual([
+      "Lives in Lisbon",
+      "Lives in Porto",
+      "Works as a nurse",
+      "Dislikes dark roast coffee",
+      "Sister lives in Porto",
+      "Brother lives in Porto",
+    ]);
+    // The loser's history names the winner.
+    const coffee = await t.db.memory.findFirstOrThrow({ where: { userId: user, text: "Likes dark roast coffee" }, include: { versions: true } });
+    expect(coffee.status).toBe("archived");
+    expect(coffee.versions.at(-1)?.reason).toBe("Contradicted by a memory that takes precedence: Dislikes dark roast coffee");
+    const jazz = await t.db.memory.findFirstOrThrow({ where: { id: stale.id }, include: { versions: true } });
+    expect(jazz.versions.at(-1)?.reason).toMatch(/^Expired: learned with low confidence and never used/);
+
+    // The user settles the conflict: Porto is true now.
+    const [conflict] = await listConflicts(t.db, user);
+    expect([conflict.a.text, conflict.b.text]).toEqual(["Lives in Lisbon", "Lives in Porto"]);
+    await settleConflict(t.db, user, { memoryId: conflict.b.id, otherId: conflict.a.id, keep: "memory" });
+    expect(await listConflicts(t.db, user)).toEqual([]);
+    const lisbon = await t.db.memory.findUniqueOrThrow({ where: { id: conflict.a.id }, include: { versions: true } });
+    expect(lisbon.status).toBe("archived");
+    expect(lisbon.versions.at(-1)).toMatchObject({ actor: "user", reason: "You chose the other memory as true now: Lives in Porto" });
+
+    // A second run judges nothing new: no model call.
+    mock.reset();
+    const again = await consolidateUser(t.db, user, conn);
+    expect(again).toMatchObject({ merged: 0, contradictionsSettled: 0, conflictsForUser: 0, modelCalls: 0 });
+    expect(mock.chatRequests()).toHaveLength(0);
+  });
+
+  it("procedures: steps kept, verified by 👍, marked by 👎 and by age, sent with a caveat", async () => {
+    const user = await newUser();
+    const text = procedureText("Deploying the blog", ["Run the tests", "Build the site", "Upload to the server"]);
+    expect(text).toBe("Deploying the blog: 1. Run the tests; 2. Build the site; 3. Upload to the server");
+    expect(parseSteps(text)).toEqual(["Run the tests", "Build the site", "Upload to the server"]);
+    const p = await add(user, text, "inferred", { kind: "procedure", steps: parseSteps(text) });
+    const thread = await createThread(t.db, user);
+    const [, answer] = await appendItems(t.db, thread.id, [{ role: "user", content: "How do I deploy the blog?" }, { role: "assistant", content: "Run the tests, build, upload." }]);
+    await t.db.memoryUse.create({ data: { itemId: answer.id, memoryId: p.id, userId: user } });
+
+    await rateAnswer(t.db, user, { itemId: answer.id, rating: 1 });
+    const m = await t.db.memory.findUniqueOrThrow({ where: { id: p.id } });
+    expect(m.verifiedAt).not.toBeNull();
+    expect(m.needsRevalidation).toBe(false);
+    expect(m.steps).toEqual(["Run the tests", "Build the site", "Upload to the server"]);
+
+    await rateAnswer(t.db, user, { itemId: answer.id, rating: -1, comment: "the upload step is wrong now" });
+    const marked = await t.db.memory.findUniqueOrThrow({ where: { id: p.id }, include: { versions: true } });
+    expect(marked.needsRevalidation).toBe(true);
+    expect(marked.versions.map((v) => v.reason)).toContain("Needs re-validation: an answer that followed it was rated bad");
+    const r = await recall(t.db, user, "deploy the blog", { budget: 800 });
+    expect(memoryBlock(r)).toContain("not verified recently: confirm with the user before relying on it");
+
+    // Verified again, then not for longer than the window: marked by age.
+    await rateAnswer(t.db, user, { itemId: answer.id, rating: 1 });
+    await t.db.memory.update({ where: { id: p.id }, data: { verifiedAt: new Date(Date.now() - 100 * 86_400_000) } });
+    expect(await markStaleProcedures(t.db, 90, user)).toBe(1);
+    expect((await t.db.memory.findUniqueOrThrow({ where: { id: p.id } })).needsRevalidation).toBe(true);
+  });
+});
