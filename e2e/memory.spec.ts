@@ -169,3 +169,32 @@ test("feedback: 👎 'too long' on an answer becomes a preference, shown with it
   await send(page, "what is entropy?");
   expect(memoryBlockOf(await chatRequest("what is entropy?"))).toContain(`Prefers short answers ${tag}`);
 });
+
+test("consolidation: two things the user said that cannot both be true are settled on the dashboard", async ({ page }) => {
+  test.setTimeout(60_000);
+  await register(page, uniqueEmail("settler"));
+  const tag = Date.now();
+  await page.goto("/settings/memory");
+  for (const text of [`Lives in Lisbon ${tag}`, `Lives in Porto ${tag}`]) {
+    await page.getByLabel("New memory").fill(text);
+    await page.keyboard.press("Enter");
+    await expect(page.getByText(text)).toBeVisible();
+  }
+  // The memory model's verdict on the one pair the run sends.
+  await script([{ match: `Lives in Porto ${tag}`, json: { verdicts: [{ pair: 0, verdict: "conflict" }] } }]);
+  await page.getByRole("button", { name: "Tidy up" }).click();
+  await expect(async () => {
+    await page.goto("/settings/memory");
+    await expect(page.getByTestId("conflict")).toHaveCount(1, { timeout: 1000 });
+  }).toPass({ timeout: 15_000 });
+  await expect(page.getByTestId("conflict")).toContainText(`you said “Lives in Lisbon ${tag}”`);
+  await page.screenshot({ path: "test-results/memory-conflict.png", fullPage: true });
+  await page.getByRole("button", { name: `Keep “Lives in Porto ${tag}”` }).click();
+  await expect(page.getByTestId("conflicts")).toHaveCount(0);
+  await page.goto("/settings/memory?status=archived");
+  const archived = page.getByTestId("memory");
+  await expect(archived).toHaveCount(1);
+  await expect(archived).toContainText(`Lives in Lisbon ${tag}`);
+  await archived.getByRole("button", { name: "History" }).click();
+  await expect(archived.getByRole("list", { name: "History" })).toContainText(`You chose the other memory as true now: Lives in Porto ${tag}`);
+});

@@ -109,6 +109,7 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       },
       expect: OWNER_ONLY,
     },
+    consolidateNowAction: { call: (m) => m.consolidateNowAction(), expect: SIGNED_IN },
     verifyProcedureAction: {
       call: async (m, fx) => {
         await (state.db as TestDb["db"]).memory.update({ where: { id: fx.memoryId }, data: { kind: "procedure", needsRevalidation: true } });

@@ -16,7 +16,11 @@ import {
   pinMemoryAction,
   restoreMemoryAction,
   reviewMemoryAction,
+  verifyProcedureAction,
+  consolidateNowAction,
 } from "@/app/(app)/settings/memory/actions";
+import type { Conflict } from "@/lib/memory/conflicts";
+import { ConflictsInbox } from "./conflicts-inbox";
 import type { Result } from "@/lib/http/action";
 import { ProfileMeter, type ProfileMeterProps } from "./profile-meter";
 
@@ -35,6 +39,13 @@ type Mem = {
   lastUsedAt: string | null;
   /** Past the budget: not in the always-included core, so it goes in only when a message is relevant. */
   onlyWhenRelevant?: boolean;
+  /** Confirmed by a good rating of an answer that used it. */
+  verified?: boolean;
+  needsRevalidation?: boolean;
+  /** Procedures: the ordered steps. */
+  steps?: string[] | null;
+  /** Answers that used it, and their ratings. */
+  signals?: { answers: number; up: number; down: number } | null;
 };
 type Version = { id: string; oldText: string | null; newText: string | null; actor: string; reason: string; createdAt: string };
 type Filters = { q?: string; kind?: string; source?: string; status?: string; sort: string };
@@ -87,7 +98,22 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
           )}
           <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted-foreground">
             <span className="rounded bg-muted px-1.5 py-0.5">{m.kind}</span>
-            <span>{m.fromFeedback ? "learned from your feedback" : m.source === "explicit" ? "you said so" : m.source === "manual" ? "added or edited by you" : "learned"}</span>
+            <span title="Precedence when memories disagree: said by you > written by you > verified > learned, then newer">
+              {m.fromFeedback ? "learned from your feedback" : m.source === "explicit" ? "you said so" : m.source === "manual" ? "added or edited by you" : "learned"}
+              {m.verified && m.source === "inferred" ? " · verified" : ""}
+            </span>
+            {m.needsRevalidation && (
+              <span className="rounded bg-amber-500/15 px-1.5 py-0.5 text-amber-700 dark:text-amber-400" data-testid="needs-revalidation">
+                needs re-validation
+              </span>
+            )}
+            {m.signals && m.signals.answers > 0 && (
+              <span data-testid="memory-signals">
+                used in {m.signals.answers} {m.signals.answers === 1 ? "answer" : "answers"}
+                {m.signals.up ? ` · ${m.signals.up} 👍` : ""}
+                {m.signals.down ? ` · ${m.signals.down} 👎` : ""}
+              </span>
+            )}
             {m.onlyWhenRelevant && (
               <span className="rounded bg-muted px-1.5 py-0.5" data-testid="only-when-relevant" title="Past the memory budget: used when a message is relevant to it">
                 only when relevant
@@ -102,6 +128,13 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
               </Link>
             )}
           </div>
+          {m.steps && !editing && (
+            <ol className="mt-1 list-decimal pl-5 text-sm text-muted-foreground" aria-label="Steps">
+              {m.steps.map((s, i) => (
+                <li key={i}>{s}</li>
+              ))}
+            </ol>
+          )}
           {history && (
             <ol className="mt-2 grid gap-1 border-l border-border pl-3 text-xs" aria-label="History">
               {history.map((v) => (
@@ -129,9 +162,16 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
               Restore
             </Button>
           ) : (
+            <>
+            {m.needsRevalidation && (
+              <Button size="sm" variant="outline" disabled={busy} onClick={() => act(() => verifyProcedureAction(m.id), "Marked as still right.")}>
+                Still right
+              </Button>
+            )}
             <Button size="icon" variant="ghost" disabled={busy} aria-label={m.pinned ? "Unpin" : "Pin"} aria-pressed={m.pinned} onClick={() => act(() => pinMemoryAction(m.id, !m.pinned))}>
               {m.pinned ? <PinOff className="h-4 w-4" /> : <Pin className="h-4 w-4" />}
             </Button>
+            </>
           )}
           <Button
             size="icon"
@@ -157,6 +197,7 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
 }
 
 export function MemoryDashboard({
+  conflicts,
   memories,
   filters,
   settings,
@@ -168,6 +209,7 @@ export function MemoryDashboard({
   settings: { paused: boolean; review: boolean };
   totals: { count: number; tokens: number; pending: number };
   meter: ProfileMeterProps;
+  conflicts: Conflict[];
 }) {
   const [busy, start] = useTransition();
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -202,6 +244,7 @@ export function MemoryDashboard({
           </label>
         </div>
       </div>
+      <ConflictsInbox conflicts={conflicts} busy={busy} act={act} />
       <ProfileMeter {...meter} />
       {settings.paused && <Alert>Learning is paused: Mnemo will not save new memories. Existing memories are still used.</Alert>}
 
@@ -247,6 +290,14 @@ export function MemoryDashboard({
         <label htmlFor="mem-new" className="sr-only">New memory</label>
         <input id="mem-new" value={newText} maxLength={500} onChange={(e) => setNewText(e.target.value)} className={cn(select, "min-w-48 flex-1")} placeholder="Add a memory, e.g. “I prefer metric units”" />
         <Button type="submit" disabled={!newText.trim() || busy}>Add</Button>
+        <Button
+          type="button"
+          variant="outline"
+          disabled={busy || totals.count < 2}
+          onClick={() => act(() => consolidateNowAction(), "Checking in the background: duplicates are merged, and anything for you to settle appears at the top.")}
+        >
+          Tidy up
+        </Button>
       </form>
 
       {selected.size > 0 && (

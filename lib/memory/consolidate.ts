@@ -220,6 +220,11 @@ async function expireLowValue(db: Db, userId: string, days: number, now: Date): 
   return rows.length;
 }
 
+/** "Tidy up now" on the dashboard: a run for this user soon (one a minute at most). */
+export async function consolidateNow(db: Db, userId: string): Promise<void> {
+  await enqueue(db, [{ kind: "consolidate", userId, payload: { userId }, dedupeKey: `consolidate:${userId}:now:${Math.floor(Date.now() / 60_000)}` }]);
+}
+
 /** After learning: once enough memories are new since the last run, queue one for this user. */
 export async function consolidateSoon(db: Db, userId: string): Promise<void> {
   const user = await db.user.findUnique({ where: { id: userId }, select: { consolidatedAt: true } });

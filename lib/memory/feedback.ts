@@ -181,3 +181,20 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
   await done();
   return outcome;
 }
+
+export type MemorySignals = { answers: number; up: number; down: number };
+
+/** Per memory: how many answers used it, and how those answers were rated (the dashboard's "signals"). */
+export async function signalsForMemories(db: Db, userId: string, memoryIds: string[]): Promise<Map<string, MemorySignals>> {
+  if (!memoryIds.length) return new Map();
+  const rows = await db.$queryRawUnsafe<Array<{ memoryId: string } & MemorySignals>>(
+    `SELECT mu."memoryId", count(DISTINCT mu."itemId")::int AS answers,
+            count(f.id) FILTER (WHERE f.rating = 1)::int AS up, count(f.id) FILTER (WHERE f.rating = -1)::int AS down
+     FROM "MemoryUse" mu LEFT JOIN "Feedback" f ON f."itemId" = mu."itemId" AND f.kind = 'rating'
+     WHERE mu."userId" = $1 AND mu."memoryId" = ANY($2::text[])
+     GROUP BY mu."memoryId"`,
+    userId,
+    memoryIds,
+  );
+  return new Map(rows.map(({ memoryId, ...s }) => [memoryId, s]));
+}

@@ -20,6 +20,7 @@ import {
 } from "@/lib/memory/long-term";
 import { settleConflict, settleInput } from "@/lib/memory/conflicts";
 import { verifyProcedure } from "@/lib/memory/procedures";
+import { consolidateNow, consolidateSoon } from "@/lib/memory/consolidate";
 
 const id = z.string().trim().min(1).max(64);
 
@@ -44,7 +45,13 @@ export async function addMemoryAction(text: string, kind: string) {
     const db = await getDb();
     await addMemory(db, userId, { text: z.string().parse(text), kind: memoryKindSchema.parse(kind), source: "manual" }, "user", "Added on the memory dashboard");
     await embedSoon(db, userId);
+    await consolidateSoon(db, userId);
   });
+}
+
+/** "Tidy up now": merge duplicates and look for contradictions in the background. */
+export async function consolidateNowAction() {
+  return run(async (userId) => consolidateNow(await getDb(), userId));
 }
 
 /** The user's answer to a conflict: keep this memory, the other one, or both. */

@@ -6,6 +6,10 @@ import { MemoryDashboard } from "@/components/memory/memory-dashboard";
 import { getConfig } from "@/lib/config";
 import { loadProfile, profileSelection } from "@/lib/memory/profile";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
+import { listConflicts } from "@/lib/memory/conflicts";
+import { signalsForMemories } from "@/lib/memory/feedback";
+import { cipherFor, openJson } from "@/lib/crypto/content";
+import { stepsSchema } from "@/lib/memory/procedures";
 
 /** Past this many memories the dashboard does not mark which ones stay out (the meter still counts them all). */
 const PROFILE_SCAN = 2000;
@@ -26,19 +30,24 @@ export default async function MemoryPage({ searchParams }: { searchParams: Promi
   const filters = parsed.success ? parsed.data : memoryListInput.parse({});
   const db = await getDb();
   const budget = getConfig().memory.tokenBudget;
-  const [memories, totals, me, pending, profile, embedder] = await Promise.all([
+  const [memories, totals, me, pending, profile, embedder, conflicts, cipher] = await Promise.all([
     listMemories(db, user.id, filters),
     db.memory.aggregate({ where: { userId: user.id, status: "active" }, _count: true, _sum: { tokens: true } }),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
     loadProfile(db, user.id, PROFILE_SCAN),
     resolveEmbedder(db).catch(() => null),
+    listConflicts(db, user.id),
+    cipherFor(db, user.id),
   ]);
+  const signals = await signalsForMemories(db, user.id, memories.map((m) => m.id));
+  const stepsOf = (stored: unknown) => stepsSchema.safeParse(openJson(cipher, stored as string | null)).data ?? null;
   const { take, fits } = profileSelection(profile, budget);
   const alwaysIn = new Set(take.map((m) => m.id));
   const scanned = new Set(profile.memories.map((m) => m.id));
   return (
     <MemoryDashboard
+      conflicts={conflicts}
       filters={filters}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
       totals={{ count: totals._count, tokens: totals._sum.tokens ?? 0, pending }}
@@ -53,6 +62,10 @@ export default async function MemoryPage({ searchParams }: { searchParams: Promi
         sourceThreadId: m.sourceThreadId,
         sourceItemId: m.sourceItemId,
         fromFeedback: !!m.sourceFeedbackId,
+        verified: !!m.verifiedAt,
+        needsRevalidation: m.needsRevalidation,
+        steps: m.kind === "procedure" ? stepsOf(m.steps) : null,
+        signals: signals.get(m.id) ?? null,
         updatedAt: m.updatedAt.toISOString(),
         lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
         onlyWhenRelevant: !fits && m.status === "active" && scanned.has(m.id) && !alwaysIn.has(m.id),
