@@ -61,9 +61,10 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     const texts = (await t.db.memory.findMany({ where: { userId: user, status: "active" } })).map((m) => m.text);
     const pairs = candidatePairs(
       (await t.db.memory.findMany({ where: { userId: user, status: "active" } })).map((m) => ({ ...m, kind: m.kind, embedding: null })),
-      "all",
+      new Map(),
+      new Date(-1),
       null,
-    ).map(([a, b]) => [a.text, b.text].sort().join(" / "));
+    ).pairs.map(([a, b]) => [a.text, b.text].sort().join(" / "));
     for (const expected of ["Lives in Lisbon / Lives in Porto", "Dislikes dark roast coffee / Likes dark roast coffee", "Works as a nurse / Works as a nurse at a hospital"]) {
       expect(pairs, `the pair finder proposes ${expected}`).toContain(expected);
     }
@@ -80,7 +81,7 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     const judge = async () => {
       // The run merges the equal-text copy before it asks, so the pairs it sends leave that one out.
       const pending = (await t.db.memory.findMany({ where: { userId: user, status: "active", id: { not: dup.id } }, orderBy: { createdAt: "asc" } })).map((m) => ({ ...m, embedding: null }));
-      const list = candidatePairs(pending, "all", null);
+      const list = candidatePairs(pending, new Map(pending.map((m) => [m.id, m.createdAt])), new Date(0), null).pairs;
       mock.script({ match: "Pairs:", json: { verdicts: list.map(([a, b], i) => ({ pair: i, verdict: verdict(a.text, b.text) })) } });
     };
     await judge();
@@ -145,5 +146,24 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     await t.db.memory.update({ where: { id: p.id }, data: { verifiedAt: new Date(Date.now() - 100 * 86_400_000) } });
     expect(await markStaleProcedures(t.db, 90, user)).toBe(1);
     expect((await t.db.memory.findUniqueOrThrow({ where: { id: p.id } })).needsRevalidation).toBe(true);
+  });
+
+  it("a run judges a bounded share of pairs and the next one goes on from there, judging no pair twice", async () => {
+    const base = Date.UTC(2026, 0, 1);
+    const rows = ["red", "green", "blue", "amber"].map((c, i) => ({
+      id: `m${i}`, text: `Likes ${c} tea`, kind: "preference", source: "inferred" as const, pinned: false, verifiedAt: null,
+      createdAt: new Date(base + i * 1000), updatedAt: new Date(base + i * 1000), embedding: null, embeddingModel: null,
+    }));
+    const at = new Map(rows.map((r) => [r.id, r.createdAt]));
+    const first = candidatePairs(rows, at, new Date(0), null, 3);
+    // Each pair once, when its later member is processed: m1 with m0, then m2 with m0 and m1; m3 waits.
+    expect(first.pairs.map(([a, b]) => `${a.id}-${b.id}`)).toEqual(["m1-m0", "m2-m0", "m2-m1"]);
+    expect(first).toMatchObject({ complete: false, through: rows[2].createdAt });
+    const second = candidatePairs(rows, at, first.through!, null, 3);
+    expect(second.pairs.map(([a, b]) => `${a.id}-${b.id}`)).toEqual(["m3-m0", "m3-m1", "m3-m2"]);
+    expect(second.complete).toBe(true);
+    // m1 is re-worded later: it is judged again against the others, and only it.
+    at.set("m1", new Date(base + 10_000));
+    expect(candidatePairs(rows, at, rows[3].createdAt, null, 2).pairs.map(([a, b]) => `${a.id}-${b.id}`)).toEqual(["m1-m0", "m1-m2", "m1-m3"]);
   });
 });

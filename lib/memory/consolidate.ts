@@ -34,6 +34,8 @@ export type ConsolidationCounts = {
   staleProcedures: number;
   pairsJudged: number;
   modelCalls: number;
+  /** Pairs were left for a follow-up run (queued). */
+  more?: boolean;
 };
 
 export const emptyCounts = (): ConsolidationCounts => ({ merged: 0, contradictionsSettled: 0, conflictsForUser: 0, expired: 0, staleProcedures: 0, pairsJudged: 0, modelCalls: 0 });
@@ -83,11 +85,18 @@ export async function consolidateUser(db: Db, userId: string, conn: ModelConnect
     const ids = await db.memory.findMany({ where: { userId, status: "active", embeddingModel: embedder.model }, select: { id: true } });
     counts.merged += await mergeNearDuplicates(db, embedder.model, ids.map((r) => r.id));
   }
-  if (conn) await judgePairs(db, userId, conn, since, embedder?.model ?? null, counts);
+  const judged = conn ? await judgePairs(db, userId, conn, since, embedder?.model ?? null, counts) : { complete: true, through: null };
   counts.expired += await expireLowValue(db, userId, cfg.lowValueDays, now);
   counts.staleProcedures += await markStaleProcedures(db, cfg.procedureRevalidateDays, userId);
-  // Stamped at the end: what this run itself changed does not count as new next time.
-  await db.user.update({ where: { id: userId }, data: { consolidatedAt: new Date() } });
+  if (judged.complete) {
+    // Stamped at the end: what this run itself changed does not count as new next time.
+    await db.user.update({ where: { id: userId }, data: { consolidatedAt: new Date() } });
+  } else {
+    // More pairs than one run judges: note how far it got and go on in another run.
+    await db.user.update({ where: { id: userId }, data: { consolidatedAt: judged.through } });
+    await enqueue(db, [{ kind: "consolidate", userId, payload: { userId }, dedupeKey: `consolidate:${userId}:after:${judged.through!.toISOString()}` }]);
+    counts.more = true;
+  }
   return counts;
 }
 
@@ -132,38 +141,59 @@ const cosine = (a: number[], b: number[]) => {
 };
 
 /**
- * Memories added, or whose text changed, since the last run. (A pin, a status
- * or a settled conflict is no reason to judge a memory again.)
+ * When each active memory last changed: added, or its text edited (a pin, a
+ * status or a settled conflict is no reason to judge it again).
  */
-async function changedSince(db: Db, userId: string, since: Date): Promise<Set<string>> {
-  const rows = await db.$queryRawUnsafe<Array<{ id: string }>>(
-    `SELECT m.id FROM "Memory" m WHERE m."userId" = $1 AND m.status = 'active'
-       AND (m."createdAt" > $2 OR EXISTS (SELECT 1 FROM "MemoryVersion" v WHERE v."memoryId" = m.id AND v."createdAt" > $2
-                                           AND v."oldText" IS DISTINCT FROM v."newText"))`,
+async function changeTimes(db: Db, userId: string): Promise<Map<string, Date>> {
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; at: Date }>>(
+    `SELECT m.id, GREATEST(m."createdAt", COALESCE((SELECT max(v."createdAt") FROM "MemoryVersion" v
+                                                    WHERE v."memoryId" = m.id AND v."oldText" IS DISTINCT FROM v."newText"), m."createdAt")) AS at
+     FROM "Memory" m WHERE m."userId" = $1 AND m.status = 'active'`,
     userId,
-    since,
   );
-  return new Set(rows.map((r) => r.id));
+  return new Map(rows.map((r) => [r.id, new Date(r.at)]));
 }
 
-/** Pairs of the same kind that look alike, with at least one memory in `changed`; most alike first. */
-export function candidatePairs(rows: Row[], changed: Set<string> | "all", model: string | null, max = MAX_PAIRS): Array<[Row, Row, number]> {
-  const terms = rows.map((r) => new Set(queryTerms(r.text, 40)));
+function similarity(a: Row, b: Row, ta: Set<string>, tb: Set<string>, model: string | null): number {
+  const words = jaccard(ta, tb);
+  const vec = model && a.embeddingModel === model && b.embeddingModel === model && a.embedding && a.embedding.length === b.embedding?.length ? cosine(a.embedding, b.embedding) : 0;
+  return words >= WORD_OVERLAP || vec >= VECTOR_SIMILARITY ? Math.max(words, vec) : 0;
+}
+
+/**
+ * The pairs to judge. Each pair is judged when the later-changed of its two
+ * memories is processed, so every pair is judged once, and again only after
+ * one of them changes. Memories changed after `since` are processed oldest
+ * change first, with every earlier-changed memory of the same kind that looks
+ * alike; the run stops at a memory boundary once `max` pairs are taken and
+ * says how far it got (`through`), where the next run starts.
+ */
+export function candidatePairs(rows: Row[], at: Map<string, Date>, since: Date, model: string | null, max = MAX_PAIRS) {
+  const terms = new Map(rows.map((r) => [r.id, new Set(queryTerms(r.text, 40))]));
+  const key = (r: Row) => [at.get(r.id)?.getTime() ?? 0, r.id] as const;
+  const before = (a: Row, b: Row) => key(a)[0] < key(b)[0] || (key(a)[0] === key(b)[0] && key(a)[1] < key(b)[1]);
+  const order = rows.filter((r) => (at.get(r.id)?.getTime() ?? 0) > since.getTime()).sort((a, b) => (before(a, b) ? -1 : 1));
   const pairs: Array<[Row, Row, number]> = [];
-  for (let i = 0; i < rows.length; i++) {
-    for (let j = i + 1; j < rows.length; j++) {
-      const [a, b] = [rows[i], rows[j]];
-      if (a.kind !== b.kind || (changed !== "all" && !changed.has(a.id) && !changed.has(b.id))) continue;
-      const words = jaccard(terms[i], terms[j]);
-      const vec = model && a.embeddingModel === model && b.embeddingModel === model && a.embedding?.length === b.embedding?.length && a.embedding ? cosine(a.embedding, b.embedding!) : 0;
-      if (words >= WORD_OVERLAP || vec >= VECTOR_SIMILARITY) pairs.push([a, b, Math.max(words, vec)]);
+  let through: Date | null = null;
+  for (const x of order) {
+    const mine: Array<[Row, Row, number]> = [];
+    for (const y of rows) {
+      if (y.kind !== x.kind || !before(y, x)) continue;
+      const sim = similarity(x, y, terms.get(x.id)!, terms.get(y.id)!, model);
+      if (sim > 0) mine.push([x, y, sim]);
     }
+    const xAt = at.get(x.id)!;
+    // Memories changed at the same instant go together, so the cursor never splits them.
+    if (pairs.length && pairs.length + mine.length > max && !(through && xAt.getTime() === through.getTime())) return { pairs, through, complete: false };
+    pairs.push(...mine);
+    through = xAt;
   }
-  return pairs.sort((x, y) => y[2] - x[2]).slice(0, max);
+  return { pairs, through, complete: true };
 }
 
+/** Judges this run's share of pairs; returns whether every changed memory was covered (else: how far it got). */
 async function judgePairs(db: Db, userId: string, conn: ModelConnection, since: Date, model: string | null, counts: ConsolidationCounts) {
-  const pairs = candidatePairs(await activeRows(db, userId), await changedSince(db, userId, since), model);
+  const { pairs, through, complete } = candidatePairs(await activeRows(db, userId), await changeTimes(db, userId), since, model);
   const settled = new Set<string>(); // a memory retired in this run is not judged again
   for (let start = 0; start < pairs.length; start += PAIRS_PER_CALL) {
     const batch = pairs.slice(start, start + PAIRS_PER_CALL).filter(([a, b]) => !settled.has(a.id) && !settled.has(b.id));
@@ -198,6 +228,7 @@ async function judgePairs(db: Db, userId: string, conn: ModelConnection, since: 
       }
     }
   }
+  return { complete, through };
 }
 
 /** Learned memories nobody used, with low confidence, older than `days`: archived (restorable). */

@@ -23,7 +23,7 @@ async function main() {
     if (!job) break;
     try {
       const counts = await consolidateUser(db, String((job.payload as { userId: string }).userId), conn);
-      for (const [k, v] of Object.entries(counts)) totals[k as keyof typeof counts] += v;
+      for (const [k, v] of Object.entries(counts)) if (typeof v === "number") totals[k as Exclude<keyof typeof counts, "more">] += v;
       totals.users++;
       await complete(db, job);
     } catch (e) {
