@@ -9,9 +9,9 @@
 // 3. expires low-value memories (learned, never used, low confidence, old) to
 //    archived, where they can be restored;
 // 4. marks procedures not verified for a while as needing re-validation.
-// Candidate pairs come from shared words or close vectors, and only pairs with
-// a memory that changed since the last run are judged, so a run costs few
-// model calls. Runs as the `consolidate` job (one user per job, so several
+// Candidate pairs: each memory's few most alike memories (rarity-weighted shared
+// words, or close vectors); a pair is judged once, when the later-changed of the
+// two is processed, so after the first pass a run costs few model calls. Runs as the `consolidate` job (one user per job, so several
 // instances never consolidate one user at once): after enough new memories,
 // and for everyone from `npm run jobs:consolidate`.
 import { z } from "zod";
@@ -43,9 +43,15 @@ export const emptyCounts = (): ConsolidationCounts => ({ merged: 0, contradictio
 /** Pairs judged per run, at most, and per model call. */
 const MAX_PAIRS = 60;
 const PAIRS_PER_CALL = 20;
-/** Word overlap (Jaccard over content words) or vector similarity that makes two memories worth comparing. */
-const WORD_OVERLAP = 0.3;
+/**
+ * Rarity-weighted word overlap or vector similarity below which two memories are
+ * not compared; low, because "Lives in Lisbon" / "Lives in Porto" share little,
+ * and the cost is bounded by NEIGHBOURS anyway.
+ */
+const WORD_OVERLAP = 0.15;
 const VECTOR_SIMILARITY = 0.75;
+/** Each changed memory is judged against at most this many of its most alike memories. */
+const NEIGHBOURS = 5;
 /** Below this confidence, a learned memory nobody used expires after MNEMO_MEMORY_LOW_VALUE_DAYS. */
 const LOW_CONFIDENCE = 0.5;
 
@@ -123,10 +129,13 @@ async function mergeEqualText(db: Db, userId: string): Promise<number> {
   return merged;
 }
 
-const jaccard = (a: Set<string>, b: Set<string>) => {
+/** Word overlap weighted by rarity: sharing a name or a place counts more than sharing "lives". */
+const weightedJaccard = (a: Set<string>, b: Set<string>, idf: Map<string, number>) => {
   let inter = 0;
-  for (const w of a) if (b.has(w)) inter++;
-  return inter / Math.max(1, a.size + b.size - inter);
+  let union = 0;
+  for (const w of a) (b.has(w) ? (inter += idf.get(w)!) : (union += idf.get(w)!));
+  for (const w of b) union += idf.get(w)!;
+  return inter / Math.max(1e-9, union);
 };
 const cosine = (a: number[], b: number[]) => {
   let dot = 0;
@@ -154,8 +163,8 @@ async function changeTimes(db: Db, userId: string): Promise<Map<string, Date>> {
   return new Map(rows.map((r) => [r.id, new Date(r.at)]));
 }
 
-function similarity(a: Row, b: Row, ta: Set<string>, tb: Set<string>, model: string | null): number {
-  const words = jaccard(ta, tb);
+function similarity(a: Row, b: Row, ta: Set<string>, tb: Set<string>, idf: Map<string, number>, model: string | null): number {
+  const words = weightedJaccard(ta, tb, idf);
   const vec = model && a.embeddingModel === model && b.embeddingModel === model && a.embedding && a.embedding.length === b.embedding?.length ? cosine(a.embedding, b.embedding) : 0;
   return words >= WORD_OVERLAP || vec >= VECTOR_SIMILARITY ? Math.max(words, vec) : 0;
 }
@@ -170,6 +179,9 @@ function similarity(a: Row, b: Row, ta: Set<string>, tb: Set<string>, model: str
  */
 export function candidatePairs(rows: Row[], at: Map<string, Date>, since: Date, model: string | null, max = MAX_PAIRS) {
   const terms = new Map(rows.map((r) => [r.id, new Set(queryTerms(r.text, 40))]));
+  const df = new Map<string, number>();
+  for (const t of terms.values()) for (const w of t) df.set(w, (df.get(w) ?? 0) + 1);
+  const idf = new Map([...df].map(([w, n]) => [w, Math.log(1 + rows.length / n)]));
   const key = (r: Row) => [at.get(r.id)?.getTime() ?? 0, r.id] as const;
   const before = (a: Row, b: Row) => key(a)[0] < key(b)[0] || (key(a)[0] === key(b)[0] && key(a)[1] < key(b)[1]);
   const order = rows.filter((r) => (at.get(r.id)?.getTime() ?? 0) > since.getTime()).sort((a, b) => (before(a, b) ? -1 : 1));
@@ -179,9 +191,12 @@ export function candidatePairs(rows: Row[], at: Map<string, Date>, since: Date, 
     const mine: Array<[Row, Row, number]> = [];
     for (const y of rows) {
       if (y.kind !== x.kind || !before(y, x)) continue;
-      const sim = similarity(x, y, terms.get(x.id)!, terms.get(y.id)!, model);
+      const sim = similarity(x, y, terms.get(x.id)!, terms.get(y.id)!, idf, model);
       if (sim > 0) mine.push([x, y, sim]);
     }
+    // Only the closest few: a duplicate or a contradiction is among a memory's nearest neighbours,
+    // and look-alikes past them would cost model calls for nothing.
+    mine.sort((p, q) => q[2] - p[2]).splice(NEIGHBOURS);
     const xAt = at.get(x.id)!;
     // Memories changed at the same instant go together, so the cursor never splits them.
     if (pairs.length && pairs.length + mine.length > max && !(through && xAt.getTime() === through.getTime())) return { pairs, through, complete: false };
