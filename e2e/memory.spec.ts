@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { mockUrl, register, uniqueEmail } from "./helpers";
+import { adminEmail, mockUrl, register, signInOk, uniqueEmail } from "./helpers";
 
 type Recorded = { path: string; body: { model: string; messages: { role: string; content: string }[] } };
 
@@ -136,7 +136,7 @@ test("memory dashboard: empty state, phone-sized screen, another user's memories
   expect(id.length).toBeGreaterThan(5);
 });
 
-test("feedback: 👎 'too long' on an answer becomes a preference, shown with its source and sent in a new chat", async ({ page }) => {
+test("feedback: 👎 'too long' on an answer becomes a preference, shown with its source and sent in a new chat", async ({ browser, page }) => {
   test.setTimeout(60_000);
   await register(page, uniqueEmail("rater"));
   const tag = Date.now();
@@ -168,6 +168,17 @@ test("feedback: 👎 'too long' on an answer becomes a preference, shown with it
   await newChat(page);
   await send(page, "what is entropy?");
   expect(memoryBlockOf(await chatRequest("what is entropy?"))).toContain(`Prefers short answers ${tag}`);
+
+  // Admins see content-free counts per model, with a chart of the good share by week.
+  const adminCtx = await browser.newContext();
+  const admin = await adminCtx.newPage();
+  await signInOk(admin, adminEmail());
+  await admin.goto("/admin");
+  await expect(admin.getByTestId("feedback-chart").getByRole("img", { name: /^mock-chat: share of good ratings by week/ })).toBeVisible();
+  await expect(admin.getByTestId("feedback-stats")).not.toContainText(`${tag}`);
+  await admin.getByTestId("feedback-chart").scrollIntoViewIfNeeded();
+  await admin.screenshot({ path: "test-results/admin-feedback.png" });
+  await adminCtx.close();
 });
 
 test("consolidation: two things the user said that cannot both be true are settled on the dashboard", async ({ page }) => {

@@ -1,6 +1,32 @@
-// 👍/👎 per model and week (content-free), as a table with a small bar for the
-// share of good ratings.
+// 👍/👎 per model and week (content-free): a small chart of the share of good
+// ratings over the weeks for each model, then the table behind it.
 import type { FeedbackWeek } from "@/lib/admin/feedback-stats";
+
+const W = 240;
+const H = 48;
+
+/** One model's good-rating share per week as a line (weeks without ratings are skipped). */
+function ShareChart({ model, rows }: { model: string; rows: FeedbackWeek[] }) {
+  const weeks = rows.map((r) => ({ at: new Date(r.week).getTime(), share: r.up / Math.max(1, r.up + r.down) }));
+  const first = Math.min(...weeks.map((w) => w.at));
+  const span = Math.max(1, Math.max(...weeks.map((w) => w.at)) - first);
+  const pts = weeks.map((w) => [weeks.length === 1 ? W / 2 : 4 + ((w.at - first) / span) * (W - 8), 4 + (1 - w.share) * (H - 8)] as const);
+  const label = `${model}: share of good ratings by week: ${weeks.map((w) => `${Math.round(w.share * 100)}%`).join(", ")}`;
+  return (
+    <figure className="grid gap-1 text-xs text-muted-foreground">
+      <svg width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} className="rounded bg-muted/50">
+        <line x1={0} x2={W} y1={H / 2} y2={H / 2} className="stroke-border" strokeDasharray="2 3" />
+        <polyline points={pts.map((p) => p.join(",")).join(" ")} fill="none" className="stroke-primary" strokeWidth={2} />
+        {pts.map(([x, y], i) => (
+          <circle key={i} cx={x} cy={y} r={2.5} className="fill-primary" />
+        ))}
+      </svg>
+      <figcaption>
+        {model} · {Math.round(weeks.at(-1)!.share * 100)}% good in the latest week
+      </figcaption>
+    </figure>
+  );
+}
 
 export function FeedbackStats({ rows }: { rows: FeedbackWeek[] }) {
   return (
@@ -11,6 +37,12 @@ export function FeedbackStats({ rows }: { rows: FeedbackWeek[] }) {
       {rows.length === 0 ? (
         <p className="text-sm text-muted-foreground">No ratings in the last 12 weeks.</p>
       ) : (
+        <>
+        <div className="flex flex-wrap gap-4" data-testid="feedback-chart">
+          {[...new Set(rows.map((r) => r.model))].map((m) => (
+            <ShareChart key={m} model={m} rows={rows.filter((r) => r.model === m)} />
+          ))}
+        </div>
         <div className="overflow-x-auto">
           <table className="w-full min-w-[24rem] text-sm" data-testid="feedback-stats">
             <thead className="text-left text-muted-foreground">
@@ -45,6 +77,7 @@ export function FeedbackStats({ rows }: { rows: FeedbackWeek[] }) {
             </tbody>
           </table>
         </div>
+        </>
       )}
     </section>
   );
