@@ -4,7 +4,7 @@ import { z } from "zod";
 import { redactSecrets } from "./secrets";
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
-import { addMemory, memoryKindSchema, memoryTextSchema, normalizeText, openMemory, SecretRefusedError } from "./long-term";
+import { addMemory, memoryKindSchema, memoryTextSchema, normalizeText, openMemory, SecretRefusedError, type NewMemory } from "./long-term";
 
 export const MEMORIES_FORMAT = "mnemo-memories";
 export const MEMORIES_VERSION = 1;
@@ -97,22 +97,14 @@ export async function importMemories(db: Db, userId: string, input: unknown): Pr
     }
     accepted.push({ text: guarded.text, m });
   }
-  await db.$transaction(
-    async (tx) => {
-      const before = new Set((await tx.memory.findMany({ where: { userId }, select: { id: true } })).map((r) => r.id));
-      for (const { text, m } of accepted) {
-        // Imported by the user themselves: a manual memory. addMemory returns the existing one for a duplicate.
-        const stored = await addMemory(tx as Db, userId, { text, kind: m.kind, source: "manual", status: m.status, pinned: m.pinned }, "user", "Imported from a file");
-        if (before.has(stored.id)) result.skipped++;
-        else {
-          before.add(stored.id);
-          result.added++;
-        }
-      }
-    },
-    { timeout: 300_000, maxWait: 30_000 },
+  // Imported by the user themselves: manual memories.
+  const counts = await storeAll(
+    db,
+    userId,
+    accepted.map(({ text, m }) => ({ text, kind: m.kind, source: "manual" as const, status: m.status, pinned: m.pinned })),
+    "Imported from a file",
   );
-  return result;
+  return { ...result, ...counts };
 }
 
 export const MAX_PASTED_LINES = 500;
@@ -137,19 +129,31 @@ export async function importMemoryList(db: Db, userId: string, text: string): Pr
     else if (guarded!.onlySecret) result.rejected.push({ index, error: new SecretRefusedError().message });
     else accepted.push(guarded!.text);
   }
+  const counts = await storeAll(db, userId, accepted.map((text) => ({ text, source: "manual" as const, status: "pending" as const })), "Pasted from another assistant's memory list");
+  return { ...result, ...counts };
+}
+
+/**
+ * Writes checked memories in one transaction. addMemory returns the existing
+ * memory for a duplicate, so the counts say what was actually stored: a repeat
+ * of a memory the user has, or of an earlier line, counts as skipped.
+ */
+async function storeAll(db: Db, userId: string, memories: NewMemory[], reason: string): Promise<{ added: number; skipped: number }> {
+  let added = 0;
+  let skipped = 0;
   await db.$transaction(
     async (tx) => {
       const before = new Set((await tx.memory.findMany({ where: { userId }, select: { id: true } })).map((r) => r.id));
-      for (const t of accepted) {
-        const stored = await addMemory(tx as Db, userId, { text: t, source: "manual", status: "pending" }, "user", "Pasted from another assistant's memory list");
-        if (before.has(stored.id)) result.skipped++;
+      for (const m of memories) {
+        const stored = await addMemory(tx as Db, userId, m, "user", reason);
+        if (before.has(stored.id)) skipped++;
         else {
           before.add(stored.id);
-          result.added++;
+          added++;
         }
       }
     },
-    { timeout: 120_000, maxWait: 30_000 },
+    { timeout: 300_000, maxWait: 30_000 },
   );
-  return result;
+  return { added, skipped };
 }

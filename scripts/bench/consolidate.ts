@@ -12,15 +12,8 @@
 // verdicts and precedence), not a model. BENCH_JUDGE_BASE_URL, _MODEL and
 // _API_KEY use a real OpenAI-compatible memory model instead.
 import http from "node:http";
-import os from "node:os";
-import fs from "node:fs";
-import path from "node:path";
+import { benchEngines } from "./env";
 
-process.env.MNEMO_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-"));
-process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-00";
-const pgUrl = process.env.DATABASE_URL;
-delete process.env.DATABASE_URL;
-if (pgUrl) process.env.TEST_DATABASE_URL = pgUrl;
 
 const { createTestDb } = await import("../../testing/databases");
 const { consolidateUser } = await import("../../lib/memory/consolidate");
@@ -100,7 +93,7 @@ const conn = oracle
 
 const rows: Array<Record<string, string | number | null>> = [];
 const results: Record<string, unknown> = { memories: planted.length, judge: oracle ? "oracle" : conn.memoryModel };
-for (const engine of (process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]) as Array<"pglite" | "postgres">) {
+for (const engine of benchEngines()) {
   const t = await createTestDb(engine);
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
   const now = Date.now();

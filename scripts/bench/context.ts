@@ -6,14 +6,8 @@
 // token with the test server answering instantly. Prints a table, then one
 // JSON line.
 import os from "node:os";
-import fs from "node:fs";
-import path from "node:path";
+import { benchEngines } from "./env";
 
-process.env.MNEMO_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-"));
-process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-00";
-const pgUrl = process.env.DATABASE_URL;
-delete process.env.DATABASE_URL;
-if (pgUrl) process.env.TEST_DATABASE_URL = pgUrl;
 
 const { createTestDb } = await import("../../testing/databases");
 const { startMockLlm } = await import("../../testing/mock-llm");
@@ -26,6 +20,8 @@ const { saveConnection, clearConnectionCache } = await import("../../lib/llm/con
 const { percentile, round, table } = await import("./stats");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
+/** The thread the first-token timing uses: 10,000 messages, or the largest size measured. */
+const TTFT_SIZE = SIZES.includes(10_000) ? 10_000 : Math.max(...SIZES);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 // Text with a realistic word distribution: a 5,000-word vocabulary drawn with
 // Zipf-like frequencies (a few very common words, a long tail of rare ones).
@@ -127,7 +123,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
     let first = -1;
     // Turns 0 and 1 run on the counting client; turn 1 is measured (turn 0 warms
     // the few-second model-connection cache, as any running server has).
-    for await (const ev of runTurn(i <= 1 ? counted : t.db, user.id, { kind: "send", threadId: threads[10_000].id, content: `question ${i}` }, { defer: () => {} })) {
+    for await (const ev of runTurn(i <= 1 ? counted : t.db, user.id, { kind: "send", threadId: threads[TTFT_SIZE].id, content: `question ${i}` }, { defer: () => {} })) {
       if (ev.type === "delta" && first < 0) first = performance.now() - t0;
     }
     if (i === 1) roundTrips = atModel;
@@ -138,8 +134,8 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
   return { ...res, roundTrips, ttft };
 }
 
-const results = [await benchEngine("pglite")];
-if (pgUrl) results.push(await benchEngine("postgres"));
+const results = [];
+for (const engine of benchEngines()) results.push(await benchEngine(engine));
 
 console.log(`Context assembly (${ITERATIONS} runs per size; history budget ${getConfig().chat.historyTokenBudget} tokens; memory budget ${getConfig().memory.tokenBudget} tokens; user with ${MEMORIES} memories; ${OTHER_USERS} other users x ${OTHER_MESSAGES} messages), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
 console.log(

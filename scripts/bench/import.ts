@@ -8,12 +8,8 @@
 import os from "node:os";
 import fs from "node:fs";
 import path from "node:path";
+import { benchEngines } from "./env";
 
-process.env.MNEMO_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-"));
-process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-00";
-const pgUrl = process.env.DATABASE_URL;
-delete process.env.DATABASE_URL;
-if (pgUrl) process.env.TEST_DATABASE_URL = pgUrl;
 
 const { createTestDb } = await import("../../testing/databases");
 const { importConversations } = await import("../../lib/import/run");
@@ -104,7 +100,7 @@ const rows: Array<Record<string, string | number | null>> = [
 ];
 const results: Record<string, unknown> = { messages, fileMb: round(sizeMb, 1), parseSeconds: round(parse.seconds, 2) };
 // BENCH_ENGINES=none measures the parse alone (e.g. on a larger file, to see the heap stay flat).
-const engines = (process.env.BENCH_ENGINES ?? (process.env.TEST_DATABASE_URL ? "pglite,postgres" : "pglite")).split(",").filter((e) => e === "pglite" || e === "postgres");
+const engines = (process.env.BENCH_ENGINES ?? benchEngines().join(",")).split(",").filter((e) => e === "pglite" || e === "postgres");
 for (const engine of engines as Array<"pglite" | "postgres">) {
   const t = await createTestDb(engine);
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
