@@ -9,6 +9,7 @@ import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { rateAnswer, looksLikeCorrection } from "@/lib/memory/feedback";
+import { addMemory } from "@/lib/memory/long-term";
 import { runDueJobs } from "@/lib/jobs/worker";
 import { feedbackByModel } from "@/lib/admin/feedback-stats";
 
@@ -80,6 +81,26 @@ describe.each(engines)("feedback on %s", (engine) => {
     expect(fb).toMatchObject({ kind: "correction", itemId: answerOf(first).id });
     expect((await t.db.memory.findFirstOrThrow({ where: { userId: user } })).text).toBe("Prefers answers without bullet points");
     expect(looksLikeCorrection("Thanks, that helps a lot")).toBe(false);
+  });
+
+  it("a correction of an answer that used a wrong memory corrects that memory, with a version", async () => {
+    const user = (await t.db.user.create({ data: { email: `fix-${engine}@example.com` } })).id;
+    await addMemory(t.db, user, { text: "Lives in Lisbon", source: "explicit" }, "user", "test");
+    const first = await collect(runTurn(t.db, user, { kind: "send", content: "Where do I live?" }));
+    const answer = answerOf(first);
+    const used = await t.db.memoryUse.findMany({ where: { itemId: answer.id } });
+    expect(used).toHaveLength(1);
+    const memoryId = used[0].memoryId;
+    mock.script({ match: "Feedback on an answer", json: { lesson: null, correct: { id: memoryId, text: "Lives in Porto" } } });
+    const threadId = (first[0] as Extract<TurnEvent, { type: "start" }>).threadId;
+    const d = deferred(() => t.db);
+    await collect(runTurn(t.db, user, { kind: "send", threadId, content: "No, that's wrong: I moved to Porto last year" }, { defer: d.defer }));
+    await d.flush();
+    const asked = JSON.stringify(mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Feedback on an answer"))!.body);
+    expect(asked).toContain(`id=${memoryId}: \\"Lives in Lisbon\\"`);
+    const m = await t.db.memory.findUniqueOrThrow({ where: { id: memoryId }, include: { versions: { orderBy: { createdAt: "asc" } } } });
+    expect(m.text).toBe("Lives in Porto");
+    expect(m.versions.at(-1)).toMatchObject({ oldText: "Lives in Lisbon", newText: "Lives in Porto", reason: "Corrected by your feedback on an answer that used it" });
   });
 
   it("temporary chats and paused learning take no feedback", async () => {

@@ -14,7 +14,7 @@ import { cipherFor } from "@/lib/crypto/content";
 import { enqueue } from "@/lib/jobs/queue";
 import { AppError } from "@/lib/errors";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
-import { addMemory, SecretRefusedError } from "./long-term";
+import { addMemory, SecretRefusedError, updateMemoryText } from "./long-term";
 
 export const COMMENT_MAX_CHARS = 1000;
 export const rateInput = z.object({
@@ -105,16 +105,19 @@ export const lessonSchema = z.object({
   lesson: z
     .object({ text: z.string().min(1).max(300), kind: z.enum(["preference", "procedure"]), steps: stepsSchema.optional().catch(undefined) })
     .nullable(),
+  // A memory the answer used that the feedback shows is wrong, with its corrected text.
+  correct: z.object({ id: z.string().min(1).max(64), text: z.string().min(1).max(500) }).nullable().optional().catch(null),
 });
 
 const INSTRUCTIONS = `You help a chat assistant learn from its user's feedback. You get one answer the assistant gave, the question it answered, and the user's feedback on it. Write at most ONE durable lesson about how this user wants to be answered in future conversations:
 - a preference (style, length, format, tone, language, level of detail), e.g. "too long" -> "Prefers short answers";
 - or a procedure they want followed for a kind of task: "text" names the task, "steps" lists what to do, in order.
 Generalise from this one answer to a rule that will still be true next week, as a short third-person statement. If the feedback is only about a one-off mistake with no lasting lesson, or is simply positive, reply with null. Never include passwords, keys or account numbers.
+If the answer relied on one of the listed memories and the feedback shows that memory is wrong, also give "correct": {"id": "<its id>", "text": "<corrected statement>"}.
 Reply with JSON only: {"lesson": {"text": "...", "kind": "preference"}}, {"lesson": {"text": "<task>", "kind": "procedure", "steps": ["...", "..."]}} or {"lesson": null}.`;
 
 /** The feedback job: distils one feedback row into a memory (or raises the confidence of the one it matches). */
-export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackId: string): Promise<"learned" | "reinforced" | "nothing"> {
+export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackId: string): Promise<"learned" | "reinforced" | "corrected" | "nothing"> {
   const fb = await db.feedback.findUnique({
     where: { id: feedbackId },
     include: { item: { select: { id: true, content: true, parentId: true, threadId: true } }, user: { select: { memoryPaused: true, memoryReview: true } } },
@@ -131,6 +134,8 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
   const c = await cipherFor(db, fb.userId);
   const question = fb.item.parentId ? await db.item.findFirst({ where: { id: fb.item.parentId, role: "user" }, select: { content: true } }) : null;
   const said = fb.comment ? c.open(fb.comment) : "";
+  const used = await db.memory.findMany({ where: { userId: fb.userId, status: "active", uses: { some: { itemId: fb.item.id } } }, select: { id: true, text: true } });
+  const usedList = used.length ? `\nMemories the answer used:\n${used.map((m) => `- id=${m.id}: ${JSON.stringify(c.open(m.text))}`).join("\n")}` : "";
   const signal =
     fb.kind === "correction"
       ? `The user's next message, correcting the answer: ${JSON.stringify(said)}`
@@ -138,7 +143,7 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
   const parsed = await askMemoryModelJson(
     conn,
     INSTRUCTIONS,
-    `Feedback on an answer.\nQuestion: ${question ? cutGraphemes(c.open(question.content), 2000) : "(unknown)"}\nAnswer: ${cutGraphemes(c.open(fb.item.content), 3000)}\n${signal}`,
+    `Feedback on an answer.\nQuestion: ${question ? cutGraphemes(c.open(question.content), 2000) : "(unknown)"}\nAnswer: ${cutGraphemes(c.open(fb.item.content), 3000)}${usedList}\n${signal}`,
     lessonSchema,
   );
   // Malformed output teaches nothing; retrying would ask the same.
@@ -146,9 +151,10 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
     await done();
     return "nothing";
   }
+  const corrected = parsed.correct && used.some((m) => m.id === parsed.correct!.id) ? await correctMemory(db, fb, parsed.correct, said) : false;
   if (!parsed.lesson) {
     await done();
-    return "nothing";
+    return corrected ? "corrected" : "nothing";
   }
   const started = new Date();
   let outcome: "learned" | "reinforced" = "learned";
@@ -180,6 +186,28 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
   }
   await done();
   return outcome;
+}
+
+/**
+ * The feedback says a memory the answer used is wrong: its text is corrected,
+ * with a version. With the user's own words (a correction or a comment) it
+ * counts as theirs, so it can correct what they said before; without, it is
+ * a learned change and precedence applies (an explicit memory is not changed).
+ */
+async function correctMemory(db: Db, fb: { id: string; userId: string; threadId: string; item: { id: string } }, fix: { id: string; text: string }, said: string) {
+  try {
+    const r = await updateMemoryText(db, fb.userId, fix.id, fix.text, {
+      actor: "model",
+      source: said ? "explicit" : "inferred",
+      reason: "Corrected by your feedback on an answer that used it",
+      sourceThreadId: fb.threadId,
+      sourceItemId: fb.item.id,
+    });
+    return r.applied;
+  } catch (e) {
+    if (e instanceof SecretRefusedError || e instanceof z.ZodError) return false;
+    throw e;
+  }
 }
 
 export type MemorySignals = { answers: number; up: number; down: number };
