@@ -136,6 +136,7 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       expect: ADMIN_ONLY,
     },
     testModelConnectionAction: { call: (m) => m.testModelConnectionAction(), expect: ADMIN_ONLY, mayFail: true },
+    setUsageLimitsAction: { call: (m, fx) => m.setUsageLimitsAction({ userId: fx.owner.id, messages: 50, tokens: null } as never), expect: ADMIN_ONLY },
     deleteUserAction: { call: (m, fx) => m.deleteUserAction({ userId: fx.owner.id, confirmEmail: fx.owner.email, reason: "Requested by email" } as never), expect: ADMIN_ONLY },
     reviewThreadAction: { call: (m, fx) => m.reviewThreadAction({ threadId: fx.threadId, reason: "Abuse report 1" } as never), expect: ADMIN_ONLY, mayShowOwnerData: ["admin"] },
     reviewMemoriesAction: { call: (m, fx) => m.reviewMemoriesAction({ userId: fx.owner.id, reason: "Abuse report 1" } as never), expect: ADMIN_ONLY, mayShowOwnerData: ["admin"] },

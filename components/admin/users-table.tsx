@@ -5,7 +5,7 @@ import { toast } from "sonner";
 import { changeRoleAction, setDisabledAction, type ActionResult } from "@/app/(app)/admin/actions";
 import { Button } from "@/components/ui/button";
 
-type Row = { id: string; email: string; name: string | null; role: "USER" | "ADMIN"; disabled: boolean; createdAt: string };
+type Row = { id: string; email: string; name: string | null; role: "USER" | "ADMIN"; disabled: boolean; createdAt: string; today: { messages: number; tokens: number } };
 
 export function UsersTable({ users, me }: { users: Row[]; me: string }) {
   const [pending, start] = useTransition();
@@ -24,6 +24,7 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
             <th className="px-3 py-2 font-medium">Role</th>
             <th className="px-3 py-2 font-medium">Status</th>
             <th className="px-3 py-2 font-medium">Joined</th>
+            <th className="px-3 py-2 font-medium">Today</th>
             <th className="px-3 py-2 font-medium">
               <span className="sr-only">Review</span>
             </th>
@@ -66,6 +67,9 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
                 )}
               </td>
               <td className="px-3 py-2 text-muted-foreground">{new Date(u.createdAt).toLocaleDateString()}</td>
+              <td className="px-3 py-2 text-muted-foreground tabular-nums" data-testid="user-usage">
+                {u.today.messages.toLocaleString("en-US")} msg · {u.today.tokens.toLocaleString("en-US")} tokens
+              </td>
               <td className="px-3 py-2">
                 <Link className="text-primary hover:underline" href={`/admin/users/${u.id}`} aria-label={`Review ${u.email}`}>
                   Review

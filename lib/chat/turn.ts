@@ -16,6 +16,7 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { describeModelError, openaiClient } from "@/lib/llm/client";
+import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, appendItemsMeta, publicItem, type AppendMeta, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
@@ -86,6 +87,9 @@ export async function stopTurn(db: Db, userId: string, itemId: string): Promise<
 
 /** The time a model stream may stay silent before the answer fails. */
 const idleTimeoutMs = () => getConfig().chat.modelIdleTimeoutSeconds * 1000;
+
+/** The user's daily limit is reached: the answer fails with this sentence (the question stays saved). */
+class UsageLimitError extends Error {}
 
 class ModelIdleError extends Error {
   constructor(seconds: number) {
@@ -203,7 +207,7 @@ export async function* runTurn(
   const memBudget = getConfig().memory.tokenBudget;
   // The first lease renewal rides along with the context queries (no round trip of its own);
   // until it lands, the sweeper measures the lease from the answer's updatedAt.
-  const [, ctx, recalled] = await Promise.all([
+  const [, ctx, recalled, overLimit] = await Promise.all([
     renewLease(db, p.assistant.id).catch(() => undefined),
     loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
     useMemory && memBudget > 0
@@ -214,6 +218,7 @@ export async function* runTurn(
           semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content) : undefined,
         })
       : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
+    checkLimits(db, userId),
   ]);
   opts.onContext?.(ctx);
   const block = memoryBlock(recalled);
@@ -239,6 +244,7 @@ export async function* runTurn(
   const promptTokens = { prompt: 0, completion: 0, any: false };
   let idle: ReturnType<typeof setTimeout> | undefined;
   try {
+    if (overLimit) throw new UsageLimitError(overLimit);
     for (let round = 0; ; round++) {
       text = "";
       let lastFlush = Date.now();
@@ -379,7 +385,7 @@ export async function* runTurn(
       // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
       throw e;
     } else {
-      const message = e instanceof ModelIdleError ? e.message : describeModelError(e);
+      const message = e instanceof ModelIdleError || e instanceof UsageLimitError ? e.message : describeModelError(e);
       final = await finishRetrying(db, c, assistant.id, { content: text, status: "failed", error: message });
       yield { type: "error", message, item: final };
     }

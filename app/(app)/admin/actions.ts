@@ -12,6 +12,7 @@ import { testConnection } from "@/lib/llm/client";
 import { AccountNotFoundError, deleteAccount } from "@/lib/account/delete";
 import { AdminAccessDisabledError, recordAudit, reasonSchema, reviewMemories, reviewThread } from "@/lib/admin/review";
 import { ThreadNotFoundError, type ThreadView } from "@/lib/chat/threads";
+import { setUserLimits } from "@/lib/account/usage-limits";
 
 export type ActionResult = { ok: true; message?: string } | { ok: false; error: string };
 
@@ -52,6 +53,29 @@ export async function setDisabledAction(input: z.input<typeof disableInput>): Pr
     }
     revalidatePath("/admin");
     return { ok: true };
+  });
+}
+
+const limitsInput = z.object({
+  userId: z.string().min(1).max(64),
+  // null: the instance default; 0: no limit.
+  messages: z.number().int().min(0).max(1_000_000).nullable(),
+  tokens: z.number().int().min(0).max(1_000_000_000).nullable(),
+});
+
+/** Sets a user's daily message and token limits (recorded in the audit log). */
+export async function setUsageLimitsAction(input: z.input<typeof limitsInput>): Promise<ActionResult> {
+  return guard("setUsageLimitsAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = limitsInput.safeParse(input);
+    if (!parsed.success) return { ok: false, error: "Limits are whole numbers (0: no limit; empty: the instance default)." };
+    const db = await getDb();
+    const { userId, messages, tokens } = parsed.data;
+    if (!(await db.user.findUnique({ where: { id: userId }, select: { id: true } }))) return { ok: false, error: "User not found." };
+    await setUserLimits(db, userId, { messages, tokens });
+    await recordAudit(db, { actorId: admin.id, subjectUserId: userId, action: "user.limits", detail: { messages, tokens } });
+    revalidatePath(`/admin/users/${userId}`);
+    return { ok: true, message: "Limits saved." };
   });
 }
 

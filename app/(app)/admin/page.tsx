@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { usageTodayByUser } from "@/lib/account/usage-limits";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { UsersTable } from "@/components/admin/users-table";
@@ -27,6 +28,7 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
     select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true },
     take: 500,
   });
+  const usage = await usageTodayByUser(db, users.map((u) => u.id));
   return (
     <section aria-labelledby="users-heading" className="grid gap-3">
       <div className="flex flex-wrap items-center justify-between gap-3">
@@ -50,7 +52,10 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
           </button>
         </form>
       </div>
-      <UsersTable me={admin.id} users={users.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() }))} />
+      <UsersTable
+        me={admin.id}
+        users={users.map((u) => ({ ...u, createdAt: u.createdAt.toISOString(), today: usage.get(u.id) ?? { messages: 0, tokens: 0 } }))}
+      />
       <div className="mt-6">
         <JobHealth health={health} />
         <p className="mt-2 text-sm text-muted-foreground" data-testid="embedding-backlog">

@@ -21,6 +21,7 @@ const ACTIONS: Record<string, string> = {
   "memory.view": "viewed your memories",
   "user.role": "changed your role",
   "user.disable": "disabled your account",
+  "user.limits": "changed your daily limits",
   "user.enable": "enabled your account",
 };
 

@@ -5,6 +5,9 @@ import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { adminAccessEnabled, userThreadsForAdmin } from "@/lib/admin/review";
 import { UserReview } from "@/components/admin/user-review";
+import { UsageLimitsForm } from "@/components/admin/usage-limits-form";
+import { usageTodayByUser } from "@/lib/account/usage-limits";
+import { getConfig } from "@/lib/config";
 
 export const metadata: Metadata = { title: "Review user" };
 export const dynamic = "force-dynamic";
@@ -15,10 +18,21 @@ export default async function AdminUserPage({ params }: { params: Promise<{ id: 
   const db = await getDb();
   const user = await db.user.findUnique({
     where: { id: id.slice(0, 64) },
-    select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true, _count: { select: { memories: true } } },
+    select: {
+      id: true,
+      email: true,
+      name: true,
+      role: true,
+      disabled: true,
+      createdAt: true,
+      dailyMessageLimit: true,
+      dailyTokenLimit: true,
+      _count: { select: { memories: true } },
+    },
   });
   if (!user) notFound();
-  const threads = await userThreadsForAdmin(db, user.id);
+  const [threads, usage] = await Promise.all([userThreadsForAdmin(db, user.id), usageTodayByUser(db, [user.id])]);
+  const defaults = getConfig().limits;
   return (
     <section aria-labelledby="user-heading" className="grid gap-4">
       <p className="text-sm">
@@ -35,6 +49,12 @@ export default async function AdminUserPage({ params }: { params: Promise<{ id: 
           {user.email} · {user.role === "ADMIN" ? "Admin" : "User"} · {user.disabled ? "disabled" : "active"} · joined {user.createdAt.toISOString().slice(0, 10)} · {threads.length} conversation(s), {user._count.memories} memories
         </p>
       </div>
+      <UsageLimitsForm
+        userId={user.id}
+        current={{ messages: user.dailyMessageLimit, tokens: user.dailyTokenLimit }}
+        defaults={{ messages: defaults.dailyMessages, tokens: defaults.dailyTokens }}
+        today={usage.get(user.id) ?? { messages: 0, tokens: 0 }}
+      />
       <UserReview user={{ id: user.id, email: user.email }} isSelf={user.id === admin.id} threads={threads} accessEnabled={adminAccessEnabled()} />
     </section>
   );

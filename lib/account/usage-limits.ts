@@ -1,0 +1,81 @@
+// Per-user daily limits on messages and model tokens, so an open instance
+// cannot be used to spend the operator's model key without bound. Defaults
+// come from MNEMO_DAILY_MESSAGE_LIMIT / MNEMO_DAILY_TOKEN_LIMIT (0: none); an
+// admin can set a user's own. A day is a UTC day.
+//
+// The check runs beside the turn's context queries (no round trip of its own):
+// the question is saved first, and an answer past the limit fails with a clear
+// sentence, so nothing the user typed is lost.
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+
+export type Usage = { messages: number; tokens: number };
+export type Limits = { messages: number; tokens: number };
+
+const startOfDay = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+
+/** Today's messages sent and tokens spent, with this user's limits (0: none). */
+export async function usageAndLimits(db: Db, userId: string, now = new Date()): Promise<{ usage: Usage; limits: Limits }> {
+  const [row] = await db.$queryRawUnsafe<Array<{ messages: number; tokens: number; msgLimit: number | null; tokLimit: number | null }>>(
+    `SELECT count(*) FILTER (WHERE i.role = 'user')::int AS messages,
+            COALESCE(sum(COALESCE(i."promptTokens", 0) + COALESCE(i."completionTokens", 0)), 0)::int AS tokens,
+            (SELECT "dailyMessageLimit" FROM "User" WHERE id = $1) AS "msgLimit",
+            (SELECT "dailyTokenLimit" FROM "User" WHERE id = $1) AS "tokLimit"
+     FROM "Item" i WHERE i."userId" = $1 AND i."createdAt" >= $2`,
+    userId,
+    startOfDay(now),
+  );
+  const d = getConfig().limits;
+  return {
+    usage: { messages: row?.messages ?? 0, tokens: row?.tokens ?? 0 },
+    limits: { messages: row?.msgLimit ?? d.dailyMessages, tokens: row?.tokLimit ?? d.dailyTokens },
+  };
+}
+
+/** Why this turn may not call the model (null: it may). The question just saved counts. */
+export function limitReached({ usage, limits }: { usage: Usage; limits: Limits }): string | null {
+  const reset = "It resets at midnight UTC; your message is saved.";
+  if (limits.messages > 0 && usage.messages > limits.messages) {
+    return `You have reached today's limit of ${limits.messages.toLocaleString("en-US")} messages. ${reset}`;
+  }
+  if (limits.tokens > 0 && usage.tokens >= limits.tokens) {
+    return `You have used today's ${limits.tokens.toLocaleString("en-US")} tokens. ${reset}`;
+  }
+  return null;
+}
+
+export async function checkLimits(db: Db, userId: string): Promise<string | null> {
+  const d = getConfig().limits;
+  // Nothing to check when no limit exists anywhere (the common case costs no query).
+  if (!d.dailyMessages && !d.dailyTokens && !(await anyUserLimits(db))) return null;
+  return limitReached(await usageAndLimits(db, userId));
+}
+
+// Whether any user has a limit of their own, cached for a minute per process.
+let anyLimits: { at: number; value: boolean } | null = null;
+async function anyUserLimits(db: Db): Promise<boolean> {
+  if (anyLimits && Date.now() - anyLimits.at < 60_000) return anyLimits.value;
+  const n = await db.user.count({ where: { OR: [{ dailyMessageLimit: { gt: 0 } }, { dailyTokenLimit: { gt: 0 } }] } });
+  anyLimits = { at: Date.now(), value: n > 0 };
+  return anyLimits.value;
+}
+export const forgetLimitsCache = () => (anyLimits = null);
+
+/** Today's usage for these users (the admin page). */
+export async function usageTodayByUser(db: Db, userIds: string[], now = new Date()): Promise<Map<string, Usage>> {
+  if (!userIds.length) return new Map();
+  const rows = await db.$queryRawUnsafe<Array<{ userId: string } & Usage>>(
+    `SELECT i."userId", count(*) FILTER (WHERE i.role = 'user')::int AS messages,
+            COALESCE(sum(COALESCE(i."promptTokens", 0) + COALESCE(i."completionTokens", 0)), 0)::int AS tokens
+     FROM "Item" i WHERE i."userId" = ANY($1::text[]) AND i."createdAt" >= $2 GROUP BY i."userId"`,
+    userIds,
+    startOfDay(now),
+  );
+  return new Map(rows.map(({ userId, ...u }) => [userId, u]));
+}
+
+/** An admin sets a user's limits (null: the instance default; 0: none). */
+export async function setUserLimits(db: Db, userId: string, limits: { messages: number | null; tokens: number | null }): Promise<void> {
+  await db.user.update({ where: { id: userId }, data: { dailyMessageLimit: limits.messages, dailyTokenLimit: limits.tokens } });
+  forgetLimitsCache();
+}

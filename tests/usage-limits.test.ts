@@ -1,0 +1,59 @@
+// Daily limits: past a user's message or token limit the question is saved and
+// the answer fails with a clear sentence, without calling the model; other
+// users and the admin page's counts are unaffected.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { collect } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { setUserLimits, usageTodayByUser } from "@/lib/account/usage-limits";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+const last = (events: TurnEvent[]) => events.at(-1) as Extract<TurnEvent, { type: "error" | "done" }>;
+
+describe.each(engines)("daily usage limits on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    const admin = await t.db.user.create({ data: { email: `limits-admin-${engine}@example.com`, role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => t?.close());
+
+  it("past the message limit the question is kept and the answer says why; others are not limited", async () => {
+    const user = (await t.db.user.create({ data: { email: `limited-${engine}@example.com` } })).id;
+    const other = (await t.db.user.create({ data: { email: `free-${engine}@example.com` } })).id;
+    await setUserLimits(t.db, user, { messages: 2, tokens: null });
+    const first = await collect(runTurn(t.db, user, { kind: "send", content: "one" }));
+    const threadId = (first[0] as Extract<TurnEvent, { type: "start" }>).threadId;
+    await collect(runTurn(t.db, user, { kind: "send", threadId, content: "two" }));
+    const before = mock.chatRequests().length;
+    const third = await collect(runTurn(t.db, user, { kind: "send", threadId, content: "three" }));
+    const end = last(third);
+    expect(end.type).toBe("error");
+    expect(end.item).toMatchObject({ status: "failed", error: "You have reached today's limit of 2 messages. It resets at midnight UTC; your message is saved." });
+    expect(mock.chatRequests().length, "the model is not called").toBe(before);
+    expect(await t.db.item.count({ where: { threadId, role: "user" } })).toBe(3);
+    expect(last(await collect(runTurn(t.db, other, { kind: "send", content: "hello" }))).type).toBe("done");
+    expect((await usageTodayByUser(t.db, [user])).get(user)).toMatchObject({ messages: 3 });
+  });
+
+  it("past the token limit the answer says so", async () => {
+    const user = (await t.db.user.create({ data: { email: `tokens-${engine}@example.com` } })).id;
+    await setUserLimits(t.db, user, { messages: null, tokens: 10 });
+    mock.script({ match: "long", content: "A long answer", usage: { prompt_tokens: 40, completion_tokens: 20 } });
+    expect(last(await collect(runTurn(t.db, user, { kind: "send", content: "a long question" }))).type).toBe("done");
+    const end = last(await collect(runTurn(t.db, user, { kind: "send", content: "another" })));
+    expect(end.item?.error).toBe("You have used today's 10 tokens. It resets at midnight UTC; your message is saved.");
+    await setUserLimits(t.db, user, { messages: null, tokens: 0 }); // 0: no limit for this user
+    expect(last(await collect(runTurn(t.db, user, { kind: "send", content: "and now?" }))).type).toBe("done");
+  });
+});
