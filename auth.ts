@@ -16,6 +16,7 @@ import { getDb } from "@/lib/db/client";
 import type { Role } from "@/lib/generated/prisma/client";
 import crypto from "node:crypto";
 import { activeUser, createUser, recordSignOut, verifyCredentials } from "@/lib/auth/users";
+import { sessionOutlivesPasswordChange } from "@/lib/auth/password-change";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { clientIp } from "@/lib/auth/client-ip";
 
@@ -111,6 +112,8 @@ async function fullConfig(): Promise<NextAuthConfig> {
           throw e;
         }
         if (!current) return null; // deleted or disabled: the session ends now
+        // A password change ends every other session (not the one signing in now).
+        if (!user && !sessionOutlivesPasswordChange(current, token as { authAt?: unknown; sid?: unknown })) return null;
         // When the user last proved who they are (deleting the account asks for a recent sign-in).
         if (user) {
           token.authAt = Date.now();
@@ -121,12 +124,15 @@ async function fullConfig(): Promise<NextAuthConfig> {
         token.role = current.role;
         token.name = current.name;
         token.email = current.email;
+        token.mustChangePassword = current.mustChangePassword;
         return token;
       },
       async session({ session, token }) {
         session.user.id = token.sub as string;
         session.user.role = token.role as Role;
         (session.user as { authAt?: number }).authAt = typeof token.authAt === "number" ? token.authAt : 0;
+        (session.user as { sid?: string }).sid = typeof token.sid === "string" ? token.sid : undefined;
+        (session.user as { mustChangePassword?: boolean }).mustChangePassword = token.mustChangePassword === true;
         return session;
       },
     },

@@ -85,3 +85,48 @@ test("an admin disabling a user ends that user's session at once", async ({ brow
   await victimCtx.close();
   await adminCtx.close();
 });
+
+test("a forgotten password: the admin sets a temporary one, the user must choose their own, other sessions end", async ({ browser }) => {
+  test.setTimeout(60_000);
+  const email = uniqueEmail("forgetful");
+  const oldCtx = await browser.newContext();
+  const oldDevice = await oldCtx.newPage();
+  await register(oldDevice, email);
+
+  const adminCtx = await browser.newContext();
+  const adminPage = await adminCtx.newPage();
+  await signInOk(adminPage, admin);
+  await adminPage.goto("/admin");
+  await adminPage.getByRole("link", { name: `Review ${email}` }).click();
+  adminPage.once("dialog", (d) => void d.accept());
+  await adminPage.getByRole("button", { name: "Set a temporary password" }).click();
+  const temporary = (await adminPage.getByTestId("temporary-password").textContent())!.trim();
+  expect(temporary).toHaveLength(16);
+
+  // The device that was signed in is signed out.
+  await oldDevice.goto("/settings");
+  await expect(oldDevice).toHaveURL(/\/signin/);
+
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  await signIn(page, email, temporary);
+  // Wherever sign-in leads, the app first asks for a password of their own.
+  await expect(page).toHaveURL(/\/settings\/password\?required=1/);
+  await page.goto("/settings/memory");
+  await expect(page).toHaveURL(/\/settings\/password\?required=1/);
+  await expect(page.getByTestId("password-required")).toBeVisible();
+  await page.screenshot({ path: "test-results/password-required.png", fullPage: true });
+  await page.getByLabel("Current password").fill(temporary);
+  await page.getByLabel("New password", { exact: true }).fill("my own new password");
+  await page.getByLabel("New password again").fill("my own new password");
+  await page.getByRole("button", { name: "Save password" }).click();
+  await expect(page.getByRole("heading", { name: "What can I help with?" })).toBeVisible();
+  // The session that changed it stays signed in; the new password works elsewhere.
+  await page.goto("/settings");
+  await expect(page).toHaveURL(/\/settings$/);
+  await signInOk(oldDevice, email, "my own new password");
+  // The user sees that an administrator set it.
+  await page.goto("/settings/data");
+  await expect(page.getByTestId("audit-list")).toContainText("set a temporary password for you");
+  await Promise.all([ctx.close(), oldCtx.close(), adminCtx.close()]);
+});

@@ -121,6 +121,12 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     memorySettingsAction: { call: (m) => m.memorySettingsAction({ paused: true } as never), expect: SIGNED_IN },
     forgetMeAction: { call: (m) => m.forgetMeAction("forget me" as never), expect: SIGNED_IN },
   },
+  "app/(app)/settings/password/actions.ts": {
+    changePasswordAction: {
+      call: (m) => m.changePasswordAction({ current: PASSWORD, next: "a-new-password-1", confirm: "a-new-password-1" } as never),
+      expect: SIGNED_IN,
+    },
+  },
   "app/(app)/settings/data/actions.ts": {
     deleteAccountAction: { call: (m) => m.deleteAccountAction({ confirm: "delete my account", password: PASSWORD } as never), expect: SIGNED_IN },
     importLearnStatusAction: { call: (m) => m.importLearnStatusAction(), expect: SIGNED_IN },
@@ -137,6 +143,7 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     },
     testModelConnectionAction: { call: (m) => m.testModelConnectionAction(), expect: ADMIN_ONLY, mayFail: true },
     setUsageLimitsAction: { call: (m, fx) => m.setUsageLimitsAction({ userId: fx.owner.id, messages: 50, tokens: null } as never), expect: ADMIN_ONLY },
+    setTemporaryPasswordAction: { call: (m, fx) => m.setTemporaryPasswordAction({ userId: fx.owner.id } as never), expect: ADMIN_ONLY },
     deleteUserAction: { call: (m, fx) => m.deleteUserAction({ userId: fx.owner.id, confirmEmail: fx.owner.email, reason: "Requested by email" } as never), expect: ADMIN_ONLY },
     reviewThreadAction: { call: (m, fx) => m.reviewThreadAction({ threadId: fx.threadId, reason: "Abuse report 1" } as never), expect: ADMIN_ONLY, mayShowOwnerData: ["admin"] },
     reviewMemoriesAction: { call: (m, fx) => m.reviewMemoriesAction({ userId: fx.owner.id, reason: "Abuse report 1" } as never), expect: ADMIN_ONLY, mayShowOwnerData: ["admin"] },

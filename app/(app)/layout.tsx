@@ -6,7 +6,8 @@ import { pageUser } from "@/lib/auth/session";
 import { ThreadList } from "@/components/chat/thread-list";
 
 export default async function AppLayout({ children }: { children: React.ReactNode }) {
-  const user = await pageUser();
+  // The shell only needs the session; each page checks the rest itself (the password page must render here).
+  const user = await pageUser({ passwordPage: true });
   return (
     <AppShell
       sidebar={

@@ -4,7 +4,7 @@ import { redirect } from "next/navigation";
 import { auth } from "@/auth";
 import { AppError } from "@/lib/errors";
 
-export type SessionUser = { id: string; role: "USER" | "ADMIN"; email?: string | null; name?: string | null };
+export type SessionUser = { id: string; role: "USER" | "ADMIN"; email?: string | null; name?: string | null; sid?: string; mustChangePassword?: boolean };
 
 export class UnauthorizedError extends AppError {
   constructor(message = "Sign in first.") {
@@ -35,9 +35,10 @@ export async function requireAdmin(): Promise<SessionUser> {
   return user;
 }
 
-/** For pages: redirects to sign-in when signed out. */
-export async function pageUser(): Promise<SessionUser> {
+/** For pages: redirects to sign-in when signed out, and to the password page while a temporary password is in use. */
+export async function pageUser(opts: { passwordPage?: boolean } = {}): Promise<SessionUser> {
   const user = await currentUser();
   if (!user) redirect("/signin");
+  if (user.mustChangePassword && !opts.passwordPage) redirect("/settings/password?required=1");
   return user;
 }

@@ -104,7 +104,7 @@ export async function verifyCredentials(db: Db, input: unknown, ip: string): Pro
 export async function activeUser(db: Db, id: string, sid?: string) {
   return db.user.findFirst({
     where: { id, disabled: false, ...(sid ? { signedOutSessions: { none: { sid } } } : {}) },
-    select: { id: true, email: true, name: true, image: true, role: true },
+    select: { id: true, email: true, name: true, image: true, role: true, mustChangePassword: true, passwordChangedAt: true, passwordSid: true },
   });
 }
 

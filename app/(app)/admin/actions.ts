@@ -13,6 +13,7 @@ import { AccountNotFoundError, deleteAccount } from "@/lib/account/delete";
 import { AdminAccessDisabledError, recordAudit, reasonSchema, reviewMemories, reviewThread } from "@/lib/admin/review";
 import { ThreadNotFoundError, type ThreadView } from "@/lib/chat/threads";
 import { setUserLimits } from "@/lib/account/usage-limits";
+import { setTemporaryPassword } from "@/lib/auth/password-change";
 
 export type ActionResult = { ok: true; message?: string } | { ok: false; error: string };
 
@@ -76,6 +77,20 @@ export async function setUsageLimitsAction(input: z.input<typeof limitsInput>): 
     await recordAudit(db, { actorId: admin.id, subjectUserId: userId, action: "user.limits", detail: { messages, tokens } });
     revalidatePath(`/admin/users/${userId}`);
     return { ok: true, message: "Limits saved." };
+  });
+}
+
+/** Sets a temporary password for a user and returns it once; they must change it at their next sign-in. */
+export async function setTemporaryPasswordAction(input: { userId: string }): Promise<ActionResult & { password?: string }> {
+  return guard("setTemporaryPasswordAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = z.object({ userId: z.string().min(1).max(64) }).safeParse(input);
+    if (!parsed.success) return { ok: false, error: "Invalid request." };
+    const db = await getDb();
+    if (!(await db.user.findUnique({ where: { id: parsed.data.userId }, select: { id: true } }))) return { ok: false, error: "User not found." };
+    const password = await setTemporaryPassword(db, parsed.data.userId);
+    await recordAudit(db, { actorId: admin.id, subjectUserId: parsed.data.userId, action: "user.password" });
+    return { ok: true, password };
   });
 }
 

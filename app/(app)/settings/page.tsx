@@ -11,6 +11,10 @@ export default async function SettingsPage() {
         <span className="font-medium">Memory</span>
         <span className="block text-sm text-muted-foreground">See, edit and delete what Mnemo remembers about you; pause learning.</span>
       </Link>
+      <Link href="/settings/password" className="rounded-lg border border-border p-4 hover:bg-accent">
+        <span className="font-medium">Password</span>
+        <span className="block text-sm text-muted-foreground">Change your password; other devices are signed out.</span>
+      </Link>
       <Link href="/settings/data" className="rounded-lg border border-border p-4 hover:bg-accent">
         <span className="font-medium">Your data</span>
         <span className="block text-sm text-muted-foreground">Export everything, import memories, see administrator access, delete your account.</span>

@@ -22,6 +22,7 @@ const ACTIONS: Record<string, string> = {
   "user.role": "changed your role",
   "user.disable": "disabled your account",
   "user.limits": "changed your daily limits",
+  "user.password": "set a temporary password for you",
   "user.enable": "enabled your account",
 };
 

@@ -6,6 +6,7 @@ import { getDb } from "@/lib/db/client";
 import { adminAccessEnabled, userThreadsForAdmin } from "@/lib/admin/review";
 import { UserReview } from "@/components/admin/user-review";
 import { UsageLimitsForm } from "@/components/admin/usage-limits-form";
+import { TemporaryPassword } from "@/components/admin/temporary-password";
 import { usageTodayByUser } from "@/lib/account/usage-limits";
 import { getConfig } from "@/lib/config";
 
@@ -55,6 +56,7 @@ export default async function AdminUserPage({ params }: { params: Promise<{ id: 
         defaults={{ messages: defaults.dailyMessages, tokens: defaults.dailyTokens }}
         today={usage.get(user.id) ?? { messages: 0, tokens: 0 }}
       />
+      <TemporaryPassword userId={user.id} email={user.email} />
       <UserReview user={{ id: user.id, email: user.email }} isSelf={user.id === admin.id} threads={threads} accessEnabled={adminAccessEnabled()} />
     </section>
   );

@@ -1,0 +1,44 @@
+"use client";
+// An admin sets a temporary password for a user who forgot theirs: shown here
+// once, to pass on; the user must choose their own at the next sign-in.
+import { useState, useTransition } from "react";
+import { setTemporaryPasswordAction } from "@/app/(app)/admin/actions";
+import { Button } from "@/components/ui/button";
+
+export function TemporaryPassword({ userId, email }: { userId: string; email: string }) {
+  const [pending, start] = useTransition();
+  const [result, setResult] = useState<{ ok: boolean; text: string; password?: string } | null>(null);
+  return (
+    <div className="grid gap-2 rounded-lg border border-border p-4">
+      <h3 className="font-medium">Password</h3>
+      <p className="text-sm text-muted-foreground">
+        For a user who cannot sign in: a temporary password, shown once. Their other sessions end, and they must choose their own password when they sign in.
+      </p>
+      <div>
+        <Button
+          variant="outline"
+          disabled={pending}
+          onClick={() => {
+            if (!window.confirm(`Set a temporary password for ${email}? Their current password stops working.`)) return;
+            start(async () => {
+              const r = await setTemporaryPasswordAction({ userId });
+              setResult(r.ok ? { ok: true, text: "Temporary password (shown once):", password: r.password } : { ok: false, text: r.error });
+            });
+          }}
+        >
+          Set a temporary password
+        </Button>
+      </div>
+      {result && (
+        <p className={result.ok ? "text-sm" : "text-sm text-destructive"} role={result.ok ? "status" : "alert"}>
+          {result.text}{" "}
+          {result.password && (
+            <code className="rounded bg-muted px-1.5 py-0.5 font-mono" data-testid="temporary-password">
+              {result.password}
+            </code>
+          )}
+        </p>
+      )}
+    </div>
+  );
+}
