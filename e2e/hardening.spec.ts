@@ -16,6 +16,16 @@ test.describe("everyday input", () => {
     await expect(page.getByTestId("message-user").first()).toContainText("😀 then the rest");
   });
 
+  test("malformed % escapes in links give a page, never a server error", async ({ page }) => {
+    await register(page, uniqueEmail("escapes"));
+    for (const url of ["/c/%E0%A4%A", "/c/abc%zz", "/%", "/settings/memory?q=%E0%A4", "/settings/memory?q=%", "/admin/audit?q=%ZZ", "/?x=%"]) {
+      const res = await page.goto(url);
+      expect(res?.status() ?? 0, url).toBeLessThan(500);
+    }
+    const api = await page.request.get("/api/memories/export?format=%E0");
+    expect(api.status()).toBeLessThan(500);
+  });
+
   test("an image in an answer is shown as a link and never fetched; pages carry security headers", async ({ page }) => {
     await register(page, uniqueEmail("img"));
     const fetched: string[] = [];
