@@ -17,6 +17,7 @@ import type { Role } from "@/lib/generated/prisma/client";
 import crypto from "node:crypto";
 import { activeUser, createUser, recordSignOut, verifyCredentials } from "@/lib/auth/users";
 import { sessionOutlivesPasswordChange } from "@/lib/auth/password-change";
+import { admitRegistration } from "@/lib/auth/registration";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { clientIp } from "@/lib/auth/client-ip";
 
@@ -80,7 +81,11 @@ async function fullConfig(): Promise<NextAuthConfig> {
   const adapter: Adapter = {
     ...base,
     // OAuth sign-ups go through the same rule as registration: first account is admin.
-    createUser: async ({ id: _id, ...data }) => (await createUser(db, data)) as unknown as AdapterUser,
+    // Registration modes apply too (an invitation for the email, or closed).
+    createUser: async ({ id: _id, ...data }) => {
+      await admitRegistration(db, data.email, { oauth: true });
+      return (await createUser(db, data)) as unknown as AdapterUser;
+    },
   };
   return {
     ...authConfig,

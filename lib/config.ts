@@ -69,6 +69,7 @@ const schema = z.object({
   MNEMO_IMPORT_LEARN_PER_MINUTE: intWithDefault(20, 1),
   MNEMO_PROCEDURE_REVALIDATE_DAYS: intWithDefault(90, 0),
   MNEMO_DAILY_MESSAGE_LIMIT: intWithDefault(0, 0),
+  MNEMO_REGISTRATION: optional.pipe(z.enum(["open", "invite", "closed"], { error: "open, invite or closed" }).optional()),
   MNEMO_DAILY_TOKEN_LIMIT: intWithDefault(0, 0),
   MNEMO_CONSOLIDATE_AFTER: intWithDefault(20, 1),
   MNEMO_MEMORY_LOW_VALUE_DAYS: intWithDefault(90, 0),
@@ -116,6 +117,8 @@ export type Config = {
   adminThreadAccess: boolean;
   /** Largest export file accepted; memory-model calls per minute when learning from imported history. */
   import: { maxBytes: number; learnPerMinute: number };
+  /** Who may create an account (lib/auth/registration.ts). */
+  registration: "open" | "invite" | "closed";
   /** Default per-user daily limits (0: none); admins can set a user's own. */
   limits: { dailyMessages: number; dailyTokens: number };
 };
@@ -233,6 +236,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     adminThreadAccess: env.MNEMO_ADMIN_THREAD_ACCESS !== "off",
     import: { maxBytes: env.MNEMO_IMPORT_MAX_MB * 1024 * 1024, learnPerMinute: env.MNEMO_IMPORT_LEARN_PER_MINUTE },
     limits: { dailyMessages: env.MNEMO_DAILY_MESSAGE_LIMIT, dailyTokens: env.MNEMO_DAILY_TOKEN_LIMIT },
+    registration: env.MNEMO_REGISTRATION ?? "open",
   };
 }
 

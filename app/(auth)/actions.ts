@@ -9,6 +9,7 @@ import { getDb } from "@/lib/db/client";
 import { clientIp } from "@/lib/auth/client-ip";
 import { EmailTakenError, registerSchema, registerWithPassword } from "@/lib/auth/users";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
+import { RegistrationClosedError } from "@/lib/auth/registration";
 
 export type FormState = {
   error?: string;
@@ -68,9 +69,10 @@ export async function registerAction(_prev: FormState, form: FormData): Promise<
   if (!parsed.success) return { fieldErrors: fieldErrors(parsed.error), values };
   const db = await getDb();
   try {
-    await registerWithPassword(db, parsed.data, clientIp(await headers()));
+    await registerWithPassword(db, parsed.data, clientIp(await headers()), String(form.get("invite") ?? "") || undefined);
   } catch (e) {
     if (e instanceof EmailTakenError) return { fieldErrors: { email: e.message }, values };
+    if (e instanceof RegistrationClosedError) return { error: e.message, values };
     if (e instanceof RateLimitedError) return { error: "Too many accounts created from this network. Try again later.", values };
     throw e;
   }

@@ -27,13 +27,14 @@ export function SignInForm({ callbackUrl }: { callbackUrl?: string }) {
   );
 }
 
-export function RegisterForm({ minLength }: { minLength: number }) {
+export function RegisterForm({ minLength, invite }: { minLength: number; invite?: { token: string; email: string } }) {
   const [state, action, pending] = useActionState<FormState, FormData>(registerAction, {});
   return (
     <form action={action} className="grid gap-4" noValidate>
       {state.error && <Alert variant="error" data-testid="form-error">{state.error}</Alert>}
+      {invite && <input type="hidden" name="invite" value={invite.token} />}
       <FormField id="name" label="Name (optional)" autoComplete="name" defaultValue={state.values?.name} error={state.fieldErrors?.name} />
-      <FormField id="email" label="Email" type="email" autoComplete="email" required defaultValue={state.values?.email} error={state.fieldErrors?.email} />
+      <FormField id="email" label="Email" type="email" autoComplete="email" required defaultValue={state.values?.email ?? invite?.email} error={state.fieldErrors?.email} />
       <FormField
         id="password"
         label="Password"

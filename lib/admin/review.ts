@@ -29,7 +29,7 @@ export function setAdminAccessForTests(on: boolean | undefined) {
 }
 export const adminAccessEnabled = () => accessOverride ?? getConfig().adminThreadAccess;
 
-export type AuditAction = "thread.view" | "memory.view" | "user.role" | "user.disable" | "user.enable" | "user.delete" | "user.limits" | "user.password";
+export type AuditAction = "thread.view" | "memory.view" | "user.role" | "user.disable" | "user.enable" | "user.delete" | "user.limits" | "user.password" | "user.invite" | "user.create";
 
 export async function recordAudit(
   db: Pick<Db, "auditLog">,

@@ -6,6 +6,7 @@ import { Prisma, type Role, type User } from "@/lib/generated/prisma/client";
 import { getConfig } from "@/lib/config";
 import { dummyHash, hashPassword, verifyPassword } from "./password";
 import { consume, RateLimitedError, reset } from "./rate-limit";
+import { admitRegistration } from "./registration";
 import { AppError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 
@@ -71,10 +72,12 @@ export async function registerWithPassword(
   db: Db,
   input: { name?: string; email: string; password: string },
   ip: string,
+  invite?: string,
 ): Promise<User> {
   const data = registerSchema().parse(input);
   await consume(db, [["register-ip", ip]]);
   if (await db.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new EmailTakenError();
+  await admitRegistration(db, data.email, { token: invite });
   return createUser(db, { email: data.email, name: data.name, passwordHash: await hashPassword(data.password) });
 }
 

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { guard } from "@/lib/http/action";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
-import { LastAdminError, setDisabled, setRole } from "@/lib/auth/users";
+import { createUser, EmailTakenError, LastAdminError, setDisabled, setRole } from "@/lib/auth/users";
 import { clearConnectionCache, resolveConnection, saveConnection, savedConnectionForForm, savedConnectionSchema } from "@/lib/llm/connection";
 import { queueReembedAll } from "@/lib/memory/embed";
 import { testConnection } from "@/lib/llm/client";
@@ -14,6 +14,7 @@ import { AdminAccessDisabledError, recordAudit, reasonSchema, reviewMemories, re
 import { ThreadNotFoundError, type ThreadView } from "@/lib/chat/threads";
 import { setUserLimits } from "@/lib/account/usage-limits";
 import { setTemporaryPassword } from "@/lib/auth/password-change";
+import { createInvitation } from "@/lib/auth/registration";
 
 export type ActionResult = { ok: true; message?: string } | { ok: false; error: string };
 
@@ -90,6 +91,43 @@ export async function setTemporaryPasswordAction(input: { userId: string }): Pro
     if (!(await db.user.findUnique({ where: { id: parsed.data.userId }, select: { id: true } }))) return { ok: false, error: "User not found." };
     const password = await setTemporaryPassword(db, parsed.data.userId);
     await recordAudit(db, { actorId: admin.id, subjectUserId: parsed.data.userId, action: "user.password" });
+    return { ok: true, password };
+  });
+}
+
+const emailInput = z.object({ email: z.string().trim().toLowerCase().email("Enter an email address.").max(320), name: z.string().trim().max(100).optional() });
+
+/** An invitation link for one email (MNEMO_REGISTRATION=invite), shown once. */
+export async function inviteUserAction(input: z.input<typeof emailInput>): Promise<ActionResult & { link?: string }> {
+  return guard("inviteUserAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = emailInput.safeParse(input);
+    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
+    const db = await getDb();
+    if (await db.user.findUnique({ where: { email: parsed.data.email }, select: { id: true } })) return { ok: false, error: "That email already has an account." };
+    const token = await createInvitation(db, parsed.data.email);
+    await recordAudit(db, { actorId: admin.id, action: "user.invite" });
+    return { ok: true, link: `/register?invite=${encodeURIComponent(token)}&email=${encodeURIComponent(parsed.data.email)}` };
+  });
+}
+
+/** Creates an account with a temporary password (shown once, to be changed at the first sign-in). */
+export async function createAccountAction(input: z.input<typeof emailInput>): Promise<ActionResult & { password?: string }> {
+  return guard("createAccountAction", async () => {
+    const admin = await requireAdmin();
+    const parsed = emailInput.safeParse(input);
+    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
+    const db = await getDb();
+    let user;
+    try {
+      user = await createUser(db, { email: parsed.data.email, name: parsed.data.name || null });
+    } catch (e) {
+      if (e instanceof EmailTakenError) return { ok: false, error: "That email already has an account." };
+      throw e;
+    }
+    const password = await setTemporaryPassword(db, user.id);
+    await recordAudit(db, { actorId: admin.id, subjectUserId: user.id, action: "user.create" });
+    revalidatePath("/admin");
     return { ok: true, password };
   });
 }

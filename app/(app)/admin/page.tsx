@@ -1,5 +1,7 @@
 import type { Metadata } from "next";
 import { usageTodayByUser } from "@/lib/account/usage-limits";
+import { registrationMode } from "@/lib/auth/registration";
+import { AddPeople } from "@/components/admin/add-people";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { UsersTable } from "@/components/admin/users-table";
@@ -52,6 +54,7 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
           </button>
         </form>
       </div>
+      <AddPeople mode={registrationMode()} />
       <UsersTable
         me={admin.id}
         users={users.map((u) => ({ ...u, createdAt: u.createdAt.toISOString(), today: usage.get(u.id) ?? { messages: 0, tokens: 0 } }))}

@@ -23,6 +23,7 @@ const ACTIONS: Record<string, string> = {
   "user.disable": "disabled your account",
   "user.limits": "changed your daily limits",
   "user.password": "set a temporary password for you",
+  "user.create": "created your account",
   "user.enable": "enabled your account",
 };
 
