@@ -1,6 +1,8 @@
 // A Mnemo thread as an OpenAI Agents SDK session: the real SDK's run() against
 // the project's test server, with history in Mnemo (MnemoSession) and Mnemo's
 // memory as tools.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import OpenAI from "openai";
 import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } from "@openai/agents";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -58,6 +60,22 @@ describe.each(engines)("Agents SDK session on %s", (engine) => {
     } finally {
       await other.close();
     }
+  });
+
+  it.runIf(engine === "postgres")("carries history into a separate OS process on the same database", async () => {
+    const user = (await t.db.user.create({ data: { email: `process-${engine}@example.com` } })).id;
+    const session = await MnemoSession.open(t.db, user);
+    await run(new Agent({ name: "Helper", instructions: "Be brief.", model: "mock-chat" }), "My favourite river is the Douro", { session });
+    // Asynchronously: the model server the child calls runs in this process.
+    const { stdout: out } = await promisify(execFile)(process.execPath, ["--import", "tsx", "testing/agent-run.ts", "Which river do I like?"], {
+      env: { ...process.env, DATABASE_URL: t.url!, MOCK_LLM_URL: mock.url, MNEMO_USER_ID: user, MNEMO_THREAD_ID: await session.getSessionId() },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    const items = JSON.parse(out.trim().split("\n").at(-1)!) as Array<{ role?: string }>;
+    expect(items.map((i) => i.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(sent()).toContain("My favourite river is the Douro"); // the child's request carried this process's history
+    expect(await session.getItems()).toHaveLength(4); // and this process sees what the child added
   });
 
   it("tool calls round-trip through the session, and the memory tools act for that user only", async () => {
