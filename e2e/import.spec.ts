@@ -1,7 +1,9 @@
 // Importing history from another chat app, in the browser on the production
 // build: a ChatGPT export becomes threads with their dates and branches, a fact
 // from it is recalled in a new chat, and "learn from them" fills the review queue.
+import fs from "node:fs";
 import path from "node:path";
+import { strToU8, zipSync } from "fflate";
 import { expect, test } from "@playwright/test";
 import { mockUrl, register, uniqueEmail } from "./helpers";
 
@@ -23,7 +25,9 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   await expect(result).toContainText("1 skipped: it has no messages (1).");
   await expect(page.getByTestId("import-learn")).toContainText("2 exchanges from 1 imported conversation: 2 model calls");
   await page.screenshot({ path: "test-results/import-done.png", fullPage: true });
-  await file.setInputFiles(CHATGPT);
+  // The same export as the zip ChatGPT sends (conversations.json inside, among other files): nothing new.
+  const zip = zipSync({ "chat.html": strToU8("<html></html>"), "conversations.json": new Uint8Array(fs.readFileSync(CHATGPT)) });
+  await file.setInputFiles({ name: "chatgpt-export.zip", mimeType: "application/zip", buffer: Buffer.from(zip) });
   await expect(result).toContainText("Imported 0 conversations (0 messages) from ChatGPT. 1 conversation already imported before");
 
   // The thread, with where it came from, its dates and the edited question's other version.

@@ -16,6 +16,7 @@ import { setEncryptionKeys } from "@/lib/crypto/content";
 import { recall } from "@/lib/memory/recall";
 import { rowsContaining } from "@/testing/privacy-checks";
 import { PrismaSession } from "@/lib/memory/session";
+import { strToU8, zipSync } from "fflate";
 import { learnFromImports, learnPlan, startLearning } from "@/lib/import/learn";
 import { importMemoryList } from "@/lib/memory/portable";
 import { clearConnectionCache, resolveConnection, saveConnection, type ModelConnection } from "@/lib/llm/connection";
@@ -111,6 +112,16 @@ describe.each(engines)("conversation import on %s", (engine) => {
       ["assistant", "Great goal! Build up your long runs gradually."],
     ]);
     expect(lc.importSource).toBe("librechat");
+  });
+
+  it("the export zip as ChatGPT sends it: conversations.json read from inside, other files skipped; a zip without it is refused", async () => {
+    const user = await newUser("zip");
+    const json = fs.readFileSync(path.join(__dirname, "fixtures/import", "chatgpt-conversations.json"));
+    const zip = zipSync({ "chat.html": strToU8("<html></html>"), "file-abc.png": new Uint8Array(5000).fill(7), "conversations.json": json });
+    const pieces = Array.from({ length: Math.ceil(zip.length / 1000) }, (_, i) => zip.subarray(i * 1000, (i + 1) * 1000));
+    expect(await importConversations(t.db, user, pieces)).toMatchObject({ format: "chatgpt", conversations: 1, messages: 8, branches: 1 });
+    await expect(importConversations(t.db, user, [zipSync({ "user.json": strToU8("{}") })])).rejects.toThrow(/no conversations.json/);
+    await expect(importConversations(t.db, user, [zip.subarray(0, zip.length - 400)])).rejects.toThrow(/damaged or cut short|no conversations.json|valid JSON/);
   });
 
   it("a file cut off part of the way keeps the conversations before the break; a file that is not JSON is refused", async () => {

@@ -128,8 +128,8 @@ export function ConversationImport({ initialPlan }: { initialPlan: LearnPlan }) 
         <Button variant="outline" onClick={() => file.current?.click()} disabled={busy}>
           <Upload className="h-4 w-4" aria-hidden /> {busy ? "Importing…" : "Import conversations"}
         </Button>
-        <input ref={file} type="file" accept="application/json,.json" className="sr-only" aria-label="Conversations file to import" onChange={onFile} tabIndex={-1} />
-        <span className="text-xs text-muted-foreground">ChatGPT or Claude: conversations.json from the export&apos;s zip. Open WebUI, LibreChat or Mnemo: the exported .json.</span>
+        <input ref={file} type="file" accept="application/json,.json,application/zip,.zip" className="sr-only" aria-label="Conversations file to import" onChange={onFile} tabIndex={-1} />
+        <span className="text-xs text-muted-foreground">ChatGPT or Claude: the export zip (or conversations.json from it). Open WebUI, LibreChat or Mnemo: the exported .json.</span>
       </div>
 
       {progress && (

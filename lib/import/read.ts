@@ -50,7 +50,7 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
   }
 }
 
-const NOT_JSON = "That file is not a conversation export (JSON). For ChatGPT and Claude, choose conversations.json from the export's zip.";
+const NOT_JSON = "That file is not a conversation export. For ChatGPT and Claude, choose the export zip (or conversations.json from it).";
 const BROKEN = "The file stops being valid JSON part of the way through (was the download cut short?). The conversations before that point were imported.";
 
 /** Yields the file's conversations (and, for Mnemo's export, memories) as they are parsed. */

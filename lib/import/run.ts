@@ -9,6 +9,7 @@ import { embedSoon } from "@/lib/memory/embed";
 import { importMemories } from "@/lib/memory/portable";
 import { FORMAT_NAMES, type ImportFormat } from "./conversation";
 import { readExport } from "./read";
+import { unzipIfNeeded } from "./unzip";
 import { writeConversation } from "./write";
 
 export type SkipReason = { reason: string; count: number; examples: string[] };
@@ -67,7 +68,7 @@ export async function importConversations(
   return report;
 
   async function readAll() {
-    for await (const entry of readExport(chunks)) {
+    for await (const entry of readExport(unzipIfNeeded(chunks))) {
       if (entry.kind === "memory") {
         if (memories.length < MAX_MEMORIES) memories.push(entry.memory);
         else skip(`more than ${MAX_MEMORIES.toLocaleString("en-US")} memories`, null);
