@@ -43,14 +43,16 @@ const ANSWER = `
 
 export async function learnPlan(db: Db, userId: string): Promise<LearnPlan> {
   const [[row], user] = await Promise.all([
+    // Counted cheaply (the data page polls it): a user message whose direct reply is a finished answer
+    // or a tool note. The job itself looks past tool notes for the answer.
     db.$queryRawUnsafe<Array<{ threads: number; done: number; remaining: number; running: number }>>(
       `SELECT count(DISTINCT t.id)::int AS threads,
-              count(a.content) FILTER (WHERE u.position <= COALESCE(t."importLearnedThrough", -1))::int AS done,
-              count(a.content) FILTER (WHERE u.position > COALESCE(t."importLearnedThrough", -1))::int AS remaining,
+              count(u.id) FILTER (WHERE u.position <= COALESCE(t."importLearnedThrough", -1))::int AS done,
+              count(u.id) FILTER (WHERE u.position > COALESCE(t."importLearnedThrough", -1))::int AS remaining,
               count(DISTINCT t.id) FILTER (WHERE t."importLearn" = 'queued')::int AS running
        FROM "Thread" t
        LEFT JOIN "Item" u ON u."threadId" = t.id AND u.role = 'user'
-       LEFT ${ANSWER.trim()}
+         AND EXISTS (SELECT 1 FROM "Item" a WHERE a."parentId" = u.id AND (a.role = 'tool' OR (a.role = 'assistant' AND a.status = 'complete')))
        WHERE t."userId" = $1 AND t."importSource" IS NOT NULL`,
       userId,
     ),
