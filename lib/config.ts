@@ -73,6 +73,11 @@ const schema = z.object({
   MNEMO_DAILY_TOKEN_LIMIT: intWithDefault(0, 0),
   MNEMO_CONSOLIDATE_AFTER: intWithDefault(20, 1),
   MNEMO_MEMORY_LOW_VALUE_DAYS: intWithDefault(90, 0),
+  MNEMO_SMTP_URL: optional.pipe(
+    z.string().regex(/^smtps?:\/\//, "an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587").optional(),
+  ),
+  MNEMO_MAIL_FROM: optional,
+  MNEMO_PUBLIC_URL: url("the http(s):// address users open Mnemo at, e.g. https://mnemo.example.com"),
 });
 
 /** Memory consolidation: when procedures go stale, how many new memories start a run, when unused low-confidence ones expire (0: never). */
@@ -121,6 +126,8 @@ export type Config = {
   registration: "open" | "invite" | "closed";
   /** Default per-user daily limits (0: none); admins can set a user's own. */
   limits: { dailyMessages: number; dailyTokens: number };
+  /** Outgoing email (password reset, registration notices); unset: Mnemo sends none. Links use publicUrl. */
+  mail?: { smtpUrl: string; from: string; publicUrl: string };
 };
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -182,6 +189,12 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
   if (oidcPair && !env.AUTH_OIDC_ISSUER) throw new ConfigError("AUTH_OIDC_ISSUER", "set when AUTH_OIDC_ID is set");
   if (env.AUTH_OIDC_ISSUER && !oidcPair) throw new ConfigError("AUTH_OIDC_ID", "set when AUTH_OIDC_ISSUER is set");
 
+  // Links in emails must point at the real address, never at a Host header an attacker chose.
+  if (env.MNEMO_SMTP_URL && !env.MNEMO_PUBLIC_URL) throw new ConfigError("MNEMO_PUBLIC_URL", "set when MNEMO_SMTP_URL is set");
+  const mail = env.MNEMO_SMTP_URL && env.MNEMO_PUBLIC_URL
+    ? { smtpUrl: env.MNEMO_SMTP_URL, from: env.MNEMO_MAIL_FROM ?? `Mnemo <no-reply@${new URL(env.MNEMO_PUBLIC_URL).hostname}>`, publicUrl: env.MNEMO_PUBLIC_URL.replace(/\/+$/, "") }
+    : undefined;
+
   return {
     env: env.NODE_ENV,
     databaseUrl: env.DATABASE_URL,
@@ -237,6 +250,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     import: { maxBytes: env.MNEMO_IMPORT_MAX_MB * 1024 * 1024, learnPerMinute: env.MNEMO_IMPORT_LEARN_PER_MINUTE },
     limits: { dailyMessages: env.MNEMO_DAILY_MESSAGE_LIMIT, dailyTokens: env.MNEMO_DAILY_TOKEN_LIMIT },
     registration: env.MNEMO_REGISTRATION ?? "open",
+    mail,
   };
 }
 

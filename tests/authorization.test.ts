@@ -76,6 +76,8 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
   "app/(auth)/actions.ts": {
     signInAction: { call: (m) => m.signInAction({} as never, form({ email: "x@example.com", password: "whatever-password" }) as never), expect: PUBLIC },
     registerAction: { call: (m) => m.registerAction({} as never, form({ email: `new-${Math.random()}@example.com`, password: "long enough password" }) as never), expect: PUBLIC },
+    forgotPasswordAction: { call: (m) => m.forgotPasswordAction({} as never, form({ email: "x@example.com" }) as never), expect: PUBLIC },
+    resetPasswordAction: { call: (m) => m.resetPasswordAction({} as never, form({ token: "made-up", next: "long enough password", confirm: "long enough password" }) as never), expect: PUBLIC },
     oauthSignInAction: { call: (m) => m.oauthSignInAction(form({ provider: "github" }) as never), expect: PUBLIC },
     signOutAction: { call: (m) => m.signOutAction(), expect: PUBLIC },
   },

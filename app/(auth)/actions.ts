@@ -7,12 +7,17 @@ import { z } from "zod";
 import { signIn, signOut, oauthProviders } from "@/auth";
 import { getDb } from "@/lib/db/client";
 import { clientIp } from "@/lib/auth/client-ip";
-import { EmailTakenError, registerSchema, registerWithPassword } from "@/lib/auth/users";
+import { registerAccount, registerSchema } from "@/lib/auth/users";
+import { requestPasswordReset, resetPassword } from "@/lib/auth/password-reset";
+import { mailConfigured } from "@/lib/mail/mailer";
+import { AppError, publicError } from "@/lib/errors";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { RegistrationClosedError } from "@/lib/auth/registration";
 
 export type FormState = {
   error?: string;
+  /** The form is done: a sentence to show in its place. */
+  done?: string;
   fieldErrors?: Record<string, string>;
   values?: Record<string, string>;
 };
@@ -68,15 +73,52 @@ export async function registerAction(_prev: FormState, form: FormData): Promise<
   const parsed = registerSchema().safeParse(raw);
   if (!parsed.success) return { fieldErrors: fieldErrors(parsed.error), values };
   const db = await getDb();
+  const invite = String(form.get("invite") ?? "") || undefined;
+  let user;
   try {
-    await registerWithPassword(db, parsed.data, clientIp(await headers()), String(form.get("invite") ?? "") || undefined);
+    user = await registerAccount(db, parsed.data, clientIp(await headers()), invite);
   } catch (e) {
-    if (e instanceof EmailTakenError) return { fieldErrors: { email: e.message }, values };
     if (e instanceof RegistrationClosedError) return { error: e.message, values };
     if (e instanceof RateLimitedError) return { error: "Too many accounts created from this network. Try again later.", values };
     throw e;
   }
-  return credentialsSignIn(parsed.data.email, parsed.data.password, "/");
+  // The first account (nobody else to reveal) and an invited one (the invitation names
+  // the email) sign in at once. Otherwise the answer is the same whether or not the email
+  // already had an account: sign in (or read the email we sent).
+  if (user && (user.role === "ADMIN" || invite)) return credentialsSignIn(parsed.data.email, parsed.data.password, "/");
+  return {
+    done: mailConfigured()
+      ? `We've sent a message to ${parsed.data.email}. Follow it to sign in.`
+      : `If ${parsed.data.email} is new here, its account is ready: sign in with the password you chose. If you already had an account, sign in with its password.`,
+    values,
+  };
+}
+
+export async function forgotPasswordAction(_prev: FormState, form: FormData): Promise<FormState> {
+  const email = String(form.get("email") ?? "").slice(0, 400);
+  const sent = `If ${email.trim()} has an account here, we've sent it a link to choose a new password. The link works for an hour.`;
+  try {
+    await requestPasswordReset(await getDb(), email, clientIp(await headers()));
+    return { done: sent, values: { email } };
+  } catch (e) {
+    if (e instanceof z.ZodError) return { fieldErrors: { email: e.issues[0]?.message ?? "Enter a valid email address." }, values: { email } };
+    return { error: publicError(e, "forgot-password").message, values: { email } };
+  }
+}
+
+const resetSchema = z.object({ token: z.string().min(1).max(200), next: z.string().max(256), confirm: z.string().max(256) });
+
+export async function resetPasswordAction(_prev: FormState, form: FormData): Promise<FormState> {
+  const parsed = resetSchema.safeParse({ token: form.get("token"), next: form.get("next"), confirm: form.get("confirm") });
+  if (!parsed.success) return { error: "This reset link is not complete. Open it again from the email." };
+  try {
+    await resetPassword(await getDb(), parsed.data.token, parsed.data);
+  } catch (e) {
+    if (e instanceof z.ZodError) return { fieldErrors: fieldErrors(e) };
+    if (e instanceof AppError) return { error: e.message };
+    return { error: publicError(e, "reset-password").message };
+  }
+  return { done: "Your password is changed and every device was signed out. Sign in with the new one." };
 }
 
 const providerSchema = z.string().min(1).max(50);

@@ -5,8 +5,7 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 
-export type LimitName = "signin-email" | "signin-email-slow" | "signin-ip" | "register-ip";
-
+export type LimitName = "signin-email" | "signin-email-slow" | "signin-ip" | "register-ip" | "reset-email" | "reset-ip";
 
 const limiters = new WeakMap<Db, Map<LimitName, RateLimiterPrisma>>();
 
@@ -16,7 +15,15 @@ function limiter(db: Db, name: LimitName): RateLimiterPrisma {
   let l = byName.get(name);
   if (!l) {
     const { rateLimit } = getConfig();
-    const points = { "signin-email": rateLimit.signinPerEmail, "signin-email-slow": 1, "signin-ip": rateLimit.signinPerIp, "register-ip": rateLimit.registerPerIp }[name];
+    const points = {
+      "signin-email": rateLimit.signinPerEmail,
+      "signin-email-slow": 1,
+      "signin-ip": rateLimit.signinPerIp,
+      "register-ip": rateLimit.registerPerIp,
+      // Reset links: a few per address (each mails its owner), more per network.
+      "reset-email": 5,
+      "reset-ip": rateLimit.registerPerIp,
+    }[name];
     l = new RateLimiterPrisma({
       storeClient: db,
       tableName: "rateLimiterFlexible",

@@ -9,6 +9,7 @@ import { consume, RateLimitedError, reset } from "./rate-limit";
 import { admitRegistration } from "./registration";
 import { AppError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
+import { mailConfigured, publicLink, sendMailLater } from "@/lib/mail/mailer";
 
 export const emailSchema = z
   .string({ error: "Enter your email address." })
@@ -76,10 +77,48 @@ export async function registerWithPassword(
 ): Promise<User> {
   const data = registerSchema().parse(input);
   await consume(db, [["register-ip", ip]]);
-  if (await db.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new EmailTakenError();
+  // Who may register is decided before whether the email is taken, so a closed server says nothing about its accounts.
   await admitRegistration(db, data.email, { token: invite });
+  if (await db.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new EmailTakenError();
   return createUser(db, { email: data.email, name: data.name, passwordHash: await hashPassword(data.password) });
 }
+
+/**
+ * Registration as the form does it, without telling anyone whether the email
+ * already has an account: an existing email costs the same password hash and
+ * ends the same way (null instead of the new user). With email configured, the
+ * address's owner is told either way: "your account is ready" or "someone tried
+ * to register with your email".
+ */
+export async function registerAccount(
+  db: Db,
+  input: { name?: string; email: string; password: string },
+  ip: string,
+  invite?: string,
+): Promise<User | null> {
+  const user = await registerWithPassword(db, input, ip, invite).catch(async (e) => {
+    if (!(e instanceof EmailTakenError)) throw e;
+    await hashPassword(input.password); // the time a new account would have taken
+    return null;
+  });
+  const email = emailSchema.parse(input.email);
+  if (mailConfigured()) sendMailLater(user ? welcomeMail(email) : alreadyRegisteredMail(email));
+  return user;
+}
+
+const welcomeMail = (to: string) => ({
+  to,
+  subject: "Your Mnemo account is ready",
+  text: `Your Mnemo account for ${to} is ready. Sign in here:\n${publicLink("/signin")}\n\nIf you did not create it, tell the server's administrator.\n`,
+});
+
+const alreadyRegisteredMail = (to: string) => ({
+  to,
+  subject: "Someone tried to create a Mnemo account with your email",
+  text:
+    `Someone (perhaps you) tried to create a Mnemo account for ${to}, which already has one, so nothing changed.\n\n` +
+    `Sign in: ${publicLink("/signin")}\nForgot your password? ${publicLink("/forgot-password")}\n`,
+});
 
 /**
  * Checks an email and password. Returns the user or null, never saying which

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { signInOverHttp } from "../../testing/app-process";
 import { startMockLlm } from "../../testing/mock-llm";
 import { createPostgresDatabase } from "../../testing/databases";
 import { openDatabase, resolveDatabaseTarget } from "../../lib/db/engine";
@@ -60,21 +61,7 @@ async function prepareDatabase(): Promise<{ env: Record<string, string>; count: 
   };
 }
 
-async function signIn(i: number): Promise<string> {
-  const csrfRes = await fetch(`${base}/api/auth/csrf`);
-  const { csrfToken } = await csrfRes.json();
-  const jar = csrfRes.headers.getSetCookie().map((c) => c.split(";")[0]);
-  const res = await fetch(`${base}/api/auth/callback/credentials`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: jar.join("; ") },
-    body: new URLSearchParams({ csrfToken, email: `load${i}@example.com`, password: PASSWORD, callbackUrl: base }),
-  });
-  const byName = new Map<string, string>();
-  for (const c of [...jar, ...res.headers.getSetCookie().map((c) => c.split(";")[0])]) byName.set(c.split("=")[0], c);
-  if (![...byName.keys()].some((k) => k.includes("session-token"))) throw new Error(`sign-in failed for user ${i} (${res.status})`);
-  return [...byName.values()].join("; ");
-}
+const signIn = (i: number) => signInOverHttp(base, `load${i}@example.com`, PASSWORD);
 
 async function main() {
   buildIfStale();

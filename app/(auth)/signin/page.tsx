@@ -8,9 +8,9 @@ import { currentUser } from "@/lib/auth/session";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function SignInPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string; deleted?: string }> }) {
+export default async function SignInPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string; deleted?: string; email?: string }> }) {
   if (await currentUser()) redirect("/");
-  const { callbackUrl, error, deleted } = await searchParams;
+  const { callbackUrl, error, deleted, email } = await searchParams;
   return (
     <Card>
       <CardHeader>
@@ -29,7 +29,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
           </p>
         )}
         <OAuthButtons providers={oauthProviders()} callbackUrl={callbackUrl} />
-        <SignInForm callbackUrl={callbackUrl} />
+        <SignInForm callbackUrl={callbackUrl} email={typeof email === "string" ? email.slice(0, 320) : undefined} />
       </CardContent>
     </Card>
   );

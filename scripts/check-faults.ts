@@ -1,0 +1,417 @@
+// `npm run check:faults`: drives the production build (`next start`) through the
+// failure classes of real use and counts what users must never see. PGlite by
+// default; with DATABASE_URL (a PostgreSQL server URL) a fresh database on it,
+// reached through a TCP relay the check can cut (outages, restarts).
+//   - killed mid-answer, then restarted
+//   - database restart and outage (PostgreSQL)
+//   - a stalled, dropped, malformed and failing model
+//   - awkward text: emoji at every cut point, NUL, lone surrogates, RTL, huge words
+//   - one user acting on another's thread and running answer; cross-origin posts
+//   - oversized and malformed imports
+// The last line is one JSON object; its counts of stuck answers, server errors
+// (5xx other than the 503 of a database outage), leaked internals, lost messages
+// and cross-user effects must all be 0, and every check must pass (exit 1 otherwise).
+import fs from "node:fs";
+import path from "node:path";
+import { appProcess, signInOverHttp, type AppProcess } from "../testing/app-process";
+import { startMockLlm, type MockLlm } from "../testing/mock-llm";
+import { startTcpProxy, type TcpProxy } from "../testing/tcp-proxy";
+import { createPostgresDatabase } from "../testing/databases";
+import { openDatabase, resolveDatabaseTarget, type DatabaseTarget } from "../lib/db/engine";
+import { applyMigrations } from "../lib/db/migrate";
+import { hashPassword } from "../lib/auth/password";
+import { INTERRUPTED_MESSAGE, LEASE_SECONDS } from "../lib/chat/leases";
+import { buildIfStale } from "./build-state";
+
+const PORT = Number(process.env.FAULTS_PORT ?? 3300);
+const PASSWORD = "fault-suite-password";
+// What a user must never read: driver and ORM errors, stack frames, internal columns.
+const INTERNALS = /prisma|invocation|ECONNREFUSED|ECONNRESET|searchTokens|"userId"|\bat \S+ \(\/|SQLSTATE|relation "|column "|node_modules/i;
+
+const tally = { stuck_answers: 0, server_errors: 0, leaked_internals: 0, lost_messages: 0, cross_user_effects: 0 };
+const failures: string[] = [];
+let checks = 0;
+const check = (ok: boolean, what: string) => {
+  checks++;
+  if (!ok) failures.push(what);
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Reply = { status: number; text: string; type: string; location?: string };
+type Turn = Reply & { events: Array<Record<string, any>>; ended: boolean }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+class Client {
+  constructor(
+    private app: AppProcess,
+    private cookie: string,
+    private outage = () => false,
+  ) {}
+
+  private inspect(what: string, r: Reply) {
+    if (r.status >= 500 && !(r.status === 503 && this.outage())) {
+      tally.server_errors++;
+      console.log(`     ${what}: HTTP ${r.status} ${r.text.slice(0, 200)}`);
+    }
+    const leak = INTERNALS.exec(r.text);
+    if (leak) {
+      tally.leaked_internals++;
+      console.log(`     ${what}: leaked "${r.text.slice(Math.max(0, leak.index - 60), leak.index + 80)}"`);
+    }
+  }
+
+  async request(what: string, url: string, init: RequestInit = {}): Promise<Reply> {
+    const res = await fetch(this.app.base + url, { redirect: "manual", ...init, headers: { cookie: this.cookie, ...(init.headers as object) } });
+    const r = { status: res.status, text: await res.text(), type: res.headers.get("content-type") ?? "", location: res.headers.get("location") ?? undefined };
+    this.inspect(what, r);
+    return r;
+  }
+
+  postJson(what: string, url: string, body: unknown, headers: Record<string, string> = {}) {
+    return this.request(what, url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  }
+
+  /** One chat turn, read to its end (at most `limitMs`); notes every accepted question. */
+  async chat(what: string, body: Record<string, unknown>, opts: { limitMs?: number; onEvent?: (e: Record<string, any>) => void } = {}): Promise<Turn> { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const res = await fetch(this.app.base + "/api/chat", {
+      method: "POST",
+      headers: { cookie: this.cookie, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const events: Turn["events"] = [];
+    let text = "";
+    let ended = true;
+    if (res.body && res.ok) {
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      const deadline = Date.now() + (opts.limitMs ?? 60_000);
+      for (;;) {
+        const left = deadline - Date.now();
+        const next = await Promise.race([reader.read(), sleep(Math.max(0, left)).then(() => "timeout" as const)]);
+        if (next === "timeout") {
+          ended = false;
+          await reader.cancel().catch(() => {});
+          break;
+        }
+        if (next.done) break;
+        const chunk = decoder.decode(next.value, { stream: true });
+        text += chunk;
+        buffer += chunk;
+        let nl: number;
+        while ((nl = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          if (!line.trim()) continue;
+          const ev = JSON.parse(line);
+          events.push(ev);
+          if (ev.type === "start") accepted.push({ itemId: ev.userItemId, what });
+          opts.onEvent?.(ev);
+        }
+      }
+    } else {
+      text = await res.text();
+    }
+    const turn = { status: res.status, text, type: res.headers.get("content-type") ?? "", events, ended };
+    this.inspect(what, turn);
+    return turn;
+  }
+}
+
+/** Questions the server said it saved (a "start" event): each must be in the database at the end. */
+const accepted: Array<{ itemId: string; what: string }> = [];
+const last = (t: Turn) => t.events.at(-1) ?? {};
+const answerOf = (t: Turn) => t.events.find((e) => e.type === "start") as { threadId: string; assistantItemId: string } | undefined;
+
+async function prepareDatabase(): Promise<{ target: DatabaseTarget; appUrl?: string; proxy?: TcpProxy; dataDir: string }> {
+  const dataDir = path.resolve(".tmp/faults-data");
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  let proxy: TcpProxy | undefined;
+  let appUrl: string | undefined;
+  if (process.env.DATABASE_URL) {
+    const url = await createPostgresDatabase(process.env.DATABASE_URL, "mnemo_faults");
+    const u = new URL(url);
+    proxy = await startTcpProxy(u.hostname, Number(u.port || 5432));
+    u.host = `127.0.0.1:${proxy.port}`;
+    appUrl = u.toString();
+    process.env.FAULTS_DIRECT_URL = url;
+  }
+  const target = resolveDatabaseTarget(process.env.FAULTS_DIRECT_URL ? { DATABASE_URL: process.env.FAULTS_DIRECT_URL } : { MNEMO_DATA_DIR: dataDir });
+  const db = await openDatabase(target);
+  const hash = await hashPassword(PASSWORD);
+  await db.withConnection(async (c) => {
+    await applyMigrations(c);
+    for (const [id, role] of [["fault-admin", "ADMIN"], ["fault-a", "USER"], ["fault-b", "USER"]]) {
+      await c.query(`INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`, [id, `${id}@example.com`, hash, role]);
+    }
+  });
+  await db.close();
+  return { target, appUrl, proxy, dataDir };
+}
+
+// ---- the scenarios -------------------------------------------------------------
+
+async function awkwardText(a: Client) {
+  // The provisional title is cut near 60 characters: put a multi-unit emoji at every cut point.
+  let ok = 0;
+  const emoji = ["😀", "👩‍👩‍👧‍👦", "🇵🇹", "e\u0301"];
+  for (let k = 0; k <= 80; k++) {
+    const t = await a.chat(`emoji at ${k}`, { kind: "send", content: "x".repeat(k) + emoji[k % emoji.length] + " tail words here" });
+    if (t.status === 200 && last(t).type === "done") ok++;
+  }
+  check(ok === 81, `a first message with an emoji at each of 81 cut points is answered (${ok}/81)`);
+  const odd: Array<[string, string]> = [
+    ["NUL", "hello\u0000world and \u0000 more"],
+    ["lone high surrogate", "broken \ud83d here"],
+    ["lone low surrogate", "\udc00 starts badly"],
+    ["RTL override", "\u202eevil\u202c مرحبا بالعالم שלום"],
+    ["zero-width and combining", "a\u200b\u200db" + "e\u0301".repeat(2000)],
+    ["long word under the limit", "w".repeat(19_000)],
+  ];
+  for (const [what, content] of odd) {
+    const t = await a.chat(what, { kind: "send", content });
+    check(t.status === 200 && last(t).type === "done", `${what}: answered`);
+  }
+  const huge = await a.chat("1 MB word", { kind: "send", content: "z".repeat(1_000_000) });
+  check(huge.status === 413 || huge.status === 400, `a 1 MB word is refused with a clear ${huge.status}: ${huge.text.slice(0, 80)}`);
+  const notJson = await a.request("non-JSON chat body", "/api/chat", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+  check(notJson.status === 400, `a chat body that is not JSON gets 400 (${notJson.status})`);
+  const badUrl = await a.request("malformed % escape", "/c/%E0%A4%A");
+  check(badUrl.status >= 400 && badUrl.status < 500, `a malformed % escape gets a 4xx (${badUrl.status})`);
+  const mem = await a.postJson("memory import with awkward text", "/api/memories/import", {
+    format: "mnemo-memories",
+    version: 1,
+    memories: [{ text: "likes \u0000 tea 😀" }, { text: "\ud800 lone" }, { text: "اسمي سارة" }],
+  });
+  check(mem.status === 200 || (mem.status >= 400 && mem.status < 500), `memories with awkward text are imported or refused clearly (${mem.status})`);
+}
+
+async function modelFaults(a: Client, mock: MockLlm) {
+  const faults: Array<[string, Parameters<MockLlm["script"]>[0]]> = [
+    ["HTTP 500", { status: 500 }],
+    ["HTTP 429", { status: 429 }],
+    ["dropped stream", { content: "one two three four five six", chunkDelayMs: 20, dropAfterChunks: 2 }],
+    ["malformed chunk", { content: "one two three four", malformedChunk: true }],
+    ["stalled stream", { content: "one two three four five six", stallAfterChunks: 1 }],
+  ];
+  for (const [what, reply] of faults) {
+    const marker = `MODEL-FAULT-${what.replace(/\W+/g, "-")}`;
+    mock.script({ match: marker, ...reply, times: 0 });
+    const started = Date.now();
+    const t = await a.chat(`model ${what}`, { kind: "send", content: `${marker}: please answer` }, { limitMs: 45_000 });
+    const end = last(t);
+    check(t.ended && t.status === 200 && end.type === "error" && typeof end.message === "string", `model ${what}: the answer ends with a readable error in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+}
+
+async function crossUser(a: Client, b: Client, mock: MockLlm) {
+  mock.script({ match: "SLOW-OWNED-ANSWER", content: Array.from({ length: 30 }, (_, i) => `word${i}`).join(" "), chunkDelayMs: 100, times: 0 });
+  let attempts: Promise<Reply[]> | undefined;
+  const t = await a.chat("owner's slow answer", { kind: "send", content: "SLOW-OWNED-ANSWER please" }, {
+    onEvent: (e) => {
+      if (e.type !== "start" || attempts) return;
+      // While A's answer streams, B tries to stop it, regenerate it, edit it and post into A's thread.
+      attempts = Promise.all([
+        b.postJson("stop another's answer", "/api/chat/stop", { itemId: e.assistantItemId }),
+        b.postJson("regenerate another's answer", "/api/chat", { kind: "regenerate", threadId: e.threadId, itemId: e.assistantItemId }),
+        b.postJson("edit another's message", "/api/chat", { kind: "edit", threadId: e.threadId, itemId: e.userItemId, content: "INTRUDER-MARKER edit" }),
+        b.postJson("post into another's thread", "/api/chat", { kind: "send", threadId: e.threadId, content: "INTRUDER-MARKER send" }),
+      ]);
+    },
+  });
+  const replies = (await attempts) ?? [];
+  const refused = replies.filter((r) => r.status === 404 || r.status === 403 || (r.status === 200 && r.text.includes('"stopped":false'))).length;
+  check(refused === 4, `another user's stop, regenerate, edit and send are refused (${replies.map((r) => r.status).join(", ")})`);
+  const end = last(t);
+  const intact = end.type === "done" && end.item?.status === "complete" && String(end.item?.content).includes("word29");
+  if (!intact) tally.cross_user_effects++;
+  check(intact, "the owner's answer streams to the end untouched");
+  const exported = await b.request("other user's export", "/api/export");
+  if (exported.text.includes("SLOW-OWNED-ANSWER")) tally.cross_user_effects++;
+
+  // Cross-origin and non-JSON posts carrying A's cookie.
+  const forged: Array<[string, Record<string, string>, string]> = [
+    ["another port", { "content-type": "application/json", origin: "http://127.0.0.1:9" }, JSON.stringify({ kind: "send", content: "XORIGIN-MARKER port" })],
+    ["cross-site fetch", { "content-type": "application/json", "sec-fetch-site": "cross-site" }, JSON.stringify({ kind: "send", content: "XORIGIN-MARKER site" })],
+    ["same-site subdomain", { "content-type": "application/json", "sec-fetch-site": "same-site", origin: "http://evil.127.0.0.1.nip.io" }, JSON.stringify({ kind: "send", content: "XORIGIN-MARKER sub" })],
+    ["form post", { "content-type": "application/x-www-form-urlencoded" }, "kind=send&content=XORIGIN-MARKER%20form"],
+    ["text/plain post", { "content-type": "text/plain" }, JSON.stringify({ kind: "send", content: "XORIGIN-MARKER plain" })],
+  ];
+  for (const [what, headers, body] of forged) {
+    const r = await a.request(what, "/api/chat", { method: "POST", headers, body });
+    check(r.status === 403 || r.status === 415, `${what} to /api/chat is refused (${r.status})`);
+  }
+}
+
+async function imports(a: Client) {
+  const big = JSON.stringify([{ title: "x", mapping: {}, filler: "y".repeat(1_600_000) }]);
+  const tooBig = await a.request("oversized import", "/api/import", { method: "POST", headers: { "content-type": "application/json" }, body: big });
+  check(tooBig.status === 413 || /too large/.test(tooBig.text), `an import over MNEMO_IMPORT_MAX_MB is refused as too large (${tooBig.status})`);
+  const broken = await a.request("malformed import", "/api/import", { method: "POST", headers: { "content-type": "application/json" }, body: '[{"title": "half' });
+  check(/"type":"(error|done)"/.test(broken.text) || (broken.status >= 400 && broken.status < 500), `a malformed import is answered clearly (${broken.status} ${broken.text.slice(-120)})`);
+  const partial = await a.postJson("memory import with a bad entry", "/api/memories/import", {
+    format: "mnemo-memories",
+    version: 1,
+    memories: [{ text: "FAULTMEM first" }, { text: 42 }, { text: "FAULTMEM third" }],
+  });
+  check(partial.status === 400, `a memory import with a bad entry in the middle is refused (${partial.status})`);
+  const hugeMem = await a.request("memory import over 5 MB", "/api/memories/import", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ format: "mnemo-memories", version: 1, memories: [{ text: "q".repeat(5_100_000) }] }),
+  });
+  check(hugeMem.status === 413, `a memory import over 5 MB gets 413 (${hugeMem.status})`);
+}
+
+/** Waits until the thread's page shows the answer as interrupted (the reader's view sweeps it). */
+async function waitInterrupted(c: Client, threadId: string, what: string): Promise<boolean> {
+  const deadline = Date.now() + (LEASE_SECONDS + 25) * 1000;
+  while (Date.now() < deadline) {
+    const page = await c.request(`${what}: thread page`, `/c/${threadId}`);
+    if (page.text.includes(INTERRUPTED_MESSAGE.slice(0, 40))) return true;
+    if (page.text.includes('"status":"complete"') && !page.text.includes('"status":"streaming"')) return true;
+    await sleep(2000);
+  }
+  return false;
+}
+
+async function killMidAnswer(app: AppProcess, a: () => Client, mock: MockLlm) {
+  mock.script({ match: "KILL-SLOW", content: Array.from({ length: 60 }, (_, i) => `part${i}`).join(" "), chunkDelayMs: 150, times: 0 });
+  let deltas = 0;
+  let startEv: ReturnType<typeof answerOf>;
+  const killed = a().chat("answer killed mid-way", { kind: "send", content: "KILL-SLOW please" }, {
+    limitMs: 20_000,
+    onEvent: (e) => {
+      if (e.type === "start") startEv = e as never;
+      if (e.type === "delta" && ++deltas === 5) void app.kill();
+    },
+  });
+  await killed.catch(() => undefined); // the connection dies with the process
+  await app.kill();
+  check(!!startEv && deltas >= 5, "an answer was streaming when the process was killed");
+  await app.start();
+  return startEv;
+}
+
+async function databaseFaults(a: Client, proxy: TcpProxy, mock: MockLlm, setOutage: (v: boolean) => void) {
+  proxy.down();
+  setOutage(true);
+  const during = await a.chat("chat during an outage", { kind: "send", content: "sent while the database is down" });
+  check(during.status === 503 && /can't reach its database/.test(during.text), `chat during an outage answers 503 with a clear sentence (${during.status})`);
+  const page = await a.request("page during an outage", "/");
+  check(!(page.location ?? "").includes("/signin") && !/Incorrect email or password/.test(page.text), `a signed-in page during an outage does not send the user to sign in (${page.status})`);
+  proxy.up();
+  setOutage(false);
+  let back = false;
+  for (let i = 0; i < 20 && !back; i++) {
+    const t = await a.chat("chat after the outage", { kind: "send", content: "back again after the outage" });
+    back = t.status === 200 && last(t).type === "done";
+    if (!back) await sleep(500);
+  }
+  check(back, "chat works again once the database is back");
+
+  // A restart mid-answer (every connection dropped once), and an outage while an answer streams.
+  mock.script({ match: "DB-MID", content: Array.from({ length: 40 }, (_, i) => `bit${i}`).join(" "), chunkDelayMs: 100, times: 0 });
+  let n = 0;
+  const restarted = await a.chat("database restart mid-answer", { kind: "send", content: "DB-MID restart" }, { onEvent: (e) => e.type === "delta" && ++n === 3 && proxy.restart() });
+  check(restarted.ended && ["done", "error"].includes(last(restarted).type), `an answer survives a database restart or ends clearly (${last(restarted).type})`);
+  n = 0;
+  const outage = await a.chat("database outage mid-answer", { kind: "send", content: "DB-MID outage" }, {
+    onEvent: (e) => {
+      if (e.type === "delta" && ++n === 3) {
+        proxy.down();
+        setOutage(true);
+      }
+    },
+  });
+  await sleep(3000);
+  proxy.up();
+  setOutage(false);
+  check(outage.ended, `an answer whose database went away ends its stream (${last(outage).type})`);
+  return answerOf(outage);
+}
+
+// ---- the run -------------------------------------------------------------------
+
+async function finalCounts(target: DatabaseTarget, beforeEnd: () => Promise<void>) {
+  await beforeEnd();
+  const db = await openDatabase(target);
+  const rows = await db.withConnection(async (c) => ({
+    streaming: await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM "Item" WHERE status = 'streaming'`),
+    ids: await c.query<{ id: string }>(`SELECT id FROM "Item" WHERE role = 'user'`),
+    planted: await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM "Item" WHERE content LIKE '%XORIGIN-MARKER%' OR content LIKE '%INTRUDER-MARKER%'`),
+    partialImport: await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM "Memory" WHERE text LIKE 'FAULTMEM%'`),
+  }));
+  await db.close();
+  tally.stuck_answers += Number(rows.streaming[0].n);
+  const stored = new Set(rows.ids.map((r) => r.id));
+  const lost = accepted.filter((m) => !stored.has(m.itemId));
+  tally.lost_messages += lost.length;
+  for (const m of lost) console.log(`     lost: ${m.what}`);
+  tally.cross_user_effects += Number(rows.planted[0].n);
+  check(Number(rows.partialImport[0].n) === 0, "a refused memory import stored nothing");
+}
+
+async function main() {
+  buildIfStale();
+  const started = Date.now();
+  const mock = await startMockLlm();
+  const { target, appUrl, proxy, dataDir } = await prepareDatabase();
+  const engine = proxy ? "postgresql" : "pglite";
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    MNEMO_DATA_DIR: dataDir,
+    AUTH_SECRET: "faults-secret-faults-secret-faults-secret-0",
+    OPENAI_BASE_URL: mock.url,
+    OPENAI_API_KEY: "k",
+    MNEMO_CHAT_MODEL: "mock-chat",
+    MNEMO_MEMORY_MODEL: "mock-memory",
+    MNEMO_MODEL_IDLE_TIMEOUT_SECONDS: "3",
+    MNEMO_IMPORT_MAX_MB: "1",
+    MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
+  };
+  delete env.DATABASE_URL;
+  if (appUrl) env.DATABASE_URL = appUrl;
+  const app = appProcess(PORT, env);
+  console.log(`check:faults on ${engine}`);
+  let outage = false;
+  const clients = async () => ({
+    a: new Client(app, await signInOverHttp(app.base, "fault-a@example.com", PASSWORD), () => outage),
+    b: new Client(app, await signInOverHttp(app.base, "fault-b@example.com", PASSWORD), () => outage),
+  });
+  try {
+    await app.start();
+    let { a, b } = await clients();
+    await awkwardText(a);
+    await modelFaults(a, mock);
+    await crossUser(a, b, mock);
+    await imports(a);
+    const waits: Array<[string, string]> = [];
+    if (proxy) {
+      const mid = await databaseFaults(a, proxy, mock, (v) => (outage = v));
+      if (mid) waits.push([mid.threadId, "answer cut off by the outage"]);
+    }
+    const killed = await killMidAnswer(app, () => a, mock);
+    ({ a, b } = await clients());
+    if (killed) waits.push([killed.threadId, "answer killed mid-way"]);
+    for (const [threadId, what] of waits) check(await waitInterrupted(a, threadId, what), `${what}: shown as interrupted with its partial text, or complete`);
+    const after = await a.chat("chat after the restart", { kind: "send", content: "hello again after the restart" });
+    check(after.status === 200 && last(after).type === "done", "chat works after the restart");
+  } catch (e) {
+    failures.push(`the run stopped: ${(e as Error).message}`);
+    console.log(app.output().slice(-3000));
+  } finally {
+    await finalCounts(target, () => app.stop());
+    await proxy?.close();
+    await mock.close();
+  }
+  const failed = failures.length + Object.values(tally).reduce((s, n) => s + n, 0);
+  if (failures.length) console.log(`\nFailed checks:\n- ${failures.join("\n- ")}`);
+  console.log(JSON.stringify({ engine, ...tally, checks, failed_checks: failures.length, seconds: Math.round((Date.now() - started) / 1000) }));
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
