@@ -22,6 +22,8 @@ export class NotFoundError extends AppError {
 }
 
 export const DATABASE_DOWN = "Mnemo can't reach its database right now. Try again in a moment.";
+/** The digest a page's error boundary receives for an unreachable database (see lib/db/prisma.ts). */
+export const DATABASE_DOWN_DIGEST = "MNEMO_DATABASE_DOWN";
 
 // Prisma's codes for "cannot reach / lost / timed out on the database", and the
 // drivers' own words for it (pg, PGlite, the adapters).

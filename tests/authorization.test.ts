@@ -36,6 +36,7 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { appendItems } from "@/lib/memory/session";
 import { addMemory } from "@/lib/memory/long-term";
 import { createThread } from "@/lib/chat/threads";
+import { trackGeneration, untrackGeneration } from "@/lib/chat/turn";
 
 type Subject = "owner" | "other" | "admin" | "anon";
 type Verdict = "allow" | "deny";
@@ -47,6 +48,8 @@ type Fixture = {
   userItemId: string;
   answerItemId: string;
   streamingItemId: string;
+  /** The owner's answer as a generation running in this process (aborted = stopped). */
+  live: AbortController;
   memoryId: string;
   secret: string;
 };
@@ -57,6 +60,8 @@ type Entry = {
   mayShowOwnerData?: Subject[];
   /** A result that is a denial in disguise (e.g. { stopped: false }). */
   deniedWhen?: (body: unknown) => boolean;
+  /** Stops the owner's answer running in this process when allowed (every other cell must leave it running). */
+  stopsAnswer?: boolean;
   /** Reached its work, which may fail for reasons that are not access (e.g. no model server). */
   mayFail?: boolean;
 };
@@ -165,7 +170,7 @@ const ROUTES: Record<string, Record<string, Entry>> = {
     POST: { call: (m, fx) => m.POST(json({ kind: "send", threadId: fx.threadId, content: "next question" }) as never), expect: OWNER_ONLY },
   },
   "app/api/chat/stop/route.ts": {
-    POST: { call: (m, fx) => m.POST(json({ itemId: fx.streamingItemId }) as never), expect: OWNER_ONLY, deniedWhen: (b) => (b as { stopped?: boolean }).stopped === false },
+    POST: { call: (m, fx) => m.POST(json({ itemId: fx.streamingItemId }) as never), expect: OWNER_ONLY, deniedWhen: (b) => (b as { stopped?: boolean }).stopped === false, stopsAnswer: true },
   },
   "app/api/memories/import/route.ts": {
     POST: { call: (m) => m.POST(json({ format: "mnemo-memories", version: 1, memories: [{ text: "Imported fact" }] }) as never), expect: SIGNED_IN },
@@ -219,7 +224,8 @@ describe("authorization matrix", () => {
     const [q, a] = await appendItems(t.db, th.id, [{ role: "user", content: `question ${secret}` }, { role: "assistant", content: `answer ${secret}` }]);
     const [, s] = await appendItems(t.db, th.id, [{ role: "user", content: "more" }, { role: "assistant", status: "streaming" }]);
     const mem = await addMemory(t.db, owner.id, { text: `Memory ${secret}`, source: "inferred", status: "pending" }, "model", "t");
-    return { owner, other, admin, threadId: th.id, userItemId: q.id, answerItemId: a.id, streamingItemId: s.id, memoryId: mem.id, secret };
+    const live = trackGeneration(s.id, owner.id);
+    return { owner, other, admin, threadId: th.id, userItemId: q.id, answerItemId: a.id, streamingItemId: s.id, live, memoryId: mem.id, secret };
   }
 
   async function run(entry: Entry, mod: Record<string, (...a: never[]) => unknown>, subject: Subject) {
@@ -246,7 +252,9 @@ describe("authorization matrix", () => {
       else throw e;
     }
     const leaked = shown.includes(fx.secret) && subject !== "owner" && !(entry.mayShowOwnerData ?? []).includes(subject);
-    return { verdict, leaked };
+    const stopped = fx.live.signal.aborted;
+    untrackGeneration(fx.streamingItemId);
+    return { verdict, leaked, stopped };
   }
 
   it("lists every server action and route handler in the app", async () => {
@@ -276,5 +284,7 @@ describe("authorization matrix", () => {
     const r = await run(c.entry, mod, c.subject);
     expect(r.verdict).toBe(c.entry.expect[c.subject]);
     expect(r.leaked, "the result shows the owner's data").toBe(false);
+    // The in-process effect, not only the response: only the owner's own Stop ends the running answer.
+    expect(r.stopped, "the owner's running answer was stopped").toBe(!!c.entry.stopsAnswer && r.verdict === "allow");
   });
 });

@@ -75,6 +75,13 @@ const FLUSH_MS = 500;
 // instance serves the stream.
 const running = new Map<string, { abort: AbortController; userId: string }>();
 
+/** Registers a generation running in this process (runTurn does; the authorization tests watch Stop's effect with it). */
+export function trackGeneration(itemId: string, userId: string, abort = new AbortController()): AbortController {
+  running.set(itemId, { abort, userId });
+  return abort;
+}
+export const untrackGeneration = (itemId: string) => running.delete(itemId);
+
 /** Stops an answer that is being written. Returns false if it is not the user's or not streaming. */
 export async function stopTurn(db: Db, userId: string, itemId: string): Promise<boolean> {
   const r = await db.item.updateMany({ where: { id: itemId, status: "streaming", thread: { userId } }, data: { status: "stopped" } });
@@ -231,7 +238,7 @@ export async function* runTurn(
   // Only Stop ends a generation: a closed tab or a reload lets the answer finish
   // (it is saved as it grows), so the reloaded page shows it.
   const abort = new AbortController();
-  running.set(assistant.id, { abort, userId });
+  trackGeneration(assistant.id, userId, abort);
   // The lease says this instance is still writing; a crash lets it run out (lib/chat/leases.ts).
   const heartbeat = setInterval(() => {
     const id = assistant.id;
@@ -350,7 +357,7 @@ export async function* runTurn(
         ...toolCalls.map((c, i) => ({ role: "tool" as const, tool_call_id: c.id, content: results[i].content ?? "" })),
       ];
       assistant = next;
-      running.set(assistant.id, { abort, userId });
+      trackGeneration(assistant.id, userId, abort);
     }
     final = await finishRetrying(db, c, assistant.id, {
       content: text,

@@ -4,15 +4,25 @@
 // (a "not found", or stored text) instead of a database error and an HTTP 500.
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { cleanDeep } from "@/lib/text/policy";
+import { DATABASE_DOWN_DIGEST, isDatabaseUnavailable } from "@/lib/errors";
+
+/**
+ * Marks an unreachable-database error with a digest that Next.js passes to the
+ * page's error boundary (app/error.tsx), which can then say what happened
+ * instead of "something went wrong" (production strips every error message).
+ */
+function markUnavailable(e: unknown): never {
+  if (e && typeof e === "object" && isDatabaseUnavailable(e)) (e as { digest?: string }).digest ??= DATABASE_DOWN_DIGEST;
+  throw e;
+}
 
 export function newPrismaClient(adapter: unknown): PrismaClient {
   const base = new PrismaClient({ adapter: adapter as never });
   const clean = base.$extends({
     query: {
-      $allModels: {
-        $allOperations({ args, query }) {
-          return query(cleanDeep(args));
-        },
+      // Raw queries (no model) build their SQL from parameters the caller cleaned.
+      $allOperations({ model, args, query }) {
+        return query(model ? cleanDeep(args) : args).catch(markUnavailable);
       },
     },
   });
