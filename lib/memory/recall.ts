@@ -312,35 +312,46 @@ async function searchPassages(
     // its inverse document frequency over the user's messages, so rare words
     // ("Alhambra") count for far more than common ones ("went"), scaled down
     // for long messages, plus a bonus for messages from a date the question
-    // names ("on 1 May, 2022", "in July 2022", "yesterday"). Words found in
-    // more than COMMON_WORD_DOCS messages are left out of the search (unless
-    // every word is that common): they add little to the ranking and would make
-    // the cost grow with the length of the history. Their counts stop there too.
+    // names ("on 1 May, 2022", "in July 2022", "yesterday").
+    // Flat cost: a word's index entries are read only when it is rare. How
+    // common each word is comes from a fixed sample (the user's newest
+    // SAMPLE_DOCS messages), never from reading its index entries, so words
+    // found in more than COMMON_WORD_DOCS messages cost nothing however long
+    // the history. When every word is that common, the sample itself is searched.
     `WITH terms AS MATERIALIZED (
        -- Each word as a query on the user's own index entries (see the migration user_scoped_search).
        SELECT t AS term, mnemo_user_query($1, $7::regconfig, t) AS q FROM unnest($5::text[]) AS t
      ), usable AS MATERIALIZED (
-       SELECT term, q FROM terms WHERE numnode(q) > 0
+       -- The current thread is left out inside the index (its tag, migration thread_tagged_search):
+       -- its messages are never fetched, so a long conversation does not slow its own recall.
+       SELECT term, CASE WHEN $2::text IS NULL THEN q ELSE q && mnemo_not_thread($2::text) END AS q FROM terms WHERE numnode(q) > 0
      ), mine AS MATERIALIZED (
        SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), $8::timestamp) AS since FROM "Thread" t JOIN "User" u ON u.id = t."userId"
        WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)
      ), total AS MATERIALIZED (
        -- The user's message count, cheaply: positions handed out per thread.
        SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = $1
-     ), df AS MATERIALIZED (
-       SELECT u.term, u.q, (
-         SELECT count(*) FROM (
-           SELECT 1 FROM "Item" i JOIN mine m ON m.id = i."threadId"
-           WHERE i.search @@ u.q AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since LIMIT $6::int
-         ) c)::float8 AS df
-       FROM usable u
-     ), chosen AS MATERIALIZED (
-       SELECT term, q, df FROM df
-       WHERE df > 0 AND (df < $6::float8 OR NOT EXISTS (SELECT 1 FROM df d2 WHERE d2.df > 0 AND d2.df < $6::float8))
+     ), sample AS MATERIALIZED (
+       SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt" FROM "Item" i
+       WHERE i."userId" = $1 AND i.role IN ('user', 'assistant') ORDER BY i."createdAt" DESC LIMIT $12::int
+     ), estimate AS MATERIALIZED (
+       -- Matches in the sample, scaled to the whole history (at least 0.5, so no word is free).
+       SELECT u.term, u.q,
+              GREATEST(count(s.id), 0.5) * (SELECT n FROM total) / GREATEST((SELECT count(*) FROM sample), 1) AS df
+       FROM usable u LEFT JOIN sample s ON s.search @@ u.q GROUP BY u.term, u.q
+     ), rare AS MATERIALIZED (
+       SELECT term, q, df FROM estimate WHERE df < $6::float8
      ), docs AS MATERIALIZED (
        SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt" FROM "Item" i JOIN mine m ON m.id = i."threadId"
-       WHERE i.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM chosen)
+       WHERE EXISTS (SELECT 1 FROM rare)
+         AND i.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM rare)
          AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
+       UNION ALL
+       SELECT s.id, s."threadId", s.position, s.search, s.tokens, s."createdAt" FROM sample s JOIN mine m ON m.id = s."threadId"
+       WHERE NOT EXISTS (SELECT 1 FROM rare)
+         AND s.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM estimate) AND s."createdAt" > m.since
+     ), chosen AS MATERIALIZED (
+       SELECT term, q, df FROM rare UNION ALL SELECT term, q, df FROM estimate WHERE NOT EXISTS (SELECT 1 FROM rare)
      ), hits AS (
        SELECT d.id, d."threadId", d.position, d."createdAt",
               (sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5))) * ${LEN_NORM}
@@ -362,6 +373,7 @@ async function searchPassages(
     dates.map((d) => d.start),
     dates.map((d) => d.end),
     DATE_BONUS,
+    SAMPLE_DOCS,
   );
 }
 
@@ -374,8 +386,10 @@ const DATE_BONUS = 6;
  */
 const LEN_NORM = `((1.2 + 1) / (1 + 1.2 * (0.25 + 0.75 * d.tokens / (SELECT GREATEST(avg(tokens), 1) FROM docs))))`;
 
-/** A word in more of the user's messages than this is too common to search by. */
+/** A word in more of the user's messages than this (estimated) is too common to search by. */
 const COMMON_WORD_DOCS = 1000;
+/** How many of the user's newest messages the estimate of a word's frequency reads. */
+const SAMPLE_DOCS = 1000;
 
 export const MEMORY_BLOCK_OPEN = "<user_memory>";
 export const MEMORY_BLOCK_CLOSE = "</user_memory>";
