@@ -1,10 +1,13 @@
 // Next.js 16 proxy (formerly middleware): signed-out visitors go to /signin.
 // Pages, route handlers and server actions check the session themselves too.
 // A path with a malformed % escape is answered 400 here: Next.js would fail
-// decoding it in the page and answer 500.
+// decoding it in the page and answer 500. Every response gets the
+// Content-Security-Policy with a fresh script nonce (lib/http/csp.ts); Next.js
+// reads it from the request headers and puts it on its own scripts.
 import NextAuth from "next-auth";
 import { NextResponse, type NextFetchEvent, type NextRequest } from "next/server";
 import { authConfig } from "./auth.config";
+import { contentSecurityPolicy, newNonce } from "./lib/http/csp";
 
 const { auth } = NextAuth(authConfig);
 const authProxy = auth as unknown as (req: NextRequest, ev: NextFetchEvent) => Promise<Response | undefined>;
@@ -18,7 +21,23 @@ export async function proxy(req: NextRequest, ev: NextFetchEvent) {
       headers: { "content-type": "text/plain; charset=utf-8" },
     });
   }
-  return authProxy(req, ev);
+  const csp = contentSecurityPolicy(newNonce());
+  const res = (await authProxy(req, ev)) ?? NextResponse.next();
+  if (!res.headers.has("x-middleware-next")) {
+    res.headers.set("content-security-policy", csp); // a redirect or a refusal
+    return res;
+  }
+  // Going on to the page: hand the policy to Next.js as a request header, and
+  // keep what Auth.js put on its response (the refreshed session cookie).
+  const headers = new Headers(req.headers);
+  headers.set("content-security-policy", csp);
+  const next = NextResponse.next({ request: { headers } });
+  for (const cookie of res.headers.getSetCookie()) next.headers.append("set-cookie", cookie);
+  res.headers.forEach((value, key) => {
+    if (key !== "set-cookie" && !key.startsWith("x-middleware-")) next.headers.set(key, value);
+  });
+  next.headers.set("content-security-policy", csp);
+  return next;
 }
 
 export const config = {

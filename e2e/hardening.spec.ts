@@ -41,9 +41,26 @@ test.describe("everyday input", () => {
     await expect(page.getByTestId("image-link")).toContainText("chart (attacker.example, not loaded)");
     expect(fetched).toEqual([]);
     const res = await page.request.get("/");
-    expect(res.headers()["content-security-policy"]).toContain("img-src 'self'");
+    const csp = res.headers()["content-security-policy"];
+    expect(csp).toContain("img-src 'self'");
     expect(res.headers()["x-content-type-options"]).toBe("nosniff");
     expect(res.headers()["x-frame-options"]).toBe("DENY");
+    // Scripts need this response's nonce: no 'unsafe-inline', and the nonce changes per response.
+    const nonce = /script-src [^;]*'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(csp).not.toMatch(/script-src[^;]*'unsafe-inline'/);
+    expect((await res.text()).match(/<script[^>]*nonce="([^"]+)"/)?.[1]).toBe(nonce);
+    const again = (await page.request.get("/")).headers()["content-security-policy"];
+    expect(/'nonce-([^']+)'/.exec(again)?.[1]).not.toBe(nonce);
+    // Injected markup's inline handlers do not run under that policy (the way injected HTML would attack).
+    const ran = await page.evaluate(async () => {
+      const div = document.createElement("div");
+      div.innerHTML = '<img src="/no-such-image.png" onerror="window.__injected = true">';
+      document.body.appendChild(div);
+      await new Promise((r) => setTimeout(r, 500));
+      return (window as unknown as { __injected?: boolean }).__injected === true;
+    });
+    expect(ran).toBe(false);
   });
 
   test("a 4 MB memories file imports, all of it, with the report counting what was stored", async ({ page }) => {

@@ -4,11 +4,12 @@
 import { useState, useTransition } from "react";
 import { createAccountAction, inviteUserAction } from "@/app/(app)/admin/actions";
 import { Button } from "@/components/ui/button";
+import { OneTimeSecret, type OneTimeResult } from "./one-time-secret";
 
 export function AddPeople({ mode }: { mode: "open" | "invite" | "closed" }) {
   const [email, setEmail] = useState("");
   const [pending, start] = useTransition();
-  const [result, setResult] = useState<{ ok: boolean; text: string; secret?: string } | null>(null);
+  const [result, setResult] = useState<OneTimeResult | null>(null);
   const run = (kind: "invite" | "account") =>
     start(async () => {
       if (kind === "invite") {
@@ -47,16 +48,7 @@ export function AddPeople({ mode }: { mode: "open" | "invite" | "closed" }) {
           Create account
         </Button>
       </form>
-      {result && (
-        <p className={result.ok ? "text-sm" : "text-sm text-destructive"} role={result.ok ? "status" : "alert"}>
-          {result.text}{" "}
-          {result.secret && (
-            <code className="break-all rounded bg-muted px-1.5 py-0.5 font-mono" data-testid="add-people-secret">
-              {result.secret}
-            </code>
-          )}
-        </p>
-      )}
+      <OneTimeSecret result={result} testId="add-people-secret" />
     </section>
   );
 }

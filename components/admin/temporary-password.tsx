@@ -4,10 +4,11 @@
 import { useState, useTransition } from "react";
 import { setTemporaryPasswordAction } from "@/app/(app)/admin/actions";
 import { Button } from "@/components/ui/button";
+import { OneTimeSecret, type OneTimeResult } from "./one-time-secret";
 
 export function TemporaryPassword({ userId, email }: { userId: string; email: string }) {
   const [pending, start] = useTransition();
-  const [result, setResult] = useState<{ ok: boolean; text: string; password?: string } | null>(null);
+  const [result, setResult] = useState<OneTimeResult | null>(null);
   return (
     <div className="grid gap-2 rounded-lg border border-border p-4">
       <h3 className="font-medium">Password</h3>
@@ -22,23 +23,14 @@ export function TemporaryPassword({ userId, email }: { userId: string; email: st
             if (!window.confirm(`Set a temporary password for ${email}? Their current password stops working.`)) return;
             start(async () => {
               const r = await setTemporaryPasswordAction({ userId });
-              setResult(r.ok ? { ok: true, text: "Temporary password (shown once):", password: r.password } : { ok: false, text: r.error });
+              setResult(r.ok ? { ok: true, text: "Temporary password (shown once):", secret: r.password } : { ok: false, text: r.error });
             });
           }}
         >
           Set a temporary password
         </Button>
       </div>
-      {result && (
-        <p className={result.ok ? "text-sm" : "text-sm text-destructive"} role={result.ok ? "status" : "alert"}>
-          {result.text}{" "}
-          {result.password && (
-            <code className="rounded bg-muted px-1.5 py-0.5 font-mono" data-testid="temporary-password">
-              {result.password}
-            </code>
-          )}
-        </p>
-      )}
+      <OneTimeSecret result={result} testId="temporary-password" />
     </div>
   );
 }

@@ -1,0 +1,66 @@
+// Diagnostic, not a benchmark: builds the bench:context layout (threads of
+// BENCH_SIZES messages, 1,000 memories) once and prints EXPLAIN ANALYZE of
+// recall's passage search on the largest thread. `DATABASE_URL=… npx tsx scripts/bench/profile-recall.ts`
+import { benchEngines } from "./env";
+const { createTestDb } = await import("../../testing/databases");
+const { appendItems } = await import("../../lib/memory/session");
+const { recall } = await import("../../lib/memory/recall");
+
+const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
+const VOCAB = Array.from({ length: 5000 }, (_, i) => i.toString(36).replace(/\d/g, (d) => "qxzjvwkyfb"[Number(d)]) + "o");
+let seed = 7;
+const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const zipf = () => VOCAB[Math.min(VOCAB.length - 1, Math.floor(Math.exp(rand() * Math.log(VOCAB.length))) - 1)];
+const sentence = (i: number) => Array.from({ length: 25 + (i % 20) }, zipf).join(" ");
+const WORDS = VOCAB.slice(20, 400);
+
+const engine = benchEngines().at(-1)!;
+const t = await createTestDb(engine);
+const user = await t.db.user.create({ data: { email: "p@example.com" } });
+await t.db.memory.createMany({ data: Array.from({ length: 1000 }, (_, i) => ({ userId: user.id, text: `Memory ${i}: ${sentence(i * 13).slice(0, 120)}`, source: "inferred" as const, tokens: 30 })) });
+let current = "";
+for (const size of SIZES) {
+  const th = await t.db.thread.create({ data: { userId: user.id } });
+  for (let i = 0; i < size; i += 500) {
+    await appendItems(t.db, th.id, Array.from({ length: Math.min(500, size - i) }, (_, k) => ({ role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const), content: sentence(i + k) })));
+  }
+  current = th.id;
+}
+await t.db.$executeRawUnsafe(`ANALYZE`);
+// Log every query's time during recall.
+const timed = t.db.$extends({
+  query: {
+    $allOperations: async ({ args, query, operation, model }) => {
+      const t0 = performance.now();
+      try {
+        return await query(args);
+      } finally {
+        const sql = operation.startsWith("$") ? String((args as unknown[])[0] ?? "").replace(/\s+/g, " ").slice(0, 90) : `${model}.${operation}`;
+        if (process.env.PROFILE_LOG) console.log(`${(performance.now() - t0).toFixed(1).padStart(7)} ms  ${sql}`);
+      }
+    },
+  },
+}) as unknown as typeof t.db;
+const explainOf: Array<[string, unknown[]]> = [];
+const capture = t.db.$extends({
+  query: {
+    $allOperations: async ({ args, query, operation }) => {
+      if (operation.startsWith("$queryRaw")) explainOf.push([(args as unknown[])[0] as string, (args as unknown[]).slice(1)]);
+      return query(args);
+    },
+  },
+}) as unknown as typeof t.db;
+await recall(capture, user.id, `what did we say about the ${WORDS[5]} and memory 5?`, { budget: 800, excludeThreadId: current });
+for (const [sql, params] of explainOf) {
+  const rows = await t.db.$queryRawUnsafe<Array<Record<string, string>>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, ...params);
+  console.log(sql.replace(/\s+/g, " ").slice(0, 80));
+  console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"), "\n");
+}
+for (let i = 0; i < 30; i++) {
+  const q = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
+  process.env.PROFILE_LOG = i >= 27 ? "1" : "";
+  const t0 = performance.now();
+  await recall(timed, user.id, q, { budget: 800, excludeThreadId: current });
+  if (i >= 27) console.log(`recall total ${(performance.now() - t0).toFixed(1)} ms\n`);
+}
+await t.close();
