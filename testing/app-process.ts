@@ -25,6 +25,8 @@ export function appProcess(port: number, env: NodeJS.ProcessEnv): AppProcess {
     base,
     output: () => log,
     async start() {
+      // A server left on the port would answer the health check for this one.
+      if (await fetch(`${base}/api/health`).then(() => true).catch(() => false)) throw new Error(`port ${port} is already in use`);
       child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
         env: { ...env, NODE_ENV: "production" },
         stdio: ["ignore", "pipe", "pipe"],

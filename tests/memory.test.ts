@@ -193,4 +193,28 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(await t.db.memory.count({ where: { userId: alice } })).toBe(0);
     expect(await t.db.memory.count({ where: { userId: bob } })).toBe(bobsBefore);
   });
+  it("in a long history: finds a rare word's old message, never the current thread, and answers all-common questions from recent messages", async () => {
+    const carol = (await t.db.user.create({ data: { email: `carol-${engine}@example.com` } })).id;
+    const old = await t.db.thread.create({ data: { userId: carol, title: "Old trip" } });
+    await appendItems(t.db, old.id, [{ role: "user", content: "My passport number is in the blue folder near the Alhambra poster" }, { role: "assistant", content: "Noted" }]);
+    // A long current conversation (more than the frequency sample) where "weather" and "coffee" are everywhere,
+    // and which mentions the Alhambra too: recall must leave it out.
+    const current = await t.db.thread.create({ data: { userId: carol } });
+    for (let i = 0; i < 1500; i += 500) {
+      await appendItems(t.db, current.id, Array.from({ length: 500 }, (_, k) => ({
+        role: (i + k) % 2 ? ("assistant" as const) : ("user" as const),
+        content: `weather and coffee talk number ${i + k}${(i + k) % 300 === 0 ? " Alhambra again" : ""}`,
+      })));
+    }
+    const recent = await t.db.thread.create({ data: { userId: carol, title: "Yesterday" } });
+    await appendItems(t.db, recent.id, [{ role: "user", content: "The weather was great for coffee outside" }, { role: "assistant", content: "Lovely" }]);
+
+    const rare = await recall(t.db, carol, "where is the Alhambra folder?", { budget: 1000, excludeThreadId: current.id });
+    expect(JSON.stringify(rare.passages)).toContain("blue folder");
+    expect(rare.passages.every((p) => p.threadId !== current.id)).toBe(true);
+    // Every word is common in this user's history: the recent messages are searched instead of every match.
+    const common = await recall(t.db, carol, "weather coffee", { budget: 1000, excludeThreadId: current.id });
+    expect(JSON.stringify(common.passages)).toContain("great for coffee");
+    expect(common.passages.every((p) => p.threadId !== current.id)).toBe(true);
+  });
 });

@@ -324,7 +324,8 @@ async function searchPassages(
      ), usable AS MATERIALIZED (
        -- The current thread is left out inside the index (its tag, migration thread_tagged_search):
        -- its messages are never fetched, so a long conversation does not slow its own recall.
-       SELECT term, CASE WHEN $2::text IS NULL THEN q ELSE q && mnemo_not_thread($2::text) END AS q FROM terms WHERE numnode(q) > 0
+       SELECT term, q AS anywhere, CASE WHEN $2::text IS NULL THEN q ELSE q && mnemo_not_thread($2::text) END AS q
+       FROM terms WHERE numnode(q) > 0
      ), mine AS MATERIALIZED (
        SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), $8::timestamp) AS since FROM "Thread" t JOIN "User" u ON u.id = t."userId"
        WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)
@@ -338,7 +339,7 @@ async function searchPassages(
        -- Matches in the sample, scaled to the whole history (at least 0.5, so no word is free).
        SELECT u.term, u.q,
               GREATEST(count(s.id), 0.5) * (SELECT n FROM total) / GREATEST((SELECT count(*) FROM sample), 1) AS df
-       FROM usable u LEFT JOIN sample s ON s.search @@ u.q GROUP BY u.term, u.q
+       FROM usable u LEFT JOIN sample s ON s.search @@ u.anywhere GROUP BY u.term, u.q
      ), rare AS MATERIALIZED (
        SELECT term, q, df FROM estimate WHERE df < $6::float8
      ), docs AS MATERIALIZED (

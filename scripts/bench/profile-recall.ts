@@ -51,16 +51,20 @@ const capture = t.db.$extends({
   },
 }) as unknown as typeof t.db;
 await recall(capture, user.id, `what did we say about the ${WORDS[5]} and memory 5?`, { budget: 800, excludeThreadId: current });
-for (const [sql, params] of explainOf) {
+for (const [sql, params] of process.env.PROFILE_EXPLAIN ? explainOf : []) {
   const rows = await t.db.$queryRawUnsafe<Array<Record<string, string>>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, ...params);
   console.log(sql.replace(/\s+/g, " ").slice(0, 80));
   console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"), "\n");
 }
-for (let i = 0; i < 30; i++) {
+const totals: number[] = [];
+for (let i = 0; i < Number(process.env.PROFILE_RUNS ?? 30); i++) {
   const q = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
-  process.env.PROFILE_LOG = i >= 27 ? "1" : "";
+  process.env.PROFILE_LOG = i % 20 === 19 ? "1" : "";
   const t0 = performance.now();
-  await recall(timed, user.id, q, { budget: 800, excludeThreadId: current });
-  if (i >= 27) console.log(`recall total ${(performance.now() - t0).toFixed(1)} ms\n`);
+  const r = await recall(timed, user.id, q, { budget: 800, excludeThreadId: current });
+  totals.push(performance.now() - t0);
+  if (process.env.PROFILE_LOG) console.log(`recall total ${(performance.now() - t0).toFixed(1)} ms, ${r.passages.length} passages, ${r.tokens} tokens\n`);
 }
+totals.sort((a, b) => a - b);
+console.log(`recall p50 ${totals[Math.floor(totals.length / 2)].toFixed(1)} ms, p95 ${totals[Math.floor(totals.length * 0.95)].toFixed(1)} ms`);
 await t.close();
