@@ -1,11 +1,13 @@
 // What every app instance runs besides serving requests: the sweeper that marks
-// answers whose writer went away as interrupted, and (unless MNEMO_JOBS=off,
+// answers whose writer went away as interrupted, planner statistics for the
+// embedded database (lib/db/statistics.ts), and (unless MNEMO_JOBS=off,
 // when `npm run worker` does it) the job worker. Both are safe to run in any
 // number of instances at once.
 import { getConfig } from "./config";
 import { getDb } from "./db/client";
 import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
+import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 
 const SWEEP_MS = 15_000;
 
@@ -24,7 +26,15 @@ export function startSweeper(): () => void {
   return () => clearInterval(t);
 }
 
+/** The embedded database's planner statistics: soon after start, then every half hour. */
+function startStatistics(): void {
+  const run = () => refreshStatistics().catch((e) => console.error(`[mnemo] statistics: ${(e as Error).message.split("\n").slice(-1)[0]}`));
+  setTimeout(run, 10_000).unref();
+  setInterval(run, ANALYZE_EVERY_MS).unref();
+}
+
 export function startBackground(): void {
   startSweeper();
+  startStatistics();
   if (getConfig().jobsInProcess) startWorker(getDb);
 }

@@ -2,7 +2,7 @@
 // failure classes of real use and counts what users must never see. PGlite by
 // default; with DATABASE_URL (a PostgreSQL server URL) a fresh database on it,
 // reached through a TCP relay the check can cut (outages, restarts).
-//   - killed mid-answer, then restarted
+//   - killed mid-answer, and right after an answer, then restarted
 //   - database restart and outage (PostgreSQL)
 //   - a stalled, dropped, malformed and failing model
 //   - awkward text: emoji at every cut point, NUL, lone surrogates, RTL, huge words
@@ -300,6 +300,30 @@ async function killMidAnswer(app: AppProcess, a: () => Client, mock: MockLlm) {
   return startEv;
 }
 
+/** The process is killed as soon as an answer is done; after the restart Mnemo still learns from that exchange. */
+async function killAfterAnswer(app: AppProcess, a: Client, mock: MockLlm) {
+  mock.script({ match: "KILL-LEARN", system: "You are Mnemo", content: "Congratulations on Kiwi!", times: 0 });
+  mock.script({ match: "KILL-LEARN", system: "long-term memory", json: { decisions: [{ op: "ADD", text: "Has a parrot named Kiwi", kind: "fact", confidence: 0.9 }] }, times: 0 });
+  let killing: Promise<void> | undefined;
+  const t = await a.chat("answer, then killed", { kind: "send", content: "KILL-LEARN: I adopted a parrot named Kiwi" }, {
+    onEvent: (e) => {
+      if (e.type === "done") killing = app.kill();
+    },
+  });
+  await (killing ?? app.kill());
+  check(last(t).type === "done", "an answer finished just before the process was killed");
+  await app.start();
+}
+
+async function learnedAfterRestart(a: Client): Promise<boolean> {
+  for (let i = 0; i < 40; i++) {
+    const r = await a.request("memories after the restart", "/api/memories/export");
+    if (r.text.includes("Has a parrot named Kiwi")) return true;
+    await sleep(500);
+  }
+  return false;
+}
+
 async function databaseFaults(a: Client, proxy: TcpProxy, mock: MockLlm, setOutage: (v: boolean) => void) {
   proxy.down();
   setOutage(true);
@@ -401,6 +425,9 @@ async function main() {
       const mid = await databaseFaults(a, proxy, mock, (v) => (outage = v));
       if (mid) waits.push([mid.threadId, "answer cut off by the outage", false]);
     }
+    await killAfterAnswer(app, a, mock);
+    ({ a, b } = await clients());
+    check(await learnedAfterRestart(a), "a process killed right after an answer still learns from it once restarted");
     const killed = await killMidAnswer(app, () => a, mock);
     ({ a, b } = await clients());
     if (killed) waits.push([killed.threadId, "answer killed mid-way", true]);

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import { closeDb, getDb } from "@/lib/db/client";
 import { startup } from "@/lib/startup";
 import { importConversations } from "@/lib/import/run";
+import { ANALYZE_AFTER_ROWS, refreshStatistics } from "@/lib/db/statistics";
 import { getConfig } from "@/lib/config";
 
 async function main() {
@@ -46,6 +47,7 @@ async function main() {
     last = Date.now();
     process.stderr.write(`… ${p.conversations} conversations, ${p.messages} messages imported (${p.duplicates} already there, ${p.skipped} skipped)\n`);
   });
+  if (report.messages >= ANALYZE_AFTER_ROWS) await refreshStatistics(); // the embedded database's planner statistics
   console.log(JSON.stringify({ ...report, seconds: Math.round((Date.now() - started) / 100) / 10 }));
   if (report.error) process.exitCode = 1;
 }

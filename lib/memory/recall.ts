@@ -343,10 +343,10 @@ async function searchPassages(
      ), rare AS MATERIALIZED (
        SELECT term, q, df FROM estimate WHERE df < $6::float8
      ), docs AS MATERIALIZED (
-       SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt" FROM "Item" i JOIN mine m ON m.id = i."threadId"
-       WHERE EXISTS (SELECT 1 FROM rare)
-         AND i.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM rare)
-         AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
+       SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt"
+       FROM mnemo_search_items((SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM rare), $6::int * 4) i
+       JOIN mine m ON m.id = i."threadId"
+       WHERE EXISTS (SELECT 1 FROM rare) AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
        UNION ALL
        SELECT s.id, s."threadId", s.position, s.search, s.tokens, s."createdAt" FROM sample s JOIN mine m ON m.id = s."threadId"
        WHERE NOT EXISTS (SELECT 1 FROM rare)

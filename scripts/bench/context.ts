@@ -67,6 +67,8 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
       leaf = added[added.length - 1].id;
     }
     threads[size] = { id: thread.id, leaf };
+    // What autovacuum (PostgreSQL) or the app's periodic ANALYZE (PGlite, lib/db/statistics.ts) does as a history grows.
+    await t.db.$executeRawUnsafe("ANALYZE");
     const times: number[] = [];
     const windowOnly: number[] = [];
     const budget = getConfig().memory.tokenBudget;

@@ -12,6 +12,7 @@ import { getDb } from "@/lib/db/client";
 import { AppError, publicError } from "@/lib/errors";
 import { assertSameOrigin, route } from "@/lib/http/route";
 import { importConversations, type ImportProgress } from "@/lib/import/run";
+import { ANALYZE_AFTER_ROWS, refreshStatistics } from "@/lib/db/statistics";
 
 export const POST = route("POST /api/import", async (request: Request) => {
   assertSameOrigin(request);
@@ -44,6 +45,7 @@ export const POST = route("POST /api/import", async (request: Request) => {
       try {
         const { threadIds: _ids, ...report } = await importConversations(db, user.id, chunks(), progress);
         send({ type: "done", report });
+        if (report.messages >= ANALYZE_AFTER_ROWS) await refreshStatistics().catch(() => undefined); // the next background run would too
         try {
           revalidatePath("/", "layout"); // the thread list shows the imported conversations
         } catch {

@@ -21,3 +21,12 @@ ALTER TABLE "Item" ADD COLUMN "search" tsvector GENERATED ALWAYS AS (
   || array_to_tsvector(ARRAY[mnemo_thread_tag("threadId")])
 ) STORED;
 CREATE INDEX "Item_search_idx" ON "Item" USING GIN ("search");
+
+-- The messages matching a word query, through the GIN index whatever the
+-- planner guesses (a query built inside the statement is unknown at planning
+-- time, and an embedded database without statistics would otherwise read the
+-- whole table), at most `lim` of them: recall's cost stays bounded.
+CREATE FUNCTION mnemo_search_items(q tsquery, lim int)
+  RETURNS TABLE (id text, "threadId" text, "position" int, search tsvector, tokens int, "createdAt" timestamp(3), role "ItemRole")
+  LANGUAGE sql STABLE SET enable_seqscan = off
+  AS $$ SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt", i.role FROM "Item" i WHERE i.search @@ q LIMIT lim $$;
