@@ -22,6 +22,7 @@ import { applyMigrations } from "../lib/db/migrate";
 import { hashPassword } from "../lib/auth/password";
 import { INTERRUPTED_MESSAGE, LEASE_SECONDS } from "../lib/chat/leases";
 import { DATABASE_DOWN_DIGEST } from "../lib/errors";
+import { LOCK_SECONDS } from "../lib/jobs/queue";
 import { buildIfStale } from "./build-state";
 
 const PORT = Number(process.env.FAULTS_PORT ?? 3300);
@@ -315,8 +316,10 @@ async function killAfterAnswer(app: AppProcess, a: Client, mock: MockLlm) {
   await app.start();
 }
 
+// The killed process may have claimed the job already: it is claimed again once
+// its lock lapses (LOCK_SECONDS without the dead process's renewals).
 async function learnedAfterRestart(a: Client): Promise<boolean> {
-  for (let i = 0; i < 40; i++) {
+  for (let i = 0; i < (LOCK_SECONDS + 20) * 2; i++) {
     const r = await a.request("memories after the restart", "/api/memories/export");
     if (r.text.includes("Has a parrot named Kiwi")) return true;
     await sleep(500);

@@ -14,6 +14,7 @@ import { provisionalTitle } from "@/lib/chat/titles";
 import { appendItems } from "@/lib/memory/session";
 import { sweepExpiredAnswers } from "@/lib/chat/leases";
 import { runDueJobs } from "@/lib/jobs/worker";
+import { claim, LOCK_SECONDS, renewLock, type JobKind } from "@/lib/jobs/queue";
 import { importMemories } from "@/lib/memory/portable";
 import { redactSecrets } from "@/lib/memory/secrets";
 import { cleanText, cutGraphemes, truncate } from "@/lib/text/policy";
@@ -187,6 +188,23 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     expect(mems.map((m) => m.text)).toContain("Has a cat named Miso");
     // Running the queue again does nothing twice.
     expect((await runDueJobs(t.db)).done).toBe(0);
+  });
+
+  it("a job claimed by an instance that died is claimed again once its short lock lapses; a live claim is renewed", async () => {
+    const job = await t.db.job.create({ data: { kind: "no-such-kind", payload: {}, maxAttempts: 3 } });
+    const [mine] = await claim(t.db, 1, ["no-such-kind" as JobKind]);
+    expect(mine.id).toBe(job.id);
+    const until = (await t.db.job.findUniqueOrThrow({ where: { id: job.id } })).lockedUntil!;
+    expect(until.getTime() - Date.now()).toBeLessThanOrEqual(LOCK_SECONDS * 1000 + 2000);
+    // While the claim is held (and renewed) nobody else can take the job.
+    expect(await renewLock(t.db, mine)).toBe(true);
+    expect(await claim(t.db, 1, ["no-such-kind" as JobKind])).toHaveLength(0);
+    // The instance dies: no more renewals, the lock lapses, another instance claims it.
+    await t.db.job.update({ where: { id: job.id }, data: { lockedBy: "dead-host:1", lockedUntil: new Date(Date.now() - 1000) } });
+    expect(await renewLock(t.db, mine)).toBe(false); // the dead instance's claim is gone
+    const [again] = await claim(t.db, 1, ["no-such-kind" as JobKind]);
+    expect(again).toMatchObject({ id: job.id, attempts: 2 });
+    await t.db.job.delete({ where: { id: job.id } });
   });
 
   it("a failing job is retried with backoff, then shown as failed", async () => {

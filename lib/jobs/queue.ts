@@ -17,8 +17,13 @@ export type JobKind = "title" | "summary" | "extract" | "embed" | "feedback" | "
 export type NewJob = { kind: JobKind; userId?: string | null; payload: Record<string, unknown>; dedupeKey?: string; runAt?: Date; maxAttempts?: number };
 
 export const WORKER_ID = `${os.hostname()}:${process.pid}`;
-/** How long a claimed job is locked; a job still running after this is assumed lost. */
-export const LOCK_SECONDS = 300;
+/**
+ * How long a claim lasts without renewal. A running job renews it every
+ * HEARTBEAT_SECONDS, so a long job keeps its lock while a killed instance's
+ * job is claimed again within LOCK_SECONDS, not after a fixed long wait.
+ */
+export const LOCK_SECONDS = 30;
+export const HEARTBEAT_SECONDS = 10;
 
 type Waker = () => void;
 // On globalThis: Next.js bundles instrumentation (where the worker starts) and
@@ -69,6 +74,18 @@ export async function claim(db: Db, limit: number, kinds?: JobKind[]): Promise<J
   );
   if (!rows.length) return [];
   return db.job.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { runAt: "asc" } });
+}
+
+/** Renews this worker's claim on a running job; false once the claim was lost to another worker. */
+export async function renewLock(db: Db, job: Job): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
+    `UPDATE "Job" SET "lockedUntil" = timezone('UTC', now()) + make_interval(secs => $3)
+     WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
+    job.id,
+    WORKER_ID,
+    LOCK_SECONDS,
+  );
+  return n > 0;
 }
 
 export async function complete(db: Db, job: Job): Promise<void> {

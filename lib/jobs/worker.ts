@@ -3,7 +3,8 @@
 // web instances). Each loop claims a few due jobs, runs them, and sleeps until
 // the next poll or an in-process enqueue wakes it.
 import type { Db } from "@/lib/db/client";
-import { claim, complete, fail, onEnqueue, type JobKind } from "./queue";
+import { claim, complete, fail, HEARTBEAT_SECONDS, onEnqueue, renewLock, type JobKind } from "./queue";
+import type { Job } from "@/lib/generated/prisma/client";
 import { PermanentJobError, runJob } from "./handlers";
 
 export type RunStats = { done: number; retried: number; failed: number };
@@ -18,7 +19,7 @@ export async function runDueJobs(db: Db, opts: { batch?: number; max?: number; k
     await Promise.all(
       jobs.map(async (job) => {
         try {
-          await runJob(db, job.kind, job.payload);
+          await withHeartbeat(db, job, () => runJob(db, job.kind, job.payload));
           await complete(db, job);
           stats.done++;
         } catch (e) {
@@ -31,6 +32,21 @@ export async function runDueJobs(db: Db, opts: { batch?: number; max?: number; k
     );
   }
   return stats;
+}
+
+/** Runs `work` while renewing the job's lock, so other workers leave it alone only while this process lives. */
+async function withHeartbeat<T>(db: Db, job: Job, work: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => {
+    renewLock(db, job).catch(() => {
+      // The database is unreachable: the lock may lapse, and handlers are idempotent.
+    });
+  }, HEARTBEAT_SECONDS * 1000);
+  timer.unref();
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /** Starts a polling worker; returns a function that stops it. */
