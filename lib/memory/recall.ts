@@ -26,6 +26,8 @@ export type Passage = {
   /** Not found by relevance: the newest exchanges of another recent thread, filling budget recall left unused. */
   recent?: boolean;
 };
+/** A memory recall may take, with its stored token count when known. */
+type MemoryCandidate = RecalledMemory & { tokens?: number };
 export type Recall = { memories: RecalledMemory[]; passages: Passage[]; tokens: number };
 /** The question's embedding (null: the endpoint failed or timed out; recall goes on by words). */
 export type SemanticQuery = Promise<{ model: string; vector: number[] } | null>;
@@ -116,7 +118,7 @@ export async function recall(
   const inDates = (d: Date) => dates.some((r) => d >= r.start && d < r.end);
   for (const v of vectorHits) if (!lexHitIds.has(v.id) && inDates(hits.get(v.id)!.at)) hitScores.set(v.id, hitScores.get(v.id)! + VECTOR_DATE_BONUS);
 
-  const memById = new Map<string, RecalledMemory>(relevant.map((m) => [m.id, m]));
+  const memById = new Map<string, MemoryCandidate>(relevant.map((m) => [m.id, m]));
   for (const m of profile.memories) if (!memById.has(m.id)) memById.set(m.id, m);
   await loadMissingMemories(db, userId, vecMemories.map((v) => v.id).filter((id) => !memById.has(id)), memById);
   const memScores = fuse(
@@ -129,9 +131,10 @@ export async function recall(
   const passages: Passage[] = [];
   const seen = new Set<string>();
   const usedItems = new Set<string>();
-  const takeMemory = (m: RecalledMemory) => {
-    if (seen.has(m.id)) return;
-    const cost = countTokens(m.text) + MEMORY_LINE_OVERHEAD;
+  const takeMemory = (m: MemoryCandidate) => {
+    if (seen.has(m.id) || budget - tokens <= MEMORY_LINE_OVERHEAD) return;
+    // The stored count (kept on every text change) spares the tokenizer; rows without one are counted here.
+    const cost = (m.tokens || countTokens(m.text)) + MEMORY_LINE_OVERHEAD;
     if (tokens + cost > budget) return;
     seen.add(m.id);
     memories.push({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef, needsRevalidation: m.needsRevalidation });
@@ -246,12 +249,12 @@ async function recentExchanges(db: Db, userId: string, excludeThreadId: string |
 }
 
 /** Memories found only by vector, read (and decrypted) by id, the user's own and active only. */
-async function loadMissingMemories(db: Db, userId: string, ids: string[], into: Map<string, RecalledMemory>) {
+async function loadMissingMemories(db: Db, userId: string, ids: string[], into: Map<string, MemoryCandidate>) {
   if (!ids.length) return;
   const c = await cipherFor(db, userId);
   const rows = await db.memory.findMany({
     where: { id: { in: ids }, userId, status: "active" },
-    select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, needsRevalidation: true },
+    select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, needsRevalidation: true, tokens: true },
   });
   for (const r of rows) into.set(r.id, { ...r, text: c.open(r.text) });
 }
@@ -390,7 +393,7 @@ const LEN_NORM = `((1.2 + 1) / (1 + 1.2 * (0.25 + 0.75 * d.tokens / (SELECT GREA
 /** A word in more of the user's messages than this (estimated) is too common to search by. */
 const COMMON_WORD_DOCS = 1000;
 /** How many of the user's newest messages the estimate of a word's frequency reads. */
-const SAMPLE_DOCS = 1000;
+const SAMPLE_DOCS = 500;
 
 export const MEMORY_BLOCK_OPEN = "<user_memory>";
 export const MEMORY_BLOCK_CLOSE = "</user_memory>";

@@ -15,6 +15,7 @@ const { appendItems } = await import("../../lib/memory/session");
 const { loadContext, buildPrompt } = await import("../../lib/chat/context");
 const { recall, memoryBlock } = await import("../../lib/memory/recall");
 const { getConfig } = await import("../../lib/config");
+const { countTokens } = await import("../../lib/memory/tokens");
 const { runTurn } = await import("../../lib/chat/turn");
 const { saveConnection, clearConnectionCache } = await import("../../lib/llm/connection");
 const { percentile, round, table } = await import("./stats");
@@ -43,7 +44,10 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
   const res: EngineResult = { engine, p50: {}, p95: {}, windowP95: {} };
   // The user has 1,000 long-term memories; recall searches them and the other threads.
   await t.db.memory.createMany({
-    data: Array.from({ length: MEMORIES }, (_, i) => ({ userId: user.id, text: `Memory ${i}: ${sentence(i * 13).slice(0, 120)}`, source: "inferred" as const, tokens: 30 })),
+    data: Array.from({ length: MEMORIES }, (_, i) => {
+      const text = `Memory ${i}: ${sentence(i * 13).slice(0, 120)}`;
+      return { userId: user.id, text, source: "inferred" as const, tokens: countTokens(text) };
+    }),
   });
   // Optionally, other users sharing the database (BENCH_OTHER_USERS users with
   // BENCH_OTHER_MESSAGES messages each): recall must not slow down with them.

@@ -5,6 +5,7 @@ import { benchEngines } from "./env";
 const { createTestDb } = await import("../../testing/databases");
 const { appendItems } = await import("../../lib/memory/session");
 const { recall } = await import("../../lib/memory/recall");
+const { countTokens } = await import("../../lib/memory/tokens");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
 const VOCAB = Array.from({ length: 5000 }, (_, i) => i.toString(36).replace(/\d/g, (d) => "qxzjvwkyfb"[Number(d)]) + "o");
@@ -17,7 +18,7 @@ const WORDS = VOCAB.slice(20, 400);
 const engine = benchEngines().at(-1)!;
 const t = await createTestDb(engine);
 const user = await t.db.user.create({ data: { email: "p@example.com" } });
-await t.db.memory.createMany({ data: Array.from({ length: 1000 }, (_, i) => ({ userId: user.id, text: `Memory ${i}: ${sentence(i * 13).slice(0, 120)}`, source: "inferred" as const, tokens: 30 })) });
+await t.db.memory.createMany({ data: Array.from({ length: 1000 }, (_, i) => { const text = `Memory ${i}: ${sentence(i * 13).slice(0, 120)}`; return { userId: user.id, text, source: "inferred" as const, tokens: countTokens(text) }; }) });
 let current = "";
 for (const size of SIZES) {
   const th = await t.db.thread.create({ data: { userId: user.id } });
@@ -64,6 +65,28 @@ for (let i = 0; i < Number(process.env.PROFILE_RUNS ?? 30); i++) {
   const r = await recall(timed, user.id, q, { budget: 800, excludeThreadId: current });
   totals.push(performance.now() - t0);
   if (process.env.PROFILE_LOG) console.log(`recall total ${(performance.now() - t0).toFixed(1)} ms, ${r.passages.length} passages, ${r.tokens} tokens\n`);
+}
+// Each part alone (sequentially), to see where the fixed cost goes.
+const { loadContext } = await import("../../lib/chat/context");
+const { loadProfile } = await import("../../lib/memory/profile");
+const { searchMemories } = await import("../../lib/memory/long-term");
+const leaf = await t.db.item.findFirstOrThrow({ where: { threadId: current }, orderBy: { position: "desc" } });
+const parts: Record<string, (i: number) => Promise<unknown>> = {
+  window: () => loadContext(t.db, current, leaf.id),
+  profile: () => loadProfile(t.db, user.id, 134),
+  memorySearch: (i) => searchMemories(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, 40),
+  recallNoPassages: (i) => recall(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, { budget: 800, passages: false }),
+  select1: () => t.db.$queryRawUnsafe("SELECT 1"),
+};
+for (const [name, fn] of Object.entries(parts)) {
+  const ts: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    if (i >= 10) ts.push(performance.now() - t0);
+  }
+  ts.sort((a, b) => a - b);
+  console.log(`${name.padEnd(18)} p50 ${ts[Math.floor(ts.length / 2)].toFixed(1)} ms, p95 ${ts[Math.floor(ts.length * 0.95)].toFixed(1)} ms`);
 }
 totals.sort((a, b) => a - b);
 console.log(`recall p50 ${totals[Math.floor(totals.length / 2)].toFixed(1)} ms, p95 ${totals[Math.floor(totals.length * 0.95)].toFixed(1)} ms`);
