@@ -5,7 +5,7 @@ import type OpenAI from "openai";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { retentionCutoff } from "@/lib/account/retention";
-import { itemColumns, openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
+import { branchPath, itemColumns, openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
 import { cipherForThread, type ContentCipher } from "@/lib/crypto/content";
 import { promptable, selectWindow } from "@/lib/memory/window";
 import { MESSAGE_OVERHEAD, countTokens } from "@/lib/memory/tokens";
@@ -33,11 +33,7 @@ export async function loadContext(
   const c = opts.cipher ?? (await cipherForThread(db, threadId));
   const budget = opts.budget ?? chat.historyTokenBudget;
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `WITH RECURSIVE path AS (
-       SELECT i.*, 1 AS depth FROM "Item" i WHERE i.id = $1 AND i."threadId" = $2
-       UNION ALL
-       SELECT i.*, p.depth + 1 FROM "Item" i JOIN path p ON i.id = p."parentId" WHERE p.depth < $3
-     ), s AS (
+    `WITH RECURSIVE ${branchPath("$1", "$2", "$3")}, s AS (
        SELECT id, content, tokens, "throughPosition", version FROM "Summary"
        WHERE "threadId" = $2 AND "throughItemId" IN (SELECT id FROM path WHERE "createdAt" >= $4)
        ORDER BY version DESC LIMIT 1

@@ -95,6 +95,21 @@ export const openItem = (c: ContentCipher, r: ItemRow): SessionItem =>
   ({ ...r, content: c.open(r.content), toolCalls: openJson<ToolCall[]>(c, r.toolCalls), createdAt: new Date(r.createdAt) });
 
 /**
+ * CTEs `walk` (recursive) and `path`: the items on the branch ending at the
+ * leaf, at most `limit` steps up the parent links, with itemColumns. The walk
+ * carries ids only: whole rows (search vectors, embeddings) would be copied at
+ * every step. Arguments name the query's parameters; use after WITH RECURSIVE.
+ */
+export const branchPath = (leaf: string, thread: string, limit: string) =>
+  `walk AS (
+       SELECT i.id, i."parentId", 1 AS depth FROM "Item" i WHERE i.id = ${leaf} AND i."threadId" = ${thread}
+       UNION ALL
+       SELECT i.id, i."parentId", w.depth + 1 FROM "Item" i JOIN walk w ON i.id = w."parentId" WHERE w.depth < ${limit}
+     ), path AS MATERIALIZED (
+       SELECT ${itemColumns("i")} FROM walk w JOIN "Item" i ON i.id = w.id
+     )`;
+
+/**
  * The newest `limit` items on the path ending at `leafId`, oldest first, in one
  * query: a recursive walk up the parent links that stops after `limit` steps,
  * so its cost does not grow with the thread's length.
@@ -103,11 +118,7 @@ export async function pathItems(db: Db, threadId: string, leafId: string | null,
   if (!leafId || limit <= 0) return [];
   const c = cipher ?? (await cipherForThread(db, threadId));
   const rows = await db.$queryRawUnsafe<ItemRow[]>(
-    `WITH RECURSIVE path AS (
-       SELECT i.*, 1 AS depth FROM "Item" i WHERE i.id = $1 AND i."threadId" = $2
-       UNION ALL
-       SELECT i.*, p.depth + 1 FROM "Item" i JOIN path p ON i.id = p."parentId" WHERE p.depth < $3
-     )
+    `WITH RECURSIVE ${branchPath("$1", "$2", "$3")}
      SELECT ${itemColumns("path")} FROM path WHERE path."createdAt" >= $4 ORDER BY position ASC`,
     leafId,
     threadId,
