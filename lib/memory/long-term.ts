@@ -317,37 +317,21 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
   const { config, terms } = c.searchTerms(queryTerms(text));
   if (!terms.length) return [];
   const rows = await db.$queryRawUnsafe<RankedMemory[]>(
-    // Ranked on narrow rows (id, date, search vector); the wide columns are read
-    // for the winners only. Each (memory, word) match is evaluated once and
-    // serves both the word's document frequency and the memory's score.
-    `WITH terms AS MATERIALIZED (
-       SELECT mnemo_user_query($1, $4::regconfig, t) AS q, t AS term FROM unnest($3::text[]) AS t
-     ), usable AS MATERIALIZED (SELECT term, q FROM terms WHERE numnode(q) > 0),
-     docs AS MATERIALIZED (
-       SELECT id, "updatedAt", search FROM "Memory"
-       WHERE "userId" = $1 AND status = 'active' AND search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
-         AND ("expiresAt" IS NULL OR "expiresAt" > now())
-     ), matches AS MATERIALIZED (
-       SELECT d.id, d."updatedAt", u.term FROM docs d JOIN usable u ON d.search @@ u.q
-     ), total AS MATERIALIZED (
-       SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" WHERE "userId" = $1 AND status = 'active'
-     ), idf AS MATERIALIZED (
-       SELECT m.term, ln(1 + (total.n - count(*) + 0.5) / (count(*) + 0.5)) AS w FROM matches m CROSS JOIN total GROUP BY m.term, total.n
-     ), ranked AS MATERIALIZED (
-       SELECT m.id, m."updatedAt", sum(idf.w)::float8 AS rank FROM matches m JOIN idf ON idf.term = m.term
-       GROUP BY m.id, m."updatedAt" ORDER BY rank DESC, m."updatedAt" DESC LIMIT $2
-     )
-     SELECT d.id, d.text, d.kind::text AS kind, d.source::text AS source, d.pinned, d.tokens, d."updatedAt", d."sourceRef",
-            d."needsRevalidation", r.rank
-     FROM ranked r JOIN "Memory" d ON d.id = r.id
-     ORDER BY r.rank DESC, r."updatedAt" DESC`,
+    // SQL in the migration recall_functions (PL/pgSQL keeps its plan): ranked on
+    // narrow rows, and a word in COMMON_MEMORY_WORD memories or more is left out
+    // when the question has rarer ones.
+    `SELECT * FROM mnemo_search_memories($1, $2::int, $3::text[], $4::regconfig, $5::int)`,
     userId,
     limit,
     terms,
     config,
+    COMMON_MEMORY_WORD,
   );
   return rows.map((m) => openMemory(c, m));
 }
+
+/** A word in this many of the user's memories (any status) is too common to search by, when rarer ones are asked. */
+const COMMON_MEMORY_WORD = 200;
 
 export const memoryListInput = z.object({
   q: z.string().trim().max(200).optional(),

@@ -29,22 +29,8 @@ export const CORE_SHARE = 0.4;
 /** The user's active memories in profile order (at most `limit`), with the count and prompt cost of all of them. */
 export async function loadProfile(db: Db, userId: string, limit: number): Promise<Profile> {
   const rows = await db.$queryRawUnsafe<Array<Omit<ProfileMemory, "uses"> & { uses: number; n: number; cost: number }>>(
-    // The counts are uncorrelated scalar subqueries (computed once, as InitPlans):
-    // a CROSS JOIN with an aggregate CTE was re-run for every row when the
-    // planner misjudged the row count, which made this quadratic.
-    `WITH active AS MATERIALIZED (
-       SELECT id, text, kind::text AS kind, source::text AS source, pinned, tokens, "sourceRef", "lastUsedAt", "updatedAt", "needsRevalidation"
-       FROM "Memory" WHERE "userId" = $1 AND status = 'active' AND ("expiresAt" IS NULL OR "expiresAt" > now())
-     ), used AS MATERIALIZED (
-       SELECT "memoryId", count(*)::int AS n FROM "MemoryUse" WHERE "userId" = $1 GROUP BY "memoryId"
-     )
-     SELECT a.id, a.text, a.kind, a.source, a.pinned, a.tokens, a."sourceRef", a."needsRevalidation",
-            (SELECT count(*) FROM active)::int AS n, (SELECT COALESCE(sum(tokens + $3), 0) FROM active)::int AS cost,
-            COALESCE(u.n, 0) AS uses
-     FROM active a LEFT JOIN used u ON u."memoryId" = a.id
-     ORDER BY a.pinned DESC, (a.source IN ('explicit', 'manual')) DESC, uses DESC,
-              COALESCE(a."lastUsedAt", a."updatedAt") DESC, a.id
-     LIMIT $2`,
+    // SQL in the migration recall_functions (PL/pgSQL keeps its plan).
+    `SELECT * FROM mnemo_memory_profile($1, $2::int, $3::int)`,
     userId,
     limit,
     MEMORY_LINE_OVERHEAD,

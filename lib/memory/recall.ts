@@ -226,20 +226,8 @@ function toPassage(rows: Neighbor[], recent = false): Passage {
 /** The newest finished messages of the user's most recently active other threads (newest first within each; threads by activity). */
 async function recentExchanges(db: Db, userId: string, excludeThreadId: string | undefined): Promise<Neighbor[]> {
   return db.$queryRawUnsafe<Neighbor[]>(
-    `WITH mine AS MATERIALIZED (
-       SELECT t.id, t.title, t."createdAt", t."lastActivityAt",
-              GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), $3::timestamp) AS since
-       FROM "Thread" t JOIN "User" u ON u.id = t."userId"
-       WHERE t."userId" = $1 AND NOT t.archived AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)
-       ORDER BY t."lastActivityAt" DESC LIMIT $4
-     )
-     SELECT n.id, n."threadId", n.position, n.role::text AS role, n.content, n."sourceRef", m.title, m."createdAt"
-     FROM mine m CROSS JOIN LATERAL (
-       SELECT i.* FROM "Item" i
-       WHERE i."threadId" = m.id AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped') AND i."createdAt" > m.since
-       ORDER BY i.position DESC LIMIT $5
-     ) n
-     ORDER BY m."lastActivityAt" DESC, n.position DESC`,
+    // SQL in the migration recall_functions (PL/pgSQL keeps its plan).
+    `SELECT * FROM mnemo_recent_exchanges($1, $2, $3::timestamp, $4::int, $5::int)`,
     userId,
     excludeThreadId ?? null,
     retentionCutoff(),
@@ -264,32 +252,19 @@ const MINE = `SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::tim
               FROM "Thread" t JOIN "User" u ON u.id = t."userId"
               WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)`;
 
-/**
- * The rows of a `hits` CTE (id, threadId, position, createdAt, rank) with the
- * finished messages `n` positions either side, newer than `since`: the same for
- * word hits and vector hits. Arguments name the query's parameters.
- */
-const hitsWithNeighbours = (n: string, since: string) =>
-  `SELECT h.id AS hit, h.position AS "hitPosition", h."createdAt" AS "hitAt", h.rank, n.id, n."threadId", n.position,
-            n.role::text AS role, n.content, n."sourceRef", t.title, t."createdAt"
-     FROM hits h
-     JOIN "Item" n ON n."threadId" = h."threadId" AND n.position BETWEEN h.position - ${n} AND h.position + ${n}
-       AND n.role IN ('user', 'assistant') AND n.status IN ('complete', 'stopped') AND n."createdAt" >= ${since}::timestamp
-     JOIN "Thread" t ON t.id = h."threadId"
-     ORDER BY h.rank DESC, h.id, n.position`;
-
 /** Vector hits with their neighbours, in one query (hits outside the user's searchable threads yield nothing). */
 async function passagesAround(db: Db, userId: string, hits: VectorHit[], excludeThreadId: string | undefined, n: number): Promise<NeighborRow[]> {
   if (!hits.length) return [];
   return db.$queryRawUnsafe<NeighborRow[]>(
     `WITH mine AS MATERIALIZED (${MINE}),
-     hits AS (
-       SELECT i.id, i."threadId", i.position, i."createdAt", h.score AS rank
+     hits AS MATERIALIZED (
+       SELECT i.id, h.score AS rank
        FROM unnest($4::text[], $5::float8[]) AS h(id, score)
        JOIN "Item" i ON i.id = h.id JOIN mine m ON m.id = i."threadId"
        WHERE i.role IN ('user', 'assistant') AND i."createdAt" > m.since
      )
-     ${hitsWithNeighbours("$6", "$3")}`,
+     SELECT * FROM mnemo_hits_with_neighbours(
+       ARRAY(SELECT id FROM hits ORDER BY rank DESC, id), ARRAY(SELECT rank FROM hits ORDER BY rank DESC, id), $6::int, $3::timestamp)`,
     userId,
     excludeThreadId ?? null,
     retentionCutoff(),
@@ -311,61 +286,13 @@ async function searchPassages(
 ) {
   if (!terms.length) return [];
   return db.$queryRawUnsafe<NeighborRow[]>(
-    // Ranked like BM25 without term frequency: each matching query word adds
-    // its inverse document frequency over the user's messages, so rare words
-    // ("Alhambra") count for far more than common ones ("went"), scaled down
-    // for long messages, plus a bonus for messages from a date the question
-    // names ("on 1 May, 2022", "in July 2022", "yesterday").
-    // Flat cost: a word's index entries are read only when it is rare. How
-    // common each word is comes from a fixed sample (the user's newest
-    // SAMPLE_DOCS messages), never from reading its index entries, so words
-    // found in more than COMMON_WORD_DOCS messages cost nothing however long
-    // the history. When every word is that common, the sample itself is searched.
-    `WITH terms AS MATERIALIZED (
-       -- Each word as a query on the user's own index entries (see the migration user_scoped_search).
-       SELECT t AS term, mnemo_user_query($1, $7::regconfig, t) AS q FROM unnest($5::text[]) AS t
-     ), usable AS MATERIALIZED (
-       -- The current thread is left out inside the index (its tag, migration thread_tagged_search):
-       -- its messages are never fetched, so a long conversation does not slow its own recall.
-       SELECT term, q AS anywhere, CASE WHEN $2::text IS NULL THEN q ELSE q && mnemo_not_thread($2::text) END AS q
-       FROM terms WHERE numnode(q) > 0
-     ), mine AS MATERIALIZED (
-       SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), $8::timestamp) AS since FROM "Thread" t JOIN "User" u ON u.id = t."userId"
-       WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)
-     ), total AS MATERIALIZED (
-       -- The user's message count, cheaply: positions handed out per thread.
-       SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = $1
-     ), sample AS MATERIALIZED (
-       SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt" FROM "Item" i
-       WHERE i."userId" = $1 AND i.role IN ('user', 'assistant') ORDER BY i."createdAt" DESC LIMIT $12::int
-     ), estimate AS MATERIALIZED (
-       -- Matches in the sample, scaled to the whole history (at least 0.5, so no word is free).
-       SELECT u.term, u.q,
-              GREATEST(count(s.id), 0.5) * (SELECT n FROM total) / GREATEST((SELECT count(*) FROM sample), 1) AS df
-       FROM usable u LEFT JOIN sample s ON s.search @@ u.anywhere GROUP BY u.term, u.q
-     ), rare AS MATERIALIZED (
-       SELECT term, q, df FROM estimate WHERE df < $6::float8
-     ), docs AS MATERIALIZED (
-       SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt"
-       FROM mnemo_search_items((SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM rare), $6::int * 4) i
-       JOIN mine m ON m.id = i."threadId"
-       WHERE EXISTS (SELECT 1 FROM rare) AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
-       UNION ALL
-       SELECT s.id, s."threadId", s.position, s.search, s.tokens, s."createdAt" FROM sample s JOIN mine m ON m.id = s."threadId"
-       WHERE NOT EXISTS (SELECT 1 FROM rare)
-         AND s.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM estimate) AND s."createdAt" > m.since
-     ), chosen AS MATERIALIZED (
-       SELECT term, q, df FROM rare UNION ALL SELECT term, q, df FROM estimate WHERE NOT EXISTS (SELECT 1 FROM rare)
-     ), hits AS (
-       SELECT d.id, d."threadId", d.position, d."createdAt",
-              (sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5))) * ${LEN_NORM}
-               + CASE WHEN EXISTS (SELECT 1 FROM unnest($9::timestamp[], $10::timestamp[]) AS r(s, e) WHERE d."createdAt" >= r.s AND d."createdAt" < r.e)
-                      THEN $11::float8 ELSE 0 END)::float8 AS rank
-       FROM docs d JOIN chosen c ON d.search @@ c.q CROSS JOIN total
-       GROUP BY d.id, d."threadId", d.position, d.tokens, d."createdAt"
-       ORDER BY rank DESC, d.position DESC LIMIT $3
-     )
-     ${hitsWithNeighbours("$4", "$8")}`,
+    // Ranked like BM25 (inverse document frequency of each matching word, length
+    // normalisation, a bonus for dates the question names), with a flat cost: how
+    // common a word is comes from a fixed sample of the newest messages, and only
+    // rare words are looked up in the index. SQL and its reasoning: the migration
+    // recall_functions (PL/pgSQL keeps its plan).
+    `SELECT * FROM mnemo_recall_passages($1, $2, $3::int, $4::int, $5::text[], $6::int, $7::regconfig, $8::timestamp,
+       $9::timestamp[], $10::timestamp[], $11::float8, $12::int)`,
     userId,
     excludeThreadId ?? null,
     limit,
@@ -383,13 +310,6 @@ async function searchPassages(
 
 /** Messages from a date the question names rank as if they matched one more rare word. */
 const DATE_BONUS = 6;
-/**
- * BM25's length normalisation (k1 = 1.2, b = 0.75; term frequency taken as 1):
- * a long message matching a word is weaker evidence than a short one. Lengths
- * are compared with the average of the matching messages.
- */
-const LEN_NORM = `((1.2 + 1) / (1 + 1.2 * (0.25 + 0.75 * d.tokens / (SELECT GREATEST(avg(tokens), 1) FROM docs))))`;
-
 /** A word in more of the user's messages than this (estimated) is too common to search by. */
 const COMMON_WORD_DOCS = 1000;
 /** How many of the user's newest messages the estimate of a word's frequency reads. */

@@ -12,5 +12,9 @@ const pgUrl = process.env.DATABASE_URL;
 delete process.env.DATABASE_URL;
 if (pgUrl) process.env.TEST_DATABASE_URL = pgUrl;
 
-/** The engines to measure: PGlite, and PostgreSQL when DATABASE_URL was given. */
-export const benchEngines = (): Array<"pglite" | "postgres"> => (process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]);
+/** The engines to measure: PGlite, and PostgreSQL when DATABASE_URL was given (BENCH_ENGINES=postgres for one). */
+export const benchEngines = (): Array<"pglite" | "postgres"> => {
+  const all: Array<"pglite" | "postgres"> = process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
+  const only = process.env.BENCH_ENGINES?.split(",");
+  return only ? all.filter((e) => only.includes(e)) : all;
+};

@@ -57,6 +57,40 @@ for (const [sql, params] of process.env.PROFILE_EXPLAIN ? explainOf : []) {
   console.log(sql.replace(/\s+/g, " ").slice(0, 80));
   console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"), "\n");
 }
+if (process.env.PROFILE_SQL_BEFORE) await t.db.$executeRawUnsafe(process.env.PROFILE_SQL_BEFORE);
+// Planning alone (EXPLAIN without ANALYZE) against planning plus execution, per query.
+for (const [sql, params] of process.env.PROFILE_PLAN ? explainOf : []) {
+  const time = async (q: string) => {
+    const ts: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const t0 = performance.now();
+      await t.db.$queryRawUnsafe(q, ...params);
+      if (i >= 5) ts.push(performance.now() - t0);
+    }
+    return ts.sort((a, b) => a - b)[10].toFixed(2);
+  };
+  console.log(`plan ${await time(`EXPLAIN ${sql}`)} ms, plan+run ${await time(sql)} ms  ${sql.replace(/\s+/g, " ").slice(0, 60)}`);
+}
+// Experiment: the passage query wrapped in a PL/pgSQL function (plans cached per session).
+if (process.env.PROFILE_PLPGSQL) {
+  const [sql, params] = explainOf.find(([q]) => q.includes("Each word as a query"))!;
+  await t.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION scratch_passages(text, text, int, int, text[], int, regconfig, timestamp, timestamp[], timestamp[], float8, int)
+    RETURNS TABLE (hit text, "hitPosition" int, "hitAt" timestamp(3), rank float8, id text, "threadId" text, "position" int, role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
+    LANGUAGE plpgsql STABLE AS $fn$
+    #variable_conflict use_column
+    BEGIN RETURN QUERY ${sql}; END $fn$`);
+  const call = `SELECT * FROM scratch_passages($1, $2, $3::int, $4::int, $5::text[], $6::int, $7::regconfig, $8::timestamp, $9::timestamp[], $10::timestamp[], $11::float8, $12::int)`;
+  for (const [name, q] of [["raw", sql], ["plpgsql", call], ["raw", sql], ["plpgsql", call]] as const) {
+    const ts: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const t0 = performance.now();
+      await t.db.$queryRawUnsafe(q, ...params);
+      if (i >= 10) ts.push(performance.now() - t0);
+    }
+    ts.sort((a, b) => a - b);
+    console.log(`passages ${name}: p50 ${ts[25].toFixed(2)} ms, p95 ${ts[47].toFixed(2)} ms`);
+  }
+}
 const totals: number[] = [];
 for (let i = 0; i < Number(process.env.PROFILE_RUNS ?? 30); i++) {
   const q = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;

@@ -1,0 +1,193 @@
+-- Recall's per-turn queries as PL/pgSQL functions: PL/pgSQL keeps each
+-- statement's plan for the session, so a turn no longer pays for planning
+-- these CTE-heavy queries (measured: about half of the passage query's time on
+-- PostgreSQL, more on the embedded database). They use one generic plan
+-- (plan_cache_mode): each step is a materialized CTE over one user's rows
+-- through the same indexes whatever the values, and measured, the generic plan
+-- was faster than re-planning per call. lib/memory/recall.ts,
+-- long-term.ts and profile.ts call them; to change one, add a migration with
+-- CREATE OR REPLACE FUNCTION.
+
+-- The given hits (ids, with their ranks) with the user's finished messages `n`
+-- positions either side, newer than `since`, and their thread's title: the
+-- passages of word hits and of vector hits alike.
+CREATE FUNCTION mnemo_hits_with_neighbours(hit_ids text[], hit_ranks float8[], n int, since timestamp)
+  RETURNS TABLE (hit text, "hitPosition" int, "hitAt" timestamp(3), rank float8, id text, "threadId" text, "position" int,
+                 role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
+  LANGUAGE sql STABLE
+  AS $$
+    SELECT h.id, h.position, h."createdAt", x.rank, nb.id, nb."threadId", nb.position,
+           nb.role::text, nb.content, nb."sourceRef", t.title, t."createdAt"
+    FROM unnest(hit_ids, hit_ranks) AS x(id, rank)
+    JOIN "Item" h ON h.id = x.id
+    JOIN "Item" nb ON nb."threadId" = h."threadId" AND nb.position BETWEEN h.position - n AND h.position + n
+      AND nb.role IN ('user', 'assistant') AND nb.status IN ('complete', 'stopped') AND nb."createdAt" >= since
+    JOIN "Thread" t ON t.id = h."threadId"
+    ORDER BY x.rank DESC, h.id, nb.position
+  $$;
+
+-- The best-matching messages from the user's other threads, each with its
+-- neighbours. Ranked like BM25 without term frequency: each matching query word
+-- adds its inverse document frequency over the user's messages, scaled down for
+-- long messages (BM25's length normalisation, k1 = 1.2, b = 0.75), plus a bonus
+-- for messages from a date the question names. How common each word is comes
+-- from a fixed sample (the user's newest `sample_docs` messages), never from
+-- reading its index entries; only words estimated in fewer than `common_docs`
+-- messages are searched through the index (at most 4 x common_docs rows); when
+-- every word is that common, the sample itself is searched. The current thread
+-- is left out inside the index (its tag, migration thread_tagged_search).
+CREATE FUNCTION mnemo_recall_passages(
+  uid text, exclude_thread text, lim int, n int, words text[], common_docs int, cfg regconfig, since timestamp,
+  date_starts timestamp[], date_ends timestamp[], date_bonus float8, sample_docs int)
+  RETURNS TABLE (hit text, "hitPosition" int, "hitAt" timestamp(3), rank float8, id text, "threadId" text, "position" int,
+                 role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
+  LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
+  AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
+    WITH terms AS MATERIALIZED (
+       SELECT w AS term, mnemo_user_query(uid, cfg, w) AS q FROM unnest(words) AS w
+     ), usable AS MATERIALIZED (
+       SELECT term, q AS anywhere, CASE WHEN exclude_thread IS NULL THEN q ELSE q && mnemo_not_thread(exclude_thread) END AS q
+       FROM terms WHERE numnode(q) > 0
+     ), mine AS MATERIALIZED (
+       SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since) AS since FROM "Thread" t
+       JOIN "User" u ON u.id = t."userId"
+       WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+     ), total AS MATERIALIZED (
+       -- The user's message count, cheaply: positions handed out per thread.
+       SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = uid
+     ), sample AS MATERIALIZED (
+       SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt" FROM "Item" i
+       WHERE i."userId" = uid AND i.role IN ('user', 'assistant') ORDER BY i."createdAt" DESC LIMIT sample_docs
+     ), estimate AS MATERIALIZED (
+       -- Matches in the sample, scaled to the whole history (at least 0.5, so no word is free).
+       SELECT u.term, u.q,
+              GREATEST(count(s.id), 0.5) * (SELECT total.n FROM total) / GREATEST((SELECT count(*) FROM sample), 1) AS df
+       FROM usable u LEFT JOIN sample s ON s.search @@ u.anywhere GROUP BY u.term, u.q
+     ), rare AS MATERIALIZED (
+       SELECT term, q, df FROM estimate WHERE df < common_docs
+     ), docs AS MATERIALIZED (
+       SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt"
+       FROM mnemo_search_items((SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM rare), common_docs * 4) i
+       JOIN mine m ON m.id = i."threadId"
+       WHERE EXISTS (SELECT 1 FROM rare) AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
+       UNION ALL
+       SELECT s.id, s."threadId", s.position, s.search, s.tokens, s."createdAt" FROM sample s JOIN mine m ON m.id = s."threadId"
+       WHERE NOT EXISTS (SELECT 1 FROM rare)
+         AND s.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM estimate) AND s."createdAt" > m.since
+     ), chosen AS MATERIALIZED (
+       SELECT term, q, df FROM rare UNION ALL SELECT term, q, df FROM estimate WHERE NOT EXISTS (SELECT 1 FROM rare)
+     ), hits AS MATERIALIZED (
+       SELECT d.id,
+              (sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5)))
+                 * ((1.2 + 1) / (1 + 1.2 * (0.25 + 0.75 * d.tokens / (SELECT GREATEST(avg(tokens), 1) FROM docs))))
+               + CASE WHEN EXISTS (SELECT 1 FROM unnest(date_starts, date_ends) AS r(s, e) WHERE d."createdAt" >= r.s AND d."createdAt" < r.e)
+                      THEN date_bonus ELSE 0 END)::float8 AS rank
+       FROM docs d JOIN chosen c ON d.search @@ c.q CROSS JOIN total
+       GROUP BY d.id, d."threadId", d.position, d.tokens, d."createdAt"
+       ORDER BY rank DESC, d.position DESC LIMIT lim
+     )
+    SELECT * FROM mnemo_hits_with_neighbours(
+      ARRAY(SELECT h.id FROM hits h ORDER BY h.rank DESC, h.id), ARRAY(SELECT h.rank FROM hits h ORDER BY h.rank DESC, h.id), n, since);
+  END
+  $$;
+
+-- The user's active memories ranked by relevance to the words: each matching
+-- word adds its inverse document frequency over the user's memories (BM25
+-- without term frequency). Ranked on narrow rows; the wide columns are read for
+-- the winners only. A word found in `common_words` memories or more (counted
+-- through the index, stopping there) is left out when rarer ones are asked: its
+-- weight is near zero, and it would make every memory a candidate.
+CREATE FUNCTION mnemo_search_memories(uid text, lim int, words text[], cfg regconfig, common_words int)
+  RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "updatedAt" timestamp(3),
+                 "sourceRef" text, "needsRevalidation" boolean, rank float8)
+  LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
+  AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
+    WITH terms AS MATERIALIZED (
+       SELECT mnemo_user_query(uid, cfg, w) AS q, w AS term FROM unnest(words) AS w
+     ), counted AS MATERIALIZED (
+       SELECT term, q, (SELECT count(*) FROM (SELECT 1 FROM "Memory" m WHERE m.search @@ t.q LIMIT common_words) x) AS seen
+       FROM terms t WHERE numnode(q) > 0
+     ), usable AS MATERIALIZED (
+       SELECT term, q FROM counted WHERE seen < common_words OR NOT EXISTS (SELECT 1 FROM counted WHERE seen < common_words)
+     ), docs AS MATERIALIZED (
+       SELECT m.id, m."updatedAt", m.search FROM "Memory" m
+       WHERE m."userId" = uid AND m.status = 'active' AND m.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
+         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+     ), matches AS MATERIALIZED (
+       SELECT d.id, d."updatedAt", u.term FROM docs d JOIN usable u ON d.search @@ u.q
+     ), total AS MATERIALIZED (
+       SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active'
+     ), idf AS MATERIALIZED (
+       SELECT m.term, ln(1 + (total.n - count(*) + 0.5) / (count(*) + 0.5)) AS w FROM matches m CROSS JOIN total GROUP BY m.term, total.n
+     ), ranked AS MATERIALIZED (
+       SELECT m.id, m."updatedAt", sum(idf.w)::float8 AS rank FROM matches m JOIN idf ON idf.term = m.term
+       GROUP BY m.id, m."updatedAt" ORDER BY rank DESC, m."updatedAt" DESC LIMIT lim
+     )
+    SELECT d.id, d.text, d.kind::text, d.source::text, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation", r.rank
+    FROM ranked r JOIN "Memory" d ON d.id = r.id
+    ORDER BY r.rank DESC, r."updatedAt" DESC;
+  END
+  $$;
+
+-- The user's active memories in profile order (pinned; explicit and manual;
+-- then by use and recency), at most `lim`, with the count and prompt cost
+-- (tokens + line_overhead each) of all of them. Ordered on narrow rows; the
+-- text is read for the rows kept only (ids compared bytewise: a
+-- collation-aware tiebreak is slow in the embedded database).
+CREATE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead int)
+  RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "sourceRef" text,
+                 "needsRevalidation" boolean, n int, cost int, uses int)
+  LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
+  AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
+    WITH active AS MATERIALIZED (
+       SELECT m.id, m.source::text AS source, m.pinned, m.tokens, COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+     ), used AS MATERIALIZED (
+       SELECT mu."memoryId", count(*)::int AS n FROM "MemoryUse" mu WHERE mu."userId" = uid GROUP BY mu."memoryId"
+     ), kept AS MATERIALIZED (
+       SELECT a.id, a.pinned, a.source, a.seen, COALESCE(u.n, 0) AS uses
+       FROM active a LEFT JOIN used u ON u."memoryId" = a.id
+       ORDER BY a.pinned DESC, (a.source IN ('explicit', 'manual')) DESC, uses DESC, a.seen DESC, a.id COLLATE "C"
+       LIMIT lim
+     )
+    SELECT m.id, m.text, m.kind::text, m.source::text, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation",
+           (SELECT count(*) FROM active)::int, (SELECT COALESCE(sum(a.tokens + line_overhead), 0) FROM active a)::int, k.uses
+    FROM kept k JOIN "Memory" m ON m.id = k.id
+    ORDER BY k.pinned DESC, (k.source IN ('explicit', 'manual')) DESC, k.uses DESC, k.seen DESC, k.id COLLATE "C";
+  END
+  $$;
+
+-- The newest finished messages of the user's most recently active other
+-- threads (threads by activity, newest messages first within each).
+CREATE FUNCTION mnemo_recent_exchanges(uid text, exclude_thread text, since timestamp, threads int, per_thread int)
+  RETURNS TABLE (id text, "threadId" text, "position" int, role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
+  LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
+  AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
+    WITH mine AS MATERIALIZED (
+       SELECT t.id, t.title, t."createdAt", t."lastActivityAt",
+              GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since) AS since
+       FROM "Thread" t JOIN "User" u ON u.id = t."userId"
+       WHERE t."userId" = uid AND NOT t.archived AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+       ORDER BY t."lastActivityAt" DESC LIMIT threads
+     )
+    SELECT x.id, x."threadId", x.position, x.role::text, x.content, x."sourceRef", m.title, m."createdAt"
+    FROM mine m CROSS JOIN LATERAL (
+       SELECT i.* FROM "Item" i
+       WHERE i."threadId" = m.id AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped') AND i."createdAt" > m.since
+       ORDER BY i.position DESC LIMIT per_thread
+     ) x
+    ORDER BY m."lastActivityAt" DESC, x.position DESC;
+  END
+  $$;
