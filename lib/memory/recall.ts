@@ -247,30 +247,18 @@ async function loadMissingMemories(db: Db, userId: string, ids: string[], into: 
   for (const r of rows) into.set(r.id, { ...r, text: c.open(r.text) });
 }
 
-/** The same filters as the lexical search: the user's own, non-temporary threads other than this one, since "forget me", within retention. */
-const MINE = `SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), $3::timestamp) AS since
-              FROM "Thread" t JOIN "User" u ON u.id = t."userId"
-              WHERE t."userId" = $1 AND NOT t.temporary AND ($2::text IS NULL OR t.id <> $2::text)`;
-
 /** Vector hits with their neighbours, in one query (hits outside the user's searchable threads yield nothing). */
 async function passagesAround(db: Db, userId: string, hits: VectorHit[], excludeThreadId: string | undefined, n: number): Promise<NeighborRow[]> {
   if (!hits.length) return [];
   return db.$queryRawUnsafe<NeighborRow[]>(
-    `WITH mine AS MATERIALIZED (${MINE}),
-     hits AS MATERIALIZED (
-       SELECT i.id, h.score AS rank
-       FROM unnest($4::text[], $5::float8[]) AS h(id, score)
-       JOIN "Item" i ON i.id = h.id JOIN mine m ON m.id = i."threadId"
-       WHERE i.role IN ('user', 'assistant') AND i."createdAt" > m.since
-     )
-     SELECT * FROM mnemo_hits_with_neighbours(
-       ARRAY(SELECT id FROM hits ORDER BY rank DESC, id), ARRAY(SELECT rank FROM hits ORDER BY rank DESC, id), $6::int, $3::timestamp)`,
+    // SQL in the migration recall_functions: the same filters and neighbours as the word search.
+    `SELECT * FROM mnemo_hits_with_neighbours($1, $2, $3::text[], $4::float8[], $5::int, $6::timestamp)`,
     userId,
     excludeThreadId ?? null,
-    retentionCutoff(),
     hits.map((h) => h.id),
     hits.map((h) => h.score),
     n,
+    retentionCutoff(),
   );
 }
 

@@ -127,6 +127,8 @@ async function main() {
           }
         }
         const fullTokens = allTurns.reduce((s, x) => s + x.tokens, 0);
+        // Planner statistics, as the app's schedule (lib/db/statistics.ts) would have gathered by then.
+        if (!process.env.BENCH_NO_ANALYZE) await t.db.$executeRawUnsafe("ANALYZE");
         if (emb) {
           const admin = await t.db.user.create({ data: { email: `bench-admin-${mode}@locomo.test`, role: "ADMIN" } });
           await saveConnection(t.db, { baseURL: emb.baseURL, chatModel: "unused", memoryModel: "", embeddingModel: emb.model, apiKey: emb.apiKey }, admin.id);

@@ -8,22 +8,38 @@
 -- long-term.ts and profile.ts call them; to change one, add a migration with
 -- CREATE OR REPLACE FUNCTION.
 
--- The given hits (ids, with their ranks) with the user's finished messages `n`
--- positions either side, newer than `since`, and their thread's title: the
--- passages of word hits and of vector hits alike.
-CREATE FUNCTION mnemo_hits_with_neighbours(hit_ids text[], hit_ranks float8[], n int, since timestamp)
+-- The given hits (ids, with their ranks) that are in the user's searchable
+-- threads (their own, not temporary, not `exclude_thread`, newer than "forget
+-- me" and `since`), each with the finished messages `n` positions either side
+-- under the same conditions, and their thread's title: the passages of word
+-- hits and of vector hits alike.
+CREATE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread text, hit_ids text[], hit_ranks float8[], n int, since timestamp)
   RETURNS TABLE (hit text, "hitPosition" int, "hitAt" timestamp(3), rank float8, id text, "threadId" text, "position" int,
                  role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
-  LANGUAGE sql STABLE
+  LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
   AS $$
-    SELECT h.id, h.position, h."createdAt", x.rank, nb.id, nb."threadId", nb.position,
-           nb.role::text, nb.content, nb."sourceRef", t.title, t."createdAt"
-    FROM unnest(hit_ids, hit_ranks) AS x(id, rank)
-    JOIN "Item" h ON h.id = x.id
-    JOIN "Item" nb ON nb."threadId" = h."threadId" AND nb.position BETWEEN h.position - n AND h.position + n
-      AND nb.role IN ('user', 'assistant') AND nb.status IN ('complete', 'stopped') AND nb."createdAt" >= since
-    JOIN "Thread" t ON t.id = h."threadId"
-    ORDER BY x.rank DESC, h.id, nb.position
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
+    WITH mine AS MATERIALIZED (
+       SELECT t.id, t.title, t."createdAt", GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since) AS since
+       FROM "Thread" t JOIN "User" u ON u.id = t."userId"
+       WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+     ), hits AS MATERIALIZED (
+       SELECT h.id, h."threadId", h.position, h."createdAt", x.rank, m.title, m."createdAt" AS "threadAt", m.since
+       FROM unnest(hit_ids, hit_ranks) AS x(id, rank)
+       JOIN "Item" h ON h.id = x.id JOIN mine m ON m.id = h."threadId"
+       WHERE h.role IN ('user', 'assistant') AND h."createdAt" > m.since
+     )
+    SELECT h.id, h.position, h."createdAt", h.rank, nb.id, nb."threadId", nb.position,
+           nb.role::text, nb.content, nb."sourceRef", h.title, h."threadAt"
+    FROM hits h CROSS JOIN LATERAL (
+       SELECT i.id, i."threadId", i.position, i.role, i.content, i."sourceRef" FROM "Item" i
+       WHERE i."threadId" = h."threadId" AND i.position BETWEEN h.position - n AND h.position + n
+         AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped') AND i."createdAt" > h.since
+     ) nb
+    ORDER BY h.rank DESC, h.id, nb.position;
+  END
   $$;
 
 -- The best-matching messages from the user's other threads, each with its
@@ -89,7 +105,7 @@ CREATE FUNCTION mnemo_recall_passages(
        GROUP BY d.id, d."threadId", d.position, d.tokens, d."createdAt"
        ORDER BY rank DESC, d.position DESC LIMIT lim
      )
-    SELECT * FROM mnemo_hits_with_neighbours(
+    SELECT * FROM mnemo_hits_with_neighbours(uid, exclude_thread,
       ARRAY(SELECT h.id FROM hits h ORDER BY h.rank DESC, h.id), ARRAY(SELECT h.rank FROM hits h ORDER BY h.rank DESC, h.id), n, since);
   END
   $$;
