@@ -49,9 +49,12 @@ describe.each(engines)("memory profile on %s", (engine) => {
       await addMemory(t.db, user, { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" }, "model", "t");
     }
     const relevant = await addMemory(t.db, user, { text: "Plays the cello in an amateur orchestra", source: "inferred" }, "model", "t");
+    // An inferred memory that earlier answers used is part of the core set, whatever the question.
+    const used = await addMemory(t.db, user, { text: "Lives on a houseboat", source: "inferred" }, "model", "t");
+    await t.db.memoryUse.create({ data: { itemId: "some-answer", memoryId: used.id, userId: user } });
     const r = await recall(t.db, user, "Which instrument do I play, the cello?", { budget: 200, passages: false });
     const ids = r.memories.map((m) => m.id);
-    expect(ids.slice(0, 2)).toEqual([pinned.id, explicit.id]);
+    expect(ids.slice(0, 3)).toEqual([pinned.id, explicit.id, used.id]);
     expect(ids).toContain(relevant.id);
     expect(r.tokens).toBeLessThanOrEqual(200);
   });

@@ -26,18 +26,23 @@ export const MEMORY_LINE_OVERHEAD = 8;
 /** Past the budget, the core set takes at most this share of it; relevance decides the rest. */
 export const CORE_SHARE = 0.4;
 
-/** The user's active memories in profile order (at most `limit`), with the count and prompt cost of all of them. */
-export async function loadProfile(db: Db, userId: string, limit: number): Promise<Profile> {
-  const rows = await db.$queryRawUnsafe<Array<Omit<ProfileMemory, "uses"> & { uses: number; n: number; cost: number }>>(
+/**
+ * The user's active memories in profile order (at most `limit`), with the count
+ * and prompt cost of all of them. With `fitBudget` (recall), when they cost more
+ * than that only the core set is read: the rest could not go in as profile.
+ */
+export async function loadProfile(db: Db, userId: string, limit: number, fitBudget?: number): Promise<Profile> {
+  const rows = await db.$queryRawUnsafe<Array<Omit<ProfileMemory, "uses" | "id"> & { id: string | null; uses: number; n: number; cost: number }>>(
     // SQL in the migration recall_functions (PL/pgSQL keeps its plan).
-    `SELECT * FROM mnemo_memory_profile($1, $2::int, $3::int)`,
+    `SELECT * FROM mnemo_memory_profile($1, $2::int, $3::int, $4::int)`,
     userId,
     limit,
     MEMORY_LINE_OVERHEAD,
+    fitBudget ?? null,
   );
   const c = await cipherFor(db, userId);
   return {
-    memories: rows.map(({ n: _n, cost: _c, ...m }) => ({ ...m, text: c.open(m.text) })),
+    memories: rows.flatMap(({ n: _n, cost: _c, id, ...m }) => (id === null ? [] : [{ ...m, id, text: c.open(m.text) }])),
     count: rows[0]?.n ?? 0,
     cost: rows[0]?.cost ?? 0,
   };

@@ -82,7 +82,7 @@ export async function recall(
   const c = await cipherFor(db, userId);
   const [profile, relevant, lexRows, sem, recent] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
-    loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6))),
+    loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(db, userId, message, CANDIDATES),
     wantPassages ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, CANDIDATES, n, dates) : Promise.resolve([]),
     opts.semantic ?? Promise.resolve(null),

@@ -51,6 +51,11 @@ const capture = t.db.$extends({
     },
   },
 }) as unknown as typeof t.db;
+if (process.env.PROFILE_WINDOW) {
+  const { loadContext } = await import("../../lib/chat/context");
+  const leafRow = await t.db.item.findFirstOrThrow({ where: { threadId: current }, orderBy: { position: "desc" } });
+  await loadContext(capture, current, leafRow.id);
+}
 await recall(capture, user.id, `what did we say about the ${WORDS[5]} and memory 5?`, { budget: 800, excludeThreadId: current });
 for (const [sql, params] of process.env.PROFILE_EXPLAIN ? explainOf : []) {
   const rows = await t.db.$queryRawUnsafe<Array<Record<string, string>>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, ...params);
@@ -107,7 +112,7 @@ const { searchMemories } = await import("../../lib/memory/long-term");
 const leaf = await t.db.item.findFirstOrThrow({ where: { threadId: current }, orderBy: { position: "desc" } });
 const parts: Record<string, (i: number) => Promise<unknown>> = {
   window: () => loadContext(t.db, current, leaf.id),
-  profile: () => loadProfile(t.db, user.id, 134),
+  profile: () => loadProfile(t.db, user.id, 134, 800),
   memorySearch: (i) => searchMemories(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, 40),
   recallNoPassages: (i) => recall(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, { budget: 800, passages: false }),
   select1: () => t.db.$queryRawUnsafe("SELECT 1"),

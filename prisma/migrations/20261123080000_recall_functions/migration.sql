@@ -152,11 +152,14 @@ CREATE FUNCTION mnemo_search_memories(uid text, lim int, words text[], cfg regco
   $$;
 
 -- The user's active memories in profile order (pinned; explicit and manual;
--- then by use and recency), at most `lim`, with the count and prompt cost
--- (tokens + line_overhead each) of all of them. Ordered on narrow rows; the
--- text is read for the rows kept only (ids compared bytewise: a
--- collation-aware tiebreak is slow in the embedded database).
-CREATE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead int)
+-- then by use and recency), at most `lim`, each row with the count and prompt
+-- cost (tokens + line_overhead each) of all of them. Given `fit_budget`, when
+-- they cost more than that only the core set can go in (pinned, not inferred,
+-- or used), so only those rows are read and sorted; with none, one row carries
+-- the totals and a null id. Ordered on narrow rows; the text is read for the
+-- rows kept only (ids compared bytewise: a collation-aware tiebreak is slow in
+-- the embedded database).
+CREATE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead int, fit_budget int)
   RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "sourceRef" text,
                  "needsRevalidation" boolean, n int, cost int, uses int)
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
@@ -167,17 +170,21 @@ CREATE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead int)
     WITH active AS MATERIALIZED (
        SELECT m.id, m.source::text AS source, m.pinned, m.tokens, COALESCE(m."lastUsedAt", m."updatedAt") AS seen
        FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+     ), totals AS MATERIALIZED (
+       SELECT count(*)::int AS n, COALESCE(sum(a.tokens + line_overhead), 0)::int AS cost FROM active a
      ), used AS MATERIALIZED (
        SELECT mu."memoryId", count(*)::int AS n FROM "MemoryUse" mu WHERE mu."userId" = uid GROUP BY mu."memoryId"
      ), kept AS MATERIALIZED (
        SELECT a.id, a.pinned, a.source, a.seen, COALESCE(u.n, 0) AS uses
        FROM active a LEFT JOIN used u ON u."memoryId" = a.id
+       WHERE fit_budget IS NULL OR (SELECT t.cost FROM totals t) <= fit_budget
+          OR a.pinned OR a.source <> 'inferred' OR u.n > 0
        ORDER BY a.pinned DESC, (a.source IN ('explicit', 'manual')) DESC, uses DESC, a.seen DESC, a.id COLLATE "C"
        LIMIT lim
      )
     SELECT m.id, m.text, m.kind::text, m.source::text, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation",
-           (SELECT count(*) FROM active)::int, (SELECT COALESCE(sum(a.tokens + line_overhead), 0) FROM active a)::int, k.uses
-    FROM kept k JOIN "Memory" m ON m.id = k.id
+           t.n, t.cost, k.uses
+    FROM totals t LEFT JOIN kept k ON true LEFT JOIN "Memory" m ON m.id = k.id
     ORDER BY k.pinned DESC, (k.source IN ('explicit', 'manual')) DESC, k.uses DESC, k.seen DESC, k.id COLLATE "C";
   END
   $$;
