@@ -62,6 +62,21 @@ for (const [sql, params] of process.env.PROFILE_EXPLAIN ? explainOf : []) {
   console.log(sql.replace(/\s+/g, " ").slice(0, 80));
   console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"), "\n");
 }
+// Experiment: the index lookup of rare words with and without "NOT this thread" inside the index.
+if (process.env.PROFILE_NOT) {
+  for (const w of WORDS.slice(100, 104)) {
+    for (const [name, sql] of [
+      ["with NOT tag", `SELECT count(*) FROM "Item" i WHERE i.search @@ (mnemo_user_query($1, 'simple', $2) && mnemo_not_thread($3))`],
+      ["filter after", `SELECT count(*) FROM "Item" i WHERE i.search @@ mnemo_user_query($1, 'simple', $2) AND i."threadId" <> $3`],
+    ]) {
+      const [, rows] = await t.db.$transaction([
+        t.db.$executeRawUnsafe("SET LOCAL enable_seqscan = off"),
+        t.db.$queryRawUnsafe<Array<Record<string, string>>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, user.id, w, current),
+      ]);
+      console.log(w, name, rows.map((r) => r["QUERY PLAN"]).filter((l) => /Execution|Heap Blocks|Bitmap Index|Rows Removed|actual/.test(l)).join(" | ").slice(0, 400));
+    }
+  }
+}
 if (process.env.PROFILE_SQL_BEFORE) await t.db.$executeRawUnsafe(process.env.PROFILE_SQL_BEFORE);
 // Planning alone (EXPLAIN without ANALYZE) against planning plus execution, per query.
 for (const [sql, params] of process.env.PROFILE_PLAN ? explainOf : []) {
@@ -99,7 +114,7 @@ if (process.env.PROFILE_PLPGSQL) {
 const totals: number[] = [];
 for (let i = 0; i < Number(process.env.PROFILE_RUNS ?? 30); i++) {
   const q = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
-  process.env.PROFILE_LOG = i % 20 === 19 ? "1" : "";
+  process.env.PROFILE_LOG = process.env.PROFILE_LOG_ALL || i % 20 === 19 ? "1" : "";
   const t0 = performance.now();
   const r = await recall(timed, user.id, q, { budget: 800, excludeThreadId: current });
   totals.push(performance.now() - t0);
@@ -108,7 +123,7 @@ for (let i = 0; i < Number(process.env.PROFILE_RUNS ?? 30); i++) {
 // Each part alone (sequentially), to see where the fixed cost goes.
 const { loadContext } = await import("../../lib/chat/context");
 const { loadProfile } = await import("../../lib/memory/profile");
-const { searchMemories } = await import("../../lib/memory/long-term");
+const { searchMemories, queryTerms } = await import("../../lib/memory/long-term");
 const leaf = await t.db.item.findFirstOrThrow({ where: { threadId: current }, orderBy: { position: "desc" } });
 const parts: Record<string, (i: number) => Promise<unknown>> = {
   window: () => loadContext(t.db, current, leaf.id),
@@ -116,10 +131,15 @@ const parts: Record<string, (i: number) => Promise<unknown>> = {
   memorySearch: (i) => searchMemories(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, 40),
   recallNoPassages: (i) => recall(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, { budget: 800, passages: false }),
   select1: () => t.db.$queryRawUnsafe("SELECT 1"),
+  passagesAlone: (i) => {
+    const [sql, params] = explainOf.find(([q]) => q.includes("mnemo_recall_passages"))!;
+
+    return t.db.$queryRawUnsafe(sql, ...params.slice(0, 4), queryTerms(`what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`), ...params.slice(5));
+  },
 };
 for (const [name, fn] of Object.entries(parts)) {
   const ts: number[] = [];
-  for (let i = 0; i < 60; i++) {
+  for (let i = 0; i < Number(process.env.PROFILE_PART_RUNS ?? 60); i++) {
     const t0 = performance.now();
     await fn(i);
     if (i >= 10) ts.push(performance.now() - t0);

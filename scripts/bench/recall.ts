@@ -25,6 +25,7 @@ const { createTestDb } = await import("../../testing/databases");
 const { appendItems } = await import("../../lib/memory/session");
 const { recall } = await import("../../lib/memory/recall");
 const { countTokens } = await import("../../lib/memory/tokens");
+const { UPKEEP_SQL } = await import("../../lib/db/statistics");
 const { percentile, round, table } = await import("./stats");
 const { saveConnection, clearConnectionCache } = await import("../../lib/llm/connection");
 const { embedQuery } = await import("../../lib/llm/embeddings");
@@ -128,7 +129,7 @@ async function main() {
         }
         const fullTokens = allTurns.reduce((s, x) => s + x.tokens, 0);
         // Planner statistics, as the app's schedule (lib/db/statistics.ts) would have gathered by then.
-        if (!process.env.BENCH_NO_ANALYZE) await t.db.$executeRawUnsafe("ANALYZE");
+        if (!process.env.BENCH_NO_ANALYZE) for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
         if (emb) {
           const admin = await t.db.user.create({ data: { email: `bench-admin-${mode}@locomo.test`, role: "ADMIN" } });
           await saveConnection(t.db, { baseURL: emb.baseURL, chatModel: "unused", memoryModel: "", embeddingModel: emb.model, apiKey: emb.apiKey }, admin.id);

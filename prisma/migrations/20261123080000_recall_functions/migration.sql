@@ -214,3 +214,4 @@ CREATE FUNCTION mnemo_recent_exchanges(uid text, exclude_thread text, since time
     ORDER BY m."lastActivityAt" DESC, x.position DESC;
   END
   $$;
+
