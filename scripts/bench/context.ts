@@ -71,8 +71,8 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
       const added = await appendItems(t.db, thread.id, batch);
       leaf = added[added.length - 1].id;
     }
+    threads[size] = { id: thread.id, leaf };
     // What autovacuum (PostgreSQL) or the app's periodic upkeep (PGlite, lib/db/statistics.ts) does as a history grows.
-    // What autovacuum (PostgreSQL) or the app's periodic ANALYZE (PGlite, lib/db/statistics.ts) does as a history grows.
     for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
     const times: number[] = [];
     const windowOnly: number[] = [];
