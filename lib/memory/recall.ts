@@ -280,7 +280,7 @@ async function searchPassages(
     // rare words are looked up in the index. SQL and its reasoning: the migration
     // recall_functions (PL/pgSQL keeps its plan).
     `SELECT * FROM mnemo_recall_passages($1, $2, $3::int, $4::int, $5::text[], $6::int, $7::regconfig, $8::timestamp,
-       $9::timestamp[], $10::timestamp[], $11::float8, $12::int)`,
+       $9::timestamp[], $10::timestamp[], $11::float8, $12::int, $13::int)`,
     userId,
     excludeThreadId ?? null,
     limit,
@@ -293,6 +293,7 @@ async function searchPassages(
     dates.map((d) => d.end),
     DATE_BONUS,
     SAMPLE_DOCS,
+    FETCH_ROWS,
   );
 }
 
@@ -300,6 +301,8 @@ async function searchPassages(
 const DATE_BONUS = 6;
 /** A word in more of the user's messages than this (estimated) is too common to search by. */
 const COMMON_WORD_DOCS = 1000;
+/** How many messages (estimated) the index lookup of the rarest words may return: the flat cost's bound. */
+const FETCH_ROWS = 1000;
 /** How many of the user's newest messages the estimate of a word's frequency reads. */
 const SAMPLE_DOCS = 500;
 

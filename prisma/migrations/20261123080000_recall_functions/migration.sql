@@ -34,10 +34,14 @@ CREATE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread text, hit_id
     SELECT h.id, h.position, h."createdAt", h.rank, nb.id, nb."threadId", nb.position,
            nb.role::text, nb.content, nb."sourceRef", h.title, h."threadAt"
     FROM hits h CROSS JOIN LATERAL (
-       SELECT i.id, i."threadId", i.position, i.role, i.content, i."sourceRef" FROM "Item" i
+       -- OFFSET 0 keeps the date test out here: pushed into the lookup, the
+       -- generic plan ANDed it with the user's whole date index for every hit.
+       SELECT i.id, i."threadId", i.position, i.role, i.content, i."sourceRef", i."createdAt" FROM "Item" i
        WHERE i."threadId" = h."threadId" AND i.position BETWEEN h.position - n AND h.position + n
-         AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped') AND i."createdAt" > h.since
+         AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped')
+       OFFSET 0
      ) nb
+    WHERE nb."createdAt" > h.since
     ORDER BY h.rank DESC, h.id, nb.position;
   END
   $$;
@@ -48,13 +52,15 @@ CREATE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread text, hit_id
 -- long messages (BM25's length normalisation, k1 = 1.2, b = 0.75), plus a bonus
 -- for messages from a date the question names. How common each word is comes
 -- from a fixed sample (the user's newest `sample_docs` messages), never from
--- reading its index entries; only words estimated in fewer than `common_docs`
--- messages are searched through the index (at most 4 x common_docs rows); when
--- every word is that common, the sample itself is searched. The current thread
+-- reading its index entries. Words estimated in fewer than `common_docs`
+-- messages count for the score; the rarest of them, while their estimated
+-- messages add up to `fetch_rows`, are looked up in the index (at most
+-- 2 x fetch_rows rows), so the rows read do not grow with the history. When
+-- every word is common, the sample itself is searched. The current thread
 -- is left out inside the index (its tag, migration thread_tagged_search).
 CREATE FUNCTION mnemo_recall_passages(
   uid text, exclude_thread text, lim int, n int, words text[], common_docs int, cfg regconfig, since timestamp,
-  date_starts timestamp[], date_ends timestamp[], date_bonus float8, sample_docs int)
+  date_starts timestamp[], date_ends timestamp[], date_bonus float8, sample_docs int, fetch_rows int)
   RETURNS TABLE (hit text, "hitPosition" int, "hitAt" timestamp(3), rank float8, id text, "threadId" text, "position" int,
                  role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
@@ -82,11 +88,15 @@ CREATE FUNCTION mnemo_recall_passages(
        SELECT u.term, u.q,
               GREATEST(count(s.id), 0.5) * (SELECT total.n FROM total) / GREATEST((SELECT count(*) FROM sample), 1) AS df
        FROM usable u LEFT JOIN sample s ON s.search @@ u.anywhere GROUP BY u.term, u.q
-     ), rare AS MATERIALIZED (
+     ), searchable AS MATERIALIZED (
        SELECT term, q, df FROM estimate WHERE df < common_docs
+     ), rare AS MATERIALIZED (
+       -- The rarest words, while their estimated messages add up to fetch_rows (the rarest always).
+       SELECT term, q, df FROM (SELECT term, q, df, sum(df) OVER (ORDER BY df, term) AS running FROM searchable) x
+       WHERE running <= fetch_rows OR running = df
      ), docs AS MATERIALIZED (
        SELECT i.id, i."threadId", i.position, i.search, i.tokens, i."createdAt"
-       FROM mnemo_search_items((SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM rare), common_docs * 4) i
+       FROM mnemo_search_items((SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM rare), fetch_rows * 2) i
        JOIN mine m ON m.id = i."threadId"
        WHERE EXISTS (SELECT 1 FROM rare) AND i.role IN ('user', 'assistant') AND i."createdAt" > m.since
        UNION ALL
@@ -94,7 +104,8 @@ CREATE FUNCTION mnemo_recall_passages(
        WHERE NOT EXISTS (SELECT 1 FROM rare)
          AND s.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM estimate) AND s."createdAt" > m.since
      ), chosen AS MATERIALIZED (
-       SELECT term, q, df FROM rare UNION ALL SELECT term, q, df FROM estimate WHERE NOT EXISTS (SELECT 1 FROM rare)
+       -- Scored by every word that is not common, whichever found the message.
+       SELECT term, q, df FROM searchable UNION ALL SELECT term, q, df FROM estimate WHERE NOT EXISTS (SELECT 1 FROM rare)
      ), hits AS MATERIALIZED (
        SELECT d.id,
               (sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5)))
