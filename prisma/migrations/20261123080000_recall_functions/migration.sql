@@ -8,23 +8,38 @@
 -- long-term.ts and profile.ts call them; to change one, add a migration with
 -- CREATE OR REPLACE FUNCTION.
 
+-- A passage line: the hit it belongs to (id, position, date, rank) and one of
+-- its messages with its thread's title and date.
+CREATE TYPE mnemo_passage_row AS (
+  hit text, "hitPosition" int, "hitAt" timestamp, rank float8, id text, "threadId" text, "position" int,
+  role text, content text, "sourceRef" text, title text, "createdAt" timestamp);
+
+-- The threads recall may search: the user's own, not temporary, not
+-- `exclude_thread`, each with the time its messages count from (the later of
+-- "forget me" and `since`).
+CREATE FUNCTION mnemo_searchable_threads(uid text, exclude_thread text, since timestamp)
+  RETURNS TABLE (id text, title text, "createdAt" timestamp, since timestamp)
+  LANGUAGE sql STABLE
+  AS $$
+    SELECT t.id, t.title, t."createdAt", GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since)
+    FROM "Thread" t JOIN "User" u ON u.id = t."userId"
+    WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+  $$;
+
 -- The given hits (ids, with their ranks) that are in the user's searchable
 -- threads (their own, not temporary, not `exclude_thread`, newer than "forget
 -- me" and `since`), each with the finished messages `n` positions either side
 -- under the same conditions, and their thread's title: the passages of word
 -- hits and of vector hits alike.
 CREATE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread text, hit_ids text[], hit_ranks float8[], n int, since timestamp)
-  RETURNS TABLE (hit text, "hitPosition" int, "hitAt" timestamp(3), rank float8, id text, "threadId" text, "position" int,
-                 role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
+  RETURNS SETOF mnemo_passage_row
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
   AS $$
   #variable_conflict use_column
   BEGIN
     RETURN QUERY
     WITH mine AS MATERIALIZED (
-       SELECT t.id, t.title, t."createdAt", GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since) AS since
-       FROM "Thread" t JOIN "User" u ON u.id = t."userId"
-       WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+       SELECT * FROM mnemo_searchable_threads(uid, exclude_thread, since)
      ), hits AS MATERIALIZED (
        SELECT h.id, h."threadId", h.position, h."createdAt", x.rank, m.title, m."createdAt" AS "threadAt", m.since
        FROM unnest(hit_ids, hit_ranks) AS x(id, rank)
@@ -61,8 +76,7 @@ CREATE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread text, hit_id
 CREATE FUNCTION mnemo_recall_passages(
   uid text, exclude_thread text, lim int, n int, words text[], common_docs int, cfg regconfig, since timestamp,
   date_starts timestamp[], date_ends timestamp[], date_bonus float8, sample_docs int, fetch_rows int)
-  RETURNS TABLE (hit text, "hitPosition" int, "hitAt" timestamp(3), rank float8, id text, "threadId" text, "position" int,
-                 role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
+  RETURNS SETOF mnemo_passage_row
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
   AS $$
   #variable_conflict use_column
@@ -74,9 +88,7 @@ CREATE FUNCTION mnemo_recall_passages(
        SELECT term, q AS anywhere, CASE WHEN exclude_thread IS NULL THEN q ELSE q && mnemo_not_thread(exclude_thread) END AS q
        FROM terms WHERE numnode(q) > 0
      ), mine AS MATERIALIZED (
-       SELECT t.id, GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since) AS since FROM "Thread" t
-       JOIN "User" u ON u.id = t."userId"
-       WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+       SELECT * FROM mnemo_searchable_threads(uid, exclude_thread, since)
      ), total AS MATERIALIZED (
        -- The user's message count, cheaply: positions handed out per thread.
        SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = uid
