@@ -10,6 +10,7 @@ import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens } from "./tokens";
+import { indexWords } from "@/lib/crypto/content";
 import { questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
@@ -38,10 +39,16 @@ type Hit = { threadId: string; position: number; at: Date; rows: Neighbor[] };
 
 // A procedure that needs re-validation goes in with its caveat: the model can still follow it, but asks first.
 const memLine = (m: RecalledMemory) =>
-  `- ${JSON.stringify(m.text).replace(/</g, "\\u003c").replace(/>/g, "\\u003e")} (${m.kind}${m.pinned ? ", pinned" : ""}` +
+  `- ${escapeText(JSON.stringify(m.text))} (${m.kind}${m.pinned ? ", pinned" : ""}` +
   `${m.needsRevalidation ? ", not verified recently: confirm with the user before relying on it" : ""})`;
+// A passage: a bullet with the conversation's date and title, then one line per
+// message. Each message is JSON-escaped (newlines too, < and >) without the
+// surrounding quotes, so it stays on its line, cannot close the block, and
+// costs no more tokens than it must: the budget buys more of the history.
 const passageText = (p: Passage) =>
-  `- From a conversation on ${p.date.toISOString().slice(0, 10)}${p.title ? ` (${JSON.stringify(p.title).replace(/</g, "\\u003c")})` : ""}:\n${p.lines.map((l) => `  ${l}`).join("\n")}`;
+  `- ${p.date.toISOString().slice(0, 10)}${p.title ? `, ${escapeText(JSON.stringify(p.title))}` : ""}:\n${p.lines.join("\n")}`;
+const escapeText = (s: string) => s.replace(/</g, "\\u003c").replace(/>/g, "\\u003e");
+const escapeLine = (s: string) => escapeText(JSON.stringify(s).slice(1, -1));
 
 /** How many candidates each search contributes. */
 const CANDIDATES = 40;
@@ -80,7 +87,7 @@ export async function recall(
   const wantPassages = opts.passages !== false;
   const dates = questionDates(message);
   const c = await cipherFor(db, userId);
-  const [profile, relevant, lexRows, sem, recent] = await Promise.all([
+  const [profile, relevant, lexRows, sem, recent, historySize] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(db, userId, message, CANDIDATES),
@@ -88,6 +95,7 @@ export async function recall(
     opts.semantic ?? Promise.resolve(null),
     // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
     wantPassages ? recentExchanges(db, userId, opts.excludeThreadId) : Promise.resolve([] as Neighbor[]),
+    wantPassages ? searchableMessages(db, userId, opts.excludeThreadId) : Promise.resolve(0),
   ]);
   const [vecMemories, vecMessages] = sem
     ? await Promise.all([
@@ -100,7 +108,7 @@ export async function recall(
   const lexHitIds = new Set(lexRows.map((r) => r.hit));
   const vecRows = vecMessages.length ? await passagesAround(db, userId, vecMessages.filter((h) => !lexHitIds.has(h.id)), opts.excludeThreadId, n) : [];
   const rows = [...lexRows, ...vecRows];
-  if (c.enabled) for (const r of rows) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
+  if (c.enabled) for (const r of [...rows, ...recent]) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
   const hits = new Map<string, Hit>();
   const lexicalHits: Array<{ key: string; rank: number }> = [];
   for (const r of rows) {
@@ -160,16 +168,27 @@ export async function recall(
     const top = Math.max(...scores.values(), 1e-9);
     return [...scores].map(([key, score]) => ({ key, score: score / top }));
   };
+  // A passage that matches few of the question's words (and no date it names) is a weak guess. When the
+  // recent exchanges hold much of the user's searchable history, they are the
+  // better bet, so weak word matches wait until after them (see recencyShare).
+  const share = recencyShare(budget, recent, historySize);
+  const vectorIds = new Set(vectorHits.map((v) => v.id));
+  const asked = new Set(indexWords(queryTerms(message).join(" ")));
+  const weak = (key: string) => !vectorIds.has(key) && !inDates(hits.get(key)!.at) && matchedShare(asked, hits.get(key)!) < share;
   const candidates = [
-    ...scaled(memScores).map((s) => ({ score: s.score, take: () => takeMemory(memById.get(s.key)!) })),
-    ...scaled(hitScores).map((s) => ({ score: s.score, take: () => takePassage(hits.get(s.key)!) })),
+    ...scaled(memScores).map((s) => ({ score: s.score, weak: false, take: () => takeMemory(memById.get(s.key)!) })),
+    ...scaled(hitScores).map((s) => ({ score: s.score, weak: weak(s.key), take: () => takePassage(hits.get(s.key)!) })),
   ].sort((a, b) => b.score - a.score);
-  for (const cand of candidates) cand.take();
+  for (const cand of candidates) if (!cand.weak) cand.take();
   // Budget relevance left unused is not wasted: the newest exchanges of the
   // user's other recent threads are the likeliest context ("as I said
   // yesterday…"), and they cover what a question words differently.
-  if (wantPassages && budget - tokens >= MIN_FILL_TOKENS) {
-    if (c.enabled) for (const r of recent) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
+  if (wantPassages) fillWithRecent();
+  for (const cand of candidates) if (cand.weak) cand.take();
+  return { memories, passages, tokens };
+
+  function fillWithRecent() {
+    if (budget - tokens < MIN_FILL_TOKENS) return;
     for (const rows of groupBy(recent, (r) => r.threadId)) {
       const fresh = rows.filter((r) => !usedItems.has(r.id)); // newest first
       if (!fresh.length || budget - tokens < MIN_FILL_TOKENS) continue;
@@ -196,7 +215,43 @@ export async function recall(
       tokens += cost;
     }
   }
-  return { memories, passages, tokens };
+}
+
+/**
+ * How much of the user's searchable history the recent exchanges can bring
+ * (0..1): what fits the budget of them, over the whole history's estimated
+ * size. It is the chance that the newest exchanges hold what a question asks,
+ * and the bar a word match must reach to go before them: with a short history
+ * recency covers most of it, with a long one almost none.
+ */
+function recencyShare(budget: number, recent: Neighbor[], historyMessages: number): number {
+  if (!recent.length || !historyMessages) return 0;
+  // Four characters a token is close enough for a ratio, and spares the tokenizer.
+  const recentTokens = recent.reduce((s, r) => s + r.content.length / 4 + LINE_TOKENS, 0);
+  const historyTokens = Math.max(recentTokens, (historyMessages * recentTokens) / recent.length);
+  return Math.min(budget, recentTokens) / historyTokens;
+}
+/** A passage line's own cost beyond its text (role, quotes, indentation). */
+const LINE_TOKENS = 4;
+
+/** The share of the question's words the hit message itself contains. */
+function matchedShare(asked: Set<string>, hit: Hit): number {
+  if (!asked.size) return 1;
+  const own = hit.rows.find((r) => r.position === hit.position);
+  if (!own) return 1;
+  const words = new Set(indexWords(own.content));
+  let n = 0;
+  for (const w of asked) if (words.has(w)) n++;
+  return n / asked.size;
+}
+
+/** About how many messages recall searches: the positions handed out in the user's searchable threads (one cheap row per thread). */
+async function searchableMessages(db: Db, userId: string, excludeThreadId: string | undefined): Promise<number> {
+  const r = await db.thread.aggregate({
+    where: { userId, temporary: false, ...(excludeThreadId ? { id: { not: excludeThreadId } } : {}) },
+    _sum: { nextPosition: true },
+  });
+  return r._sum.nextPosition ?? 0;
 }
 
 /** Smaller leftovers are not worth a query. */
@@ -217,7 +272,7 @@ function toPassage(rows: Neighbor[], recent = false): Passage {
     threadId: rows[0].threadId,
     title: rows[0].title,
     date: new Date(rows[0].createdAt),
-    lines: rows.map((r) => `${r.role === "user" ? "User" : "Assistant"}: ${JSON.stringify(r.content).replace(/</g, "\\u003c").replace(/>/g, "\\u003e")}`),
+    lines: rows.map((r) => `${r.role === "user" ? "User" : "Assistant"}: ${escapeLine(r.content)}`),
     sourceRefs: rows.map((r) => r.sourceRef).filter((s): s is string => !!s),
     ...(recent ? { recent } : {}),
   };
@@ -323,8 +378,8 @@ export function memoryBlock(r: Recall): string | null {
   if (r.memories.length) parts.push("Memories:", ...r.memories.map(memLine));
   const found = r.passages.filter((p) => !p.recent);
   const recent = r.passages.filter((p) => p.recent);
-  if (found.length) parts.push("Relevant passages from earlier conversations:", ...found.map(passageText));
-  if (recent.length) parts.push("Recent exchanges from other conversations:", ...recent.map(passageText));
+  if (found.length) parts.push("Relevant passages from earlier conversations (date, title, then the messages):", ...found.map(passageText));
+  if (recent.length) parts.push("Recent exchanges from other conversations (date, title, then the messages):", ...recent.map(passageText));
   parts.push(MEMORY_BLOCK_CLOSE);
   return parts.join("\n");
 }
