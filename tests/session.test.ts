@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { PrismaSession, ThreadNotFoundError, appendItems } from "@/lib/memory/session";
+import { loadContext } from "@/lib/chat/context";
 
 describe.each(engines)("Session on %s", (engine) => {
   let t: TestDb;
@@ -104,5 +105,31 @@ describe.each(engines)("Session on %s", (engine) => {
     }
     // The path is a single chain: every item's parent is the one before it.
     items.slice(1).forEach((it, i) => expect(it.parentId).toBe(items[i].id));
+  });
+  it("the prompt window reads about its budget of a long thread, still finds the summary, and never starts mid-turn", async () => {
+    const th = await t.db.thread.create({ data: { userId } });
+    const items = await appendItems(t.db, th.id, Array.from({ length: 300 }, (_, i) => ({
+      role: i % 2 ? ("assistant" as const) : ("user" as const),
+      content: `message ${i} ` + "word ".repeat(i % 2 ? 40 : 10),
+    })));
+    const leaf = items.at(-1)!;
+    const tokens = items.map((i) => i.tokens);
+    // A summary through item 20: far behind a small budget's window.
+    await t.db.summary.create({ data: { threadId: th.id, version: 1, throughItemId: items[20].id, throughPosition: items[20].position, content: "Earlier: greetings.", tokens: 5 } });
+    const budget = tokens.slice(-20).reduce((a, b) => a + b, 0) + 7; // not a turn boundary
+    const ctx = await loadContext(t.db, th.id, leaf.id, { budget, maxItems: 1000 });
+    expect(ctx.summary?.content).toBe("Earlier: greetings.");
+    expect(ctx.window[0].role).toBe("user");
+    expect(ctx.window.at(-1)!.id).toBe(leaf.id);
+    expect(ctx.historyTokens).toBeLessThanOrEqual(budget);
+    // Without a summary the walk stops soon after the budget: the rest is never read.
+    await t.db.summary.deleteMany({ where: { threadId: th.id } });
+    const capped = await loadContext(t.db, th.id, leaf.id, { budget, maxItems: 1000 });
+    expect(capped.window.length + capped.unsummarized.length).toBeLessThan(30);
+    expect(capped.window[0].role).toBe("user");
+    expect(capped.unsummarized.length).toBeGreaterThan(0); // enough to know a summary is due
+    // The summary job reads past the window, up to maxItems.
+    const all = await loadContext(t.db, th.id, leaf.id, { budget, maxItems: 1000, pastWindow: true });
+    expect(all.window.length + all.unsummarized.length).toBe(300);
   });
 });

@@ -27,13 +27,14 @@ export async function loadContext(
   db: Db,
   threadId: string,
   leafId: string,
-  opts: { budget?: number; maxItems?: number; cipher?: ContentCipher } = {},
+  /** `pastWindow`: also load the items beyond the budget (up to maxItems), for the summary. */
+  opts: { budget?: number; maxItems?: number; cipher?: ContentCipher; pastWindow?: boolean } = {},
 ): Promise<Context> {
   const { chat } = getConfig();
   const c = opts.cipher ?? (await cipherForThread(db, threadId));
   const budget = opts.budget ?? chat.historyTokenBudget;
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `WITH RECURSIVE ${branchPath("$1", "$2", "$3")}, s AS (
+    `WITH RECURSIVE ${branchPath("$1", "$2", "$3", opts.pastWindow ? undefined : "$5")}, s AS (
        SELECT id, content, tokens, "throughPosition", version FROM "Summary"
        WHERE "threadId" = $2 AND "throughItemId" IN (SELECT id FROM path WHERE "createdAt" >= $4)
        ORDER BY version DESC LIMIT 1
@@ -45,6 +46,7 @@ export async function loadContext(
     threadId,
     opts.maxItems ?? chat.historyMaxItems,
     retentionCutoff(),
+    ...(opts.pastWindow ? [] : [budget]),
   );
   const first = rows[0];
   const summary: SummaryRef | null =
@@ -53,8 +55,12 @@ export async function loadContext(
       : null;
   const items = rows.map((r) => openItem(c, r));
   const fresh = promptable(summary ? items.filter((i) => i.position > summary.throughPosition) : items);
-  const { kept, dropped, tokens } = selectWindow(fresh, Math.max(0, budget - (summary?.tokens ?? 0)));
-  return { window: kept, unsummarized: dropped, summary, historyTokens: tokens + (summary?.tokens ?? 0) };
+  // A walk cut short can end inside a turn; without its question, that part never goes to the model.
+  const cut = fresh[0]?.parentId && fresh[0].role !== "user" && fresh[0].role !== "system" ? fresh.findIndex((i) => i.role === "user" || i.role === "system") : 0;
+  const whole = cut < 0 ? [] : fresh.slice(cut);
+  const { kept, dropped, tokens } = selectWindow(whole, Math.max(0, budget - (summary?.tokens ?? 0)));
+  const unsummarized = [...fresh.slice(0, fresh.length - whole.length), ...dropped];
+  return { window: kept, unsummarized, summary, historyTokens: tokens + (summary?.tokens ?? 0) };
 }
 
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;

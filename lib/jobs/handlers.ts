@@ -62,7 +62,7 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const p = payloads.summary.parse(payload);
       const exists = await db.item.findFirst({ where: { id: p.leafId, threadId: p.threadId }, select: { id: true } });
       if (!exists) return;
-      const ctx = await loadContext(db, p.threadId, p.leafId);
+      const ctx = await loadContext(db, p.threadId, p.leafId, { pastWindow: true });
       if (ctx.unsummarized.length) await refreshSummary(db, await connection(db), p.threadId, ctx.summary, ctx.unsummarized);
       return;
     }

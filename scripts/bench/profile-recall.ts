@@ -27,7 +27,9 @@ for (const size of SIZES) {
   }
   current = th.id;
 }
-await t.db.$executeRawUnsafe(`ANALYZE`);
+// The upkeep bench:context runs (statistics, GIN pending lists merged).
+const { UPKEEP_SQL } = await import("../../lib/db/statistics");
+for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
 // Log every query's time during recall.
 const timed = t.db.$extends({
   query: {

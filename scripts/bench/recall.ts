@@ -150,6 +150,7 @@ async function main() {
               const r = await recall(t.db, user.id, qa.question, { budget, semantic: variant ? Promise.resolve(sem) : undefined });
               const ms = performance.now() - t0;
               const covered = new Set<string>([...r.passages.flatMap((p) => p.sourceRefs), ...r.memories.flatMap((m) => (m.sourceRef ?? "").split(","))]);
+              if (process.env.MISSES && budget === 2000 && !ev.every((e) => covered.has(e))) fs.appendFileSync(process.env.MISSES, JSON.stringify({ mode, file: path.basename(file), q: qa.question, cat: qa.category, ev, mems: r.memories.length, memRefs: r.memories.map((m) => m.sourceRef), pass: r.passages.map((p) => `${p.recent ? "R" : ""}${p.sourceRefs.join(",")}`), tokens: r.tokens }) + "\n");
               const rw = row(mode + variant, budget);
               rw.any.push(ev.some((e) => covered.has(e)) ? 1 : 0);
               rw.all.push(ev.every((e) => covered.has(e)) ? 1 : 0);
