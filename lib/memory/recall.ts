@@ -9,7 +9,7 @@
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
-import { countTokens } from "./tokens";
+import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
 import { indexWords } from "@/lib/crypto/content";
 import { questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
@@ -33,7 +33,10 @@ export type Recall = { memories: RecalledMemory[]; passages: Passage[]; tokens: 
 /** The question's embedding (null: the endpoint failed or timed out; recall goes on by words). */
 export type SemanticQuery = Promise<{ model: string; vector: number[] } | null>;
 
-type Neighbor = { id: string; threadId: string; position: number; role: string; content: string; sourceRef: string | null; title: string | null; createdAt: Date };
+/** A message recall may show; `tokens` is its stored count (the line costs about that much). */
+type Neighbor = { id: string; threadId: string; position: number; role: string; content: string; sourceRef: string | null; title: string | null; createdAt: Date; tokens: number };
+/** A recent message, with how many messages the user's searchable threads hold. */
+type RecentRow = Neighbor & { historyMessages: number };
 type NeighborRow = Neighbor & { hit: string; hitPosition: number; hitAt: Date; rank: number };
 type Hit = { threadId: string; position: number; at: Date; rows: Neighbor[] };
 
@@ -87,15 +90,14 @@ export async function recall(
   const wantPassages = opts.passages !== false;
   const dates = questionDates(message);
   const c = await cipherFor(db, userId);
-  const [profile, relevant, lexRows, sem, recent, historySize] = await Promise.all([
+  const [profile, relevant, lexRows, sem, recent] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(db, userId, message, CANDIDATES),
     wantPassages ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, CANDIDATES, n, dates) : Promise.resolve([]),
     opts.semantic ?? Promise.resolve(null),
     // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
-    wantPassages ? recentExchanges(db, userId, opts.excludeThreadId) : Promise.resolve([] as Neighbor[]),
-    wantPassages ? searchableMessages(db, userId, opts.excludeThreadId) : Promise.resolve(0),
+    wantPassages ? recentExchanges(db, userId, opts.excludeThreadId) : Promise.resolve([] as RecentRow[]),
   ]);
   const [vecMemories, vecMessages] = sem
     ? await Promise.all([
@@ -150,7 +152,8 @@ export async function recall(
   };
   const takePassage = (h: Hit) => {
     const rows = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
-    if (!rows.length) return;
+    // The messages' stored counts are a floor of the passage's cost: one that cannot fit is never tokenized.
+    if (!rows.length || tokens + rows.reduce((s, r) => s + Math.max(0, (r.tokens ?? 0) - MESSAGE_OVERHEAD), 0) > budget) return;
     const p = toPassage(rows);
     const cost = countTokens(passageText(p)) + 2;
     if (tokens + cost > budget) return;
@@ -171,10 +174,12 @@ export async function recall(
   // A passage that matches few of the question's words (and no date it names) is a weak guess. When the
   // recent exchanges hold much of the user's searchable history, they are the
   // better bet, so weak word matches wait until after them (see recencyShare).
-  const share = recencyShare(budget, recent, historySize);
+  const share = recencyShare(budget, recent);
   const vectorIds = new Set(vectorHits.map((v) => v.id));
   const asked = new Set(indexWords(queryTerms(message).join(" ")));
-  const weak = (key: string) => !vectorIds.has(key) && !inDates(hits.get(key)!.at) && matchedShare(asked, hits.get(key)!) < share;
+  // A word hit matches at least one word: below that share, none can be weak (and none is stemmed).
+  const weak = (key: string) =>
+    share > 1 / Math.max(1, asked.size) && !vectorIds.has(key) && !inDates(hits.get(key)!.at) && matchedShare(asked, hits.get(key)!) < share;
   const candidates = [
     ...scaled(memScores).map((s) => ({ score: s.score, weak: false, take: () => takeMemory(memById.get(s.key)!) })),
     ...scaled(hitScores).map((s) => ({ score: s.score, weak: weak(s.key), take: () => takePassage(hits.get(s.key)!) })),
@@ -192,20 +197,17 @@ export async function recall(
     for (const rows of groupBy(recent, (r) => r.threadId)) {
       const fresh = rows.filter((r) => !usedItems.has(r.id)); // newest first
       if (!fresh.length || budget - tokens < MIN_FILL_TOKENS) continue;
-      // Each line's tokens once (not the whole passage again per added line), then one exact check.
+      // Lines by their stored token counts, then one exact count of the passage (again only if it overshot).
       let n = 0;
-      let estimate = countTokens(passageText(toPassage([fresh[0]], true))) + 2;
-      if (tokens + estimate > budget) continue;
-      for (n = 1; n < fresh.length; n++) {
-        const more = countTokens(toPassage([fresh[n]], true).lines[0]) + 2;
-        if (tokens + estimate + more > budget) break;
-        estimate += more;
-      }
+      let estimate = HEADER_TOKENS;
+      for (n = 0; n < fresh.length && tokens + estimate + lineTokens(fresh[n]) <= budget; n++) estimate += lineTokens(fresh[n]);
+      if (!n) continue;
       let kept = fresh.slice(0, n).reverse();
       let best = toPassage(kept, true);
       let cost = countTokens(passageText(best)) + 2;
       while (tokens + cost > budget && kept.length > 1) {
-        kept = kept.slice(1); // drop the oldest line until it fits
+        // Drop the oldest lines the excess is worth, then count again.
+        for (let over = tokens + cost - budget; over > 0 && kept.length > 1; kept = kept.slice(1)) over -= lineTokens(kept[0]);
         best = toPassage(kept, true);
         cost = countTokens(passageText(best)) + 2;
       }
@@ -224,15 +226,16 @@ export async function recall(
  * and the bar a word match must reach to go before them: with a short history
  * recency covers most of it, with a long one almost none.
  */
-function recencyShare(budget: number, recent: Neighbor[], historyMessages: number): number {
-  if (!recent.length || !historyMessages) return 0;
-  // Four characters a token is close enough for a ratio, and spares the tokenizer.
-  const recentTokens = recent.reduce((s, r) => s + r.content.length / 4 + LINE_TOKENS, 0);
-  const historyTokens = Math.max(recentTokens, (historyMessages * recentTokens) / recent.length);
+function recencyShare(budget: number, recent: RecentRow[]): number {
+  if (!recent.length) return 0;
+  const recentTokens = recent.reduce((s, r) => s + lineTokens(r), 0);
+  const historyTokens = Math.max(recentTokens, (recent[0].historyMessages * recentTokens) / recent.length);
   return Math.min(budget, recentTokens) / historyTokens;
 }
-/** A passage line's own cost beyond its text (role, quotes, indentation). */
-const LINE_TOKENS = 4;
+/** About what a message costs as a passage line: its stored count and the role label. */
+const lineTokens = (r: Neighbor) => (r.tokens || countTokens(r.content)) + 2;
+/** About what a passage's first line (date and title) costs. */
+const HEADER_TOKENS = 20;
 
 /** The share of the question's words the hit message itself contains. */
 function matchedShare(asked: Set<string>, hit: Hit): number {
@@ -245,14 +248,6 @@ function matchedShare(asked: Set<string>, hit: Hit): number {
   return n / asked.size;
 }
 
-/** About how many messages recall searches: the positions handed out in the user's searchable threads (one cheap row per thread). */
-async function searchableMessages(db: Db, userId: string, excludeThreadId: string | undefined): Promise<number> {
-  const r = await db.thread.aggregate({
-    where: { userId, temporary: false, ...(excludeThreadId ? { id: { not: excludeThreadId } } : {}) },
-    _sum: { nextPosition: true },
-  });
-  return r._sum.nextPosition ?? 0;
-}
 
 /** Smaller leftovers are not worth a query. */
 const MIN_FILL_TOKENS = 60;
@@ -279,9 +274,9 @@ function toPassage(rows: Neighbor[], recent = false): Passage {
 }
 
 /** The newest finished messages of the user's most recently active other threads (newest first within each; threads by activity). */
-async function recentExchanges(db: Db, userId: string, excludeThreadId: string | undefined): Promise<Neighbor[]> {
-  return db.$queryRawUnsafe<Neighbor[]>(
-    // SQL in the migration recall_functions (PL/pgSQL keeps its plan).
+async function recentExchanges(db: Db, userId: string, excludeThreadId: string | undefined): Promise<RecentRow[]> {
+  return db.$queryRawUnsafe<RecentRow[]>(
+    // SQL in the migration recall_row_tokens (PL/pgSQL keeps its plan).
     `SELECT * FROM mnemo_recent_exchanges($1, $2, $3::timestamp, $4::int, $5::int)`,
     userId,
     excludeThreadId ?? null,
