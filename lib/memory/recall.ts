@@ -56,6 +56,13 @@ const escapeLine = (s: string) => escapeText(JSON.stringify(s).slice(1, -1));
 /** How many candidates each search contributes. */
 const CANDIDATES = 40;
 /**
+ * Word-search hits read with their neighbours: about as many passages as the
+ * budget could hold (a passage of five short messages costs ~50 tokens), at
+ * most CANDIDATES. More are read, decoded and thrown away.
+ */
+const PASSAGE_TOKENS = 50;
+const passageHits = (budget: number) => Math.max(4, Math.min(CANDIDATES, Math.ceil(budget / PASSAGE_TOKENS)));
+/**
  * Fusion: a candidate's score is its word-match score scaled to the best match
  * (0..1) plus its vector rank's share (K+1)/(K+rank) (1 for the nearest,
  * falling slowly), so both lists count and a match on both wins. With no
@@ -94,7 +101,7 @@ export async function recall(
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(db, userId, message, CANDIDATES),
-    wantPassages ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, CANDIDATES, n, dates) : Promise.resolve([]),
+    wantPassages ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, passageHits(budget), n, dates) : Promise.resolve([]),
     opts.semantic ?? Promise.resolve(null),
     // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
     wantPassages ? recentExchanges(db, userId, opts.excludeThreadId) : Promise.resolve([] as RecentRow[]),
