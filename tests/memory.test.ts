@@ -9,6 +9,7 @@ import { extractMemories } from "@/lib/memory/extract";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { runMemoryTool } from "@/lib/memory/tools";
 import { appendItems } from "@/lib/memory/session";
+import { countTokens } from "@/lib/memory/tokens";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -227,6 +228,26 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     const long = await recall(t.db, erin, question, { budget: 1000 });
     expect(long.passages[0].recent).toBeUndefined();
     expect(long.passages[0].lines.join(" ")).toContain("grey all week");
+  });
+
+  it("of a memory and a passage that match alike, the one that costs fewer tokens goes in first", async () => {
+    const fay = (await t.db.user.create({ data: { email: `fay-${engine}@example.com` } })).id;
+    // Two long learned memories (together over the budget, so no profile takes them whole).
+    for (const text of [
+      `Fay's marmalade recipe: ${"seville oranges, sugar, lemon juice, water, a long slow boil and patience; ".repeat(6)}`,
+      `Fay's garden plan: ${"tomatoes by the south wall, beans on canes, herbs in pots near the door; ".repeat(6)}`,
+    ]) {
+      await t.db.memory.create({ data: { userId: fay, text, source: "inferred", tokens: countTokens(text) } });
+    }
+    const th = await t.db.thread.create({ data: { userId: fay, title: "Jam" } });
+    await appendItems(t.db, th.id, [{ role: "user", content: "The marmalade set well" }, { role: "assistant", content: "Great!" }]);
+    const r = await recall(t.db, fay, "did the marmalade set?", { budget: 130 });
+    expect(r.passages.map((p) => p.lines.join(" "))).toEqual(["User: The marmalade set well Assistant: Great!"]);
+    expect(r.memories).toEqual([]); // the long recipe no longer fits beside it
+    // With room for both, both go in.
+    const roomy = await recall(t.db, fay, "did the marmalade set?", { budget: 200 });
+    expect(roomy.memories.map((m) => m.text)).toEqual([expect.stringContaining("marmalade recipe")]);
+    expect(roomy.passages).toHaveLength(1);
   });
 
   it("in a long history: finds a rare word's old message, never the current thread, and answers all-common questions from recent messages", async () => {

@@ -171,7 +171,7 @@ export async function recall(
 
   // The profile first (every memory when they all fit; else pinned, explicit and
   // most used, lib/memory/profile.ts); then memories and passages interleaved
-  // by fused relevance (each list scaled to its best) fill the rest.
+  // by fused relevance (each list scaled to its best) per cost fill the rest.
   const { take } = profileSelection(profile, budget);
   for (const m of take) takeMemory(m);
   const scaled = (scores: Map<string, number>): Scored[] => {
@@ -187,9 +187,14 @@ export async function recall(
   // A word hit matches at least one word: below that share, none can be weak (and none is stemmed).
   const weak = (key: string) =>
     share > 1 / Math.max(1, asked.size) && !vectorIds.has(key) && !inDates(hits.get(key)!.at) && matchedShare(asked, hits.get(key)!) < share;
+  // Relevance per square root of the tokens it costs: of two equally relevant
+  // candidates the cheaper goes first (a short memory before a long passage),
+  // while a much more relevant one still beats a cheap weak one.
+  const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
+  const hitCost = (h: Hit) => HEADER_TOKENS + h.rows.reduce((sum, r) => sum + lineTokens(r), 0);
   const candidates = [
-    ...scaled(memScores).map((s) => ({ score: s.score, weak: false, take: () => takeMemory(memById.get(s.key)!) })),
-    ...scaled(hitScores).map((s) => ({ score: s.score, weak: weak(s.key), take: () => takePassage(hits.get(s.key)!) })),
+    ...scaled(memScores).map((s) => ({ score: s.score / Math.sqrt(memCost(memById.get(s.key)!)), weak: false, take: () => takeMemory(memById.get(s.key)!) })),
+    ...scaled(hitScores).map((s) => ({ score: s.score / Math.sqrt(hitCost(hits.get(s.key)!)), weak: weak(s.key), take: () => takePassage(hits.get(s.key)!) })),
   ].sort((a, b) => b.score - a.score);
   for (const cand of candidates) if (!cand.weak) cand.take();
   // Budget relevance left unused is not wasted: the newest exchanges of the
@@ -239,8 +244,8 @@ function recencyShare(budget: number, recent: RecentRow[]): number {
   const historyTokens = Math.max(recentTokens, (recent[0].historyMessages * recentTokens) / recent.length);
   return Math.min(budget, recentTokens) / historyTokens;
 }
-/** About what a message costs as a passage line: its stored count and the role label. */
-const lineTokens = (r: Neighbor) => (r.tokens || countTokens(r.content)) + 2;
+/** About what a message costs as a passage line: its text's stored count (less the chat message overhead) and the role label. */
+const lineTokens = (r: Neighbor) => (r.tokens ? r.tokens - MESSAGE_OVERHEAD : countTokens(r.content)) + 3;
 /** About what a passage's first line (date and title) costs. */
 const HEADER_TOKENS = 20;
 
