@@ -56,7 +56,8 @@ export async function loadContext(
   const items = rows.map((r) => openItem(c, r));
   const fresh = promptable(summary ? items.filter((i) => i.position > summary.throughPosition) : items);
   // A walk cut short can end inside a turn; without its question, that part never goes to the model.
-  const cut = fresh[0]?.parentId && fresh[0].role !== "user" && fresh[0].role !== "system" ? fresh.findIndex((i) => i.role === "user" || i.role === "system") : 0;
+  const opensTurn = (i: SessionItem) => i.role === "user" || i.role === "system";
+  const cut = fresh[0]?.parentId && !opensTurn(fresh[0]) ? fresh.findIndex(opensTurn) : 0;
   const whole = cut < 0 ? [] : fresh.slice(cut);
   const { kept, dropped, tokens } = selectWindow(whole, Math.max(0, budget - (summary?.tokens ?? 0)));
   const unsummarized = [...fresh.slice(0, fresh.length - whole.length), ...dropped];

@@ -34,7 +34,17 @@ export type Recall = { memories: RecalledMemory[]; passages: Passage[]; tokens: 
 export type SemanticQuery = Promise<{ model: string; vector: number[] } | null>;
 
 /** A message recall may show; `tokens` is its stored count (the line costs about that much). */
-type Neighbor = { id: string; threadId: string; position: number; role: string; content: string; sourceRef: string | null; title: string | null; createdAt: Date; tokens: number };
+type Neighbor = {
+  id: string;
+  threadId: string;
+  position: number;
+  role: string;
+  content: string;
+  sourceRef: string | null;
+  title: string | null;
+  createdAt: Date;
+  tokens: number;
+};
 /** A recent message, with how many messages the user's searchable threads hold. */
 type RecentRow = Neighbor & { historyMessages: number };
 type NeighborRow = Neighbor & { hit: string; hitPosition: number; hitAt: Date; rank: number };
@@ -101,7 +111,9 @@ export async function recall(
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(db, userId, message, CANDIDATES),
-    wantPassages ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, passageHits(budget), n, dates) : Promise.resolve([]),
+    wantPassages
+      ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, passageHits(budget), n, dates)
+      : Promise.resolve([]),
     opts.semantic ?? Promise.resolve(null),
     // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
     wantPassages ? recentExchanges(db, userId, opts.excludeThreadId) : Promise.resolve([] as RecentRow[]),
@@ -117,7 +129,9 @@ export async function recall(
   const lexHitIds = new Set(lexRows.map((r) => r.hit));
   const vecRows = vecMessages.length ? await passagesAround(db, userId, vecMessages.filter((h) => !lexHitIds.has(h.id)), opts.excludeThreadId, n) : [];
   const rows = [...lexRows, ...vecRows];
-  if (c.enabled) for (const r of [...rows, ...recent]) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
+  if (c.enabled) {
+    for (const r of [...rows, ...recent]) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
+  }
   const hits = new Map<string, Hit>();
   const lexicalHits: Array<{ key: string; rank: number }> = [];
   for (const r of rows) {
@@ -160,7 +174,8 @@ export async function recall(
   const takePassage = (h: Hit) => {
     const rows = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
     // The messages' stored counts are a floor of the passage's cost: one that cannot fit is never tokenized.
-    if (!rows.length || tokens + rows.reduce((s, r) => s + Math.max(0, (r.tokens ?? 0) - MESSAGE_OVERHEAD), 0) > budget) return;
+    const floor = rows.reduce((sum, r) => sum + Math.max(0, (r.tokens ?? 0) - MESSAGE_OVERHEAD), 0);
+    if (!rows.length || tokens + floor > budget) return;
     const p = toPassage(rows);
     const cost = countTokens(passageText(p)) + 2;
     if (tokens + cost > budget) return;
@@ -178,23 +193,33 @@ export async function recall(
     const top = Math.max(...scores.values(), 1e-9);
     return [...scores].map(([key, score]) => ({ key, score: score / top }));
   };
-  // A passage that matches few of the question's words (and no date it names) is a weak guess. When the
-  // recent exchanges hold much of the user's searchable history, they are the
-  // better bet, so weak word matches wait until after them (see recencyShare).
+  // A passage that matches few of the question's words (and no date it names,
+  // and no vector search found) is a weak guess. When the recent exchanges hold
+  // much of the user's searchable history, they are the better bet, so weak
+  // word matches wait until after them (see recencyShare). A word hit matches
+  // at least one word: below that share none can be weak, and none is stemmed.
   const share = recencyShare(budget, recent);
   const vectorIds = new Set(vectorHits.map((v) => v.id));
   const asked = new Set(indexWords(queryTerms(message).join(" ")));
-  // A word hit matches at least one word: below that share, none can be weak (and none is stemmed).
-  const weak = (key: string) =>
-    share > 1 / Math.max(1, asked.size) && !vectorIds.has(key) && !inDates(hits.get(key)!.at) && matchedShare(asked, hits.get(key)!) < share;
+  const weakPossible = share > 1 / Math.max(1, asked.size);
+  const weak = (key: string) => {
+    const h = hits.get(key)!;
+    return weakPossible && !vectorIds.has(key) && !inDates(h.at) && matchedShare(asked, h) < share;
+  };
   // Relevance per square root of the tokens it costs: of two equally relevant
   // candidates the cheaper goes first (a short memory before a long passage),
   // while a much more relevant one still beats a cheap weak one.
   const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
   const hitCost = (h: Hit) => HEADER_TOKENS + h.rows.reduce((sum, r) => sum + lineTokens(r), 0);
   const candidates = [
-    ...scaled(memScores).map((s) => ({ score: s.score / Math.sqrt(memCost(memById.get(s.key)!)), weak: false, take: () => takeMemory(memById.get(s.key)!) })),
-    ...scaled(hitScores).map((s) => ({ score: s.score / Math.sqrt(hitCost(hits.get(s.key)!)), weak: weak(s.key), take: () => takePassage(hits.get(s.key)!) })),
+    ...scaled(memScores).map((s) => {
+      const m = memById.get(s.key)!;
+      return { score: s.score / Math.sqrt(memCost(m)), weak: false, take: () => takeMemory(m) };
+    }),
+    ...scaled(hitScores).map((s) => {
+      const h = hits.get(s.key)!;
+      return { score: s.score / Math.sqrt(hitCost(h)), weak: weak(s.key), take: () => takePassage(h) };
+    }),
   ].sort((a, b) => b.score - a.score);
   for (const cand of candidates) if (!cand.weak) cand.take();
   // Budget relevance left unused is not wasted: the newest exchanges of the
@@ -244,7 +269,7 @@ function recencyShare(budget: number, recent: RecentRow[]): number {
   const historyTokens = Math.max(recentTokens, (recent[0].historyMessages * recentTokens) / recent.length);
   return Math.min(budget, recentTokens) / historyTokens;
 }
-/** About what a message costs as a passage line: its text's stored count (less the chat message overhead) and the role label. */
+/** About what a message costs as a passage line: its text's stored count (less the chat overhead) and the role label. */
 const lineTokens = (r: Neighbor) => (r.tokens ? r.tokens - MESSAGE_OVERHEAD : countTokens(r.content)) + 3;
 /** About what a passage's first line (date and title) costs. */
 const HEADER_TOKENS = 20;
