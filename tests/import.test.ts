@@ -15,7 +15,7 @@ import { addMemory, listMemories } from "@/lib/memory/long-term";
 import { setEncryptionKeys } from "@/lib/crypto/content";
 import { recall } from "@/lib/memory/recall";
 import { rowsContaining } from "@/testing/privacy-checks";
-import { PrismaSession } from "@/lib/memory/session";
+import { PrismaSession, appendItems } from "@/lib/memory/session";
 import { strToU8, zipSync } from "fflate";
 import { learnFromImports, learnPlan, startLearning } from "@/lib/import/learn";
 import { importMemoryList } from "@/lib/memory/portable";
@@ -218,6 +218,26 @@ describe.each(engines)("conversation import on %s", (engine) => {
     await t.db.user.update({ where: { id: user }, data: { memoryPaused: true } });
     expect(await learnFromImports(t.db, conn, user)).toEqual({ read: 0, left: false });
     expect((await learnPlan(t.db, user)).remaining).toBe(1);
+  });
+
+  it("learning from a larger import: workers running at once read every exchange exactly once", async () => {
+    const user = await newUser("learn-many");
+    for (let k = 0; k < 4; k++) {
+      const th = await t.db.thread.create({ data: { userId: user, importSource: "chatgpt", title: `Old ${k}`, createdAt: new Date(Date.UTC(2025, 0, k + 1)) } });
+      await appendItems(t.db, th.id, Array.from({ length: 10 }, (_, i) => ({
+        role: i % 2 ? ("assistant" as const) : ("user" as const),
+        content: i % 2 ? `answer ${k}-${i - 1}` : `question ${k}-${i}`,
+      })));
+    }
+    expect(await learnPlan(t.db, user)).toMatchObject({ threads: 4, remaining: 20 });
+    mock.reset();
+    mock.script({ json: { decisions: [] }, times: 0 });
+    await startLearning(t.db, user);
+    const runs = await Promise.all([1, 2, 3].map(() => learnFromImports(t.db, conn, user, { perRun: 20 })));
+    expect(runs.reduce((n, r) => n + r.read, 0)).toBe(20);
+    const asked = mock.chatRequests().map((r) => JSON.stringify(r.body).match(/question \d-\d/)?.[0]);
+    expect(asked.sort()).toEqual(Array.from({ length: 4 }, (_, k) => [0, 2, 4, 6, 8].map((i) => `question ${k}-${i}`)).flat().sort());
+    expect(await learnPlan(t.db, user)).toMatchObject({ done: 20, remaining: 0, running: false });
   });
 
   it("a pasted memory list becomes memories waiting for review, bullets removed, secrets and repeats left out", async () => {

@@ -83,27 +83,39 @@ const minute = (ms: number) => Math.floor(ms / 60_000);
 
 type Exchange = { threadId: string; userItemId: string; position: number; question: string; answer: string; learned: number | null };
 
-/** The next exchange to read, claimed (the thread's mark moves past it) so no one reads it again. */
+/**
+ * The next exchange to read, claimed (the thread's mark moves past it) so no
+ * one reads it again. One queued conversation at a time, oldest first, and in
+ * it the first answered question past the mark: the cost of a claim does not
+ * grow with the size of the import (reading every queued conversation's
+ * questions and their answers to pick the first took 170 ms on PGlite at 300
+ * conversations). A conversation with nothing left is marked done.
+ */
 async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
   for (;;) {
-    const [next] = await db.$queryRawUnsafe<Array<{ threadId: string; userItemId: string; position: number; question: string; answer: string; learned: number | null }>>(
-      `SELECT t.id AS "threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer, t."importLearnedThrough" AS learned
-       FROM "Thread" t
-       JOIN "Item" u ON u."threadId" = t.id AND u.role = 'user' AND u.position > COALESCE(t."importLearnedThrough", -1)
-       ${ANSWER}
-       WHERE t."userId" = $1 AND t."importLearn" = 'queued'
-       ORDER BY t."createdAt", t.id, u.position
-       LIMIT 1`,
-      userId,
+    const thread = await db.thread.findFirst({
+      where: { userId, importLearn: "queued" },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      select: { id: true, importLearnedThrough: true },
+    });
+    if (!thread) return null;
+    const learned = thread.importLearnedThrough;
+    const [next] = await db.$queryRawUnsafe<Exchange[]>(
+      `SELECT u."threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer
+       FROM "Item" u ${ANSWER}
+       WHERE u."threadId" = $1 AND u.role = 'user' AND u.position > COALESCE($2::int, -1)
+       ORDER BY u.position LIMIT 1`,
+      thread.id,
+      learned,
     );
-    if (!next) return null;
-    const claimed = await db.$executeRawUnsafe(
-      `UPDATE "Thread" SET "importLearnedThrough" = $2 WHERE id = $1 AND COALESCE("importLearnedThrough", -1) = COALESCE($3::int, -1)`,
-      next.threadId,
-      next.position,
-      next.learned,
-    );
-    if (claimed) return next;
+    // The mark must not have moved since it was read: another worker may be claiming in this thread.
+    const unmoved = `id = $1 AND "importLearn" = 'queued' AND COALESCE("importLearnedThrough", -1) = COALESCE($2::int, -1)`;
+    if (!next) {
+      await db.$executeRawUnsafe(`UPDATE "Thread" SET "importLearn" = 'done' WHERE ${unmoved}`, thread.id, learned);
+      continue;
+    }
+    const claimed = await db.$executeRawUnsafe(`UPDATE "Thread" SET "importLearnedThrough" = $3 WHERE ${unmoved}`, thread.id, learned, next.position);
+    if (claimed) return { ...next, learned };
     // Another worker moved the mark first: look again.
   }
 }

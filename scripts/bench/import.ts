@@ -4,7 +4,10 @@
 // and (with DATABASE_URL) PostgreSQL (BENCH_ENGINES=pglite,postgres|none). The baseline, measured in the same run,
 // is reading and parsing the same file without storing anything: the ratio
 // says what storing costs. Peak heap staying far below the file's size shows
-// that the file is streamed. Prints a table, then one JSON line.
+// that the file is streamed. Then "learn from this history" reads its first
+// 50 exchanges with the test server answering at once: the time per exchange
+// is the job's own cost (claiming the next exchange, storing what it learns),
+// which must not grow with the size of the import. Prints a table, then one JSON line.
 import os from "node:os";
 import fs from "node:fs";
 import path from "node:path";
@@ -14,7 +17,10 @@ import { benchEngines } from "./env";
 const { createTestDb } = await import("../../testing/databases");
 const { importConversations } = await import("../../lib/import/run");
 const { readExport } = await import("../../lib/import/read");
-const { round, table } = await import("./stats");
+const { round, table, percentile } = await import("./stats");
+const { learnFromImports, startLearning } = await import("../../lib/import/learn");
+const { startMockLlm } = await import("../../testing/mock-llm");
+const { saveConnection, clearConnectionCache, resolveConnection } = await import("../../lib/llm/connection");
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 1000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100);
@@ -101,6 +107,26 @@ const rows: Array<Record<string, string | number | null>> = [
 const results: Record<string, unknown> = { messages, fileMb: round(sizeMb, 1), parseSeconds: round(parse.seconds, 2) };
 // BENCH_ENGINES=none measures the parse alone (e.g. on a larger file, to see the heap stay flat).
 const engines = (process.env.BENCH_ENGINES ?? benchEngines().join(",")).split(",").filter((e) => e === "pglite" || e === "postgres");
+const learnRows: Array<Record<string, string | number | null>> = [];
+/** Times one exchange at a time of "learn from this history" (50 of them). */
+async function learnTimes(db: Parameters<typeof learnFromImports>[0], userId: string): Promise<number[]> {
+  const mock = await startMockLlm();
+  mock.script({ json: { decisions: [] }, times: 0 });
+  await saveConnection(db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-chat" }, userId);
+  clearConnectionCache(db);
+  const state = await resolveConnection(db);
+  if (!state.configured) throw new Error("the test server's connection was not saved");
+  const conn = state.connection;
+  await startLearning(db, userId);
+  const times: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t0 = performance.now();
+    await learnFromImports(db, conn, userId, { perRun: 1 });
+    times.push(performance.now() - t0);
+  }
+  await mock.close();
+  return times;
+}
 for (const engine of engines as Array<"pglite" | "postgres">) {
   const t = await createTestDb(engine);
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
@@ -109,10 +135,16 @@ for (const engine of engines as Array<"pglite" | "postgres">) {
   if (run.value.messages !== messages || again.value.conversations !== 0) throw new Error(`unexpected report: ${JSON.stringify({ first: run.value.messages, again: again.value.conversations })}`);
   rows.push({ engine, seconds: round(run.seconds, 1), "messages/s": Math.round(messages / run.seconds), "peak heap MB": round(run.heapMb, 0), "peak rss MB": round(run.rssMb, 0), ratio: round(run.seconds / parse.seconds, 1) });
   rows.push({ engine: `${engine}, same file again`, seconds: round(again.seconds, 1), "messages/s": null, "peak heap MB": round(again.heapMb, 0), "peak rss MB": round(again.rssMb, 0), ratio: round(again.seconds / parse.seconds, 1) });
-  results[engine] = { seconds: round(run.seconds, 2), messagesPerSecond: Math.round(messages / run.seconds), peakHeapMb: round(run.heapMb, 0), peakRssMb: round(run.rssMb, 0), againSeconds: round(again.seconds, 2) };
+  const learnMs = await learnTimes(t.db, user.id);
+  learnRows.push({ engine, exchanges: learnMs.length, "p50 ms": round(percentile(learnMs, 50)), "p95 ms": round(percentile(learnMs, 95)) });
+  results[engine] = {
+    seconds: round(run.seconds, 2), messagesPerSecond: Math.round(messages / run.seconds), peakHeapMb: round(run.heapMb, 0), peakRssMb: round(run.rssMb, 0),
+    againSeconds: round(again.seconds, 2), learnMsPerExchangeP50: round(percentile(learnMs, 50)),
+  };
   await t.close();
 }
 console.log(table(rows));
+if (learnRows.length) console.log(`Learning from the import, per exchange (test server answering at once):\n${table(learnRows)}`);
 console.log(JSON.stringify(results));
 fs.rmSync(dir, { recursive: true, force: true });
 process.exit(0);
