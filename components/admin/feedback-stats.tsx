@@ -43,7 +43,7 @@ export function FeedbackStats({ rows }: { rows: FeedbackWeek[] }) {
             <ShareChart key={m} model={m} rows={rows.filter((r) => r.model === m)} />
           ))}
         </div>
-        <div className="overflow-x-auto">
+        <div className="relative overflow-x-auto">
           <table className="w-full min-w-[24rem] text-sm" data-testid="feedback-stats">
             <thead className="text-left text-muted-foreground">
               <tr>

@@ -16,7 +16,7 @@ export function JobHealth({ health }: { health: Health }) {
       {kinds.length === 0 ? (
         <p className="text-sm text-muted-foreground">No background work yet. Titles, summaries and memory learning appear here after answers.</p>
       ) : (
-        <div className="overflow-x-auto">
+        <div className="relative overflow-x-auto">
           <table className="w-full min-w-[24rem] text-sm" data-testid="job-counts">
             <thead className="text-left text-muted-foreground">
               <tr>

@@ -16,7 +16,7 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
       else toast.success(r.message ?? "Updated.");
     });
   return (
-    <div className="overflow-x-auto rounded-lg border border-border">
+    <div className="relative overflow-x-auto rounded-lg border border-border">
       <table className="w-full text-sm">
         <thead className="bg-muted text-left text-xs uppercase text-muted-foreground">
           <tr>

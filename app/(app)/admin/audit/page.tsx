@@ -57,7 +57,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       {rows.length === 0 ? (
         <p className="text-sm text-muted-foreground">No entries{Object.keys(filters).length ? " match these filters" : " yet"}.</p>
       ) : (
-        <div className="overflow-x-auto rounded-lg border border-border">
+        <div className="relative overflow-x-auto rounded-lg border border-border">
           <table className="w-full text-sm" data-testid="audit-table">
             <thead className="bg-muted text-left text-xs uppercase text-muted-foreground">
               <tr>
