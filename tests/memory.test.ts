@@ -230,6 +230,23 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(long.passages[0].lines.join(" ")).toContain("grey all week");
   });
 
+  it("in a short history, a match on the question's telling word still goes before the recent exchanges", async () => {
+    const gus = (await t.db.user.create({ data: { email: `gus-${engine}@example.com` } })).id;
+    const day = (d: number) => new Date(Date.UTC(2026, 1, d));
+    const say = async (title: string, at: Date, user: string, answer: string) => {
+      const th = await t.db.thread.create({ data: { userId: gus, title, createdAt: at, lastActivityAt: at } });
+      await appendItems(t.db, th.id, [{ role: "user", content: user }, { role: "assistant", content: answer }]);
+    };
+    await say("Vet", day(1), "Our vet is Dr Silva, two streets from the park.", "Noted.");
+    // Newer chats where "name" and "mention" are everywhere: they tell nothing.
+    for (const [d, place] of [[2, "cafe"], [3, "bakery"], [4, "bookshop"], [5, "gym"]] as const) {
+      await say(place, day(d), `Did I mention the name of the new ${place} on the corner near the station last week?`, `You did mention its name, the ${place} by the station.`);
+    }
+    const r = await recall(t.db, gus, "what was the name of the vet I mentioned?", { budget: 200 });
+    expect(r.passages[0].recent).toBeUndefined();
+    expect(r.passages[0].lines.join(" ")).toContain("Dr Silva");
+  });
+
   it("of a memory and a passage that match alike, the one that costs fewer tokens goes in first", async () => {
     const fay = (await t.db.user.create({ data: { email: `fay-${engine}@example.com` } })).id;
     // Two long learned memories (together over the budget, so no profile takes them whole).

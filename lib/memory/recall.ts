@@ -193,18 +193,19 @@ export async function recall(
     const top = Math.max(...scores.values(), 1e-9);
     return [...scores].map(([key, score]) => ({ key, score: score / top }));
   };
-  // A passage that matches few of the question's words (and no date it names,
-  // and no vector search found) is a weak guess. When the recent exchanges hold
-  // much of the user's searchable history, they are the better bet, so weak
-  // word matches wait until after them (see recencyShare). A word hit matches
-  // at least one word: below that share none can be weak, and none is stemmed.
+  // A passage that matches little of the question (its words weighted by
+  // rarity; no date it names, no vector search found it) is a weak guess. When
+  // the recent exchanges hold much of the user's searchable history, they are
+  // the better bet, so weak word matches wait until after them (see
+  // recencyShare). Only then (recency covering more than one word's share of
+  // the question: short histories, few messages) is anything stemmed.
   const share = recencyShare(budget, recent);
   const vectorIds = new Set(vectorHits.map((v) => v.id));
   const asked = new Set(indexWords(queryTerms(message).join(" ")));
-  const weakPossible = share > 1 / Math.max(1, asked.size);
+  const weights = share > 1 / Math.max(1, asked.size) ? wordWeights(asked, [...hits.values()], recent) : null;
   const weak = (key: string) => {
     const h = hits.get(key)!;
-    return weakPossible && !vectorIds.has(key) && !inDates(h.at) && matchedShare(asked, h) < share;
+    return !!weights && !vectorIds.has(key) && !inDates(h.at) && matchedShare(weights, h) < share;
   };
   // Relevance per square root of the tokens it costs: of two equally relevant
   // candidates the cheaper goes first (a short memory before a long passage),
@@ -265,7 +266,8 @@ export async function recall(
  */
 function recencyShare(budget: number, recent: RecentRow[]): number {
   if (!recent.length) return 0;
-  const recentTokens = recent.reduce((s, r) => s + lineTokens(r), 0);
+  const threads = new Set(recent.map((r) => r.threadId)).size;
+  const recentTokens = recent.reduce((s, r) => s + lineTokens(r), threads * HEADER_TOKENS);
   const historyTokens = Math.max(recentTokens, (recent[0].historyMessages * recentTokens) / recent.length);
   return Math.min(budget, recentTokens) / historyTokens;
 }
@@ -274,17 +276,39 @@ const lineTokens = (r: Neighbor) => (r.tokens ? r.tokens - MESSAGE_OVERHEAD : co
 /** About what a passage's first line (date and title) costs. */
 const HEADER_TOKENS = 20;
 
-/** The share of the question's words the hit message itself contains. */
-function matchedShare(asked: Set<string>, hit: Hit): number {
-  if (!asked.size) return 1;
-  const own = hit.rows.find((r) => r.position === hit.position);
-  if (!own) return 1;
-  const words = new Set(indexWords(own.content));
-  let n = 0;
-  for (const w of asked) if (words.has(w)) n++;
-  return n / asked.size;
+/** The hit's own message, or undefined when it was not read back. */
+const ownMessage = (h: Hit) => h.rows.find((r) => r.position === h.position);
+
+/**
+ * How telling each of the question's words is: BM25's inverse document
+ * frequency over the messages at hand (the recent exchanges and the hits),
+ * which for the short histories this is used on are most of the history.
+ */
+function wordWeights(asked: Set<string>, hits: Hit[], recent: Neighbor[]): Map<string, number> {
+  const texts = new Map<string, string>();
+  for (const r of recent) texts.set(r.id, r.content);
+  for (const h of hits) {
+    const own = ownMessage(h);
+    if (own) texts.set(own.id, own.content);
+  }
+  const df = new Map([...asked].map((w) => [w, 0]));
+  for (const text of texts.values()) {
+    const words = new Set(indexWords(text));
+    for (const w of asked) if (words.has(w)) df.set(w, df.get(w)! + 1);
+  }
+  return new Map([...df].map(([w, d]) => [w, Math.log(1 + (texts.size - d + 0.5) / (d + 0.5))]));
 }
 
+/** The share of the question's word weight the hit message itself contains. */
+function matchedShare(weights: Map<string, number>, hit: Hit): number {
+  const own = ownMessage(hit);
+  const total = [...weights.values()].reduce((a, b) => a + b, 0);
+  if (!own || total <= 0) return 1;
+  const words = new Set(indexWords(own.content));
+  let matched = 0;
+  for (const [w, weight] of weights) if (words.has(w)) matched += weight;
+  return matched / total;
+}
 
 /** Smaller leftovers are not worth a query. */
 const MIN_FILL_TOKENS = 60;
