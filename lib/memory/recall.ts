@@ -7,10 +7,9 @@
 // (lib/memory/vectors.ts), so a question finds what it shares no word with.
 // It goes into the prompt as one delimited data block (see memoryBlock).
 import type { Db } from "@/lib/db/client";
-import { cipherFor } from "@/lib/crypto/content";
+import { cipherFor, indexWords } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
-import { indexWords } from "@/lib/crypto/content";
 import { questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
