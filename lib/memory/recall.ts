@@ -105,13 +105,14 @@ export async function recall(
   const n = opts.neighbors ?? 2;
   const wantPassages = opts.passages !== false;
   const dates = questionDates(message);
+  const words = queryTerms(message);
   const c = await cipherFor(db, userId);
   const [profile, relevant, lexRows, sem, recent] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(db, userId, message, CANDIDATES),
     wantPassages
-      ? searchPassages(db, userId, c.searchTerms(queryTerms(message)), opts.excludeThreadId, passageHits(budget), n, dates)
+      ? searchPassages(db, userId, c.searchTerms(words), opts.excludeThreadId, passageHits(budget), n, dates)
       : Promise.resolve([]),
     opts.semantic ?? Promise.resolve(null),
     // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
@@ -200,7 +201,7 @@ export async function recall(
   // the question: short histories, few messages) is anything stemmed.
   const share = recencyShare(budget, recent);
   const vectorIds = new Set(vectorHits.map((v) => v.id));
-  const asked = new Set(indexWords(queryTerms(message).join(" ")));
+  const asked = new Set(indexWords(words.join(" ")));
   const weights = share > 1 / Math.max(1, asked.size) ? wordWeights(asked, [...hits.values()], recent) : null;
   const weak = (key: string) => {
     const h = hits.get(key)!;
@@ -283,27 +284,26 @@ const ownMessage = (h: Hit) => h.rows.find((r) => r.position === h.position);
  * frequency over the messages at hand (the recent exchanges and the hits),
  * which for the short histories this is used on are most of the history.
  */
-function wordWeights(asked: Set<string>, hits: Hit[], recent: Neighbor[]): Map<string, number> {
+function wordWeights(asked: Set<string>, hits: Hit[], recent: Neighbor[]): WordWeights {
   const texts = new Map<string, string>();
   for (const r of recent) texts.set(r.id, r.content);
   for (const h of hits) {
     const own = ownMessage(h);
     if (own) texts.set(own.id, own.content);
   }
+  // Each message stemmed once: the hits' words are looked up again by matchedShare.
+  const wordsOf = new Map([...texts].map(([id, text]) => [id, new Set(indexWords(text))]));
   const df = new Map([...asked].map((w) => [w, 0]));
-  for (const text of texts.values()) {
-    const words = new Set(indexWords(text));
-    for (const w of asked) if (words.has(w)) df.set(w, df.get(w)! + 1);
-  }
-  return new Map([...df].map(([w, d]) => [w, Math.log(1 + (texts.size - d + 0.5) / (d + 0.5))]));
+  for (const words of wordsOf.values()) for (const w of asked) if (words.has(w)) df.set(w, df.get(w)! + 1);
+  const weights = new Map([...df].map(([w, d]) => [w, Math.log(1 + (texts.size - d + 0.5) / (d + 0.5))]));
+  return { weights, total: [...weights.values()].reduce((a, b) => a + b, 0), wordsOf };
 }
+type WordWeights = { weights: Map<string, number>; total: number; wordsOf: Map<string, Set<string>> };
 
 /** The share of the question's word weight the hit message itself contains. */
-function matchedShare(weights: Map<string, number>, hit: Hit): number {
-  const own = ownMessage(hit);
-  const total = [...weights.values()].reduce((a, b) => a + b, 0);
-  if (!own || total <= 0) return 1;
-  const words = new Set(indexWords(own.content));
+function matchedShare({ weights, total, wordsOf }: WordWeights, hit: Hit): number {
+  const words = wordsOf.get(ownMessage(hit)?.id ?? "");
+  if (!words || total <= 0) return 1;
   let matched = 0;
   for (const [w, weight] of weights) if (words.has(w)) matched += weight;
   return matched / total;
