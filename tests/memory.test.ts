@@ -205,6 +205,27 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(block).toContain("Assistant: Okay");
   });
 
+  it("long answers (as imported from other chat apps) are recalled as excerpts around what the question asks", async () => {
+    const hana = (await t.db.user.create({ data: { email: `hana-${engine}@example.com` } })).id;
+    const days = (topic: string, n: number) =>
+      Array.from({ length: n }, (_, i) => `Day ${i + 1} of the ${topic}: a museum in the morning, a long lunch, a walk by the river.`).join(" ");
+    const plan = `${days("itinerary", 30)} In Hakone, book the Fujiya ryokan for its onsen and the view of Fuji. ${days("route", 30)}`;
+    const th = await t.db.thread.create({ data: { userId: hana, title: "Japan trip" } });
+    await appendItems(t.db, th.id, [
+      { role: "user", content: "Can you plan two weeks in Japan for us?" },
+      { role: "assistant", content: plan },
+      { role: "user", content: "Thanks, and what should we pack?" },
+      { role: "assistant", content: days("packing list", 40) },
+    ]);
+    expect(countTokens(plan)).toBeGreaterThan(800); // alone over the whole budget
+    const r = await recall(t.db, hana, "which ryokan did you suggest in Hakone?", { budget: 800 });
+    const lines = r.passages.flatMap((p) => p.lines);
+    expect(lines.find((l) => l.includes("Fujiya ryokan"))).toMatch(/^Assistant: … .*Fujiya ryokan.* …$/);
+    expect(lines).toContain("User: Can you plan two weeks in Japan for us?");
+    expect(r.tokens).toBeLessThanOrEqual(800);
+    expect(countTokens(memoryBlock(r)!)).toBeLessThan(900); // the block's own header aside, within budget
+  });
+
   it("a weak word match waits behind the recent exchanges when they hold most of a short history, not in a long one", async () => {
     const erin = (await t.db.user.create({ data: { email: `erin-${engine}@example.com` } })).id;
     const day = (d: number) => new Date(Date.UTC(2026, 0, d));

@@ -10,6 +10,7 @@ import type { Db } from "@/lib/db/client";
 import { cipherFor, indexWords } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
+import { excerpt } from "./excerpt";
 import { questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
@@ -171,12 +172,18 @@ export async function recall(
     memories.push({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef, needsRevalidation: m.needsRevalidation });
     tokens += cost;
   };
+  // A long message shows as an excerpt: the hit's own message up to `caps.hit` tokens, its neighbours and the
+  // recent exchanges up to `caps.context` (lib/memory/excerpt.ts).
+  const caps = lineCaps(budget);
+  const asked = new Set(indexWords(words.join(" ")));
+  const capOf = (h: Hit | null, r: Neighbor) => (h && r.position === h.position && r.threadId === h.threadId ? caps.hit : caps.context);
+  const shown = (h: Hit | null) => (r: Neighbor) => excerpt(r.content, lineTokens(r) - 3, asked, capOf(h, r));
   const takePassage = (h: Hit) => {
     const rows = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
-    // The messages' stored counts are a floor of the passage's cost: one that cannot fit is never tokenized.
-    const floor = rows.reduce((sum, r) => sum + Math.max(0, (r.tokens ?? 0) - MESSAGE_OVERHEAD), 0);
+    // The lines' estimated costs are about a floor of the passage's cost: one that cannot fit is never tokenized.
+    const floor = rows.reduce((sum, r) => sum + Math.min(capOf(h, r), Math.max(0, (r.tokens ?? 0) - MESSAGE_OVERHEAD)), 0);
     if (!rows.length || tokens + floor > budget) return;
-    const p = toPassage(rows);
+    const p = toPassage(rows, shown(h));
     const cost = countTokens(passageText(p)) + 2;
     if (tokens + cost > budget) return;
     rows.forEach((r) => usedItems.add(r.id));
@@ -201,7 +208,6 @@ export async function recall(
   // the question: short histories, few messages) is anything stemmed.
   const share = recencyShare(budget, recent);
   const vectorIds = new Set(vectorHits.map((v) => v.id));
-  const asked = new Set(indexWords(words.join(" ")));
   const weights = share > 1 / Math.max(1, asked.size) ? wordWeights(asked, [...hits.values()], recent) : null;
   const weak = (key: string) => {
     const h = hits.get(key)!;
@@ -211,7 +217,7 @@ export async function recall(
   // candidates the cheaper goes first (a short memory before a long passage),
   // while a much more relevant one still beats a cheap weak one.
   const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
-  const hitCost = (h: Hit) => HEADER_TOKENS + h.rows.reduce((sum, r) => sum + lineTokens(r), 0);
+  const hitCost = (h: Hit) => HEADER_TOKENS + h.rows.reduce((sum, r) => sum + Math.min(lineTokens(r), capOf(h, r) + 3), 0);
   const candidates = [
     ...scaled(memScores).map((s) => {
       const m = memById.get(s.key)!;
@@ -238,15 +244,16 @@ export async function recall(
       // Lines by their stored token counts, then one exact count of the passage (again only if it overshot).
       let n = 0;
       let estimate = HEADER_TOKENS;
-      for (n = 0; n < fresh.length && tokens + estimate + lineTokens(fresh[n]) <= budget; n++) estimate += lineTokens(fresh[n]);
+      const line = (r: Neighbor) => Math.min(lineTokens(r), caps.context + 3);
+      for (n = 0; n < fresh.length && tokens + estimate + line(fresh[n]) <= budget; n++) estimate += line(fresh[n]);
       if (!n) continue;
       let kept = fresh.slice(0, n).reverse();
-      let best = toPassage(kept, true);
+      let best = toPassage(kept, shown(null), true);
       let cost = countTokens(passageText(best)) + 2;
       while (tokens + cost > budget && kept.length > 1) {
         // Drop the oldest lines the excess is worth, then count again.
-        for (let over = tokens + cost - budget; over > 0 && kept.length > 1; kept = kept.slice(1)) over -= lineTokens(kept[0]);
-        best = toPassage(kept, true);
+        for (let over = tokens + cost - budget; over > 0 && kept.length > 1; kept = kept.slice(1)) over -= line(kept[0]);
+        best = toPassage(kept, shown(null), true);
         cost = countTokens(passageText(best)) + 2;
       }
       if (tokens + cost > budget) continue;
@@ -321,13 +328,23 @@ function groupBy<T>(rows: T[], key: (r: T) => string): T[][] {
   return [...m.values()];
 }
 
-function toPassage(rows: Neighbor[], recent = false): Passage {
+/**
+ * How many tokens a passage line may show of its message: the hit's own
+ * message gets an eighth of the budget (60 to 400), the messages around it and
+ * the recent exchanges half that, so a few long answers cannot take it all.
+ */
+export function lineCaps(budget: number): { hit: number; context: number } {
+  const hit = Math.max(60, Math.min(400, Math.round(budget / 8)));
+  return { hit, context: Math.round(hit / 2) };
+}
+
+function toPassage(rows: Neighbor[], text: (r: Neighbor) => string, recent = false): Passage {
   return {
     itemIds: rows.map((r) => r.id),
     threadId: rows[0].threadId,
     title: rows[0].title,
     date: new Date(rows[0].createdAt),
-    lines: rows.map((r) => `${r.role === "user" ? "User" : "Assistant"}: ${escapeLine(r.content)}`),
+    lines: rows.map((r) => `${r.role === "user" ? "User" : "Assistant"}: ${escapeLine(text(r))}`),
     sourceRefs: rows.map((r) => r.sourceRef).filter((s): s is string => !!s),
     ...(recent ? { recent } : {}),
   };

@@ -1,0 +1,28 @@
+// Token counts for budgets (lib/memory/tokens.ts). Long runs without spaces
+// (base64 images in imported chats, pasted blobs) are counted in slices, since
+// the tokenizer's cost grows with the square of a word's length: the count must
+// stay on the safe side of exact, and close to it.
+import { describe, expect, it } from "vitest";
+import { countTokens as exact } from "gpt-tokenizer/encoding/o200k_base";
+import { countTokens } from "@/lib/memory/tokens";
+
+describe("countTokens", () => {
+  it("is exact for ordinary text", () => {
+    const text = "We adopted a greyhound last spring; she sleeps on the sofa. ".repeat(50);
+    expect(countTokens(text)).toBe(exact(text));
+    expect(countTokens("")).toBe(0);
+  });
+
+  it("counts long runs without spaces never below the exact count, and within 2% of it", () => {
+    const cases = [
+      `see data:image/png;base64,${"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==".repeat(60)} ok`,
+      "😀".repeat(3000),
+      `${"word ".repeat(200)}${"ab1-".repeat(800)} and the end`,
+    ];
+    for (const text of cases) {
+      const want = exact(text);
+      expect(countTokens(text)).toBeGreaterThanOrEqual(want);
+      expect(countTokens(text)).toBeLessThanOrEqual(Math.ceil(want * 1.02));
+    }
+  });
+});
