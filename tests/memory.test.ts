@@ -226,7 +226,7 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(countTokens(memoryBlock(r)!)).toBeLessThan(900); // the block's own header aside, within budget
   });
 
-  it("a weak word match waits behind the recent exchanges when they hold most of a short history, not in a long one", async () => {
+  it("a weak word match waits behind the recent exchanges when they hold most of a short history, not when less", async () => {
     const erin = (await t.db.user.create({ data: { email: `erin-${engine}@example.com` } })).id;
     const day = (d: number) => new Date(Date.UTC(2026, 0, d));
     const say = async (title: string, at: Date, content: string) => {
@@ -243,12 +243,17 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(short.passages[0].title).toBe("Dog");
     expect(JSON.stringify(short.passages)).toContain("grey all week"); // still there, as a recent exchange
 
-    // Hundreds of older messages: the newest exchanges hold little of the history, so the match goes first.
+    // Older messages: once the newest exchanges hold less than half of the history, the match goes first.
     const filler = await t.db.thread.create({ data: { userId: erin, title: "Old", createdAt: day(1), lastActivityAt: day(1) } });
-    await appendItems(t.db, filler.id, Array.from({ length: 600 }, (_, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content: `filler note ${i} about nothing much` })));
-    const long = await recall(t.db, erin, question, { budget: 1000 });
-    expect(long.passages[0].recent).toBeUndefined();
-    expect(long.passages[0].lines.join(" ")).toContain("grey all week");
+    const notes = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content: `filler note ${from + i} about nothing much` }));
+    await appendItems(t.db, filler.id, notes(0, 60)); // the recent fill reads 24 of them: about 40% of the history
+    for (const size of ["medium", "long"]) {
+      if (size === "long") await appendItems(t.db, filler.id, notes(60, 540));
+      const r = await recall(t.db, erin, question, { budget: 1000 });
+      expect(r.passages[0].recent, size).toBeUndefined();
+      expect(r.passages[0].lines.join(" "), size).toContain("grey all week");
+    }
   });
 
   it("in a short history, a match on the question's telling word still goes before the recent exchanges", async () => {

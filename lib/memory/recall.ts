@@ -202,13 +202,13 @@ export async function recall(
   };
   // A passage that matches little of the question (its words weighted by
   // rarity; no date it names, no vector search found it) is a weak guess. When
-  // the recent exchanges hold much of the user's searchable history, they are
-  // the better bet, so weak word matches wait until after them (see
-  // recencyShare). Only then (recency covering more than one word's share of
-  // the question: short histories, few messages) is anything stemmed.
+  // the recent exchanges hold most of the user's searchable history, they are
+  // the better bet, so word matches below that share wait until after them
+  // (see recencyShare). Only then (short histories, few messages) is anything
+  // stemmed. With less, any word match is worth more than a slice of recency.
   const share = recencyShare(budget, recent);
   const vectorIds = new Set(vectorHits.map((v) => v.id));
-  const weights = share > 1 / Math.max(1, asked.size) ? wordWeights(asked, [...hits.values()], recent) : null;
+  const weights = share > MOST && share > 1 / Math.max(1, asked.size) ? wordWeights(asked, [...hits.values()], recent) : null;
   const weak = (key: string) => {
     const h = hits.get(key)!;
     return !!weights && !vectorIds.has(key) && !inDates(h.at) && matchedShare(weights, h) < share;
@@ -278,6 +278,8 @@ function recencyShare(budget: number, recent: RecentRow[]): number {
   const historyTokens = Math.max(recentTokens, (recent[0].historyMessages * recentTokens) / recent.length);
   return Math.min(budget, recentTokens) / historyTokens;
 }
+/** "Most" of the history: past this share, recency sets a bar for word matches. */
+const MOST = 0.5;
 /** About what a message costs as a passage line: its text's stored count (less the chat overhead) and the role label. */
 const lineTokens = (r: Neighbor) => (r.tokens ? r.tokens - MESSAGE_OVERHEAD : countTokens(r.content)) + 3;
 /** About what a passage's first line (date and title) costs. */
@@ -330,11 +332,11 @@ function groupBy<T>(rows: T[], key: (r: T) => string): T[][] {
 
 /**
  * How many tokens a passage line may show of its message: the hit's own
- * message gets an eighth of the budget (60 to 400), the messages around it and
- * the recent exchanges half that, so a few long answers cannot take it all.
+ * message gets a quarter of the budget (100 to 500), the messages around it
+ * and the recent exchanges half that, so a few long answers cannot take it all.
  */
 export function lineCaps(budget: number): { hit: number; context: number } {
-  const hit = Math.max(60, Math.min(400, Math.round(budget / 8)));
+  const hit = Math.max(100, Math.min(500, Math.round(budget / 4)));
   return { hit, context: Math.round(hit / 2) };
 }
 
