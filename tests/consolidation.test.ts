@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { clearConnectionCache, resolveConnection, saveConnection, type ModelConnection } from "@/lib/llm/connection";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory, recordUses } from "@/lib/memory/long-term";
 import { candidatePairs, consolidateUser } from "@/lib/memory/consolidate";
 import { listConflicts, settleConflict } from "@/lib/memory/conflicts";
 import { rateAnswer } from "@/lib/memory/feedback";
@@ -126,7 +126,7 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     const p = await add(user, text, "inferred", { kind: "procedure", steps: parseSteps(text) });
     const thread = await createThread(t.db, user);
     const [, answer] = await appendItems(t.db, thread.id, [{ role: "user", content: "How do I deploy the blog?" }, { role: "assistant", content: "Run the tests, build, upload." }]);
-    await t.db.memoryUse.create({ data: { itemId: answer.id, memoryId: p.id, userId: user } });
+    await recordUses(t.db, user, answer.id, [p.id]);
 
     await rateAnswer(t.db, user, { itemId: answer.id, rating: 1 });
     const m = await t.db.memory.findUniqueOrThrow({ where: { id: p.id } });

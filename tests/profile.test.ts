@@ -7,7 +7,7 @@ import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory, recordUses } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
 
 let mock: MockLlm;
@@ -51,11 +51,30 @@ describe.each(engines)("memory profile on %s", (engine) => {
     const relevant = await addMemory(t.db, user, { text: "Plays the cello in an amateur orchestra", source: "inferred" }, "model", "t");
     // An inferred memory that earlier answers used is part of the core set, whatever the question.
     const used = await addMemory(t.db, user, { text: "Lives on a houseboat", source: "inferred" }, "model", "t");
-    await t.db.memoryUse.create({ data: { itemId: "some-answer", memoryId: used.id, userId: user } });
+    await recordUses(t.db, user, "some-answer", [used.id]);
     const r = await recall(t.db, user, "Which instrument do I play, the cello?", { budget: 200, passages: false });
     const ids = r.memories.map((m) => m.id);
     expect(ids.slice(0, 3)).toEqual([pinned.id, explicit.id, used.id]);
     expect(ids).toContain(relevant.id);
     expect(r.tokens).toBeLessThanOrEqual(200);
+  });
+
+  it("uses are recorded once per answer, for the user's own memories only, and order the core set", async () => {
+    const user = (await t.db.user.create({ data: { email: `uses-${engine}@example.com` } })).id;
+    const other = (await t.db.user.create({ data: { email: `uses-other-${engine}@example.com` } })).id;
+    const [a, b] = [await addMemory(t.db, user, { text: "Grows tomatoes", source: "inferred" }, "model", "t"), await addMemory(t.db, user, { text: "Keeps bees", source: "inferred" }, "model", "t")];
+    const theirs = await addMemory(t.db, other, { text: "Collects stamps", source: "inferred" }, "model", "t");
+    await recordUses(t.db, user, "answer-1", [a.id, b.id, theirs.id]);
+    await recordUses(t.db, user, "answer-1", [a.id, b.id]); // the same answer again
+    await recordUses(t.db, user, "answer-2", [b.id]);
+    const counts = async (id: string) => [(await t.db.memory.findUniqueOrThrow({ where: { id } })).useCount, await t.db.memoryUse.count({ where: { memoryId: id } })];
+    expect(await counts(a.id)).toEqual([1, 1]);
+    expect(await counts(b.id)).toEqual([2, 2]);
+    expect(await counts(theirs.id)).toEqual([0, 0]);
+    expect((await t.db.memory.findUniqueOrThrow({ where: { id: b.id } })).lastUsedAt).not.toBeNull();
+    // Past the budget the core set is the used memories, most used first.
+    for (let i = 0; i < 40; i++) await addMemory(t.db, user, { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" }, "model", "t");
+    const r = await recall(t.db, user, "anything new?", { budget: 100, passages: false });
+    expect(r.memories.slice(0, 2).map((m) => m.text)).toEqual(["Keeps bees", "Grows tomatoes"]);
   });
 });

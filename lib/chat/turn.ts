@@ -20,6 +20,7 @@ import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, appendItemsMeta, publicItem, type AppendMeta, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
+import { recordUses } from "@/lib/memory/long-term";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
 import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { messageTokens } from "@/lib/memory/tokens";
@@ -366,10 +367,7 @@ export async function* runTurn(
       completionTokens: promptTokens.any ? promptTokens.completion : null,
     });
     const used = recalled.memories.map((m) => ({ id: m.id, text: m.text }));
-    if (used.length) {
-      await db.memoryUse.createMany({ data: used.map((m) => ({ itemId: final.id, memoryId: m.id, userId })), skipDuplicates: true });
-      await db.memory.updateMany({ where: { id: { in: used.map((m) => m.id) }, userId }, data: { lastUsedAt: new Date() } });
-    }
+    if (used.length) await recordUses(db, userId, final.id, used.map((m) => m.id));
     // Work after the answer goes on the durable queue before the answer is
     // reported done: a process killed now still learns from it on restart.
     // "No, I meant…" / "don't use bullet points": feedback on the answer before this message.

@@ -223,6 +223,26 @@ export async function setPinned(db: Db, userId: string, id: string, pinned: bool
   return openMemory(await cipherFor(db, userId), await db.memory.update({ where: { id }, data: { pinned } }));
 }
 
+/**
+ * Records that an answer used these memories (the user's own only): the
+ * MemoryUse rows ("Memories used" under the answer), each memory's count of
+ * uses and last use, in one statement. An answer recorded twice counts once.
+ */
+export async function recordUses(db: Db, userId: string, itemId: string, memoryIds: string[]): Promise<void> {
+  await db.$executeRawUnsafe(
+    `WITH added AS (
+       INSERT INTO "MemoryUse" ("itemId", "memoryId", "userId")
+       SELECT $1, m.id, $3 FROM "Memory" m WHERE m.id = ANY($2::text[]) AND m."userId" = $3
+       ON CONFLICT DO NOTHING RETURNING "memoryId"
+     )
+     UPDATE "Memory" SET "lastUsedAt" = $4, "useCount" = "useCount" + 1 WHERE id IN (SELECT "memoryId" FROM added)`,
+    itemId,
+    memoryIds,
+    userId,
+    new Date(),
+  );
+}
+
 export async function deleteMemories(db: Db, userId: string, ids: string[]): Promise<number> {
   const r = await db.memory.deleteMany({ where: { userId, id: { in: ids } } });
   return r.count;

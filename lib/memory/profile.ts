@@ -33,12 +33,14 @@ export const CORE_SHARE = 0.4;
  */
 export async function loadProfile(db: Db, userId: string, limit: number, fitBudget?: number): Promise<Profile> {
   const rows = await db.$queryRawUnsafe<Array<Omit<ProfileMemory, "uses" | "id"> & { id: string | null; uses: number; n: number; cost: number }>>(
-    // SQL in the migration recall_functions (PL/pgSQL keeps its plan).
-    `SELECT * FROM mnemo_memory_profile($1, $2::int, $3::int, $4::int)`,
+    // SQL in the migration memory_use_count (PL/pgSQL keeps its plan).
+    `SELECT * FROM mnemo_memory_profile($1, $2::int, $3::int, $4::int, $5::int)`,
     userId,
     limit,
     MEMORY_LINE_OVERHEAD,
     fitBudget ?? null,
+    // Past the budget only the core set's share can go in: as many of the shortest possible lines as it holds.
+    fitBudget == null ? limit : Math.min(limit, Math.ceil((fitBudget * CORE_SHARE) / (MEMORY_LINE_OVERHEAD + 1))),
   );
   const c = await cipherFor(db, userId);
   return {

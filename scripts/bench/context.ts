@@ -36,6 +36,8 @@ const WORDS = VOCAB.slice(20, 400);
 
 type EngineResult = { engine: string; p50: Record<number, number>; p95: Record<number, number>; windowP95: Record<number, number> };
 const MEMORIES = 1_000;
+/** Memories each earlier answer used (recorded as MemoryUse rows, as the chat does). */
+const USES_PER_ANSWER = Number(process.env.BENCH_USES_PER_ANSWER ?? 5);
 const OTHER_USERS = Number(process.env.BENCH_OTHER_USERS ?? 0);
 const OTHER_MESSAGES = Number(process.env.BENCH_OTHER_MESSAGES ?? 2000);
 
@@ -72,6 +74,20 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
       leaf = added[added.length - 1].id;
     }
     threads[size] = { id: thread.id, leaf };
+    // Each answer used a few memories (what "Memories used" records): a heavy user's uses grow with the history.
+    await t.db.$executeRawUnsafe(
+      `WITH m AS (SELECT array_agg(id ORDER BY id) AS ids FROM "Memory" WHERE "userId" = $2)
+       INSERT INTO "MemoryUse" ("itemId", "memoryId", "userId")
+       SELECT i.id, m.ids[1 + abs(hashtext(i.id || k)) % $4], $2 FROM m, "Item" i CROSS JOIN generate_series(1, $3::int) k
+       WHERE i."threadId" = $1 AND i.role = 'assistant' ON CONFLICT DO NOTHING`,
+      thread.id,
+      user.id,
+      USES_PER_ANSWER,
+      MEMORIES,
+    );
+    await t.db.$executeRawUnsafe(
+      `UPDATE "Memory" m SET "useCount" = u.n FROM (SELECT "memoryId", count(*)::int AS n FROM "MemoryUse" GROUP BY 1) u WHERE u."memoryId" = m.id`,
+    );
     // What autovacuum (PostgreSQL) or the app's periodic upkeep (PGlite, lib/db/statistics.ts) does as a history grows.
     for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
     const times: number[] = [];
@@ -144,7 +160,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
 const results = [];
 for (const engine of benchEngines()) results.push(await benchEngine(engine));
 
-console.log(`Context assembly (${ITERATIONS} runs per size; history budget ${getConfig().chat.historyTokenBudget} tokens; memory budget ${getConfig().memory.tokenBudget} tokens; user with ${MEMORIES} memories; ${OTHER_USERS} other users x ${OTHER_MESSAGES} messages), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+console.log(`Context assembly (${ITERATIONS} runs per size; history budget ${getConfig().chat.historyTokenBudget} tokens; memory budget ${getConfig().memory.tokenBudget} tokens; user with ${MEMORIES} memories, ${USES_PER_ANSWER} uses recorded per earlier answer; ${OTHER_USERS} other users x ${OTHER_MESSAGES} messages), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
 console.log(
   table(
     results.flatMap((r) =>
