@@ -25,6 +25,13 @@ describe("excerpt", () => {
     expect(countTokens(out)).toBeGreaterThan(60); // the room left is filled with the sentences around it
   });
 
+  it("splits lists and code at line breaks, so the matching line is found", () => {
+    const list = Array.from({ length: 200 }, (_, i) => (i === 150 ? "- pack the hiking boots for Hakone" : `- item ${i} to remember`)).join("\n");
+    const out = cut(list, "did I pack boots?", 40);
+    expect(out).toContain("- pack the hiking boots for Hakone");
+    expect(countTokens(out)).toBeLessThanOrEqual(40);
+  });
+
   it("without a matching sentence shows the message's start", () => {
     const out = cut(filler("tour", 40), "what about kumquats?", 60);
     expect(out.startsWith("Day 1 of the tour")).toBe(true);

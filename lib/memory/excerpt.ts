@@ -42,32 +42,44 @@ export function excerpt(text: string, tokens: number, asked: ReadonlySet<string>
 
 const mark = (s: string, start: boolean, end: boolean) => `${start ? `${ELLIPSIS} ` : ""}${s}${end ? ` ${ELLIPSIS}` : ""}`;
 
-/** Sentences, also split at line breaks (lists and code have no full stops). */
+/**
+ * Sentences: text up to a full stop, question or exclamation mark (with any
+ * closing quote or bracket) before a space, or up to a line break (lists and
+ * code have no full stops). A regular expression, not Intl.Segmenter, which
+ * took ~60 ms on a 100,000-character message.
+ */
 function sentences(text: string): string[] {
-  const seg = new Intl.Segmenter("en", { granularity: "sentence" });
-  const out: string[] = [];
-  for (const line of text.split(/\n+/)) {
-    for (const { segment } of seg.segment(line)) {
-      const s = segment.trim();
-      if (s) out.push(s);
-    }
-  }
+  const out = (text.match(SENTENCE) ?? []).map((s) => s.trim()).filter(Boolean);
   return out.length ? out : [text.trim()];
 }
+const SENTENCE = /[^\n]+?(?:[.!?…]+["'”’)\]]*(?=\s)|(?=\n)|$)/g;
 
 /** The sentence holding most of the question's (stemmed) words; the first one when none does. */
 function bestUnit(units: string[], asked: ReadonlySet<string>): number {
   if (!asked.size) return 0;
+  // Each distinct word is stemmed once (a long message repeats most of its words), and only when
+  // its first two letters are an asked stem's: stemming changes endings, never the start.
+  const heads = new Set([...asked].map((a) => a.slice(0, 2)));
+  const stems = new Map<string, string | undefined>();
+  const stemOf = (w: string) => {
+    if (!stems.has(w)) stems.set(w, indexWords(w)[0]);
+    return stems.get(w);
+  };
   let best = 0;
   let bestScore = 0;
   units.forEach((u, i) => {
-    const words = new Set(indexWords(u));
-    let score = 0;
-    for (const w of asked) if (words.has(w)) score++;
-    if (score > bestScore) [best, bestScore] = [i, score];
+    const found = new Set<string>();
+    for (const w of u.toLowerCase().match(WORD) ?? []) {
+      if (!heads.has(w.slice(0, 2))) continue;
+      const stem = stemOf(w);
+      if (stem && asked.has(stem)) found.add(stem);
+    }
+    if (found.size > bestScore) [best, bestScore] = [i, found.size];
   });
   return best;
 }
+/** What indexWords counts as a word. */
+const WORD = /[\p{L}\p{N}]+/gu;
 
 /** A sentence too long for the cap: the words around its first match (else its start). */
 function cutWords(sentence: string, asked: ReadonlySet<string>, budget: number, cost: (s: string) => number, perChar: number) {
