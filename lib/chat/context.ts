@@ -5,7 +5,7 @@ import type OpenAI from "openai";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { retentionCutoff } from "@/lib/account/retention";
-import { branchPath, itemColumns, openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
+import { openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
 import { cipherForThread, type ContentCipher } from "@/lib/crypto/content";
 import { promptable, selectWindow } from "@/lib/memory/window";
 import { MESSAGE_OVERHEAD, countTokens } from "@/lib/memory/tokens";
@@ -34,19 +34,15 @@ export async function loadContext(
   const c = opts.cipher ?? (await cipherForThread(db, threadId));
   const budget = opts.budget ?? chat.historyTokenBudget;
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `WITH RECURSIVE ${branchPath("$1", "$2", "$3", opts.pastWindow ? undefined : "$5")}, s AS (
-       SELECT id, content, tokens, "throughPosition", version FROM "Summary"
-       WHERE "threadId" = $2 AND "throughItemId" IN (SELECT id FROM path WHERE "createdAt" >= $4)
-       ORDER BY version DESC LIMIT 1
-     )
-     SELECT ${itemColumns("path")},
-            s.id AS s_id, s.content AS s_content, s.tokens AS s_tokens, s."throughPosition" AS s_through, s.version AS s_version
-     FROM path LEFT JOIN s ON true WHERE path."createdAt" >= $4 ORDER BY path.position ASC`,
+    // SQL in the migration context_window_function (PL/pgSQL keeps its plan): the walk from the leaf up the
+    // parent links, stopping past the budget and the summary's last item (not with pastWindow), and the
+    // newest summary on this branch.
+    `SELECT * FROM mnemo_context_window($1, $2, $3::int, $4::timestamp, $5::int)`,
     leafId,
     threadId,
     opts.maxItems ?? chat.historyMaxItems,
     retentionCutoff(),
-    ...(opts.pastWindow ? [] : [budget]),
+    opts.pastWindow ? null : budget,
   );
   const first = rows[0];
   const summary: SummaryRef | null =

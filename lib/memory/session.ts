@@ -61,6 +61,7 @@ export class ThreadNotFoundError extends AppError {
   }
 }
 
+/** An item's columns as ItemRow reads them (the window function, migration context_window_function, returns the same). */
 export const itemColumns = (t: string) =>
   `${t}.id, ${t}."parentId", ${t}.position, ${t}.role::text AS role, ${t}.content, ${t}."toolCalls", ${t}."toolCallId",
    ${t}."toolName", ${t}.status::text AS status, ${t}.error, ${t}.model, ${t}.tokens, ${t}."promptTokens",
@@ -96,22 +97,17 @@ export const openItem = (c: ContentCipher, r: ItemRow): SessionItem =>
 
 /**
  * CTEs `walk` (recursive) and `path`: the items on the branch ending at the
- * leaf, at most `limit` steps up the parent links, with itemColumns. Given
- * `maxTokens`, the walk stops once the branch's tokens pass it and it has
- * passed the item the thread's summary runs through (if it has one): the
- * prompt needs no more, so its cost follows the budget, not the thread's
- * length. The walk carries ids only: whole rows (search vectors, embeddings)
- * would be copied at every step. Arguments name the query's parameters; use
- * after WITH RECURSIVE.
+ * leaf, at most `limit` steps up the parent links, with itemColumns. The walk
+ * carries ids only: whole rows (search vectors, embeddings) would be copied at
+ * every step. Arguments name the query's parameters; use after WITH RECURSIVE.
+ * (The per-turn window, which also stops at the token budget, is the function
+ * in the migration context_window_function.)
  */
-export const branchPath = (leaf: string, thread: string, limit: string, maxTokens?: string) =>
-  `${maxTokens ? `ends AS MATERIALIZED (SELECT "throughItemId" AS id FROM "Summary" WHERE "threadId" = ${thread}), ` : ""}walk AS (
-       SELECT i.id, i."parentId", 1 AS depth, i.tokens AS total, ${maxTokens ? `i.id IN (SELECT id FROM ends)` : "false"} AS summarized
-       FROM "Item" i WHERE i.id = ${leaf} AND i."threadId" = ${thread}
+export const branchPath = (leaf: string, thread: string, limit: string) =>
+  `walk AS (
+       SELECT i.id, i."parentId", 1 AS depth FROM "Item" i WHERE i.id = ${leaf} AND i."threadId" = ${thread}
        UNION ALL
-       SELECT i.id, i."parentId", w.depth + 1, w.total + i.tokens, ${maxTokens ? `w.summarized OR i.id IN (SELECT id FROM ends)` : "false"}
-       FROM "Item" i JOIN walk w ON i.id = w."parentId"
-       WHERE w.depth < ${limit}${maxTokens ? ` AND (w.total <= ${maxTokens} OR (NOT w.summarized AND EXISTS (SELECT 1 FROM ends)))` : ""}
+       SELECT i.id, i."parentId", w.depth + 1 FROM "Item" i JOIN walk w ON i.id = w."parentId" WHERE w.depth < ${limit}
      ), path AS MATERIALIZED (
        SELECT ${itemColumns("i")} FROM walk w JOIN "Item" i ON i.id = w.id
      )`;
