@@ -40,7 +40,8 @@ export function excerpt(text: string, tokens: number, asked: ReadonlySet<string>
   return mark(units.slice(lo, hi + 1).join(" "), lo > 0, hi < units.length - 1);
 }
 
-const mark = (s: string, start: boolean, end: boolean) => `${start ? `${ELLIPSIS} ` : ""}${s}${end ? ` ${ELLIPSIS}` : ""}`;
+const mark = (s: string, start: boolean, end: boolean) =>
+  `${start ? `${ELLIPSIS} ` : ""}${s}${end ? ` ${ELLIPSIS}` : ""}`;
 
 /**
  * Sentences: text up to a full stop, question or exclamation mark (with any
@@ -82,7 +83,13 @@ function bestUnit(units: string[], asked: ReadonlySet<string>): number {
 const WORD = /[\p{L}\p{N}]+/gu;
 
 /** A sentence too long for the cap: the words around its first match (else its start). */
-function cutWords(sentence: string, asked: ReadonlySet<string>, budget: number, cost: (s: string) => number, perChar: number) {
+function cutWords(
+  sentence: string,
+  asked: ReadonlySet<string>,
+  budget: number,
+  cost: (s: string) => number,
+  perChar: number,
+) {
   const words = sentence.split(/\s+/);
   const hit = Math.max(0, words.findIndex((w) => indexWords(w).some((s) => asked.has(s))));
   // Start a few words before the match, so it reads as part of a sentence.

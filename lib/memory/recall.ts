@@ -176,12 +176,13 @@ export async function recall(
   // recent exchanges up to `caps.context` (lib/memory/excerpt.ts).
   const caps = lineCaps(budget);
   const asked = new Set(indexWords(words.join(" ")));
-  const capOf = (h: Hit | null, r: Neighbor) => (h && r.position === h.position && r.threadId === h.threadId ? caps.hit : caps.context);
+  const capOf = (h: Hit | null, r: Neighbor) =>
+    h && r.position === h.position && r.threadId === h.threadId ? caps.hit : caps.context;
   const shown = (h: Hit | null) => (r: Neighbor) => excerpt(r.content, lineTokens(r) - 3, asked, capOf(h, r));
   const takePassage = (h: Hit) => {
     const rows = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
     // The lines' estimated costs are about a floor of the passage's cost: one that cannot fit is never tokenized.
-    const floor = rows.reduce((sum, r) => sum + Math.min(capOf(h, r), Math.max(0, (r.tokens ?? 0) - MESSAGE_OVERHEAD)), 0);
+    const floor = rows.reduce((sum, r) => sum + Math.min(capOf(h, r), Math.max(0, r.tokens - MESSAGE_OVERHEAD)), 0);
     if (!rows.length || tokens + floor > budget) return;
     const p = toPassage(rows, shown(h));
     const cost = countTokens(passageText(p)) + 2;
@@ -208,7 +209,8 @@ export async function recall(
   // stemmed. With less, any word match is worth more than a slice of recency.
   const share = recencyShare(budget, recent);
   const vectorIds = new Set(vectorHits.map((v) => v.id));
-  const weights = share > MOST && share > 1 / Math.max(1, asked.size) ? wordWeights(asked, [...hits.values()], recent) : null;
+  const mostlyRecent = share > MOST && share > 1 / Math.max(1, asked.size);
+  const weights = mostlyRecent ? wordWeights(asked, [...hits.values()], recent) : null;
   const weak = (key: string) => {
     const h = hits.get(key)!;
     return !!weights && !vectorIds.has(key) && !inDates(h.at) && matchedShare(weights, h) < share;
@@ -217,7 +219,8 @@ export async function recall(
   // candidates the cheaper goes first (a short memory before a long passage),
   // while a much more relevant one still beats a cheap weak one.
   const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
-  const hitCost = (h: Hit) => HEADER_TOKENS + h.rows.reduce((sum, r) => sum + Math.min(lineTokens(r), capOf(h, r) + 3), 0);
+  const hitCost = (h: Hit) =>
+    HEADER_TOKENS + h.rows.reduce((sum, r) => sum + Math.min(lineTokens(r), capOf(h, r) + 3), 0);
   const candidates = [
     ...scaled(memScores).map((s) => {
       const m = memById.get(s.key)!;

@@ -61,7 +61,7 @@ export class ThreadNotFoundError extends AppError {
   }
 }
 
-/** An item's columns as ItemRow reads them (the window function, migration context_window_function, returns the same). */
+/** An item's columns as ItemRow reads them (the window function, migration context_window_function, returns these). */
 export const itemColumns = (t: string) =>
   `${t}.id, ${t}."parentId", ${t}.position, ${t}.role::text AS role, ${t}.content, ${t}."toolCalls", ${t}."toolCallId",
    ${t}."toolName", ${t}.status::text AS status, ${t}.error, ${t}.model, ${t}.tokens, ${t}."promptTokens",
