@@ -178,11 +178,13 @@ export async function recall(
   const asked = new Set(indexWords(words.join(" ")));
   const capOf = (h: Hit | null, r: Neighbor) =>
     h && r.position === h.position && r.threadId === h.threadId ? caps.hit : caps.context;
-  const shown = (h: Hit | null) => (r: Neighbor) => excerpt(r.content, lineTokens(r) - 3, asked, capOf(h, r));
+  // What a message's line costs as shown: its text's tokens up to the cap (the role label aside).
+  const shownTokens = (h: Hit | null, r: Neighbor) => Math.min(textTokens(r), capOf(h, r));
+  const shown = (h: Hit | null) => (r: Neighbor) => excerpt(r.content, textTokens(r), asked, capOf(h, r));
   const takePassage = (h: Hit) => {
     const rows = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
     // The lines' estimated costs are about a floor of the passage's cost: one that cannot fit is never tokenized.
-    const floor = rows.reduce((sum, r) => sum + Math.min(capOf(h, r), Math.max(0, r.tokens - MESSAGE_OVERHEAD)), 0);
+    const floor = rows.reduce((sum, r) => sum + shownTokens(h, r), 0);
     if (!rows.length || tokens + floor > budget) return;
     const p = toPassage(rows, shown(h));
     const cost = countTokens(passageText(p)) + 2;
@@ -220,7 +222,7 @@ export async function recall(
   // while a much more relevant one still beats a cheap weak one.
   const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
   const hitCost = (h: Hit) =>
-    HEADER_TOKENS + h.rows.reduce((sum, r) => sum + Math.min(lineTokens(r), capOf(h, r) + 3), 0);
+    HEADER_TOKENS + h.rows.reduce((sum, r) => sum + shownTokens(h, r) + LABEL_TOKENS, 0);
   const candidates = [
     ...scaled(memScores).map((s) => {
       const m = memById.get(s.key)!;
@@ -247,7 +249,7 @@ export async function recall(
       // Lines by their stored token counts, then one exact count of the passage (again only if it overshot).
       let n = 0;
       let estimate = HEADER_TOKENS;
-      const line = (r: Neighbor) => Math.min(lineTokens(r), caps.context + 3);
+      const line = (r: Neighbor) => shownTokens(null, r) + LABEL_TOKENS;
       for (n = 0; n < fresh.length && tokens + estimate + line(fresh[n]) <= budget; n++) estimate += line(fresh[n]);
       if (!n) continue;
       let kept = fresh.slice(0, n).reverse();
@@ -283,8 +285,12 @@ function recencyShare(budget: number, recent: RecentRow[]): number {
 }
 /** "Most" of the history: past this share, recency sets a bar for word matches. */
 const MOST = 0.5;
-/** About what a message costs as a passage line: its text's stored count (less the chat overhead) and the role label. */
-const lineTokens = (r: Neighbor) => (r.tokens ? r.tokens - MESSAGE_OVERHEAD : countTokens(r.content)) + 3;
+/** A message's text tokens: its stored count less the chat overhead (counted here only for rows without one). */
+const textTokens = (r: Neighbor) => (r.tokens ? r.tokens - MESSAGE_OVERHEAD : countTokens(r.content));
+/** About what a role label ("User: ") and line break add to a passage line. */
+const LABEL_TOKENS = 3;
+/** About what a message costs as a whole passage line. */
+const lineTokens = (r: Neighbor) => textTokens(r) + LABEL_TOKENS;
 /** About what a passage's first line (date and title) costs. */
 const HEADER_TOKENS = 20;
 
