@@ -9,6 +9,7 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { addMemory, recordUses } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
+import { loadProfile, profileSelection } from "@/lib/memory/profile";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -76,5 +77,24 @@ describe.each(engines)("memory profile on %s", (engine) => {
     for (let i = 0; i < 40; i++) await addMemory(t.db, user, { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" }, "model", "t");
     const r = await recall(t.db, user, "anything new?", { budget: 100, passages: false });
     expect(r.memories.slice(0, 2).map((m) => m.text)).toEqual(["Keeps bees", "Grows tomatoes"]);
+  });
+
+  it("past the budget with no core memory, the totals still say it does not fit; expired and archived stay out", async () => {
+    const user = (await t.db.user.create({ data: { email: `no-core-${engine}@example.com` } })).id;
+    for (let i = 0; i < 30; i++) await addMemory(t.db, user, { text: `Read book number ${i} on a rainy afternoon in the garden`, source: "inferred" }, "model", "t");
+    const expired = await addMemory(t.db, user, { text: "Is in Lisbon this week", source: "manual", pinned: true }, "user", "t");
+    await t.db.memory.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
+    const archived = await addMemory(t.db, user, { text: "Likes jazz", source: "explicit" }, "user", "t");
+    await t.db.memory.update({ where: { id: archived.id }, data: { status: "archived" } });
+    const forRecall = await loadProfile(t.db, user, 50, 100);
+    expect(forRecall.memories).toEqual([]);
+    expect(forRecall.cost).toBeGreaterThan(100);
+    expect(profileSelection(forRecall, 100).fits).toBe(false);
+    // The dashboard counts every active memory.
+    const all = await loadProfile(t.db, user, 50);
+    expect(all.count).toBe(30);
+    expect(all.memories.map((m) => m.id)).not.toContain(expired.id);
+    expect(all.memories.map((m) => m.id)).not.toContain(archived.id);
+    expect(profileSelection(all, 100_000).fits).toBe(true);
   });
 });

@@ -19,6 +19,7 @@ export type ProfileMemory = {
   tokens: number;
   uses: number;
 };
+/** With a fit budget, `count` and `cost` stop growing once the cost passes it: then they only say "more than fits". */
 export type Profile = { memories: ProfileMemory[]; count: number; cost: number };
 
 /** What one memory line costs in the prompt, beyond its text's tokens. */
@@ -33,7 +34,8 @@ export const CORE_SHARE = 0.4;
  */
 export async function loadProfile(db: Db, userId: string, limit: number, fitBudget?: number): Promise<Profile> {
   const rows = await db.$queryRawUnsafe<Array<Omit<ProfileMemory, "uses" | "id"> & { id: string | null; uses: number; n: number; cost: number }>>(
-    // SQL in the migration memory_use_count (PL/pgSQL keeps its plan).
+    // SQL in the migration memory_profile_core_index (PL/pgSQL keeps its plan): past the budget, counting
+    // stops and the core set is read group by group through an index, not by sorting every memory.
     `SELECT * FROM mnemo_memory_profile($1, $2::int, $3::int, $4::int, $5::int)`,
     userId,
     limit,

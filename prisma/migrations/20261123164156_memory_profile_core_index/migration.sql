@@ -1,0 +1,84 @@
+-- CreateIndex
+CREATE INDEX "Memory_userId_status_source_useCount_idx" ON "Memory"("userId", "status", "source", "useCount" DESC);
+
+
+-- The profile read 1,000 memories every turn to total their cost and sort them all
+-- (PostgreSQL ~4.6 ms of a turn). Now, with fit_budget (recall), counting stops
+-- once the cost passes it (then n and cost are lower bounds: "more than fits"),
+-- and the core set is read per group in order through the index above, each
+-- group at most core_lim rows: pinned; explicit; manual; inferred that were used.
+-- Without fit_budget (the dashboard) every memory is counted and ordered as before.
+CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead int, fit_budget int, core_lim int)
+  RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "sourceRef" text,
+                 "needsRevalidation" boolean, n int, cost int, uses int)
+  LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
+  AS $$
+  #variable_conflict use_column
+  DECLARE
+    total_n int := 0;
+    total_cost int := 0;
+    t int;
+  BEGIN
+    FOR t IN SELECT m.tokens FROM "Memory" m
+             WHERE m."userId" = uid AND m.status = 'active' AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+    LOOP
+      total_n := total_n + 1;
+      total_cost := total_cost + t + line_overhead;
+      EXIT WHEN fit_budget IS NOT NULL AND total_cost > fit_budget;
+    END LOOP;
+    -- One row at least, so the totals come back when no memory does.
+    IF fit_budget IS NULL OR total_cost <= fit_budget THEN
+      RETURN QUERY
+      WITH shown AS (
+        SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
+              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+        FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+        ORDER BY m.pinned DESC, (m.source IN ('explicit', 'manual')) DESC, m."useCount" DESC, seen DESC, m.id COLLATE "C"
+        LIMIT lim
+      )
+      SELECT s.id, s.text, s.kind::text, s.source::text, s.pinned, s.tokens, s."sourceRef", s."needsRevalidation",
+             total_n, total_cost, s."useCount"
+      FROM (SELECT 1) one LEFT JOIN shown s ON true
+      ORDER BY s.pinned DESC, (s.source IN ('explicit', 'manual')) DESC, s."useCount" DESC, s.seen DESC, s.id COLLATE "C";
+      RETURN;
+    END IF;
+    RETURN QUERY
+    WITH core AS (
+      (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
+              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND m.pinned
+         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+       ORDER BY (m.source IN ('explicit', 'manual')) DESC, m."useCount" DESC, seen DESC, m.id COLLATE "C"
+       LIMIT core_lim)
+      UNION ALL
+      (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
+              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND m.source = 'explicit' AND NOT m.pinned
+         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+       ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
+       LIMIT core_lim)
+      UNION ALL
+      (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
+              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND m.source = 'manual' AND NOT m.pinned
+         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+       ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
+       LIMIT core_lim)
+      UNION ALL
+      (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
+              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND m.source = 'inferred' AND NOT m.pinned AND m."useCount" > 0
+         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+       ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
+       LIMIT core_lim)
+    ), kept AS (
+      SELECT * FROM core c
+      ORDER BY c.pinned DESC, (c.source IN ('explicit', 'manual')) DESC, c."useCount" DESC, c.seen DESC, c.id COLLATE "C"
+      LIMIT core_lim
+    )
+    SELECT k.id, k.text, k.kind::text, k.source::text, k.pinned, k.tokens, k."sourceRef", k."needsRevalidation",
+           total_n, total_cost, k."useCount"
+    FROM (SELECT 1) one LEFT JOIN kept k ON true
+    ORDER BY k.pinned DESC, (k.source IN ('explicit', 'manual')) DESC, k."useCount" DESC, k.seen DESC, k.id COLLATE "C";
+  END
+  $$;
