@@ -4,6 +4,7 @@
 import type OpenAI from "openai";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
+import { callFunction } from "@/lib/db/function-calls";
 import { retentionCutoff } from "@/lib/account/retention";
 import { openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
 import { cipherForThread, type ContentCipher } from "@/lib/crypto/content";
@@ -33,17 +34,14 @@ export async function loadContext(
   const { chat } = getConfig();
   const c = opts.cipher ?? (await cipherForThread(db, threadId));
   const budget = opts.budget ?? chat.historyTokenBudget;
-  const rows = await db.$queryRawUnsafe<Row[]>(
+  const rows = await callFunction<Row>(db, {
     // SQL in the migration context_window_function (PL/pgSQL keeps its plan): the walk from the leaf up the
     // parent links, stopping past the budget and the summary's last item (not with pastWindow), and the
-    // newest summary on this branch.
-    `SELECT * FROM mnemo_context_window($1, $2, $3::int, $4::timestamp, $5::int)`,
-    leafId,
-    threadId,
-    opts.maxItems ?? chat.historyMaxItems,
-    retentionCutoff(),
-    opts.pastWindow ? null : budget,
-  );
+    // newest summary on this branch. Sent with recall's reads in one statement (lib/db/function-calls.ts).
+    call: `mnemo_context_window($1, $2, $3::int, $4::timestamp, $5::int)`,
+    params: [leafId, threadId, opts.maxItems ?? chat.historyMaxItems, retentionCutoff(), opts.pastWindow ? null : budget],
+    dates: ["createdAt"],
+  });
   const first = rows[0];
   const summary: SummaryRef | null =
     first?.s_id != null

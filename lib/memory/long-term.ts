@@ -4,6 +4,7 @@
 // memories, whatever ids the caller (a tool call, a form) passes in.
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
+import { callFunction } from "@/lib/db/function-calls";
 import type { Memory, MemoryActor, MemoryKind, MemorySource, MemoryStatus } from "@/lib/generated/prisma/client";
 import { cipherFor, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
@@ -336,17 +337,14 @@ export async function searchMemories(db: Db, userId: string, text: string, limit
   const c = await cipherFor(db, userId);
   const { config, terms } = c.searchTerms(queryTerms(text));
   if (!terms.length) return [];
-  const rows = await db.$queryRawUnsafe<RankedMemory[]>(
+  const rows = await callFunction<RankedMemory>(db, {
     // SQL in the migration recall_functions (PL/pgSQL keeps its plan): ranked on
     // narrow rows, and a word in COMMON_MEMORY_WORD memories or more is left out
     // when the question has rarer ones.
-    `SELECT * FROM mnemo_search_memories($1, $2::int, $3::text[], $4::regconfig, $5::int)`,
-    userId,
-    limit,
-    terms,
-    config,
-    COMMON_MEMORY_WORD,
-  );
+    call: `mnemo_search_memories($1, $2::int, $3::text[], $4::regconfig, $5::int)`,
+    params: [userId, limit, terms, config, COMMON_MEMORY_WORD],
+    dates: ["updatedAt"],
+  });
   return rows.map((m) => openMemory(c, m));
 }
 

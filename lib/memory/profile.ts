@@ -6,6 +6,7 @@
 // Order: pinned; explicit and manual; then inferred, by use and recency.
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
+import { callFunction } from "@/lib/db/function-calls";
 import type { MemoryKind, MemorySource } from "@/lib/generated/prisma/client";
 
 export type ProfileMemory = {
@@ -33,17 +34,20 @@ export const CORE_SHARE = 0.4;
  * than that only the core set is read: the rest could not go in as profile.
  */
 export async function loadProfile(db: Db, userId: string, limit: number, fitBudget?: number): Promise<Profile> {
-  const rows = await db.$queryRawUnsafe<Array<Omit<ProfileMemory, "uses" | "id"> & { id: string | null; uses: number; n: number; cost: number }>>(
+  type Row = Omit<ProfileMemory, "uses" | "id"> & { id: string | null; uses: number; n: number; cost: number };
+  const rows = await callFunction<Row>(db, {
     // SQL in the migration memory_profile_core_index (PL/pgSQL keeps its plan): past the budget, counting
     // stops and the core set is read group by group through an index, not by sorting every memory.
-    `SELECT * FROM mnemo_memory_profile($1, $2::int, $3::int, $4::int, $5::int)`,
-    userId,
-    limit,
-    MEMORY_LINE_OVERHEAD,
-    fitBudget ?? null,
-    // Past the budget only the core set's share can go in: as many of the shortest possible lines as it holds.
-    fitBudget == null ? limit : Math.min(limit, Math.ceil((fitBudget * CORE_SHARE) / (MEMORY_LINE_OVERHEAD + 1))),
-  );
+    call: `mnemo_memory_profile($1, $2::int, $3::int, $4::int, $5::int)`,
+    params: [
+      userId,
+      limit,
+      MEMORY_LINE_OVERHEAD,
+      fitBudget ?? null,
+      // Past the budget only the core set's share can go in: as many of the shortest possible lines as it holds.
+      fitBudget == null ? limit : Math.min(limit, Math.ceil((fitBudget * CORE_SHARE) / (MEMORY_LINE_OVERHEAD + 1))),
+    ],
+  });
   const c = await cipherFor(db, userId);
   return {
     memories: rows.flatMap(({ n: _n, cost: _c, id, ...m }) => (id === null ? [] : [{ ...m, id, text: c.open(m.text) }])),

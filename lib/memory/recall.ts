@@ -7,6 +7,7 @@
 // (lib/memory/vectors.ts), so a question finds what it shares no word with.
 // It goes into the prompt as one delimited data block (see memoryBlock).
 import type { Db } from "@/lib/db/client";
+import { callFunction } from "@/lib/db/function-calls";
 import { cipherFor, indexWords } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
@@ -363,15 +364,12 @@ function toPassage(rows: Neighbor[], text: (r: Neighbor) => string, recent = fal
 
 /** The newest finished messages of the user's most recently active other threads (newest first within each; threads by activity). */
 async function recentExchanges(db: Db, userId: string, excludeThreadId: string | undefined): Promise<RecentRow[]> {
-  return db.$queryRawUnsafe<RecentRow[]>(
+  return callFunction<RecentRow>(db, {
     // SQL in the migration recall_row_tokens (PL/pgSQL keeps its plan).
-    `SELECT * FROM mnemo_recent_exchanges($1, $2, $3::timestamp, $4::int, $5::int)`,
-    userId,
-    excludeThreadId ?? null,
-    retentionCutoff(),
-    RECENT_THREADS,
-    RECENT_MESSAGES,
-  );
+    call: `mnemo_recent_exchanges($1, $2, $3::timestamp, $4::int, $5::int)`,
+    params: [userId, excludeThreadId ?? null, retentionCutoff(), RECENT_THREADS, RECENT_MESSAGES],
+    dates: ["createdAt"],
+  });
 }
 
 /** Memories found only by vector, read (and decrypted) by id, the user's own and active only. */
@@ -388,16 +386,12 @@ async function loadMissingMemories(db: Db, userId: string, ids: string[], into: 
 /** Vector hits with their neighbours, in one query (hits outside the user's searchable threads yield nothing). */
 async function passagesAround(db: Db, userId: string, hits: VectorHit[], excludeThreadId: string | undefined, n: number): Promise<NeighborRow[]> {
   if (!hits.length) return [];
-  return db.$queryRawUnsafe<NeighborRow[]>(
+  return callFunction<NeighborRow>(db, {
     // SQL in the migration recall_functions: the same filters and neighbours as the word search.
-    `SELECT * FROM mnemo_hits_with_neighbours($1, $2, $3::text[], $4::float8[], $5::int, $6::timestamp)`,
-    userId,
-    excludeThreadId ?? null,
-    hits.map((h) => h.id),
-    hits.map((h) => h.score),
-    n,
-    retentionCutoff(),
-  );
+    call: `mnemo_hits_with_neighbours($1, $2, $3::text[], $4::float8[], $5::int, $6::timestamp)`,
+    params: [userId, excludeThreadId ?? null, hits.map((h) => h.id), hits.map((h) => h.score), n, retentionCutoff()],
+    dates: PASSAGE_DATES,
+  });
 }
 
 /** The best-matching messages from the user's other threads, each with its neighbours, in one query. */
@@ -411,29 +405,35 @@ async function searchPassages(
   dates: DateRange[],
 ) {
   if (!terms.length) return [];
-  return db.$queryRawUnsafe<NeighborRow[]>(
+  return callFunction<NeighborRow>(db, {
     // Ranked like BM25 (inverse document frequency of each matching word, length
     // normalisation, a bonus for dates the question names), with a flat cost: how
     // common a word is comes from a fixed sample of the newest messages, and only
     // rare words are looked up in the index. SQL and its reasoning: the migration
     // recall_functions (PL/pgSQL keeps its plan).
-    `SELECT * FROM mnemo_recall_passages($1, $2, $3::int, $4::int, $5::text[], $6::int, $7::regconfig, $8::timestamp,
+    call: `mnemo_recall_passages($1, $2, $3::int, $4::int, $5::text[], $6::int, $7::regconfig, $8::timestamp,
        $9::timestamp[], $10::timestamp[], $11::float8, $12::int, $13::int)`,
-    userId,
-    excludeThreadId ?? null,
-    limit,
-    n,
-    terms,
-    COMMON_WORD_DOCS,
-    config,
-    retentionCutoff(),
-    dates.map((d) => d.start),
-    dates.map((d) => d.end),
-    DATE_BONUS,
-    SAMPLE_DOCS,
-    FETCH_ROWS,
-  );
+    params: [
+      userId,
+      excludeThreadId ?? null,
+      limit,
+      n,
+      terms,
+      COMMON_WORD_DOCS,
+      config,
+      retentionCutoff(),
+      dates.map((d) => d.start),
+      dates.map((d) => d.end),
+      DATE_BONUS,
+      SAMPLE_DOCS,
+      FETCH_ROWS,
+    ],
+    dates: PASSAGE_DATES,
+  });
 }
+
+/** The timestamp columns of a passage row. */
+const PASSAGE_DATES = ["hitAt", "createdAt"];
 
 /** Messages from a date the question names rank as if they matched one more rare word. */
 const DATE_BONUS = 6;

@@ -1,0 +1,60 @@
+// Calls of the app's set-returning SQL functions (the hot path's reads:
+// history window, memory profile, memory and passage search, recent
+// exchanges). Calls made together (in the same tick, as a turn's concurrent
+// reads are) travel as ONE statement: each function's rows come back as one
+// JSON column. A turn then costs one round trip and one pooled connection
+// instead of five: on PostgreSQL each round trip is a socket write and a
+// wake-up of the server process, on PGlite a pass through its single-threaded
+// engine, and the client's per-query work is paid once (DataLoader does the
+// batching).
+import DataLoader from "dataloader";
+import type { Db } from "./client";
+
+export type FunctionCall = {
+  /** A set-returning function call with $1…$n placeholders, e.g. `mnemo_recent_exchanges($1, $2::int)`. */
+  call: string;
+  params: unknown[];
+  /** Columns holding timestamps (JSON carries them as text without a zone: the database stores UTC). */
+  dates?: readonly string[];
+};
+
+type Row = Record<string, unknown>;
+
+const loaders = new WeakMap<Db, DataLoader<FunctionCall, Row[]>>();
+
+/** The rows of one function call, batched with the other calls made in the same tick on the same client. */
+export function callFunction<T>(db: Db, fc: FunctionCall): Promise<T[]> {
+  let loader = loaders.get(db);
+  if (!loader) {
+    // A transaction is its own client: its calls are never mixed with others'.
+    loader = new DataLoader((calls) => runTogether(db, calls), { cache: false, maxBatchSize: MAX_CALLS });
+    loaders.set(db, loader);
+  }
+  return loader.load(fc) as Promise<T[]>;
+}
+
+/** Enough for a turn's reads; more calls go in further statements. */
+const MAX_CALLS = 16;
+
+async function runTogether(db: Db, calls: readonly FunctionCall[]): Promise<Row[][]> {
+  const params: unknown[] = [];
+  const columns = calls.map((fc, i) => {
+    const offset = params.length;
+    params.push(...fc.params);
+    const call = fc.call.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    // WITH ORDINALITY keeps each function's own row order through the aggregate.
+    return `(SELECT COALESCE(json_agg(r ORDER BY r.ordinality), '[]')::text FROM ${call} WITH ORDINALITY r) AS c${i}`;
+  });
+  const [row] = await db.$queryRawUnsafe<Array<Record<string, string>>>(`SELECT ${columns.join(", ")}`, ...params);
+  return calls.map((fc, i) => decodeRows(JSON.parse(row[`c${i}`]) as Row[], fc.dates ?? []));
+}
+
+const ZONED = /(Z|[+-]\d\d(:?\d\d)?)$/;
+
+function decodeRows(rows: Row[], dates: readonly string[]): Row[] {
+  for (const r of rows) {
+    delete r.ordinality;
+    for (const d of dates) if (typeof r[d] === "string") r[d] = new Date(ZONED.test(r[d]) ? r[d] : `${r[d]}Z`);
+  }
+  return rows;
+}
