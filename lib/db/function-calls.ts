@@ -11,7 +11,7 @@ import DataLoader from "dataloader";
 import type { Db } from "./client";
 
 export type FunctionCall = {
-  /** A set-returning function call with $1…$n placeholders, e.g. `mnemo_recent_exchanges($1, $2::int)`. */
+  /** A call of a function returning rows (a table or row type), $1…$n placeholders: `mnemo_recent_exchanges($1, $2::int)`. */
   call: string;
   params: unknown[];
   /** Columns holding timestamps (JSON carries them as text without a zone: the database stores UTC). */

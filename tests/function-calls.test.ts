@@ -1,0 +1,87 @@
+// The hot path's SQL function calls: made together they travel as one
+// statement, and each caller still gets its own rows, in order, with
+// timestamps as dates; a failing call fails only its statement, and a
+// transaction's calls run in that transaction.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { callFunction } from "@/lib/db/function-calls";
+import type { Db } from "@/lib/db/client";
+
+describe.each(engines)("SQL function calls on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+
+  /** A client that counts the statements it sends. */
+  function counting(): { db: Db; statements: () => number } {
+    let n = 0;
+    const db = t.db.$extends({
+      query: {
+        $allOperations: ({ args, query }) => {
+          n++;
+          return query(args);
+        },
+      },
+    }) as unknown as Db;
+    return { db, statements: () => n };
+  }
+
+  // A row-returning function for the tests: rows given as JSON come back as recall's passage rows.
+  type PassageRow = { hit: string; hitPosition: number; hitAt: Date | null; content: string | null };
+  const rowsOf = (rows: Array<Partial<PassageRow>>) => ({
+    call: "json_populate_recordset(NULL::mnemo_passage_row, $1::json)",
+    params: [JSON.stringify(rows)],
+    dates: ["hitAt"],
+  });
+
+  it("calls made together travel in one statement and each gets its own rows in order", async () => {
+    const { db, statements } = counting();
+    const many = Array.from({ length: 50 }, (_, i) => ({ hit: `h${50 - i}`, hitPosition: 50 - i }));
+    const tricky = [{ hit: "b", content: "it's \"quoted\"\n<and> \\ 🙂" }, { hit: "a", content: null }];
+    const [first, second, none] = await Promise.all([
+      callFunction<PassageRow>(db, rowsOf(many)),
+      callFunction<PassageRow>(db, rowsOf(tricky)),
+      callFunction<PassageRow>(db, rowsOf([])),
+    ]);
+    expect(statements()).toBe(1);
+    // The second call's $1 was renumbered after the first's.
+    expect(first.map((r) => [r.hit, r.hitPosition])).toEqual(many.map((r) => [r.hit, r.hitPosition]));
+    expect(second.map((r) => [r.hit, r.content])).toEqual(tricky.map((r) => [r.hit, r.content]));
+    expect(none).toEqual([]);
+    // A call made after they finished is a statement of its own.
+    await callFunction(db, rowsOf(tricky));
+    expect(statements()).toBe(2);
+  });
+
+  it("timestamps come back as the same instants", async () => {
+    const [row] = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "x", hitAt: "2026-03-01T23:30:00.125" as unknown as Date }]));
+    expect(row.hitAt).toEqual(new Date("2026-03-01T23:30:00.125Z"));
+    const [none] = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "y" }]));
+    expect(none.hitAt).toBeNull();
+  });
+
+  it("a failing call rejects the calls that shared its statement, and later calls work", async () => {
+    const results = await Promise.allSettled([
+      callFunction(t.db, rowsOf([{ hit: "fine" }])),
+      callFunction(t.db, { call: "json_populate_recordset(NULL::mnemo_passage_row, $1::json)", params: ["not json"] }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    const rows = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "again" }]));
+    expect(rows.map((r) => r.hit)).toEqual(["again"]);
+  });
+
+  it("a transaction's calls run inside it", async () => {
+    const user = await t.db.user.create({ data: { email: `calls-${engine}@example.com` } });
+    const seen = await t.db.$transaction(async (tx) => {
+      const thread = await tx.thread.create({ data: { userId: user.id, title: "not committed yet" } });
+      const rows = await callFunction<{ id: string }>(tx as unknown as Db, {
+        call: "mnemo_searchable_threads($1, NULL, $2::timestamp)",
+        params: [user.id, new Date(0)],
+      });
+      return { thread: thread.id, rows: rows.map((r) => r.id) };
+    });
+    expect(seen.rows).toEqual([seen.thread]);
+  });
+});
