@@ -227,13 +227,15 @@ export async function recall(
   const candidates = [
     ...scaled(memScores).map((s) => {
       const m = memById.get(s.key)!;
-      return { score: s.score / Math.sqrt(memCost(m)), weak: false, take: () => takeMemory(m) };
+      return { score: s.score / Math.sqrt(memCost(m)), at: 0, position: 0, weak: false, take: () => takeMemory(m) };
     }),
     ...scaled(hitScores).map((s) => {
       const h = hits.get(s.key)!;
-      return { score: s.score / Math.sqrt(hitCost(h)), weak: weak(s.key), take: () => takePassage(h) };
+      return { score: s.score / Math.sqrt(hitCost(h)), at: h.at.getTime(), position: h.position, weak: weak(s.key), take: () => takePassage(h) };
     }),
-  ].sort((a, b) => b.score - a.score);
+    // Of two equally good passages the newer goes first (what was said last is likelier current), not whichever
+    // the database listed first.
+  ].sort((a, b) => b.score - a.score || b.at - a.at || b.position - a.position);
   for (const cand of candidates) if (!cand.weak) cand.take();
   // Budget relevance left unused is not wasted: the newest exchanges of the
   // user's other recent threads are the likeliest context ("as I said
