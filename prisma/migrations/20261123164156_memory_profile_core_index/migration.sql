@@ -1,13 +1,17 @@
+-- DropIndex
+DROP INDEX "Memory_userId_status_pinned_idx";
+
 -- CreateIndex
-CREATE INDEX "Memory_userId_status_source_useCount_idx" ON "Memory"("userId", "status", "source", "useCount" DESC);
+CREATE INDEX "Memory_userId_status_pinned_source_useCount_idx" ON "Memory"("userId", "status", "pinned", "source", "useCount" DESC);
 
 
 -- The profile read 1,000 memories every turn to total their cost and sort them all
 -- (PostgreSQL ~4.6 ms of a turn). Now, with fit_budget (recall), counting stops
 -- once the cost passes it (then n and cost are lower bounds: "more than fits"),
--- and the core set is read per group in order through the index above, each
--- group at most core_lim rows: pinned; explicit; manual; inferred that were used.
--- Without fit_budget (the dashboard) every memory is counted and ordered as before.
+-- and the core set is read group by group in order through the index above
+-- (pinned or not, by source; inferred ones only once used), each group at most
+-- core_lim rows. Without fit_budget (the dashboard) every memory is counted and
+-- ordered as before.
 CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead int, fit_budget int, core_lim int)
   RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "sourceRef" text,
                  "needsRevalidation" boolean, n int, cost int, uses int)
@@ -43,36 +47,18 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
       RETURN;
     END IF;
     RETURN QUERY
-    WITH core AS (
-      (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
-              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
-       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND m.pinned
-         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
-       ORDER BY (m.source IN ('explicit', 'manual')) DESC, m."useCount" DESC, seen DESC, m.id COLLATE "C"
-       LIMIT core_lim)
-      UNION ALL
-      (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
-              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
-       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND m.source = 'explicit' AND NOT m.pinned
-         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
-       ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
-       LIMIT core_lim)
-      UNION ALL
-      (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
-              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
-       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND m.source = 'manual' AND NOT m.pinned
-         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
-       ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
-       LIMIT core_lim)
-      UNION ALL
-      (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
-              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
-       FROM "Memory" m WHERE m."userId" = uid AND m.status = 'active' AND m.source = 'inferred' AND NOT m.pinned AND m."useCount" > 0
-         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
-       ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
-       LIMIT core_lim)
-    ), kept AS (
-      SELECT * FROM core c
+    WITH kept AS (
+      SELECT c.* FROM (VALUES (true, 'explicit'::"MemorySource", 0), (true, 'manual', 0), (true, 'inferred', 0),
+                              (false, 'explicit', 0), (false, 'manual', 0), (false, 'inferred', 1)) AS g(pinned, source, min_uses)
+      CROSS JOIN LATERAL (
+        SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
+                     COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+        FROM "Memory" m
+        WHERE m."userId" = uid AND m.status = 'active' AND m.pinned = g.pinned AND m.source = g.source
+          AND m."useCount" >= g.min_uses AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+        ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
+        LIMIT core_lim
+      ) c
       ORDER BY c.pinned DESC, (c.source IN ('explicit', 'manual')) DESC, c."useCount" DESC, c.seen DESC, c.id COLLATE "C"
       LIMIT core_lim
     )
