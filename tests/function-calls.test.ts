@@ -1,10 +1,11 @@
-// The hot path's SQL function calls: made together they travel as one
-// statement, and each caller still gets its own rows, in order, with
-// timestamps as dates; a failing call fails only its statement, and a
-// transaction's calls run in that transaction.
+// The hot path's SQL function calls: made together in one readTogether they
+// travel as one statement, and each caller still gets its own rows, in order,
+// with timestamps as dates; separate requests are never batched together; a
+// failing call fails only its statement, and a transaction's calls run in
+// that transaction.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { callFunction } from "@/lib/db/function-calls";
+import { callFunction, readTogether } from "@/lib/db/function-calls";
 import type { Db } from "@/lib/db/client";
 
 describe.each(engines)("SQL function calls on %s", (engine) => {
@@ -40,11 +41,13 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     const { db, statements } = counting();
     const many = Array.from({ length: 50 }, (_, i) => ({ hit: `h${50 - i}`, hitPosition: 50 - i }));
     const tricky = [{ hit: "b", content: "it's \"quoted\"\n<and> \\ 🙂" }, { hit: "a", content: null }];
-    const [first, second, none] = await Promise.all([
-      callFunction<PassageRow>(db, rowsOf(many)),
-      callFunction<PassageRow>(db, rowsOf(tricky)),
-      callFunction<PassageRow>(db, rowsOf([])),
-    ]);
+    const [first, second, none] = await readTogether(() =>
+      Promise.all([
+        callFunction<PassageRow>(db, rowsOf(many)),
+        callFunction<PassageRow>(db, rowsOf(tricky)),
+        callFunction<PassageRow>(db, rowsOf([])),
+      ]),
+    );
     expect(statements()).toBe(1);
     // The second call's $1 was renumbered after the first's.
     expect(first.map((r) => [r.hit, r.hitPosition])).toEqual(many.map((r) => [r.hit, r.hitPosition]));
@@ -55,6 +58,17 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     expect(statements()).toBe(2);
   });
 
+  it("two requests' calls are never batched together, even in the same tick", async () => {
+    const { db, statements } = counting();
+    const request = (hit: string) => readTogether(() => Promise.all([callFunction<PassageRow>(db, rowsOf([{ hit }])), callFunction<PassageRow>(db, rowsOf([{ hit: `${hit}2` }]))]));
+    const [a, b] = await Promise.all([request("a"), request("b")]);
+    expect(statements()).toBe(2);
+    expect([a, b].map((r) => r.flat().map((x) => x.hit))).toEqual([["a", "a2"], ["b", "b2"]]);
+    // Outside readTogether each call is a statement of its own.
+    await Promise.all([callFunction(db, rowsOf([{ hit: "c" }])), callFunction(db, rowsOf([{ hit: "d" }]))]);
+    expect(statements()).toBe(4);
+  });
+
   it("timestamps come back as the same instants", async () => {
     const [row] = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "x", hitAt: "2026-03-01T23:30:00.125" as unknown as Date }]));
     expect(row.hitAt).toEqual(new Date("2026-03-01T23:30:00.125Z"));
@@ -63,10 +77,12 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
   });
 
   it("a failing call rejects the calls that shared its statement, and later calls work", async () => {
-    const results = await Promise.allSettled([
-      callFunction(t.db, rowsOf([{ hit: "fine" }])),
-      callFunction(t.db, { call: "json_populate_recordset(NULL::mnemo_passage_row, $1::json)", params: ["not json"] }),
-    ]);
+    const results = await readTogether(() =>
+      Promise.allSettled([
+        callFunction(t.db, rowsOf([{ hit: "fine" }])),
+        callFunction(t.db, { call: "json_populate_recordset(NULL::mnemo_passage_row, $1::json)", params: ["not json"] }),
+      ]),
+    );
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     const rows = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "again" }]));
     expect(rows.map((r) => r.hit)).toEqual(["again"]);

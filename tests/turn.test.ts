@@ -47,6 +47,27 @@ describe.each(engines)("turns on %s", (engine) => {
     expect((await t.db.thread.findUniqueOrThrow({ where: { id: threadId } })).title).toMatch(/^Mock answer to: User: hello/);
   });
 
+  it("a turn reads its window and its recall in one statement", async () => {
+    // An earlier thread, so recall has passages to search.
+    await collect(runTurn(t.db, userId, { kind: "send", content: "my garden has tomatoes" }, { defer }));
+    const reads: string[] = [];
+    const db = t.db.$extends({
+      query: {
+        $allOperations: ({ args, operation, query }) => {
+          if (operation === "$queryRawUnsafe") reads.push(String((args as unknown[])[0]));
+          return query(args);
+        },
+      },
+    }) as unknown as typeof t.db;
+    const events = await collect(runTurn(db, userId, { kind: "send", content: "what grows in my garden?" }, { defer }));
+    expect(events.at(-1)?.type).toBe("done");
+    const window = reads.filter((sql) => sql.includes("mnemo_context_window("));
+    expect(window).toHaveLength(1);
+    for (const fn of ["mnemo_memory_profile(", "mnemo_recall_passages(", "mnemo_recent_exchanges("]) expect(window[0]).toContain(fn);
+    expect(reads.filter((sql) => sql.includes("mnemo_recall_passages("))).toHaveLength(1);
+    await flush();
+  });
+
   it("a session that was signed out cannot write, even with its old token", async () => {
     const first = await collect(runTurn(t.db, userId, { kind: "send", content: "hello again" }, { defer, sid: "desk" }));
     const threadId = (first[0] as { threadId: string }).threadId;

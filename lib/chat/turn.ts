@@ -34,6 +34,7 @@ import { runDueJobs } from "@/lib/jobs/worker";
 import { isDatabaseUnavailable } from "@/lib/errors";
 import { AppError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
+import { readTogether } from "@/lib/db/function-calls";
 
 export function messageSchema() {
   const max = getConfig().chat.maxMessageChars;
@@ -215,7 +216,8 @@ export async function* runTurn(
   const memBudget = getConfig().memory.tokenBudget;
   // The first lease renewal rides along with the context queries (no round trip of its own);
   // until it lands, the sweeper measures the lease from the answer's updatedAt.
-  const [, ctx, recalled, overLimit] = await Promise.all([
+  // The window's and recall's reads travel as one statement (lib/db/function-calls.ts).
+  const [, ctx, recalled, overLimit] = await readTogether(() => Promise.all([
     renewLease(db, p.assistant.id).catch(() => undefined),
     loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
     useMemory && memBudget > 0
@@ -227,7 +229,7 @@ export async function* runTurn(
         })
       : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
     checkLimits(db, userId),
-  ]);
+  ]));
   opts.onContext?.(ctx);
   const block = memoryBlock(recalled);
   let messages = buildPrompt(ctx, block);

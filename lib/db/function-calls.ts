@@ -1,12 +1,15 @@
 // Calls of the app's set-returning SQL functions (the hot path's reads:
 // history window, memory profile, memory and passage search, recent
-// exchanges). Calls made together (in the same tick, as a turn's concurrent
-// reads are) travel as ONE statement: each function's rows come back as one
-// JSON column. A turn then costs one round trip and one pooled connection
-// instead of five: on PostgreSQL each round trip is a socket write and a
-// wake-up of the server process, on PGlite a pass through its single-threaded
-// engine, and the client's per-query work is paid once (DataLoader does the
-// batching).
+// exchanges). Inside `readTogether` (a turn wraps its concurrent reads in it),
+// the calls made in the same tick travel as ONE statement: each function's
+// rows come back as one JSON column. A turn then costs one round trip and one
+// pooled connection instead of five: on PostgreSQL each round trip is a socket
+// write and a wake-up of the server process, on PGlite a pass through its
+// single-threaded engine, and the client's per-query work is paid once
+// (DataLoader does the batching). Batches never span requests: one user's
+// reads never wait behind, or fail with, another's, and concurrent turns still
+// spread over the pool.
+import { AsyncLocalStorage } from "node:async_hooks";
 import DataLoader from "dataloader";
 import type { Db } from "./client";
 
@@ -20,10 +23,18 @@ export type FunctionCall = {
 
 type Row = Record<string, unknown>;
 
-const loaders = new WeakMap<Db, DataLoader<FunctionCall, Row[]>>();
+type Loaders = Map<Db, DataLoader<FunctionCall, Row[]>>;
+const scope = new AsyncLocalStorage<Loaders>();
 
-/** The rows of one function call, batched with the other calls made in the same tick on the same client. */
-export function callFunction<T>(db: Db, fc: FunctionCall): Promise<T[]> {
+/** Runs `fn` so that the function calls it makes in the same tick share one statement. */
+export function readTogether<T>(fn: () => Promise<T>): Promise<T> {
+  return scope.run(new Map(), fn);
+}
+
+/** The rows of one function call: batched with the calls made in the same tick in the same `readTogether`. */
+export async function callFunction<T>(db: Db, fc: FunctionCall): Promise<T[]> {
+  const loaders = scope.getStore();
+  if (!loaders) return (await runTogether(db, [fc]))[0] as T[];
   let loader = loaders.get(db);
   if (!loader) {
     // A transaction is its own client: its calls are never mixed with others'.

@@ -15,6 +15,7 @@ const { appendItems } = await import("../../lib/memory/session");
 const { loadContext, buildPrompt } = await import("../../lib/chat/context");
 const { recall, memoryBlock } = await import("../../lib/memory/recall");
 const { getConfig } = await import("../../lib/config");
+const { readTogether } = await import("../../lib/db/function-calls");
 const { countTokens } = await import("../../lib/memory/tokens");
 const { UPKEEP_SQL } = await import("../../lib/db/statistics");
 const { runTurn } = await import("../../lib/chat/turn");
@@ -96,8 +97,10 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
     for (let i = 0; i < ITERATIONS + 20; i++) {
       const question = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
       const t0 = performance.now();
-      // What a turn does: the window and the memory recall, concurrently, then the prompt.
-      const [ctx, r] = await Promise.all([loadContext(t.db, thread.id, leaf), recall(t.db, user.id, question, { budget, excludeThreadId: thread.id })]);
+      // What a turn does: the window and the memory recall, read together (one statement), then the prompt.
+      const [ctx, r] = await readTogether(() =>
+        Promise.all([loadContext(t.db, thread.id, leaf), recall(t.db, user.id, question, { budget, excludeThreadId: thread.id })]),
+      );
       buildPrompt(ctx, memoryBlock(r));
       const t1 = performance.now();
       buildPrompt(await loadContext(t.db, thread.id, leaf));
