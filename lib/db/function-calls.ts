@@ -60,7 +60,8 @@ async function runTogether(db: Db, calls: readonly FunctionCall[]): Promise<Row[
   return calls.map((fc, i) => decodeRows(JSON.parse(row[`c${i}`]) as Row[], fc.dates ?? []));
 }
 
-const ZONED = /(Z|[+-]\d\d(:?\d\d)?)$/;
+/** A timestamp with a zone (timestamptz columns: "…+00:00"); ours are UTC without one. */
+const ZONED = /(Z|[+-]\d\d:\d\d)$/;
 
 function decodeRows(rows: Row[], dates: readonly string[]): Row[] {
   for (const r of rows) {
