@@ -217,19 +217,21 @@ export async function* runTurn(
   // The first lease renewal rides along with the context queries (no round trip of its own);
   // until it lands, the sweeper measures the lease from the answer's updatedAt.
   // The window's and recall's reads travel as one statement (lib/db/function-calls.ts).
-  const [, ctx, recalled, overLimit] = await readTogether(() => Promise.all([
-    renewLease(db, p.assistant.id).catch(() => undefined),
-    loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
-    useMemory && memBudget > 0
-      ? recall(db, userId, p.userItem.content, {
-          budget: memBudget,
-          excludeThreadId: p.threadId,
-          // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
-          semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content) : undefined,
-        })
-      : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
-    checkLimits(db, userId),
-  ]));
+  const [, ctx, recalled, overLimit] = await readTogether(() =>
+    Promise.all([
+      renewLease(db, p.assistant.id).catch(() => undefined),
+      loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
+      useMemory && memBudget > 0
+        ? recall(db, userId, p.userItem.content, {
+            budget: memBudget,
+            excludeThreadId: p.threadId,
+            // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
+            semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content) : undefined,
+          })
+        : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
+      checkLimits(db, userId),
+    ]),
+  );
   opts.onContext?.(ctx);
   const block = memoryBlock(recalled);
   let messages = buildPrompt(ctx, block);
