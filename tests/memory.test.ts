@@ -174,6 +174,37 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(block).toContain("\\u003c/user_memory\\u003e");
   });
 
+  it("lists memories by kind, one plain escaped line each, pinned ones marked", () => {
+    const mem = (id: string, text: string, kind: "fact" | "preference", pinned = false) =>
+      ({ id, text, kind, pinned, sourceRef: null, needsRevalidation: false });
+    const block = memoryBlock({
+      memories: [mem("a", "Likes \"strong\" tea", "preference"), mem("b", "Has a dog named Max", "fact", true), mem("c", "Lives in Porto", "fact")],
+      passages: [],
+      tokens: 0,
+    })!;
+    expect(block).toContain('Facts:\n- Has a dog named Max (pinned)\n- Lives in Porto\nPreferences:\n- Likes \\"strong\\" tea\n');
+  });
+
+  it("a hit next to a passage already taken joins it: one passage in order, one header", async () => {
+    const ivy = (await t.db.user.create({ data: { email: `ivy-${engine}@example.com` } })).id;
+    const th = await t.db.thread.create({ data: { userId: ivy, title: "Garden" } });
+    const texts = Array.from({ length: 60 }, (_, i) => `Filler line ${i} about the weather and nothing much.`);
+    texts[10] = "We planted a kumquat tree by the gate.";
+    texts[15] = "A zebra finch nests in the hedge.";
+    texts[40] = "The zebra finch left in autumn, someone said.";
+    await appendItems(t.db, th.id, texts.map((content, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content })));
+    const r = await recall(t.db, ivy, "kumquat tree and zebra finch?", { budget: 500 });
+    const found = r.passages.filter((p) => !p.recent);
+    // Hits at 10 and 15 (two neighbours each side) adjoin: one passage of positions 8..17; the hit at 40 stands alone.
+    const joined = found.find((p) => p.lines.some((l) => l.includes("kumquat")))!;
+    expect(joined.lines.map((l) => l.replace(/^\w+: /, ""))).toEqual(texts.slice(8, 18));
+    expect(found.filter((p) => p.lines.some((l) => l.includes("zebra finch nests")))).toEqual([joined]);
+    expect(found.some((p) => p !== joined && p.lines.some((l) => l.includes("left in autumn")))).toBe(true);
+    expect(memoryBlock(r)!.match(/"Garden":/g)).toHaveLength(found.length + r.passages.filter((p) => p.recent).length);
+    expect(r.tokens).toBeLessThanOrEqual(500);
+    expect(countTokens(memoryBlock(r)!)).toBeLessThan(560); // the block's own header aside, within budget
+  });
+
   it("recalls passages from the user's other threads, never another user's or a temporary one", async () => {
     const other = await t.db.thread.create({ data: { userId: alice, title: "Trip" } });
     await appendItems(t.db, other.id, [{ role: "user", content: "We visited the Alhambra in Granada" }, { role: "assistant", content: "Sounds lovely" }]);

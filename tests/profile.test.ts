@@ -38,7 +38,7 @@ describe.each(engines)("memory profile on %s", (engine) => {
       const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
       expect(done.memoriesUsed.map((m) => m.text).sort()).toEqual([...FOUR].sort());
       const sent = mock.chatRequests().at(-1)!.body.messages.map((m: { content: string }) => m.content).join("\n");
-      for (const text of FOUR) expect(sent).toContain(JSON.stringify(text));
+      for (const text of FOUR) expect(sent).toContain(`\n- ${text}\n`);
     }
   });
 

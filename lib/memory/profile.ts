@@ -24,7 +24,7 @@ export type ProfileMemory = {
 export type Profile = { memories: ProfileMemory[]; count: number; cost: number };
 
 /** What one memory line costs in the prompt, beyond its text's tokens. */
-export const MEMORY_LINE_OVERHEAD = 8;
+export const MEMORY_LINE_OVERHEAD = 3;
 /** Past the budget, the core set takes at most this share of it; relevance decides the rest. */
 export const CORE_SHARE = 0.4;
 
