@@ -205,6 +205,23 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(countTokens(memoryBlock(r)!)).toBeLessThan(560); // the block's own header aside, within budget
   });
 
+  it("the recent exchanges are read only as far as the budget, however long the messages", async () => {
+    const jo = (await t.db.user.create({ data: { email: `jo-${engine}@example.com` } })).id;
+    const th = await t.db.thread.create({ data: { userId: jo, title: "Imported" } });
+    const long = (i: number) => `Answer ${i}: ${"a long imported answer with many words ".repeat(60)}`;
+    await appendItems(t.db, th.id, Array.from({ length: 24 }, (_, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content: long(i) })));
+    const rows = (cap: number | null) =>
+      t.db.$queryRawUnsafe<Array<{ position: number }>>(
+        `SELECT position FROM mnemo_recent_exchanges($1, NULL, NULL::timestamp, 8, 24, $2::int, 104)`, jo, cap);
+    // Each message shows at most 104 tokens: 800 tokens need 8 of them, and the one that crosses comes too.
+    expect((await rows(800)).map((r) => r.position)).toEqual([23, 22, 21, 20, 19, 18, 17, 16]);
+    expect(await rows(null)).toHaveLength(24);
+    // What fills the budget is still the newest messages, excerpted.
+    const r = await recall(t.db, jo, "hello there", { budget: 800 });
+    expect(r.passages.filter((p) => p.recent).flatMap((p) => p.lines).join("\n")).toContain("Answer 23");
+    expect(r.tokens).toBeLessThanOrEqual(800);
+  });
+
   it("recalls passages from the user's other threads, never another user's or a temporary one", async () => {
     const other = await t.db.thread.create({ data: { userId: alice, title: "Trip" } });
     await appendItems(t.db, other.id, [{ role: "user", content: "We visited the Alhambra in Granada" }, { role: "assistant", content: "Sounds lovely" }]);

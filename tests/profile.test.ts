@@ -9,7 +9,7 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { addMemory, recordUses } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
-import { loadProfile, profileSelection } from "@/lib/memory/profile";
+import { CORE_SHARE, loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "@/lib/memory/profile";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -96,5 +96,23 @@ describe.each(engines)("memory profile on %s", (engine) => {
     expect(all.memories.map((m) => m.id)).not.toContain(expired.id);
     expect(all.memories.map((m) => m.id)).not.toContain(archived.id);
     expect(profileSelection(all, 100_000).fits).toBe(true);
+  });
+
+  it("past the budget, recall reads the core set only as far as its share of the budget, pinned ones always", async () => {
+    const user = (await t.db.user.create({ data: { email: `core-share-${engine}@example.com` } })).id;
+    // 60 explicit memories of ~12 tokens: the core share of 400 tokens (160) holds about 11 of them.
+    for (let i = 0; i < 60; i++) await addMemory(t.db, user, { text: `Said on day ${i} that the north garden needs watering`, source: "explicit" }, "user", "t");
+    const pinned = await addMemory(t.db, user, { text: "Pinned: call me Ro", source: "inferred", pinned: true }, "user", "t");
+    const p = await loadProfile(t.db, user, 100, 400);
+    const unpinned = p.memories.filter((m) => !m.pinned);
+    const cost = (ms: typeof unpinned) => ms.reduce((sum, m) => sum + m.tokens + MEMORY_LINE_OVERHEAD, 0);
+    expect(p.memories.map((m) => m.id)).toContain(pinned.id);
+    // Every row but the last was needed to reach the share; no more were read.
+    expect(cost(unpinned.slice(0, -1))).toBeLessThan(400 * CORE_SHARE);
+    expect(cost(unpinned)).toBeGreaterThanOrEqual(400 * CORE_SHARE);
+    expect(unpinned.length).toBeLessThan(20);
+    // What recall takes of it is unchanged: the core set within its share.
+    const { take } = profileSelection(p, 400);
+    expect(cost(take.filter((m) => !m.pinned))).toBeLessThanOrEqual(400 * CORE_SHARE);
   });
 });

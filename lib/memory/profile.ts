@@ -36,16 +36,18 @@ export const CORE_SHARE = 0.4;
 export async function loadProfile(db: Db, userId: string, limit: number, fitBudget?: number): Promise<Profile> {
   type Row = Omit<ProfileMemory, "uses" | "id"> & { id: string | null; uses: number; n: number; cost: number };
   const rows = await callFunction<Row>(db, {
-    // SQL in the migration memory_profile_core_index (PL/pgSQL keeps its plan): past the budget, counting
-    // stops and the core set is read group by group through an index, not by sorting every memory.
-    call: `mnemo_memory_profile($1, $2::int, $3::int, $4::int, $5::int)`,
+    // SQL in the migrations memory_profile_core_index and recall_reads_bounded_by_tokens (PL/pgSQL keeps its
+    // plan): past the budget, counting stops and the core set is read group by group through an index.
+    // Past the budget, rows of the core set come while those before them cost less than its share (migration
+    // recall_reads_bounded_by_tokens), pinned ones always, at most as many as its share holds of the shortest lines.
+    call: `mnemo_memory_profile($1, $2::int, $3::int, $4::int, $5::int, $6::int)`,
     params: [
       userId,
       limit,
       MEMORY_LINE_OVERHEAD,
       fitBudget ?? null,
-      // Past the budget only the core set's share can go in: as many of the shortest possible lines as it holds.
       fitBudget == null ? limit : Math.min(limit, Math.ceil((fitBudget * CORE_SHARE) / (MEMORY_LINE_OVERHEAD + 1))),
+      fitBudget == null ? null : Math.ceil(fitBudget * CORE_SHARE),
     ],
   });
   const c = await cipherFor(db, userId);

@@ -129,7 +129,7 @@ export async function recall(
       : Promise.resolve([]),
     opts.semantic ?? Promise.resolve(null),
     // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
-    wantPassages ? recentExchanges(db, userId, opts.excludeThreadId) : Promise.resolve([] as RecentRow[]),
+    wantPassages ? recentExchanges(db, userId, opts.excludeThreadId, budget) : Promise.resolve([] as RecentRow[]),
   ]);
   const [vecMemories, vecMessages] = sem
     ? await Promise.all([
@@ -421,11 +421,20 @@ function toPassage(rows: Neighbor[], text: (r: Neighbor) => string, recent = fal
 }
 
 /** The newest finished messages of the user's most recently active other threads (newest first within each; threads by activity). */
-async function recentExchanges(db: Db, userId: string, excludeThreadId: string | undefined): Promise<RecentRow[]> {
+async function recentExchanges(db: Db, userId: string, excludeThreadId: string | undefined, budget: number): Promise<RecentRow[]> {
   return callFunction<RecentRow>(db, {
-    // SQL in the migration recall_row_tokens (PL/pgSQL keeps its plan).
-    call: `mnemo_recent_exchanges($1, $2, $3::timestamp, $4::int, $5::int)`,
-    params: [userId, excludeThreadId ?? null, retentionCutoff(), RECENT_THREADS, RECENT_MESSAGES],
+    // SQL in the migration recall_reads_bounded_by_tokens (PL/pgSQL keeps its plan): each thread's newest
+    // messages while those before them show less than the budget (a line shows at most its cap).
+    call: `mnemo_recent_exchanges($1, $2, $3::timestamp, $4::int, $5::int, $6::int, $7::int)`,
+    params: [
+      userId,
+      excludeThreadId ?? null,
+      retentionCutoff(),
+      RECENT_THREADS,
+      RECENT_MESSAGES,
+      budget,
+      lineCaps(budget).context + MESSAGE_OVERHEAD,
+    ],
     dates: ["createdAt"],
   });
 }
