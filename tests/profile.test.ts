@@ -9,7 +9,8 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { addMemory, recordUses } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
-import { CORE_SHARE, loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "@/lib/memory/profile";
+import { CORE_SHARE, loadProfile, MEMORY_LINE_OVERHEAD, PROFILE_SHARE, profileSelection } from "@/lib/memory/profile";
+import { appendItems } from "@/lib/memory/session";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -58,6 +59,26 @@ describe.each(engines)("memory profile on %s", (engine) => {
     expect(ids.slice(0, 3)).toEqual([pinned.id, explicit.id, used.id]);
     expect(ids).toContain(relevant.id);
     expect(r.tokens).toBeLessThanOrEqual(200);
+  });
+
+  it("a profile that nearly fills the budget leaves room for the passage a question needs, then fills what is left", async () => {
+    const user = (await t.db.user.create({ data: { email: `near-full-${engine}@example.com` } })).id;
+    for (let i = 0; i < 14; i++) await addMemory(t.db, user, { text: `Visited museum number ${i} in a city during trip ${i}`, source: "inferred" }, "model", "t");
+    const p = await loadProfile(t.db, user, 100, 220);
+    // Between the profile's share and the whole budget: every memory is read, not all go in first.
+    expect(p.cost).toBeGreaterThan(220 * PROFILE_SHARE);
+    expect(p.cost).toBeLessThanOrEqual(220);
+    expect(profileSelection(p, 220).fits).toBe(false);
+    const th = await t.db.thread.create({ data: { userId: user, title: "Boat" } });
+    const answer = `The mooring fee for the houseboat is due every March, ${"and the harbour office wants it paid in person ".repeat(12)}`;
+    await appendItems(t.db, th.id, [{ role: "user", content: "When is the houseboat mooring fee due?" }, { role: "assistant", content: answer }]);
+    const r = await recall(t.db, user, "When is my houseboat mooring fee due?", { budget: 220 });
+    expect(r.passages.flatMap((x) => x.lines).join("\n")).toContain("due every March");
+    // The memories still fill what the passage left (all of them and the passage would not fit).
+    expect(r.memories.length).toBeGreaterThan(6);
+    expect(r.memories.length).toBeLessThan(14);
+    expect(r.tokens).toBeLessThanOrEqual(220);
+    expect(220 - r.tokens).toBeLessThan(30);
   });
 
   it("uses are recorded once per answer, for the user's own memories only, and order the core set", async () => {

@@ -1,11 +1,22 @@
-// "What the model sees": the memory profile's size against the memory budget,
-// how many memories go into every answer, and whether recall also works by
-// meaning (an embedding model is set) or by words only.
-export type ProfileMeterProps = { count: number; cost: number; budget: number; alwaysIn: number; semantic: boolean };
+// "What the model sees": the memory profile's size against the memory budget
+// (the whole profile goes in when it fits the share marked on the meter; the
+// rest of the budget is kept for what a message is about), how many memories
+// go into every answer, and whether recall also works by meaning (an embedding
+// model is set) or by words only.
+export type ProfileMeterProps = {
+  count: number;
+  cost: number;
+  budget: number;
+  /** The most the whole profile may take. */
+  share: number;
+  fits: boolean;
+  alwaysIn: number;
+  semantic: boolean;
+};
 
-export function ProfileMeter({ count, cost, budget, alwaysIn, semantic }: ProfileMeterProps) {
-  const fits = cost <= budget;
+export function ProfileMeter({ count, cost, budget, share: profileShare, fits, alwaysIn, semantic }: ProfileMeterProps) {
   const share = budget > 0 ? Math.min(100, Math.round((cost / budget) * 100)) : 100;
+  const mark = budget > 0 ? Math.round((profileShare / budget) * 100) : 100;
   return (
     <section aria-labelledby="profile-heading" className="grid gap-2 rounded-lg border border-border p-4 text-sm" data-testid="profile-meter">
       <h2 id="profile-heading" className="font-medium">
@@ -21,6 +32,10 @@ export function ProfileMeter({ count, cost, budget, alwaysIn, semantic }: Profil
       >
         <div className={fits ? "h-full bg-primary" : "h-full bg-amber-500"} style={{ width: `${share}%` }} />
       </div>
+      {/* Where the whole profile stops fitting. */}
+      <div className="relative -mt-3 h-2" aria-hidden="true">
+        <div className="absolute top-0 h-2 w-0.5 bg-foreground/60" style={{ left: `${mark}%` }} />
+      </div>
       <p>
         Your {count} active {count === 1 ? "memory takes" : "memories take"} {cost.toLocaleString("en-US")} of{" "}
         {budget.toLocaleString("en-US")} tokens.{" "}
@@ -30,7 +45,7 @@ export function ProfileMeter({ count, cost, budget, alwaysIn, semantic }: Profil
             ? count === 1
               ? "It goes into every answer."
               : "All of them go into every answer."
-            : `${alwaysIn} always go in (pinned, said by you, most used); the other ${count - alwaysIn} go in when a message is relevant to them (marked “only when relevant” below).`}
+            : `Together they take more than the ${profileShare.toLocaleString("en-US")} tokens the whole profile may fill (the rest is kept for what a message is about). ${alwaysIn} always go in (pinned, said by you, most used); the other ${count - alwaysIn} go in when a message is relevant to them or room is left (marked “only when relevant” below).`}
       </p>
       <p className="text-muted-foreground" data-testid="recall-mode">
         {semantic

@@ -1,8 +1,9 @@
 // The memory profile: a user's memories as a whole, not only search results.
-// When every active memory fits in the memory budget, all of them go into the
-// prompt, whatever the message's words ("What pets do I have?" finds the dog).
-// Past that, a core set always goes in (pinned, explicit and hand-made, most
-// used) within a share of the budget, and recall fills the rest by relevance.
+// When every active memory fits in the profile's share of the memory budget,
+// all of them go into the prompt, whatever the message's words ("What pets do
+// I have?" finds the dog). Past that, a core set always goes in (pinned,
+// explicit and hand-made, most used) within a share of the budget, recall fills
+// the rest by relevance, and the other memories whatever room is left.
 // Order: pinned; explicit and manual; then inferred, by use and recency.
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
@@ -25,8 +26,14 @@ export type Profile = { memories: ProfileMemory[]; count: number; cost: number }
 
 /** What one memory line costs in the prompt, beyond its text's tokens. */
 export const MEMORY_LINE_OVERHEAD = 3;
-/** Past the budget, the core set takes at most this share of it; relevance decides the rest. */
+/** Past the profile's share, the core set takes at most this share of the budget; relevance decides the rest. */
 export const CORE_SHARE = 0.4;
+/**
+ * The whole profile goes in first when it costs at most this share of the budget. The rest is kept for what the
+ * message is about (passages of earlier conversations above all): a profile that nearly fills the budget would
+ * otherwise leave no room for the history a question needs. Past it, relevance has at least 1 - CORE_SHARE.
+ */
+export const PROFILE_SHARE = 0.6;
 
 /**
  * The user's active memories in profile order (at most `limit`), with the count
@@ -58,18 +65,26 @@ export async function loadProfile(db: Db, userId: string, limit: number, fitBudg
   };
 }
 
-/** The memories that always go in: all of them when they fit, else the core set within its share. */
-export function profileSelection(p: Profile, budget: number): { take: ProfileMemory[]; fits: boolean } {
-  if (p.cost <= budget && p.memories.length === p.count) return { take: p.memories, fits: true };
+/**
+ * The memories that always go in: all of them when they fit the profile's share of the budget, else the core set
+ * within its share. `rest` are the other memories read, in profile order: recall adds them once relevance has
+ * had its turn, as far as room is left (all of them are read whenever they fit the whole budget).
+ */
+export function profileSelection(p: Profile, budget: number): { take: ProfileMemory[]; rest: ProfileMemory[]; fits: boolean } {
+  if (p.cost <= budget * PROFILE_SHARE && p.memories.length === p.count) return { take: p.memories, rest: [], fits: true };
   const cap = budget * CORE_SHARE;
   const take: ProfileMemory[] = [];
+  const rest: ProfileMemory[] = [];
   let used = 0;
   for (const m of p.memories) {
-    if (!(m.pinned || m.source !== "inferred" || m.uses > 0)) continue;
+    const core = m.pinned || m.source !== "inferred" || m.uses > 0;
     const cost = m.tokens + MEMORY_LINE_OVERHEAD;
-    if (used + cost > cap && !m.pinned) continue;
+    if (!core || (used + cost > cap && !m.pinned)) {
+      rest.push(m);
+      continue;
+    }
     take.push(m);
     used += cost;
   }
-  return { take, fits: false };
+  return { take, rest, fits: false };
 }

@@ -241,10 +241,10 @@ export async function recall(
     return out.sort((x, y) => passages.indexOf(x) - passages.indexOf(y));
   };
 
-  // The profile first (every memory when they all fit; else pinned, explicit and
-  // most used, lib/memory/profile.ts); then memories and passages interleaved
+  // The profile first (every memory when they fit its share; else pinned, explicit
+  // and most used, lib/memory/profile.ts); then memories and passages interleaved
   // by fused relevance (each list scaled to its best) per cost fill the rest.
-  const { take } = profileSelection(profile, budget);
+  const { take, rest } = profileSelection(profile, budget);
   for (const m of take) takeMemory(m);
   const scaled = (scores: Map<string, number>): Scored[] => {
     const top = Math.max(...scores.values(), 1e-9);
@@ -283,6 +283,9 @@ export async function recall(
     // the database listed first.
   ].sort((a, b) => b.score - a.score || b.at - a.at || b.position - a.position);
   for (const cand of candidates) if (!cand.weak) cand.take();
+  // The rest of the profile (read when it fits the budget) takes what relevance left: memories the user has, before
+  // exchanges that merely happened last.
+  for (const m of rest) takeMemory(m);
   // Budget relevance left unused is not wasted: the newest exchanges of the
   // user's other recent threads are the likeliest context ("as I said
   // yesterday…"), and they cover what a question words differently.

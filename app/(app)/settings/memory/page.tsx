@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db/client";
 import { listMemories, memoryListInput } from "@/lib/memory/long-term";
 import { MemoryDashboard } from "@/components/memory/memory-dashboard";
 import { getConfig } from "@/lib/config";
-import { loadProfile, profileSelection } from "@/lib/memory/profile";
+import { loadProfile, PROFILE_SHARE, profileSelection } from "@/lib/memory/profile";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { listConflicts } from "@/lib/memory/conflicts";
 import { signalsForMemories } from "@/lib/memory/feedback";
@@ -51,7 +51,7 @@ export default async function MemoryPage({ searchParams }: { searchParams: Promi
       filters={filters}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
       totals={{ count: totals._count, tokens: totals._sum.tokens ?? 0, pending }}
-      meter={{ count: profile.count, cost: profile.cost, budget, alwaysIn: fits ? profile.count : take.length, semantic: !!embedder }}
+      meter={{ count: profile.count, cost: profile.cost, budget, share: Math.floor(budget * PROFILE_SHARE), fits, alwaysIn: fits ? profile.count : take.length, semantic: !!embedder }}
       memories={memories.map((m) => ({
         id: m.id,
         text: m.text,
