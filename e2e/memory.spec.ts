@@ -111,6 +111,25 @@ test("explicit memory through a tool call; instruction-like memories stay inside
   expect(block).not.toMatch(/^SYSTEM:/m);
 });
 
+test("memory dashboard: a profile past its share of the budget says which memories always go in", async ({ page }) => {
+  await register(page, uniqueEmail("meter"));
+  await page.goto("/settings/memory");
+  // Six long memories (~90 tokens each): more than the 480 of 800 tokens the whole profile may take first.
+  const long = (i: number) => `Note ${i}: ${"the allotment by the river needs its beans staked and the shed roof patched ".repeat(6)}`.trim();
+  for (let i = 1; i <= 6; i++) {
+    await page.getByLabel("New memory").fill(long(i));
+    await page.getByRole("button", { name: "Add" }).click();
+    await expect(page.getByTestId("memory")).toHaveCount(i);
+  }
+  const meter = page.getByTestId("profile-meter");
+  await expect(meter).toContainText("more than the 480 tokens the whole profile may fill");
+  await expect(meter).toContainText(/(\d) always go in .*the other (\d) go in when a message is relevant to them or room is left/);
+  const [, always, other] = (await meter.textContent())!.match(/(\d) always go in .*the other (\d)/)!;
+  expect(Number(always) + Number(other)).toBe(6);
+  await expect(page.getByTestId("only-when-relevant")).toHaveCount(Number(other));
+  await page.screenshot({ path: "test-results/memory-meter-past-share.png", fullPage: true });
+});
+
 test("memory dashboard: empty state, phone-sized screen, another user's memories unreachable", async ({ page, browser }) => {
   await page.setViewportSize({ width: 390, height: 800 });
   await register(page, uniqueEmail("empty"));

@@ -23,7 +23,7 @@ export function ProfileMeter({ count, cost, budget, share: profileShare, fits, a
         What the model sees
       </h2>
       <div
-        className="h-2 w-full overflow-hidden rounded-full bg-muted"
+        className="relative h-2.5 w-full overflow-hidden rounded-full bg-muted"
         role="meter"
         aria-label="Memories against the memory budget"
         aria-valuemin={0}
@@ -31,10 +31,8 @@ export function ProfileMeter({ count, cost, budget, share: profileShare, fits, a
         aria-valuenow={Math.min(cost, budget)}
       >
         <div className={fits ? "h-full bg-primary" : "h-full bg-amber-500"} style={{ width: `${share}%` }} />
-      </div>
-      {/* Where the whole profile stops fitting. */}
-      <div className="relative -mt-3 h-2" aria-hidden="true">
-        <div className="absolute top-0 h-2 w-0.5 bg-foreground/60" style={{ left: `${mark}%` }} />
+        {/* Where the whole profile stops going in first. */}
+        <div className="absolute top-0 h-full w-0.5 bg-foreground/70" style={{ left: `${mark}%` }} aria-hidden="true" />
       </div>
       <p>
         Your {count} active {count === 1 ? "memory takes" : "memories take"} {cost.toLocaleString("en-US")} of{" "}
