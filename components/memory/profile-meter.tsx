@@ -43,7 +43,10 @@ export function ProfileMeter({ count, cost, budget, share: profileShare, fits, a
             ? count === 1
               ? "It goes into every answer."
               : "All of them go into every answer."
-            : `Together they take more than the ${profileShare.toLocaleString("en-US")} tokens the whole profile may fill (the rest is kept for what a message is about). ${alwaysIn} always go in (pinned, said by you, most used); the other ${count - alwaysIn} go in when a message is relevant to them or room is left (marked “only when relevant” below).`}
+            : `Together they take more than the ${profileShare.toLocaleString("en-US")} tokens the whole profile may ` +
+              `fill (the rest is kept for what a message is about). ${alwaysIn} always go in (pinned, said by you, ` +
+              `most used); the other ${count - alwaysIn} go in when a message is relevant to them or room is left ` +
+              `(marked “only when relevant” below).`}
       </p>
       <p className="text-muted-foreground" data-testid="recall-mode">
         {semantic

@@ -65,13 +65,16 @@ export async function loadProfile(db: Db, userId: string, limit: number, fitBudg
   };
 }
 
+export type ProfileSelection = { take: ProfileMemory[]; rest: ProfileMemory[]; fits: boolean };
+
 /**
  * The memories that always go in: all of them when they fit the profile's share of the budget, else the core set
  * within its share. `rest` are the other memories read, in profile order: recall adds them once relevance has
  * had its turn, as far as room is left (all of them are read whenever they fit the whole budget).
  */
-export function profileSelection(p: Profile, budget: number): { take: ProfileMemory[]; rest: ProfileMemory[]; fits: boolean } {
-  if (p.cost <= budget * PROFILE_SHARE && p.memories.length === p.count) return { take: p.memories, rest: [], fits: true };
+export function profileSelection(p: Profile, budget: number): ProfileSelection {
+  const all = p.memories.length === p.count;
+  if (p.cost <= budget * PROFILE_SHARE && all) return { take: p.memories, rest: [], fits: true };
   const cap = budget * CORE_SHARE;
   const take: ProfileMemory[] = [];
   const rest: ProfileMemory[] = [];

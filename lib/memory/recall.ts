@@ -385,7 +385,8 @@ function matchedShare({ weights, total, wordsOf }: WordWeights, hit: Hit): numbe
  */
 function memoryCost(m: MemoryCandidate): number {
   const escaped = escapeLine(m.text);
-  if (escaped === m.text && !m.pinned && !m.needsRevalidation) return (m.tokens || countTokens(m.text)) + MEMORY_LINE_OVERHEAD;
+  const plain = escaped === m.text && !m.pinned && !m.needsRevalidation;
+  if (plain) return (m.tokens || countTokens(m.text)) + MEMORY_LINE_OVERHEAD;
   return countTokens(escaped + memSuffix(m)) + MEMORY_LINE_OVERHEAD;
 }
 
@@ -424,7 +425,12 @@ function toPassage(rows: Neighbor[], text: (r: Neighbor) => string, recent = fal
 }
 
 /** The newest finished messages of the user's most recently active other threads (newest first within each; threads by activity). */
-async function recentExchanges(db: Db, userId: string, excludeThreadId: string | undefined, budget: number): Promise<RecentRow[]> {
+async function recentExchanges(
+  db: Db,
+  userId: string,
+  excludeThreadId: string | undefined,
+  budget: number,
+): Promise<RecentRow[]> {
   return callFunction<RecentRow>(db, {
     // SQL in the migration recall_reads_bounded_by_tokens (PL/pgSQL keeps its plan): each thread's newest
     // messages while those before them show less than the budget (a line shows at most its cap).

@@ -51,7 +51,15 @@ export default async function MemoryPage({ searchParams }: { searchParams: Promi
       filters={filters}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
       totals={{ count: totals._count, tokens: totals._sum.tokens ?? 0, pending }}
-      meter={{ count: profile.count, cost: profile.cost, budget, share: Math.floor(budget * PROFILE_SHARE), fits, alwaysIn: fits ? profile.count : take.length, semantic: !!embedder }}
+      meter={{
+        count: profile.count,
+        cost: profile.cost,
+        budget,
+        share: Math.floor(budget * PROFILE_SHARE),
+        fits,
+        alwaysIn: fits ? profile.count : take.length,
+        semantic: !!embedder,
+      }}
       memories={memories.map((m) => ({
         id: m.id,
         text: m.text,
