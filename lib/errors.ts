@@ -22,7 +22,7 @@ export class NotFoundError extends AppError {
 }
 
 export const DATABASE_DOWN = "Mnemo can't reach its database right now. Try again in a moment.";
-/** The digest a page's error boundary receives for an unreachable database (see lib/db/prisma.ts). */
+/** The digest a page's error boundary receives for an unreachable database (see markUnavailable). */
 export const DATABASE_DOWN_DIGEST = "MNEMO_DATABASE_DOWN";
 
 // Prisma's codes for "cannot reach / lost / timed out on the database", and the
@@ -36,6 +36,17 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     if (typeof err.message === "string" && DB_WORDS.test(err.message)) return true;
   }
   return false;
+}
+
+/**
+ * Marks an unreachable-database error (from Prisma or the driver, lib/db/) with
+ * a digest that Next.js passes to the page's error boundary (app/error.tsx),
+ * which can then say what happened instead of "something went wrong"
+ * (production strips every error message).
+ */
+export function markUnavailable(e: unknown): never {
+  if (e && typeof e === "object" && isDatabaseUnavailable(e)) (e as { digest?: string }).digest ??= DATABASE_DOWN_DIGEST;
+  throw e;
 }
 
 export type PublicError = { status: number; message: string; ref?: string };

@@ -38,7 +38,7 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
   if (engine === "pglite") {
     const database = await openDatabase({ kind: "pglite", dataDir: "", pgliteDir: null });
     await database.withConnection((c) => applyMigrations(c));
-    const db = newPrismaClient(database.factory);
+    const db = newPrismaClient(database.factory, database.pooledQuery);
     return {
       engine,
       db,
@@ -56,8 +56,8 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
   const name = new URL(url).pathname.slice(1);
   const database = await openDatabase({ kind: "postgres", url });
   await database.withConnection((c) => applyMigrations(c));
-  const db = newPrismaClient(database.factory);
-  const extra: PrismaClient[] = [];
+  const db = newPrismaClient(database.factory, database.pooledQuery);
+  const extra: Array<{ db: PrismaClient; close: () => Promise<void> }> = [];
   return {
     engine,
     db,
@@ -65,12 +65,19 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
     url,
     newClient: async () => {
       const other = await openDatabase({ kind: "postgres", url });
-      const c = newPrismaClient(other.factory);
-      extra.push(c);
-      return { db: c, close: () => c.$disconnect() };
+      const c = newPrismaClient(other.factory, other.pooledQuery);
+      const client = {
+        db: c,
+        close: async () => {
+          await c.$disconnect();
+          await other.close();
+        },
+      };
+      extra.push(client);
+      return client;
     },
     close: async () => {
-      await Promise.all([db, ...extra].map((c) => c.$disconnect()));
+      await Promise.all([db.$disconnect().then(() => database.close()), ...extra.map((c) => c.close())]);
       const a = new pg.Client({ connectionString: base });
       await a.connect();
       await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

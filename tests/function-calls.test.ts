@@ -2,11 +2,16 @@
 // travel as one statement, and each caller still gets its own rows, in order,
 // with timestamps as dates; separate requests are never batched together; a
 // failing call fails only its statement, and a transaction's calls run in
-// that transaction.
+// that transaction. On PostgreSQL the root client's statement skips Prisma
+// (node-postgres on the same pool): dates still mean the same instants in any
+// process time zone, and an unreachable database is still reported as such.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { callFunction, readTogether } from "@/lib/db/function-calls";
 import type { Db } from "@/lib/db/client";
+import { openDatabase } from "@/lib/db/engine";
+import { newPrismaClient } from "@/lib/db/prisma";
+import { DATABASE_DOWN_DIGEST } from "@/lib/errors";
 
 describe.each(engines)("SQL function calls on %s", (engine) => {
   let t: TestDb;
@@ -99,5 +104,39 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
       return { thread: thread.id, rows: rows.map((r) => r.id) };
     });
     expect(seen.rows).toEqual([seen.thread]);
+  });
+
+  it("date parameters mean the same instants whatever the process's time zone", async () => {
+    const zone = process.env.TZ;
+    process.env.TZ = "America/Sao_Paulo"; // UTC-3: a date written in local time would shift by three hours
+    try {
+      const at = new Date("2026-03-01T23:30:00.125Z");
+      const rows = await readTogether(() =>
+        callFunction<PassageRow>(t.db, {
+          call: "json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', 'x', 'hitAt', $1::timestamp), json_build_object('hit', 'y', 'hitAt', ($2::timestamp[])[1])))",
+          params: [at, [at]],
+          dates: ["hitAt"],
+        }),
+      );
+      expect(rows.map((r) => r.hitAt)).toEqual([at, at]);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
+  it.runIf(engine === "postgres")("an unreachable database is reported as such, and a closed client's calls still work", async () => {
+    const dead = await openDatabase({ kind: "postgres", url: "postgresql://postgres@127.0.0.1:1/none" });
+    const db = newPrismaClient(dead.factory, dead.pooledQuery);
+    const error = await callFunction(db, rowsOf([{ hit: "x" }])).catch((e: unknown) => e);
+    expect((error as { digest?: string }).digest).toBe(DATABASE_DOWN_DIGEST);
+    await dead.close();
+
+    const other = await t.newClient();
+    await other.db.user.count();
+    await other.db.$disconnect(); // ends its pool; Prisma reconnects on its own
+    const rows = await callFunction<PassageRow>(other.db, rowsOf([{ hit: "after" }]));
+    expect(rows.map((r) => r.hit)).toEqual(["after"]);
+    await other.close();
   });
 });

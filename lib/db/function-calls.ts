@@ -8,10 +8,14 @@
 // single-threaded engine, and the client's per-query work is paid once
 // (DataLoader does the batching). Batches never span requests: one user's
 // reads never wait behind, or fail with, another's, and concurrent turns still
-// spread over the pool.
+// spread over the pool. On PostgreSQL the statement goes to Prisma's pool
+// through node-postgres directly (a transaction's calls stay on Prisma, on the
+// transaction's connection).
 import { AsyncLocalStorage } from "node:async_hooks";
 import DataLoader from "dataloader";
 import type { Db } from "./client";
+import type { PooledQuery } from "./engine";
+import { markUnavailable } from "@/lib/errors";
 
 export type FunctionCall = {
   /** A call of a function returning rows (a table or row type), $1…$n placeholders: `mnemo_recent_exchanges($1, $2::int)`. */
@@ -47,6 +51,13 @@ export async function callFunction<T>(db: Db, fc: FunctionCall): Promise<T[]> {
 /** Enough for a turn's reads; more calls go in further statements. */
 const MAX_CALLS = 16;
 
+/** Root clients whose reads may skip Prisma (registered by lib/db/prisma.ts); transaction clients never are. */
+const pooled = new WeakMap<Db, PooledQuery>();
+
+export function readThroughPool(db: Db, query: PooledQuery): void {
+  pooled.set(db, query);
+}
+
 async function runTogether(db: Db, calls: readonly FunctionCall[]): Promise<Row[][]> {
   const params: unknown[] = [];
   const columns = calls.map((fc, i) => {
@@ -56,7 +67,10 @@ async function runTogether(db: Db, calls: readonly FunctionCall[]): Promise<Row[
     // WITH ORDINALITY keeps each function's own row order through the aggregate.
     return `(SELECT COALESCE(json_agg(r ORDER BY r.ordinality), '[]')::text FROM ${call} WITH ORDINALITY r) AS c${i}`;
   });
-  const [row] = await db.$queryRawUnsafe<Array<Record<string, string>>>(`SELECT ${columns.join(", ")}`, ...params);
+  const sql = `SELECT ${columns.join(", ")}`;
+  const direct = pooled.get(db);
+  const rows = direct ? await direct(sql, params).catch(markUnavailable) : null;
+  const [row] = (rows ?? (await db.$queryRawUnsafe(sql, ...params))) as Array<Record<string, string>>;
   return calls.map((fc, i) => decodeRows(JSON.parse(row[`c${i}`]) as Row[], fc.dates ?? []));
 }
 

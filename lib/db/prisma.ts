@@ -4,19 +4,12 @@
 // (a "not found", or stored text) instead of a database error and an HTTP 500.
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { cleanDeep } from "@/lib/text/policy";
-import { DATABASE_DOWN_DIGEST, isDatabaseUnavailable } from "@/lib/errors";
+import { markUnavailable } from "@/lib/errors";
+import type { PooledQuery } from "./engine";
+import { readThroughPool } from "./function-calls";
 
-/**
- * Marks an unreachable-database error with a digest that Next.js passes to the
- * page's error boundary (app/error.tsx), which can then say what happened
- * instead of "something went wrong" (production strips every error message).
- */
-function markUnavailable(e: unknown): never {
-  if (e && typeof e === "object" && isDatabaseUnavailable(e)) (e as { digest?: string }).digest ??= DATABASE_DOWN_DIGEST;
-  throw e;
-}
-
-export function newPrismaClient(adapter: unknown): PrismaClient {
+/** `pooledQuery`: the open database's pool outside Prisma, for the hot path's batched read (PostgreSQL). */
+export function newPrismaClient(adapter: unknown, pooledQuery: PooledQuery | null = null): PrismaClient {
   const base = new PrismaClient({ adapter: adapter as never });
   const clean = base.$extends({
     query: {
@@ -27,5 +20,7 @@ export function newPrismaClient(adapter: unknown): PrismaClient {
     },
   });
   // The extension changes no method's shape; the app's type stays PrismaClient.
-  return clean as unknown as PrismaClient;
+  const client = clean as unknown as PrismaClient;
+  if (pooledQuery) readThroughPool(client, pooledQuery);
+  return client;
 }
