@@ -14,7 +14,7 @@ async function onPostgres(baseUrl: string): Promise<PrivacyReport> {
   const database = await openDatabase({ kind: "postgres", url });
   try {
     await database.withConnection((c) => applyMigrations(c));
-    const db = newPrismaClient(database.factory, database.pooledQuery);
+    const db = newPrismaClient(database.factory, database.pool);
     try {
       return await runPrivacyChecks(db);
     } finally {

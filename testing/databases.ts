@@ -38,7 +38,7 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
   if (engine === "pglite") {
     const database = await openDatabase({ kind: "pglite", dataDir: "", pgliteDir: null });
     await database.withConnection((c) => applyMigrations(c));
-    const db = newPrismaClient(database.factory, database.pooledQuery);
+    const db = newPrismaClient(database.factory, database.pool);
     return {
       engine,
       db,
@@ -56,7 +56,7 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
   const name = new URL(url).pathname.slice(1);
   const database = await openDatabase({ kind: "postgres", url });
   await database.withConnection((c) => applyMigrations(c));
-  const db = newPrismaClient(database.factory, database.pooledQuery);
+  const db = newPrismaClient(database.factory, database.pool);
   const extra: Array<{ db: PrismaClient; close: () => Promise<void> }> = [];
   return {
     engine,
@@ -65,7 +65,7 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
     url,
     newClient: async () => {
       const other = await openDatabase({ kind: "postgres", url });
-      const c = newPrismaClient(other.factory, other.pooledQuery);
+      const c = newPrismaClient(other.factory, other.pool);
       const client = {
         db: c,
         close: async () => {

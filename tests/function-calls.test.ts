@@ -2,9 +2,10 @@
 // travel as one statement, and each caller still gets its own rows, in order,
 // with timestamps as dates; separate requests are never batched together; a
 // failing call fails only its statement, and a transaction's calls run in
-// that transaction. On PostgreSQL the root client's statement skips Prisma
-// (node-postgres on the same pool): dates still mean the same instants in any
-// process time zone, and an unreachable database is still reported as such.
+// that transaction. On PostgreSQL the root client's reads skip Prisma
+// (node-postgres on the same pool) and spread over the connections the pool
+// has to spare: dates still mean the same instants in any process time zone,
+// and an unreachable database is still reported as such.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { callFunction, readTogether } from "@/lib/db/function-calls";
@@ -81,14 +82,15 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     expect(none.hitAt).toBeNull();
   });
 
-  it("a failing call rejects the calls that shared its statement, and later calls work", async () => {
+  it("a failing call rejects the calls that shared its statement only, and later calls work", async () => {
     const results = await readTogether(() =>
       Promise.allSettled([
         callFunction(t.db, rowsOf([{ hit: "fine" }])),
         callFunction(t.db, { call: "json_populate_recordset(NULL::mnemo_passage_row, $1::json)", params: ["not json"] }),
       ]),
     );
-    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    // On PostgreSQL, with connections to spare, each call had a statement of its own.
+    expect(results.map((r) => r.status)).toEqual(engine === "postgres" ? ["fulfilled", "rejected"] : ["rejected", "rejected"]);
     const rows = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "again" }]));
     expect(rows.map((r) => r.hit)).toEqual(["again"]);
   });
@@ -127,7 +129,7 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
 
   it.runIf(engine === "postgres")("an unreachable database is reported as such, and a closed client's calls still work", async () => {
     const dead = await openDatabase({ kind: "postgres", url: "postgresql://postgres@127.0.0.1:1/none" });
-    const db = newPrismaClient(dead.factory, dead.pooledQuery);
+    const db = newPrismaClient(dead.factory, dead.pool);
     const error = await callFunction(db, rowsOf([{ hit: "x" }])).catch((e: unknown) => e);
     expect((error as { digest?: string }).digest).toBe(DATABASE_DOWN_DIGEST);
     await dead.close();
@@ -138,5 +140,34 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     const rows = await callFunction<PassageRow>(other.db, rowsOf([{ hit: "after" }]));
     expect(rows.map((r) => r.hit)).toEqual(["after"]);
     await other.close();
+  });
+
+  it.runIf(engine === "postgres")("calls made together run in parallel on spare connections, else share one", async () => {
+    // Each call reports the server process and the statement (its start time) that ran it.
+    const backend = {
+      call: "json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', pg_backend_pid()::text, 'content', statement_timestamp()::text)))",
+      params: [],
+    };
+    const backends = async (db: Db) => {
+      const rows = await readTogether(() => Promise.all([1, 2, 3].map(() => callFunction<PassageRow>(db, backend))));
+      return { processes: new Set(rows.map(([r]) => r.hit)).size, statements: new Set(rows.map(([r]) => r.content)).size };
+    };
+    expect(await backends(t.db)).toEqual({ processes: 3, statements: 3 });
+
+    const size = process.env.DATABASE_POOL_SIZE;
+    process.env.DATABASE_POOL_SIZE = "2";
+    const small = await t.newClient();
+    if (size === undefined) delete process.env.DATABASE_POOL_SIZE;
+    else process.env.DATABASE_POOL_SIZE = size;
+    try {
+      expect(await backends(small.db)).toEqual({ processes: 2, statements: 2 }); // three calls over two connections
+      // A turn already holding a connection: the other's three calls share the one left.
+      const held = readTogether(() => callFunction(small.db, { call: "json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', pg_sleep(0.3)::text)))", params: [] }));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await backends(small.db)).toEqual({ processes: 1, statements: 1 });
+      await held;
+    } finally {
+      await small.close();
+    }
   });
 });

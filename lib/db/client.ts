@@ -16,7 +16,7 @@ async function connect(): Promise<Handle> {
     const applied = await database.withConnection((c) => applyMigrations(c));
     if (applied.length) console.log(`[mnemo] embedded database: applied ${applied.join(", ")}`);
   }
-  return { prisma: newPrismaClient(database.factory, database.pooledQuery), database };
+  return { prisma: newPrismaClient(database.factory, database.pool), database };
 }
 
 export function getDatabase(): Promise<Handle> {

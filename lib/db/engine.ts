@@ -40,21 +40,23 @@ export type SqlConnection = {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 };
 
-/**
- * A query on the pool Prisma uses, outside Prisma: rows as the driver returns
- * them, or null once Prisma has ended that pool (see lib/db/function-calls.ts).
- */
-export type PooledQuery = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[] | null>;
+/** Prisma's own pool, used outside Prisma by the hot path's reads (lib/db/function-calls.ts). */
+export type DirectPool = {
+  /** Rows as the driver returns them, or null once Prisma has ended the pool. */
+  query(sql: string, params: unknown[]): Promise<Record<string, unknown>[] | null>;
+  /** Connections the pool can hand out now without anyone waiting (idle, or not yet opened). */
+  spare(): number;
+};
 
 export type OpenDatabase = {
   target: DatabaseTarget;
   factory: SqlMigrationAwareDriverAdapterFactory;
   /**
-   * PostgreSQL only: the hot path's batched read straight through node-postgres
-   * on Prisma's own pool, which saves Prisma's per-query work (~1.3 ms a turn,
+   * PostgreSQL only: the hot path's reads go straight through node-postgres on
+   * Prisma's own pool, which saves Prisma's per-query work (~1.3 ms a turn,
    * measured). Never for transactions (their calls stay on their connection).
    */
-  pooledQuery: PooledQuery | null;
+  pool: DirectPool | null;
   /** Runs `fn` on one dedicated connection (PGlite has only one anyway). */
   withConnection<T>(fn: (c: SqlConnection) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -64,7 +66,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
   if (target.kind === "postgres") {
     const { PrismaPg } = await import("@prisma/adapter-pg");
     const pg = (await import("pg")).default;
-    const pool = new pg.Pool({ connectionString: target.url, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+    const max = Number(process.env.DATABASE_POOL_SIZE ?? 10);
+    const pool = new pg.Pool({ connectionString: target.url, max });
     // An idle connection the server dropped must not crash the process (Prisma adds its own listener once connected).
     pool.on("error", (e) => console.error(`[mnemo] database connection lost: ${e.message}`));
     // Prisma's $disconnect ends the pool, as it did when Prisma made it.
@@ -72,7 +75,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     return {
       target,
       factory,
-      pooledQuery: async (sql, params) => (pool.ending ? null : (await pool.query(sql, params.map(toDriverValue))).rows),
+      pool: {
+        query: async (sql, params) => (pool.ending ? null : (await pool.query(sql, params.map(toDriverValue))).rows),
+        spare: () => (pool.ending ? 0 : Math.max(0, pool.idleCount + max - pool.totalCount - pool.waitingCount)),
+      },
       async withConnection(fn) {
         const client = new pg.Client({ connectionString: target.url });
         await client.connect();
@@ -110,7 +116,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     target,
     factory: new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory,
     // One connection, shared with Prisma's transactions: every query goes through Prisma.
-    pooledQuery: null,
+    pool: null,
     withConnection: (fn) => fn(conn),
     // An open PGlite keeps Node's event loop alive: scripts must close it.
     close: async () => {

@@ -1,20 +1,21 @@
 // Calls of the app's set-returning SQL functions (the hot path's reads:
 // history window, memory profile, memory and passage search, recent
 // exchanges). Inside `readTogether` (a turn wraps its concurrent reads in it),
-// the calls made in the same tick travel as ONE statement: each function's
-// rows come back as one JSON column. A turn then costs one round trip and one
-// pooled connection instead of five: on PostgreSQL each round trip is a socket
-// write and a wake-up of the server process, on PGlite a pass through its
-// single-threaded engine, and the client's per-query work is paid once
-// (DataLoader does the batching). Batches never span requests: one user's
-// reads never wait behind, or fail with, another's, and concurrent turns still
-// spread over the pool. On PostgreSQL the statement goes to Prisma's pool
-// through node-postgres directly (a transaction's calls stay on Prisma, on the
-// transaction's connection).
+// the calls made in the same tick are gathered (DataLoader) and each
+// function's rows come back as one JSON column.
+// - On PGlite, and through Prisma, they travel as ONE statement: one pass
+//   through PGlite's single-threaded engine, Prisma's per-query work paid once.
+// - On PostgreSQL the root client sends them through node-postgres on Prisma's
+//   own pool (Prisma's per-query work skipped), spread over as many statements
+//   as the pool has spare connections, so the server runs them in parallel
+//   (one statement runs its functions one after another on one core). Under
+//   load, with no connection spare, they share one statement and connection.
+// Batches never span requests: one user's reads never wait behind, or fail
+// with, another's. A transaction's calls stay on Prisma, on its connection.
 import { AsyncLocalStorage } from "node:async_hooks";
 import DataLoader from "dataloader";
 import type { Db } from "./client";
-import type { PooledQuery } from "./engine";
+import type { DirectPool } from "./engine";
 import { markUnavailable } from "@/lib/errors";
 
 export type FunctionCall = {
@@ -38,7 +39,11 @@ export function readTogether<T>(fn: () => Promise<T>): Promise<T> {
 /** The rows of one function call: batched with the calls made in the same tick in the same `readTogether`. */
 export async function callFunction<T>(db: Db, fc: FunctionCall): Promise<T[]> {
   const loaders = scope.getStore();
-  if (!loaders) return (await runTogether(db, [fc]))[0] as T[];
+  if (!loaders) {
+    const [rows] = await runTogether(db, [fc]);
+    if (rows instanceof Error) throw rows;
+    return rows as T[];
+  }
   let loader = loaders.get(db);
   if (!loader) {
     // A transaction is its own client: its calls are never mixed with others'.
@@ -48,17 +53,35 @@ export async function callFunction<T>(db: Db, fc: FunctionCall): Promise<T[]> {
   return loader.load(fc) as Promise<T[]>;
 }
 
-/** Enough for a turn's reads; more calls go in further statements. */
+/** Enough for a turn's reads; more calls go in further batches. */
 const MAX_CALLS = 16;
 
 /** Root clients whose reads may skip Prisma (registered by lib/db/prisma.ts); transaction clients never are. */
-const pooled = new WeakMap<Db, PooledQuery>();
+const pooled = new WeakMap<Db, DirectPool>();
 
-export function readThroughPool(db: Db, query: PooledQuery): void {
-  pooled.set(db, query);
+export function readThroughPool(db: Db, pool: DirectPool): void {
+  pooled.set(db, pool);
 }
 
-async function runTogether(db: Db, calls: readonly FunctionCall[]): Promise<Row[][]> {
+/** Each call's rows, or its error (DataLoader rejects only that call). */
+async function runTogether(db: Db, calls: readonly FunctionCall[]): Promise<Array<Row[] | Error>> {
+  const pool = pooled.get(db);
+  const ways = pool ? Math.min(calls.length, pool.spare()) : 1;
+  if (!pool || ways <= 1) return runStatement(db, pool, calls);
+  // Calls dealt round-robin over `ways` statements, run concurrently.
+  const groups = Array.from({ length: ways }, (_, w) => calls.map((_, i) => i).filter((i) => i % ways === w));
+  const results: Array<Row[] | Error> = [];
+  await Promise.all(
+    groups.map(async (group) => {
+      const rows = await runStatement(db, pool, group.map((i) => calls[i]));
+      group.forEach((i, k) => (results[i] = rows[k]));
+    }),
+  );
+  return results;
+}
+
+/** Calls in one statement: all get their rows, or all get the statement's error. */
+async function runStatement(db: Db, pool: DirectPool | undefined, calls: readonly FunctionCall[]): Promise<Array<Row[] | Error>> {
   const params: unknown[] = [];
   const columns = calls.map((fc, i) => {
     const offset = params.length;
@@ -68,10 +91,13 @@ async function runTogether(db: Db, calls: readonly FunctionCall[]): Promise<Row[
     return `(SELECT COALESCE(json_agg(r ORDER BY r.ordinality), '[]')::text FROM ${call} WITH ORDINALITY r) AS c${i}`;
   });
   const sql = `SELECT ${columns.join(", ")}`;
-  const direct = pooled.get(db);
-  const rows = direct ? await direct(sql, params).catch(markUnavailable) : null;
-  const [row] = (rows ?? (await db.$queryRawUnsafe(sql, ...params))) as Array<Record<string, string>>;
-  return calls.map((fc, i) => decodeRows(JSON.parse(row[`c${i}`]) as Row[], fc.dates ?? []));
+  try {
+    const rows = pool ? await pool.query(sql, params).catch(markUnavailable) : null;
+    const [row] = (rows ?? (await db.$queryRawUnsafe(sql, ...params))) as Array<Record<string, string>>;
+    return calls.map((fc, i) => decodeRows(JSON.parse(row[`c${i}`]) as Row[], fc.dates ?? []));
+  } catch (e) {
+    return calls.map(() => (e instanceof Error ? e : new Error(String(e))));
+  }
 }
 
 /** A timestamp with a zone (timestamptz columns: "…+00:00"); ours are UTC without one. */

@@ -5,11 +5,11 @@
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { cleanDeep } from "@/lib/text/policy";
 import { markUnavailable } from "@/lib/errors";
-import type { PooledQuery } from "./engine";
+import type { DirectPool } from "./engine";
 import { readThroughPool } from "./function-calls";
 
-/** `pooledQuery`: the open database's pool outside Prisma, for the hot path's batched read (PostgreSQL). */
-export function newPrismaClient(adapter: unknown, pooledQuery: PooledQuery | null = null): PrismaClient {
+/** `pool`: the open database's pool, used outside Prisma by the hot path's reads (PostgreSQL). */
+export function newPrismaClient(adapter: unknown, pool: DirectPool | null = null): PrismaClient {
   const base = new PrismaClient({ adapter: adapter as never });
   const clean = base.$extends({
     query: {
@@ -21,6 +21,6 @@ export function newPrismaClient(adapter: unknown, pooledQuery: PooledQuery | nul
   });
   // The extension changes no method's shape; the app's type stays PrismaClient.
   const client = clean as unknown as PrismaClient;
-  if (pooledQuery) readThroughPool(client, pooledQuery);
+  if (pool) readThroughPool(client, pool);
   return client;
 }
