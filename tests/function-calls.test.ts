@@ -108,6 +108,17 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     expect(seen.rows).toEqual([seen.thread]);
   });
 
+  it("a call read alone gives the same values as one read in a shared statement", async () => {
+    const rows = [
+      { hit: "a", hitPosition: 3, hitAt: "2026-03-01T23:30:00", rank: 1.25, content: "it's \"quoted\"\n<and> \\ 🙂" },
+      { hit: "b", hitPosition: -1, hitAt: "2026-03-02T00:00:00.5", rank: 0, content: null },
+    ] as unknown as PassageRow[];
+    const alone = await callFunction<PassageRow>(t.db, rowsOf(rows));
+    const shared = await callFunction<PassageRow>(counting().db, rowsOf(rows)); // through Prisma: always JSON
+    expect(alone).toEqual(shared);
+    expect(alone[0]).toMatchObject({ hitPosition: 3, rank: 1.25, hitAt: new Date("2026-03-01T23:30:00Z") });
+  });
+
   it("date parameters mean the same instants whatever the process's time zone", async () => {
     const zone = process.env.TZ;
     process.env.TZ = "America/Sao_Paulo"; // UTC-3: a date written in local time would shift by three hours

@@ -42,7 +42,7 @@ export type SqlConnection = {
 
 /** Prisma's own pool, used outside Prisma by the hot path's reads (lib/db/function-calls.ts). */
 export type DirectPool = {
-  /** Rows as the driver returns them, or null once Prisma has ended the pool. */
+  /** Rows (timestamps as text), or null once Prisma has ended the pool. */
   query(sql: string, params: unknown[]): Promise<Record<string, unknown>[] | null>;
   /** Connections the pool can hand out now without anyone waiting (idle, or not yet opened). */
   spare(): number;
@@ -76,7 +76,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
       target,
       factory,
       pool: {
-        query: async (sql, params) => (pool.ending ? null : (await pool.query(sql, params.map(toDriverValue))).rows),
+        query: async (sql, params) =>
+          pool.ending ? null : (await pool.query({ text: sql, values: params.map(toDriverValue), types: rowTypes(pg.types) })).rows,
         spare: () => (pool.ending ? 0 : Math.max(0, pool.idleCount + max - pool.totalCount - pool.waitingCount)),
       },
       async withConnection(fn) {
@@ -122,6 +123,21 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     close: async () => {
       if (!pglite.closed) await pglite.close();
     },
+  };
+}
+
+/**
+ * Values read outside Prisma as JSON would carry them: timestamps as text (the
+ * caller knows its columns are UTC; node-postgres would read them in the
+ * process's zone), 64-bit integers as numbers.
+ */
+function rowTypes(types: typeof import("pg").types): { getTypeParser: typeof types.getTypeParser } {
+  return {
+    getTypeParser: ((oid: number, format?: "text" | "binary") => {
+      if (oid === types.builtins.TIMESTAMP || oid === types.builtins.TIMESTAMPTZ) return (v: string) => v;
+      if (oid === types.builtins.INT8) return Number;
+      return types.getTypeParser(oid, format);
+    }) as typeof types.getTypeParser,
   };
 }
 
