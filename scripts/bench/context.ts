@@ -186,17 +186,17 @@ console.log(
 );
 console.log(table(results.map((r) => ({ engine: r.engine, db_round_trips_before_model: r.roundTrips, ttft_p50_ms: round(percentile(r.ttft, 50)), ttft_p95_ms: round(percentile(r.ttft, 95)) }))));
 const pg = results.find((r) => r.engine === "postgres");
-const lite = results[0];
+const lite = results.find((r) => r.engine === "pglite");
 console.log(
   JSON.stringify({
-    pglite_p95_ms_10000: round(lite.p95[10_000]),
-    pglite_p95_ms_100000: lite.p95[100_000] ? round(lite.p95[100_000]) : null,
+    pglite_p95_ms_10000: lite ? round(lite.p95[10_000]) : null,
+    pglite_p95_ms_100000: lite?.p95[100_000] ? round(lite.p95[100_000]) : null,
     postgres_p95_ms_100000: pg?.p95[100_000] ? round(pg.p95[100_000]) : null,
-    pglite_ratio_10000_100: round(lite.p95[10_000] / lite.p95[100]),
+    pglite_ratio_10000_100: lite ? round(lite.p95[10_000] / lite.p95[100]) : null,
     postgres_p95_ms_10000: pg ? round(pg.p95[10_000]) : null,
     postgres_ratio_10000_100: pg ? round(pg.p95[10_000] / pg.p95[100]) : null,
     db_round_trips_before_model: Math.max(...results.map((r) => r.roundTrips)),
-    ttft_overhead_p50_ms: round(percentile(lite.ttft, 50)),
+    ttft_overhead_p50_ms: round(percentile((lite ?? results[0]).ttft, 50)),
   }),
 );
 process.exit(0);
