@@ -44,7 +44,7 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
       db,
       database,
       // PGlite has one connection per process: a second client shares it.
-      newClient: async () => ({ db: newPrismaClient(database.factory), close: async () => {} }),
+      newClient: async () => ({ db: newPrismaClient(database.factory, database.pool), close: async () => {} }),
       close: async () => {
         await db.$disconnect();
         await database.close();

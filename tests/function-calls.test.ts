@@ -2,10 +2,11 @@
 // travel as one statement, and each caller still gets its own rows, in order,
 // with timestamps as dates; separate requests are never batched together; a
 // failing call fails only its statement, and a transaction's calls run in
-// that transaction. On PostgreSQL the root client's reads skip Prisma
-// (node-postgres on the same pool) and spread over the connections the pool
-// has to spare: dates still mean the same instants in any process time zone,
-// and an unreachable database is still reported as such.
+// that transaction. The root client's reads skip Prisma (straight to the
+// driver) and, on PostgreSQL, spread over the connections the pool has to
+// spare: dates still mean the same instants in any process time zone, a call
+// read alone gives the same values as one in a shared (JSON) statement, and
+// an unreachable database is still reported as such.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { callFunction, readTogether } from "@/lib/db/function-calls";

@@ -40,9 +40,9 @@ export type SqlConnection = {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 };
 
-/** Prisma's own pool, used outside Prisma by the hot path's reads (lib/db/function-calls.ts). */
+/** The database's connections, used outside Prisma by the hot path's reads (lib/db/function-calls.ts). */
 export type DirectPool = {
-  /** Rows (timestamps as text), or null once Prisma has ended the pool. */
+  /** Rows (timestamps as text), or null once the pool has ended (the caller then goes through Prisma). */
   query(sql: string, params: unknown[]): Promise<Record<string, unknown>[] | null>;
   /** Connections the pool can hand out now without anyone waiting (idle, or not yet opened). */
   spare(): number;
@@ -52,9 +52,10 @@ export type OpenDatabase = {
   target: DatabaseTarget;
   factory: SqlMigrationAwareDriverAdapterFactory;
   /**
-   * PostgreSQL only: the hot path's reads go straight through node-postgres on
-   * Prisma's own pool, which saves Prisma's per-query work (~1.3 ms a turn,
-   * measured). Never for transactions (their calls stay on their connection).
+   * The hot path's reads go straight to the driver (node-postgres on Prisma's
+   * own pool; PGlite's one connection), which saves Prisma's per-query work
+   * (~1.3 ms a turn on either engine, measured). Never for transactions: their
+   * calls stay on Prisma, on their connection.
    */
   pool: DirectPool | null;
   /** Runs `fn` on one dedicated connection (PGlite has only one anyway). */
@@ -116,8 +117,13 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
   return {
     target,
     factory: new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory,
-    // One connection, shared with Prisma's transactions: every query goes through Prisma.
-    pool: null,
+    // Its one connection runs one statement at a time (waiting for any open
+    // transaction): a turn's reads share one statement, outside Prisma.
+    pool: {
+      query: async (sql, params) =>
+        pglite.closed ? null : (await pglite.query<Record<string, unknown>>(sql, params.map(toDriverValue), { parsers: PGLITE_ROWS })).rows,
+      spare: () => 1,
+    },
     withConnection: (fn) => fn(conn),
     // An open PGlite keeps Node's event loop alive: scripts must close it.
     close: async () => {
@@ -151,3 +157,6 @@ function toDriverValue(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(toDriverValue);
   return v;
 }
+
+/** As `rowTypes`, for PGlite: timestamps as text, 64-bit integers as numbers. */
+const PGLITE_ROWS = { 1114: (v: string) => v, 1184: (v: string) => v, 20: Number };

@@ -1,17 +1,19 @@
 // Calls of the app's set-returning SQL functions (the hot path's reads:
 // history window, memory profile, memory and passage search, recent
 // exchanges). Inside `readTogether` (a turn wraps its concurrent reads in it),
-// the calls made in the same tick are gathered (DataLoader) and each
-// function's rows come back as one JSON column.
-// - On PGlite, and through Prisma, they travel as ONE statement: one pass
-//   through PGlite's single-threaded engine, Prisma's per-query work paid once.
-// - On PostgreSQL the root client sends them through node-postgres on Prisma's
-//   own pool (Prisma's per-query work skipped), spread over as many statements
-//   as the pool has spare connections, so the server runs them in parallel
-//   (one statement runs its functions one after another on one core). Under
-//   load, with no connection spare, they share one statement and connection.
+// the calls made in the same tick are gathered (DataLoader); in a statement
+// they share, each function's rows come back as one JSON column.
+// The root client sends them straight to the driver (Prisma's per-query work
+// skipped; a transaction's calls stay on Prisma, on its connection):
+// - on PGlite as ONE statement: one pass through its single-threaded engine
+//   (five statements cost more there than the JSON);
+// - on PostgreSQL spread over as many statements as the pool has spare
+//   connections, so the server runs them in parallel (one statement runs its
+//   functions one after another on one core); under load, with no connection
+//   spare, they share one statement and connection.
+// A call alone in its statement returns its rows as they are, without JSON.
 // Batches never span requests: one user's reads never wait behind, or fail
-// with, another's. A transaction's calls stay on Prisma, on its connection.
+// with, another's.
 import { AsyncLocalStorage } from "node:async_hooks";
 import DataLoader from "dataloader";
 import type { Db } from "./client";
