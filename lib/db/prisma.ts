@@ -21,6 +21,6 @@ export function newPrismaClient(adapter: unknown, pool: DirectPool | null = null
   });
   // The extension changes no method's shape; the app's type stays PrismaClient.
   const client = clean as unknown as PrismaClient;
-  if (pool && process.env.TMP_NO_DIRECT !== "1") readThroughPool(client, pool);
+  if (pool) readThroughPool(client, pool);
   return client;
 }
