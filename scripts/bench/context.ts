@@ -4,7 +4,8 @@
 // PGlite and (with DATABASE_URL) PostgreSQL; the database round trips a turn
 // makes before calling the model; and the app's own time to the first streamed
 // token with the test server answering instantly; and, as the machine's floor
-// in the same run, one `SELECT 1` after each turn. Prints a table, then one
+// in the same run, one `SELECT 1` after each turn; and the assembly after a pause longer than the pool keeps
+// idle connections (BENCH_PAUSES). Prints a table, then one
 // JSON line.
 import os from "node:os";
 import { benchEngines } from "./env";
@@ -49,8 +50,11 @@ const MEMORIES = 1_000;
 const USES_PER_ANSWER = Number(process.env.BENCH_USES_PER_ANSWER ?? 5);
 const OTHER_USERS = Number(process.env.BENCH_OTHER_USERS ?? 0);
 const OTHER_MESSAGES = Number(process.env.BENCH_OTHER_MESSAGES ?? 2000);
+/** Context assemblies timed after a pause longer than the pool's idle timeout (BENCH_PAUSES=0 to skip). */
+const PAUSES = Number(process.env.BENCH_PAUSES ?? 5);
+const PAUSE_MS = 11_000;
 
-async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult & { roundTrips: number; ttft: number[] }> {
+async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult & { roundTrips: number; ttft: number[]; afterPause: number[] }> {
   const t = await createTestDb(engine);
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
   const res: EngineResult = { engine, p50: {}, p95: {}, windowP95: {}, select1P95: {} };
@@ -127,6 +131,21 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
     res.select1P95[size] = percentile(floor, 95);
   }
 
+  // After a pause, as between a person's messages: past the pool's idle timeout (10 s), connections it let
+  // close must be opened again and their server processes must plan the functions anew.
+  const afterPause: number[] = [];
+  for (let i = 0; i < PAUSES; i++) {
+    await new Promise((r) => setTimeout(r, PAUSE_MS));
+    const t0 = performance.now();
+    const question = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
+    const { id, leaf } = threads[TTFT_SIZE];
+    const [ctx, r] = await readTogether(() =>
+      Promise.all([loadContext(t.db, id, leaf), recall(t.db, user.id, question, { budget: getConfig().memory.tokenBudget, excludeThreadId: id })]),
+    );
+    buildPrompt(ctx, memoryBlock(r));
+    afterPause.push(performance.now() - t0);
+  }
+
   // Round trips before the model call, and time to first token, on the 10,000-message thread.
   const mock = await startMockLlm();
   await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-chat" }, user.id);
@@ -170,7 +189,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
   }
   await mock.close();
   await t.close();
-  return { ...res, roundTrips, ttft };
+  return { ...res, roundTrips, ttft, afterPause };
 }
 
 const results = [];
@@ -184,7 +203,17 @@ console.log(
     ),
   ),
 );
-console.log(table(results.map((r) => ({ engine: r.engine, db_round_trips_before_model: r.roundTrips, ttft_p50_ms: round(percentile(r.ttft, 50)), ttft_p95_ms: round(percentile(r.ttft, 95)) }))));
+console.log(
+  table(
+    results.map((r) => ({
+      engine: r.engine,
+      db_round_trips_before_model: r.roundTrips,
+      ttft_p50_ms: round(percentile(r.ttft, 50)),
+      ttft_p95_ms: round(percentile(r.ttft, 95)),
+      [`after_${PAUSE_MS / 1000}s_pause_ms`]: r.afterPause.map((x) => round(x)).join(" ") || "-",
+    })),
+  ),
+);
 const pg = results.find((r) => r.engine === "postgres");
 const lite = results.find((r) => r.engine === "pglite");
 console.log(
