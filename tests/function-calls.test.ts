@@ -127,7 +127,9 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
       const at = new Date("2026-03-01T23:30:00.125Z");
       const rows = await readTogether(() =>
         callFunction<PassageRow>(t.db, {
-          call: "json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', 'x', 'hitAt', $1::timestamp), json_build_object('hit', 'y', 'hitAt', ($2::timestamp[])[1])))",
+          call: `json_populate_recordset(NULL::mnemo_passage_row, json_build_array(
+            json_build_object('hit', 'x', 'hitAt', $1::timestamp),
+            json_build_object('hit', 'y', 'hitAt', ($2::timestamp[])[1])))`,
           params: [at, [at]],
           dates: ["hitAt"],
         }),
@@ -157,12 +159,14 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
   it.runIf(engine === "postgres")("calls made together run in parallel on spare connections, else share one", async () => {
     // Each call reports the server process and the statement (its start time) that ran it.
     const backend = {
-      call: "json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', pg_backend_pid()::text, 'content', statement_timestamp()::text)))",
+      call: `json_populate_recordset(NULL::mnemo_passage_row, json_build_array(
+        json_build_object('hit', pg_backend_pid()::text, 'content', statement_timestamp()::text)))`,
       params: [],
     };
     const backends = async (db: Db) => {
       const rows = await readTogether(() => Promise.all([1, 2, 3].map(() => callFunction<PassageRow>(db, backend))));
-      return { processes: new Set(rows.map(([r]) => r.hit)).size, statements: new Set(rows.map(([r]) => r.content)).size };
+      const distinct = (f: (r: PassageRow) => unknown) => new Set(rows.map(([r]) => f(r))).size;
+      return { processes: distinct((r) => r.hit), statements: distinct((r) => r.content) };
     };
     expect(await backends(t.db)).toEqual({ processes: 3, statements: 3 });
 
@@ -174,7 +178,8 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     try {
       expect(await backends(small.db)).toEqual({ processes: 2, statements: 2 }); // three calls over two connections
       // A turn already holding a connection: the other's three calls share the one left.
-      const held = readTogether(() => callFunction(small.db, { call: "json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', pg_sleep(0.3)::text)))", params: [] }));
+      const sleep = `json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', pg_sleep(0.3)::text)))`;
+      const held = readTogether(() => callFunction(small.db, { call: sleep, params: [] }));
       await new Promise((r) => setTimeout(r, 50));
       expect(await backends(small.db)).toEqual({ processes: 1, statements: 1 });
       await held;

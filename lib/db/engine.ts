@@ -57,7 +57,7 @@ export type OpenDatabase = {
   /**
    * The hot path's reads go straight to the driver (node-postgres on Prisma's
    * own pool; PGlite's one connection), which saves Prisma's per-query work
-   * (~1.3 ms a turn on either engine, measured). Never for transactions: their
+   * (~1.4 ms a turn on either engine, measured). Never for transactions: their
    * calls stay on Prisma, on their connection.
    */
   pool: DirectPool | null;
@@ -75,17 +75,21 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     // server process keeps the plans of the functions it ran. Closed, the next turn paid for new connections
     // and new plans: 48–75 ms after an 11 s pause instead of 10–25 (measured).
     // Idle, they do not keep a script's process alive.
-    const pool = new pg.Pool({ connectionString: target.url, max, min: Math.min(max, WARM_CONNECTIONS), allowExitOnIdle: true });
-    // An idle connection the server dropped must not crash the process (Prisma adds its own listener once connected).
+    const min = Math.min(max, WARM_CONNECTIONS);
+    const pool = new pg.Pool({ connectionString: target.url, max, min, allowExitOnIdle: true });
+    // An idle connection the server dropped must not crash the process (Prisma adds its listener once connected).
     pool.on("error", (e) => console.error(`[mnemo] database connection lost: ${e.message}`));
     // Prisma's $disconnect ends the pool, as it did when Prisma made it.
-    const factory = new PrismaPg(pool, { disposeExternalPool: true }) as unknown as SqlMigrationAwareDriverAdapterFactory;
+    const adapter = new PrismaPg(pool, { disposeExternalPool: true });
+    const factory = adapter as unknown as SqlMigrationAwareDriverAdapterFactory;
     return {
       target,
       factory,
       pool: {
-        query: async (sql, params) =>
-          pool.ending ? null : (await pool.query({ text: sql, values: params.map(toDriverValue), types: rowTypes(pg.types) })).rows,
+        query: async (sql, params) => {
+          if (pool.ending) return null;
+          return (await pool.query({ text: sql, values: params.map(toDriverValue), types: rowTypes(pg.types) })).rows;
+        },
         spare: () => (pool.ending ? 0 : Math.max(0, pool.idleCount + max - pool.totalCount - pool.waitingCount)),
       },
       async withConnection(fn) {
@@ -127,8 +131,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     // Its one connection runs one statement at a time (waiting for any open
     // transaction): a turn's reads share one statement, outside Prisma.
     pool: {
-      query: async (sql, params) =>
-        pglite.closed ? null : (await pglite.query<Record<string, unknown>>(sql, params.map(toDriverValue), { parsers: PGLITE_ROWS })).rows,
+      query: async (sql, params) => {
+        if (pglite.closed) return null;
+        const values = params.map(toDriverValue);
+        return (await pglite.query<Record<string, unknown>>(sql, values, { parsers: PGLITE_ROWS })).rows;
+      },
       spare: () => 1,
     },
     withConnection: (fn) => fn(conn),
