@@ -80,6 +80,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     // An idle connection the server dropped must not crash the process (Prisma adds its listener once connected).
     pool.on("error", (e) => console.error(`[mnemo] database connection lost: ${e.message}`));
     // Prisma's $disconnect ends the pool, as it did when Prisma made it.
+    const types = rowTypes(pg.types);
     const adapter = new PrismaPg(pool, { disposeExternalPool: true });
     const factory = adapter as unknown as SqlMigrationAwareDriverAdapterFactory;
     return {
@@ -88,7 +89,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
       pool: {
         query: async (sql, params) => {
           if (pool.ending) return null;
-          return (await pool.query({ text: sql, values: params.map(toDriverValue), types: rowTypes(pg.types) })).rows;
+          return (await pool.query({ text: sql, values: params.map(toDriverValue), types })).rows;
         },
         spare: () => (pool.ending ? 0 : Math.max(0, pool.idleCount + max - pool.totalCount - pool.waitingCount)),
       },

@@ -74,6 +74,14 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
       await appendItems(t.db, th.id, Array.from({ length: Math.min(500, OTHER_MESSAGES - i) }, (_, k) => ({ role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const), content: sentence(i + k + u * 7) })));
     }
   }
+  // What a turn does: the window and the memory recall, read together, then the prompt.
+  const assemble = async (threadId: string, leaf: string, question: string) => {
+    const budget = getConfig().memory.tokenBudget;
+    const [ctx, r] = await readTogether(() =>
+      Promise.all([loadContext(t.db, threadId, leaf), recall(t.db, user.id, question, { budget, excludeThreadId: threadId })]),
+    );
+    buildPrompt(ctx, memoryBlock(r));
+  };
   const threads: Record<number, { id: string; leaf: string }> = {};
   for (const size of SIZES) {
     const thread = await t.db.thread.create({ data: { userId: user.id } });
@@ -106,15 +114,10 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
     const times: number[] = [];
     const windowOnly: number[] = [];
     const floor: number[] = [];
-    const budget = getConfig().memory.tokenBudget;
     for (let i = 0; i < ITERATIONS + 20; i++) {
       const question = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
       const t0 = performance.now();
-      // What a turn does: the window and the memory recall, read together (one statement), then the prompt.
-      const [ctx, r] = await readTogether(() =>
-        Promise.all([loadContext(t.db, thread.id, leaf), recall(t.db, user.id, question, { budget, excludeThreadId: thread.id })]),
-      );
-      buildPrompt(ctx, memoryBlock(r));
+      await assemble(thread.id, leaf, question);
       const t1 = performance.now();
       buildPrompt(await loadContext(t.db, thread.id, leaf));
       const t2 = performance.now();
@@ -138,11 +141,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
     await new Promise((r) => setTimeout(r, PAUSE_MS));
     const t0 = performance.now();
     const question = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
-    const { id, leaf } = threads[TTFT_SIZE];
-    const [ctx, r] = await readTogether(() =>
-      Promise.all([loadContext(t.db, id, leaf), recall(t.db, user.id, question, { budget: getConfig().memory.tokenBudget, excludeThreadId: id })]),
-    );
-    buildPrompt(ctx, memoryBlock(r));
+    await assemble(threads[TTFT_SIZE].id, threads[TTFT_SIZE].leaf, question);
     afterPause.push(performance.now() - t0);
   }
 
