@@ -64,6 +64,7 @@ const schema = z.object({
   MNEMO_ADMIN_THREAD_ACCESS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
   MNEMO_MODEL_IDLE_TIMEOUT_SECONDS: intWithDefault(60, 1),
   MNEMO_JOBS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
+  MNEMO_JOB_LANES: intWithDefault(4, 1),
   MNEMO_TRUSTED_PROXIES: intWithDefault(0, 0),
   MNEMO_IMPORT_MAX_MB: intWithDefault(512, 1),
   MNEMO_IMPORT_LEARN_PER_MINUTE: intWithDefault(20, 1),
@@ -110,6 +111,8 @@ export type Config = {
   };
   /** Whether this instance runs background jobs in-process (off: `npm run worker` runs them). */
   jobsInProcess: boolean;
+  /** How many jobs one process runs at once. */
+  jobLanes: number;
   /** Reverse proxies in front of the app whose X-Forwarded-For entries are trusted. */
   trustedProxies: number;
   /** mergeSimilarity: memories whose vectors are at least this similar are merged (above 1: never). */
@@ -233,6 +236,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       modelIdleTimeoutSeconds: env.MNEMO_MODEL_IDLE_TIMEOUT_SECONDS,
     },
     jobsInProcess: env.MNEMO_JOBS !== "off",
+    jobLanes: env.MNEMO_JOB_LANES,
     trustedProxies: env.MNEMO_TRUSTED_PROXIES,
     memory: {
       tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET,

@@ -3,6 +3,7 @@
 // process that dies mid-answer or right after it, another user's Stop,
 // cross-site requests, partial imports, and a database that cannot be reached.
 process.env.MNEMO_MODEL_IDLE_TIMEOUT_SECONDS = "1";
+process.env.MNEMO_JOB_LANES = "2";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { collect } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
@@ -13,7 +14,7 @@ import { createThread, threadView } from "@/lib/chat/threads";
 import { provisionalTitle } from "@/lib/chat/titles";
 import { appendItems } from "@/lib/memory/session";
 import { sweepExpiredAnswers } from "@/lib/chat/leases";
-import { runDueJobs } from "@/lib/jobs/worker";
+import { drainJobs, runDueJobs } from "@/lib/jobs/worker";
 import { claim, LOCK_SECONDS, renewLock, type JobKind } from "@/lib/jobs/queue";
 import { importMemories } from "@/lib/memory/portable";
 import { redactSecrets } from "@/lib/memory/secrets";
@@ -188,6 +189,42 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     expect(mems.map((m) => m.text)).toContain("Has a cat named Miso");
     // Running the queue again does nothing twice.
     expect((await runDueJobs(t.db)).done).toBe(0);
+  });
+
+  it("answers finishing together share one job drain that runs at most MNEMO_JOB_LANES jobs at once", async () => {
+    // The queued work behind each answer (title, learning) waits 150 ms on the model.
+    mock.script({ system: "Give this conversation a title", content: "A title", delayMs: 150, times: 0 });
+    mock.script({ match: "latest exchange", json: { decisions: [] }, delayMs: 150, times: 0 });
+    const deferred: Array<() => Promise<void>> = [];
+    for (let i = 0; i < 6; i++) {
+      const events = await collect(runTurn(t.db, alice, { kind: "send", content: `burst ${i}` }, { defer: (task) => deferred.push(task) }));
+      expect(events.at(-1)?.type).toBe("done");
+    }
+    expect(deferred).toHaveLength(6);
+    const pending = { userId: alice, status: { in: ["queued" as const, "running" as const] } };
+    const queued = await t.db.job.count({ where: pending });
+    expect(queued).toBeGreaterThanOrEqual(12); // a title and a learning job per answer
+    // All six answers' after() tasks start at once, as under load.
+    let maxRunning = 0;
+    let draining = true;
+    const sampler = (async () => {
+      while (draining) {
+        maxRunning = Math.max(maxRunning, await t.db.job.count({ where: { userId: alice, status: "running" } }));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const tasks = deferred.map((task) => task());
+    await Promise.all(tasks);
+    draining = false;
+    await sampler;
+    expect(await t.db.job.count({ where: pending })).toBe(0);
+    expect(maxRunning).toBe(2);
+    // No embedding model is set: learning queued no embedding work that could only do nothing.
+    expect(await t.db.job.count({ where: { userId: alice, kind: "embed" } })).toBe(0);
+    // Joining an idle process's drain starts one; a second call while it runs joins it.
+    const a = drainJobs(t.db);
+    expect(drainJobs(t.db)).toBe(a);
+    await a;
   });
 
   it("a job claimed by an instance that died is claimed again once its short lock lapses; a live claim is renewed", async () => {

@@ -30,7 +30,7 @@ import { provisionalTitle } from "./titles";
 import type { Defer } from "./background";
 import { renewLease, RENEW_MS } from "./leases";
 import { enqueue, type NewJob } from "@/lib/jobs/queue";
-import { runDueJobs } from "@/lib/jobs/worker";
+import { drainJobs } from "@/lib/jobs/worker";
 import { isDatabaseUnavailable } from "@/lib/errors";
 import { AppError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
@@ -403,9 +403,10 @@ export async function* runTurn(
     clearTimeout(idle);
     running.delete(assistant.id);
   }
-  // The instance that served the answer also runs its queued work right after
-  // the response (Next's after()); any other worker would pick it up too.
-  if (final.status === "complete") opts.defer?.(() => runDueJobs(db, { max: 10 }).then(() => undefined));
+  // The instance that served the answer runs its queued work right after the
+  // response (Next's after() keeps a serverless instance alive for it), in the
+  // process's one job drain; any other worker would pick it up too.
+  if (final.status === "complete" && getConfig().jobsInProcess) opts.defer?.(() => drainJobs(db));
 }
 
 /** The queued work after a complete answer: title (first exchange), summary, learning. */

@@ -76,11 +76,12 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       if (!user || !thread || thread.temporary || user.memoryPaused) return;
       const ex = await exchange(db, p.threadId, p.userItemId, p.answerItemId);
       if (!ex) return;
-      await extractMemories(db, await connection(db), { userId: p.userId, threadId: p.threadId, userItemId: p.userItemId, ...ex, review: user.memoryReview });
+      const conn = await connection(db);
+      await extractMemories(db, conn, { userId: p.userId, threadId: p.threadId, userItemId: p.userItemId, ...ex, review: user.memoryReview });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
       await consolidateSoon(db, p.userId);
-      // What was just learned gets its vector next.
-      await queueEmbedding(db, p.userId, `embed:extract:${p.answerItemId}`);
+      // What was just learned gets its vector next (with no embedding model, recall is lexical and there is nothing to do).
+      if (conn.embeddingModel) await queueEmbedding(db, p.userId, `embed:extract:${p.answerItemId}`);
       return;
     }
     case "embed": {
@@ -94,7 +95,9 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const p = payloads.feedback.parse(payload);
       const fb = await db.feedback.findUnique({ where: { id: p.feedbackId }, select: { userId: true } });
       if (!fb) return; // removed since
-      if ((await learnFromFeedback(db, await connection(db), p.feedbackId)) !== "nothing") await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
+      const conn = await connection(db);
+      const learned = (await learnFromFeedback(db, conn, p.feedbackId)) !== "nothing";
+      if (learned && conn.embeddingModel) await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
       return;
     }
     case "consolidate": {

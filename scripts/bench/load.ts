@@ -2,7 +2,10 @@
 // endpoints of `next start` (sign-in via Auth.js, POST /api/chat streaming) for
 // 60 s against the mock model server on loopback, on a fresh embedded database
 // (or a fresh PostgreSQL database created from DATABASE_URL). Then checks that
-// every sent message was stored. Prints a table, then one JSON line.
+// every sent message was stored, and reports the queued work (learning, titles,
+// summaries) still waiting when the load stopped and, on PostgreSQL, how long the
+// app took to finish it: a throughput that leaves a growing backlog is not one.
+// Prints a table, then one JSON line.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -22,7 +25,15 @@ const PORT = Number(process.env.BENCH_PORT ?? 3300);
 const base = `http://127.0.0.1:${PORT}`;
 const PASSWORD = "load-test-password";
 
-async function prepareDatabase(): Promise<{ env: Record<string, string>; count: () => Promise<{ user: number; assistant: number }> }> {
+type Jobs = { pending: number; done: number; failed: number };
+type Prepared = {
+  env: Record<string, string>;
+  count: () => Promise<{ user: number; assistant: number }>;
+  /** Job counts; on PGlite only once the app has stopped (one process owns the embedded database). */
+  jobs: () => Promise<Jobs>;
+};
+
+async function prepareDatabase(): Promise<Prepared> {
   let target;
   const env: Record<string, string> = {};
   if (process.env.DATABASE_URL) {
@@ -58,6 +69,15 @@ async function prepareDatabase(): Promise<{ env: Record<string, string>; count: 
       const get = (r: string) => Number(rows.find((x) => x.role === r)?.n ?? 0);
       return { user: get("user"), assistant: get("assistant") };
     },
+    jobs: async () => {
+      const d = await openDatabase(target);
+      const rows = await d.withConnection((c) =>
+        c.query<{ status: string; n: string }>(`SELECT status, count(*)::text AS n FROM "Job" GROUP BY status`),
+      );
+      await d.close();
+      const get = (...st: string[]) => rows.filter((x) => st.includes(x.status)).reduce((a, x) => a + Number(x.n), 0);
+      return { pending: get("queued", "running"), done: get("done"), failed: get("failed") };
+    },
   };
 }
 
@@ -67,7 +87,7 @@ async function main() {
   buildIfStale();
   const mock = await startMockLlm();
   mock.script({ content: "Thanks, noted. Here is a short answer with a few words to stream back.", times: 0 });
-  const { env, count } = await prepareDatabase();
+  const { env, count, jobs } = await prepareDatabase();
   const app = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"], {
     env: {
       ...process.env,
@@ -141,9 +161,19 @@ async function main() {
       }),
     );
     const elapsed = (Date.now() - t0) / 1000;
+    // PostgreSQL: the backlog when the load stopped, then how long the idle app takes to finish it (at most 5 min).
+    let backlog: number | null = null;
+    let drainSeconds: number | null = null;
+    if (env.DATABASE_URL) {
+      backlog = (await jobs()).pending;
+      const d0 = Date.now();
+      while ((await jobs()).pending > 0 && Date.now() - d0 < 300_000) await new Promise((r) => setTimeout(r, 500));
+      drainSeconds = round((Date.now() - d0) / 1000, 1);
+    }
     app.kill("SIGTERM");
     await new Promise((r) => app.once("exit", r));
     const stored = await count();
+    const jobCounts = await jobs();
     console.log(`Load: ${USERS} users for ${SECONDS} s through next start (${env.DATABASE_URL ? "PostgreSQL" : "PGlite"}), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
     console.log(
       table([
@@ -158,11 +188,32 @@ async function main() {
           errors,
           ttft_p50_ms: round(percentile(ttft, 50)),
           ttft_p95_ms: round(percentile(ttft, 95)),
+          jobs_pending_at_stop: backlog,
+          drain_s: drainSeconds,
+          // Answers per second counting the time to finish their queued work: what the app can keep up with.
+          "sustained turns/s": drainSeconds === null ? null : round(okAnswers / (elapsed + drainSeconds), 1),
+          jobs_done: jobCounts.done,
+          jobs_left: jobCounts.pending,
+          jobs_failed: jobCounts.failed,
         },
       ]),
     );
     for (const [k, n] of errorKinds) console.log(`error x${n}: ${k}`);
-    console.log(JSON.stringify({ chats: chats.size, messages_sent: sent, messages_stored: stored.user, errors, ttft_p95_ms: round(percentile(ttft, 95)) }));
+    console.log(
+      JSON.stringify({
+        chats: chats.size,
+        messages_sent: sent,
+        messages_stored: stored.user,
+        errors,
+        ttft_p95_ms: round(percentile(ttft, 95)),
+        jobs_pending_at_stop: backlog,
+        drain_s: drainSeconds,
+        sustained_turns_per_s: drainSeconds === null ? null : round(okAnswers / (elapsed + drainSeconds), 1),
+        jobs_done: jobCounts.done,
+        jobs_left: jobCounts.pending,
+        jobs_failed: jobCounts.failed,
+      }),
+    );
   } finally {
     if (app.exitCode === null) app.kill("SIGTERM");
     await mock.close();
