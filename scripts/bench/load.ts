@@ -88,7 +88,9 @@ async function main() {
   const mock = await startMockLlm();
   mock.script({ content: "Thanks, noted. Here is a short answer with a few words to stream back.", times: 0 });
   const { env, count, jobs } = await prepareDatabase();
-  const app = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"], {
+  // BENCH_APP_NODE_ARGS: extra node flags for the app, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+  const nodeArgs = (process.env.BENCH_APP_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const app = spawn(process.execPath, [...nodeArgs, "node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"], {
     env: {
       ...process.env,
       ...env,
