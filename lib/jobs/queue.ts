@@ -9,6 +9,7 @@
 // and PostgreSQL-only features (LISTEN/NOTIFY, their own schema migrations);
 // the embedded database has one in-process connection. This queue runs through
 // the app's one database layer on both engines, with the same semantics.
+import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type { Db } from "@/lib/db/client";
 import type { Job } from "@/lib/generated/prisma/client";
@@ -36,26 +37,33 @@ export function onEnqueue(w: Waker): () => void {
   return () => wakers.delete(w);
 }
 
-/** Enqueues jobs; a dedupe key already queued or done adds nothing. */
+/**
+ * Enqueues jobs; a dedupe key already queued or done adds nothing. One plain
+ * statement (no transaction around it): a turn enqueues on its hot path.
+ * `runAt` is kept relative to the database clock, the one `claim` compares with.
+ */
 export async function enqueue(db: Db, jobs: NewJob[]): Promise<void> {
   if (!jobs.length) return;
-  await db.job.createMany({
-    data: jobs.map((j) => ({
-      kind: j.kind,
-      userId: j.userId ?? null,
-      payload: j.payload as object,
-      dedupeKey: j.dedupeKey ?? null,
-      runAt: j.runAt ?? new Date(),
-      maxAttempts: j.maxAttempts ?? 5,
-    })),
-    skipDuplicates: true,
+  const params: unknown[] = [];
+  const rows = jobs.map((j) => {
+    const delaySeconds = j.runAt ? Math.max(0, (j.runAt.getTime() - Date.now()) / 1000) : 0;
+    params.push(randomUUID(), j.kind, j.userId ?? null, JSON.stringify(j.payload), j.dedupeKey ?? null, j.maxAttempts ?? 5, delaySeconds);
+    const n = params.length - 7;
+    const at = `timezone('UTC', now()) + make_interval(secs => $${n + 7}::float8)`;
+    return `($${n + 1}, $${n + 2}, $${n + 3}::text, $${n + 4}::jsonb, $${n + 5}::text, $${n + 6}::int, ${at}, timezone('UTC', now()))`;
   });
+  await db.$executeRawUnsafe(
+    `INSERT INTO "Job" (id, kind, "userId", payload, "dedupeKey", "maxAttempts", "runAt", "updatedAt")
+     VALUES ${rows.join(", ")}
+     ON CONFLICT ("dedupeKey") DO NOTHING`,
+    ...params,
+  );
   for (const w of wakers) w();
 }
 
-/** Claims up to `limit` due jobs for this worker. */
+/** Claims up to `limit` due jobs for this worker, in one statement. */
 export async function claim(db: Db, limit: number, kinds?: JobKind[]): Promise<Job[]> {
-  const rows = await db.$queryRawUnsafe<Array<{ id: string }>>(
+  const rows = await db.$queryRawUnsafe<Job[]>(
     `UPDATE "Job" SET status = 'running', attempts = attempts + 1, "lockedBy" = $1,
             "lockedUntil" = timezone('UTC', now()) + make_interval(secs => $2), "updatedAt" = timezone('UTC', now())
      WHERE id IN (
@@ -66,14 +74,14 @@ export async function claim(db: Db, limit: number, kinds?: JobKind[]): Promise<J
        ORDER BY "runAt" LIMIT $3
        FOR UPDATE SKIP LOCKED
      )
-     RETURNING id`,
+     RETURNING id, kind, "userId", payload, "dedupeKey", status::text AS status, attempts, "maxAttempts", "runAt",
+               "lockedUntil", "lockedBy", "lastError", "createdAt", "updatedAt", "finishedAt"`,
     WORKER_ID,
     LOCK_SECONDS,
     limit,
     kinds ?? null,
   );
-  if (!rows.length) return [];
-  return db.job.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { runAt: "asc" } });
+  return rows.sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
 }
 
 /** Renews this worker's claim on a running job; false once the claim was lost to another worker. */
@@ -89,10 +97,13 @@ export async function renewLock(db: Db, job: Job): Promise<boolean> {
 }
 
 export async function complete(db: Db, job: Job): Promise<void> {
-  await db.job.updateMany({
-    where: { id: job.id, lockedBy: WORKER_ID, status: "running" },
-    data: { status: "done", finishedAt: new Date(), lockedUntil: null, lastError: null },
-  });
+  await db.$executeRawUnsafe(
+    `UPDATE "Job" SET status = 'done', "finishedAt" = timezone('UTC', now()), "lockedUntil" = NULL, "lastError" = NULL,
+            "updatedAt" = timezone('UTC', now())
+     WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
+    job.id,
+    WORKER_ID,
+  );
 }
 
 /** Backoff before attempt n+1: 5 s, 20 s, 80 s, … at most an hour. */
@@ -100,16 +111,17 @@ export const backoffSeconds = (attempts: number) => Math.min(3600, 5 * 4 ** Math
 
 export async function fail(db: Db, job: Job, error: string): Promise<"retry" | "failed"> {
   const final = job.attempts >= job.maxAttempts;
-  await db.job.updateMany({
-    where: { id: job.id, lockedBy: WORKER_ID, status: "running" },
-    data: {
-      status: final ? "failed" : "queued",
-      lastError: error.slice(0, 1000),
-      lockedUntil: null,
-      runAt: new Date(Date.now() + backoffSeconds(job.attempts) * 1000),
-      finishedAt: final ? new Date() : null,
-    },
-  });
+  await db.$executeRawUnsafe(
+    `UPDATE "Job" SET status = $3::text::"JobStatus", "lastError" = $4, "lockedUntil" = NULL,
+            "runAt" = timezone('UTC', now()) + make_interval(secs => $5),
+            "finishedAt" = CASE WHEN $3::text = 'failed' THEN timezone('UTC', now()) END, "updatedAt" = timezone('UTC', now())
+     WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
+    job.id,
+    WORKER_ID,
+    final ? "failed" : "queued",
+    error.slice(0, 1000),
+    backoffSeconds(job.attempts),
+  );
   return final ? "failed" : "retry";
 }
 

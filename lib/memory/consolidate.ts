@@ -273,10 +273,17 @@ export async function consolidateNow(db: Db, userId: string): Promise<void> {
 
 /** After learning: once enough memories are new since the last run, queue one for this user. */
 export async function consolidateSoon(db: Db, userId: string): Promise<void> {
-  const user = await db.user.findUnique({ where: { id: userId }, select: { consolidatedAt: true } });
-  if (!user) return;
-  const fresh = await db.memory.count({ where: { userId, createdAt: { gt: user.consolidatedAt ?? new Date(0) } } });
-  if (fresh < getConfig().memory.consolidation.afterNewMemories) return;
+  // One statement after every learning job; the count stops at the threshold.
+  const threshold = getConfig().memory.consolidation.afterNewMemories;
+  const [user] = await db.$queryRawUnsafe<Array<{ consolidatedAt: Date | null; fresh: number }>>(
+    `SELECT u."consolidatedAt",
+            (SELECT count(*)::int FROM (SELECT 1 FROM "Memory" m
+               WHERE m."userId" = u.id AND m."createdAt" > coalesce(u."consolidatedAt", '-infinity') LIMIT $2) f) AS fresh
+     FROM "User" u WHERE u.id = $1`,
+    userId,
+    threshold,
+  );
+  if (!user || user.fresh < threshold) return;
   // One queued run per generation: the key changes once a run has happened.
   await enqueue(db, [{ kind: "consolidate", userId, payload: { userId }, dedupeKey: `consolidate:${userId}:${user.consolidatedAt?.toISOString() ?? "never"}` }]);
 }
