@@ -14,7 +14,7 @@ import { createThread, threadView } from "@/lib/chat/threads";
 import { provisionalTitle } from "@/lib/chat/titles";
 import { appendItems } from "@/lib/memory/session";
 import { sweepExpiredAnswers } from "@/lib/chat/leases";
-import { drainJobs, runDueJobs } from "@/lib/jobs/worker";
+import { drainJobs, runDueJobs, startWorker } from "@/lib/jobs/worker";
 import { claim, LOCK_SECONDS, renewLock, type JobKind } from "@/lib/jobs/queue";
 import { importMemories } from "@/lib/memory/portable";
 import { redactSecrets } from "@/lib/memory/secrets";
@@ -225,6 +225,27 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     const a = drainJobs(t.db);
     expect(drainJobs(t.db)).toBe(a);
     await a;
+  });
+
+  it("a stopping worker finishes the jobs it is running and claims no more; the rest stay queued", async () => {
+    await runDueJobs(t.db); // what earlier tests left queued
+    mock.script({ system: "Give this conversation a title", content: "A title", delayMs: 200, times: 0 });
+    mock.script({ match: "latest exchange", json: { decisions: [] }, delayMs: 200, times: 0 });
+    for (let i = 0; i < 4; i++) await collect(runTurn(t.db, alice, { kind: "send", content: `shutdown ${i}` }));
+    const queued = await t.db.job.findMany({ where: { userId: alice, status: "queued" }, select: { id: true } });
+    expect(queued).toHaveLength(8); // a title and a learning job per answer
+    const count = (status: "queued" | "running" | "done") => t.db.job.count({ where: { id: { in: queued.map((j) => j.id) }, status } });
+    const stop = startWorker(async () => t.db, { pollMs: 50 });
+    while (!(await count("running"))) await new Promise((r) => setTimeout(r, 10));
+    await stop();
+    expect(await count("running")).toBe(0);
+    const done = await count("done");
+    expect(done).toBeGreaterThan(0);
+    expect(done).toBeLessThanOrEqual(2); // the two lanes' jobs in flight
+    expect(await count("queued")).toBe(8 - done);
+    // Work queued later still runs: the drain is not left stopped.
+    await drainJobs(t.db);
+    expect(await count("done")).toBe(8);
   });
 
   it("a job claimed by an instance that died is claimed again once its short lock lapses; a live claim is renewed", async () => {

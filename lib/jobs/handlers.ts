@@ -77,7 +77,8 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const ex = await exchange(db, p.threadId, p.userItemId, p.answerItemId);
       if (!ex) return;
       const conn = await connection(db);
-      await extractMemories(db, conn, { userId: p.userId, threadId: p.threadId, userItemId: p.userItemId, ...ex, review: user.memoryReview });
+      const exchangeIds = { userId: p.userId, threadId: p.threadId, userItemId: p.userItemId };
+      await extractMemories(db, conn, { ...exchangeIds, ...ex, review: user.memoryReview });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
       await consolidateSoon(db, p.userId);
       // What was just learned gets its vector next (with no embedding model, recall is lexical and there is nothing to do).
@@ -97,7 +98,9 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       if (!fb) return; // removed since
       const conn = await connection(db);
       const learned = (await learnFromFeedback(db, conn, p.feedbackId)) !== "nothing";
-      if (learned && conn.embeddingModel) await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
+      if (learned && conn.embeddingModel) {
+        await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
+      }
       return;
     }
     case "consolidate": {

@@ -47,13 +47,16 @@ export async function enqueue(db: Db, jobs: NewJob[]): Promise<void> {
   const params: unknown[] = [];
   const rows = jobs.map((j) => {
     const delaySeconds = j.runAt ? Math.max(0, (j.runAt.getTime() - Date.now()) / 1000) : 0;
-    params.push(randomUUID(), j.kind, j.userId ?? null, JSON.stringify(j.payload), j.dedupeKey ?? null, j.maxAttempts ?? 5, delaySeconds);
+    const payload = JSON.stringify(j.payload);
+    params.push(randomUUID(), j.kind, j.userId ?? null, payload, j.dedupeKey ?? null, j.maxAttempts ?? 5, delaySeconds);
     const n = params.length - 7;
-    const at = `timezone('UTC', now()) + make_interval(secs => $${n + 7}::float8)`;
-    return `($${n + 1}, $${n + 2}, $${n + 3}::text, $${n + 4}::jsonb, $${n + 5}::text, $${n + 6}::int, ${at}, timezone('UTC', now()))`;
+    const now = `timezone('UTC', now())`; // the columns hold UTC without a zone
+    const runAt = `${now} + make_interval(secs => $${n + 7}::float8)`;
+    const values = `$${n + 1}, $${n + 2}, $${n + 3}::text, $${n + 4}::jsonb, $${n + 5}::text, $${n + 6}::int`;
+    return `(${values}, ${runAt}, ${now}, ${now})`;
   });
   await db.$executeRawUnsafe(
-    `INSERT INTO "Job" (id, kind, "userId", payload, "dedupeKey", "maxAttempts", "runAt", "updatedAt")
+    `INSERT INTO "Job" (id, kind, "userId", payload, "dedupeKey", "maxAttempts", "runAt", "createdAt", "updatedAt")
      VALUES ${rows.join(", ")}
      ON CONFLICT ("dedupeKey") DO NOTHING`,
     ...params,
@@ -114,7 +117,8 @@ export async function fail(db: Db, job: Job, error: string): Promise<"retry" | "
   await db.$executeRawUnsafe(
     `UPDATE "Job" SET status = $3::text::"JobStatus", "lastError" = $4, "lockedUntil" = NULL,
             "runAt" = timezone('UTC', now()) + make_interval(secs => $5),
-            "finishedAt" = CASE WHEN $3::text = 'failed' THEN timezone('UTC', now()) END, "updatedAt" = timezone('UTC', now())
+            "finishedAt" = CASE WHEN $3::text = 'failed' THEN timezone('UTC', now()) END,
+            "updatedAt" = timezone('UTC', now())
      WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
     job.id,
     WORKER_ID,

@@ -12,13 +12,15 @@ import { getConfig } from "@/lib/config";
 
 export type RunStats = { done: number; retried: number; failed: number };
 
-/** Claims and runs due jobs, `lanes` at a time, until none are due (or `max` were claimed). */
-export async function runDueJobs(db: Db, opts: { lanes?: number; max?: number; kinds?: JobKind[] } = {}): Promise<RunStats> {
+type RunOptions = { lanes?: number; max?: number; kinds?: JobKind[]; stopped?: () => boolean };
+
+/** Claims and runs due jobs, `lanes` at a time, until none are due (or `max` were claimed, or `stopped()`). */
+export async function runDueJobs(db: Db, opts: RunOptions = {}): Promise<RunStats> {
   const stats: RunStats = { done: 0, retried: 0, failed: 0 };
   let claimed = 0;
   const max = opts.max ?? Infinity;
   const lane = async () => {
-    while (claimed < max) {
+    while (claimed < max && !opts.stopped?.()) {
       claimed++;
       const [job] = await claim(db, 1, opts.kinds);
       if (!job) {
@@ -40,15 +42,26 @@ async function runOne(db: Db, job: Job): Promise<keyof RunStats> {
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     const outcome = await fail(db, e instanceof PermanentJobError ? { ...job, attempts: job.maxAttempts } : job, message);
-    console.error(`[mnemo] job ${job.kind} ${job.id} attempt ${job.attempts} failed (${outcome}): ${message.split("\n")[0]}`);
+    const what = `job ${job.kind} ${job.id} attempt ${job.attempts}`;
+    console.error(`[mnemo] ${what} failed (${outcome}): ${message.split("\n")[0]}`);
     return outcome === "failed" ? "failed" : "retried";
   }
 }
 
-type Drain = { running: Promise<void> | null; again: boolean };
+/** The database may be down: say so in one line; the next poll tries again. */
+const logWorkerError = (e: unknown) => console.error(`[mnemo] job worker: ${(e as Error).message.split("\n").slice(-1)[0]}`);
+
+/** `stopping`: the worker is shutting down; lanes finish their job and claim no more. */
+type Drain = { running: Promise<void> | null; again: boolean; stopping: boolean };
 // On globalThis: route handlers and instrumentation are separate module instances in Next.js.
-const g = globalThis as typeof globalThis & { __mnemoJobDrain?: Drain };
-const drain = (g.__mnemoJobDrain ??= { running: null, again: false });
+// One drain per database (a process has one; tests open several).
+const g = globalThis as typeof globalThis & { __mnemoJobDrains?: WeakMap<Db, Drain> };
+const drains = (g.__mnemoJobDrains ??= new WeakMap());
+const drainOf = (db: Db): Drain => {
+  let d = drains.get(db);
+  if (!d) drains.set(db, (d = { running: null, again: false, stopping: false }));
+  return d;
+};
 
 /**
  * Runs this process's due jobs, joining the drain already under way if there
@@ -57,6 +70,7 @@ const drain = (g.__mnemoJobDrain ??= { running: null, again: false });
  * the next poll tries again. The promise settles when the drain ends.
  */
 export function drainJobs(db: Db): Promise<void> {
+  const drain = drainOf(db);
   if (drain.running) {
     drain.again = true;
     return drain.running;
@@ -65,10 +79,10 @@ export function drainJobs(db: Db): Promise<void> {
     try {
       do {
         drain.again = false;
-        await runDueJobs(db);
-      } while (drain.again);
+        await runDueJobs(db, { stopped: () => drain.stopping });
+      } while (drain.again && !drain.stopping);
     } catch (e) {
-      console.error(`[mnemo] job worker: ${(e as Error).message.split("\n").slice(-1)[0]}`);
+      logWorkerError(e);
     } finally {
       drain.running = null;
     }
@@ -96,11 +110,15 @@ export function startWorker(getDb: () => Promise<Db>, opts: { pollMs?: number } 
   const pollMs = opts.pollMs ?? 2000;
   let stopped = false;
   let wake: (() => void) | null = null;
+  let drain: Drain | null = null;
   // While a drain runs, it looks again before ending; otherwise the sleeping loop wakes.
-  const unsubscribe = onEnqueue(() => (drain.running ? (drain.again = true) : wake?.()));
+  const unsubscribe = onEnqueue(() => (drain?.running ? (drain.again = true) : wake?.()));
   const loop = (async () => {
     while (!stopped) {
-      await getDb().then(drainJobs, (e) => console.error(`[mnemo] job worker: ${(e as Error).message.split("\n").slice(-1)[0]}`));
+      await getDb().then((db) => {
+        drain = drainOf(db);
+        return drainJobs(db);
+      }, logWorkerError);
       if (stopped) break;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, pollMs);
@@ -114,8 +132,11 @@ export function startWorker(getDb: () => Promise<Db>, opts: { pollMs?: number } 
   })();
   return async () => {
     stopped = true;
+    if (drain) drain.stopping = true;
     unsubscribe();
     wake?.();
     await loop;
+    await drain?.running;
+    if (drain) drain.stopping = false;
   };
 }
