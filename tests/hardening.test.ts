@@ -15,7 +15,7 @@ import { provisionalTitle } from "@/lib/chat/titles";
 import { appendItems } from "@/lib/memory/session";
 import { sweepExpiredAnswers } from "@/lib/chat/leases";
 import { drainJobs, runDueJobs, startWorker } from "@/lib/jobs/worker";
-import { claim, LOCK_SECONDS, renewLock, type JobKind } from "@/lib/jobs/queue";
+import { claim, LOCK_SECONDS, queueHealth, renewLock, type JobKind } from "@/lib/jobs/queue";
 import { importMemories } from "@/lib/memory/portable";
 import { redactSecrets } from "@/lib/memory/secrets";
 import { cleanText, cutGraphemes, truncate } from "@/lib/text/policy";
@@ -246,6 +246,18 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     // Work queued later still runs: the drain is not left stopped.
     await drainJobs(t.db);
     expect(await count("done")).toBe(8);
+  });
+
+  it("the admin's queue health shows how long the oldest due job has waited; a job scheduled later does not count", async () => {
+    await runDueJobs(t.db);
+    expect((await queueHealth(t.db)).oldestDueSeconds).toBe(0);
+    const waiting = await t.db.job.create({ data: { kind: "lag-probe", payload: {}, runAt: new Date(Date.now() - 90_000) } });
+    const later = await t.db.job.create({ data: { kind: "lag-probe", payload: {}, runAt: new Date(Date.now() + 3_600_000) } });
+    const health = await queueHealth(t.db);
+    expect(health.oldestDueSeconds).toBeGreaterThanOrEqual(89);
+    expect(health.oldestDueSeconds).toBeLessThan(100);
+    expect(health.counts).toContainEqual({ kind: "lag-probe", status: "queued", count: 2 });
+    await t.db.job.deleteMany({ where: { id: { in: [waiting.id, later.id] } } });
   });
 
   it("a job claimed by an instance that died is claimed again once its short lock lapses; a live claim is renewed", async () => {

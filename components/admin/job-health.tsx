@@ -5,6 +5,12 @@ import type { queueHealth } from "@/lib/jobs/queue";
 type Health = Awaited<ReturnType<typeof queueHealth>>;
 const STATES = ["queued", "running", "done", "failed"] as const;
 
+function formatWait(s: number): string {
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  return `${Math.round(s / 360) / 10} h`;
+}
+
 export function JobHealth({ health }: { health: Health }) {
   const kinds = [...new Set(health.counts.map((c) => c.kind))].sort();
   const count = (kind: string, status: string) => health.counts.find((c) => c.kind === kind && c.status === status)?.count ?? 0;
@@ -42,6 +48,18 @@ export function JobHealth({ health }: { health: Health }) {
             </tbody>
           </table>
         </div>
+      )}
+      {health.oldestDueSeconds > 0 && (
+        <p className="text-sm" data-testid="job-lag">
+          The oldest job ready to run has waited {formatWait(health.oldestDueSeconds)}.
+          {health.oldestDueSeconds >= 60 && (
+            <span className="text-muted-foreground">
+              {" "}
+              Learning and titles lag behind the chats; raise <code>MNEMO_JOB_LANES</code> or run more workers
+              (<code>npm run worker</code>).
+            </span>
+          )}
+        </p>
       )}
       {health.failures.length > 0 && (
         <details className="text-sm">

@@ -129,10 +129,18 @@ export async function fail(db: Db, job: Job, error: string): Promise<"retry" | "
   return final ? "failed" : "retry";
 }
 
-/** Counts by status and the newest failures (for the admin page; no payload contents). */
+/**
+ * Counts by status, how long the oldest due job has waited (the backlog's lag:
+ * under a burst, answers come first and learning catches up after), and the
+ * newest failures. For the admin page; no payload contents.
+ */
 export async function queueHealth(db: Db) {
-  const [counts, failures] = await Promise.all([
+  const [counts, lag, failures] = await Promise.all([
     db.job.groupBy({ by: ["kind", "status"], _count: { _all: true } }),
+    db.$queryRawUnsafe<Array<{ seconds: number | null }>>(
+      `SELECT extract(epoch FROM timezone('UTC', now()) - min("runAt"))::float8 AS seconds
+       FROM "Job" WHERE status = 'queued' AND "runAt" <= timezone('UTC', now())`,
+    ),
     db.job.findMany({
       where: { OR: [{ status: "failed" }, { status: "queued", attempts: { gt: 0 } }] },
       orderBy: { updatedAt: "desc" },
@@ -140,7 +148,11 @@ export async function queueHealth(db: Db) {
       select: { id: true, kind: true, status: true, attempts: true, maxAttempts: true, lastError: true, updatedAt: true, runAt: true },
     }),
   ]);
-  return { counts: counts.map((c) => ({ kind: c.kind, status: c.status, count: c._count._all })), failures };
+  return {
+    counts: counts.map((c) => ({ kind: c.kind, status: c.status, count: c._count._all })),
+    oldestDueSeconds: Math.round(lag[0]?.seconds ?? 0),
+    failures,
+  };
 }
 
 /** Finished jobs are kept a while for the admin page, then deleted (by jobs:retention). */
