@@ -37,6 +37,9 @@ export function onEnqueue(w: Waker): () => void {
   return () => wakers.delete(w);
 }
 
+/** The columns hold UTC without a zone. */
+const UTC_NOW = `timezone('UTC', now())`;
+
 /**
  * Enqueues jobs; a dedupe key already queued or done adds nothing. One plain
  * statement (no transaction around it): a turn enqueues on its hot path.
@@ -50,10 +53,9 @@ export async function enqueue(db: Db, jobs: NewJob[]): Promise<void> {
     const payload = JSON.stringify(j.payload);
     params.push(randomUUID(), j.kind, j.userId ?? null, payload, j.dedupeKey ?? null, j.maxAttempts ?? 5, delaySeconds);
     const n = params.length - 7;
-    const now = `timezone('UTC', now())`; // the columns hold UTC without a zone
-    const runAt = `${now} + make_interval(secs => $${n + 7}::float8)`;
+    const runAt = `${UTC_NOW} + make_interval(secs => $${n + 7}::float8)`;
     const values = `$${n + 1}, $${n + 2}, $${n + 3}::text, $${n + 4}::jsonb, $${n + 5}::text, $${n + 6}::int`;
-    return `(${values}, ${runAt}, ${now}, ${now})`;
+    return `(${values}, ${runAt}, ${UTC_NOW}, ${UTC_NOW})`;
   });
   await db.$executeRawUnsafe(
     `INSERT INTO "Job" (id, kind, "userId", payload, "dedupeKey", "maxAttempts", "runAt", "createdAt", "updatedAt")
