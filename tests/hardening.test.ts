@@ -287,6 +287,16 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     await t.db.job.deleteMany({ where: { kind: "no-such-kind" } });
   });
 
+  it("a job whose payload does not fit its kind fails at once instead of being retried for hours", async () => {
+    const job = await t.db.job.create({ data: { kind: "title", payload: { threadId: 42 }, maxAttempts: 5 } });
+    const s = await runDueJobs(t.db, { kinds: ["title"] });
+    expect(s.failed).toBe(1);
+    const failed = await t.db.job.findUniqueOrThrow({ where: { id: job.id } });
+    expect(failed).toMatchObject({ status: "failed" });
+    expect(failed.lastError).toMatch(/Malformed title payload/);
+    await t.db.job.delete({ where: { id: job.id } });
+  });
+
   it("a memory import is all or nothing, and its report counts what was stored", async () => {
     const user = (await t.db.user.create({ data: { email: `imp-${engine}@example.com` } })).id;
     const file = (memories: unknown[]) => ({ format: "mnemo-memories", version: 1, memories });

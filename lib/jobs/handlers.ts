@@ -34,6 +34,13 @@ const EMBED_PER_JOB = 512;
 /** A job that cannot succeed by retrying (bad payload, no model configured). */
 export class PermanentJobError extends Error {}
 
+/** The payload of a job of `kind`; a payload that does not fit will never fit, so it fails at once. */
+function payloadOf<K extends JobKind>(kind: K, payload: unknown): z.infer<(typeof payloads)[K]> {
+  const r = payloads[kind].safeParse(payload);
+  if (!r.success) throw new PermanentJobError(`Malformed ${kind} payload: ${r.error.issues[0]?.message ?? "invalid"}`);
+  return r.data as z.infer<(typeof payloads)[K]>;
+}
+
 async function connection(db: Db) {
   const state = await resolveConnectionCached(db);
   if (!state.configured) throw new PermanentJobError(state.reason);
@@ -53,13 +60,13 @@ async function exchange(db: Db, threadId: string, userItemId: string, answerItem
 export async function runJob(db: Db, kind: string, payload: unknown): Promise<void> {
   switch (kind as JobKind) {
     case "title": {
-      const p = payloads.title.parse(payload);
+      const p = payloadOf("title", payload);
       const ex = await exchange(db, p.threadId, p.userItemId, p.answerItemId);
       if (ex) await generateTitle(db, await connection(db), p.threadId, ex.question, ex.answer);
       return;
     }
     case "summary": {
-      const p = payloads.summary.parse(payload);
+      const p = payloadOf("summary", payload);
       const exists = await db.item.findFirst({ where: { id: p.leafId, threadId: p.threadId }, select: { id: true } });
       if (!exists) return;
       const ctx = await loadContext(db, p.threadId, p.leafId, { pastWindow: true });
@@ -67,7 +74,7 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       return;
     }
     case "extract": {
-      const p = payloads.extract.parse(payload);
+      const p = payloadOf("extract", payload);
       // Settings are read now, not when the answer was written: pausing learning stops queued work too.
       const [user, thread] = await Promise.all([
         db.user.findUnique({ where: { id: p.userId }, select: { memoryPaused: true, memoryReview: true } }),
@@ -86,14 +93,14 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       return;
     }
     case "embed": {
-      const p = payloads.embed.parse(payload);
+      const p = payloadOf("embed", payload);
       // A bounded slice per job, so one user's backlog never holds the worker; the rest is queued again.
       const r = await embedPending(db, { userId: p.userId, max: EMBED_PER_JOB });
       if (r.remaining > 0) await queueEmbedding(db, p.userId);
       return;
     }
     case "feedback": {
-      const p = payloads.feedback.parse(payload);
+      const p = payloadOf("feedback", payload);
       const fb = await db.feedback.findUnique({ where: { id: p.feedbackId }, select: { userId: true } });
       if (!fb) return; // removed since
       const conn = await connection(db);
@@ -104,13 +111,13 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       return;
     }
     case "consolidate": {
-      const p = payloads.consolidate.parse(payload);
+      const p = payloadOf("consolidate", payload);
       const state = await resolveConnectionCached(db);
       await consolidateUser(db, p.userId, state.configured ? state.connection : null);
       return;
     }
     case "import-learn": {
-      const p = payloads["import-learn"].parse(payload);
+      const p = payloadOf("import-learn", payload);
       await learnFromImports(db, await connection(db), p.userId);
       return;
     }
