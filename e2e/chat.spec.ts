@@ -126,6 +126,12 @@ test.describe("chat", () => {
     const res = await page.request.post("/api/chat", { data: { kind: "send", content: "   " } });
     expect(res.status()).toBe(400);
     expect((await res.json()).error).toBe("Type a message.");
+    // Just past the limit and far past it (refused before it is parsed), the same explanation.
+    for (const content of ["x".repeat(20_001), "x ".repeat(200_000)]) {
+      const long = await page.request.post("/api/chat", { data: { kind: "send", content } });
+      expect([400, 413]).toContain(long.status());
+      expect((await long.json()).error).toBe("Messages are limited to 20,000 characters.");
+    }
 
     await send(page, "private thought");
     await expect(answers(page).first()).toHaveAttribute("data-status", "complete");

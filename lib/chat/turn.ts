@@ -36,9 +36,12 @@ import { AppError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { readTogether } from "@/lib/db/function-calls";
 
+/** What a user is told when a message is too long. */
+export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
+
 export function messageSchema() {
   const max = getConfig().chat.maxMessageChars;
-  const limit = `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
+  const limit = messageLimit(max);
   return z
     .string({ error: "Type a message." })
     .transform(cleanText)

@@ -6,9 +6,9 @@
 import { after } from "next/server";
 import { getDb } from "@/lib/db/client";
 import { jwtUser } from "@/lib/auth/jwt-session";
-import { runTurn } from "@/lib/chat/turn";
+import { messageLimit, runTurn } from "@/lib/chat/turn";
 import { UnauthorizedError } from "@/lib/auth/session";
-import { publicError } from "@/lib/errors";
+import { AppError, publicError } from "@/lib/errors";
 import { assertSameOrigin, errorResponse, readJson } from "@/lib/http/route";
 import { getConfig } from "@/lib/config";
 
@@ -25,7 +25,12 @@ export async function POST(request: Request) {
     const user = await jwtUser();
     if (!user) throw new UnauthorizedError();
     // The JSON body is at most a message plus a little structure.
-    const body = await readJson(request, getConfig().chat.maxMessageChars * 6 + 10_000);
+    const max = getConfig().chat.maxMessageChars;
+    const body = await readJson(request, max * 6 + 10_000).catch((e) => {
+      // Far past the limit: say what the limit is, as for a message just past it.
+      if (e instanceof AppError && e.status === 413) throw new AppError(messageLimit(max), 413);
+      throw e;
+    });
     const db = await getDb();
     turn = runTurn(db, user.id, body, { defer: (task) => after(task), sid: user.sid });
     first = await turn.next();
