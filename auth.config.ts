@@ -3,7 +3,14 @@
 // with providers and the per-request user check, is in auth.ts.
 import type { NextAuthConfig } from "next-auth";
 
-const PUBLIC_PATHS = [/^\/signin$/, /^\/register$/, /^\/forgot-password$/, /^\/reset-password$/, /^\/api\/auth(\/|$)/, /^\/api\/health$/];
+const PUBLIC_PATHS = [
+  /^\/signin$/,
+  /^\/register$/,
+  /^\/forgot-password$/,
+  /^\/reset-password$/,
+  /^\/api\/auth(\/|$)/,
+  /^\/api\/health$/,
+];
 
 export const authConfig = {
   pages: { signIn: "/signin" },

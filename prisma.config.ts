@@ -14,7 +14,9 @@ function lazyFactory(): SqlMigrationAwareDriverAdapterFactory {
   let real: Promise<SqlMigrationAwareDriverAdapterFactory> | undefined;
   // Commands that need no real database (migrate diff between schema files)
   // get a throwaway in-memory PGlite, which does not keep the process alive.
-  const target = process.env.MNEMO_PRISMA_NO_DB ? ({ kind: "pglite", dataDir: "", pgliteDir: null } as const) : resolveDatabaseTarget();
+  const target = process.env.MNEMO_PRISMA_NO_DB
+    ? ({ kind: "pglite", dataDir: "", pgliteDir: null } as const)
+    : resolveDatabaseTarget();
   const get = () => (real ??= openDatabase(target).then((d) => d.factory));
   return {
     provider: "postgres",

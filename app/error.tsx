@@ -12,8 +12,13 @@ export default function PageError({ error, reset }: { error: Error & { digest?: 
   const [pending, start] = useTransition();
   const databaseDown = error.digest === DATABASE_DOWN_DIGEST;
   return (
-    <main className="flex min-h-dvh flex-col items-center justify-center gap-3 px-4 text-center" data-testid="page-error">
-      <h1 className="text-2xl font-semibold">{databaseDown ? "Mnemo can't reach its database" : "Something went wrong"}</h1>
+    <main
+      className="flex min-h-dvh flex-col items-center justify-center gap-3 px-4 text-center"
+      data-testid="page-error"
+    >
+      <h1 className="text-2xl font-semibold">
+        {databaseDown ? "Mnemo can't reach its database" : "Something went wrong"}
+      </h1>
       <p className="max-w-md text-muted-foreground">
         {databaseDown
           ? "Your conversations and memories are safe; Mnemo can't reach them right now. Try again in a moment."

@@ -92,7 +92,10 @@ test("an admin disabling a user ends that user's session at once", async ({ brow
   const adminPage = await adminCtx.newPage();
   await signInOk(adminPage, admin);
   await adminPage.goto("/admin");
-  await adminPage.getByTestId(`user-row-${email}`).getByRole("button", { name: /Disable/ }).click();
+  await adminPage
+    .getByTestId(`user-row-${email}`)
+    .getByRole("button", { name: /Disable/ })
+    .click();
   await expect(adminPage.getByTestId(`user-row-${email}`).getByRole("button", { name: /Enable/ })).toBeVisible();
 
   await victim.goto("/settings");
@@ -103,7 +106,9 @@ test("an admin disabling a user ends that user's session at once", async ({ brow
   await adminCtx.close();
 });
 
-test("a forgotten password: the admin sets a temporary one, the user must choose their own, other sessions end", async ({ browser }) => {
+test("a forgotten password: the admin sets a temporary one, the user must choose their own, other sessions end", async ({
+  browser,
+}) => {
   test.setTimeout(60_000);
   const email = uniqueEmail("forgetful");
   const oldCtx = await browser.newContext();

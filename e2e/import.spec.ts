@@ -14,7 +14,9 @@ async function script(replies: object[]) {
   await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ replies }) });
 }
 
-test("a ChatGPT export: threads with original dates and branches, recalled in a new chat, learned into the review queue", async ({ page }) => {
+test("a ChatGPT export: threads with original dates and branches, recalled in a new chat, learned into the review queue", async ({
+  page,
+}) => {
   test.setTimeout(120_000);
   await register(page, uniqueEmail("importer"));
   await page.goto("/settings/data");
@@ -23,12 +25,19 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   const result = page.getByTestId("import-result");
   await expect(result).toContainText("Imported 1 conversation (8 messages, 1 edited branch) from ChatGPT.");
   await expect(result).toContainText("1 skipped: it has no messages (1).");
-  await expect(page.getByTestId("import-learn")).toContainText("2 exchanges from 1 imported conversation: 2 model calls");
+  await expect(page.getByTestId("import-learn")).toContainText(
+    "2 exchanges from 1 imported conversation: 2 model calls",
+  );
   await page.screenshot({ path: "test-results/import-done.png", fullPage: true });
   // The same export as the zip ChatGPT sends (conversations.json inside, among other files): nothing new.
-  const zip = zipSync({ "chat.html": strToU8("<html></html>"), "conversations.json": new Uint8Array(fs.readFileSync(CHATGPT)) });
+  const zip = zipSync({
+    "chat.html": strToU8("<html></html>"),
+    "conversations.json": new Uint8Array(fs.readFileSync(CHATGPT)),
+  });
   await file.setInputFiles({ name: "chatgpt-export.zip", mimeType: "application/zip", buffer: Buffer.from(zip) });
-  await expect(result).toContainText("Imported 0 conversations (0 messages) from ChatGPT. 1 conversation already imported before");
+  await expect(result).toContainText(
+    "Imported 0 conversations (0 messages) from ChatGPT. 1 conversation already imported before",
+  );
 
   // The thread, with where it came from, its dates and the edited question's other version.
   await page.getByTestId("thread-list").getByRole("link", { name: "Trip to Lisbon" }).click();
@@ -50,12 +59,18 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
   const requests = (await (await fetch(`${mockUrl()}/__mock/requests`)).json()).requests as Recorded[];
   const sent = requests.find((r) => r.body.model === "mock-chat" && r.body.messages.at(-1)?.content === question);
-  const block = sent?.body.messages.find((m) => m.role === "system" && m.content.startsWith("<user_memory>"))?.content ?? "";
+  const block =
+    sent?.body.messages.find((m) => m.role === "system" && m.content.startsWith("<user_memory>"))?.content ?? "";
   expect(block).toContain("golden retriever Max in March");
   expect(block).toContain("2024-03-01");
 
   // Learning from it: the scripted extraction lands in the review queue.
-  await script([{ match: "retriever Max in March", json: { decisions: [{ op: "ADD", text: "Has a golden retriever named Max", kind: "fact" }] } }]);
+  await script([
+    {
+      match: "retriever Max in March",
+      json: { decisions: [{ op: "ADD", text: "Has a golden retriever named Max", kind: "fact" }] },
+    },
+  ]);
   await page.goto("/settings/data");
   await page.getByRole("button", { name: "Learn from them" }).click();
   await expect(page.getByTestId("import-learn")).toContainText("Done: Mnemo read all 2 exchanges", { timeout: 30_000 });
@@ -65,16 +80,22 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   await page.screenshot({ path: "test-results/import-review.png", fullPage: true });
 });
 
-test("a pasted memory list waits in the review queue; a file that is not an export is refused with a clear error", async ({ page }) => {
+test("a pasted memory list waits in the review queue; a file that is not an export is refused with a clear error", async ({
+  page,
+}) => {
   test.setTimeout(60_000);
   const tag = `kestrel${Date.now()}`;
   await register(page, uniqueEmail("paster"));
   await page.setViewportSize({ width: 390, height: 800 });
   await page.goto("/settings/data");
-  await page.getByLabel("Paste another assistant's memory list").fill(`- Watches the ${tag}\n- Prefers short answers\n`);
+  await page
+    .getByLabel("Paste another assistant's memory list")
+    .fill(`- Watches the ${tag}\n- Prefers short answers\n`);
   await page.getByRole("button", { name: "Add to review queue" }).click();
   await expect(page.getByRole("status").filter({ hasText: "2 added to your review queue" })).toBeVisible();
-  await page.getByLabel("Conversations file to import").setInputFiles({ name: "notes.json", mimeType: "application/json", buffer: Buffer.from("hello") });
+  await page
+    .getByLabel("Conversations file to import")
+    .setInputFiles({ name: "notes.json", mimeType: "application/json", buffer: Buffer.from("hello") });
   await expect(page.getByRole("alert").filter({ hasText: "not a conversation export" })).toBeVisible();
   await page.getByRole("heading", { name: "Import conversations" }).scrollIntoViewIfNeeded();
   await page.screenshot({ path: "test-results/import-phone.png" });

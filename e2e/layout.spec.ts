@@ -11,7 +11,16 @@ test("at 375 px wide, no page of the app or the admin area is wider than the scr
   await page.goto("/admin");
   const review = page.getByRole("link", { name: /^Review / }).first();
   const userPage = (await review.getAttribute("href"))!;
-  for (const url of ["/", "/settings", "/settings/memory", "/settings/data", "/admin", userPage, "/admin/audit", "/admin/settings"]) {
+  for (const url of [
+    "/",
+    "/settings",
+    "/settings/memory",
+    "/settings/data",
+    "/admin",
+    userPage,
+    "/admin/audit",
+    "/admin/settings",
+  ]) {
     await page.goto(url);
     await page.waitForLoadState("networkidle");
     const width = await page.evaluate(() => document.documentElement.scrollWidth);

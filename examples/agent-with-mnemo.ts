@@ -19,7 +19,10 @@ const { mnemoMemoryTools } = await import("../lib/agents/memory-tools");
 
 const mock = await startMockLlm();
 mock.script(
-  { match: "remember", toolCalls: [{ name: "remember", arguments: { text: "Prefers window seats", kind: "preference" } }] },
+  {
+    match: "remember",
+    toolCalls: [{ name: "remember", arguments: { text: "Prefers window seats", kind: "preference" } }],
+  },
   { match: "remember", content: "Noted: you prefer window seats." },
 );
 setDefaultOpenAIClient(new OpenAI({ baseURL: mock.url, apiKey: "not-needed" }));
@@ -27,12 +30,24 @@ setOpenAIAPI("chat_completions");
 setTracingDisabled(true);
 
 const db = await getDb();
-const user = await db.user.upsert({ where: { email: "agent-example@example.com" }, create: { email: "agent-example@example.com" }, update: {} });
-const agent = new Agent({ name: "Travel helper", instructions: "Help plan trips. Use memory.", model: "mock-chat", tools: mnemoMemoryTools(db, user.id) });
+const user = await db.user.upsert({
+  where: { email: "agent-example@example.com" },
+  create: { email: "agent-example@example.com" },
+  update: {},
+});
+const agent = new Agent({
+  name: "Travel helper",
+  instructions: "Help plan trips. Use memory.",
+  model: "mock-chat",
+  tools: mnemoMemoryTools(db, user.id),
+});
 
 const session = await MnemoSession.open(db, user.id);
 console.log((await run(agent, "Please remember I like window seats", { session })).finalOutput);
 console.log((await run(agent, "Book me a flight to Oslo", { session })).finalOutput);
-console.log(`thread ${await session.getSessionId()} now holds ${(await session.getItems()).length} items; memories:`, (await db.memory.findMany({ where: { userId: user.id } })).map((m) => m.text));
+console.log(
+  `thread ${await session.getSessionId()} now holds ${(await session.getItems()).length} items; memories:`,
+  (await db.memory.findMany({ where: { userId: user.id } })).map((m) => m.text),
+);
 await mock.close();
 await closeDb();

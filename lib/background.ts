@@ -28,7 +28,10 @@ export function startSweeper(): () => void {
 
 /** The embedded database's planner statistics: soon after start, then every half hour. */
 function startStatistics(): void {
-  const run = () => refreshStatistics().catch((e) => console.error(`[mnemo] statistics: ${(e as Error).message.split("\n").slice(-1)[0]}`));
+  const run = () =>
+    refreshStatistics().catch((e) =>
+      console.error(`[mnemo] statistics: ${(e as Error).message.split("\n").slice(-1)[0]}`),
+    );
   setTimeout(run, 10_000).unref();
   setInterval(run, ANALYZE_EVERY_MS).unref();
 }

@@ -7,7 +7,11 @@ import path from "node:path";
 import { z } from "zod";
 import { dataDirFromEnv } from "./db/engine";
 
-const optional = z.string().trim().optional().transform((v) => (v ? v : undefined));
+const optional = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v ? v : undefined));
 const intWithDefault = (def: number, min = 1) =>
   z
     .string()
@@ -20,10 +24,15 @@ const url = (what: string) => optional.pipe(z.url({ error: what }).optional());
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATABASE_URL: optional.pipe(
-    z.string().regex(/^postgres(ql)?:\/\//, "a postgres:// or postgresql:// URL, or unset for the embedded database").optional(),
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "a postgres:// or postgresql:// URL, or unset for the embedded database")
+      .optional(),
   ),
   MNEMO_DATA_DIR: optional,
-  AUTH_SECRET: optional.pipe(z.string().min(32, "at least 32 characters (generate one with `openssl rand -base64 32`)").optional()),
+  AUTH_SECRET: optional.pipe(
+    z.string().min(32, "at least 32 characters (generate one with `openssl rand -base64 32`)").optional(),
+  ),
   AUTH_GITHUB_ID: optional,
   AUTH_GITHUB_SECRET: optional,
   AUTH_GOOGLE_ID: optional,
@@ -43,7 +52,12 @@ const schema = z.object({
     .trim()
     .optional()
     .transform((v) => (v ? Number(v) : 0.92))
-    .pipe(z.number({ error: "a number between 0.5 and 1.01" }).min(0.5, "a number between 0.5 and 1.01").max(1.01, "a number between 0.5 and 1.01")),
+    .pipe(
+      z
+        .number({ error: "a number between 0.5 and 1.01" })
+        .min(0.5, "a number between 0.5 and 1.01")
+        .max(1.01, "a number between 0.5 and 1.01"),
+    ),
   MNEMO_PASSWORD_MIN_LENGTH: intWithDefault(10, 8),
   MNEMO_SIGNIN_LIMIT_PER_EMAIL: intWithDefault(10),
   MNEMO_SIGNIN_LIMIT_PER_IP: intWithDefault(50),
@@ -57,7 +71,9 @@ const schema = z.object({
   MNEMO_SYSTEM_PROMPT: optional,
   MNEMO_MEMORY_TOKEN_BUDGET: intWithDefault(800, 0),
   MNEMO_MEMORY_EXPIRE_DAYS: intWithDefault(0, 0),
-  MNEMO_ENCRYPTION_KEY: optional.pipe(z.string().min(32, "at least 32 characters (generate one with `openssl rand -base64 32`)").optional()),
+  MNEMO_ENCRYPTION_KEY: optional.pipe(
+    z.string().min(32, "at least 32 characters (generate one with `openssl rand -base64 32`)").optional(),
+  ),
   MNEMO_ENCRYPTION_KEY_PREVIOUS: optional,
   MNEMO_MESSAGE_RETENTION_DAYS: intWithDefault(0, 0),
   MNEMO_TEMPORARY_CHAT_HOURS: intWithDefault(24, 1),
@@ -70,12 +86,17 @@ const schema = z.object({
   MNEMO_IMPORT_LEARN_PER_MINUTE: intWithDefault(20, 1),
   MNEMO_PROCEDURE_REVALIDATE_DAYS: intWithDefault(90, 0),
   MNEMO_DAILY_MESSAGE_LIMIT: intWithDefault(0, 0),
-  MNEMO_REGISTRATION: optional.pipe(z.enum(["open", "invite", "closed"], { error: "open, invite or closed" }).optional()),
+  MNEMO_REGISTRATION: optional.pipe(
+    z.enum(["open", "invite", "closed"], { error: "open, invite or closed" }).optional(),
+  ),
   MNEMO_DAILY_TOKEN_LIMIT: intWithDefault(0, 0),
   MNEMO_CONSOLIDATE_AFTER: intWithDefault(20, 1),
   MNEMO_MEMORY_LOW_VALUE_DAYS: intWithDefault(90, 0),
   MNEMO_SMTP_URL: optional.pipe(
-    z.string().regex(/^smtps?:\/\//, "an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587").optional(),
+    z
+      .string()
+      .regex(/^smtps?:\/\//, "an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587")
+      .optional(),
   ),
   MNEMO_MAIL_FROM: optional,
   MNEMO_PUBLIC_URL: url("the http(s):// address users open Mnemo at, e.g. https://mnemo.example.com"),
@@ -99,7 +120,13 @@ export type Config = {
   /** How long a turn waits for the question's embedding before recalling by words alone. */
   embeddingTimeoutMs: number;
   passwordMinLength: number;
-  rateLimit: { signinPerEmail: number; signinPerIp: number; registerPerIp: number; windowSeconds: number; cooldownSeconds: number };
+  rateLimit: {
+    signinPerEmail: number;
+    signinPerIp: number;
+    registerPerIp: number;
+    windowSeconds: number;
+    cooldownSeconds: number;
+  };
   chat: {
     historyTokenBudget: number;
     historyMaxItems: number;
@@ -179,7 +206,10 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
   let authSecretGenerated = false;
   if (!authSecret) {
     if (env.NODE_ENV === "production") {
-      throw new ConfigError("AUTH_SECRET", "set in production (at least 32 characters; generate one with `openssl rand -base64 32`)");
+      throw new ConfigError(
+        "AUTH_SECRET",
+        "set in production (at least 32 characters; generate one with `openssl rand -base64 32`)",
+      );
     }
     const dev = localAuthSecret(dataDir);
     authSecret = dev.secret;
@@ -193,10 +223,16 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
   if (env.AUTH_OIDC_ISSUER && !oidcPair) throw new ConfigError("AUTH_OIDC_ID", "set when AUTH_OIDC_ISSUER is set");
 
   // Links in emails must point at the real address, never at a Host header an attacker chose.
-  if (env.MNEMO_SMTP_URL && !env.MNEMO_PUBLIC_URL) throw new ConfigError("MNEMO_PUBLIC_URL", "set when MNEMO_SMTP_URL is set");
-  const mail = env.MNEMO_SMTP_URL && env.MNEMO_PUBLIC_URL
-    ? { smtpUrl: env.MNEMO_SMTP_URL, from: env.MNEMO_MAIL_FROM ?? `Mnemo <no-reply@${new URL(env.MNEMO_PUBLIC_URL).hostname}>`, publicUrl: env.MNEMO_PUBLIC_URL.replace(/\/+$/, "") }
-    : undefined;
+  if (env.MNEMO_SMTP_URL && !env.MNEMO_PUBLIC_URL)
+    throw new ConfigError("MNEMO_PUBLIC_URL", "set when MNEMO_SMTP_URL is set");
+  const mail =
+    env.MNEMO_SMTP_URL && env.MNEMO_PUBLIC_URL
+      ? {
+          smtpUrl: env.MNEMO_SMTP_URL,
+          from: env.MNEMO_MAIL_FROM ?? `Mnemo <no-reply@${new URL(env.MNEMO_PUBLIC_URL).hostname}>`,
+          publicUrl: env.MNEMO_PUBLIC_URL.replace(/\/+$/, ""),
+        }
+      : undefined;
 
   return {
     env: env.NODE_ENV,
@@ -207,9 +243,10 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     oauth: {
       github,
       google,
-      oidc: oidcPair && env.AUTH_OIDC_ISSUER
-        ? { ...oidcPair, issuer: env.AUTH_OIDC_ISSUER, name: env.AUTH_OIDC_NAME ?? "Single sign-on" }
-        : undefined,
+      oidc:
+        oidcPair && env.AUTH_OIDC_ISSUER
+          ? { ...oidcPair, issuer: env.AUTH_OIDC_ISSUER, name: env.AUTH_OIDC_NAME ?? "Single sign-on" }
+          : undefined,
     },
     model: {
       apiKey: env.OPENAI_API_KEY,

@@ -27,11 +27,30 @@ export const DATABASE_DOWN_DIGEST = "MNEMO_DATABASE_DOWN";
 
 // Prisma's codes for "cannot reach / lost / timed out on the database", and the
 // drivers' own words for it (pg, PGlite, the adapters).
-const DB_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2037", "ECONNREFUSED", "ECONNRESET", "57P01", "57P03", "08006", "08001", "08003"]);
-const DB_WORDS = /can't reach database|connection terminated|connection refused|ECONNREFUSED|ECONNRESET|the database system is (?:starting up|shutting down)|terminating connection|Connection closed|timeout exceeded when trying to connect|database is closed|PGlite is closed/i;
+const DB_CODES = new Set([
+  "P1001",
+  "P1002",
+  "P1008",
+  "P1017",
+  "P2024",
+  "P2037",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "57P01",
+  "57P03",
+  "08006",
+  "08001",
+  "08003",
+]);
+const DB_WORDS =
+  /can't reach database|connection terminated|connection refused|ECONNREFUSED|ECONNRESET|the database system is (?:starting up|shutting down)|terminating connection|Connection closed|timeout exceeded when trying to connect|database is closed|PGlite is closed/i;
 
 export function isDatabaseUnavailable(e: unknown): boolean {
-  for (let err = e as { code?: unknown; message?: unknown; cause?: unknown } | undefined, i = 0; err && i < 5; err = err.cause as typeof err, i++) {
+  for (
+    let err = e as { code?: unknown; message?: unknown; cause?: unknown } | undefined, i = 0;
+    err && i < 5;
+    err = err.cause as typeof err, i++
+  ) {
     if (typeof err.code === "string" && DB_CODES.has(err.code)) return true;
     if (typeof err.message === "string" && DB_WORDS.test(err.message)) return true;
   }
@@ -45,7 +64,8 @@ export function isDatabaseUnavailable(e: unknown): boolean {
  * (production strips every error message).
  */
 export function markUnavailable(e: unknown): never {
-  if (e && typeof e === "object" && isDatabaseUnavailable(e)) (e as { digest?: string }).digest ??= DATABASE_DOWN_DIGEST;
+  if (e && typeof e === "object" && isDatabaseUnavailable(e))
+    (e as { digest?: string }).digest ??= DATABASE_DOWN_DIGEST;
   throw e;
 }
 
@@ -61,7 +81,11 @@ export function publicError(e: unknown, where = "request"): PublicError {
     return { status: 503, message: DATABASE_DOWN, ref };
   }
   logError(ref, where, e);
-  return { status: 500, message: `Something went wrong on Mnemo's side. If it keeps happening, quote reference ${ref}.`, ref };
+  return {
+    status: 500,
+    message: `Something went wrong on Mnemo's side. If it keeps happening, quote reference ${ref}.`,
+    ref,
+  };
 }
 
 export function logError(ref: string, where: string, e: unknown, brief = false) {

@@ -16,7 +16,9 @@ export class StartupError extends Error {}
 export async function ensureSchema(database: OpenDatabase, production: boolean): Promise<string[]> {
   const status = await database.withConnection((c) => migrationStatus(c));
   if (status.failed.length) {
-    throw new StartupError(`Database migration ${status.failed[0]} failed earlier: repair it, then run \`npm run db:migrate\`.`);
+    throw new StartupError(
+      `Database migration ${status.failed[0]} failed earlier: repair it, then run \`npm run db:migrate\`.`,
+    );
   }
   if (!status.pending.length) return [];
   if (production && database.target.kind === "postgres") {
@@ -39,7 +41,8 @@ export async function startupOrExit(): Promise<void> {
   try {
     await startup();
   } catch (e) {
-    const msg = e instanceof ConfigError || e instanceof StartupError ? e.message : `Startup failed: ${(e as Error).message}`;
+    const msg =
+      e instanceof ConfigError || e instanceof StartupError ? e.message : `Startup failed: ${(e as Error).message}`;
     console.error(`[mnemo] ${msg}`);
     process.exit(1);
   }

@@ -4,7 +4,20 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 
-const SOURCES = ["app", "components", "lib", "public", "auth.ts", "auth.config.ts", "proxy.ts", "instrumentation.ts", "next.config.mjs", "postcss.config.mjs", "package-lock.json", "prisma/schema.prisma"];
+const SOURCES = [
+  "app",
+  "components",
+  "lib",
+  "public",
+  "auth.ts",
+  "auth.config.ts",
+  "proxy.ts",
+  "instrumentation.ts",
+  "next.config.mjs",
+  "postcss.config.mjs",
+  "package-lock.json",
+  "prisma/schema.prisma",
+];
 
 function newestMtime(p: string): number {
   if (!fs.existsSync(p)) return 0;

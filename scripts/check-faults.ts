@@ -28,7 +28,8 @@ import { buildIfStale } from "./build-state";
 const PORT = Number(process.env.FAULTS_PORT ?? 3300);
 const PASSWORD = "fault-suite-password";
 // What a user must never read: driver and ORM errors, stack frames, internal columns.
-const INTERNALS = /prisma|invocation|ECONNREFUSED|ECONNRESET|searchTokens|"userId"|\bat \S+ \(\/|SQLSTATE|relation "|column "|node_modules/i;
+const INTERNALS =
+  /prisma|invocation|ECONNREFUSED|ECONNRESET|searchTokens|"userId"|\bat \S+ \(\/|SQLSTATE|relation "|column "|node_modules/i;
 
 const tally = { stuck_answers: 0, server_errors: 0, leaked_internals: 0, lost_messages: 0, cross_user_effects: 0 };
 const failures: string[] = [];
@@ -53,7 +54,8 @@ class Client {
   private inspect(what: string, r: Reply) {
     // During an outage an API answers 503; a page answers 500 (Next.js cannot set a page's status
     // from its error boundary) but must say that the database is unreachable.
-    const outageAnswer = this.outage() && (r.status === 503 || (r.status === 500 && r.text.includes(DATABASE_DOWN_DIGEST)));
+    const outageAnswer =
+      this.outage() && (r.status === 503 || (r.status === 500 && r.text.includes(DATABASE_DOWN_DIGEST)));
     if (r.status >= 500 && !outageAnswer) {
       tally.server_errors++;
       console.log(`     ${what}: HTTP ${r.status} ${r.text.slice(0, 200)}`);
@@ -66,18 +68,36 @@ class Client {
   }
 
   async request(what: string, url: string, init: RequestInit = {}): Promise<Reply> {
-    const res = await fetch(this.app.base + url, { redirect: "manual", ...init, headers: { cookie: this.cookie, ...(init.headers as object) } });
-    const r = { status: res.status, text: await res.text(), type: res.headers.get("content-type") ?? "", location: res.headers.get("location") ?? undefined };
+    const res = await fetch(this.app.base + url, {
+      redirect: "manual",
+      ...init,
+      headers: { cookie: this.cookie, ...(init.headers as object) },
+    });
+    const r = {
+      status: res.status,
+      text: await res.text(),
+      type: res.headers.get("content-type") ?? "",
+      location: res.headers.get("location") ?? undefined,
+    };
     this.inspect(what, r);
     return r;
   }
 
   postJson(what: string, url: string, body: unknown, headers: Record<string, string> = {}) {
-    return this.request(what, url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    return this.request(what, url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
   }
 
   /** One chat turn, read to its end (at most `limitMs`); notes every accepted question. */
-  async chat(what: string, body: Record<string, unknown>, opts: { limitMs?: number; onEvent?: (e: Record<string, any>) => void } = {}): Promise<Turn> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  async chat(
+    what: string,
+    body: Record<string, unknown>,
+    opts: { limitMs?: number; onEvent?: (e: Record<string, any>) => void } = {},
+  ): Promise<Turn> {
+    // eslint-disable-line @typescript-eslint/no-explicit-any
     const res = await fetch(this.app.base + "/api/chat", {
       method: "POST",
       headers: { cookie: this.cookie, "content-type": "application/json" },
@@ -126,9 +146,15 @@ class Client {
 /** Questions the server said it saved (a "start" event): each must be in the database at the end. */
 const accepted: Array<{ itemId: string; what: string }> = [];
 const last = (t: Turn) => t.events.at(-1) ?? {};
-const answerOf = (t: Turn) => t.events.find((e) => e.type === "start") as { threadId: string; assistantItemId: string } | undefined;
+const answerOf = (t: Turn) =>
+  t.events.find((e) => e.type === "start") as { threadId: string; assistantItemId: string } | undefined;
 
-async function prepareDatabase(): Promise<{ target: DatabaseTarget; appUrl?: string; proxy?: TcpProxy; dataDir: string }> {
+async function prepareDatabase(): Promise<{
+  target: DatabaseTarget;
+  appUrl?: string;
+  proxy?: TcpProxy;
+  dataDir: string;
+}> {
   const dataDir = path.resolve(".tmp/faults-data");
   fs.rmSync(dataDir, { recursive: true, force: true });
   let proxy: TcpProxy | undefined;
@@ -141,13 +167,22 @@ async function prepareDatabase(): Promise<{ target: DatabaseTarget; appUrl?: str
     appUrl = u.toString();
     process.env.FAULTS_DIRECT_URL = url;
   }
-  const target = resolveDatabaseTarget(process.env.FAULTS_DIRECT_URL ? { DATABASE_URL: process.env.FAULTS_DIRECT_URL } : { MNEMO_DATA_DIR: dataDir });
+  const target = resolveDatabaseTarget(
+    process.env.FAULTS_DIRECT_URL ? { DATABASE_URL: process.env.FAULTS_DIRECT_URL } : { MNEMO_DATA_DIR: dataDir },
+  );
   const db = await openDatabase(target);
   const hash = await hashPassword(PASSWORD);
   await db.withConnection(async (c) => {
     await applyMigrations(c);
-    for (const [id, role] of [["fault-admin", "ADMIN"], ["fault-a", "USER"], ["fault-b", "USER"]]) {
-      await c.query(`INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`, [id, `${id}@example.com`, hash, role]);
+    for (const [id, role] of [
+      ["fault-admin", "ADMIN"],
+      ["fault-a", "USER"],
+      ["fault-b", "USER"],
+    ]) {
+      await c.query(
+        `INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`,
+        [id, `${id}@example.com`, hash, role],
+      );
     }
   });
   await db.close();
@@ -161,7 +196,10 @@ async function awkwardText(a: Client) {
   let ok = 0;
   const emoji = ["😀", "👩‍👩‍👧‍👦", "🇵🇹", "e\u0301"];
   for (let k = 0; k <= 80; k++) {
-    const t = await a.chat(`emoji at ${k}`, { kind: "send", content: "x".repeat(k) + emoji[k % emoji.length] + " tail words here" });
+    const t = await a.chat(`emoji at ${k}`, {
+      kind: "send",
+      content: "x".repeat(k) + emoji[k % emoji.length] + " tail words here",
+    });
     if (t.status === 200 && last(t).type === "done") ok++;
   }
   check(ok === 81, `a first message with an emoji at each of 81 cut points is answered (${ok}/81)`);
@@ -178,8 +216,15 @@ async function awkwardText(a: Client) {
     check(t.status === 200 && last(t).type === "done", `${what}: answered`);
   }
   const huge = await a.chat("1 MB word", { kind: "send", content: "z".repeat(1_000_000) });
-  check(huge.status === 413 || huge.status === 400, `a 1 MB word is refused with a clear ${huge.status}: ${huge.text.slice(0, 80)}`);
-  const notJson = await a.request("non-JSON chat body", "/api/chat", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+  check(
+    huge.status === 413 || huge.status === 400,
+    `a 1 MB word is refused with a clear ${huge.status}: ${huge.text.slice(0, 80)}`,
+  );
+  const notJson = await a.request("non-JSON chat body", "/api/chat", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{not json",
+  });
   check(notJson.status === 400, `a chat body that is not JSON gets 400 (${notJson.status})`);
   const badUrl = await a.request("malformed % escape", "/c/%E0%A4%A");
   check(badUrl.status >= 400 && badUrl.status < 500, `a malformed % escape gets a 4xx (${badUrl.status})`);
@@ -188,7 +233,10 @@ async function awkwardText(a: Client) {
     version: 1,
     memories: [{ text: "likes \u0000 tea 😀" }, { text: "\ud800 lone" }, { text: "اسمي سارة" }],
   });
-  check(mem.status === 200 || (mem.status >= 400 && mem.status < 500), `memories with awkward text are imported or refused clearly (${mem.status})`);
+  check(
+    mem.status === 200 || (mem.status >= 400 && mem.status < 500),
+    `memories with awkward text are imported or refused clearly (${mem.status})`,
+  );
 }
 
 async function modelFaults(a: Client, mock: MockLlm) {
@@ -205,28 +253,58 @@ async function modelFaults(a: Client, mock: MockLlm) {
     const started = Date.now();
     const t = await a.chat(`model ${what}`, { kind: "send", content: `${marker}: please answer` }, { limitMs: 45_000 });
     const end = last(t);
-    check(t.ended && t.status === 200 && end.type === "error" && typeof end.message === "string", `model ${what}: the answer ends with a readable error in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    check(
+      t.ended && t.status === 200 && end.type === "error" && typeof end.message === "string",
+      `model ${what}: the answer ends with a readable error in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
 }
 
 async function crossUser(a: Client, b: Client, mock: MockLlm) {
-  mock.script({ match: "SLOW-OWNED-ANSWER", content: Array.from({ length: 30 }, (_, i) => `word${i}`).join(" "), chunkDelayMs: 100, times: 0 });
-  let attempts: Promise<Reply[]> | undefined;
-  const t = await a.chat("owner's slow answer", { kind: "send", content: "SLOW-OWNED-ANSWER please" }, {
-    onEvent: (e) => {
-      if (e.type !== "start" || attempts) return;
-      // While A's answer streams, B tries to stop it, regenerate it, edit it and post into A's thread.
-      attempts = Promise.all([
-        b.postJson("stop another's answer", "/api/chat/stop", { itemId: e.assistantItemId }),
-        b.postJson("regenerate another's answer", "/api/chat", { kind: "regenerate", threadId: e.threadId, itemId: e.assistantItemId }),
-        b.postJson("edit another's message", "/api/chat", { kind: "edit", threadId: e.threadId, itemId: e.userItemId, content: "INTRUDER-MARKER edit" }),
-        b.postJson("post into another's thread", "/api/chat", { kind: "send", threadId: e.threadId, content: "INTRUDER-MARKER send" }),
-      ]);
-    },
+  mock.script({
+    match: "SLOW-OWNED-ANSWER",
+    content: Array.from({ length: 30 }, (_, i) => `word${i}`).join(" "),
+    chunkDelayMs: 100,
+    times: 0,
   });
+  let attempts: Promise<Reply[]> | undefined;
+  const t = await a.chat(
+    "owner's slow answer",
+    { kind: "send", content: "SLOW-OWNED-ANSWER please" },
+    {
+      onEvent: (e) => {
+        if (e.type !== "start" || attempts) return;
+        // While A's answer streams, B tries to stop it, regenerate it, edit it and post into A's thread.
+        attempts = Promise.all([
+          b.postJson("stop another's answer", "/api/chat/stop", { itemId: e.assistantItemId }),
+          b.postJson("regenerate another's answer", "/api/chat", {
+            kind: "regenerate",
+            threadId: e.threadId,
+            itemId: e.assistantItemId,
+          }),
+          b.postJson("edit another's message", "/api/chat", {
+            kind: "edit",
+            threadId: e.threadId,
+            itemId: e.userItemId,
+            content: "INTRUDER-MARKER edit",
+          }),
+          b.postJson("post into another's thread", "/api/chat", {
+            kind: "send",
+            threadId: e.threadId,
+            content: "INTRUDER-MARKER send",
+          }),
+        ]);
+      },
+    },
+  );
   const replies = (await attempts) ?? [];
-  const refused = replies.filter((r) => r.status === 404 || r.status === 403 || (r.status === 200 && r.text.includes('"stopped":false'))).length;
-  check(refused === 4, `another user's stop, regenerate, edit and send are refused (${replies.map((r) => r.status).join(", ")})`);
+  const refused = replies.filter(
+    (r) => r.status === 404 || r.status === 403 || (r.status === 200 && r.text.includes('"stopped":false')),
+  ).length;
+  check(
+    refused === 4,
+    `another user's stop, regenerate, edit and send are refused (${replies.map((r) => r.status).join(", ")})`,
+  );
   const end = last(t);
   const intact = end.type === "done" && end.item?.status === "complete" && String(end.item?.content).includes("word29");
   if (!intact) tally.cross_user_effects++;
@@ -236,11 +314,27 @@ async function crossUser(a: Client, b: Client, mock: MockLlm) {
 
   // Cross-origin and non-JSON posts carrying A's cookie.
   const forged: Array<[string, Record<string, string>, string]> = [
-    ["another port", { "content-type": "application/json", origin: "http://127.0.0.1:9" }, JSON.stringify({ kind: "send", content: "XORIGIN-MARKER port" })],
-    ["cross-site fetch", { "content-type": "application/json", "sec-fetch-site": "cross-site" }, JSON.stringify({ kind: "send", content: "XORIGIN-MARKER site" })],
-    ["same-site subdomain", { "content-type": "application/json", "sec-fetch-site": "same-site", origin: "http://evil.127.0.0.1.nip.io" }, JSON.stringify({ kind: "send", content: "XORIGIN-MARKER sub" })],
+    [
+      "another port",
+      { "content-type": "application/json", origin: "http://127.0.0.1:9" },
+      JSON.stringify({ kind: "send", content: "XORIGIN-MARKER port" }),
+    ],
+    [
+      "cross-site fetch",
+      { "content-type": "application/json", "sec-fetch-site": "cross-site" },
+      JSON.stringify({ kind: "send", content: "XORIGIN-MARKER site" }),
+    ],
+    [
+      "same-site subdomain",
+      { "content-type": "application/json", "sec-fetch-site": "same-site", origin: "http://evil.127.0.0.1.nip.io" },
+      JSON.stringify({ kind: "send", content: "XORIGIN-MARKER sub" }),
+    ],
     ["form post", { "content-type": "application/x-www-form-urlencoded" }, "kind=send&content=XORIGIN-MARKER%20form"],
-    ["text/plain post", { "content-type": "text/plain" }, JSON.stringify({ kind: "send", content: "XORIGIN-MARKER plain" })],
+    [
+      "text/plain post",
+      { "content-type": "text/plain" },
+      JSON.stringify({ kind: "send", content: "XORIGIN-MARKER plain" }),
+    ],
   ];
   for (const [what, headers, body] of forged) {
     const r = await a.request(what, "/api/chat", { method: "POST", headers, body });
@@ -250,10 +344,24 @@ async function crossUser(a: Client, b: Client, mock: MockLlm) {
 
 async function imports(a: Client) {
   const big = JSON.stringify([{ title: "x", mapping: {}, filler: "y".repeat(1_600_000) }]);
-  const tooBig = await a.request("oversized import", "/api/import", { method: "POST", headers: { "content-type": "application/json" }, body: big });
-  check(tooBig.status === 413 || /too large/.test(tooBig.text), `an import over MNEMO_IMPORT_MAX_MB is refused as too large (${tooBig.status})`);
-  const broken = await a.request("malformed import", "/api/import", { method: "POST", headers: { "content-type": "application/json" }, body: '[{"title": "half' });
-  check(/"type":"(error|done)"/.test(broken.text) || (broken.status >= 400 && broken.status < 500), `a malformed import is answered clearly (${broken.status} ${broken.text.slice(-120)})`);
+  const tooBig = await a.request("oversized import", "/api/import", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: big,
+  });
+  check(
+    tooBig.status === 413 || /too large/.test(tooBig.text),
+    `an import over MNEMO_IMPORT_MAX_MB is refused as too large (${tooBig.status})`,
+  );
+  const broken = await a.request("malformed import", "/api/import", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: '[{"title": "half',
+  });
+  check(
+    /"type":"(error|done)"/.test(broken.text) || (broken.status >= 400 && broken.status < 500),
+    `a malformed import is answered clearly (${broken.status} ${broken.text.slice(-120)})`,
+  );
   const partial = await a.postJson("memory import with a bad entry", "/api/memories/import", {
     format: "mnemo-memories",
     version: 1,
@@ -277,23 +385,33 @@ async function waitSettled(c: Client, threadId: string, what: string, mustInterr
   while (Date.now() < deadline) {
     const page = await c.request(`${what}: thread page`, `/c/${threadId}`);
     const streaming = /\\?"status\\?":\\?"streaming/.test(page.text);
-    if (page.status === 200 && (page.text.includes(INTERRUPTED_MESSAGE.slice(0, 40)) || (!mustInterrupt && !streaming))) return true;
+    if (page.status === 200 && (page.text.includes(INTERRUPTED_MESSAGE.slice(0, 40)) || (!mustInterrupt && !streaming)))
+      return true;
     await sleep(2000);
   }
   return false;
 }
 
 async function killMidAnswer(app: AppProcess, a: () => Client, mock: MockLlm) {
-  mock.script({ match: "KILL-SLOW", content: Array.from({ length: 60 }, (_, i) => `part${i}`).join(" "), chunkDelayMs: 150, times: 0 });
+  mock.script({
+    match: "KILL-SLOW",
+    content: Array.from({ length: 60 }, (_, i) => `part${i}`).join(" "),
+    chunkDelayMs: 150,
+    times: 0,
+  });
   let deltas = 0;
   let startEv: ReturnType<typeof answerOf>;
-  const killed = a().chat("answer killed mid-way", { kind: "send", content: "KILL-SLOW please" }, {
-    limitMs: 20_000,
-    onEvent: (e) => {
-      if (e.type === "start") startEv = e as never;
-      if (e.type === "delta" && ++deltas === 5) void app.kill();
+  const killed = a().chat(
+    "answer killed mid-way",
+    { kind: "send", content: "KILL-SLOW please" },
+    {
+      limitMs: 20_000,
+      onEvent: (e) => {
+        if (e.type === "start") startEv = e as never;
+        if (e.type === "delta" && ++deltas === 5) void app.kill();
+      },
     },
-  });
+  );
   await killed.catch(() => undefined); // the connection dies with the process
   await app.kill();
   check(!!startEv && deltas >= 5, "an answer was streaming when the process was killed");
@@ -304,13 +422,22 @@ async function killMidAnswer(app: AppProcess, a: () => Client, mock: MockLlm) {
 /** The process is killed as soon as an answer is done; after the restart Mnemo still learns from that exchange. */
 async function killAfterAnswer(app: AppProcess, a: Client, mock: MockLlm) {
   mock.script({ match: "KILL-LEARN", system: "You are Mnemo", content: "Congratulations on Kiwi!", times: 0 });
-  mock.script({ match: "KILL-LEARN", system: "long-term memory", json: { decisions: [{ op: "ADD", text: "Has a parrot named Kiwi", kind: "fact", confidence: 0.9 }] }, times: 0 });
-  let killing: Promise<void> | undefined;
-  const t = await a.chat("answer, then killed", { kind: "send", content: "KILL-LEARN: I adopted a parrot named Kiwi" }, {
-    onEvent: (e) => {
-      if (e.type === "done") killing = app.kill();
-    },
+  mock.script({
+    match: "KILL-LEARN",
+    system: "long-term memory",
+    json: { decisions: [{ op: "ADD", text: "Has a parrot named Kiwi", kind: "fact", confidence: 0.9 }] },
+    times: 0,
   });
+  let killing: Promise<void> | undefined;
+  const t = await a.chat(
+    "answer, then killed",
+    { kind: "send", content: "KILL-LEARN: I adopted a parrot named Kiwi" },
+    {
+      onEvent: (e) => {
+        if (e.type === "done") killing = app.kill();
+      },
+    },
+  );
   await (killing ?? app.kill());
   check(last(t).type === "done", "an answer finished just before the process was killed");
   await app.start();
@@ -331,7 +458,10 @@ async function databaseFaults(a: Client, proxy: TcpProxy, mock: MockLlm, setOuta
   proxy.down();
   setOutage(true);
   const during = await a.chat("chat during an outage", { kind: "send", content: "sent while the database is down" });
-  check(during.status === 503 && /can't reach its database/.test(during.text), `chat during an outage answers 503 with a clear sentence (${during.status})`);
+  check(
+    during.status === 503 && /can't reach its database/.test(during.text),
+    `chat during an outage answers 503 with a clear sentence (${during.status})`,
+  );
   const page = await a.request("page during an outage", "/");
   check(
     !(page.location ?? "").includes("/signin") && page.text.includes(DATABASE_DOWN_DIGEST),
@@ -348,19 +478,35 @@ async function databaseFaults(a: Client, proxy: TcpProxy, mock: MockLlm, setOuta
   check(back, "chat works again once the database is back");
 
   // A restart mid-answer (every connection dropped once), and an outage while an answer streams.
-  mock.script({ match: "DB-MID", content: Array.from({ length: 40 }, (_, i) => `bit${i}`).join(" "), chunkDelayMs: 100, times: 0 });
-  let n = 0;
-  const restarted = await a.chat("database restart mid-answer", { kind: "send", content: "DB-MID restart" }, { onEvent: (e) => e.type === "delta" && ++n === 3 && proxy.restart() });
-  check(restarted.ended && ["done", "error"].includes(last(restarted).type), `an answer survives a database restart or ends clearly (${last(restarted).type})`);
-  n = 0;
-  const outage = await a.chat("database outage mid-answer", { kind: "send", content: "DB-MID outage" }, {
-    onEvent: (e) => {
-      if (e.type === "delta" && ++n === 3) {
-        proxy.down();
-        setOutage(true);
-      }
-    },
+  mock.script({
+    match: "DB-MID",
+    content: Array.from({ length: 40 }, (_, i) => `bit${i}`).join(" "),
+    chunkDelayMs: 100,
+    times: 0,
   });
+  let n = 0;
+  const restarted = await a.chat(
+    "database restart mid-answer",
+    { kind: "send", content: "DB-MID restart" },
+    { onEvent: (e) => e.type === "delta" && ++n === 3 && proxy.restart() },
+  );
+  check(
+    restarted.ended && ["done", "error"].includes(last(restarted).type),
+    `an answer survives a database restart or ends clearly (${last(restarted).type})`,
+  );
+  n = 0;
+  const outage = await a.chat(
+    "database outage mid-answer",
+    { kind: "send", content: "DB-MID outage" },
+    {
+      onEvent: (e) => {
+        if (e.type === "delta" && ++n === 3) {
+          proxy.down();
+          setOutage(true);
+        }
+      },
+    },
+  );
   await sleep(3000);
   proxy.up();
   setOutage(false);
@@ -376,7 +522,9 @@ async function finalCounts(target: DatabaseTarget, beforeEnd: () => Promise<void
   const rows = await db.withConnection(async (c) => ({
     streaming: await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM "Item" WHERE status = 'streaming'`),
     ids: await c.query<{ id: string }>(`SELECT id FROM "Item" WHERE role = 'user'`),
-    planted: await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM "Item" WHERE content LIKE '%XORIGIN-MARKER%' OR content LIKE '%INTRUDER-MARKER%'`),
+    planted: await c.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM "Item" WHERE content LIKE '%XORIGIN-MARKER%' OR content LIKE '%INTRUDER-MARKER%'`,
+    ),
     partialImport: await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM "Memory" WHERE text LIKE 'FAULTMEM%'`),
   }));
   await db.close();
@@ -435,7 +583,10 @@ async function main() {
     ({ a, b } = await clients());
     if (killed) waits.push([killed.threadId, "answer killed mid-way", true]);
     for (const [threadId, what, mustInterrupt] of waits) {
-      check(await waitSettled(a, threadId, what, mustInterrupt), `${what}: no longer streaming${mustInterrupt ? "; shown as interrupted, partial text kept" : ""}`);
+      check(
+        await waitSettled(a, threadId, what, mustInterrupt),
+        `${what}: no longer streaming${mustInterrupt ? "; shown as interrupted, partial text kept" : ""}`,
+      );
     }
     const after = await a.chat("chat after the restart", { kind: "send", content: "hello again after the restart" });
     check(after.status === 200 && last(after).type === "done", "chat works after the restart");
@@ -449,7 +600,15 @@ async function main() {
   }
   const failed = failures.length + Object.values(tally).reduce((s, n) => s + n, 0);
   if (failures.length) console.log(`\nFailed checks:\n- ${failures.join("\n- ")}`);
-  console.log(JSON.stringify({ engine, ...tally, checks, failed_checks: failures.length, seconds: Math.round((Date.now() - started) / 1000) }));
+  console.log(
+    JSON.stringify({
+      engine,
+      ...tally,
+      checks,
+      failed_checks: failures.length,
+      seconds: Math.round((Date.now() - started) / 1000),
+    }),
+  );
   process.exit(failed ? 1 : 0);
 }
 

@@ -36,7 +36,9 @@ async function main() {
   if (process.env.DATABASE_URL) reports.push(["postgres", await onPostgres(process.env.DATABASE_URL)]);
   const sum = (k: keyof PrivacyReport) => reports.reduce((n, [, r]) => n + (r[k] as number), 0);
   for (const [engine, r] of reports) {
-    console.log(`${engine}: ${r.tables_checked} tables; rows left after delete ${r.rows_left_after_delete}; export missing ${r.export_missing_rows}; plaintext hits ${r.plaintext_hits}; unaudited admin reads ${r.unaudited_admin_reads}; other user's rows changed ${r.other_user_rows_changed}; shredded rows readable ${r.shredded_still_readable}`);
+    console.log(
+      `${engine}: ${r.tables_checked} tables; rows left after delete ${r.rows_left_after_delete}; export missing ${r.export_missing_rows}; plaintext hits ${r.plaintext_hits}; unaudited admin reads ${r.unaudited_admin_reads}; other user's rows changed ${r.other_user_rows_changed}; shredded rows readable ${r.shredded_still_readable}`,
+    );
     for (const d of r.details) console.log(`  ${engine}: ${d}`);
   }
   const result = {
@@ -48,7 +50,13 @@ async function main() {
     unaudited_admin_reads: sum("unaudited_admin_reads"),
     unmapped_tables: [...new Set(reports.flatMap(([, r]) => r.unmapped_tables))],
   };
-  const failed = result.rows_left_after_delete + result.export_missing_rows + result.plaintext_hits + result.unaudited_admin_reads + result.unmapped_tables.length + reports.reduce((n, [, r]) => n + r.details.length, 0);
+  const failed =
+    result.rows_left_after_delete +
+    result.export_missing_rows +
+    result.plaintext_hits +
+    result.unaudited_admin_reads +
+    result.unmapped_tables.length +
+    reports.reduce((n, [, r]) => n + r.details.length, 0);
   if (failed) process.exitCode = 1;
   console.log(JSON.stringify(result));
 }

@@ -28,13 +28,18 @@ async function main() {
   }
   const max = getConfig().import.maxBytes;
   if (stat.size > max) {
-    console.error(`That file is too large (${Math.round(stat.size / 1024 / 1024)} MB; MNEMO_IMPORT_MAX_MB allows ${Math.round(max / 1024 / 1024)}).`);
+    console.error(
+      `That file is too large (${Math.round(stat.size / 1024 / 1024)} MB; MNEMO_IMPORT_MAX_MB allows ${Math.round(max / 1024 / 1024)}).`,
+    );
     process.exitCode = 2;
     return;
   }
   await startup();
   const db = await getDb();
-  const user = await db.user.findFirst({ where: { email: { equals: email, mode: "insensitive" } }, select: { id: true } });
+  const user = await db.user.findFirst({
+    where: { email: { equals: email, mode: "insensitive" } },
+    select: { id: true },
+  });
   if (!user) {
     console.error(`No user with the email ${email}.`);
     process.exitCode = 2;
@@ -45,7 +50,9 @@ async function main() {
   const { threadIds: _ids, ...report } = await importConversations(db, user.id, fs.createReadStream(file), (p) => {
     if (Date.now() - last < 1000) return;
     last = Date.now();
-    process.stderr.write(`… ${p.conversations} conversations, ${p.messages} messages imported (${p.duplicates} already there, ${p.skipped} skipped)\n`);
+    process.stderr.write(
+      `… ${p.conversations} conversations, ${p.messages} messages imported (${p.duplicates} already there, ${p.skipped} skipped)\n`,
+    );
   });
   if (report.messages >= ANALYZE_AFTER_ROWS) await refreshStatistics(); // the embedded database's planner statistics
   console.log(JSON.stringify({ ...report, seconds: Math.round((Date.now() - started) / 100) / 10 }));

@@ -16,24 +16,35 @@ async function main() {
   const userId = i > 0 ? process.argv[i + 1] : undefined;
   const e = await resolveEmbedder(db);
   if (!e) {
-    console.error("No embedding model is configured: set MNEMO_EMBEDDING_MODEL (or Admin → Model settings) and the model connection.");
+    console.error(
+      "No embedding model is configured: set MNEMO_EMBEDDING_MODEL (or Admin → Model settings) and the model connection.",
+    );
     process.exitCode = 2;
     return;
   }
   const total = await countPending(db, e.model, userId);
   const bar = new cliProgress.SingleBar(
-    { format: `embedding with ${e.model} [{bar}] {value}/{total} rows · {eta_formatted} left`, hideCursor: true, noTTYOutput: true, notTTYSchedule: 5000 },
+    {
+      format: `embedding with ${e.model} [{bar}] {value}/{total} rows · {eta_formatted} left`,
+      hideCursor: true,
+      noTTYOutput: true,
+      notTTYSchedule: 5000,
+    },
     cliProgress.Presets.shades_classic,
   );
   bar.start(total, 0);
   try {
     const r = await embedPending(db, { userId, onProgress: (p) => bar.update(p.embedded + p.unembeddable) });
     bar.stop();
-    console.log(JSON.stringify({ model: e.model, embedded: r.embedded, unembeddable: r.unembeddable, remaining: r.remaining }));
+    console.log(
+      JSON.stringify({ model: e.model, embedded: r.embedded, unembeddable: r.unembeddable, remaining: r.remaining }),
+    );
   } catch (err) {
     bar.stop();
     const left = await countPending(db, e.model, userId);
-    console.error(`Stopped: ${(err as Error).message.split("\n")[0].replace(/\.$/, "")}. ${left} rows still need a vector; run it again to resume.`);
+    console.error(
+      `Stopped: ${(err as Error).message.split("\n")[0].replace(/\.$/, "")}. ${left} rows still need a vector; run it again to resume.`,
+    );
     process.exitCode = 1;
   }
 }

@@ -13,9 +13,13 @@ if (!env.AUTH_SECRET && !env.DATABASE_URL) {
 }
 buildIfStale();
 const port = env.PORT ?? "3000";
-const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, ...process.argv.slice(2)], {
-  stdio: "inherit",
-  env: { ...env, NODE_ENV: "production" },
-});
+const child = spawn(
+  process.execPath,
+  ["node_modules/next/dist/bin/next", "start", "-p", port, ...process.argv.slice(2)],
+  {
+    stdio: "inherit",
+    env: { ...env, NODE_ENV: "production" },
+  },
+);
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
 child.on("exit", (code) => process.exit(code ?? 0));

@@ -18,7 +18,14 @@ function node(args: string[], env: Record<string, string> = {}) {
 
 if (only !== "e2e") {
   console.log(`\n== unit and integration tests (PGlite${process.env.TEST_DATABASE_URL ? " and PostgreSQL" : ""})`);
-  ok = node(["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", "--outputFile.json=.tmp/vitest.json"]) && ok;
+  ok =
+    node([
+      "node_modules/vitest/vitest.mjs",
+      "run",
+      "--reporter=default",
+      "--reporter=json",
+      "--outputFile.json=.tmp/vitest.json",
+    ]) && ok;
   try {
     const r = JSON.parse(fs.readFileSync(".tmp/vitest.json", "utf8"));
     passed += r.numPassedTests;
@@ -30,8 +37,13 @@ if (only !== "e2e") {
 
 if (only !== "unit") {
   buildIfStale();
-  console.log(`\n== browser tests (Chromium, production build, ${process.env.TEST_DATABASE_URL ? "PostgreSQL" : "PGlite"})`);
-  ok = node(["node_modules/@playwright/test/cli.js", "test", "--reporter=list,json"], { PLAYWRIGHT_JSON_OUTPUT_NAME: ".tmp/playwright.json" }) && ok;
+  console.log(
+    `\n== browser tests (Chromium, production build, ${process.env.TEST_DATABASE_URL ? "PostgreSQL" : "PGlite"})`,
+  );
+  ok =
+    node(["node_modules/@playwright/test/cli.js", "test", "--reporter=list,json"], {
+      PLAYWRIGHT_JSON_OUTPUT_NAME: ".tmp/playwright.json",
+    }) && ok;
   try {
     const r = JSON.parse(fs.readFileSync(".tmp/playwright.json", "utf8"));
     passed += r.stats.expected;

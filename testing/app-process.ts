@@ -26,17 +26,31 @@ export function appProcess(port: number, env: NodeJS.ProcessEnv): AppProcess {
     output: () => log,
     async start() {
       // A server left on the port would answer the health check for this one.
-      if (await fetch(`${base}/api/health`).then(() => true).catch(() => false)) throw new Error(`port ${port} is already in use`);
-      child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
-        env: { ...env, NODE_ENV: "production" },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
+      if (
+        await fetch(`${base}/api/health`)
+          .then(() => true)
+          .catch(() => false)
+      )
+        throw new Error(`port ${port} is already in use`);
+      child = spawn(
+        process.execPath,
+        ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"],
+        {
+          env: { ...env, NODE_ENV: "production" },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
       const keep = (b: Buffer) => (log = (log + b.toString()).slice(-200_000));
       child.stdout!.on("data", keep);
       child.stderr!.on("data", keep);
       for (let i = 0; i < 240; i++) {
         if (child.exitCode !== null) throw new Error(`the app exited with ${child.exitCode}:\n${log.slice(-2000)}`);
-        if (await fetch(`${base}/api/health`).then((r) => r.ok).catch(() => false)) return;
+        if (
+          await fetch(`${base}/api/health`)
+            .then((r) => r.ok)
+            .catch(() => false)
+        )
+          return;
         await new Promise((r) => setTimeout(r, 250));
       }
       throw new Error(`the app did not become healthy in 60 s:\n${log.slice(-2000)}`);
@@ -65,6 +79,7 @@ export async function signInOverHttp(base: string, email: string, password: stri
   });
   const byName = new Map<string, string>();
   for (const c of [...jar, ...res.headers.getSetCookie().map((c) => c.split(";")[0])]) byName.set(c.split("=")[0], c);
-  if (![...byName.keys()].some((k) => k.includes("session-token"))) throw new Error(`sign-in failed for ${email} (${res.status})`);
+  if (![...byName.keys()].some((k) => k.includes("session-token")))
+    throw new Error(`sign-in failed for ${email} (${res.status})`);
   return [...byName.values()].join("; ");
 }

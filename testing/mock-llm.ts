@@ -130,9 +130,14 @@ export class MockLlm {
 
   private take(body: { messages?: Msg[] }): ScriptedReply | undefined {
     const text = lastUserText(body).toLowerCase();
-    const system = (body?.messages ?? []).filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n").toLowerCase();
+    const system = (body?.messages ?? [])
+      .filter((m) => m.role === "system")
+      .map((m) => textOf(m.content))
+      .join("\n")
+      .toLowerCase();
     const i = this.replies.findIndex(
-      (r) => (!r.match || text.includes(r.match.toLowerCase())) && (!r.system || system.includes(r.system.toLowerCase())),
+      (r) =>
+        (!r.match || text.includes(r.match.toLowerCase())) && (!r.system || system.includes(r.system.toLowerCase())),
     );
     if (i < 0) return undefined;
     const r = this.replies[i];
@@ -140,21 +145,32 @@ export class MockLlm {
     return r;
   }
 
-  private async embeddings(body: any, json: (status: number, value: unknown) => void) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  private async embeddings(body: any, json: (status: number, value: unknown) => void) {
+    // eslint-disable-line @typescript-eslint/no-explicit-any
     const model = String(body?.model ?? "mock-embed");
     const dims = Number(/-(\d+)$/.exec(model)?.[1] ?? 64);
-    const inputs: string[] = (Array.isArray(body?.input) ? body.input : [body?.input]).map((x: unknown) => String(x ?? ""));
+    const inputs: string[] = (Array.isArray(body?.input) ? body.input : [body?.input]).map((x: unknown) =>
+      String(x ?? ""),
+    );
     const use = (e: ScriptedEmbedding & { left: number }) => {
       if (e.left > 0 && --e.left === 0) this.embeddingScripts.splice(this.embeddingScripts.indexOf(e), 1);
     };
-    const fault = this.embeddingScripts.find((e) => (e.status || e.delayMs) && (!e.match || inputs.some((t) => t.toLowerCase().includes(e.match!.toLowerCase()))));
+    const fault = this.embeddingScripts.find(
+      (e) =>
+        (e.status || e.delayMs) && (!e.match || inputs.some((t) => t.toLowerCase().includes(e.match!.toLowerCase()))),
+    );
     if (fault) {
       use(fault);
       if (fault.delayMs) await sleep(fault.delayMs);
-      if (fault.status) return json(fault.status, { error: { message: `mock fault: HTTP ${fault.status}`, type: "server_error", code: null } });
+      if (fault.status)
+        return json(fault.status, {
+          error: { message: `mock fault: HTTP ${fault.status}`, type: "server_error", code: null },
+        });
     }
     const data = inputs.map((text, index) => {
-      const alias = this.embeddingScripts.find((e) => e.like !== undefined && e.match && text.toLowerCase().includes(e.match.toLowerCase()));
+      const alias = this.embeddingScripts.find(
+        (e) => e.like !== undefined && e.match && text.toLowerCase().includes(e.match.toLowerCase()),
+      );
       let embedding = mockEmbedding(text, dims);
       if (alias) {
         use(alias);
@@ -210,14 +226,26 @@ export class MockLlm {
     const body = await this.readBody(req);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v;
-    const recorded = { id: this.nextId++, at: new Date().toISOString(), method: req.method ?? "GET", path, headers, body };
+    const recorded = {
+      id: this.nextId++,
+      at: new Date().toISOString(),
+      method: req.method ?? "GET",
+      path,
+      headers,
+      body,
+    };
     this.requests.push(recorded);
     this.onRequest?.(recorded);
 
     if (path === "/v1/models" && req.method === "GET") {
       return json(200, {
         object: "list",
-        data: ["mock-chat", "mock-memory", "mock-embed"].map((id) => ({ id, object: "model", created: 0, owned_by: "mnemo-mock" })),
+        data: ["mock-chat", "mock-memory", "mock-embed"].map((id) => ({
+          id,
+          object: "model",
+          created: 0,
+          owned_by: "mnemo-mock",
+        })),
       });
     }
     if (path === "/v1/embeddings" && req.method === "POST") return this.embeddings(body, json);
@@ -229,7 +257,11 @@ export class MockLlm {
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.status) {
       return json(reply.status, {
-        error: { message: `mock fault: HTTP ${reply.status}`, type: reply.status === 429 ? "rate_limit_error" : "server_error", code: null },
+        error: {
+          message: `mock fault: HTTP ${reply.status}`,
+          type: reply.status === 429 ? "rate_limit_error" : "server_error",
+          code: null,
+        },
       });
     }
 
@@ -238,7 +270,10 @@ export class MockLlm {
     const toolCalls = (reply.toolCalls ?? []).map((t, i) => ({
       id: t.id ?? `call_${this.nextId}_${i}`,
       type: "function" as const,
-      function: { name: t.name, arguments: typeof t.arguments === "string" ? t.arguments : JSON.stringify(t.arguments) },
+      function: {
+        name: t.name,
+        arguments: typeof t.arguments === "string" ? t.arguments : JSON.stringify(t.arguments),
+      },
     }));
     const promptText = (body?.messages ?? []).map((m: Msg) => textOf(m.content)).join("\n");
     const usage = reply.usage ?? {
@@ -259,7 +294,11 @@ export class MockLlm {
         choices: [
           {
             index: 0,
-            message: { role: "assistant", content: toolCalls.length && !content ? null : content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+            message: {
+              role: "assistant",
+              content: toolCalls.length && !content ? null : content,
+              ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+            },
             finish_reason: finish,
           },
         ],
@@ -269,7 +308,9 @@ export class MockLlm {
 
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const send = (delta: object, finishReason: string | null = null) =>
-      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
+      );
     send({ role: "assistant", content: "" });
     const pieces = content.match(/\S+\s*|\s+/g) ?? [];
     let sent = 0;
@@ -294,14 +335,20 @@ export class MockLlm {
     });
     send({}, finish);
     if (body?.stream_options?.include_usage) {
-      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage: fullUsage })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage: fullUsage })}\n\n`,
+      );
     }
     res.write("data: [DONE]\n\n");
     res.end();
   }
 }
 
-const STOP = new Set("a an the and or but is are was were be been am i me my mine you your we our it its of to in on at for with do does did have has had what which who how when where why this that there".split(" "));
+const STOP = new Set(
+  "a an the and or but is are was were be been am i me my mine you your we our it its of to in on at for with do does did have has had what which who how when where why this that there".split(
+    " ",
+  ),
+);
 
 /** A deterministic unit vector: each word (lower-cased, plural s dropped) hashed to a signed dimension. */
 export function mockEmbedding(text: string, dims: number): number[] {

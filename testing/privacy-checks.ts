@@ -39,27 +39,64 @@ type Seeded = { id: string; email: string; markers: string[]; threadId: string }
 async function seedUser(db: Db, name: string): Promise<Seeded> {
   const tag = `${name}-${crypto.randomBytes(4).toString("hex")}`;
   const m = (what: string) => `zq${what}${tag.replace(/[^a-z0-9]/g, "")}`;
-  const markers = [m("title"), m("question"), m("answer"), m("toolarg"), m("branch"), m("summary"), m("memory"), m("memoryedit"), m("feedback")];
+  const markers = [
+    m("title"),
+    m("question"),
+    m("answer"),
+    m("toolarg"),
+    m("branch"),
+    m("summary"),
+    m("memory"),
+    m("memoryedit"),
+    m("feedback"),
+  ];
   const [title, question, answer, toolarg, branch, summary, memory, memoryEdit, feedback] = markers;
-  const user = await db.user.create({ data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" } });
+  const user = await db.user.create({
+    data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
+  });
   const thread = await createThread(db, user.id, { title: `About ${title}` });
   const [q, a] = await appendItems(db, thread.id, [
     { role: "user", content: `My secret word is ${question}.` },
-    { role: "assistant", content: `Noted: ${answer}.`, toolCalls: [{ id: "call_1", name: "remember", arguments: JSON.stringify({ text: toolarg }) }], promptTokens: 12, completionTokens: 5, model: "m" },
+    {
+      role: "assistant",
+      content: `Noted: ${answer}.`,
+      toolCalls: [{ id: "call_1", name: "remember", arguments: JSON.stringify({ text: toolarg }) }],
+      promptTokens: 12,
+      completionTokens: 5,
+      model: "m",
+    },
     { role: "tool", content: `{"saved":"${toolarg}"}`, toolCallId: "call_1", toolName: "remember" },
   ]);
   await appendItems(db, thread.id, [{ role: "user", content: `Edited: ${branch}` }], { parent: null });
   await saveSummary(db, thread.id, a, `The user said ${summary}.`, "m");
-  const mem = await addMemory(db, user.id, { text: `Likes ${memory}`, source: "explicit", sourceThreadId: thread.id, sourceItemId: q.id }, "user", "test");
-  await updateMemoryText(db, user.id, mem.id, `Likes ${memoryEdit}`, { actor: "user", source: "manual", reason: "edit" });
+  const mem = await addMemory(
+    db,
+    user.id,
+    { text: `Likes ${memory}`, source: "explicit", sourceThreadId: thread.id, sourceItemId: q.id },
+    "user",
+    "test",
+  );
+  await updateMemoryText(db, user.id, mem.id, `Likes ${memoryEdit}`, {
+    actor: "user",
+    source: "manual",
+    reason: "edit",
+  });
   await db.memoryUse.create({ data: { itemId: a.id, memoryId: mem.id, userId: user.id } });
   await rateAnswer(db, user.id, { itemId: a.id, rating: -1, comment: `Too long, ${feedback}` });
   await db.account.create({ data: { userId: user.id, type: "oidc", provider: "test", providerAccountId: tag } });
-  await db.session.create({ data: { userId: user.id, sessionToken: `tok-${tag}`, expires: new Date(Date.now() + 3_600_000) } });
-  await db.verificationToken.create({ data: { identifier: user.email, token: `vt-${tag}`, expires: new Date(Date.now() + 3_600_000) } });
+  await db.session.create({
+    data: { userId: user.id, sessionToken: `tok-${tag}`, expires: new Date(Date.now() + 3_600_000) },
+  });
+  await db.verificationToken.create({
+    data: { identifier: user.email, token: `vt-${tag}`, expires: new Date(Date.now() + 3_600_000) },
+  });
   await db.rateLimiterFlexible.create({ data: { key: `signin-email:${user.email}`, points: 1 } });
-  await db.signedOutSession.create({ data: { sid: `sid-${tag}`, userId: user.id, expiresAt: new Date(Date.now() + 3_600_000) } });
-  await db.job.create({ data: { kind: "title", userId: user.id, payload: { threadId: thread.id }, dedupeKey: `seed-${tag}` } });
+  await db.signedOutSession.create({
+    data: { sid: `sid-${tag}`, userId: user.id, expiresAt: new Date(Date.now() + 3_600_000) },
+  });
+  await db.job.create({
+    data: { kind: "title", userId: user.id, payload: { threadId: thread.id }, dedupeKey: `seed-${tag}` },
+  });
   return { id: user.id, email: user.email, markers, threadId: thread.id };
 }
 
@@ -80,7 +117,10 @@ async function userRowCounts(db: Db, userId: string): Promise<Record<string, num
   const out: Record<string, number> = {};
   for (const [table, e] of Object.entries(USER_DATA)) {
     if (!e.rows) continue;
-    const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM "${table}" WHERE ${e.rows}`, userId);
+    const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM "${table}" WHERE ${e.rows}`,
+      userId,
+    );
     out[table] = r.n;
   }
   return out;
@@ -112,7 +152,9 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     report.unmapped_tables = all.filter((t) => !(t in USER_DATA));
     for (const t of report.unmapped_tables) details.push(`table "${t}" has no entry in lib/account/user-data.ts`);
 
-    const admin = await db.user.create({ data: { email: `admin-${crypto.randomBytes(4).toString("hex")}@example.com`, role: "ADMIN" } });
+    const admin = await db.user.create({
+      data: { email: `admin-${crypto.randomBytes(4).toString("hex")}@example.com`, role: "ADMIN" },
+    });
     const alice = await seedUser(db, "alice");
     const bob = await seedUser(db, "bob");
 
@@ -128,7 +170,9 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     }
 
     // 2. Admin reads are audited; with access off there are none.
-    const before = await db.auditLog.count({ where: { actorId: admin.id, action: { in: ["thread.view", "memory.view"] } } });
+    const before = await db.auditLog.count({
+      where: { actorId: admin.id, action: { in: ["thread.view", "memory.view"] } },
+    });
     let reads = 0;
     const view = await reviewThread(db, admin.id, alice.threadId, "Abuse report #12");
     if (view.items.length) reads++;
@@ -143,9 +187,12 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     } finally {
       setAdminAccessForTests(undefined);
     }
-    const audited = (await db.auditLog.count({ where: { actorId: admin.id, action: { in: ["thread.view", "memory.view"] } } })) - before;
+    const audited =
+      (await db.auditLog.count({ where: { actorId: admin.id, action: { in: ["thread.view", "memory.view"] } } })) -
+      before;
     report.unaudited_admin_reads = Math.max(0, reads - audited);
-    if (!view.items.some((i) => i.content.includes(alice.markers[4]))) details.push("admin review did not show the decrypted thread");
+    if (!view.items.some((i) => i.content.includes(alice.markers[4])))
+      details.push("admin review did not show the decrypted thread");
 
     // 3. The export holds every row of the user (by key) and the readable text.
     const text = await collectExport(db, alice.id);
@@ -153,8 +200,12 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     if (parsed.format !== "mnemo-export" || parsed.version !== 1) details.push("export has the wrong format/version");
     for (const [table, e] of Object.entries(USER_DATA)) {
       if (!e.rows) continue;
-      const keys = await db.$queryRawUnsafe<Array<{ k: string }>>(`SELECT (${e.key})::text AS k FROM "${table}" WHERE ${e.rows}`, alice.id);
-      if (!keys.length && table !== "VerificationToken") details.push(`seed made no "${table}" row (the export check would be empty)`);
+      const keys = await db.$queryRawUnsafe<Array<{ k: string }>>(
+        `SELECT (${e.key})::text AS k FROM "${table}" WHERE ${e.rows}`,
+        alice.id,
+      );
+      if (!keys.length && table !== "VerificationToken")
+        details.push(`seed made no "${table}" row (the export check would be empty)`);
       for (const { k } of keys) {
         if (!text.includes(JSON.stringify(k))) {
           report.export_missing_rows++;
@@ -162,7 +213,8 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
         }
       }
     }
-    for (const marker of alice.markers) if (!text.includes(marker)) details.push(`export lacks the readable text "${marker}"`);
+    for (const marker of alice.markers)
+      if (!text.includes(marker)) details.push(`export lacks the readable text "${marker}"`);
 
     // 4. Deletion: nothing of alice's left anywhere; bob untouched; alice's ciphertext unreadable.
     const bobBefore = await userRowCounts(db, bob.id);
@@ -172,7 +224,10 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     for (const t of all) {
       for (const needle of [alice.id, alice.email]) {
         const n = await rowsContaining(db, t, needle);
-        if (n) details.push(`after deletion, "${t}" has ${n} row(s) containing ${needle === alice.id ? "the user's id" : "the user's email"}`);
+        if (n)
+          details.push(
+            `after deletion, "${t}" has ${n} row(s) containing ${needle === alice.id ? "the user's id" : "the user's email"}`,
+          );
         report.rows_left_after_delete += n;
       }
     }

@@ -23,7 +23,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     onData(stream, session, done) {
       simpleParser(stream)
         .then((m) => {
-          for (const rcpt of session.envelope.rcptTo) messages.push({ to: rcpt.address, subject: m.subject ?? "", text: m.text ?? "" });
+          for (const rcpt of session.envelope.rcptTo)
+            messages.push({ to: rcpt.address, subject: m.subject ?? "", text: m.text ?? "" });
           done();
         })
         .catch(done);
@@ -37,7 +38,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     async waitFor(to, since = 0, timeoutMs = 5000) {
       const end = Date.now() + timeoutMs;
       for (;;) {
-        const found = messages.slice(since).filter((m) => m.to === to).at(-1);
+        const found = messages
+          .slice(since)
+          .filter((m) => m.to === to)
+          .at(-1);
         if (found) return found;
         if (Date.now() > end) throw new Error(`no email to ${to} within ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 25));

@@ -1,7 +1,17 @@
 process.env.MNEMO_SIGNIN_COOLDOWN_SECONDS = "1";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { activeUser, createUser, recordSignOut, EmailTakenError, LastAdminError, registerWithPassword, setDisabled, setRole, verifyCredentials } from "@/lib/auth/users";
+import {
+  activeUser,
+  createUser,
+  recordSignOut,
+  EmailTakenError,
+  LastAdminError,
+  registerWithPassword,
+  setDisabled,
+  setRole,
+  verifyCredentials,
+} from "@/lib/auth/users";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { hashPassword, verifyPassword } from "@/lib/auth/password";
 
@@ -36,17 +46,27 @@ describe.each(engines)("accounts on %s", (engine) => {
   });
 
   it("refuses a duplicate email whatever its case", async () => {
-    await expect(registerWithPassword(t.db, { email: "FIRST@example.com", password: PW }, "10.0.0.2")).rejects.toBeInstanceOf(EmailTakenError);
+    await expect(
+      registerWithPassword(t.db, { email: "FIRST@example.com", password: PW }, "10.0.0.2"),
+    ).rejects.toBeInstanceOf(EmailTakenError);
   });
 
   it("rejects short passwords and bad emails with readable messages", async () => {
-    await expect(registerWithPassword(t.db, { email: "x@example.com", password: "short" }, "10.0.0.3")).rejects.toThrow(/at least 10 characters/);
-    await expect(registerWithPassword(t.db, { email: "not-an-email", password: PW }, "10.0.0.3")).rejects.toThrow(/valid email/);
+    await expect(registerWithPassword(t.db, { email: "x@example.com", password: "short" }, "10.0.0.3")).rejects.toThrow(
+      /at least 10 characters/,
+    );
+    await expect(registerWithPassword(t.db, { email: "not-an-email", password: PW }, "10.0.0.3")).rejects.toThrow(
+      /valid email/,
+    );
   });
 
   it("checks credentials without saying which part was wrong", async () => {
-    expect((await verifyCredentials(t.db, { email: "first@example.com", password: PW }, "10.1.0.1"))?.email).toBe("first@example.com");
-    expect(await verifyCredentials(t.db, { email: "first@example.com", password: "wrong password" }, "10.1.0.1")).toBeNull();
+    expect((await verifyCredentials(t.db, { email: "first@example.com", password: PW }, "10.1.0.1"))?.email).toBe(
+      "first@example.com",
+    );
+    expect(
+      await verifyCredentials(t.db, { email: "first@example.com", password: "wrong password" }, "10.1.0.1"),
+    ).toBeNull();
     expect(await verifyCredentials(t.db, { email: "nobody@example.com", password: PW }, "10.1.0.1")).toBeNull();
     expect(await verifyCredentials(t.db, { email: 42 }, "10.1.0.1")).toBeNull();
   });
@@ -86,12 +106,16 @@ describe.each(engines)("accounts on %s", (engine) => {
     // Two PrismaClients stand for two app instances (on PostgreSQL each has its own pool).
     const other = await t.newClient();
     const email = "second@example.com";
-    const attempts = Array.from({ length: 10 }, (_, i) => verifyCredentials(i % 2 ? other.db : t.db, { email, password: "wrong password" }, `10.2.0.${i}`));
+    const attempts = Array.from({ length: 10 }, (_, i) =>
+      verifyCredentials(i % 2 ? other.db : t.db, { email, password: "wrong password" }, `10.2.0.${i}`),
+    );
     await Promise.all(attempts);
     // Past the limit, one attempt per cooldown: a guesser's wrong password uses it…
     expect(await verifyCredentials(t.db, { email, password: "wrong again" }, "10.2.1.0")).toBeNull();
     await expect(verifyCredentials(t.db, { email, password: PW }, "10.2.1.1")).rejects.toBeInstanceOf(RateLimitedError);
-    await expect(verifyCredentials(other.db, { email, password: PW }, "10.2.1.2")).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(verifyCredentials(other.db, { email, password: PW }, "10.2.1.2")).rejects.toBeInstanceOf(
+      RateLimitedError,
+    );
     const row = await t.db.rateLimiterFlexible.findUnique({ where: { key: `signin-email:${email}` } });
     expect(row?.points).toBe(13);
     // …but the owner is never locked out: after the cooldown the right password works.
@@ -102,9 +126,13 @@ describe.each(engines)("accounts on %s", (engine) => {
 
   it("registration is limited per IP", async () => {
     for (let i = 0; i < 20; i++) {
-      await expect(registerWithPassword(t.db, { email: "first@example.com", password: PW }, "10.9.9.9")).rejects.toBeInstanceOf(EmailTakenError);
+      await expect(
+        registerWithPassword(t.db, { email: "first@example.com", password: PW }, "10.9.9.9"),
+      ).rejects.toBeInstanceOf(EmailTakenError);
     }
-    await expect(registerWithPassword(t.db, { email: "fresh@example.com", password: PW }, "10.9.9.9")).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(
+      registerWithPassword(t.db, { email: "fresh@example.com", password: PW }, "10.9.9.9"),
+    ).rejects.toBeInstanceOf(RateLimitedError);
   });
 });
 
@@ -112,7 +140,9 @@ describe.each(engines)("first-admin race on %s", (engine) => {
   it("exactly one of many simultaneous first sign-ups becomes admin", async () => {
     const t = await createTestDb(engine);
     try {
-      const users = await Promise.all(Array.from({ length: 8 }, (_, i) => createUser(t.db, { email: `race${i}@example.com` })));
+      const users = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => createUser(t.db, { email: `race${i}@example.com` })),
+      );
       expect(users.filter((u) => u.role === "ADMIN")).toHaveLength(1);
     } finally {
       await t.close();

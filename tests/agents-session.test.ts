@@ -65,13 +65,27 @@ describe.each(engines)("Agents SDK session on %s", (engine) => {
   it.runIf(engine === "postgres")("carries history into a separate OS process on the same database", async () => {
     const user = (await t.db.user.create({ data: { email: `process-${engine}@example.com` } })).id;
     const session = await MnemoSession.open(t.db, user);
-    await run(new Agent({ name: "Helper", instructions: "Be brief.", model: "mock-chat" }), "My favourite river is the Douro", { session });
+    await run(
+      new Agent({ name: "Helper", instructions: "Be brief.", model: "mock-chat" }),
+      "My favourite river is the Douro",
+      { session },
+    );
     // Asynchronously: the model server the child calls runs in this process.
-    const { stdout: out } = await promisify(execFile)(process.execPath, ["--import", "tsx", "testing/agent-run.ts", "Which river do I like?"], {
-      env: { ...process.env, DATABASE_URL: t.url!, MOCK_LLM_URL: mock.url, MNEMO_USER_ID: user, MNEMO_THREAD_ID: await session.getSessionId() },
-      encoding: "utf8",
-      timeout: 60_000,
-    });
+    const { stdout: out } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "testing/agent-run.ts", "Which river do I like?"],
+      {
+        env: {
+          ...process.env,
+          DATABASE_URL: t.url!,
+          MOCK_LLM_URL: mock.url,
+          MNEMO_USER_ID: user,
+          MNEMO_THREAD_ID: await session.getSessionId(),
+        },
+        encoding: "utf8",
+        timeout: 60_000,
+      },
+    );
     const items = JSON.parse(out.trim().split("\n").at(-1)!) as Array<{ role?: string }>;
     expect(items.map((i) => i.role)).toEqual(["user", "assistant", "user", "assistant"]);
     expect(sent()).toContain("My favourite river is the Douro"); // the child's request carried this process's history
@@ -80,9 +94,17 @@ describe.each(engines)("Agents SDK session on %s", (engine) => {
 
   it("tool calls round-trip through the session, and the memory tools act for that user only", async () => {
     const user = (await t.db.user.create({ data: { email: `tools-${engine}@example.com` } })).id;
-    const agent = new Agent({ name: "Helper", instructions: "Be brief.", model: "mock-chat", tools: mnemoMemoryTools(t.db, user) });
+    const agent = new Agent({
+      name: "Helper",
+      instructions: "Be brief.",
+      model: "mock-chat",
+      tools: mnemoMemoryTools(t.db, user),
+    });
     mock.script(
-      { match: "remember that I am vegetarian", toolCalls: [{ name: "remember", arguments: { text: "Is vegetarian", kind: "preference" }, id: "call_veg" }] },
+      {
+        match: "remember that I am vegetarian",
+        toolCalls: [{ name: "remember", arguments: { text: "Is vegetarian", kind: "preference" }, id: "call_veg" }],
+      },
       { match: "remember that I am vegetarian", content: "Saved." },
     );
     const session = await MnemoSession.open(t.db, user);
@@ -92,15 +114,29 @@ describe.each(engines)("Agents SDK session on %s", (engine) => {
     expect(memories.map((m) => [m.text, m.source])).toEqual([["Is vegetarian", "explicit"]]);
 
     const items = await session.getItems();
-    expect(items.map((i) => ("role" in i ? i.role : i.type))).toEqual(["user", "function_call", "function_call_result", "assistant"]);
+    expect(items.map((i) => ("role" in i ? i.role : i.type))).toEqual([
+      "user",
+      "function_call",
+      "function_call_result",
+      "assistant",
+    ]);
     expect(items[1]).toMatchObject({ type: "function_call", callId: "call_veg", name: "remember" });
 
     // The next run replays the call and its output to the model.
-    mock.script({ match: "what do I eat", toolCalls: [{ name: "recall_memory", arguments: { query: "diet" }, id: "call_diet" }] }, { match: "what do I eat", content: "Vegetarian food." });
+    mock.script(
+      { match: "what do I eat", toolCalls: [{ name: "recall_memory", arguments: { query: "diet" }, id: "call_diet" }] },
+      { match: "what do I eat", content: "Vegetarian food." },
+    );
     await run(agent, "So what do I eat?", { session });
-    const messages = mock.chatRequests().at(-1)!.body.messages as Array<{ role: string; tool_call_id?: string; content?: string }>;
+    const messages = mock.chatRequests().at(-1)!.body.messages as Array<{
+      role: string;
+      tool_call_id?: string;
+      content?: string;
+    }>;
     expect(messages.some((m) => m.role === "tool" && m.tool_call_id === "call_veg")).toBe(true);
-    expect(messages.find((m) => m.role === "tool" && m.tool_call_id === "call_diet")?.content).toContain("Is vegetarian");
+    expect(messages.find((m) => m.role === "tool" && m.tool_call_id === "call_diet")?.content).toContain(
+      "Is vegetarian",
+    );
   });
 
   it("two concurrent runs on one session keep each run's items together", async () => {
@@ -108,11 +144,15 @@ describe.each(engines)("Agents SDK session on %s", (engine) => {
     const agent = new Agent({ name: "Helper", instructions: "Be brief.", model: "mock-chat" });
     const session = await MnemoSession.open(t.db, user);
     // The first run's answer is slow, so the second starts and finishes while it waits.
-    mock.script({ match: "first question", content: "First answer.", delayMs: 300 }, { match: "second question", content: "Second answer." });
+    mock.script(
+      { match: "first question", content: "First answer.", delayMs: 300 },
+      { match: "second question", content: "Second answer." },
+    );
     await Promise.all([run(agent, "first question", { session }), run(agent, "second question", { session })]);
     const texts = (await session.getItems()).map((i) => {
       if ("role" in i && typeof i.content === "string") return i.content;
-      if ("role" in i && Array.isArray(i.content)) return (i.content as Array<{ text?: string }>).map((c) => c.text).join("");
+      if ("role" in i && Array.isArray(i.content))
+        return (i.content as Array<{ text?: string }>).map((c) => c.text).join("");
       return "";
     });
     expect([texts.slice(0, 2), texts.slice(2)].map((pair) => pair.join(" | ")).sort()).toEqual([

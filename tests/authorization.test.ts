@@ -22,8 +22,13 @@ vi.mock("@/auth", () => ({
   oauthProviders: () => [{ id: "github", name: "GitHub" }],
   handlers: { GET: async () => new Response("{}"), POST: async () => new Response("{}") },
 }));
-vi.mock("@/lib/auth/jwt-session", () => ({ jwtUser: async () => (state.session ? { id: state.session.id, role: state.session.role } : null) }));
-vi.mock("next-auth", () => ({ AuthError: class AuthError extends Error {}, CredentialsSignin: class CredentialsSignin extends Error {} }));
+vi.mock("@/lib/auth/jwt-session", () => ({
+  jwtUser: async () => (state.session ? { id: state.session.id, role: state.session.role } : null),
+}));
+vi.mock("next-auth", () => ({
+  AuthError: class AuthError extends Error {},
+  CredentialsSignin: class CredentialsSignin extends Error {},
+}));
 vi.mock("next/cache", () => ({ revalidatePath: () => undefined }));
 vi.mock("next/headers", () => ({ headers: async () => new Headers({ "x-forwarded-for": "203.0.113.9" }) }));
 vi.mock("next/server", async (orig) => ({ ...(await orig<object>()), after: () => undefined }));
@@ -79,38 +84,83 @@ const PASSWORD = "correct horse battery";
 
 const ACTIONS: Record<string, Record<string, Entry>> = {
   "app/(auth)/actions.ts": {
-    signInAction: { call: (m) => m.signInAction({} as never, form({ email: "x@example.com", password: "whatever-password" }) as never), expect: PUBLIC },
-    registerAction: { call: (m) => m.registerAction({} as never, form({ email: `new-${Math.random()}@example.com`, password: "long enough password" }) as never), expect: PUBLIC },
-    forgotPasswordAction: { call: (m) => m.forgotPasswordAction({} as never, form({ email: "x@example.com" }) as never), expect: PUBLIC },
-    resetPasswordAction: { call: (m) => m.resetPasswordAction({} as never, form({ token: "made-up", next: "long enough password", confirm: "long enough password" }) as never), expect: PUBLIC },
+    signInAction: {
+      call: (m) =>
+        m.signInAction({} as never, form({ email: "x@example.com", password: "whatever-password" }) as never),
+      expect: PUBLIC,
+    },
+    registerAction: {
+      call: (m) =>
+        m.registerAction(
+          {} as never,
+          form({ email: `new-${Math.random()}@example.com`, password: "long enough password" }) as never,
+        ),
+      expect: PUBLIC,
+    },
+    forgotPasswordAction: {
+      call: (m) => m.forgotPasswordAction({} as never, form({ email: "x@example.com" }) as never),
+      expect: PUBLIC,
+    },
+    resetPasswordAction: {
+      call: (m) =>
+        m.resetPasswordAction(
+          {} as never,
+          form({ token: "made-up", next: "long enough password", confirm: "long enough password" }) as never,
+        ),
+      expect: PUBLIC,
+    },
     oauthSignInAction: { call: (m) => m.oauthSignInAction(form({ provider: "github" }) as never), expect: PUBLIC },
     signOutAction: { call: (m) => m.signOutAction(), expect: PUBLIC },
   },
   "app/(app)/c/actions.ts": {
     listThreadsAction: { call: (m) => m.listThreadsAction({} as never), expect: SIGNED_IN },
     loadThreadAction: { call: (m, fx) => m.loadThreadAction(fx.threadId as never), expect: OWNER_ONLY },
-    renameThreadAction: { call: (m, fx) => m.renameThreadAction(fx.threadId as never, "Renamed" as never), expect: OWNER_ONLY },
-    rateAnswerAction: { call: (m, fx) => m.rateAnswerAction({ itemId: fx.answerItemId, rating: -1, comment: "too long" } as never), expect: OWNER_ONLY },
-    archiveThreadAction: { call: (m, fx) => m.archiveThreadAction(fx.threadId as never, true as never), expect: OWNER_ONLY },
+    renameThreadAction: {
+      call: (m, fx) => m.renameThreadAction(fx.threadId as never, "Renamed" as never),
+      expect: OWNER_ONLY,
+    },
+    rateAnswerAction: {
+      call: (m, fx) => m.rateAnswerAction({ itemId: fx.answerItemId, rating: -1, comment: "too long" } as never),
+      expect: OWNER_ONLY,
+    },
+    archiveThreadAction: {
+      call: (m, fx) => m.archiveThreadAction(fx.threadId as never, true as never),
+      expect: OWNER_ONLY,
+    },
     deleteThreadAction: { call: (m, fx) => m.deleteThreadAction(fx.threadId as never), expect: OWNER_ONLY },
-    switchBranchAction: { call: (m, fx) => m.switchBranchAction(fx.threadId as never, fx.userItemId as never), expect: OWNER_ONLY },
+    switchBranchAction: {
+      call: (m, fx) => m.switchBranchAction(fx.threadId as never, fx.userItemId as never),
+      expect: OWNER_ONLY,
+    },
     undoTurnAction: { call: (m, fx) => m.undoTurnAction(fx.threadId as never), expect: OWNER_ONLY },
     clearThreadAction: { call: (m, fx) => m.clearThreadAction(fx.threadId as never), expect: OWNER_ONLY },
   },
   "app/(app)/settings/memory/actions.ts": {
-    editMemoryAction: { call: (m, fx) => m.editMemoryAction(fx.memoryId as never, "Edited text" as never), expect: OWNER_ONLY },
+    editMemoryAction: {
+      call: (m, fx) => m.editMemoryAction(fx.memoryId as never, "Edited text" as never),
+      expect: OWNER_ONLY,
+    },
     addMemoryAction: { call: (m) => m.addMemoryAction("Likes matrices" as never, "fact" as never), expect: SIGNED_IN },
     pinMemoryAction: { call: (m, fx) => m.pinMemoryAction(fx.memoryId as never, true as never), expect: OWNER_ONLY },
-    reviewMemoryAction: { call: (m, fx) => m.reviewMemoryAction(fx.memoryId as never, true as never), expect: OWNER_ONLY },
+    reviewMemoryAction: {
+      call: (m, fx) => m.reviewMemoryAction(fx.memoryId as never, true as never),
+      expect: OWNER_ONLY,
+    },
     restoreMemoryAction: { call: (m, fx) => m.restoreMemoryAction(fx.memoryId as never), expect: OWNER_ONLY },
     // Deleting ids that are not yours deletes nothing: the count says so.
-    deleteMemoriesAction: { call: (m, fx) => m.deleteMemoriesAction([fx.memoryId] as never), expect: OWNER_ONLY, deniedWhen: (r) => (r as { data?: number }).data === 0 },
+    deleteMemoriesAction: {
+      call: (m, fx) => m.deleteMemoriesAction([fx.memoryId] as never),
+      expect: OWNER_ONLY,
+      deniedWhen: (r) => (r as { data?: number }).data === 0,
+    },
     settleConflictAction: {
       // The owner's memory in conflict with a second one of theirs.
       call: async (m, fx) => {
         const db = state.db as TestDb["db"];
         const owner = await db.memory.findUniqueOrThrow({ where: { id: fx.memoryId } });
-        const other = await db.memory.create({ data: { userId: owner.userId, text: "Lives in Porto", source: "explicit", conflictWithId: fx.memoryId } });
+        const other = await db.memory.create({
+          data: { userId: owner.userId, text: "Lives in Porto", source: "explicit", conflictWithId: fx.memoryId },
+        });
         await db.memory.update({ where: { id: fx.memoryId }, data: { status: "active", conflictWithId: other.id } });
         return m.settleConflictAction({ memoryId: fx.memoryId, otherId: other.id, keep: "both" } as never);
       },
@@ -119,7 +169,10 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     consolidateNowAction: { call: (m) => m.consolidateNowAction(), expect: SIGNED_IN },
     verifyProcedureAction: {
       call: async (m, fx) => {
-        await (state.db as TestDb["db"]).memory.update({ where: { id: fx.memoryId }, data: { kind: "procedure", needsRevalidation: true } });
+        await (state.db as TestDb["db"]).memory.update({
+          where: { id: fx.memoryId },
+          data: { kind: "procedure", needsRevalidation: true },
+        });
         return m.verifyProcedureAction(fx.memoryId as never);
       },
       expect: OWNER_ONLY,
@@ -130,61 +183,133 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
   },
   "app/(app)/settings/password/actions.ts": {
     changePasswordAction: {
-      call: (m) => m.changePasswordAction({ current: PASSWORD, next: "a-new-password-1", confirm: "a-new-password-1" } as never),
+      call: (m) =>
+        m.changePasswordAction({ current: PASSWORD, next: "a-new-password-1", confirm: "a-new-password-1" } as never),
       expect: SIGNED_IN,
     },
   },
   "app/(app)/settings/data/actions.ts": {
-    deleteAccountAction: { call: (m) => m.deleteAccountAction({ confirm: "delete my account", password: PASSWORD } as never), expect: SIGNED_IN },
+    deleteAccountAction: {
+      call: (m) => m.deleteAccountAction({ confirm: "delete my account", password: PASSWORD } as never),
+      expect: SIGNED_IN,
+    },
     importLearnStatusAction: { call: (m) => m.importLearnStatusAction(), expect: SIGNED_IN },
     // Signed in with nothing imported, it answers "nothing left to learn from".
     startImportLearnAction: { call: (m) => m.startImportLearnAction(), expect: SIGNED_IN, mayFail: true },
-    pasteMemoriesAction: { call: (m) => m.pasteMemoriesAction("- Lives in Porto\n- Prefers tea" as never), expect: SIGNED_IN },
+    pasteMemoriesAction: {
+      call: (m) => m.pasteMemoriesAction("- Lives in Porto\n- Prefers tea" as never),
+      expect: SIGNED_IN,
+    },
   },
   "app/(app)/admin/actions.ts": {
-    changeRoleAction: { call: (m, fx) => m.changeRoleAction({ userId: fx.owner.id, role: "USER" } as never), expect: ADMIN_ONLY },
-    setDisabledAction: { call: (m, fx) => m.setDisabledAction({ userId: fx.owner.id, disabled: true } as never), expect: ADMIN_ONLY },
+    changeRoleAction: {
+      call: (m, fx) => m.changeRoleAction({ userId: fx.owner.id, role: "USER" } as never),
+      expect: ADMIN_ONLY,
+    },
+    setDisabledAction: {
+      call: (m, fx) => m.setDisabledAction({ userId: fx.owner.id, disabled: true } as never),
+      expect: ADMIN_ONLY,
+    },
     saveModelSettingsAction: {
-      call: (m) => m.saveModelSettingsAction({ baseURL: "http://127.0.0.1:9/v1", chatModel: "c", memoryModel: "m" } as never),
+      call: (m) =>
+        m.saveModelSettingsAction({ baseURL: "http://127.0.0.1:9/v1", chatModel: "c", memoryModel: "m" } as never),
       expect: ADMIN_ONLY,
     },
     testModelConnectionAction: { call: (m) => m.testModelConnectionAction(), expect: ADMIN_ONLY, mayFail: true },
-    setUsageLimitsAction: { call: (m, fx) => m.setUsageLimitsAction({ userId: fx.owner.id, messages: 50, tokens: null } as never), expect: ADMIN_ONLY },
-    setTemporaryPasswordAction: { call: (m, fx) => m.setTemporaryPasswordAction({ userId: fx.owner.id } as never), expect: ADMIN_ONLY },
-    inviteUserAction: { call: (m) => m.inviteUserAction({ email: `invited-${Date.now()}-${Math.random()}@example.com` } as never), expect: ADMIN_ONLY },
-    createAccountAction: { call: (m) => m.createAccountAction({ email: `added-${Date.now()}-${Math.random()}@example.com` } as never), expect: ADMIN_ONLY },
-    deleteUserAction: { call: (m, fx) => m.deleteUserAction({ userId: fx.owner.id, confirmEmail: fx.owner.email, reason: "Requested by email" } as never), expect: ADMIN_ONLY },
-    reviewThreadAction: { call: (m, fx) => m.reviewThreadAction({ threadId: fx.threadId, reason: "Abuse report 1" } as never), expect: ADMIN_ONLY, mayShowOwnerData: ["admin"] },
-    reviewMemoriesAction: { call: (m, fx) => m.reviewMemoriesAction({ userId: fx.owner.id, reason: "Abuse report 1" } as never), expect: ADMIN_ONLY, mayShowOwnerData: ["admin"] },
+    setUsageLimitsAction: {
+      call: (m, fx) => m.setUsageLimitsAction({ userId: fx.owner.id, messages: 50, tokens: null } as never),
+      expect: ADMIN_ONLY,
+    },
+    setTemporaryPasswordAction: {
+      call: (m, fx) => m.setTemporaryPasswordAction({ userId: fx.owner.id } as never),
+      expect: ADMIN_ONLY,
+    },
+    inviteUserAction: {
+      call: (m) => m.inviteUserAction({ email: `invited-${Date.now()}-${Math.random()}@example.com` } as never),
+      expect: ADMIN_ONLY,
+    },
+    createAccountAction: {
+      call: (m) => m.createAccountAction({ email: `added-${Date.now()}-${Math.random()}@example.com` } as never),
+      expect: ADMIN_ONLY,
+    },
+    deleteUserAction: {
+      call: (m, fx) =>
+        m.deleteUserAction({
+          userId: fx.owner.id,
+          confirmEmail: fx.owner.email,
+          reason: "Requested by email",
+        } as never),
+      expect: ADMIN_ONLY,
+    },
+    reviewThreadAction: {
+      call: (m, fx) => m.reviewThreadAction({ threadId: fx.threadId, reason: "Abuse report 1" } as never),
+      expect: ADMIN_ONLY,
+      mayShowOwnerData: ["admin"],
+    },
+    reviewMemoriesAction: {
+      call: (m, fx) => m.reviewMemoriesAction({ userId: fx.owner.id, reason: "Abuse report 1" } as never),
+      expect: ADMIN_ONLY,
+      mayShowOwnerData: ["admin"],
+    },
   },
 };
 
-const json = (body: unknown) => new Request("http://mnemo.test/x", { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+const json = (body: unknown) =>
+  new Request("http://mnemo.test/x", {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
 const ROUTES: Record<string, Record<string, Entry>> = {
   "app/api/auth/[...nextauth]/route.ts": {
     GET: { call: (m) => m.GET(new Request("http://mnemo.test/api/auth/session") as never), expect: PUBLIC },
-    POST: { call: (m) => m.POST(new Request("http://mnemo.test/api/auth/signout", { method: "POST" }) as never), expect: PUBLIC },
+    POST: {
+      call: (m) => m.POST(new Request("http://mnemo.test/api/auth/signout", { method: "POST" }) as never),
+      expect: PUBLIC,
+    },
   },
   "app/api/health/route.ts": { GET: { call: (m) => m.GET(), expect: PUBLIC } },
   "app/api/chat/route.ts": {
-    POST: { call: (m, fx) => m.POST(json({ kind: "send", threadId: fx.threadId, content: "next question" }) as never), expect: OWNER_ONLY },
+    POST: {
+      call: (m, fx) => m.POST(json({ kind: "send", threadId: fx.threadId, content: "next question" }) as never),
+      expect: OWNER_ONLY,
+    },
   },
   "app/api/chat/stop/route.ts": {
-    POST: { call: (m, fx) => m.POST(json({ itemId: fx.streamingItemId }) as never), expect: OWNER_ONLY, deniedWhen: (b) => (b as { stopped?: boolean }).stopped === false, stopsAnswer: true },
+    POST: {
+      call: (m, fx) => m.POST(json({ itemId: fx.streamingItemId }) as never),
+      expect: OWNER_ONLY,
+      deniedWhen: (b) => (b as { stopped?: boolean }).stopped === false,
+      stopsAnswer: true,
+    },
   },
   "app/api/memories/import/route.ts": {
-    POST: { call: (m) => m.POST(json({ format: "mnemo-memories", version: 1, memories: [{ text: "Imported fact" }] }) as never), expect: SIGNED_IN },
+    POST: {
+      call: (m) =>
+        m.POST(json({ format: "mnemo-memories", version: 1, memories: [{ text: "Imported fact" }] }) as never),
+      expect: SIGNED_IN,
+    },
   },
   "app/api/export/route.ts": { GET: { call: (m) => m.GET(), expect: SIGNED_IN } },
   "app/api/import/route.ts": {
     POST: {
       call: (m) =>
-        m.POST(new Request("http://mnemo.test/api/import", { method: "POST", body: JSON.stringify([{ uuid: "c1", name: "x", chat_messages: [{ uuid: "m1", sender: "human", text: "hi" }] }]) }) as never),
+        m.POST(
+          new Request("http://mnemo.test/api/import", {
+            method: "POST",
+            body: JSON.stringify([
+              { uuid: "c1", name: "x", chat_messages: [{ uuid: "m1", sender: "human", text: "hi" }] },
+            ]),
+          }) as never,
+        ),
       expect: SIGNED_IN,
     },
   },
   "app/api/memories/export/route.ts": {
-    GET: { call: (m) => m.GET(new Request("http://mnemo.test/api/memories/export?format=markdown") as never), expect: SIGNED_IN },
+    GET: {
+      call: (m) => m.GET(new Request("http://mnemo.test/api/memories/export?format=markdown") as never),
+      expect: SIGNED_IN,
+    },
   },
 };
 
@@ -217,21 +342,47 @@ describe("authorization matrix", () => {
 
   async function fixture(): Promise<Fixture> {
     const k = n++;
-    const mk = (who: string, role: "USER" | "ADMIN" = "USER") => t.db.user.create({ data: { email: `${who}-${k}@example.com`, role, passwordHash } });
+    const mk = (who: string, role: "USER" | "ADMIN" = "USER") =>
+      t.db.user.create({ data: { email: `${who}-${k}@example.com`, role, passwordHash } });
     const [owner, other, admin] = [await mk("owner"), await mk("other"), await mk("admin", "ADMIN")];
     const secret = `ownersecret${k}x`;
     const th = await createThread(t.db, owner.id, { title: `Title ${secret}` });
-    const [q, a] = await appendItems(t.db, th.id, [{ role: "user", content: `question ${secret}` }, { role: "assistant", content: `answer ${secret}` }]);
-    const [, s] = await appendItems(t.db, th.id, [{ role: "user", content: "more" }, { role: "assistant", status: "streaming" }]);
-    const mem = await addMemory(t.db, owner.id, { text: `Memory ${secret}`, source: "inferred", status: "pending" }, "model", "t");
+    const [q, a] = await appendItems(t.db, th.id, [
+      { role: "user", content: `question ${secret}` },
+      { role: "assistant", content: `answer ${secret}` },
+    ]);
+    const [, s] = await appendItems(t.db, th.id, [
+      { role: "user", content: "more" },
+      { role: "assistant", status: "streaming" },
+    ]);
+    const mem = await addMemory(
+      t.db,
+      owner.id,
+      { text: `Memory ${secret}`, source: "inferred", status: "pending" },
+      "model",
+      "t",
+    );
     const live = trackGeneration(s.id, owner.id);
-    return { owner, other, admin, threadId: th.id, userItemId: q.id, answerItemId: a.id, streamingItemId: s.id, live, memoryId: mem.id, secret };
+    return {
+      owner,
+      other,
+      admin,
+      threadId: th.id,
+      userItemId: q.id,
+      answerItemId: a.id,
+      streamingItemId: s.id,
+      live,
+      memoryId: mem.id,
+      secret,
+    };
   }
 
   async function run(entry: Entry, mod: Record<string, (...a: never[]) => unknown>, subject: Subject) {
     const fx = await fixture();
     const who = subject === "anon" ? null : fx[subject];
-    state.session = who ? { id: who.id, email: who.email, role: subject === "admin" ? "ADMIN" : "USER", authAt: Date.now() } : null;
+    state.session = who
+      ? { id: who.id, email: who.email, role: subject === "admin" ? "ADMIN" : "USER", authAt: Date.now() }
+      : null;
     let verdict: Verdict = "allow";
     let shown = "";
     try {
@@ -251,7 +402,8 @@ describe("authorization matrix", () => {
       if (e instanceof UnauthorizedError || e instanceof ForbiddenError) verdict = "deny";
       else throw e;
     }
-    const leaked = shown.includes(fx.secret) && subject !== "owner" && !(entry.mayShowOwnerData ?? []).includes(subject);
+    const leaked =
+      shown.includes(fx.secret) && subject !== "owner" && !(entry.mayShowOwnerData ?? []).includes(subject);
     const stopped = fx.live.signal.aborted;
     untrackGeneration(fx.streamingItemId);
     return { verdict, leaked, stopped };
@@ -264,27 +416,39 @@ describe("authorization matrix", () => {
       if (!fs.readFileSync(file, "utf8").startsWith('"use server"')) continue;
       const mod = await import(/* @vite-ignore */ path.resolve(file));
       const names = Object.keys(mod).filter((k) => typeof mod[k] === "function");
-      expect(Object.keys(ACTIONS[rel] ?? {}).sort(), `server actions in ${rel}: add each to the matrix`).toEqual(names.sort());
+      expect(Object.keys(ACTIONS[rel] ?? {}).sort(), `server actions in ${rel}: add each to the matrix`).toEqual(
+        names.sort(),
+      );
     }
     for (const file of walk(root, "route.ts")) {
       const rel = path.relative(process.cwd(), file).split(path.sep).join("/");
       const mod = await import(/* @vite-ignore */ path.resolve(file));
       const methods = Object.keys(mod).filter((k) => /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/.test(k));
-      expect(Object.keys(ROUTES[rel] ?? {}).sort(), `route handlers in ${rel}: add each to the matrix`).toEqual(methods.sort());
+      expect(Object.keys(ROUTES[rel] ?? {}).sort(), `route handlers in ${rel}: add each to the matrix`).toEqual(
+        methods.sort(),
+      );
     }
-    const files = [...walk(root, "actions.ts"), ...walk(root, "route.ts")].map((f) => path.relative(process.cwd(), f).split(path.sep).join("/"));
-    for (const listed of [...Object.keys(ACTIONS), ...Object.keys(ROUTES)]) expect(files, `${listed} is listed but does not exist`).toContain(listed);
+    const files = [...walk(root, "actions.ts"), ...walk(root, "route.ts")].map((f) =>
+      path.relative(process.cwd(), f).split(path.sep).join("/"),
+    );
+    for (const listed of [...Object.keys(ACTIONS), ...Object.keys(ROUTES)])
+      expect(files, `${listed} is listed but does not exist`).toContain(listed);
   });
 
   const cells = [...Object.entries(ACTIONS), ...Object.entries(ROUTES)].flatMap(([file, entries]) =>
-    Object.entries(entries).flatMap(([name, entry]) => (["owner", "other", "admin", "anon"] as Subject[]).map((s) => ({ file, name, entry, subject: s }))),
+    Object.entries(entries).flatMap(([name, entry]) =>
+      (["owner", "other", "admin", "anon"] as Subject[]).map((s) => ({ file, name, entry, subject: s })),
+    ),
   );
-  it.each(cells.map((c) => [`${c.file} ${c.name} as ${c.subject} → ${c.entry.expect[c.subject]}`, c] as const))("%s", async (_label, c) => {
-    const mod = await import(/* @vite-ignore */ path.resolve(c.file));
-    const r = await run(c.entry, mod, c.subject);
-    expect(r.verdict).toBe(c.entry.expect[c.subject]);
-    expect(r.leaked, "the result shows the owner's data").toBe(false);
-    // The in-process effect, not only the response: only the owner's own Stop ends the running answer.
-    expect(r.stopped, "the owner's running answer was stopped").toBe(!!c.entry.stopsAnswer && r.verdict === "allow");
-  });
+  it.each(cells.map((c) => [`${c.file} ${c.name} as ${c.subject} → ${c.entry.expect[c.subject]}`, c] as const))(
+    "%s",
+    async (_label, c) => {
+      const mod = await import(/* @vite-ignore */ path.resolve(c.file));
+      const r = await run(c.entry, mod, c.subject);
+      expect(r.verdict).toBe(c.entry.expect[c.subject]);
+      expect(r.leaked, "the result shows the owner's data").toBe(false);
+      // The in-process effect, not only the response: only the owner's own Stop ends the running answer.
+      expect(r.stopped, "the owner's running answer was stopped").toBe(!!c.entry.stopsAnswer && r.verdict === "allow");
+    },
+  );
 });

@@ -38,9 +38,13 @@ describe("configuration", () => {
     expect(fail({ ...base, DATABASE_URL: "mysql://localhost/x" })).toMatch(/DATABASE_URL must be a postgres:\/\//);
     expect(fail({ ...base, AUTH_SECRET: "short" })).toMatch(/AUTH_SECRET must be at least 32 characters/);
     expect(fail({ ...base, OPENAI_BASE_URL: "not a url" })).toMatch(/OPENAI_BASE_URL must be an http/);
-    expect(fail({ ...base, AUTH_GITHUB_ID: "id" })).toMatch(/AUTH_GITHUB_SECRET must be set when AUTH_GITHUB_ID is set/);
+    expect(fail({ ...base, AUTH_GITHUB_ID: "id" })).toMatch(
+      /AUTH_GITHUB_SECRET must be set when AUTH_GITHUB_ID is set/,
+    );
     expect(fail({ ...base, AUTH_OIDC_ID: "id", AUTH_OIDC_SECRET: "s" })).toMatch(/AUTH_OIDC_ISSUER must be set/);
-    expect(fail({ ...base, MNEMO_PASSWORD_MIN_LENGTH: "4" })).toMatch(/MNEMO_PASSWORD_MIN_LENGTH must be a whole number >= 8/);
+    expect(fail({ ...base, MNEMO_PASSWORD_MIN_LENGTH: "4" })).toMatch(
+      /MNEMO_PASSWORD_MIN_LENGTH must be a whole number >= 8/,
+    );
   });
 
   it("switches OAuth providers on by their variables alone", () => {

@@ -41,7 +41,10 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
   const newUser = async () => (await t.db.user.create({ data: { email: `cons-${engine}-${n++}@example.com` } })).id;
   const add = (userId: string, text: string, source: "explicit" | "manual" | "inferred", extra: object = {}) =>
     addMemory(t.db, userId, { text, source, ...extra }, source === "inferred" ? "model" : "user", "planted");
-  const active = async (userId: string) => (await t.db.memory.findMany({ where: { userId, status: "active" }, orderBy: { createdAt: "asc" } })).map((m) => m.text);
+  const active = async (userId: string) =>
+    (await t.db.memory.findMany({ where: { userId, status: "active" }, orderBy: { createdAt: "asc" } })).map(
+      (m) => m.text,
+    );
 
   it("merges, settles by precedence, leaves look-alikes, asks the user about two stated facts, expires low-value memories", async () => {
     const user = await newUser();
@@ -60,12 +63,20 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
 
     const texts = (await t.db.memory.findMany({ where: { userId: user, status: "active" } })).map((m) => m.text);
     const pairs = candidatePairs(
-      (await t.db.memory.findMany({ where: { userId: user, status: "active" } })).map((m) => ({ ...m, kind: m.kind, embedding: null })),
+      (await t.db.memory.findMany({ where: { userId: user, status: "active" } })).map((m) => ({
+        ...m,
+        kind: m.kind,
+        embedding: null,
+      })),
       new Map(),
       new Date(-1),
       null,
     ).pairs.map(([a, b]) => [a.text, b.text].sort().join(" / "));
-    for (const expected of ["Lives in Lisbon / Lives in Porto", "Dislikes dark roast coffee / Likes dark roast coffee", "Works as a nurse / Works as a nurse at a hospital"]) {
+    for (const expected of [
+      "Lives in Lisbon / Lives in Porto",
+      "Dislikes dark roast coffee / Likes dark roast coffee",
+      "Works as a nurse / Works as a nurse at a hospital",
+    ]) {
       expect(pairs, `the pair finder proposes ${expected}`).toContain(expected);
     }
     expect(texts).toHaveLength(10);
@@ -80,13 +91,27 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     };
     const judge = async () => {
       // The run merges the equal-text copy before it asks, so the pairs it sends leave that one out.
-      const pending = (await t.db.memory.findMany({ where: { userId: user, status: "active", id: { not: dup.id } }, orderBy: { createdAt: "asc" } })).map((m) => ({ ...m, embedding: null }));
+      const pending = (
+        await t.db.memory.findMany({
+          where: { userId: user, status: "active", id: { not: dup.id } },
+          orderBy: { createdAt: "asc" },
+        })
+      ).map((m) => ({ ...m, embedding: null }));
       const list = candidatePairs(pending, new Map(pending.map((m) => [m.id, m.createdAt])), new Date(0), null).pairs;
-      mock.script({ match: "Pairs:", json: { verdicts: list.map(([a, b], i) => ({ pair: i, verdict: verdict(a.text, b.text) })) } });
+      mock.script({
+        match: "Pairs:",
+        json: { verdicts: list.map(([a, b], i) => ({ pair: i, verdict: verdict(a.text, b.text) })) },
+      });
     };
     await judge();
     const counts = await consolidateUser(t.db, user, conn);
-    expect(counts).toMatchObject({ merged: 2, contradictionsSettled: 1, conflictsForUser: 1, expired: 1, modelCalls: 1 });
+    expect(counts).toMatchObject({
+      merged: 2,
+      contradictionsSettled: 1,
+      conflictsForUser: 1,
+      expired: 1,
+      modelCalls: 1,
+    });
     expect(await active(user)).toEqual([
       "Lives in Lisbon",
       "Lives in Porto",
@@ -96,9 +121,14 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
       "Brother lives in Porto",
     ]);
     // The loser's history names the winner.
-    const coffee = await t.db.memory.findFirstOrThrow({ where: { userId: user, text: "Likes dark roast coffee" }, include: { versions: true } });
+    const coffee = await t.db.memory.findFirstOrThrow({
+      where: { userId: user, text: "Likes dark roast coffee" },
+      include: { versions: true },
+    });
     expect(coffee.status).toBe("archived");
-    expect(coffee.versions.at(-1)?.reason).toBe("Contradicted by a memory that takes precedence: Dislikes dark roast coffee");
+    expect(coffee.versions.at(-1)?.reason).toBe(
+      "Contradicted by a memory that takes precedence: Dislikes dark roast coffee",
+    );
     const jazz = await t.db.memory.findFirstOrThrow({ where: { id: stale.id }, include: { versions: true } });
     expect(jazz.versions.at(-1)?.reason).toMatch(/^Expired: learned with low confidence and never used/);
 
@@ -109,7 +139,10 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(await listConflicts(t.db, user)).toEqual([]);
     const lisbon = await t.db.memory.findUniqueOrThrow({ where: { id: conflict.a.id }, include: { versions: true } });
     expect(lisbon.status).toBe("archived");
-    expect(lisbon.versions.at(-1)).toMatchObject({ actor: "user", reason: "You chose the other memory as true now: Lives in Porto" });
+    expect(lisbon.versions.at(-1)).toMatchObject({
+      actor: "user",
+      reason: "You chose the other memory as true now: Lives in Porto",
+    });
 
     // A second run judges nothing new: no model call.
     mock.reset();
@@ -125,7 +158,10 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(parseSteps(text)).toEqual(["Run the tests", "Build the site", "Upload to the server"]);
     const p = await add(user, text, "inferred", { kind: "procedure", steps: parseSteps(text) });
     const thread = await createThread(t.db, user);
-    const [, answer] = await appendItems(t.db, thread.id, [{ role: "user", content: "How do I deploy the blog?" }, { role: "assistant", content: "Run the tests, build, upload." }]);
+    const [, answer] = await appendItems(t.db, thread.id, [
+      { role: "user", content: "How do I deploy the blog?" },
+      { role: "assistant", content: "Run the tests, build, upload." },
+    ]);
     await recordUses(t.db, user, answer.id, [p.id]);
 
     await rateAnswer(t.db, user, { itemId: answer.id, rating: 1 });
@@ -137,7 +173,9 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     await rateAnswer(t.db, user, { itemId: answer.id, rating: -1, comment: "the upload step is wrong now" });
     const marked = await t.db.memory.findUniqueOrThrow({ where: { id: p.id }, include: { versions: true } });
     expect(marked.needsRevalidation).toBe(true);
-    expect(marked.versions.map((v) => v.reason)).toContain("Needs re-validation: an answer that followed it was rated bad");
+    expect(marked.versions.map((v) => v.reason)).toContain(
+      "Needs re-validation: an answer that followed it was rated bad",
+    );
     const r = await recall(t.db, user, "deploy the blog", { budget: 800 });
     expect(memoryBlock(r)).toContain("not verified recently: confirm with the user before relying on it");
 
@@ -151,8 +189,16 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
   it("a run judges a bounded share of pairs and the next one goes on from there, judging no pair twice", async () => {
     const base = Date.UTC(2026, 0, 1);
     const rows = ["red", "green", "blue", "amber"].map((c, i) => ({
-      id: `m${i}`, text: `Likes ${c} tea`, kind: "preference", source: "inferred" as const, pinned: false, verifiedAt: null,
-      createdAt: new Date(base + i * 1000), updatedAt: new Date(base + i * 1000), embedding: null, embeddingModel: null,
+      id: `m${i}`,
+      text: `Likes ${c} tea`,
+      kind: "preference",
+      source: "inferred" as const,
+      pinned: false,
+      verifiedAt: null,
+      createdAt: new Date(base + i * 1000),
+      updatedAt: new Date(base + i * 1000),
+      embedding: null,
+      embeddingModel: null,
     }));
     const at = new Map(rows.map((r) => [r.id, r.createdAt]));
     const first = candidatePairs(rows, at, new Date(0), null, 3);
@@ -164,6 +210,10 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(second.complete).toBe(true);
     // m1 is re-worded later: it is judged again against the others, and only it.
     at.set("m1", new Date(base + 10_000));
-    expect(candidatePairs(rows, at, rows[3].createdAt, null, 2).pairs.map(([a, b]) => `${a.id}-${b.id}`)).toEqual(["m1-m0", "m1-m2", "m1-m3"]);
+    expect(candidatePairs(rows, at, rows[3].createdAt, null, 2).pairs.map(([a, b]) => `${a.id}-${b.id}`)).toEqual([
+      "m1-m0",
+      "m1-m2",
+      "m1-m3",
+    ]);
   });
 });

@@ -27,14 +27,20 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   let t: TestDb;
   let admin: string;
   const useModel = async (embeddingModel: string) => {
-    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel }, admin);
+    await saveConnection(
+      t.db,
+      { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel },
+      admin,
+    );
     clearConnectionCache(t.db);
   };
   const vectorOf = async (table: "Memory" | "Item", id: string) =>
-    (await t.db.$queryRawUnsafe<Array<{ m: string | null; d: number | null }>>(
-      `SELECT "embeddingModel" AS m, array_length(embedding, 1) AS d FROM "${table}" WHERE id = $1`,
-      id,
-    ))[0];
+    (
+      await t.db.$queryRawUnsafe<Array<{ m: string | null; d: number | null }>>(
+        `SELECT "embeddingModel" AS m, array_length(embedding, 1) AS d FROM "${table}" WHERE id = $1`,
+        id,
+      )
+    )[0];
 
   beforeAll(async () => {
     t = await createTestDb(engine);
@@ -46,7 +52,13 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   it("a question that shares no word with a memory finds it through a close vector", async () => {
     const user = (await t.db.user.create({ data: { email: `pets-${engine}@example.com` } })).id;
     for (let i = 0; i < 60; i++) await addMemory(t.db, user, { text: FILLER(i), source: "inferred" }, "model", "t");
-    const dog = await addMemory(t.db, user, { text: "Has a golden retriever named Max", source: "inferred" }, "model", "t");
+    const dog = await addMemory(
+      t.db,
+      user,
+      { text: "Has a golden retriever named Max", source: "inferred" },
+      "model",
+      "t",
+    );
     const done = await embedPending(t.db, { userId: user });
     expect(done).toMatchObject({ model: "mock-embed-48", embedded: 61, remaining: 0 });
     // The vector's size is what the endpoint returned; its model is stored with it.
@@ -66,7 +78,14 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     const user = (await t.db.user.create({ data: { email: `passage-${engine}@example.com` } })).id;
     mock.scriptEmbeddings({ match: "where did i go on holiday", like: "trip to Kyoto temples" });
     const d = deferred(() => t.db);
-    await collect(runTurn(t.db, user, { kind: "send", content: "Back from my trip to Kyoto, the temples were stunning" }, { defer: d.defer }));
+    await collect(
+      runTurn(
+        t.db,
+        user,
+        { kind: "send", content: "Back from my trip to Kyoto, the temples were stunning" },
+        { defer: d.defer },
+      ),
+    );
     await d.flush();
     expect(await countPending(t.db, "mock-embed-48", user)).toBe(0);
 
@@ -107,7 +126,11 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     const m = await addMemory(t.db, user, { text: "Speaks Portuguese", source: "manual" }, "user", "t");
     await embedPending(t.db, { userId: user });
     expect((await vectorOf("Memory", m.id)).m).toBe("mock-embed-48");
-    await updateMemoryText(t.db, user, m.id, "Speaks Portuguese and Spanish", { actor: "user", source: "manual", reason: "edit" });
+    await updateMemoryText(t.db, user, m.id, "Speaks Portuguese and Spanish", {
+      actor: "user",
+      source: "manual",
+      reason: "edit",
+    });
     expect(await vectorOf("Memory", m.id)).toEqual({ m: null, d: null });
     await embedPending(t.db, { userId: user });
 
@@ -123,13 +146,16 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     }
   });
 
-  it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")("PostgreSQL ranks with pgvector through an HNSW index", async () => {
-    expect(await hasPgvector(t.db)).toBe(true);
-    const idx = await t.db.$queryRawUnsafe<Array<{ indexdef: string }>>(
-      `SELECT indexdef FROM pg_indexes WHERE indexname = 'Item_embedding_hnsw_48'`,
-    );
-    expect(idx[0]?.indexdef).toMatch(/USING hnsw/);
-  });
+  it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
+    "PostgreSQL ranks with pgvector through an HNSW index",
+    async () => {
+      expect(await hasPgvector(t.db)).toBe(true);
+      const idx = await t.db.$queryRawUnsafe<Array<{ indexdef: string }>>(
+        `SELECT indexdef FROM pg_indexes WHERE indexname = 'Item_embedding_hnsw_48'`,
+      );
+      expect(idx[0]?.indexdef).toMatch(/USING hnsw/);
+    },
+  );
 });
 
 describe.each(engines)("semantic near-duplicates on %s", (engine) => {
@@ -137,7 +163,11 @@ describe.each(engines)("semantic near-duplicates on %s", (engine) => {
   beforeAll(async () => {
     t = await createTestDb(engine);
     const admin = (await t.db.user.create({ data: { email: `dup-admin-${engine}@example.com`, role: "ADMIN" } })).id;
-    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel: "mock-embed-64" }, admin);
+    await saveConnection(
+      t.db,
+      { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel: "mock-embed-64" },
+      admin,
+    );
     clearConnectionCache(t.db);
   });
   afterAll(async () => t?.close());
@@ -145,7 +175,13 @@ describe.each(engines)("semantic near-duplicates on %s", (engine) => {
   it("a memory saying the same in other words is merged into the stronger one, versioned; a different number keeps both", async () => {
     const user = (await t.db.user.create({ data: { email: `dup-${engine}@example.com` } })).id;
     const learned = await addMemory(t.db, user, { text: "Loves hiking in the Alps", source: "inferred" }, "model", "t");
-    const said = await addMemory(t.db, user, { text: "In the Alps, hiking is what I love", source: "explicit" }, "user", "t");
+    const said = await addMemory(
+      t.db,
+      user,
+      { text: "In the Alps, hiking is what I love", source: "explicit" },
+      "user",
+      "t",
+    );
     mock.scriptEmbeddings({ match: "what I love", like: "Loves hiking in the Alps" });
     const y1 = await addMemory(t.db, user, { text: "Ran a marathon in 2019", source: "inferred" }, "model", "t");
     const y2 = await addMemory(t.db, user, { text: "Ran a marathon in 2021", source: "inferred" }, "model", "t");
@@ -154,7 +190,10 @@ describe.each(engines)("semantic near-duplicates on %s", (engine) => {
     const status = async (id: string) => (await t.db.memory.findUniqueOrThrow({ where: { id } })).status;
     expect(await status(said.id)).toBe("active"); // explicit outranks inferred
     expect(await status(learned.id)).toBe("archived");
-    const history = await t.db.memoryVersion.findMany({ where: { memoryId: learned.id }, orderBy: { createdAt: "desc" } });
+    const history = await t.db.memoryVersion.findMany({
+      where: { memoryId: learned.id },
+      orderBy: { createdAt: "desc" },
+    });
     expect(history[0].reason).toMatch(/^Merged into a memory that says the same/);
     expect([await status(y1.id), await status(y2.id)]).toEqual(["active", "active"]);
   });

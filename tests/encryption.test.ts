@@ -25,7 +25,6 @@ beforeAll(async () => {
 afterAll(() => mock.close());
 afterEach(() => setEncryptionKeys(undefined));
 
-
 /** Tables with raw rows that contain `needle` (what a stolen backup would show). */
 async function rawHits(t: TestDb, needle: string): Promise<string[]> {
   const hits: string[] = [];
@@ -56,12 +55,18 @@ describe.each(engines)("encryption at rest on %s", (engine) => {
     setEncryptionKeys({ key: KEY_A });
     mock.reset();
     mock.script(
-      { match: "Quetzalcoatl", content: "Noted, Quetzalcoatl it is.", toolCalls: [{ name: "remember", arguments: { text: "Favourite deity is Quetzalcoatl" } }] },
+      {
+        match: "Quetzalcoatl",
+        content: "Noted, Quetzalcoatl it is.",
+        toolCalls: [{ name: "remember", arguments: { text: "Favourite deity is Quetzalcoatl" } }],
+      },
       { content: "Saved Quetzalcoatl." },
       { system: "title", content: "Deity Quetzalcoatl" }, // the title, whichever job runs first
       { json: { decisions: [] }, times: 0 },
     );
-    const events = await collect(runTurn(t.db, userId, { kind: "send", content: "Remember my favourite deity: Quetzalcoatl" }, { defer }));
+    const events = await collect(
+      runTurn(t.db, userId, { kind: "send", content: "Remember my favourite deity: Quetzalcoatl" }, { defer }),
+    );
     await flush();
     const threadId = (events[0] as { threadId: string }).threadId;
     expect(await rawHits(t, "Quetzalcoatl")).toEqual([]);
@@ -71,8 +76,12 @@ describe.each(engines)("encryption at rest on %s", (engine) => {
     expect(view.items.find((i) => i.toolCalls)?.toolCalls?.[0].arguments).toContain("Quetzalcoatl");
     expect(view.thread.title).toMatch(/Quetzalcoatl/);
     expect((await listThreads(t.db, userId, { q: "quetzal" })).threads.map((x) => x.id)).toEqual([threadId]);
-    expect((await listMemories(t.db, userId, { q: "deity" })).map((m) => m.text)).toEqual(["Favourite deity is Quetzalcoatl"]);
-    expect((await searchMemories(t.db, userId, "which deities do I like?")).map((m) => m.text)).toEqual(["Favourite deity is Quetzalcoatl"]);
+    expect((await listMemories(t.db, userId, { q: "deity" })).map((m) => m.text)).toEqual([
+      "Favourite deity is Quetzalcoatl",
+    ]);
+    expect((await searchMemories(t.db, userId, "which deities do I like?")).map((m) => m.text)).toEqual([
+      "Favourite deity is Quetzalcoatl",
+    ]);
     const r = await recall(t.db, userId, "Tell me about Quetzalcoatl", { budget: 1000 });
     expect(r.memories.map((m) => m.text)).toEqual(["Favourite deity is Quetzalcoatl"]);
     expect(r.passages.flatMap((p) => p.lines).join(" ")).toContain("Remember my favourite deity: Quetzalcoatl");

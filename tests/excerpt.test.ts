@@ -8,11 +8,16 @@ import { countTokens } from "@/lib/memory/tokens";
 const asked = (q: string) => new Set(indexWords(q));
 const cut = (text: string, q: string, cap: number) => excerpt(text, countTokens(text), asked(q), cap);
 const filler = (topic: string, n: number) =>
-  Array.from({ length: n }, (_, i) => `Day ${i + 1} of the ${topic} has a museum, a long lunch and an early night.`).join(" ");
+  Array.from(
+    { length: n },
+    (_, i) => `Day ${i + 1} of the ${topic} has a museum, a long lunch and an early night.`,
+  ).join(" ");
 
 describe("excerpt", () => {
   it("leaves a message within the cap as it is", () => {
-    expect(cut("We adopted a greyhound.\nShe sleeps all day.", "greyhound", 50)).toBe("We adopted a greyhound.\nShe sleeps all day.");
+    expect(cut("We adopted a greyhound.\nShe sleeps all day.", "greyhound", 50)).toBe(
+      "We adopted a greyhound.\nShe sleeps all day.",
+    );
   });
 
   it("shows the sentences that match the question, within the cap, marked where text was left out", () => {
@@ -26,7 +31,9 @@ describe("excerpt", () => {
   });
 
   it("splits lists and code at line breaks, so the matching line is found", () => {
-    const list = Array.from({ length: 200 }, (_, i) => (i === 150 ? "- pack the hiking boots for Hakone" : `- item ${i} to remember`)).join("\n");
+    const list = Array.from({ length: 200 }, (_, i) =>
+      i === 150 ? "- pack the hiking boots for Hakone" : `- item ${i} to remember`,
+    ).join("\n");
     const out = cut(list, "did I pack boots?", 40);
     expect(out).toContain("- pack the hiking boots for Hakone");
     expect(countTokens(out)).toBeLessThanOrEqual(40);

@@ -35,7 +35,11 @@ describe.each(engines)("feedback on %s", (engine) => {
   it("👎 'too long' becomes a preference with its provenance; the next request carries it; again raises confidence", async () => {
     const user = (await t.db.user.create({ data: { email: `fb-${engine}@example.com` } })).id;
     const a1 = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain photosynthesis" })));
-    mock.script({ match: "Feedback on an answer", json: { lesson: { text: "Prefers short answers", kind: "preference" } }, times: 2 });
+    mock.script({
+      match: "Feedback on an answer",
+      json: { lesson: { text: "Prefers short answers", kind: "preference" } },
+      times: 2,
+    });
     await rateAnswer(t.db, user, { itemId: a1.id, rating: -1, comment: "Too long" });
     await runDueJobs(t.db);
     const distil = mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Feedback on an answer"))!;
@@ -73,13 +77,25 @@ describe.each(engines)("feedback on %s", (engine) => {
     const user = (await t.db.user.create({ data: { email: `corr-${engine}@example.com` } })).id;
     const first = await collect(runTurn(t.db, user, { kind: "send", content: "List three fruits" }));
     const threadId = (first[0] as Extract<TurnEvent, { type: "start" }>).threadId;
-    mock.script({ match: "Feedback on an answer", json: { lesson: { text: "Prefers answers without bullet points", kind: "preference" } } });
+    mock.script({
+      match: "Feedback on an answer",
+      json: { lesson: { text: "Prefers answers without bullet points", kind: "preference" } },
+    });
     const d = deferred(() => t.db);
-    await collect(runTurn(t.db, user, { kind: "send", threadId, content: "No, don't use bullet points, write a sentence" }, { defer: d.defer }));
+    await collect(
+      runTurn(
+        t.db,
+        user,
+        { kind: "send", threadId, content: "No, don't use bullet points, write a sentence" },
+        { defer: d.defer },
+      ),
+    );
     await d.flush();
     const fb = await t.db.feedback.findFirstOrThrow({ where: { userId: user } });
     expect(fb).toMatchObject({ kind: "correction", itemId: answerOf(first).id });
-    expect((await t.db.memory.findFirstOrThrow({ where: { userId: user } })).text).toBe("Prefers answers without bullet points");
+    expect((await t.db.memory.findFirstOrThrow({ where: { userId: user } })).text).toBe(
+      "Prefers answers without bullet points",
+    );
     expect(looksLikeCorrection("Thanks, that helps a lot")).toBe(false);
   });
 
@@ -91,22 +107,45 @@ describe.each(engines)("feedback on %s", (engine) => {
     const used = await t.db.memoryUse.findMany({ where: { itemId: answer.id } });
     expect(used).toHaveLength(1);
     const memoryId = used[0].memoryId;
-    mock.script({ match: "Feedback on an answer", json: { lesson: null, correct: { id: memoryId, text: "Lives in Porto" } } });
+    mock.script({
+      match: "Feedback on an answer",
+      json: { lesson: null, correct: { id: memoryId, text: "Lives in Porto" } },
+    });
     const threadId = (first[0] as Extract<TurnEvent, { type: "start" }>).threadId;
     const d = deferred(() => t.db);
-    await collect(runTurn(t.db, user, { kind: "send", threadId, content: "No, that's wrong: I moved to Porto last year" }, { defer: d.defer }));
+    await collect(
+      runTurn(
+        t.db,
+        user,
+        { kind: "send", threadId, content: "No, that's wrong: I moved to Porto last year" },
+        { defer: d.defer },
+      ),
+    );
     await d.flush();
-    const asked = JSON.stringify(mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Feedback on an answer"))!.body);
+    const asked = JSON.stringify(
+      mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Feedback on an answer"))!.body,
+    );
     expect(asked).toContain(`id=${memoryId}: \\"Lives in Lisbon\\"`);
-    const m = await t.db.memory.findUniqueOrThrow({ where: { id: memoryId }, include: { versions: { orderBy: { createdAt: "asc" } } } });
+    const m = await t.db.memory.findUniqueOrThrow({
+      where: { id: memoryId },
+      include: { versions: { orderBy: { createdAt: "asc" } } },
+    });
     expect(m.text).toBe("Lives in Porto");
-    expect(m.versions.at(-1)).toMatchObject({ oldText: "Lives in Lisbon", newText: "Lives in Porto", reason: "Corrected by your feedback on an answer that used it" });
+    expect(m.versions.at(-1)).toMatchObject({
+      oldText: "Lives in Lisbon",
+      newText: "Lives in Porto",
+      reason: "Corrected by your feedback on an answer that used it",
+    });
   });
 
   it("temporary chats and paused learning take no feedback", async () => {
     const user = (await t.db.user.create({ data: { email: `tmp-${engine}@example.com` } })).id;
-    const tmp = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "temporary question", temporary: true })));
-    await expect(rateAnswer(t.db, user, { itemId: tmp.id, rating: -1 })).rejects.toThrow("Temporary chats keep no feedback.");
+    const tmp = answerOf(
+      await collect(runTurn(t.db, user, { kind: "send", content: "temporary question", temporary: true })),
+    );
+    await expect(rateAnswer(t.db, user, { itemId: tmp.id, rating: -1 })).rejects.toThrow(
+      "Temporary chats keep no feedback.",
+    );
     const kept = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "normal question" })));
     await t.db.user.update({ where: { id: user }, data: { memoryPaused: true } });
     await expect(rateAnswer(t.db, user, { itemId: kept.id, rating: 1 })).rejects.toThrow(/Learning is paused/);

@@ -47,7 +47,10 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
   it("calls made together travel in one statement and each gets its own rows in order", async () => {
     const { db, statements } = counting();
     const many = Array.from({ length: 50 }, (_, i) => ({ hit: `h${50 - i}`, hitPosition: 50 - i }));
-    const tricky = [{ hit: "b", content: "it's \"quoted\"\n<and> \\ 🙂" }, { hit: "a", content: null }];
+    const tricky = [
+      { hit: "b", content: 'it\'s "quoted"\n<and> \\ 🙂' },
+      { hit: "a", content: null },
+    ];
     const [first, second, none] = await readTogether(() =>
       Promise.all([
         callFunction<PassageRow>(db, rowsOf(many)),
@@ -67,17 +70,29 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
 
   it("two requests' calls are never batched together, even in the same tick", async () => {
     const { db, statements } = counting();
-    const request = (hit: string) => readTogether(() => Promise.all([callFunction<PassageRow>(db, rowsOf([{ hit }])), callFunction<PassageRow>(db, rowsOf([{ hit: `${hit}2` }]))]));
+    const request = (hit: string) =>
+      readTogether(() =>
+        Promise.all([
+          callFunction<PassageRow>(db, rowsOf([{ hit }])),
+          callFunction<PassageRow>(db, rowsOf([{ hit: `${hit}2` }])),
+        ]),
+      );
     const [a, b] = await Promise.all([request("a"), request("b")]);
     expect(statements()).toBe(2);
-    expect([a, b].map((r) => r.flat().map((x) => x.hit))).toEqual([["a", "a2"], ["b", "b2"]]);
+    expect([a, b].map((r) => r.flat().map((x) => x.hit))).toEqual([
+      ["a", "a2"],
+      ["b", "b2"],
+    ]);
     // Outside readTogether each call is a statement of its own.
     await Promise.all([callFunction(db, rowsOf([{ hit: "c" }])), callFunction(db, rowsOf([{ hit: "d" }]))]);
     expect(statements()).toBe(4);
   });
 
   it("timestamps come back as the same instants", async () => {
-    const [row] = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "x", hitAt: "2026-03-01T23:30:00.125" as unknown as Date }]));
+    const [row] = await callFunction<PassageRow>(
+      t.db,
+      rowsOf([{ hit: "x", hitAt: "2026-03-01T23:30:00.125" as unknown as Date }]),
+    );
     expect(row.hitAt).toEqual(new Date("2026-03-01T23:30:00.125Z"));
     const [none] = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "y" }]));
     expect(none.hitAt).toBeNull();
@@ -87,11 +102,16 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     const results = await readTogether(() =>
       Promise.allSettled([
         callFunction(t.db, rowsOf([{ hit: "fine" }])),
-        callFunction(t.db, { call: "json_populate_recordset(NULL::mnemo_passage_row, $1::json)", params: ["not json"] }),
+        callFunction(t.db, {
+          call: "json_populate_recordset(NULL::mnemo_passage_row, $1::json)",
+          params: ["not json"],
+        }),
       ]),
     );
     // On PostgreSQL, with connections to spare, each call had a statement of its own.
-    expect(results.map((r) => r.status)).toEqual(engine === "postgres" ? ["fulfilled", "rejected"] : ["rejected", "rejected"]);
+    expect(results.map((r) => r.status)).toEqual(
+      engine === "postgres" ? ["fulfilled", "rejected"] : ["rejected", "rejected"],
+    );
     const rows = await callFunction<PassageRow>(t.db, rowsOf([{ hit: "again" }]));
     expect(rows.map((r) => r.hit)).toEqual(["again"]);
   });
@@ -111,7 +131,7 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
 
   it("a call read alone gives the same values as one read in a shared statement", async () => {
     const rows = [
-      { hit: "a", hitPosition: 3, hitAt: "2026-03-01T23:30:00", rank: 1.25, content: "it's \"quoted\"\n<and> \\ 🙂" },
+      { hit: "a", hitPosition: 3, hitAt: "2026-03-01T23:30:00", rank: 1.25, content: 'it\'s "quoted"\n<and> \\ 🙂' },
       { hit: "b", hitPosition: -1, hitAt: "2026-03-02T00:00:00.5", rank: 0, content: null },
     ] as unknown as PassageRow[];
     const alone = await callFunction<PassageRow>(t.db, rowsOf(rows));
@@ -141,50 +161,56 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     }
   });
 
-  it.runIf(engine === "postgres")("an unreachable database is reported as such, and a closed client's calls still work", async () => {
-    const dead = await openDatabase({ kind: "postgres", url: "postgresql://postgres@127.0.0.1:1/none" });
-    const db = newPrismaClient(dead.factory, dead.pool);
-    const error = await callFunction(db, rowsOf([{ hit: "x" }])).catch((e: unknown) => e);
-    expect((error as { digest?: string }).digest).toBe(DATABASE_DOWN_DIGEST);
-    await dead.close();
+  it.runIf(engine === "postgres")(
+    "an unreachable database is reported as such, and a closed client's calls still work",
+    async () => {
+      const dead = await openDatabase({ kind: "postgres", url: "postgresql://postgres@127.0.0.1:1/none" });
+      const db = newPrismaClient(dead.factory, dead.pool);
+      const error = await callFunction(db, rowsOf([{ hit: "x" }])).catch((e: unknown) => e);
+      expect((error as { digest?: string }).digest).toBe(DATABASE_DOWN_DIGEST);
+      await dead.close();
 
-    const other = await t.newClient();
-    await other.db.user.count();
-    await other.db.$disconnect(); // ends its pool; Prisma reconnects on its own
-    const rows = await callFunction<PassageRow>(other.db, rowsOf([{ hit: "after" }]));
-    expect(rows.map((r) => r.hit)).toEqual(["after"]);
-    await other.close();
-  });
+      const other = await t.newClient();
+      await other.db.user.count();
+      await other.db.$disconnect(); // ends its pool; Prisma reconnects on its own
+      const rows = await callFunction<PassageRow>(other.db, rowsOf([{ hit: "after" }]));
+      expect(rows.map((r) => r.hit)).toEqual(["after"]);
+      await other.close();
+    },
+  );
 
-  it.runIf(engine === "postgres")("calls made together run in parallel on spare connections, else share one", async () => {
-    // Each call reports the server process and the statement (its start time) that ran it.
-    const backend = {
-      call: `json_populate_recordset(NULL::mnemo_passage_row, json_build_array(
+  it.runIf(engine === "postgres")(
+    "calls made together run in parallel on spare connections, else share one",
+    async () => {
+      // Each call reports the server process and the statement (its start time) that ran it.
+      const backend = {
+        call: `json_populate_recordset(NULL::mnemo_passage_row, json_build_array(
         json_build_object('hit', pg_backend_pid()::text, 'content', statement_timestamp()::text)))`,
-      params: [],
-    };
-    const backends = async (db: Db) => {
-      const rows = await readTogether(() => Promise.all([1, 2, 3].map(() => callFunction<PassageRow>(db, backend))));
-      const distinct = (f: (r: PassageRow) => unknown) => new Set(rows.map(([r]) => f(r))).size;
-      return { processes: distinct((r) => r.hit), statements: distinct((r) => r.content) };
-    };
-    expect(await backends(t.db)).toEqual({ processes: 3, statements: 3 });
+        params: [],
+      };
+      const backends = async (db: Db) => {
+        const rows = await readTogether(() => Promise.all([1, 2, 3].map(() => callFunction<PassageRow>(db, backend))));
+        const distinct = (f: (r: PassageRow) => unknown) => new Set(rows.map(([r]) => f(r))).size;
+        return { processes: distinct((r) => r.hit), statements: distinct((r) => r.content) };
+      };
+      expect(await backends(t.db)).toEqual({ processes: 3, statements: 3 });
 
-    const size = process.env.DATABASE_POOL_SIZE;
-    process.env.DATABASE_POOL_SIZE = "2";
-    const small = await t.newClient();
-    if (size === undefined) delete process.env.DATABASE_POOL_SIZE;
-    else process.env.DATABASE_POOL_SIZE = size;
-    try {
-      expect(await backends(small.db)).toEqual({ processes: 2, statements: 2 }); // three calls over two connections
-      // A turn already holding a connection: the other's three calls share the one left.
-      const sleep = `json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', pg_sleep(0.3)::text)))`;
-      const held = readTogether(() => callFunction(small.db, { call: sleep, params: [] }));
-      await new Promise((r) => setTimeout(r, 50));
-      expect(await backends(small.db)).toEqual({ processes: 1, statements: 1 });
-      await held;
-    } finally {
-      await small.close();
-    }
-  });
+      const size = process.env.DATABASE_POOL_SIZE;
+      process.env.DATABASE_POOL_SIZE = "2";
+      const small = await t.newClient();
+      if (size === undefined) delete process.env.DATABASE_POOL_SIZE;
+      else process.env.DATABASE_POOL_SIZE = size;
+      try {
+        expect(await backends(small.db)).toEqual({ processes: 2, statements: 2 }); // three calls over two connections
+        // A turn already holding a connection: the other's three calls share the one left.
+        const sleep = `json_populate_recordset(NULL::mnemo_passage_row, json_build_array(json_build_object('hit', pg_sleep(0.3)::text)))`;
+        const held = readTogether(() => callFunction(small.db, { call: sleep, params: [] }));
+        await new Promise((r) => setTimeout(r, 50));
+        expect(await backends(small.db)).toEqual({ processes: 1, statements: 1 });
+        await held;
+      } finally {
+        await small.close();
+      }
+    },
+  );
 });

@@ -63,26 +63,44 @@ describe("text policy", () => {
 });
 
 describe("requests", () => {
-  const post = (headers: Record<string, string>, body = "{}") => new Request("http://mnemo.test/api/chat", { method: "POST", headers, body });
+  const post = (headers: Record<string, string>, body = "{}") =>
+    new Request("http://mnemo.test/api/chat", { method: "POST", headers, body });
 
   it("refuses cross-site and cross-origin browser requests, allows same-origin ones", () => {
-    expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "http://mnemo.test", "sec-fetch-site": "same-origin" }))).not.toThrow();
+    expect(() =>
+      assertSameOrigin(post({ host: "mnemo.test", origin: "http://mnemo.test", "sec-fetch-site": "same-origin" })),
+    ).not.toThrow();
     expect(() => assertSameOrigin(post({ host: "mnemo.test" }))).not.toThrow(); // not a browser
-    expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "http://mnemo.test:8080", "sec-fetch-site": "same-site" }))).toThrow(/Cross-site/);
-    expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "http://evil.mnemo.test" }))).toThrow(/Cross-site/);
+    expect(() =>
+      assertSameOrigin(post({ host: "mnemo.test", origin: "http://mnemo.test:8080", "sec-fetch-site": "same-site" })),
+    ).toThrow(/Cross-site/);
+    expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "http://evil.mnemo.test" }))).toThrow(
+      /Cross-site/,
+    );
     expect(() => assertSameOrigin(post({ host: "mnemo.test", origin: "null" }))).toThrow(/Cross-site/);
   });
 
   it("accepts only JSON bodies, cleaned by the text policy", async () => {
     await expect(readJson(post({ "content-type": "text/plain" }))).rejects.toMatchObject({ status: 415 });
-    await expect(readJson(post({ "content-type": "application/x-www-form-urlencoded" }, "a=b"))).rejects.toMatchObject({ status: 415 });
-    await expect(readJson(post({ "content-type": "application/json" }, "{nope"))).rejects.toMatchObject({ status: 400 });
-    await expect(readJson(post({ "content-type": "application/json" }, JSON.stringify({ a: "x\u0000\uD800" })))).resolves.toEqual({ a: "x\uFFFD" });
-    await expect(readJson(post({ "content-type": "application/json" }, JSON.stringify({ a: "x".repeat(200) })), 100)).rejects.toMatchObject({ status: 413 });
+    await expect(readJson(post({ "content-type": "application/x-www-form-urlencoded" }, "a=b"))).rejects.toMatchObject({
+      status: 415,
+    });
+    await expect(readJson(post({ "content-type": "application/json" }, "{nope"))).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(
+      readJson(post({ "content-type": "application/json" }, JSON.stringify({ a: "x\u0000\uD800" }))),
+    ).resolves.toEqual({ a: "x\uFFFD" });
+    await expect(
+      readJson(post({ "content-type": "application/json" }, JSON.stringify({ a: "x".repeat(200) })), 100),
+    ).rejects.toMatchObject({ status: 413 });
   });
 
   it("an unreachable database is a 503 with a plain sentence; other errors show only a reference", () => {
-    const down = Object.assign(new Error("Invalid `prisma.item.update()` invocation: Can't reach database server at 127.0.0.1:5432"), { code: "P1001" });
+    const down = Object.assign(
+      new Error("Invalid `prisma.item.update()` invocation: Can't reach database server at 127.0.0.1:5432"),
+      { code: "P1001" },
+    );
     expect(publicError(down, "test")).toMatchObject({ status: 503, message: DATABASE_DOWN });
     const other = publicError(new Error('column "searchTokens" of relation "Item" does not exist'), "test");
     expect(other.status).toBe(500);
@@ -174,7 +192,10 @@ describe.each(engines)("turns and background work on %s", (engine) => {
 
   it("a process killed right after the answer still learns from it: the work is queued in the database", async () => {
     mock.script({ match: "I adopted a cat named Miso", content: "Congratulations on Miso!" });
-    mock.script({ match: "latest exchange", json: { decisions: [{ op: "ADD", text: "Has a cat named Miso", kind: "fact", confidence: 0.9 }] } });
+    mock.script({
+      match: "latest exchange",
+      json: { decisions: [{ op: "ADD", text: "Has a cat named Miso", kind: "fact", confidence: 0.9 }] },
+    });
     // No defer, no after(): nothing runs in this "process" after the answer.
     const events = await collect(runTurn(t.db, alice, { kind: "send", content: "I adopted a cat named Miso" }));
     expect(events.at(-1)?.type).toBe("done");
@@ -197,7 +218,9 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     mock.script({ match: "latest exchange", json: { decisions: [] }, delayMs: 150, times: 0 });
     const deferred: Array<() => Promise<void>> = [];
     for (let i = 0; i < 6; i++) {
-      const events = await collect(runTurn(t.db, alice, { kind: "send", content: `burst ${i}` }, { defer: (task) => deferred.push(task) }));
+      const events = await collect(
+        runTurn(t.db, alice, { kind: "send", content: `burst ${i}` }, { defer: (task) => deferred.push(task) }),
+      );
       expect(events.at(-1)?.type).toBe("done");
     }
     expect(deferred).toHaveLength(6);
@@ -234,7 +257,8 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     for (let i = 0; i < 4; i++) await collect(runTurn(t.db, alice, { kind: "send", content: `shutdown ${i}` }));
     const queued = await t.db.job.findMany({ where: { userId: alice, status: "queued" }, select: { id: true } });
     expect(queued).toHaveLength(8); // a title and a learning job per answer
-    const count = (status: "queued" | "running" | "done") => t.db.job.count({ where: { id: { in: queued.map((j) => j.id) }, status } });
+    const count = (status: "queued" | "running" | "done") =>
+      t.db.job.count({ where: { id: { in: queued.map((j) => j.id) }, status } });
     const stop = startWorker(async () => t.db, { pollMs: 50 });
     while (!(await count("running"))) await new Promise((r) => setTimeout(r, 10));
     await stop();
@@ -251,8 +275,12 @@ describe.each(engines)("turns and background work on %s", (engine) => {
   it("the admin's queue health shows how long the oldest due job has waited; a job scheduled later does not count", async () => {
     await runDueJobs(t.db);
     expect((await queueHealth(t.db)).oldestDueSeconds).toBe(0);
-    const waiting = await t.db.job.create({ data: { kind: "lag-probe", payload: {}, runAt: new Date(Date.now() - 90_000) } });
-    const later = await t.db.job.create({ data: { kind: "lag-probe", payload: {}, runAt: new Date(Date.now() + 3_600_000) } });
+    const waiting = await t.db.job.create({
+      data: { kind: "lag-probe", payload: {}, runAt: new Date(Date.now() - 90_000) },
+    });
+    const later = await t.db.job.create({
+      data: { kind: "lag-probe", payload: {}, runAt: new Date(Date.now() + 3_600_000) },
+    });
     const health = await queueHealth(t.db);
     expect(health.oldestDueSeconds).toBeGreaterThanOrEqual(89);
     expect(health.oldestDueSeconds).toBeLessThan(100);
@@ -270,7 +298,10 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     expect(await renewLock(t.db, mine)).toBe(true);
     expect(await claim(t.db, 1, ["no-such-kind" as JobKind])).toHaveLength(0);
     // The instance dies: no more renewals, the lock lapses, another instance claims it.
-    await t.db.job.update({ where: { id: job.id }, data: { lockedBy: "dead-host:1", lockedUntil: new Date(Date.now() - 1000) } });
+    await t.db.job.update({
+      where: { id: job.id },
+      data: { lockedBy: "dead-host:1", lockedUntil: new Date(Date.now() - 1000) },
+    });
     expect(await renewLock(t.db, mine)).toBe(false); // the dead instance's claim is gone
     const [again] = await claim(t.db, 1, ["no-such-kind" as JobKind]);
     expect(again).toMatchObject({ id: job.id, attempts: 2 });
@@ -301,10 +332,16 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     const user = (await t.db.user.create({ data: { email: `imp-${engine}@example.com` } })).id;
     const file = (memories: unknown[]) => ({ format: "mnemo-memories", version: 1, memories });
     // A malformed entry in the middle: nothing is stored.
-    await expect(importMemories(t.db, user, file([{ text: "First fact" }, { text: 42 }, { text: "Third fact" }]))).rejects.toThrow();
+    await expect(
+      importMemories(t.db, user, file([{ text: "First fact" }, { text: 42 }, { text: "Third fact" }])),
+    ).rejects.toThrow();
     expect(await t.db.memory.count({ where: { userId: user } })).toBe(0);
     // The secret guard reduces the second entry to the first: stored once, counted once.
-    const r = await importMemories(t.db, user, file([{ text: "Likes tea" }, { text: "Likes tea" }, { text: "fact 12 1795316601756" }, { text: "\u0000" }]));
+    const r = await importMemories(
+      t.db,
+      user,
+      file([{ text: "Likes tea" }, { text: "Likes tea" }, { text: "fact 12 1795316601756" }, { text: "\u0000" }]),
+    );
     expect(r).toMatchObject({ added: 2, skipped: 1 });
     expect(r.rejected.map((x) => x.index)).toEqual([3]);
     expect(await t.db.memory.count({ where: { userId: user } })).toBe(2);

@@ -22,7 +22,8 @@ import { importMemoryList } from "@/lib/memory/portable";
 import { clearConnectionCache, resolveConnection, saveConnection, type ModelConnection } from "@/lib/llm/connection";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 
-const fixture = (name: string) => fs.createReadStream(path.join(__dirname, "fixtures/import", name), { highWaterMark: 97 }); // small chunks: values split across reads
+const fixture = (name: string) =>
+  fs.createReadStream(path.join(__dirname, "fixtures/import", name), { highWaterMark: 97 }); // small chunks: values split across reads
 
 afterEach(() => setEncryptionKeys(undefined));
 
@@ -45,14 +46,18 @@ describe.each(engines)("conversation import on %s", (engine) => {
     conn = state.connection;
   });
   afterAll(async () => t?.close());
-  const newUser = async (name: string) => (await t.db.user.create({ data: { email: `${name}-${engine}-${crypto.randomUUID()}@example.com` } })).id;
+  const newUser = async (name: string) =>
+    (await t.db.user.create({ data: { email: `${name}-${engine}-${crypto.randomUUID()}@example.com` } })).id;
   const threadsOf = (userId: string) => t.db.thread.findMany({ where: { userId }, orderBy: { createdAt: "asc" } });
 
   it("ChatGPT: the mapping tree, current_node, dates, hidden messages, tool notes, citations; again adds nothing", async () => {
     const user = await newUser("gpt");
     const report = await importConversations(t.db, user, fixture("chatgpt-conversations.json"));
     expect(report).toMatchObject({ format: "chatgpt", conversations: 1, messages: 8, branches: 1, duplicates: 0 });
-    expect(report.skipped).toEqual({ count: 1, reasons: [{ reason: "it has no messages", count: 1, examples: ["Empty chat"] }] });
+    expect(report.skipped).toEqual({
+      count: 1,
+      reasons: [{ reason: "it has no messages", count: 1, examples: ["Empty chat"] }],
+    });
 
     const [thread] = await threadsOf(user);
     expect(thread).toMatchObject({ importSource: "chatgpt", title: "Trip to Lisbon" });
@@ -71,9 +76,17 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect(view.items[0].createdAt.toISOString()).toBe("2024-03-01T08:00:00.200Z");
     expect(view.items[0].sourceRef).toBe("u1");
     // The edited question is the other branch, with its interrupted answer kept as interrupted.
-    const other = await t.db.item.findMany({ where: { threadId: thread.id, sourceRef: { in: ["u2", "a3"] } }, orderBy: { position: "asc" } });
-    expect(other.map((i) => [i.sourceRef, i.status])).toEqual([["u2", "complete"], ["a3", "interrupted"]]);
-    expect((await t.db.item.findMany({ where: { threadId: thread.id } })).some((i) => /nurse|Be brief/.test(i.content))).toBe(false);
+    const other = await t.db.item.findMany({
+      where: { threadId: thread.id, sourceRef: { in: ["u2", "a3"] } },
+      orderBy: { position: "asc" },
+    });
+    expect(other.map((i) => [i.sourceRef, i.status])).toEqual([
+      ["u2", "complete"],
+      ["a3", "interrupted"],
+    ]);
+    expect(
+      (await t.db.item.findMany({ where: { threadId: thread.id } })).some((i) => /nurse|Be brief/.test(i.content)),
+    ).toBe(false);
 
     const again = await importConversations(t.db, user, fixture("chatgpt-conversations.json"));
     expect(again).toMatchObject({ conversations: 0, messages: 0, duplicates: 1 });
@@ -92,15 +105,26 @@ describe.each(engines)("conversation import on %s", (engine) => {
     const [thread] = await threadsOf(user);
     const view = await threadView(t.db, user, thread.id);
     expect(view.items[0].content).toContain("[Attached file: pattern.txt]\nCast on 64 stitches");
-    expect(view.items[0].content).toContain("[File photo-of-sweater.jpg not imported: binary files are not in the export]");
+    expect(view.items[0].content).toContain(
+      "[File photo-of-sweater.jpg not imported: binary files are not in the export]",
+    );
     expect(view.items[1].content).toBe("64 stitches divide evenly by 4, so the 2x2 rib works.");
     expect(thread.createdAt.toISOString()).toBe("2024-05-02T09:15:00.000Z");
   });
 
   it("Open WebUI keeps both answers with the current one shown; LibreChat's nested export is flattened", async () => {
     const user = await newUser("owui");
-    expect(await importConversations(t.db, user, fixture("open-webui-export.json"))).toMatchObject({ format: "open-webui", conversations: 1, messages: 3, branches: 1 });
-    expect(await importConversations(t.db, user, fixture("librechat-export.json"))).toMatchObject({ format: "librechat", conversations: 1, messages: 2 });
+    expect(await importConversations(t.db, user, fixture("open-webui-export.json"))).toMatchObject({
+      format: "open-webui",
+      conversations: 1,
+      messages: 3,
+      branches: 1,
+    });
+    expect(await importConversations(t.db, user, fixture("librechat-export.json"))).toMatchObject({
+      format: "librechat",
+      conversations: 1,
+      messages: 2,
+    });
     const [owui, lc] = await threadsOf(user);
     expect((await threadView(t.db, user, owui.id)).items.map((i) => i.content)).toEqual([
       "How often should I feed my sourdough starter?",
@@ -117,11 +141,26 @@ describe.each(engines)("conversation import on %s", (engine) => {
   it("the export zip as ChatGPT sends it: conversations.json read from inside, other files skipped; a zip without it is refused", async () => {
     const user = await newUser("zip");
     const json = fs.readFileSync(path.join(__dirname, "fixtures/import", "chatgpt-conversations.json"));
-    const zip = zipSync({ "chat.html": strToU8("<html></html>"), "file-abc.png": new Uint8Array(5000).fill(7), "conversations.json": json });
-    const pieces = Array.from({ length: Math.ceil(zip.length / 1000) }, (_, i) => zip.subarray(i * 1000, (i + 1) * 1000));
-    expect(await importConversations(t.db, user, pieces)).toMatchObject({ format: "chatgpt", conversations: 1, messages: 8, branches: 1 });
-    await expect(importConversations(t.db, user, [zipSync({ "user.json": strToU8("{}") })])).rejects.toThrow(/no conversations.json/);
-    await expect(importConversations(t.db, user, [zip.subarray(0, zip.length - 400)])).rejects.toThrow(/damaged or cut short|no conversations.json|valid JSON/);
+    const zip = zipSync({
+      "chat.html": strToU8("<html></html>"),
+      "file-abc.png": new Uint8Array(5000).fill(7),
+      "conversations.json": json,
+    });
+    const pieces = Array.from({ length: Math.ceil(zip.length / 1000) }, (_, i) =>
+      zip.subarray(i * 1000, (i + 1) * 1000),
+    );
+    expect(await importConversations(t.db, user, pieces)).toMatchObject({
+      format: "chatgpt",
+      conversations: 1,
+      messages: 8,
+      branches: 1,
+    });
+    await expect(importConversations(t.db, user, [zipSync({ "user.json": strToU8("{}") })])).rejects.toThrow(
+      /no conversations.json/,
+    );
+    await expect(importConversations(t.db, user, [zip.subarray(0, zip.length - 400)])).rejects.toThrow(
+      /damaged or cut short|no conversations.json|valid JSON/,
+    );
   });
 
   it("a file cut off part of the way keeps the conversations before the break; a file that is not JSON is refused", async () => {
@@ -129,7 +168,9 @@ describe.each(engines)("conversation import on %s", (engine) => {
     const report = await importConversations(t.db, user, fixture("truncated-chatgpt.json"));
     expect(report.conversations).toBe(1);
     expect(report.error).toMatch(/stops being valid JSON part of the way through/);
-    await expect(importConversations(t.db, user, ["hello, this is a text file"])).rejects.toThrow(/not a conversation export/);
+    await expect(importConversations(t.db, user, ["hello, this is a text file"])).rejects.toThrow(
+      /not a conversation export/,
+    );
     await expect(importConversations(t.db, user, ['{"just": "an object"}'])).resolves.toMatchObject({
       conversations: 0,
       skipped: { count: 1, reasons: [{ reason: expect.stringMatching(/^not a conversation from ChatGPT/) }] },
@@ -144,7 +185,11 @@ describe.each(engines)("conversation import on %s", (engine) => {
     const session = new PrismaSession(t.db, extra.id);
     await session.addItems([
       { role: "user", content: "Remember that I like tea" },
-      { role: "assistant", content: "", toolCalls: [{ id: "call_1", name: "remember", arguments: '{"text":"Likes tea"}' }] },
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "call_1", name: "remember", arguments: '{"text":"Likes tea"}' }],
+      },
       { role: "tool", content: "Saved.", toolCallId: "call_1", toolName: "remember" },
       { role: "assistant", content: "Noted." },
     ]);
@@ -152,7 +197,13 @@ describe.each(engines)("conversation import on %s", (engine) => {
 
     const b = await newUser("target");
     const report = await importConversations(t.db, b, exportUserData(t.db, a));
-    expect(report).toMatchObject({ format: "mnemo", conversations: 2, messages: 12, branches: 1, memories: { added: 1, skipped: 0 } });
+    expect(report).toMatchObject({
+      format: "mnemo",
+      conversations: 2,
+      messages: 12,
+      branches: 1,
+      memories: { added: 1, skipped: 0 },
+    });
     const threads = await threadsOf(b);
     const copy = threads.find((x) => x.title === "Native thread")!;
     const items = (await threadView(t.db, b, copy.id)).items;
@@ -163,18 +214,31 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect((await threadView(t.db, b, lisbon.id)).items.at(-1)?.content).toMatch(/^Try pet-friendly/);
     expect((await listMemories(t.db, b, {})).map((m) => m.text)).toEqual(["Likes tea"]);
 
-    expect(await importConversations(t.db, b, exportUserData(t.db, a))).toMatchObject({ conversations: 0, duplicates: 2, memories: { added: 0 } });
+    expect(await importConversations(t.db, b, exportUserData(t.db, a))).toMatchObject({
+      conversations: 0,
+      duplicates: 2,
+      memories: { added: 0 },
+    });
     // Importing an account's export into itself adds nothing either.
-    expect(await importConversations(t.db, a, exportUserData(t.db, a))).toMatchObject({ conversations: 0, duplicates: 2 });
+    expect(await importConversations(t.db, a, exportUserData(t.db, a))).toMatchObject({
+      conversations: 0,
+      duplicates: 2,
+    });
   });
 
   it("with encryption at rest, imported text is sealed in the tables and plain to its owner", async () => {
     setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
     const user = await newUser("sealed");
-    const before = [await rowsContaining(t.db, "Item", "Cast on 64 stitches"), await rowsContaining(t.db, "Thread", "Knitting pattern")];
+    const before = [
+      await rowsContaining(t.db, "Item", "Cast on 64 stitches"),
+      await rowsContaining(t.db, "Thread", "Knitting pattern"),
+    ];
     await importConversations(t.db, user, fixture("claude-conversations.json"));
     // Other tests imported the same file in plain text: the count must not grow.
-    expect([await rowsContaining(t.db, "Item", "Cast on 64 stitches"), await rowsContaining(t.db, "Thread", "Knitting pattern")]).toEqual(before);
+    expect([
+      await rowsContaining(t.db, "Item", "Cast on 64 stitches"),
+      await rowsContaining(t.db, "Thread", "Knitting pattern"),
+    ]).toEqual(before);
     const [thread] = await threadsOf(user);
     expect((await threadView(t.db, user, thread.id)).items[0].content).toContain("Cast on 64 stitches");
   });
@@ -187,13 +251,18 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect(await learnPlan(t.db, user)).toMatchObject({ threads: 1, done: 0, remaining: 2, running: false });
     mock.reset();
     mock.script(
-      { match: "golden retriever", json: { decisions: [{ op: "ADD", text: "Has a golden retriever named Max", kind: "fact" }] } },
+      {
+        match: "golden retriever",
+        json: { decisions: [{ op: "ADD", text: "Has a golden retriever named Max", kind: "fact" }] },
+      },
       { json: { decisions: [] }, times: 0 },
     );
     await startLearning(t.db, user);
     expect((await learnPlan(t.db, user)).running).toBe(true);
     expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 1, left: true });
-    const next = await t.db.job.findFirst({ where: { userId: user, kind: "import-learn", status: "queued", runAt: { gt: new Date(Date.now() + 30_000) } } });
+    const next = await t.db.job.findFirst({
+      where: { userId: user, kind: "import-learn", status: "queued", runAt: { gt: new Date(Date.now() + 30_000) } },
+    });
     expect(next, "the next share waits a minute").not.toBeNull();
     const [m] = await t.db.memory.findMany({ where: { userId: user } });
     expect(m).toMatchObject({ text: "Has a golden retriever named Max", status: "pending", source: "inferred" });
@@ -210,7 +279,9 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 1, left: true });
     expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 0, left: false });
     expect(await learnPlan(t.db, user)).toMatchObject({ done: 2, remaining: 0, running: false });
-    expect(mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Which hotels in Lisbon allow large dogs"))).toHaveLength(3); // the failed call, its retry, the read
+    expect(
+      mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Which hotels in Lisbon allow large dogs")),
+    ).toHaveLength(3); // the failed call, its retry, the read
 
     // Paused learning reads nothing.
     await importConversations(t.db, user, fixture("claude-conversations.json"));
@@ -223,11 +294,22 @@ describe.each(engines)("conversation import on %s", (engine) => {
   it("learning from a larger import: workers running at once read every exchange exactly once", async () => {
     const user = await newUser("learn-many");
     for (let k = 0; k < 4; k++) {
-      const th = await t.db.thread.create({ data: { userId: user, importSource: "chatgpt", title: `Old ${k}`, createdAt: new Date(Date.UTC(2025, 0, k + 1)) } });
-      await appendItems(t.db, th.id, Array.from({ length: 10 }, (_, i) => ({
-        role: i % 2 ? ("assistant" as const) : ("user" as const),
-        content: i % 2 ? `answer ${k}-${i - 1}` : `question ${k}-${i}`,
-      })));
+      const th = await t.db.thread.create({
+        data: {
+          userId: user,
+          importSource: "chatgpt",
+          title: `Old ${k}`,
+          createdAt: new Date(Date.UTC(2025, 0, k + 1)),
+        },
+      });
+      await appendItems(
+        t.db,
+        th.id,
+        Array.from({ length: 10 }, (_, i) => ({
+          role: i % 2 ? ("assistant" as const) : ("user" as const),
+          content: i % 2 ? `answer ${k}-${i - 1}` : `question ${k}-${i}`,
+        })),
+      );
     }
     expect(await learnPlan(t.db, user)).toMatchObject({ threads: 4, remaining: 20 });
     mock.reset();
@@ -236,13 +318,21 @@ describe.each(engines)("conversation import on %s", (engine) => {
     const runs = await Promise.all([1, 2, 3].map(() => learnFromImports(t.db, conn, user, { perRun: 20 })));
     expect(runs.reduce((n, r) => n + r.read, 0)).toBe(20);
     const asked = mock.chatRequests().map((r) => JSON.stringify(r.body).match(/question \d-\d/)?.[0]);
-    expect(asked.sort()).toEqual(Array.from({ length: 4 }, (_, k) => [0, 2, 4, 6, 8].map((i) => `question ${k}-${i}`)).flat().sort());
+    expect(asked.sort()).toEqual(
+      Array.from({ length: 4 }, (_, k) => [0, 2, 4, 6, 8].map((i) => `question ${k}-${i}`))
+        .flat()
+        .sort(),
+    );
     expect(await learnPlan(t.db, user)).toMatchObject({ done: 20, remaining: 0, running: false });
   });
 
   it("a pasted memory list becomes memories waiting for review, bullets removed, secrets and repeats left out", async () => {
     const user = await newUser("paste");
-    const r = await importMemoryList(t.db, user, "Memories\n- Lives in Porto\n2. Prefers short answers\n• lives in porto\n\n- password: hunter2hunter2\n");
+    const r = await importMemoryList(
+      t.db,
+      user,
+      "Memories\n- Lives in Porto\n2. Prefers short answers\n• lives in porto\n\n- password: hunter2hunter2\n",
+    );
     expect(r.added).toBe(3);
     expect(r.skipped).toBe(1);
     const rows = await t.db.memory.findMany({ where: { userId: user }, orderBy: { createdAt: "asc" } });

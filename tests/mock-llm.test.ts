@@ -17,7 +17,10 @@ const ask = (text: string) => [{ role: "user" as const, content: text }];
 describe("mock OpenAI-compatible server", () => {
   it("answers without streaming, with usage, and records the request", async () => {
     mock.script({ match: "capital", content: "Paris." });
-    const r = await client.chat.completions.create({ model: "mock-chat", messages: ask("What is the capital of France?") });
+    const r = await client.chat.completions.create({
+      model: "mock-chat",
+      messages: ask("What is the capital of France?"),
+    });
     expect(r.choices[0].message.content).toBe("Paris.");
     expect(r.usage?.total_tokens).toBeGreaterThan(0);
     expect(mock.chatRequests()[0].body.messages[0].content).toContain("capital");
@@ -26,7 +29,12 @@ describe("mock OpenAI-compatible server", () => {
 
   it("streams chunks and a final usage chunk", async () => {
     mock.script({ content: "one two three" });
-    const stream = await client.chat.completions.create({ model: "m", messages: ask("hi"), stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: "m",
+      messages: ask("hi"),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = "";
     let usage;
     let chunks = 0;
@@ -70,8 +78,12 @@ describe("mock OpenAI-compatible server", () => {
 
   it("injects HTTP faults", async () => {
     mock.script({ status: 429 }, { status: 500 });
-    await expect(client.chat.completions.create({ model: "m", messages: ask("a") })).rejects.toMatchObject({ status: 429 });
-    await expect(client.chat.completions.create({ model: "m", messages: ask("a") })).rejects.toMatchObject({ status: 500 });
+    await expect(client.chat.completions.create({ model: "m", messages: ask("a") })).rejects.toMatchObject({
+      status: 429,
+    });
+    await expect(client.chat.completions.create({ model: "m", messages: ask("a") })).rejects.toMatchObject({
+      status: 500,
+    });
     const r = await client.chat.completions.create({ model: "m", messages: ask("after the faults") });
     expect(r.choices[0].message.content).toBe("Mock answer to: after the faults");
   });
@@ -99,7 +111,10 @@ describe("mock OpenAI-compatible server", () => {
     for await (const m of client.models.list()) models.push(m.id);
     expect(models).toContain("mock-chat");
     const base = mock.url.replace(/\/v1$/, "");
-    await fetch(`${base}/__mock/replies`, { method: "POST", body: JSON.stringify({ replies: [{ content: "scripted over http" }] }) });
+    await fetch(`${base}/__mock/replies`, {
+      method: "POST",
+      body: JSON.stringify({ replies: [{ content: "scripted over http" }] }),
+    });
     const r = await client.chat.completions.create({ model: "m", messages: ask("x") });
     expect(r.choices[0].message.content).toBe("scripted over http");
     const recorded = await (await fetch(`${base}/__mock/requests`)).json();

@@ -23,11 +23,21 @@ describe("model connection", () => {
   });
 
   it("uses what an admin saved, stores the key encrypted, never returns it to the form", async () => {
-    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", apiKey: "sk-very-secret-key" }, "admin-id");
+    await saveConnection(
+      t.db,
+      { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", apiKey: "sk-very-secret-key" },
+      "admin-id",
+    );
     const row = await t.db.appSetting.findUniqueOrThrow({ where: { key: "model-connection" } });
     expect(JSON.stringify(row.value)).not.toContain("sk-very-secret-key");
     const form = await savedConnectionForForm(t.db);
-    expect(form).toEqual({ baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", embeddingModel: "", hasApiKey: true });
+    expect(form).toEqual({
+      baseURL: mock.url,
+      chatModel: "mock-chat",
+      memoryModel: "",
+      embeddingModel: "",
+      hasApiKey: true,
+    });
     const s = await resolveConnection(t.db);
     expect(s.configured && s.connection).toEqual({
       apiKey: "sk-very-secret-key",
@@ -45,7 +55,11 @@ describe("model connection", () => {
     await saveConnection(t.db, { baseURL: mock.url, chatModel: "other", memoryModel: "" }, "admin-id");
     let s = await resolveConnection(t.db);
     expect(s.configured && s.connection.apiKey).toBe("sk-very-secret-key");
-    await saveConnection(t.db, { baseURL: mock.url, chatModel: "other", memoryModel: "", clearApiKey: true }, "admin-id");
+    await saveConnection(
+      t.db,
+      { baseURL: mock.url, chatModel: "other", memoryModel: "", clearApiKey: true },
+      "admin-id",
+    );
     s = await resolveConnection(t.db);
     expect(s.configured && s.connection.apiKey).toBeUndefined();
   });

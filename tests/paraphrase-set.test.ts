@@ -10,7 +10,9 @@ import { queryTerms } from "@/lib/memory/long-term";
 type Set = Record<string, unknown> & { qa: Array<{ question: string; evidence: string[] }> };
 const set: Set = JSON.parse(fs.readFileSync("scripts/bench/data/paraphrase.json", "utf8"));
 const turns = new Map<string, string>();
-for (const [k, v] of Object.entries(set)) if (/^session_\d+$/.test(k)) for (const t of v as Array<{ dia_id: string; text: string }>) turns.set(t.dia_id, t.text);
+for (const [k, v] of Object.entries(set))
+  if (/^session_\d+$/.test(k))
+    for (const t of v as Array<{ dia_id: string; text: string }>) turns.set(t.dia_id, t.text);
 
 let t: TestDb;
 beforeAll(async () => {

@@ -15,7 +15,8 @@ beforeAll(async () => {
   sink = await startSmtpSink();
 });
 afterAll(async () => sink?.close());
-const withMail = () => (config.mail = { smtpUrl: sink.url, from: "Mnemo <mnemo@example.com>", publicUrl: "https://mnemo.example.com" });
+const withMail = () =>
+  (config.mail = { smtpUrl: sink.url, from: "Mnemo <mnemo@example.com>", publicUrl: "https://mnemo.example.com" });
 afterEach(() => (config.mail = undefined));
 
 const linkToken = (text: string) => /https:\/\/mnemo\.example\.com\/reset-password\?token=([\w-]+)/.exec(text)?.[1];
@@ -49,7 +50,9 @@ describe.each(engines)("password reset and registration on %s", (engine) => {
     // The token is stored hashed: the database alone cannot make a link.
     expect(await t.db.verificationToken.count({ where: { token } })).toBe(0);
 
-    await expect(resetPassword(t.db, token, { next: "brand-new-secret", confirm: "brand-new-secrex" })).rejects.toThrow(/differ/);
+    await expect(resetPassword(t.db, token, { next: "brand-new-secret", confirm: "brand-new-secrex" })).rejects.toThrow(
+      /differ/,
+    );
     await resetPassword(t.db, token, { next: "brand-new-secret", confirm: "brand-new-secret" });
     expect(await signIn(u.email, "original-password")).toBeNull();
     expect((await signIn(u.email, "brand-new-secret"))?.id).toBe(u.id);
@@ -57,7 +60,9 @@ describe.each(engines)("password reset and registration on %s", (engine) => {
     expect(sessionOutlivesPasswordChange(row, { sid: "old-device", authAt: Date.now() - 60_000 })).toBe(false);
     // Used up.
     expect(await resetLinkValid(t.db, token)).toBe(false);
-    await expect(resetPassword(t.db, token, { next: "another-new-secret", confirm: "another-new-secret" })).rejects.toThrow(/expired or was already used/);
+    await expect(
+      resetPassword(t.db, token, { next: "another-new-secret", confirm: "another-new-secret" }),
+    ).rejects.toThrow(/expired or was already used/);
   });
 
   it("a newer link replaces the older one; an expired link is refused", async () => {
@@ -72,7 +77,9 @@ describe.each(engines)("password reset and registration on %s", (engine) => {
     expect(await resetLinkValid(t.db, first)).toBe(false);
     expect(await resetLinkValid(t.db, second)).toBe(true);
     const later = new Date(Date.now() + (RESET_MINUTES + 1) * 60_000);
-    await expect(resetPassword(t.db, second, { next: "brand-new-secret", confirm: "brand-new-secret" }, later)).rejects.toThrow(/expired/);
+    await expect(
+      resetPassword(t.db, second, { next: "brand-new-secret", confirm: "brand-new-secret" }, later),
+    ).rejects.toThrow(/expired/);
     expect((await signIn(u.email, "original-password"))?.id).toBe(u.id);
   });
 

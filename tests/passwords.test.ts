@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { hashPassword } from "@/lib/auth/password";
 import { verifyCredentials } from "@/lib/auth/users";
-import { changePassword, sessionOutlivesPasswordChange, setTemporaryPassword, WrongPasswordError } from "@/lib/auth/password-change";
+import {
+  changePassword,
+  sessionOutlivesPasswordChange,
+  setTemporaryPassword,
+  WrongPasswordError,
+} from "@/lib/auth/password-change";
 
 describe.each(engines)("passwords on %s", (engine) => {
   let t: TestDb;
@@ -24,10 +29,28 @@ describe.each(engines)("passwords on %s", (engine) => {
   it("changes a password only with the current one; other sessions end, this one stays", async () => {
     const u = await newUser();
     const oldSession = { sid: "old-device", authAt: Date.now() - 60_000 };
-    await expect(changePassword(t.db, u.id, "this-device", { current: "wrong-password", next: "brand-new-secret", confirm: "brand-new-secret" })).rejects.toBeInstanceOf(WrongPasswordError);
-    await expect(changePassword(t.db, u.id, "this-device", { current: "original-password", next: "brand-new-secret", confirm: "brand-new-secrex" })).rejects.toThrow(/differ/);
-    await expect(changePassword(t.db, u.id, "this-device", { current: "original-password", next: "short", confirm: "short" })).rejects.toThrow(/at least/);
-    await changePassword(t.db, u.id, "this-device", { current: "original-password", next: "brand-new-secret", confirm: "brand-new-secret" });
+    await expect(
+      changePassword(t.db, u.id, "this-device", {
+        current: "wrong-password",
+        next: "brand-new-secret",
+        confirm: "brand-new-secret",
+      }),
+    ).rejects.toBeInstanceOf(WrongPasswordError);
+    await expect(
+      changePassword(t.db, u.id, "this-device", {
+        current: "original-password",
+        next: "brand-new-secret",
+        confirm: "brand-new-secrex",
+      }),
+    ).rejects.toThrow(/differ/);
+    await expect(
+      changePassword(t.db, u.id, "this-device", { current: "original-password", next: "short", confirm: "short" }),
+    ).rejects.toThrow(/at least/);
+    await changePassword(t.db, u.id, "this-device", {
+      current: "original-password",
+      next: "brand-new-secret",
+      confirm: "brand-new-secret",
+    });
     expect(await signIn(u.email, "original-password")).toBeNull();
     expect((await signIn(u.email, "brand-new-secret"))?.id).toBe(u.id);
     const row = await t.db.user.findUniqueOrThrow({ where: { id: u.id } });
@@ -43,7 +66,11 @@ describe.each(engines)("passwords on %s", (engine) => {
     expect(await signIn(u.email, "original-password")).toBeNull();
     expect((await signIn(u.email, temporary))?.id).toBe(u.id);
     expect((await t.db.user.findUniqueOrThrow({ where: { id: u.id } })).mustChangePassword).toBe(true);
-    await changePassword(t.db, u.id, "sid-1", { current: temporary, next: "my-own-password", confirm: "my-own-password" });
+    await changePassword(t.db, u.id, "sid-1", {
+      current: temporary,
+      next: "my-own-password",
+      confirm: "my-own-password",
+    });
     expect((await t.db.user.findUniqueOrThrow({ where: { id: u.id } })).mustChangePassword).toBe(false);
   });
 });

@@ -27,13 +27,23 @@ describe.each(engines)("data rights on %s", (engine) => {
     const r = await runPrivacyChecks(t.db);
     expect(r.details).toEqual([]);
     expect(r.tables_checked).toBeGreaterThanOrEqual(15);
-    expect(r).toMatchObject({ rows_left_after_delete: 0, export_missing_rows: 0, plaintext_hits: 0, unaudited_admin_reads: 0, unmapped_tables: [], other_user_rows_changed: 0, shredded_still_readable: 0 });
+    expect(r).toMatchObject({
+      rows_left_after_delete: 0,
+      export_missing_rows: 0,
+      plaintext_hits: 0,
+      unaudited_admin_reads: 0,
+      unmapped_tables: [],
+      other_user_rows_changed: 0,
+      shredded_still_readable: 0,
+    });
   });
 
   it("a table the data map does not cover fails the check by itself", async () => {
     const extra = await createTestDb(engine);
     try {
-      await extra.db.$executeRawUnsafe(`CREATE TABLE "Bookmark" (id text PRIMARY KEY, "userId" text REFERENCES "User"(id))`);
+      await extra.db.$executeRawUnsafe(
+        `CREATE TABLE "Bookmark" (id text PRIMARY KEY, "userId" text REFERENCES "User"(id))`,
+      );
       const r = await runPrivacyChecks(extra.db);
       expect(r.unmapped_tables).toEqual(["Bookmark"]);
     } finally {
@@ -55,10 +65,19 @@ describe.each(engines)("data rights on %s", (engine) => {
     await appendItems(t.db, th.id, [{ role: "user", content: "hello there" }]);
     await reviewThread(t.db, admin.id, th.id, "Support ticket 7");
     const row = await t.db.auditLog.findFirstOrThrow({ where: { subjectUserId: user.id } });
-    expect(row).toMatchObject({ actorId: admin.id, action: "thread.view", threadId: th.id, reason: "Support ticket 7" });
-    await expect(t.db.auditLog.update({ where: { id: row.id }, data: { reason: "nothing" } })).rejects.toThrow(/append-only/);
+    expect(row).toMatchObject({
+      actorId: admin.id,
+      action: "thread.view",
+      threadId: th.id,
+      reason: "Support ticket 7",
+    });
+    await expect(t.db.auditLog.update({ where: { id: row.id }, data: { reason: "nothing" } })).rejects.toThrow(
+      /append-only/,
+    );
     await expect(t.db.auditLog.delete({ where: { id: row.id } })).rejects.toThrow(/append-only/);
-    expect(await auditAboutUser(t.db, user.id)).toMatchObject([{ action: "thread.view", reason: "Support ticket 7", actor: admin.email }]);
+    expect(await auditAboutUser(t.db, user.id)).toMatchObject([
+      { action: "thread.view", reason: "Support ticket 7", actor: admin.email },
+    ]);
     // The user's export carries the entry about them.
     expect(await collectExport(t.db, user.id)).toContain("Support ticket 7");
   });
@@ -66,8 +85,14 @@ describe.each(engines)("data rights on %s", (engine) => {
   it("retention hides expired messages at once and the job deletes them (controllable clock)", async () => {
     const user = await t.db.user.create({ data: { email: `retention-${engine}@example.com` } });
     const old = await createThread(t.db, user.id, { title: "old" });
-    const [q1, a1] = await appendItems(t.db, old.id, [{ role: "user", content: "ancient zebra question" }, { role: "assistant", content: "ancient answer" }]);
-    const [q2] = await appendItems(t.db, old.id, [{ role: "user", content: "recent zebra question" }, { role: "assistant", content: "recent answer" }]);
+    const [q1, a1] = await appendItems(t.db, old.id, [
+      { role: "user", content: "ancient zebra question" },
+      { role: "assistant", content: "ancient answer" },
+    ]);
+    const [q2] = await appendItems(t.db, old.id, [
+      { role: "user", content: "recent zebra question" },
+      { role: "assistant", content: "recent answer" },
+    ]);
     const gone = await createThread(t.db, user.id, { title: "gone" });
     await appendItems(t.db, gone.id, [{ role: "user", content: "zebra long ago" }]);
     const temp = await createThread(t.db, user.id, { temporary: true });
@@ -94,7 +119,13 @@ describe.each(engines)("data rights on %s", (engine) => {
       expect((await threadView(t.db, user.id, old.id)).items).toHaveLength(2);
       expect((await listThreads(t.db, user.id, {})).threads.map((x) => x.title)).toEqual(["old"]);
       // Run again: nothing more to do.
-      expect(await runRetention(t.db, new Date(Date.now() + 86_400_000))).toMatchObject({ messages: 0, summaries: 0, threads: 0, temporaryChats: 0, memoriesExpired: 0 });
+      expect(await runRetention(t.db, new Date(Date.now() + 86_400_000))).toMatchObject({
+        messages: 0,
+        summaries: 0,
+        threads: 0,
+        temporaryChats: 0,
+        memoriesExpired: 0,
+      });
       // With memory expiry set, the job also archives memories unused that long.
       await addMemory(t.db, user.id, { text: "Owned a zebra once", source: "inferred" }, "model", "t");
       const later = await runRetention(t.db, new Date(Date.now() + 100 * 86_400_000), undefined, 90);
@@ -108,22 +139,36 @@ describe.each(engines)("data rights on %s", (engine) => {
   it("memories export as JSON and Markdown and import back with duplicates skipped", async () => {
     const a = await t.db.user.create({ data: { email: `export-a-${engine}@example.com` } });
     const b = await t.db.user.create({ data: { email: `export-b-${engine}@example.com` } });
-    await addMemory(t.db, a.id, { text: "Prefers tea over coffee", kind: "preference", source: "explicit", pinned: true }, "user", "t");
+    await addMemory(
+      t.db,
+      a.id,
+      { text: "Prefers tea over coffee", kind: "preference", source: "explicit", pinned: true },
+      "user",
+      "t",
+    );
     await addMemory(t.db, a.id, { text: "Works as a nurse\n# not a heading", source: "inferred" }, "model", "t");
     const json = await memoriesJson(t.db, a.id);
     expect(json).toMatchObject({ format: "mnemo-memories", version: 1 });
-    expect(json.memories.map((m) => m.text).sort()).toEqual(["Prefers tea over coffee", "Works as a nurse\n# not a heading"]);
+    expect(json.memories.map((m) => m.text).sort()).toEqual([
+      "Prefers tea over coffee",
+      "Works as a nurse\n# not a heading",
+    ]);
     const md = await memoriesMarkdown(t.db, a.id);
     expect(md).toContain("## Preferences\n\n- Prefers tea over coffee _(pinned, explicit;");
     expect(md).not.toMatch(/^# not a heading/m);
     await addMemory(t.db, b.id, { text: "prefers tea over coffee!", source: "explicit" }, "user", "t");
-    const r = await importMemories(t.db, b.id, { ...json, memories: [...json.memories, { text: "   " }, { text: "My password is hunter2hunter2" }] });
+    const r = await importMemories(t.db, b.id, {
+      ...json,
+      memories: [...json.memories, { text: "   " }, { text: "My password is hunter2hunter2" }],
+    });
     expect(r.added).toBe(1);
     expect(r.skipped).toBe(1);
     expect(r.rejected.map((x) => x.index)).toEqual([2, 3]);
     expect(await t.db.memory.count({ where: { userId: b.id } })).toBe(2);
     expect(await t.db.memory.count({ where: { userId: a.id } })).toBe(2);
-    await expect(importMemories(t.db, b.id, { format: "other", version: 1, memories: [] })).rejects.toThrow(/Not a Mnemo memories file/);
+    await expect(importMemories(t.db, b.id, { format: "other", version: 1, memories: [] })).rejects.toThrow(
+      /Not a Mnemo memories file/,
+    );
   });
 });
 

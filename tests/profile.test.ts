@@ -19,7 +19,12 @@ beforeAll(async () => {
 afterAll(() => mock.close());
 beforeEach(() => mock.reset());
 
-const FOUR = ["I have a golden retriever named Max", "I work as a nurse at a children's hospital", "I am allergic to peanuts", "My sister Ana lives in Porto"];
+const FOUR = [
+  "I have a golden retriever named Max",
+  "I work as a nurse at a children's hospital",
+  "I am allergic to peanuts",
+  "My sister Ana lives in Porto",
+];
 
 describe.each(engines)("memory profile on %s", (engine) => {
   let t: TestDb;
@@ -38,19 +43,41 @@ describe.each(engines)("memory profile on %s", (engine) => {
       const events = await collect(runTurn(t.db, user, { kind: "send", content: question }));
       const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
       expect(done.memoriesUsed.map((m) => m.text).sort()).toEqual([...FOUR].sort());
-      const sent = mock.chatRequests().at(-1)!.body.messages.map((m: { content: string }) => m.content).join("\n");
+      const sent = mock
+        .chatRequests()
+        .at(-1)!
+        .body.messages.map((m: { content: string }) => m.content)
+        .join("\n");
       for (const text of FOUR) expect(sent).toContain(`\n- ${text}\n`);
     }
   });
 
   it("past the budget, pinned and explicit memories stay and relevant ones fill the rest", async () => {
     const user = (await t.db.user.create({ data: { email: `many-${engine}@example.com` } })).id;
-    const pinned = await addMemory(t.db, user, { text: "Always answer in British English", source: "manual", pinned: true }, "user", "t");
+    const pinned = await addMemory(
+      t.db,
+      user,
+      { text: "Always answer in British English", source: "manual", pinned: true },
+      "user",
+      "t",
+    );
     const explicit = await addMemory(t.db, user, { text: "Is vegetarian", source: "explicit" }, "user", "t");
     for (let i = 0; i < 60; i++) {
-      await addMemory(t.db, user, { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" }, "model", "t");
+      await addMemory(
+        t.db,
+        user,
+        { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" },
+        "model",
+        "t",
+      );
     }
-    const relevant = await addMemory(t.db, user, { text: "Plays the cello in an amateur orchestra", source: "inferred" }, "model", "t");
+    const relevant = await addMemory(
+      t.db,
+      user,
+      { text: "Plays the cello in an amateur orchestra", source: "inferred" },
+      "model",
+      "t",
+    );
     // An inferred memory that earlier answers used is part of the core set, whatever the question.
     const used = await addMemory(t.db, user, { text: "Lives on a houseboat", source: "inferred" }, "model", "t");
     await recordUses(t.db, user, "some-answer", [used.id]);
@@ -63,7 +90,14 @@ describe.each(engines)("memory profile on %s", (engine) => {
 
   it("a profile that nearly fills the budget leaves room for the passage a question needs, then fills what is left", async () => {
     const user = (await t.db.user.create({ data: { email: `near-full-${engine}@example.com` } })).id;
-    for (let i = 0; i < 14; i++) await addMemory(t.db, user, { text: `Visited museum number ${i} in a city during trip ${i}`, source: "inferred" }, "model", "t");
+    for (let i = 0; i < 14; i++)
+      await addMemory(
+        t.db,
+        user,
+        { text: `Visited museum number ${i} in a city during trip ${i}`, source: "inferred" },
+        "model",
+        "t",
+      );
     const p = await loadProfile(t.db, user, 100, 220);
     // Between the profile's share and the whole budget: every memory is read, not all go in first.
     expect(p.cost).toBeGreaterThan(220 * PROFILE_SHARE);
@@ -71,7 +105,10 @@ describe.each(engines)("memory profile on %s", (engine) => {
     expect(profileSelection(p, 220).fits).toBe(false);
     const th = await t.db.thread.create({ data: { userId: user, title: "Boat" } });
     const answer = `The mooring fee for the houseboat is due every March, ${"and the harbour office wants it paid in person ".repeat(12)}`;
-    await appendItems(t.db, th.id, [{ role: "user", content: "When is the houseboat mooring fee due?" }, { role: "assistant", content: answer }]);
+    await appendItems(t.db, th.id, [
+      { role: "user", content: "When is the houseboat mooring fee due?" },
+      { role: "assistant", content: answer },
+    ]);
     const r = await recall(t.db, user, "When is my houseboat mooring fee due?", { budget: 220 });
     expect(r.passages.flatMap((x) => x.lines).join("\n")).toContain("due every March");
     // The memories still fill what the passage left (all of them and the passage would not fit).
@@ -84,26 +121,52 @@ describe.each(engines)("memory profile on %s", (engine) => {
   it("uses are recorded once per answer, for the user's own memories only, and order the core set", async () => {
     const user = (await t.db.user.create({ data: { email: `uses-${engine}@example.com` } })).id;
     const other = (await t.db.user.create({ data: { email: `uses-other-${engine}@example.com` } })).id;
-    const [a, b] = [await addMemory(t.db, user, { text: "Grows tomatoes", source: "inferred" }, "model", "t"), await addMemory(t.db, user, { text: "Keeps bees", source: "inferred" }, "model", "t")];
+    const [a, b] = [
+      await addMemory(t.db, user, { text: "Grows tomatoes", source: "inferred" }, "model", "t"),
+      await addMemory(t.db, user, { text: "Keeps bees", source: "inferred" }, "model", "t"),
+    ];
     const theirs = await addMemory(t.db, other, { text: "Collects stamps", source: "inferred" }, "model", "t");
     await recordUses(t.db, user, "answer-1", [a.id, b.id, theirs.id]);
     await recordUses(t.db, user, "answer-1", [a.id, b.id]); // the same answer again
     await recordUses(t.db, user, "answer-2", [b.id]);
-    const counts = async (id: string) => [(await t.db.memory.findUniqueOrThrow({ where: { id } })).useCount, await t.db.memoryUse.count({ where: { memoryId: id } })];
+    const counts = async (id: string) => [
+      (await t.db.memory.findUniqueOrThrow({ where: { id } })).useCount,
+      await t.db.memoryUse.count({ where: { memoryId: id } }),
+    ];
     expect(await counts(a.id)).toEqual([1, 1]);
     expect(await counts(b.id)).toEqual([2, 2]);
     expect(await counts(theirs.id)).toEqual([0, 0]);
     expect((await t.db.memory.findUniqueOrThrow({ where: { id: b.id } })).lastUsedAt).not.toBeNull();
     // Past the budget the core set is the used memories, most used first.
-    for (let i = 0; i < 40; i++) await addMemory(t.db, user, { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" }, "model", "t");
+    for (let i = 0; i < 40; i++)
+      await addMemory(
+        t.db,
+        user,
+        { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" },
+        "model",
+        "t",
+      );
     const r = await recall(t.db, user, "anything new?", { budget: 100, passages: false });
     expect(r.memories.slice(0, 2).map((m) => m.text)).toEqual(["Keeps bees", "Grows tomatoes"]);
   });
 
   it("past the budget with no core memory, the totals still say it does not fit; expired and archived stay out", async () => {
     const user = (await t.db.user.create({ data: { email: `no-core-${engine}@example.com` } })).id;
-    for (let i = 0; i < 30; i++) await addMemory(t.db, user, { text: `Read book number ${i} on a rainy afternoon in the garden`, source: "inferred" }, "model", "t");
-    const expired = await addMemory(t.db, user, { text: "Is in Lisbon this week", source: "manual", pinned: true }, "user", "t");
+    for (let i = 0; i < 30; i++)
+      await addMemory(
+        t.db,
+        user,
+        { text: `Read book number ${i} on a rainy afternoon in the garden`, source: "inferred" },
+        "model",
+        "t",
+      );
+    const expired = await addMemory(
+      t.db,
+      user,
+      { text: "Is in Lisbon this week", source: "manual", pinned: true },
+      "user",
+      "t",
+    );
     await t.db.memory.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
     const archived = await addMemory(t.db, user, { text: "Likes jazz", source: "explicit" }, "user", "t");
     await t.db.memory.update({ where: { id: archived.id }, data: { status: "archived" } });
@@ -122,8 +185,21 @@ describe.each(engines)("memory profile on %s", (engine) => {
   it("past the budget, recall reads the core set only as far as its share of the budget, pinned ones always", async () => {
     const user = (await t.db.user.create({ data: { email: `core-share-${engine}@example.com` } })).id;
     // 60 explicit memories of ~12 tokens: the core share of 400 tokens (160) holds about 11 of them.
-    for (let i = 0; i < 60; i++) await addMemory(t.db, user, { text: `Said on day ${i} that the north garden needs watering`, source: "explicit" }, "user", "t");
-    const pinned = await addMemory(t.db, user, { text: "Pinned: call me Ro", source: "inferred", pinned: true }, "user", "t");
+    for (let i = 0; i < 60; i++)
+      await addMemory(
+        t.db,
+        user,
+        { text: `Said on day ${i} that the north garden needs watering`, source: "explicit" },
+        "user",
+        "t",
+      );
+    const pinned = await addMemory(
+      t.db,
+      user,
+      { text: "Pinned: call me Ro", source: "inferred", pinned: true },
+      "user",
+      "t",
+    );
     const p = await loadProfile(t.db, user, 100, 400);
     const unpinned = p.memories.filter((m) => !m.pinned);
     const cost = (ms: typeof unpinned) => ms.reduce((sum, m) => sum + m.tokens + MEMORY_LINE_OVERHEAD, 0);

@@ -11,11 +11,19 @@ const iso = (d: Date) => d.toISOString().slice(0, 10);
 describe("questionDates", () => {
   const now = new Date("2026-11-21T12:00:00Z");
   it("reads days, months and a few relative dates", () => {
-    expect(questionDates("What movie did Joanna watch on 1 May, 2022?").map((r) => [iso(r.start), iso(r.end)])).toEqual([["2022-04-30", "2022-05-03"]]);
-    expect(questionDates("What painting was shared on October 13, 2023?").map((r) => [iso(r.start), iso(r.end)])).toEqual([["2023-10-12", "2023-10-15"]]);
-    expect(questionDates("Where did she travel in July 2022?").map((r) => [iso(r.start), iso(r.end)])).toEqual([["2022-07-01", "2022-08-01"]]);
+    expect(questionDates("What movie did Joanna watch on 1 May, 2022?").map((r) => [iso(r.start), iso(r.end)])).toEqual(
+      [["2022-04-30", "2022-05-03"]],
+    );
+    expect(
+      questionDates("What painting was shared on October 13, 2023?").map((r) => [iso(r.start), iso(r.end)]),
+    ).toEqual([["2023-10-12", "2023-10-15"]]);
+    expect(questionDates("Where did she travel in July 2022?").map((r) => [iso(r.start), iso(r.end)])).toEqual([
+      ["2022-07-01", "2022-08-01"],
+    ]);
     expect(questionDates("what did we talk about yesterday", now).map((r) => iso(r.start))).toEqual(["2026-11-19"]);
-    expect(questionDates("What did I say last month?", now).map((r) => [iso(r.start), iso(r.end)])).toEqual([["2026-10-01", "2026-11-01"]]);
+    expect(questionDates("What did I say last month?", now).map((r) => [iso(r.start), iso(r.end)])).toEqual([
+      ["2026-10-01", "2026-11-01"],
+    ]);
   });
   it("finds nothing in questions without dates", () => {
     expect(questionDates("What is my favourite ice cream?")).toEqual([]);
@@ -32,7 +40,10 @@ describe.each(engines)("recall by date on %s", (engine) => {
 
   it("a message from the date the question names comes before an equally good one from another day", async () => {
     const user = await t.db.user.create({ data: { email: `dates-${engine}@example.com` } });
-    for (const [day, text] of [["2022-05-01", "We watched a movie about whales tonight."], ["2022-08-20", "We watched a movie about sharks tonight."]] as const) {
+    for (const [day, text] of [
+      ["2022-05-01", "We watched a movie about whales tonight."],
+      ["2022-08-20", "We watched a movie about sharks tonight."],
+    ] as const) {
       const th = await createThread(t.db, user.id);
       await appendItems(t.db, th.id, [{ role: "user", content: text }]);
       await t.db.item.updateMany({ where: { threadId: th.id }, data: { createdAt: new Date(`${day}T20:00:00Z`) } });

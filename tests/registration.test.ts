@@ -23,7 +23,9 @@ describe.each(engines)("registration modes on %s", (engine) => {
     setMode("closed");
     const first = await registerWithPassword(t.db, input(`first-${engine}@example.com`), ip());
     expect(first.role).toBe("ADMIN");
-    await expect(registerWithPassword(t.db, input(`second-${engine}@example.com`), ip())).rejects.toThrow(/Registration is closed/);
+    await expect(registerWithPassword(t.db, input(`second-${engine}@example.com`), ip())).rejects.toThrow(
+      /Registration is closed/,
+    );
     expect(await t.db.user.count({ where: { email: `second-${engine}@example.com` } })).toBe(0);
   });
 
@@ -32,20 +34,30 @@ describe.each(engines)("registration modes on %s", (engine) => {
     const email = `invited-${engine}@example.com`;
     await expect(registerWithPassword(t.db, input(email), ip())).rejects.toBeInstanceOf(RegistrationClosedError);
     const token = await createInvitation(t.db, email);
-    await expect(registerWithPassword(t.db, input(`someone-else-${engine}@example.com`), ip(), token)).rejects.toBeInstanceOf(RegistrationClosedError);
-    await expect(registerWithPassword(t.db, input(email), ip(), "not-the-token")).rejects.toBeInstanceOf(RegistrationClosedError);
+    await expect(
+      registerWithPassword(t.db, input(`someone-else-${engine}@example.com`), ip(), token),
+    ).rejects.toBeInstanceOf(RegistrationClosedError);
+    await expect(registerWithPassword(t.db, input(email), ip(), "not-the-token")).rejects.toBeInstanceOf(
+      RegistrationClosedError,
+    );
     expect((await registerWithPassword(t.db, input(email), ip(), token)).email).toBe(email);
     // Used up: a second account from the same invitation is refused.
     await expect(admitRegistration(t.db, email, { token })).rejects.toBeInstanceOf(RegistrationClosedError);
     const old = await createInvitation(t.db, `late-${engine}@example.com`, new Date(Date.now() - 8 * 86_400_000));
-    await expect(registerWithPassword(t.db, input(`late-${engine}@example.com`), ip(), old)).rejects.toThrow(/by invitation/);
+    await expect(registerWithPassword(t.db, input(`late-${engine}@example.com`), ip(), old)).rejects.toThrow(
+      /by invitation/,
+    );
     // An OAuth sign-up needs an invitation for its (provider-checked) email, not the token.
     await createInvitation(t.db, `oauth-${engine}@example.com`);
     await expect(admitRegistration(t.db, `oauth-${engine}@example.com`, { oauth: true })).resolves.toBeUndefined();
-    await expect(admitRegistration(t.db, `stranger-${engine}@example.com`, { oauth: true })).rejects.toBeInstanceOf(RegistrationClosedError);
+    await expect(admitRegistration(t.db, `stranger-${engine}@example.com`, { oauth: true })).rejects.toBeInstanceOf(
+      RegistrationClosedError,
+    );
   });
 
   it("open: anyone", async () => {
-    expect((await registerWithPassword(t.db, input(`open-${engine}@example.com`), ip())).email).toBe(`open-${engine}@example.com`);
+    expect((await registerWithPassword(t.db, input(`open-${engine}@example.com`), ip())).email).toBe(
+      `open-${engine}@example.com`,
+    );
   });
 });

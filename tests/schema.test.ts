@@ -28,7 +28,15 @@ describe("schema and migrations", () => {
   it("schema.prisma and the migrations produce the same catalog", async () => {
     const diff = spawnSync(
       process.execPath,
-      ["scripts/prisma.mjs", "migrate", "diff", "--from-empty", "--to-schema-datamodel", "prisma/schema.prisma", "--script"],
+      [
+        "scripts/prisma.mjs",
+        "migrate",
+        "diff",
+        "--from-empty",
+        "--to-schema-datamodel",
+        "prisma/schema.prisma",
+        "--script",
+      ],
       { encoding: "utf8" },
     );
     expect(diff.status, diff.stderr).toBe(0);
@@ -77,20 +85,27 @@ describe.each(engines)("startup schema check on %s", (engine) => {
     return openDatabase({ kind: "postgres", url: u.toString() });
   }
 
-  it(engine === "postgres" ? "production refuses a schema that is behind, with the command to run" : "the embedded database migrates itself", async () => {
-    const db = await emptyDatabase();
-    try {
-      if (engine === "postgres") {
-        const err = await ensureSchema(db, true).catch((e) => e);
-        expect(err).toBeInstanceOf(StartupError);
-        expect(err.message).toMatch(/^Database schema is behind \(\d+ pending migration\(s\), newest \S+\): run `npm run db:migrate`/);
+  it(
+    engine === "postgres"
+      ? "production refuses a schema that is behind, with the command to run"
+      : "the embedded database migrates itself",
+    async () => {
+      const db = await emptyDatabase();
+      try {
+        if (engine === "postgres") {
+          const err = await ensureSchema(db, true).catch((e) => e);
+          expect(err).toBeInstanceOf(StartupError);
+          expect(err.message).toMatch(
+            /^Database schema is behind \(\d+ pending migration\(s\), newest \S+\): run `npm run db:migrate`/,
+          );
+        }
+        const applied = await ensureSchema(db, engine === "pglite");
+        expect(applied).toEqual(listMigrations().map((m) => m.name));
+        expect((await db.withConnection((c) => migrationStatus(c))).pending).toEqual([]);
+        expect(await ensureSchema(db, true)).toEqual([]);
+      } finally {
+        await db.close();
       }
-      const applied = await ensureSchema(db, engine === "pglite");
-      expect(applied).toEqual(listMigrations().map((m) => m.name));
-      expect((await db.withConnection((c) => migrationStatus(c))).pending).toEqual([]);
-      expect(await ensureSchema(db, true)).toEqual([]);
-    } finally {
-      await db.close();
-    }
-  });
+    },
+  );
 });

@@ -25,7 +25,12 @@ describe("secret guard", () => {
   });
 
   it("leaves ordinary facts alone", () => {
-    for (const s of ["My name is Sara and I like pizza", "Lives in Berlin since 2019", "Has 2 kids aged 4 and 7", "Phone model is Pixel 8"]) {
+    for (const s of [
+      "My name is Sara and I like pizza",
+      "Lives in Berlin since 2019",
+      "Has 2 kids aged 4 and 7",
+      "Phone model is Pixel 8",
+    ]) {
       expect(redactSecrets(s)).toEqual({ text: s, redacted: [], onlySecret: false });
     }
   });

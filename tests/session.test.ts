@@ -23,8 +23,14 @@ describe.each(engines)("Session on %s", (engine) => {
   });
 
   it("getItems returns the newest N in chronological order; 0 gives none, more than exist gives all", async () => {
-    await session.addItems([{ role: "user", content: "q1" }, { role: "assistant", content: "a1" }]);
-    await session.addItems([{ role: "user", content: "q2" }, { role: "assistant", content: "a2" }]);
+    await session.addItems([
+      { role: "user", content: "q1" },
+      { role: "assistant", content: "a1" },
+    ]);
+    await session.addItems([
+      { role: "user", content: "q2" },
+      { role: "assistant", content: "a2" },
+    ]);
     expect((await session.getItems()).map((i) => i.content)).toEqual(["q1", "a1", "q2", "a2"]);
     expect((await session.getItems(3)).map((i) => i.content)).toEqual(["a1", "q2", "a2"]);
     expect(await session.getItems(0)).toEqual([]);
@@ -36,17 +42,20 @@ describe.each(engines)("Session on %s", (engine) => {
 
   it("keeps tool calls and results, and counts tokens", async () => {
     const [call, result] = await session.addItems([
-      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "search_memory", arguments: "{\"q\":\"tea\"}" }] },
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "search_memory", arguments: '{"q":"tea"}' }] },
       { role: "tool", content: "[]", toolCallId: "c1", toolName: "search_memory" },
     ]);
-    expect(call.toolCalls).toEqual([{ id: "c1", name: "search_memory", arguments: "{\"q\":\"tea\"}" }]);
+    expect(call.toolCalls).toEqual([{ id: "c1", name: "search_memory", arguments: '{"q":"tea"}' }]);
     expect(result.toolCallId).toBe("c1");
     expect(result.parentId).toBe(call.id);
     expect(call.tokens).toBeGreaterThan(4);
   });
 
   it("popItem returns the newest and removes it; clearSession removes all", async () => {
-    await session.addItems([{ role: "user", content: "q1" }, { role: "assistant", content: "a1" }]);
+    await session.addItems([
+      { role: "user", content: "q1" },
+      { role: "assistant", content: "a1" },
+    ]);
     expect((await session.popItem())?.content).toBe("a1");
     expect((await session.getItems()).map((i) => i.content)).toEqual(["q1"]);
     await session.addItems([{ role: "assistant", content: "a1b" }]);
@@ -59,9 +68,23 @@ describe.each(engines)("Session on %s", (engine) => {
   });
 
   it("branches: appending under an earlier item leaves the old branch intact", async () => {
-    const [q1, a1] = await session.addItems([{ role: "user", content: "q1" }, { role: "assistant", content: "a1" }]);
-    await session.addItems([{ role: "user", content: "q2" }, { role: "assistant", content: "a2" }]);
-    await appendItems(t.db, session.getSessionId(), [{ role: "user", content: "q2 edited" }, { role: "assistant", content: "a2'" }], { parent: a1.id });
+    const [q1, a1] = await session.addItems([
+      { role: "user", content: "q1" },
+      { role: "assistant", content: "a1" },
+    ]);
+    await session.addItems([
+      { role: "user", content: "q2" },
+      { role: "assistant", content: "a2" },
+    ]);
+    await appendItems(
+      t.db,
+      session.getSessionId(),
+      [
+        { role: "user", content: "q2 edited" },
+        { role: "assistant", content: "a2'" },
+      ],
+      { parent: a1.id },
+    );
     expect((await session.getItems()).map((i) => i.content)).toEqual(["q1", "a1", "q2 edited", "a2'"]);
     expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(6);
     expect((await session.getItems())[0].id).toBe(q1.id);
@@ -69,14 +92,21 @@ describe.each(engines)("Session on %s", (engine) => {
 
   it("refuses an append by another user or to a missing thread", async () => {
     const other = await t.db.user.create({ data: { email: `o-${engine}-${Date.now()}@example.com` } });
-    expect(await appendItems(t.db, session.getSessionId(), [{ role: "user", content: "x" }], { ownerId: other.id })).toEqual([]);
+    expect(
+      await appendItems(t.db, session.getSessionId(), [{ role: "user", content: "x" }], { ownerId: other.id }),
+    ).toEqual([]);
     expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(0);
-    await expect(new PrismaSession(t.db, "missing").addItems([{ role: "user", content: "x" }])).rejects.toBeInstanceOf(ThreadNotFoundError);
+    await expect(new PrismaSession(t.db, "missing").addItems([{ role: "user", content: "x" }])).rejects.toBeInstanceOf(
+      ThreadNotFoundError,
+    );
     await expect(new PrismaSession(t.db, "missing").getItems()).rejects.toBeInstanceOf(ThreadNotFoundError);
   });
 
   it("deleting a thread deletes its items", async () => {
-    await session.addItems([{ role: "user", content: "q" }, { role: "assistant", content: "a" }]);
+    await session.addItems([
+      { role: "user", content: "q" },
+      { role: "assistant", content: "a" },
+    ]);
     await t.db.thread.delete({ where: { id: session.getSessionId() } });
     expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(0);
   });
@@ -108,14 +138,27 @@ describe.each(engines)("Session on %s", (engine) => {
   });
   it("the prompt window reads about its budget of a long thread, still finds the summary, and never starts mid-turn", async () => {
     const th = await t.db.thread.create({ data: { userId } });
-    const items = await appendItems(t.db, th.id, Array.from({ length: 300 }, (_, i) => ({
-      role: i % 2 ? ("assistant" as const) : ("user" as const),
-      content: `message ${i} ` + "word ".repeat(i % 2 ? 40 : 10),
-    })));
+    const items = await appendItems(
+      t.db,
+      th.id,
+      Array.from({ length: 300 }, (_, i) => ({
+        role: i % 2 ? ("assistant" as const) : ("user" as const),
+        content: `message ${i} ` + "word ".repeat(i % 2 ? 40 : 10),
+      })),
+    );
     const leaf = items.at(-1)!;
     const tokens = items.map((i) => i.tokens);
     // A summary through item 20: far behind a small budget's window.
-    await t.db.summary.create({ data: { threadId: th.id, version: 1, throughItemId: items[20].id, throughPosition: items[20].position, content: "Earlier: greetings.", tokens: 5 } });
+    await t.db.summary.create({
+      data: {
+        threadId: th.id,
+        version: 1,
+        throughItemId: items[20].id,
+        throughPosition: items[20].position,
+        content: "Earlier: greetings.",
+        tokens: 5,
+      },
+    });
     const budget = tokens.slice(-20).reduce((a, b) => a + b, 0) + 7; // not a turn boundary
     const ctx = await loadContext(t.db, th.id, leaf.id, { budget, maxItems: 1000 });
     expect(ctx.summary?.content).toBe("Earlier: greetings.");

@@ -17,7 +17,8 @@ describe("planner statistics on the embedded database", () => {
       thread.id,
       user.id,
     );
-    const stats = () => prisma.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'Item'`);
+    const stats = () =>
+      prisma.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'Item'`);
     expect((await stats())[0].n).toBe(0);
     expect(await refreshStatistics()).toBe(true);
     expect((await stats())[0].n).toBeGreaterThan(0);

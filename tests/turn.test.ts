@@ -16,7 +16,6 @@ beforeAll(async () => {
 afterAll(() => mock.close());
 beforeEach(() => mock.reset());
 
-
 describe.each(engines)("turns on %s", (engine) => {
   let t: TestDb;
   let userId: string;
@@ -33,7 +32,12 @@ describe.each(engines)("turns on %s", (engine) => {
     mock.script({ match: "hello", content: "Hi there, friend." });
     const events = await collect(runTurn(t.db, userId, { kind: "send", content: "hello" }, { defer }));
     expect(events[0].type).toBe("start");
-    expect(events.filter((e) => e.type === "delta").map((e) => (e as { text: string }).text).join("")).toBe("Hi there, friend.");
+    expect(
+      events
+        .filter((e) => e.type === "delta")
+        .map((e) => (e as { text: string }).text)
+        .join(""),
+    ).toBe("Hi there, friend.");
     const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
     expect(done.item).toMatchObject({ status: "complete", content: "Hi there, friend.", model: "mock-chat" });
     expect(done.item.promptTokens).toBeGreaterThan(0);
@@ -44,7 +48,9 @@ describe.each(engines)("turns on %s", (engine) => {
     await flush(); // the title is made after the answer, by the memory model
     const threadId = (events[0] as { threadId: string }).threadId;
     expect(mock.chatRequests().at(-1)?.body.model).toBe("mock-memory");
-    expect((await t.db.thread.findUniqueOrThrow({ where: { id: threadId } })).title).toMatch(/^Mock answer to: User: hello/);
+    expect((await t.db.thread.findUniqueOrThrow({ where: { id: threadId } })).title).toMatch(
+      /^Mock answer to: User: hello/,
+    );
   });
 
   it("a turn reads its window and its recall in one statement", async () => {
@@ -63,16 +69,21 @@ describe.each(engines)("turns on %s", (engine) => {
     expect(events.at(-1)?.type).toBe("done");
     const window = reads.filter((sql) => sql.includes("mnemo_context_window("));
     expect(window).toHaveLength(1);
-    for (const fn of ["mnemo_memory_profile(", "mnemo_recall_passages(", "mnemo_recent_exchanges("]) expect(window[0]).toContain(fn);
+    for (const fn of ["mnemo_memory_profile(", "mnemo_recall_passages(", "mnemo_recent_exchanges("])
+      expect(window[0]).toContain(fn);
     expect(reads.filter((sql) => sql.includes("mnemo_recall_passages("))).toHaveLength(1);
     await flush();
   });
 
   it("a session that was signed out cannot write, even with its old token", async () => {
-    const first = await collect(runTurn(t.db, userId, { kind: "send", content: "hello again" }, { defer, sid: "desk" }));
+    const first = await collect(
+      runTurn(t.db, userId, { kind: "send", content: "hello again" }, { defer, sid: "desk" }),
+    );
     const threadId = (first[0] as { threadId: string }).threadId;
     await recordSignOut(t.db, { sub: userId, sid: "desk" });
-    await expect(collect(runTurn(t.db, userId, { kind: "send", threadId, content: "still there?" }, { defer, sid: "desk" }))).rejects.toThrow("Thread not found");
+    await expect(
+      collect(runTurn(t.db, userId, { kind: "send", threadId, content: "still there?" }, { defer, sid: "desk" })),
+    ).rejects.toThrow("Thread not found");
     expect((await threadView(t.db, userId, threadId)).items.map((i) => i.content)).not.toContain("still there?");
     await flush();
   });
@@ -85,10 +96,16 @@ describe.each(engines)("turns on %s", (engine) => {
     expect(err.message).toBe("The model server failed (500). Try again.");
     const threadId = (events[0] as { threadId: string }).threadId;
     let view = await threadView(t.db, userId, threadId);
-    expect(view.items.map((i) => [i.role, i.status])).toEqual([["user", "complete"], ["assistant", "failed"]]);
+    expect(view.items.map((i) => [i.role, i.status])).toEqual([
+      ["user", "complete"],
+      ["assistant", "failed"],
+    ]);
     await collect(runTurn(t.db, userId, { kind: "regenerate", threadId, itemId: err.item!.id }, { defer }));
     view = await threadView(t.db, userId, threadId);
-    expect(view.items.map((i) => [i.role, i.status])).toEqual([["user", "complete"], ["assistant", "complete"]]);
+    expect(view.items.map((i) => [i.role, i.status])).toEqual([
+      ["user", "complete"],
+      ["assistant", "complete"],
+    ]);
     expect(view.items[1].siblingIds).toHaveLength(1);
   });
 
@@ -127,7 +144,11 @@ describe.each(engines)("turns on %s", (engine) => {
   });
 
   it("stop keeps the partial answer, marked stopped", async () => {
-    mock.script({ match: "long story", content: Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "), chunkDelayMs: 5 });
+    mock.script({
+      match: "long story",
+      content: Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "),
+      chunkDelayMs: 5,
+    });
     const gen = runTurn(t.db, userId, { kind: "send", content: "a long story" }, { defer });
     const events: TurnEvent[] = [];
     let stopped = false;
@@ -146,10 +167,14 @@ describe.each(engines)("turns on %s", (engine) => {
 
   it("refuses empty, over-long and foreign requests", async () => {
     await expect(collect(runTurn(t.db, userId, { kind: "send", content: "  \n " }))).rejects.toThrow("Type a message.");
-    await expect(collect(runTurn(t.db, userId, { kind: "send", content: "x".repeat(20_001) }))).rejects.toThrow(/limited to 20,000 characters/);
+    await expect(collect(runTurn(t.db, userId, { kind: "send", content: "x".repeat(20_001) }))).rejects.toThrow(
+      /limited to 20,000 characters/,
+    );
     const stranger = await t.db.user.create({ data: { email: `stranger-${engine}@example.com` } });
     const mine = await t.db.thread.findFirstOrThrow({ where: { userId } });
-    await expect(collect(runTurn(t.db, stranger.id, { kind: "send", threadId: mine.id, content: "hi" }))).rejects.toThrow("Thread not found.");
+    await expect(
+      collect(runTurn(t.db, stranger.id, { kind: "send", threadId: mine.id, content: "hi" })),
+    ).rejects.toThrow("Thread not found.");
     expect(await stopTurn(t.db, stranger.id, "whatever")).toBe(false);
   });
 });

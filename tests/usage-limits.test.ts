@@ -39,7 +39,10 @@ describe.each(engines)("daily usage limits on %s", (engine) => {
     const third = await collect(runTurn(t.db, user, { kind: "send", threadId, content: "three" }));
     const end = last(third);
     expect(end.type).toBe("error");
-    expect(end.item).toMatchObject({ status: "failed", error: "You have reached today's limit of 2 messages. It resets at midnight UTC; your message is saved." });
+    expect(end.item).toMatchObject({
+      status: "failed",
+      error: "You have reached today's limit of 2 messages. It resets at midnight UTC; your message is saved.",
+    });
     expect(mock.chatRequests().length, "the model is not called").toBe(before);
     expect(await t.db.item.count({ where: { threadId, role: "user" } })).toBe(3);
     expect(last(await collect(runTurn(t.db, other, { kind: "send", content: "hello" }))).type).toBe("done");

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { groupTurns, selectWindow, type WindowItem } from "@/lib/memory/window";
 
 function rng(seed: number) {
-  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 function randomHistory(r: () => number): WindowItem[] {
@@ -11,14 +11,47 @@ function randomHistory(r: () => number): WindowItem[] {
   let n = 0;
   const turns = 1 + Math.floor(r() * 30);
   for (let t = 0; t < turns; t++) {
-    items.push({ id: `i${n++}`, role: "user", tokens: 5 + Math.floor(r() * 200), status: "complete", content: "q", toolCalls: null, toolCallId: null });
+    items.push({
+      id: `i${n++}`,
+      role: "user",
+      tokens: 5 + Math.floor(r() * 200),
+      status: "complete",
+      content: "q",
+      toolCalls: null,
+      toolCallId: null,
+    });
     const calls = r() < 0.3 ? 1 + Math.floor(r() * 3) : 0;
     for (let c = 0; c < calls; c++) {
       const id = `call${n}`;
-      items.push({ id: `i${n++}`, role: "assistant", tokens: 10 + Math.floor(r() * 50), status: "complete", content: "", toolCalls: [{ id, name: "search_memory", arguments: "{}" }], toolCallId: null });
-      items.push({ id: `i${n++}`, role: "tool", tokens: 5 + Math.floor(r() * 300), status: "complete", content: "r", toolCalls: null, toolCallId: id });
+      items.push({
+        id: `i${n++}`,
+        role: "assistant",
+        tokens: 10 + Math.floor(r() * 50),
+        status: "complete",
+        content: "",
+        toolCalls: [{ id, name: "search_memory", arguments: "{}" }],
+        toolCallId: null,
+      });
+      items.push({
+        id: `i${n++}`,
+        role: "tool",
+        tokens: 5 + Math.floor(r() * 300),
+        status: "complete",
+        content: "r",
+        toolCalls: null,
+        toolCallId: id,
+      });
     }
-    if (t < turns - 1 || r() < 0.7) items.push({ id: `i${n++}`, role: "assistant", tokens: 5 + Math.floor(r() * 400), status: "complete", content: "a", toolCalls: null, toolCallId: null });
+    if (t < turns - 1 || r() < 0.7)
+      items.push({
+        id: `i${n++}`,
+        role: "assistant",
+        tokens: 5 + Math.floor(r() * 400),
+        status: "complete",
+        content: "a",
+        toolCalls: null,
+        toolCallId: null,
+      });
   }
   return items;
 }

@@ -10,5 +10,12 @@ export default async function NewChatPage() {
   await pageUser();
   const state = await resolveConnection(await getDb());
   // The key forces a fresh chat each time "New chat" is opened.
-  return <ChatView key={Date.now()} initial={null} modelMissing={state.configured ? null : state.reason} maxChars={getConfig().chat.maxMessageChars} />;
+  return (
+    <ChatView
+      key={Date.now()}
+      initial={null}
+      modelMissing={state.configured ? null : state.reason}
+      maxChars={getConfig().chat.maxMessageChars}
+    />
+  );
 }

@@ -30,7 +30,12 @@ function safeCallback(raw: FormDataEntryValue | null): string {
   try {
     const u = new URL(raw, "http://mnemo.local");
     const path = u.pathname + u.search;
-    return path.startsWith("/") && !path.startsWith("//") && !path.startsWith("/signin") && !path.startsWith("/register") ? path : "/";
+    return path.startsWith("/") &&
+      !path.startsWith("//") &&
+      !path.startsWith("/signin") &&
+      !path.startsWith("/register")
+      ? path
+      : "/";
   } catch {
     return "/";
   }
@@ -60,7 +65,10 @@ export async function signInAction(_prev: FormState, form: FormData): Promise<Fo
   const password = String(form.get("password") ?? "");
   if (!email.trim() || !password) {
     return {
-      fieldErrors: { ...(!email.trim() && { email: "Enter your email address." }), ...(!password && { password: "Enter your password." }) },
+      fieldErrors: {
+        ...(!email.trim() && { email: "Enter your email address." }),
+        ...(!password && { password: "Enter your password." }),
+      },
       values: { email },
     };
   }
@@ -68,7 +76,11 @@ export async function signInAction(_prev: FormState, form: FormData): Promise<Fo
 }
 
 export async function registerAction(_prev: FormState, form: FormData): Promise<FormState> {
-  const raw = { name: String(form.get("name") ?? ""), email: String(form.get("email") ?? ""), password: String(form.get("password") ?? "") };
+  const raw = {
+    name: String(form.get("name") ?? ""),
+    email: String(form.get("email") ?? ""),
+    password: String(form.get("password") ?? ""),
+  };
   const values = { name: raw.name, email: raw.email };
   const parsed = registerSchema().safeParse(raw);
   if (!parsed.success) return { fieldErrors: fieldErrors(parsed.error), values };
@@ -79,7 +91,8 @@ export async function registerAction(_prev: FormState, form: FormData): Promise<
     user = await registerAccount(db, parsed.data, clientIp(await headers()), invite);
   } catch (e) {
     if (e instanceof RegistrationClosedError) return { error: e.message, values };
-    if (e instanceof RateLimitedError) return { error: "Too many accounts created from this network. Try again later.", values };
+    if (e instanceof RateLimitedError)
+      return { error: "Too many accounts created from this network. Try again later.", values };
     throw e;
   }
   // The first account (nobody else to reveal) and an invited one (the invitation names
@@ -101,15 +114,24 @@ export async function forgotPasswordAction(_prev: FormState, form: FormData): Pr
     await requestPasswordReset(await getDb(), email, clientIp(await headers()));
     return { done: sent, values: { email } };
   } catch (e) {
-    if (e instanceof z.ZodError) return { fieldErrors: { email: e.issues[0]?.message ?? "Enter a valid email address." }, values: { email } };
+    if (e instanceof z.ZodError)
+      return { fieldErrors: { email: e.issues[0]?.message ?? "Enter a valid email address." }, values: { email } };
     return { error: publicError(e, "forgot-password").message, values: { email } };
   }
 }
 
-const resetSchema = z.object({ token: z.string().min(1).max(200), next: z.string().max(256), confirm: z.string().max(256) });
+const resetSchema = z.object({
+  token: z.string().min(1).max(200),
+  next: z.string().max(256),
+  confirm: z.string().max(256),
+});
 
 export async function resetPasswordAction(_prev: FormState, form: FormData): Promise<FormState> {
-  const parsed = resetSchema.safeParse({ token: form.get("token"), next: form.get("next"), confirm: form.get("confirm") });
+  const parsed = resetSchema.safeParse({
+    token: form.get("token"),
+    next: form.get("next"),
+    confirm: form.get("confirm"),
+  });
   if (!parsed.success) return { error: "This reset link is not complete. Open it again from the email." };
   try {
     await resetPassword(await getDb(), parsed.data.token, parsed.data);

@@ -12,18 +12,40 @@ import { importLearnStatusAction, startImportLearnAction } from "@/app/(app)/set
 import { Button } from "@/components/ui/button";
 import { THREADS_CHANGED } from "@/components/chat/events";
 
-type Progress = { sent: number; total: number; conversations: number; messages: number; duplicates: number; skipped: number };
+type Progress = {
+  sent: number;
+  total: number;
+  conversations: number;
+  messages: number;
+  duplicates: number;
+  skipped: number;
+};
 type Report = Omit<ImportReport, "threadIds">;
-type Line = { type: "progress"; conversations: number; messages: number; duplicates: number; skipped: number } | { type: "done"; report: Report } | { type: "error"; error: string };
+type Line =
+  | { type: "progress"; conversations: number; messages: number; duplicates: number; skipped: number }
+  | { type: "done"; report: Report }
+  | { type: "error"; error: string };
 
-const FORMAT: Record<string, string> = { chatgpt: "ChatGPT", claude: "Claude", "open-webui": "Open WebUI", librechat: "LibreChat", mnemo: "Mnemo", mixed: "several apps" };
+const FORMAT: Record<string, string> = {
+  chatgpt: "ChatGPT",
+  claude: "Claude",
+  "open-webui": "Open WebUI",
+  librechat: "LibreChat",
+  mnemo: "Mnemo",
+  mixed: "several apps",
+};
 const n = (x: number) => x.toLocaleString("en-US");
 const plural = (x: number, one: string, many = `${one}s`) => `${n(x)} ${x === 1 ? one : many}`;
 
 function summary(r: Report): string {
-  const parts = [`Imported ${plural(r.conversations, "conversation")} (${plural(r.messages, "message")}${r.branches ? `, ${plural(r.branches, "edited branch", "edited branches")}` : ""})${r.format ? ` from ${FORMAT[r.format] ?? r.format}` : ""}.`];
+  const parts = [
+    `Imported ${plural(r.conversations, "conversation")} (${plural(r.messages, "message")}${r.branches ? `, ${plural(r.branches, "edited branch", "edited branches")}` : ""})${r.format ? ` from ${FORMAT[r.format] ?? r.format}` : ""}.`,
+  ];
   if (r.duplicates) parts.push(`${plural(r.duplicates, "conversation")} already imported before, left as they are.`);
-  if (r.skipped.count) parts.push(`${n(r.skipped.count)} skipped: ${r.skipped.reasons.map((x) => `${x.reason} (${n(x.count)})`).join("; ")}.`);
+  if (r.skipped.count)
+    parts.push(
+      `${n(r.skipped.count)} skipped: ${r.skipped.reasons.map((x) => `${x.reason} (${n(x.count)})`).join("; ")}.`,
+    );
   if (r.memories) parts.push(`Memories: ${n(r.memories.added)} added, ${n(r.memories.skipped)} already there.`);
   return parts.join(" ");
 }
@@ -60,9 +82,20 @@ function upload(file: File, onProgress: (p: Partial<Progress>) => void): Promise
         } catch {}
         return resolve({ type: "error", error });
       }
-      resolve(last ?? { type: "error", error: "The import stopped before it finished. What was stored is kept; import the file again to add the rest." });
+      resolve(
+        last ?? {
+          type: "error",
+          error:
+            "The import stopped before it finished. What was stored is kept; import the file again to add the rest.",
+        },
+      );
     };
-    xhr.onerror = () => resolve({ type: "error", error: "Mnemo could not be reached. Conversations stored before that are kept; import the file again to add the rest." });
+    xhr.onerror = () =>
+      resolve({
+        type: "error",
+        error:
+          "Mnemo could not be reached. Conversations stored before that are kept; import the file again to add the rest.",
+      });
     xhr.open("POST", "/api/import");
     xhr.setRequestHeader("content-type", "application/octet-stream");
     xhr.send(file);
@@ -102,7 +135,10 @@ export function ConversationImport({ initialPlan }: { initialPlan: LearnPlan }) 
     setBusy(false);
     setProgress(null);
     if (last.type === "done") {
-      setResult({ ok: !last.report.error, text: summary(last.report) + (last.report.error ? ` Then: ${last.report.error}` : "") });
+      setResult({
+        ok: !last.report.error,
+        text: summary(last.report) + (last.report.error ? ` Then: ${last.report.error}` : ""),
+      });
     } else if (last.type === "error") {
       setResult({ ok: false, text: last.error });
     }
@@ -128,22 +164,38 @@ export function ConversationImport({ initialPlan }: { initialPlan: LearnPlan }) 
         <Button variant="outline" onClick={() => file.current?.click()} disabled={busy}>
           <Upload className="h-4 w-4" aria-hidden /> {busy ? "Importing…" : "Import conversations"}
         </Button>
-        <input ref={file} type="file" accept="application/json,.json,application/zip,.zip" className="sr-only" aria-label="Conversations file to import" onChange={onFile} tabIndex={-1} />
-        <span className="text-xs text-muted-foreground">ChatGPT or Claude: the export zip (or conversations.json from it). Open WebUI, LibreChat or Mnemo: the exported .json.</span>
+        <input
+          ref={file}
+          type="file"
+          accept="application/json,.json,application/zip,.zip"
+          className="sr-only"
+          aria-label="Conversations file to import"
+          onChange={onFile}
+          tabIndex={-1}
+        />
+        <span className="text-xs text-muted-foreground">
+          ChatGPT or Claude: the export zip (or conversations.json from it). Open WebUI, LibreChat or Mnemo: the
+          exported .json.
+        </span>
       </div>
 
       {progress && (
         <div className="grid gap-1 text-sm" role="status" aria-live="polite" data-testid="import-progress">
           <progress className="h-2 w-full max-w-md" max={100} value={pct} aria-label="Import progress" />
           <span>
-            {pct}% of the file read · {plural(progress.conversations, "conversation")} and {plural(progress.messages, "message")} imported
+            {pct}% of the file read · {plural(progress.conversations, "conversation")} and{" "}
+            {plural(progress.messages, "message")} imported
             {progress.duplicates ? ` · ${n(progress.duplicates)} already there` : ""}
             {progress.skipped ? ` · ${n(progress.skipped)} skipped` : ""}
           </span>
         </div>
       )}
       {result && (
-        <p className={result.ok ? "text-sm" : "text-sm text-destructive"} role={result.ok ? "status" : "alert"} data-testid="import-result">
+        <p
+          className={result.ok ? "text-sm" : "text-sm text-destructive"}
+          role={result.ok ? "status" : "alert"}
+          data-testid="import-result"
+        >
           {result.text}
         </p>
       )}
@@ -153,9 +205,15 @@ export function ConversationImport({ initialPlan }: { initialPlan: LearnPlan }) 
           <p className="font-medium">Learn from imported conversations</p>
           {plan.running ? (
             <div className="grid gap-1" role="status" aria-live="polite">
-              <progress className="h-2 w-full max-w-md" max={Math.max(1, plan.done + plan.remaining)} value={plan.done} aria-label="Learning progress" />
+              <progress
+                className="h-2 w-full max-w-md"
+                max={Math.max(1, plan.done + plan.remaining)}
+                value={plan.done}
+                aria-label="Learning progress"
+              />
               <span>
-                Read {n(plan.done)} of {n(plan.done + plan.remaining)} exchanges ({n(plan.perMinute)} a minute). What Mnemo learns waits in your{" "}
+                Read {n(plan.done)} of {n(plan.done + plan.remaining)} exchanges ({n(plan.perMinute)} a minute). What
+                Mnemo learns waits in your{" "}
                 <a className="text-primary hover:underline" href="/settings/memory?status=pending">
                   review queue
                 </a>
@@ -165,15 +223,19 @@ export function ConversationImport({ initialPlan }: { initialPlan: LearnPlan }) 
           ) : plan.remaining > 0 ? (
             <>
               <p className="text-muted-foreground">
-                The memory model will read {plural(plan.remaining, "exchange")} from {plural(plan.threads, "imported conversation")}: {plural(plan.remaining, "model call")}, about{" "}
-                {plural(minutes, "minute")} at {n(plan.perMinute)} a minute. Nothing is remembered until you approve it in the review queue.
+                The memory model will read {plural(plan.remaining, "exchange")} from{" "}
+                {plural(plan.threads, "imported conversation")}: {plural(plan.remaining, "model call")}, about{" "}
+                {plural(minutes, "minute")} at {n(plan.perMinute)} a minute. Nothing is remembered until you approve it
+                in the review queue.
               </p>
               <div>
                 <Button onClick={learn} disabled={starting || plan.paused}>
                   {starting ? "Starting…" : plan.done ? "Go on learning" : "Learn from them"}
                 </Button>
               </div>
-              {plan.paused && <p className="text-muted-foreground">Learning is paused: turn it back on under Memory to use this.</p>}
+              {plan.paused && (
+                <p className="text-muted-foreground">Learning is paused: turn it back on under Memory to use this.</p>
+              )}
             </>
           ) : (
             <p className="text-muted-foreground" role="status">

@@ -30,15 +30,29 @@ export function DeleteAccount({ hasPassword, phrase }: { hasPassword: boolean; p
         <Label htmlFor="delete-confirm">
           Type <span className="font-mono">{phrase}</span> to confirm
         </Label>
-        <Input id="delete-confirm" value={confirm} onChange={(e) => setConfirm(e.target.value)} autoComplete="off" aria-describedby={error ? "delete-error" : undefined} />
+        <Input
+          id="delete-confirm"
+          value={confirm}
+          onChange={(e) => setConfirm(e.target.value)}
+          autoComplete="off"
+          aria-describedby={error ? "delete-error" : undefined}
+        />
       </div>
       {hasPassword ? (
         <div className="grid gap-1.5">
           <Label htmlFor="delete-password">Your password</Label>
-          <Input id="delete-password" type="password" value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="current-password" />
+          <Input
+            id="delete-password"
+            type="password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            autoComplete="current-password"
+          />
         </div>
       ) : (
-        <p className="text-sm text-muted-foreground">You signed up with a provider: sign out and in again first if your last sign-in was more than 10 minutes ago.</p>
+        <p className="text-sm text-muted-foreground">
+          You signed up with a provider: sign out and in again first if your last sign-in was more than 10 minutes ago.
+        </p>
       )}
       {error && (
         <p id="delete-error" className="text-sm text-destructive" role="alert">

@@ -5,7 +5,11 @@ import { useState } from "react";
 import { Download } from "lucide-react";
 import { Button } from "@/components/ui/button";
 
-type State = { phase: "idle" } | { phase: "running"; rows: number; total: number; bytes: number } | { phase: "done"; bytes: number } | { phase: "error"; message: string };
+type State =
+  | { phase: "idle" }
+  | { phase: "running"; rows: number; total: number; bytes: number }
+  | { phase: "done"; bytes: number }
+  | { phase: "error"; message: string };
 
 export function ExportData() {
   const [state, setState] = useState<State>({ phase: "idle" });
@@ -41,11 +45,15 @@ export function ExportData() {
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       setState({ phase: "done", bytes });
     } catch (e) {
-      setState({ phase: "error", message: e instanceof SyntaxError ? "The download was cut off. Try again." : (e as Error).message });
+      setState({
+        phase: "error",
+        message: e instanceof SyntaxError ? "The download was cut off. Try again." : (e as Error).message,
+      });
     }
   }
 
-  const kb = (n: number) => (n < 1024 * 1024 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
+  const kb = (n: number) =>
+    n < 1024 * 1024 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
   return (
     <div className="grid gap-3">
       <div>
@@ -55,7 +63,12 @@ export function ExportData() {
       </div>
       {state.phase === "running" && (
         <div className="grid gap-1 text-sm" role="status" aria-live="polite">
-          <progress className="h-2 w-full max-w-md" max={Math.max(state.total, 1)} value={state.rows} aria-label="Export progress" />
+          <progress
+            className="h-2 w-full max-w-md"
+            max={Math.max(state.total, 1)}
+            value={state.rows}
+            aria-label="Export progress"
+          />
           <span className="text-muted-foreground">
             {state.rows.toLocaleString()} of {state.total.toLocaleString()} rows · {kb(state.bytes)}
           </span>

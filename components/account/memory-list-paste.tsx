@@ -43,7 +43,10 @@ export function MemoryListPaste() {
         </Button>
       </div>
       {message && (
-        <p className={message.ok ? "text-sm text-muted-foreground" : "text-sm text-destructive"} role={message.ok ? "status" : "alert"}>
+        <p
+          className={message.ok ? "text-sm text-muted-foreground" : "text-sm text-destructive"}
+          role={message.ok ? "status" : "alert"}
+        >
           {message.text}{" "}
           {message.ok && (
             <a className="text-primary hover:underline" href="/settings/memory?status=pending">

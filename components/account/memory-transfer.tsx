@@ -19,12 +19,20 @@ export function MemoryTransfer() {
       setMessage({ ok: true, text: `Uploading ${f.name} (${Math.ceil(f.size / 1024).toLocaleString()} KB)…` });
       let res: Response;
       try {
-        res = await fetch("/api/memories/import", { method: "POST", headers: { "content-type": "application/json" }, body: f });
+        res = await fetch("/api/memories/import", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: f,
+        });
       } catch {
         return setMessage({ ok: false, text: "Mnemo could not be reached. Nothing was imported; try again." });
       }
       const body = (await res.json().catch(() => null)) as (ImportResult & { error?: string }) | null;
-      if (!res.ok || !body) return setMessage({ ok: false, text: `${body?.error ?? `The import failed (${res.status}).`} Nothing was imported.` });
+      if (!res.ok || !body)
+        return setMessage({
+          ok: false,
+          text: `${body?.error ?? `The import failed (${res.status}).`} Nothing was imported.`,
+        });
       const { added, skipped, rejected } = body;
       setMessage({
         ok: true,
@@ -45,10 +53,21 @@ export function MemoryTransfer() {
         <Button variant="outline" onClick={() => file.current?.click()} disabled={pending}>
           <Upload className="h-4 w-4" aria-hidden /> {pending ? "Importing…" : "Import memories (JSON)"}
         </Button>
-        <input ref={file} type="file" accept="application/json,.json" className="sr-only" aria-label="Memories file to import" onChange={onFile} tabIndex={-1} />
+        <input
+          ref={file}
+          type="file"
+          accept="application/json,.json"
+          className="sr-only"
+          aria-label="Memories file to import"
+          onChange={onFile}
+          tabIndex={-1}
+        />
       </div>
       {message && (
-        <p className={message.ok ? "text-sm text-muted-foreground" : "text-sm text-destructive"} role={message.ok ? "status" : "alert"}>
+        <p
+          className={message.ok ? "text-sm text-muted-foreground" : "text-sm text-destructive"}
+          role={message.ok ? "status" : "alert"}
+        >
           {message.text}
         </p>
       )}

@@ -5,7 +5,8 @@ import { useRouter } from "next/navigation";
 import { changePasswordAction } from "@/app/(app)/settings/password/actions";
 import { Button } from "@/components/ui/button";
 
-const field = "h-9 w-full rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
+const field =
+  "h-9 w-full rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
 
 export function PasswordForm({ hasPassword, minLength }: { hasPassword: boolean; minLength: number }) {
   const router = useRouter();
@@ -21,7 +22,11 @@ export function PasswordForm({ hasPassword, minLength }: { hasPassword: boolean;
         const value = (k: string) => String(form.get(k) ?? "");
         setError(null);
         start(async () => {
-          const r = await changePasswordAction({ current: hasPassword ? value("current") : undefined, next: value("next"), confirm: value("confirm") });
+          const r = await changePasswordAction({
+            current: hasPassword ? value("current") : undefined,
+            next: value("next"),
+            confirm: value("confirm"),
+          });
           if (!r.ok) return setError(r.error);
           setDone(true);
           router.push("/");
@@ -37,11 +42,25 @@ export function PasswordForm({ hasPassword, minLength }: { hasPassword: boolean;
       )}
       <label className="grid gap-1 text-sm">
         New password
-        <input name="next" type="password" autoComplete="new-password" required minLength={minLength} className={field} />
+        <input
+          name="next"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={minLength}
+          className={field}
+        />
       </label>
       <label className="grid gap-1 text-sm">
         New password again
-        <input name="confirm" type="password" autoComplete="new-password" required minLength={minLength} className={field} />
+        <input
+          name="confirm"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={minLength}
+          className={field}
+        />
       </label>
       {error && (
         <p className="text-sm text-destructive" role="alert">

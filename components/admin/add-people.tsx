@@ -14,10 +14,26 @@ export function AddPeople({ mode }: { mode: "open" | "invite" | "closed" }) {
     start(async () => {
       if (kind === "invite") {
         const r = await inviteUserAction({ email });
-        setResult(r.ok ? { ok: true, text: `Invitation link for ${email} (valid 7 days, once; shown only now):`, secret: `${window.location.origin}${r.link}` } : { ok: false, text: r.error });
+        setResult(
+          r.ok
+            ? {
+                ok: true,
+                text: `Invitation link for ${email} (valid 7 days, once; shown only now):`,
+                secret: `${window.location.origin}${r.link}`,
+              }
+            : { ok: false, text: r.error },
+        );
       } else {
         const r = await createAccountAction({ email });
-        setResult(r.ok ? { ok: true, text: `Account created for ${email}. Temporary password (shown only now; they choose their own at the first sign-in):`, secret: r.password } : { ok: false, text: r.error });
+        setResult(
+          r.ok
+            ? {
+                ok: true,
+                text: `Account created for ${email}. Temporary password (shown only now; they choose their own at the first sign-in):`,
+                secret: r.password,
+              }
+            : { ok: false, text: r.error },
+        );
       }
     });
   return (
@@ -26,7 +42,9 @@ export function AddPeople({ mode }: { mode: "open" | "invite" | "closed" }) {
         Add people
       </h2>
       <p className="text-sm text-muted-foreground" data-testid="registration-mode">
-        Registration is {mode === "open" ? "open to anyone who reaches this server" : mode === "invite" ? "by invitation" : "closed"} (MNEMO_REGISTRATION).
+        Registration is{" "}
+        {mode === "open" ? "open to anyone who reaches this server" : mode === "invite" ? "by invitation" : "closed"}{" "}
+        (MNEMO_REGISTRATION).
       </p>
       <form
         className="flex flex-wrap items-end gap-2"
@@ -37,14 +55,25 @@ export function AddPeople({ mode }: { mode: "open" | "invite" | "closed" }) {
       >
         <label className="grid gap-1 text-sm">
           Email
-          <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} className="h-9 w-64 rounded-md border border-input bg-background px-2 text-sm" />
+          <input
+            type="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            className="h-9 w-64 rounded-md border border-input bg-background px-2 text-sm"
+          />
         </label>
         {mode === "invite" && (
           <Button type="submit" disabled={pending || !email}>
             Create invitation link
           </Button>
         )}
-        <Button type={mode === "invite" ? "button" : "submit"} variant="outline" disabled={pending || !email} onClick={mode === "invite" ? () => run("account") : undefined}>
+        <Button
+          type={mode === "invite" ? "button" : "submit"}
+          variant="outline"
+          disabled={pending || !email}
+          onClick={mode === "invite" ? () => run("account") : undefined}
+        >
           Create account
         </Button>
       </form>

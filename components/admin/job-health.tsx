@@ -13,14 +13,17 @@ function formatWait(s: number): string {
 
 export function JobHealth({ health }: { health: Health }) {
   const kinds = [...new Set(health.counts.map((c) => c.kind))].sort();
-  const count = (kind: string, status: string) => health.counts.find((c) => c.kind === kind && c.status === status)?.count ?? 0;
+  const count = (kind: string, status: string) =>
+    health.counts.find((c) => c.kind === kind && c.status === status)?.count ?? 0;
   return (
     <section aria-labelledby="jobs-heading" className="grid gap-2">
       <h2 id="jobs-heading" className="text-lg font-medium">
         Background jobs
       </h2>
       {kinds.length === 0 ? (
-        <p className="text-sm text-muted-foreground">No background work yet. Titles, summaries and memory learning appear here after answers.</p>
+        <p className="text-sm text-muted-foreground">
+          No background work yet. Titles, summaries and memory learning appear here after answers.
+        </p>
       ) : (
         <div className="relative overflow-x-auto">
           <table className="w-full min-w-[24rem] text-sm" data-testid="job-counts">
@@ -39,7 +42,10 @@ export function JobHealth({ health }: { health: Health }) {
                 <tr key={k} className="border-t border-border">
                   <td className="px-3 py-1">{k}</td>
                   {STATES.map((s) => (
-                    <td key={s} className={`px-3 py-1 text-right tabular-nums ${s === "failed" && count(k, s) ? "font-medium text-destructive" : ""}`}>
+                    <td
+                      key={s}
+                      className={`px-3 py-1 text-right tabular-nums ${s === "failed" && count(k, s) ? "font-medium text-destructive" : ""}`}
+                    >
                       {count(k, s)}
                     </td>
                   ))}
@@ -55,8 +61,8 @@ export function JobHealth({ health }: { health: Health }) {
           {health.oldestDueSeconds >= 60 && (
             <span className="text-muted-foreground">
               {" "}
-              Learning and titles lag behind the chats; raise <code>MNEMO_JOB_LANES</code> or run more workers
-              (<code>npm run worker</code>).
+              Learning and titles lag behind the chats; raise <code>MNEMO_JOB_LANES</code> or run more workers (
+              <code>npm run worker</code>).
             </span>
           )}
         </p>
@@ -67,7 +73,8 @@ export function JobHealth({ health }: { health: Health }) {
           <ul className="mt-2 grid gap-1">
             {health.failures.map((f) => (
               <li key={f.id} className="break-words">
-                <span className="font-medium">{f.kind}</span> · {f.status} · attempt {f.attempts} of {f.maxAttempts} · {f.updatedAt.toISOString().replace("T", " ").slice(0, 19)} UTC
+                <span className="font-medium">{f.kind}</span> · {f.status} · attempt {f.attempts} of {f.maxAttempts} ·{" "}
+                {f.updatedAt.toISOString().replace("T", " ").slice(0, 19)} UTC
                 {f.lastError ? <span className="text-muted-foreground"> · {f.lastError.slice(0, 300)}</span> : null}
               </li>
             ))}

@@ -30,10 +30,30 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
 
   return (
     <form action={submit} className="grid gap-4" autoComplete="off">
-      {result && <Alert variant={result.ok ? "success" : "error"}>{result.ok ? (result.message ?? "Saved.") : result.error}</Alert>}
-      <FormField id="baseURL" label="Base URL" placeholder="Empty: OPENAI_BASE_URL, or OpenAI" defaultValue={saved.baseURL} hint="For example http://localhost:11434/v1 for Ollama." />
-      <FormField id="chatModel" label="Chat model" placeholder="Empty: MNEMO_CHAT_MODEL" defaultValue={saved.chatModel} />
-      <FormField id="memoryModel" label="Memory model" placeholder="Empty: MNEMO_MEMORY_MODEL, or the chat model" defaultValue={saved.memoryModel} />
+      {result && (
+        <Alert variant={result.ok ? "success" : "error"}>
+          {result.ok ? (result.message ?? "Saved.") : result.error}
+        </Alert>
+      )}
+      <FormField
+        id="baseURL"
+        label="Base URL"
+        placeholder="Empty: OPENAI_BASE_URL, or OpenAI"
+        defaultValue={saved.baseURL}
+        hint="For example http://localhost:11434/v1 for Ollama."
+      />
+      <FormField
+        id="chatModel"
+        label="Chat model"
+        placeholder="Empty: MNEMO_CHAT_MODEL"
+        defaultValue={saved.chatModel}
+      />
+      <FormField
+        id="memoryModel"
+        label="Memory model"
+        placeholder="Empty: MNEMO_MEMORY_MODEL, or the chat model"
+        defaultValue={saved.memoryModel}
+      />
       <FormField
         id="embeddingModel"
         label="Embedding model"
@@ -51,7 +71,12 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
       />
       {saved.hasApiKey && (
         <label className="flex items-center gap-2 text-sm">
-          <input type="checkbox" checked={clearKey} onChange={(e) => setClearKey(e.target.checked)} className="h-4 w-4" />
+          <input
+            type="checkbox"
+            checked={clearKey}
+            onChange={(e) => setClearKey(e.target.checked)}
+            className="h-4 w-4"
+          />
           Remove the stored key
         </label>
       )}
@@ -59,7 +84,12 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
         <Button type="submit" disabled={pending}>
           {pending ? "Saving…" : "Save"}
         </Button>
-        <Button type="button" variant="outline" disabled={pending} onClick={() => start(async () => setResult(await testModelConnectionAction()))}>
+        <Button
+          type="button"
+          variant="outline"
+          disabled={pending}
+          onClick={() => start(async () => setResult(await testModelConnectionAction()))}
+        >
           Test connection
         </Button>
       </div>

@@ -13,7 +13,8 @@ export function TemporaryPassword({ userId, email }: { userId: string; email: st
     <div className="grid gap-2 rounded-lg border border-border p-4">
       <h3 className="font-medium">Password</h3>
       <p className="text-sm text-muted-foreground">
-        For a user who cannot sign in: a temporary password, shown once. Their other sessions end, and they must choose their own password when they sign in.
+        For a user who cannot sign in: a temporary password, shown once. Their other sessions end, and they must choose
+        their own password when they sign in.
       </p>
       <div>
         <Button
@@ -23,7 +24,11 @@ export function TemporaryPassword({ userId, email }: { userId: string; email: st
             if (!window.confirm(`Set a temporary password for ${email}? Their current password stops working.`)) return;
             start(async () => {
               const r = await setTemporaryPasswordAction({ userId });
-              setResult(r.ok ? { ok: true, text: "Temporary password (shown once):", secret: r.password } : { ok: false, text: r.error });
+              setResult(
+                r.ok
+                  ? { ok: true, text: "Temporary password (shown once):", secret: r.password }
+                  : { ok: false, text: r.error },
+              );
             });
           }}
         >

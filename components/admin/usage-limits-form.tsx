@@ -11,7 +11,8 @@ type Props = {
   today: { messages: number; tokens: number };
 };
 
-const field = "h-9 w-36 rounded-md border border-input bg-background px-2 text-sm tabular-nums focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
+const field =
+  "h-9 w-36 rounded-md border border-input bg-background px-2 text-sm tabular-nums focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
 const describe = (n: number) => (n > 0 ? n.toLocaleString("en-US") : "no limit");
 
 export function UsageLimitsForm({ userId, current, defaults, today }: Props) {
@@ -38,25 +39,43 @@ export function UsageLimitsForm({ userId, current, defaults, today }: Props) {
           Daily limits
         </h3>
         <p className="text-sm text-muted-foreground" data-testid="usage-today">
-          Today (UTC): {today.messages.toLocaleString("en-US")} messages, {today.tokens.toLocaleString("en-US")} tokens. Empty uses the instance default
-          ({describe(defaults.messages)} messages, {describe(defaults.tokens)} tokens); 0 means no limit.
+          Today (UTC): {today.messages.toLocaleString("en-US")} messages, {today.tokens.toLocaleString("en-US")} tokens.
+          Empty uses the instance default ({describe(defaults.messages)} messages, {describe(defaults.tokens)} tokens);
+          0 means no limit.
         </p>
       </div>
       <div className="flex flex-wrap items-end gap-3">
         <label className="grid gap-1 text-sm">
           Messages a day
-          <input className={field} inputMode="numeric" pattern="[0-9]*" value={messages} onChange={(e) => setMessages(e.target.value)} placeholder="default" />
+          <input
+            className={field}
+            inputMode="numeric"
+            pattern="[0-9]*"
+            value={messages}
+            onChange={(e) => setMessages(e.target.value)}
+            placeholder="default"
+          />
         </label>
         <label className="grid gap-1 text-sm">
           Tokens a day
-          <input className={field} inputMode="numeric" pattern="[0-9]*" value={tokens} onChange={(e) => setTokens(e.target.value)} placeholder="default" />
+          <input
+            className={field}
+            inputMode="numeric"
+            pattern="[0-9]*"
+            value={tokens}
+            onChange={(e) => setTokens(e.target.value)}
+            placeholder="default"
+          />
         </label>
         <Button type="submit" variant="outline" disabled={pending}>
           {pending ? "Saving…" : "Save limits"}
         </Button>
       </div>
       {message && (
-        <p className={message.ok ? "text-sm text-muted-foreground" : "text-sm text-destructive"} role={message.ok ? "status" : "alert"}>
+        <p
+          className={message.ok ? "text-sm text-muted-foreground" : "text-sm text-destructive"}
+          role={message.ok ? "status" : "alert"}
+        >
           {message.text}
         </p>
       )}

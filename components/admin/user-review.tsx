@@ -12,12 +12,31 @@ import { Label } from "@/components/ui/label";
 import { Markdown } from "@/components/chat/markdown";
 
 type ThreadRow = { id: string; createdAt: string; lastActivityAt: string; archived: boolean; items: number };
-type Memory = { id: string; text: string; kind: string; status: string; source: string; pinned: boolean; updatedAt: string };
+type Memory = {
+  id: string;
+  text: string;
+  kind: string;
+  status: string;
+  source: string;
+  pinned: boolean;
+  updatedAt: string;
+};
 type Target = { kind: "thread"; id: string } | { kind: "memories" };
 
-const day = (iso: string) => new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
+const day = (iso: string) =>
+  new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
 
-function ReasonForm({ label, onSubmit, pending, onCancel }: { label: string; pending: boolean; onSubmit: (reason: string) => void; onCancel: () => void }) {
+function ReasonForm({
+  label,
+  onSubmit,
+  pending,
+  onCancel,
+}: {
+  label: string;
+  pending: boolean;
+  onSubmit: (reason: string) => void;
+  onCancel: () => void;
+}) {
   const [reason, setReason] = useState("");
   return (
     <form
@@ -28,7 +47,14 @@ function ReasonForm({ label, onSubmit, pending, onCancel }: { label: string; pen
       }}
     >
       <Label htmlFor="review-reason">Reason for opening {label} (the user will see it)</Label>
-      <Input id="review-reason" value={reason} onChange={(e) => setReason(e.target.value)} maxLength={500} autoFocus placeholder="e.g. Abuse report #123" />
+      <Input
+        id="review-reason"
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+        maxLength={500}
+        autoFocus
+        placeholder="e.g. Abuse report #123"
+      />
       <div className="flex gap-2">
         <Button type="submit" size="sm" disabled={pending || reason.trim().length < 5}>
           {pending ? "Opening…" : "Record reason and open"}
@@ -43,20 +69,44 @@ function ReasonForm({ label, onSubmit, pending, onCancel }: { label: string; pen
 
 function ReadOnlyThread({ view }: { view: ThreadView }) {
   return (
-    <article aria-label="Conversation (read-only)" className="grid gap-3 rounded-lg border border-border p-4" data-testid="review-thread">
-      <h3 className="font-medium">{view.thread.title ?? "Untitled"} <span className="text-xs font-normal text-muted-foreground">(read-only)</span></h3>
+    <article
+      aria-label="Conversation (read-only)"
+      className="grid gap-3 rounded-lg border border-border p-4"
+      data-testid="review-thread"
+    >
+      <h3 className="font-medium">
+        {view.thread.title ?? "Untitled"} <span className="text-xs font-normal text-muted-foreground">(read-only)</span>
+      </h3>
       {view.items.length === 0 && <p className="text-sm text-muted-foreground">This conversation is empty.</p>}
       {view.items.map((i) => (
         <div key={i.id} className={i.role === "user" ? "rounded-md bg-muted px-3 py-2" : "px-3 py-1"}>
-          <div className="text-xs font-medium uppercase text-muted-foreground">{i.role === "tool" ? `tool: ${i.toolName}` : i.role}</div>
-          {i.role === "tool" ? <pre className="overflow-x-auto whitespace-pre-wrap break-words text-xs">{i.content}</pre> : <Markdown text={i.content || (i.toolCalls?.length ? `(called ${i.toolCalls.map((c) => c.name).join(", ")})` : "")} />}
+          <div className="text-xs font-medium uppercase text-muted-foreground">
+            {i.role === "tool" ? `tool: ${i.toolName}` : i.role}
+          </div>
+          {i.role === "tool" ? (
+            <pre className="overflow-x-auto whitespace-pre-wrap break-words text-xs">{i.content}</pre>
+          ) : (
+            <Markdown
+              text={i.content || (i.toolCalls?.length ? `(called ${i.toolCalls.map((c) => c.name).join(", ")})` : "")}
+            />
+          )}
         </div>
       ))}
     </article>
   );
 }
 
-export function UserReview({ user, threads, accessEnabled, isSelf }: { user: { id: string; email: string }; threads: ThreadRow[]; accessEnabled: boolean; isSelf: boolean }) {
+export function UserReview({
+  user,
+  threads,
+  accessEnabled,
+  isSelf,
+}: {
+  user: { id: string; email: string };
+  threads: ThreadRow[];
+  accessEnabled: boolean;
+  isSelf: boolean;
+}) {
   const [target, setTarget] = useState<Target | null>(null);
   const [view, setView] = useState<ThreadView | null>(null);
   const [memories, setMemories] = useState<Memory[] | null>(null);
@@ -85,7 +135,8 @@ export function UserReview({ user, threads, accessEnabled, isSelf }: { user: { i
     <div className="grid gap-6">
       {!accessEnabled && (
         <p className="rounded-md border border-border p-3 text-sm" role="note">
-          Admin access to users&apos; conversations and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).
+          Admin access to users&apos; conversations and memories is turned off on this deployment
+          (MNEMO_ADMIN_THREAD_ACCESS=off).
         </p>
       )}
       <section aria-labelledby="threads-heading" className="grid gap-2">
@@ -100,13 +151,27 @@ export function UserReview({ user, threads, accessEnabled, isSelf }: { user: { i
               <li key={t.id} className="grid gap-2">
                 <div className="flex flex-wrap items-center justify-between gap-2 rounded-md border border-border px-3 py-2">
                   <span>
-                    Started {day(t.createdAt)} · last active {day(t.lastActivityAt)} · {t.items} message(s){t.archived ? " · archived" : ""}
+                    Started {day(t.createdAt)} · last active {day(t.lastActivityAt)} · {t.items} message(s)
+                    {t.archived ? " · archived" : ""}
                   </span>
-                  <Button size="sm" variant="outline" disabled={!accessEnabled || pending} onClick={() => setTarget({ kind: "thread", id: t.id })} aria-label={`Open conversation started ${day(t.createdAt)}`}>
+                  <Button
+                    size="sm"
+                    variant="outline"
+                    disabled={!accessEnabled || pending}
+                    onClick={() => setTarget({ kind: "thread", id: t.id })}
+                    aria-label={`Open conversation started ${day(t.createdAt)}`}
+                  >
                     Open…
                   </Button>
                 </div>
-                {target?.kind === "thread" && target.id === t.id && <ReasonForm label="this conversation" pending={pending} onSubmit={open} onCancel={() => setTarget(null)} />}
+                {target?.kind === "thread" && target.id === t.id && (
+                  <ReasonForm
+                    label="this conversation"
+                    pending={pending}
+                    onSubmit={open}
+                    onCancel={() => setTarget(null)}
+                  />
+                )}
               </li>
             ))}
           </ul>
@@ -119,17 +184,28 @@ export function UserReview({ user, threads, accessEnabled, isSelf }: { user: { i
           <h3 id="memories-heading" className="font-medium">
             Memories
           </h3>
-          <Button size="sm" variant="outline" disabled={!accessEnabled || pending} onClick={() => setTarget({ kind: "memories" })}>
+          <Button
+            size="sm"
+            variant="outline"
+            disabled={!accessEnabled || pending}
+            onClick={() => setTarget({ kind: "memories" })}
+          >
             View memories…
           </Button>
         </div>
-        {target?.kind === "memories" && <ReasonForm label="this user's memories" pending={pending} onSubmit={open} onCancel={() => setTarget(null)} />}
+        {target?.kind === "memories" && (
+          <ReasonForm label="this user's memories" pending={pending} onSubmit={open} onCancel={() => setTarget(null)} />
+        )}
         {memories && (
           <ul className="grid gap-1 text-sm" data-testid="review-memories">
             {memories.length === 0 && <li className="text-muted-foreground">No memories.</li>}
             {memories.map((m) => (
               <li key={m.id} className="rounded-md border border-border px-3 py-2">
-                {m.text} <span className="text-xs text-muted-foreground">({m.kind}, {m.source}, {m.status}{m.pinned ? ", pinned" : ""})</span>
+                {m.text}{" "}
+                <span className="text-xs text-muted-foreground">
+                  ({m.kind}, {m.source}, {m.status}
+                  {m.pinned ? ", pinned" : ""})
+                </span>
               </li>
             ))}
           </ul>
@@ -137,11 +213,16 @@ export function UserReview({ user, threads, accessEnabled, isSelf }: { user: { i
       </section>
 
       {!isSelf && (
-        <section aria-labelledby="delete-user-heading" className="grid max-w-md gap-2 rounded-lg border border-destructive/40 p-4">
+        <section
+          aria-labelledby="delete-user-heading"
+          className="grid max-w-md gap-2 rounded-lg border border-destructive/40 p-4"
+        >
           <h3 id="delete-user-heading" className="font-medium">
             Delete this account
           </h3>
-          <p className="text-sm text-muted-foreground">Deletes the account and all its data in one step. It cannot be undone.</p>
+          <p className="text-sm text-muted-foreground">
+            Deletes the account and all its data in one step. It cannot be undone.
+          </p>
           <form
             className="grid gap-2"
             onSubmit={(e) => {
@@ -155,11 +236,26 @@ export function UserReview({ user, threads, accessEnabled, isSelf }: { user: { i
             }}
           >
             <Label htmlFor="delete-user-reason">Reason</Label>
-            <Input id="delete-user-reason" value={deleteReason} onChange={(e) => setDeleteReason(e.target.value)} maxLength={500} />
+            <Input
+              id="delete-user-reason"
+              value={deleteReason}
+              onChange={(e) => setDeleteReason(e.target.value)}
+              maxLength={500}
+            />
             <Label htmlFor="delete-user-email">Type {user.email} to confirm</Label>
-            <Input id="delete-user-email" value={confirmEmail} onChange={(e) => setConfirmEmail(e.target.value)} autoComplete="off" />
+            <Input
+              id="delete-user-email"
+              value={confirmEmail}
+              onChange={(e) => setConfirmEmail(e.target.value)}
+              autoComplete="off"
+            />
             <div>
-              <Button type="submit" variant="destructive" size="sm" disabled={pending || confirmEmail.trim().toLowerCase() !== user.email}>
+              <Button
+                type="submit"
+                variant="destructive"
+                size="sm"
+                disabled={pending || confirmEmail.trim().toLowerCase() !== user.email}
+              >
                 Delete account
               </Button>
             </div>

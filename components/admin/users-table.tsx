@@ -5,7 +5,15 @@ import { toast } from "sonner";
 import { changeRoleAction, setDisabledAction, type ActionResult } from "@/app/(app)/admin/actions";
 import { Button } from "@/components/ui/button";
 
-type Row = { id: string; email: string; name: string | null; role: "USER" | "ADMIN"; disabled: boolean; createdAt: string; today: { messages: number; tokens: number } };
+type Row = {
+  id: string;
+  email: string;
+  name: string | null;
+  role: "USER" | "ADMIN";
+  disabled: boolean;
+  createdAt: string;
+  today: { messages: number; tokens: number };
+};
 
 export function UsersTable({ users, me }: { users: Row[]; me: string }) {
   const [pending, start] = useTransition();
@@ -71,7 +79,11 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
                 {u.today.messages.toLocaleString("en-US")} msg · {u.today.tokens.toLocaleString("en-US")} tokens
               </td>
               <td className="px-3 py-2">
-                <Link className="text-primary hover:underline" href={`/admin/users/${u.id}`} aria-label={`Review ${u.email}`}>
+                <Link
+                  className="text-primary hover:underline"
+                  href={`/admin/users/${u.id}`}
+                  aria-label={`Review ${u.email}`}
+                >
                   Review
                 </Link>
               </td>

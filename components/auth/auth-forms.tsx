@@ -4,7 +4,13 @@ import { useActionState } from "react";
 import { Button } from "@/components/ui/button";
 import { Alert } from "@/components/ui/alert";
 import { FormField } from "@/components/ui/form-field";
-import { forgotPasswordAction, registerAction, resetPasswordAction, signInAction, type FormState } from "@/app/(auth)/actions";
+import {
+  forgotPasswordAction,
+  registerAction,
+  resetPasswordAction,
+  signInAction,
+  type FormState,
+} from "@/app/(auth)/actions";
 
 const linkClass = "font-medium text-primary underline-offset-4 hover:underline";
 
@@ -24,10 +30,31 @@ export function SignInForm({ callbackUrl, email }: { callbackUrl?: string; email
   const [state, action, pending] = useActionState<FormState, FormData>(signInAction, {});
   return (
     <form action={action} className="grid gap-4" noValidate>
-      {state.error && <Alert variant="error" data-testid="form-error">{state.error}</Alert>}
+      {state.error && (
+        <Alert variant="error" data-testid="form-error">
+          {state.error}
+        </Alert>
+      )}
       <input type="hidden" name="callbackUrl" value={callbackUrl ?? "/"} />
-      <FormField id="email" label="Email" type="email" autoComplete="email" required autoFocus={!email} defaultValue={state.values?.email ?? email} error={state.fieldErrors?.email} />
-      <FormField id="password" label="Password" type="password" autoComplete="current-password" required autoFocus={!!email} error={state.fieldErrors?.password} />
+      <FormField
+        id="email"
+        label="Email"
+        type="email"
+        autoComplete="email"
+        required
+        autoFocus={!email}
+        defaultValue={state.values?.email ?? email}
+        error={state.fieldErrors?.email}
+      />
+      <FormField
+        id="password"
+        label="Password"
+        type="password"
+        autoComplete="current-password"
+        required
+        autoFocus={!!email}
+        error={state.fieldErrors?.password}
+      />
       <Button type="submit" disabled={pending}>
         {pending ? "Signing in…" : "Sign in"}
       </Button>
@@ -58,10 +85,28 @@ export function RegisterForm({ minLength, invite }: { minLength: number; invite?
   }
   return (
     <form action={action} className="grid gap-4" noValidate>
-      {state.error && <Alert variant="error" data-testid="form-error">{state.error}</Alert>}
+      {state.error && (
+        <Alert variant="error" data-testid="form-error">
+          {state.error}
+        </Alert>
+      )}
       {invite && <input type="hidden" name="invite" value={invite.token} />}
-      <FormField id="name" label="Name (optional)" autoComplete="name" defaultValue={state.values?.name} error={state.fieldErrors?.name} />
-      <FormField id="email" label="Email" type="email" autoComplete="email" required defaultValue={state.values?.email ?? invite?.email} error={state.fieldErrors?.email} />
+      <FormField
+        id="name"
+        label="Name (optional)"
+        autoComplete="name"
+        defaultValue={state.values?.name}
+        error={state.fieldErrors?.name}
+      />
+      <FormField
+        id="email"
+        label="Email"
+        type="email"
+        autoComplete="email"
+        required
+        defaultValue={state.values?.email ?? invite?.email}
+        error={state.fieldErrors?.email}
+      />
       <FormField
         id="password"
         label="Password"
@@ -87,11 +132,31 @@ export function RegisterForm({ minLength, invite }: { minLength: number; invite?
 
 export function ForgotPasswordForm() {
   const [state, action, pending] = useActionState<FormState, FormData>(forgotPasswordAction, {});
-  if (state.done) return <Done text={state.done}><Link href="/signin" className={linkClass}>Back to sign in</Link></Done>;
+  if (state.done)
+    return (
+      <Done text={state.done}>
+        <Link href="/signin" className={linkClass}>
+          Back to sign in
+        </Link>
+      </Done>
+    );
   return (
     <form action={action} className="grid gap-4" noValidate>
-      {state.error && <Alert variant="error" data-testid="form-error">{state.error}</Alert>}
-      <FormField id="email" label="Email" type="email" autoComplete="email" required autoFocus defaultValue={state.values?.email} error={state.fieldErrors?.email} />
+      {state.error && (
+        <Alert variant="error" data-testid="form-error">
+          {state.error}
+        </Alert>
+      )}
+      <FormField
+        id="email"
+        label="Email"
+        type="email"
+        autoComplete="email"
+        required
+        autoFocus
+        defaultValue={state.values?.email}
+        error={state.fieldErrors?.email}
+      />
       <Button type="submit" disabled={pending}>
         {pending ? "Sending…" : "Send me a link"}
       </Button>
@@ -106,15 +171,42 @@ export function ForgotPasswordForm() {
 
 export function ResetPasswordForm({ token, minLength }: { token: string; minLength: number }) {
   const [state, action, pending] = useActionState<FormState, FormData>(resetPasswordAction, {});
-  if (state.done) return <Done text={state.done}><Link href="/signin" className={linkClass}>Sign in</Link></Done>;
+  if (state.done)
+    return (
+      <Done text={state.done}>
+        <Link href="/signin" className={linkClass}>
+          Sign in
+        </Link>
+      </Done>
+    );
   return (
     <form action={action} className="grid gap-4" noValidate>
-      {state.error && <Alert variant="error" data-testid="form-error">{state.error}</Alert>}
+      {state.error && (
+        <Alert variant="error" data-testid="form-error">
+          {state.error}
+        </Alert>
+      )}
       <input type="hidden" name="token" value={token} />
-      <FormField id="next" label="New password" type="password" autoComplete="new-password" required autoFocus minLength={minLength}
-        hint={`At least ${minLength} characters.`} error={state.fieldErrors?.next} />
-      <FormField id="confirm" label="New password again" type="password" autoComplete="new-password" required minLength={minLength}
-        error={state.fieldErrors?.confirm} />
+      <FormField
+        id="next"
+        label="New password"
+        type="password"
+        autoComplete="new-password"
+        required
+        autoFocus
+        minLength={minLength}
+        hint={`At least ${minLength} characters.`}
+        error={state.fieldErrors?.next}
+      />
+      <FormField
+        id="confirm"
+        label="New password again"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={minLength}
+        error={state.fieldErrors?.confirm}
+      />
       <Button type="submit" disabled={pending}>
         {pending ? "Saving…" : "Save new password"}
       </Button>

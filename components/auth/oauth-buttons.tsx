@@ -1,7 +1,13 @@
 import { Button } from "@/components/ui/button";
 import { oauthSignInAction } from "@/app/(auth)/actions";
 
-export function OAuthButtons({ providers, callbackUrl }: { providers: { id: string; name: string }[]; callbackUrl?: string }) {
+export function OAuthButtons({
+  providers,
+  callbackUrl,
+}: {
+  providers: { id: string; name: string }[];
+  callbackUrl?: string;
+}) {
   if (!providers.length) return null;
   return (
     <div className="grid gap-2">

@@ -18,34 +18,55 @@ type Props = {
 };
 
 function toUi(view: ThreadView): UiItem[] {
-  return view.items
-    // Tool results stay in the history (and the prompt); the answer that called them shows what was used.
-    .filter((i) => i.role === "user" || i.role === "assistant")
-    .map((i) => ({
-      id: i.id,
-      parentId: i.parentId,
-      role: i.role,
-      content: i.content,
-      status: i.status,
-      error: i.error,
-      model: i.model,
-      promptTokens: i.promptTokens,
-      completionTokens: i.completionTokens,
-      siblingIds: i.siblingIds,
-      toolCalls: i.toolCalls,
-      memoriesUsed: i.memoriesUsed,
-      feedback: i.feedback,
-      createdAt: new Date(i.createdAt).toISOString(),
-    }));
+  return (
+    view.items
+      // Tool results stay in the history (and the prompt); the answer that called them shows what was used.
+      .filter((i) => i.role === "user" || i.role === "assistant")
+      .map((i) => ({
+        id: i.id,
+        parentId: i.parentId,
+        role: i.role,
+        content: i.content,
+        status: i.status,
+        error: i.error,
+        model: i.model,
+        promptTokens: i.promptTokens,
+        completionTokens: i.completionTokens,
+        siblingIds: i.siblingIds,
+        toolCalls: i.toolCalls,
+        memoriesUsed: i.memoriesUsed,
+        feedback: i.feedback,
+        createdAt: new Date(i.createdAt).toISOString(),
+      }))
+  );
 }
 
-const SOURCES: Record<string, string> = { chatgpt: "ChatGPT", claude: "Claude", "open-webui": "Open WebUI", librechat: "LibreChat", mnemo: "another Mnemo" };
-const day = (iso: string) => new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
-
+const SOURCES: Record<string, string> = {
+  chatgpt: "ChatGPT",
+  claude: "Claude",
+  "open-webui": "Open WebUI",
+  librechat: "LibreChat",
+  mnemo: "another Mnemo",
+};
+const day = (iso: string) =>
+  new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
 
 /** A message shown before the server has saved it (replaced by the saved one). */
 function pendingItem(id: string, role: UiItem["role"], content: string, status: UiItem["status"]): UiItem {
-  return { id, parentId: null, role, content, status, error: null, model: null, promptTokens: null, completionTokens: null, siblingIds: [], toolCalls: null, memoriesUsed: [] };
+  return {
+    id,
+    parentId: null,
+    role,
+    content,
+    status,
+    error: null,
+    model: null,
+    promptTokens: null,
+    completionTokens: null,
+    siblingIds: [],
+    toolCalls: null,
+    memoriesUsed: [],
+  };
 }
 
 type StreamEvent =
@@ -98,7 +119,10 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
     return () => clearInterval(t);
   }, [someoneStreaming, reload]);
 
-  async function stream(body: Record<string, unknown>, optimistic: { user?: UiItem; replaceId?: string; parentId?: string | null }) {
+  async function stream(
+    body: Record<string, unknown>,
+    optimistic: { user?: UiItem; replaceId?: string; parentId?: string | null },
+  ) {
     setBusy(true);
     stick.current = true;
     const tempAssistant = pendingItem("pending-assistant", "assistant", "", "streaming");
@@ -154,7 +178,11 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
             }
             setItems((prev) =>
               prev.map((i) =>
-                i.id === "pending-assistant" ? { ...i, id: ev.assistantItemId, model: ev.model } : i.id === "pending-user" ? { ...i, id: ev.userItemId } : i,
+                i.id === "pending-assistant"
+                  ? { ...i, id: ev.assistantItemId, model: ev.model }
+                  : i.id === "pending-user"
+                    ? { ...i, id: ev.userItemId }
+                    : i,
               ),
             );
           } else if (ev.type === "delta") {
@@ -167,17 +195,31 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
               streamingId.current = ev.assistantItemId;
               setItems((prev) => {
                 const idx = prev.findIndex((i) => i.id === toolItemId);
-                const next = { ...prev[idx], id: ev.assistantItemId, content: "", toolCalls: null, status: "streaming" as const };
+                const next = {
+                  ...prev[idx],
+                  id: ev.assistantItemId,
+                  content: "",
+                  toolCalls: null,
+                  status: "streaming" as const,
+                };
                 return [...prev.slice(0, idx + 1), next, ...prev.slice(idx + 1)];
               });
             }
             const call = { id: `${toolItemId}-${ev.name}`, name: ev.name, arguments: "" };
-            setItems((prev) => prev.map((i) => (i.id === toolItemId ? { ...i, status: "complete", toolCalls: [...(i.toolCalls ?? []), call] } : i)));
+            setItems((prev) =>
+              prev.map((i) =>
+                i.id === toolItemId ? { ...i, status: "complete", toolCalls: [...(i.toolCalls ?? []), call] } : i,
+              ),
+            );
           } else if (ev.type === "done" || ev.type === "error") {
             const used = ev.type === "done" ? ev.memoriesUsed : [];
             if (ev.item)
               setItems((prev) =>
-                prev.map((i) => (i.id === assistantId ? { ...i, ...ev.item, siblingIds: i.siblingIds, toolCalls: i.toolCalls, memoriesUsed: used } : i)),
+                prev.map((i) =>
+                  i.id === assistantId
+                    ? { ...i, ...ev.item, siblingIds: i.siblingIds, toolCalls: i.toolCalls, memoriesUsed: used }
+                    : i,
+                ),
               );
           }
         }
@@ -204,7 +246,12 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
 
   async function stop() {
     const id = streamingId.current;
-    if (id) await fetch("/api/chat/stop", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ itemId: id }) }).catch(() => {});
+    if (id)
+      await fetch("/api/chat/stop", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ itemId: id }),
+      }).catch(() => {});
     abortRef.current?.abort();
   }
 
@@ -212,7 +259,10 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
     const content = draft;
     setDraft("");
     const user = pendingItem("pending-user", "user", content, "complete");
-    const ok = await stream({ kind: "send", threadId: threadId ?? undefined, content, temporary: threadId ? undefined : temporary }, { user });
+    const ok = await stream(
+      { kind: "send", threadId: threadId ?? undefined, content, temporary: threadId ? undefined : temporary },
+      { user },
+    );
     if (!ok) setDraft(content); // never lose what the user typed
   }
 
@@ -221,7 +271,8 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
       { kind: "edit", threadId, itemId: item.id, content },
       { user: { ...item, id: "pending-user", content, siblingIds: [] }, replaceId: item.id },
     );
-  const onRegenerate = (item: UiItem) => void stream({ kind: "regenerate", threadId, itemId: item.id }, { replaceId: item.id });
+  const onRegenerate = (item: UiItem) =>
+    void stream({ kind: "regenerate", threadId, itemId: item.id }, { replaceId: item.id });
   const onSwitch = async (itemId: string) => {
     if (!threadId) return;
     const r = await switchBranchAction(threadId, itemId);
@@ -247,9 +298,16 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
       <div className="flex min-h-12 items-center gap-2 border-b border-border px-4 py-2">
         <h1 className="min-w-0 flex-1 truncate text-sm font-medium" data-testid="thread-title">
           {title ?? (temporary ? "Temporary chat" : "New chat")}
-          {temporary && <span className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground">temporary · not saved</span>}
+          {temporary && (
+            <span className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground">
+              temporary · not saved
+            </span>
+          )}
           {imported && (
-            <span className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground" data-testid="thread-origin">
+            <span
+              className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground"
+              data-testid="thread-origin"
+            >
               imported from {SOURCES[imported.source] ?? imported.source} · started {day(imported.startedAt)}
             </span>
           )}
@@ -259,10 +317,22 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
             <span className="hidden text-xs text-muted-foreground sm:inline" data-testid="thread-totals">
               {totalTokens.toLocaleString("en-US")} tokens used
             </span>
-            <Button variant="ghost" size="sm" onClick={onUndo} disabled={busy || items.length === 0} aria-label="Undo last turn">
+            <Button
+              variant="ghost"
+              size="sm"
+              onClick={onUndo}
+              disabled={busy || items.length === 0}
+              aria-label="Undo last turn"
+            >
               <Undo2 className="h-4 w-4" /> <span className="hidden sm:inline">Undo</span>
             </Button>
-            <Button variant="ghost" size="sm" onClick={onClear} disabled={busy || items.length === 0} aria-label="Clear thread">
+            <Button
+              variant="ghost"
+              size="sm"
+              onClick={onClear}
+              disabled={busy || items.length === 0}
+              aria-label="Clear thread"
+            >
               <Eraser className="h-4 w-4" /> <span className="hidden sm:inline">Clear</span>
             </Button>
           </>
@@ -286,10 +356,17 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
           {items.length === 0 && !modelMissing && (
             <div className="py-16 text-center">
               <h2 className="text-xl font-semibold">What can I help with?</h2>
-              <p className="mt-2 text-sm text-muted-foreground">Your conversation is saved in this thread and sent back to the model each turn.</p>
+              <p className="mt-2 text-sm text-muted-foreground">
+                Your conversation is saved in this thread and sent back to the model each turn.
+              </p>
               {!threadId && (
                 <label className="mt-6 inline-flex items-center gap-2 text-sm">
-                  <input type="checkbox" className="h-4 w-4" checked={temporary} onChange={(e) => setTemporary(e.target.checked)} />
+                  <input
+                    type="checkbox"
+                    className="h-4 w-4"
+                    checked={temporary}
+                    onChange={(e) => setTemporary(e.target.checked)}
+                  />
                   Temporary chat (not listed, not kept, no memory)
                 </label>
               )}
@@ -298,12 +375,21 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
           {items.map((item, i) => (
             <Fragment key={item.id}>
               {/* Imported history spans months: each new day gets its date. */}
-              {imported && item.createdAt && (i === 0 || day(item.createdAt) !== day(items[i - 1].createdAt ?? item.createdAt)) && (
-                <p role="separator" className="text-center text-xs text-muted-foreground" data-testid="day-separator">
-                  {day(item.createdAt)}
-                </p>
-              )}
-              <Message item={item} busy={busy} onEdit={onEdit} onRegenerate={onRegenerate} onSwitch={onSwitch} rateable={!temporary} />
+              {imported &&
+                item.createdAt &&
+                (i === 0 || day(item.createdAt) !== day(items[i - 1].createdAt ?? item.createdAt)) && (
+                  <p role="separator" className="text-center text-xs text-muted-foreground" data-testid="day-separator">
+                    {day(item.createdAt)}
+                  </p>
+                )}
+              <Message
+                item={item}
+                busy={busy}
+                onEdit={onEdit}
+                onRegenerate={onRegenerate}
+                onSwitch={onSwitch}
+                rateable={!temporary}
+              />
             </Fragment>
           ))}
         </div>
@@ -318,7 +404,9 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
           disabled={!!modelMissing}
           maxChars={maxChars}
         />
-        <p className="mt-1 text-center text-xs text-muted-foreground">Enter to send · Shift+Enter for a new line · Esc to stop</p>
+        <p className="mt-1 text-center text-xs text-muted-foreground">
+          Enter to send · Shift+Enter for a new line · Esc to stop
+        </p>
       </div>
     </div>
   );

@@ -64,7 +64,9 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
       />
       <div className="flex items-center justify-between gap-2 px-1 pt-1">
         <p id="composer-error" className="text-xs text-destructive" role={tooLong ? "alert" : undefined}>
-          {tooLong ? `Messages are limited to ${maxChars.toLocaleString("en-US")} characters (this one has ${value.length.toLocaleString("en-US")}).` : ""}
+          {tooLong
+            ? `Messages are limited to ${maxChars.toLocaleString("en-US")} characters (this one has ${value.length.toLocaleString("en-US")}).`
+            : ""}
         </p>
         {busy ? (
           <Button type="button" size="icon" variant="secondary" onClick={onStop} aria-label="Stop generating (Esc)">

@@ -19,7 +19,14 @@ function ImageLink({ src, alt }: { src?: string | Blob; alt?: string }) {
   const label = alt?.trim() || "image";
   if (!/^https?:/i.test(href)) return <span className="text-muted-foreground">[{label}]</span>;
   return (
-    <a href={href} target="_blank" rel="noopener noreferrer nofollow" referrerPolicy="no-referrer" className="inline-flex items-center gap-1" data-testid="image-link">
+    <a
+      href={href}
+      target="_blank"
+      rel="noopener noreferrer nofollow"
+      referrerPolicy="no-referrer"
+      className="inline-flex items-center gap-1"
+      data-testid="image-link"
+    >
       <ImageIcon className="h-3.5 w-3.5" aria-hidden />
       {label} ({host}, not loaded)
     </a>
@@ -32,7 +39,11 @@ const components: Components = { img: ({ src, alt }) => <ImageLink src={src} alt
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (
     <div className="prose prose-sm max-w-none break-words dark:prose-invert prose-pre:my-2 prose-pre:overflow-x-auto prose-pre:rounded-lg prose-pre:p-0 prose-code:before:content-none prose-code:after:content-none prose-table:block prose-table:overflow-x-auto">
-      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={[[rehypeHighlight, { detect: true, ignoreMissing: true }]]} components={components}>
+      <ReactMarkdown
+        remarkPlugins={[remarkGfm]}
+        rehypePlugins={[[rehypeHighlight, { detect: true, ignoreMissing: true }]]}
+        components={components}
+      >
         {text}
       </ReactMarkdown>
     </div>

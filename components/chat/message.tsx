@@ -18,7 +18,17 @@ type Props = {
   rateable?: boolean;
 };
 
-function IconButton({ label, onClick, children, disabled }: { label: string; onClick: () => void; children: React.ReactNode; disabled?: boolean }) {
+function IconButton({
+  label,
+  onClick,
+  children,
+  disabled,
+}: {
+  label: string;
+  onClick: () => void;
+  children: React.ReactNode;
+  disabled?: boolean;
+}) {
   return (
     <button
       type="button"
@@ -65,7 +75,12 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
 
   if (item.role === "user") {
     return (
-      <div id={`item-${item.id}`} className="group flex scroll-mt-16 flex-col items-end gap-1" data-testid="message-user" data-item-id={item.id}>
+      <div
+        id={`item-${item.id}`}
+        className="group flex scroll-mt-16 flex-col items-end gap-1"
+        data-testid="message-user"
+        data-item-id={item.id}
+      >
         {editing ? (
           <form
             className="w-full max-w-[85%] rounded-2xl border border-border bg-card p-2"
@@ -99,7 +114,9 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
             </div>
           </form>
         ) : (
-          <div className="max-w-[85%] whitespace-pre-wrap break-words rounded-2xl bg-accent px-4 py-2 text-sm text-accent-foreground">{item.content}</div>
+          <div className="max-w-[85%] whitespace-pre-wrap break-words rounded-2xl bg-accent px-4 py-2 text-sm text-accent-foreground">
+            {item.content}
+          </div>
         )}
         <div className="flex items-center gap-0.5 opacity-70 transition-opacity focus-within:opacity-100 group-hover:opacity-100">
           <BranchSwitcher item={item} onSwitch={onSwitch} busy={busy} />
@@ -123,7 +140,12 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
 
   const streaming = item.status === "streaming";
   if (item.toolCalls?.length && !item.content && !streaming) {
-    const label: Record<string, string> = { remember: "Saved to memory", update_memory: "Updated a memory", forget: "Forgot from memory", search_memory: "Searched memory" };
+    const label: Record<string, string> = {
+      remember: "Saved to memory",
+      update_memory: "Updated a memory",
+      forget: "Forgot from memory",
+      search_memory: "Searched memory",
+    };
     return (
       <div className="flex flex-wrap gap-2" data-testid="tool-calls">
         {item.toolCalls.map((c, i) => (
@@ -139,14 +161,32 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
     );
   }
   return (
-    <div id={`item-${item.id}`} className="group flex scroll-mt-16 flex-col gap-1" data-testid="message-assistant" data-status={item.status} data-item-id={item.id}>
+    <div
+      id={`item-${item.id}`}
+      className="group flex scroll-mt-16 flex-col gap-1"
+      data-testid="message-assistant"
+      data-status={item.status}
+      data-item-id={item.id}
+    >
       <div className={cn("text-sm", streaming && !item.content && "text-muted-foreground")}>
-        {item.content ? <Markdown text={item.content} /> : streaming ? <span className="animate-pulse">Thinking…</span> : null}
+        {item.content ? (
+          <Markdown text={item.content} />
+        ) : streaming ? (
+          <span className="animate-pulse">Thinking…</span>
+        ) : null}
       </div>
       {item.status === "stopped" && <p className="text-xs text-muted-foreground">Stopped.</p>}
       {(item.status === "failed" || item.status === "interrupted") && (
-        <div role="alert" className="flex flex-wrap items-center gap-2 rounded-md border border-destructive/40 bg-destructive/10 px-3 py-2 text-sm text-destructive">
-          <span>{item.error ?? (item.status === "interrupted" ? "This answer was interrupted before it finished." : "The answer failed.")}</span>
+        <div
+          role="alert"
+          className="flex flex-wrap items-center gap-2 rounded-md border border-destructive/40 bg-destructive/10 px-3 py-2 text-sm text-destructive"
+        >
+          <span>
+            {item.error ??
+              (item.status === "interrupted"
+                ? "This answer was interrupted before it finished."
+                : "The answer failed.")}
+          </span>
           <Button size="sm" variant="outline" disabled={busy} onClick={() => onRegenerate(item)}>
             <RotateCcw className="h-3.5 w-3.5" /> Retry
           </Button>
@@ -160,7 +200,9 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
               {copied ? <Check className="h-3.5 w-3.5" /> : <Copy className="h-3.5 w-3.5" />}
             </IconButton>
           )}
-          {rateable && item.status === "complete" && item.content && <FeedbackControl itemId={item.id} initial={item.feedback ?? null} />}
+          {rateable && item.status === "complete" && item.content && (
+            <FeedbackControl itemId={item.id} initial={item.feedback ?? null} />
+          )}
           {item.status !== "failed" && item.status !== "interrupted" && (
             <IconButton label="Regenerate answer" disabled={busy} onClick={() => onRegenerate(item)}>
               <RefreshCw className="h-3.5 w-3.5" />
@@ -168,7 +210,9 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
           )}
           {item.memoriesUsed.length > 0 && (
             <details className="mx-1 text-xs text-muted-foreground" data-testid="memories-used">
-              <summary className="cursor-pointer rounded px-1 py-0.5 hover:text-foreground">Memories used ({item.memoriesUsed.length})</summary>
+              <summary className="cursor-pointer rounded px-1 py-0.5 hover:text-foreground">
+                Memories used ({item.memoriesUsed.length})
+              </summary>
               <ul className="mt-1 grid gap-1 pl-2">
                 {item.memoriesUsed.map((m) => (
                   <li key={m.id}>
@@ -185,7 +229,8 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
           </IconButton>
           {showUsage && (
             <span className="ml-1 text-xs text-muted-foreground" data-testid="usage">
-              {item.model ?? "unknown model"} · {item.promptTokens ?? "?"} prompt + {item.completionTokens ?? "?"} completion tokens
+              {item.model ?? "unknown model"} · {item.promptTokens ?? "?"} prompt + {item.completionTokens ?? "?"}{" "}
+              completion tokens
             </span>
           )}
         </div>

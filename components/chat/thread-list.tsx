@@ -28,7 +28,11 @@ export function ThreadList() {
   const load = useCallback(
     async (reset: boolean, from: string | null = null) => {
       setLoading(true);
-      const r = await listThreadsAction({ q: q || undefined, archived, cursor: reset ? undefined : (from ?? undefined) });
+      const r = await listThreadsAction({
+        q: q || undefined,
+        archived,
+        cursor: reset ? undefined : (from ?? undefined),
+      });
       setLoading(false);
       if (!r.ok) return toast.error(r.error);
       setThreads((prev) => (reset ? r.data.threads : [...prev, ...r.data.threads]));
@@ -101,7 +105,10 @@ export function ThreadList() {
             role="tab"
             aria-selected={archived === a}
             onClick={() => setArchived(a)}
-            className={cn("rounded px-2 py-1", archived === a ? "bg-accent font-medium" : "text-muted-foreground hover:bg-accent")}
+            className={cn(
+              "rounded px-2 py-1",
+              archived === a ? "bg-accent font-medium" : "text-muted-foreground hover:bg-accent",
+            )}
           >
             {a ? "Archived" : "Recent"}
           </button>
@@ -111,7 +118,10 @@ export function ThreadList() {
         {threads.map((t) => {
           const active = pathname === `/c/${t.id}`;
           return (
-            <li key={t.id} className={cn("group flex items-center rounded-md", active ? "bg-accent" : "hover:bg-accent/60")}>
+            <li
+              key={t.id}
+              className={cn("group flex items-center rounded-md", active ? "bg-accent" : "hover:bg-accent/60")}
+            >
               {renaming === t.id ? (
                 <form
                   className="flex-1 p-1"
@@ -151,12 +161,16 @@ export function ThreadList() {
                   <MoreHorizontal className="h-4 w-4" />
                 </DropdownMenu.Trigger>
                 <DropdownMenu.Portal>
-                  <DropdownMenu.Content align="end" className="z-50 min-w-40 rounded-md border border-border bg-card p-1 shadow-md">
+                  <DropdownMenu.Content
+                    align="end"
+                    className="z-50 min-w-40 rounded-md border border-border bg-card p-1 shadow-md"
+                  >
                     <DropdownMenu.Item className={menuItem} onSelect={() => setRenaming(t.id)}>
                       <Pencil className="h-4 w-4" /> Rename
                     </DropdownMenu.Item>
                     <DropdownMenu.Item className={menuItem} onSelect={() => void archive(t.id, !t.archived)}>
-                      {t.archived ? <ArchiveRestore className="h-4 w-4" /> : <Archive className="h-4 w-4" />} {t.archived ? "Unarchive" : "Archive"}
+                      {t.archived ? <ArchiveRestore className="h-4 w-4" /> : <Archive className="h-4 w-4" />}{" "}
+                      {t.archived ? "Unarchive" : "Archive"}
                     </DropdownMenu.Item>
                     <DropdownMenu.Item className={cn(menuItem, "text-destructive")} onSelect={() => void remove(t)}>
                       <Trash2 className="h-4 w-4" /> Delete
@@ -169,7 +183,9 @@ export function ThreadList() {
         })}
       </ul>
       {!loading && threads.length === 0 && (
-        <p className="px-2 py-2 text-xs text-muted-foreground">{q ? "No thread titles match." : archived ? "No archived threads." : "Your conversations will appear here."}</p>
+        <p className="px-2 py-2 text-xs text-muted-foreground">
+          {q ? "No thread titles match." : archived ? "No archived threads." : "Your conversations will appear here."}
+        </p>
       )}
       <div ref={sentinel} aria-hidden className="h-4" />
       {loading && <p className="px-2 text-xs text-muted-foreground">Loading…</p>}

@@ -6,17 +6,32 @@ import type { Result } from "@/lib/http/action";
 import { settleConflictAction } from "@/app/(app)/settings/memory/actions";
 import { Button } from "@/components/ui/button";
 
-const day = (iso: string) => new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric" });
+const day = (iso: string) =>
+  new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric" });
 
-export function ConflictsInbox({ conflicts, busy, act }: { conflicts: Conflict[]; busy: boolean; act: (fn: () => Promise<Result<unknown>>, ok?: string) => void }) {
+export function ConflictsInbox({
+  conflicts,
+  busy,
+  act,
+}: {
+  conflicts: Conflict[];
+  busy: boolean;
+  act: (fn: () => Promise<Result<unknown>>, ok?: string) => void;
+}) {
   if (!conflicts.length) return null;
   return (
-    <section aria-labelledby="conflicts-heading" className="grid gap-3 rounded-lg border border-amber-500/40 bg-amber-500/5 p-4" data-testid="conflicts">
+    <section
+      aria-labelledby="conflicts-heading"
+      className="grid gap-3 rounded-lg border border-amber-500/40 bg-amber-500/5 p-4"
+      data-testid="conflicts"
+    >
       <div>
         <h2 id="conflicts-heading" className="font-medium">
           {conflicts.length === 1 ? "One thing to settle" : `${conflicts.length} things to settle`}
         </h2>
-        <p className="text-sm text-muted-foreground">You told Mnemo two things that cannot both be true. Until you choose, both are remembered.</p>
+        <p className="text-sm text-muted-foreground">
+          You told Mnemo two things that cannot both be true. Until you choose, both are remembered.
+        </p>
       </div>
       <ul className="grid gap-3">
         {conflicts.map(({ a, b }) => (
@@ -25,13 +40,40 @@ export function ConflictsInbox({ conflicts, busy, act }: { conflicts: Conflict[]
               On {day(a.createdAt)} you said “{a.text}”; on {day(b.createdAt)}, “{b.text}”. Which is true now?
             </p>
             <div className="flex flex-wrap gap-2">
-              <Button size="sm" variant="outline" disabled={busy} onClick={() => act(() => settleConflictAction({ memoryId: b.id, otherId: a.id, keep: "memory" }), "Kept the newer one; the other is archived.")}>
+              <Button
+                size="sm"
+                variant="outline"
+                disabled={busy}
+                onClick={() =>
+                  act(
+                    () => settleConflictAction({ memoryId: b.id, otherId: a.id, keep: "memory" }),
+                    "Kept the newer one; the other is archived.",
+                  )
+                }
+              >
                 Keep “{b.text}”
               </Button>
-              <Button size="sm" variant="outline" disabled={busy} onClick={() => act(() => settleConflictAction({ memoryId: a.id, otherId: b.id, keep: "memory" }), "Kept the older one; the other is archived.")}>
+              <Button
+                size="sm"
+                variant="outline"
+                disabled={busy}
+                onClick={() =>
+                  act(
+                    () => settleConflictAction({ memoryId: a.id, otherId: b.id, keep: "memory" }),
+                    "Kept the older one; the other is archived.",
+                  )
+                }
+              >
                 Keep “{a.text}”
               </Button>
-              <Button size="sm" variant="ghost" disabled={busy} onClick={() => act(() => settleConflictAction({ memoryId: a.id, otherId: b.id, keep: "both" }), "Both kept.")}>
+              <Button
+                size="sm"
+                variant="ghost"
+                disabled={busy}
+                onClick={() =>
+                  act(() => settleConflictAction({ memoryId: a.id, otherId: b.id, keep: "both" }), "Both kept.")
+                }
+              >
                 Both are true
               </Button>
             </div>

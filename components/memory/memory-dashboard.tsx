@@ -47,19 +47,49 @@ type Mem = {
   /** Answers that used it, and their ratings. */
   signals?: { answers: number; up: number; down: number } | null;
 };
-type Version = { id: string; oldText: string | null; newText: string | null; actor: string; reason: string; createdAt: string };
+type Version = {
+  id: string;
+  oldText: string | null;
+  newText: string | null;
+  actor: string;
+  reason: string;
+  createdAt: string;
+};
 type Filters = { q?: string; kind?: string; source?: string; status?: string; sort: string };
 
-const select = "h-9 rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
+const select =
+  "h-9 rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
 
-function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: boolean; onSelect: (v: boolean) => void; busy: boolean; act: (fn: () => Promise<Result<unknown>>, ok?: string) => void }) {
+function MemoryCard({
+  m,
+  selected,
+  onSelect,
+  busy,
+  act,
+}: {
+  m: Mem;
+  selected: boolean;
+  onSelect: (v: boolean) => void;
+  busy: boolean;
+  act: (fn: () => Promise<Result<unknown>>, ok?: string) => void;
+}) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(m.text);
   const [history, setHistory] = useState<Version[] | null>(null);
   return (
-    <li id={`memory-${m.id}`} className="rounded-lg border border-border bg-card p-3 target:ring-2 target:ring-ring" data-testid="memory">
+    <li
+      id={`memory-${m.id}`}
+      className="rounded-lg border border-border bg-card p-3 target:ring-2 target:ring-ring"
+      data-testid="memory"
+    >
       <div className="flex items-start gap-3">
-        <input type="checkbox" className="mt-1 h-4 w-4" checked={selected} onChange={(e) => onSelect(e.target.checked)} aria-label={`Select memory: ${m.text}`} />
+        <input
+          type="checkbox"
+          className="mt-1 h-4 w-4"
+          checked={selected}
+          onChange={(e) => onSelect(e.target.checked)}
+          aria-label={`Select memory: ${m.text}`}
+        />
         <div className="min-w-0 flex-1">
           {editing ? (
             <form
@@ -92,18 +122,35 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
               </div>
             </form>
           ) : (
-            <button type="button" className="w-full whitespace-pre-wrap break-words text-left text-sm hover:underline" onClick={() => { setDraft(m.text); setEditing(true); }} aria-label={`Edit memory: ${m.text}`}>
+            <button
+              type="button"
+              className="w-full whitespace-pre-wrap break-words text-left text-sm hover:underline"
+              onClick={() => {
+                setDraft(m.text);
+                setEditing(true);
+              }}
+              aria-label={`Edit memory: ${m.text}`}
+            >
               {m.text}
             </button>
           )}
           <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted-foreground">
             <span className="rounded bg-muted px-1.5 py-0.5">{m.kind}</span>
             <span title="Precedence when memories disagree: said by you > written by you > verified > learned, then newer">
-              {m.fromFeedback ? "learned from your feedback" : m.source === "explicit" ? "you said so" : m.source === "manual" ? "added or edited by you" : "learned"}
+              {m.fromFeedback
+                ? "learned from your feedback"
+                : m.source === "explicit"
+                  ? "you said so"
+                  : m.source === "manual"
+                    ? "added or edited by you"
+                    : "learned"}
               {m.verified && m.source === "inferred" ? " · verified" : ""}
             </span>
             {m.needsRevalidation && (
-              <span className="rounded bg-amber-500/15 px-1.5 py-0.5 text-amber-700 dark:text-amber-400" data-testid="needs-revalidation">
+              <span
+                className="rounded bg-amber-500/15 px-1.5 py-0.5 text-amber-700 dark:text-amber-400"
+                data-testid="needs-revalidation"
+              >
                 needs re-validation
               </span>
             )}
@@ -115,15 +162,31 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
               </span>
             )}
             {m.onlyWhenRelevant && (
-              <span className="rounded bg-muted px-1.5 py-0.5" data-testid="only-when-relevant" title="Past the memory budget: used when a message is relevant to it">
+              <span
+                className="rounded bg-muted px-1.5 py-0.5"
+                data-testid="only-when-relevant"
+                title="Past the memory budget: used when a message is relevant to it"
+              >
                 only when relevant
               </span>
             )}
-            {m.status !== "active" && <span className={cn("rounded px-1.5 py-0.5", m.status === "pending" ? "bg-amber-500/15 text-amber-700 dark:text-amber-400" : "bg-muted")}>{m.status === "pending" ? "waiting for review" : "archived"}</span>}
+            {m.status !== "active" && (
+              <span
+                className={cn(
+                  "rounded px-1.5 py-0.5",
+                  m.status === "pending" ? "bg-amber-500/15 text-amber-700 dark:text-amber-400" : "bg-muted",
+                )}
+              >
+                {m.status === "pending" ? "waiting for review" : "archived"}
+              </span>
+            )}
             <span>updated {new Date(m.updatedAt).toLocaleDateString()}</span>
             {m.lastUsedAt && <span>last used {new Date(m.lastUsedAt).toLocaleDateString()}</span>}
             {m.sourceThreadId && (
-              <Link className="text-primary hover:underline" href={`/c/${m.sourceThreadId}${m.sourceItemId ? `#item-${m.sourceItemId}` : ""}`}>
+              <Link
+                className="text-primary hover:underline"
+                href={`/c/${m.sourceThreadId}${m.sourceItemId ? `#item-${m.sourceItemId}` : ""}`}
+              >
                 source message
               </Link>
             )}
@@ -139,7 +202,9 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
             <ol className="mt-2 grid gap-1 border-l border-border pl-3 text-xs" aria-label="History">
               {history.map((v) => (
                 <li key={v.id}>
-                  <span className="text-muted-foreground">{new Date(v.createdAt).toLocaleString()} · {v.actor} · {v.reason}</span>
+                  <span className="text-muted-foreground">
+                    {new Date(v.createdAt).toLocaleString()} · {v.actor} · {v.reason}
+                  </span>
                   {v.oldText && v.oldText !== v.newText && <div className="line-through opacity-70">{v.oldText}</div>}
                   {v.newText && v.oldText !== v.newText && <div>{v.newText}</div>}
                 </li>
@@ -153,24 +218,46 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
               <Button size="sm" disabled={busy} onClick={() => act(() => reviewMemoryAction(m.id, true), "Approved.")}>
                 Approve
               </Button>
-              <Button size="sm" variant="outline" disabled={busy} onClick={() => act(() => reviewMemoryAction(m.id, false), "Rejected.")}>
+              <Button
+                size="sm"
+                variant="outline"
+                disabled={busy}
+                onClick={() => act(() => reviewMemoryAction(m.id, false), "Rejected.")}
+              >
                 Reject
               </Button>
             </>
           ) : m.status === "archived" ? (
-            <Button size="sm" variant="outline" disabled={busy} onClick={() => act(() => restoreMemoryAction(m.id), "Restored.")}>
+            <Button
+              size="sm"
+              variant="outline"
+              disabled={busy}
+              onClick={() => act(() => restoreMemoryAction(m.id), "Restored.")}
+            >
               Restore
             </Button>
           ) : (
             <>
-            {m.needsRevalidation && (
-              <Button size="sm" variant="outline" disabled={busy} onClick={() => act(() => verifyProcedureAction(m.id), "Marked as still right.")}>
-                Still right
+              {m.needsRevalidation && (
+                <Button
+                  size="sm"
+                  variant="outline"
+                  disabled={busy}
+                  onClick={() => act(() => verifyProcedureAction(m.id), "Marked as still right.")}
+                >
+                  Still right
+                </Button>
+              )}
+              <Button
+                size="icon"
+                variant="ghost"
+                disabled={busy}
+                aria-label={m.pinned ? "Unpin" : "Pin"}
+                aria-pressed={m.pinned}
+                onClick={() => act(() => pinMemoryAction(m.id, !m.pinned))}
+              >
+                {m.pinned ? <PinOff className="h-4 w-4" /> : <Pin className="h-4 w-4" />}
               </Button>
-            )}
-            <Button size="icon" variant="ghost" disabled={busy} aria-label={m.pinned ? "Unpin" : "Pin"} aria-pressed={m.pinned} onClick={() => act(() => pinMemoryAction(m.id, !m.pinned))}>
-              {m.pinned ? <PinOff className="h-4 w-4" /> : <Pin className="h-4 w-4" />}
-            </Button>
             </>
           )}
           <Button
@@ -187,7 +274,13 @@ function MemoryCard({ m, selected, onSelect, busy, act }: { m: Mem; selected: bo
           >
             <History className="h-4 w-4" />
           </Button>
-          <Button size="icon" variant="ghost" disabled={busy} aria-label="Delete memory" onClick={() => act(() => deleteMemoriesAction([m.id]), "Memory deleted.")}>
+          <Button
+            size="icon"
+            variant="ghost"
+            disabled={busy}
+            aria-label="Delete memory"
+            onClick={() => act(() => deleteMemoriesAction([m.id]), "Memory deleted.")}
+          >
             <Trash2 className="h-4 w-4" />
           </Button>
         </div>
@@ -229,45 +322,81 @@ export function MemoryDashboard({
         <div>
           <h1 className="text-2xl font-semibold">Memory</h1>
           <p className="text-sm text-muted-foreground" data-testid="memory-totals">
-            {totals.count} active {totals.count === 1 ? "memory" : "memories"} · {totals.tokens.toLocaleString("en-US")} tokens
+            {totals.count} active {totals.count === 1 ? "memory" : "memories"} · {totals.tokens.toLocaleString("en-US")}{" "}
+            tokens
             {totals.pending > 0 && ` · ${totals.pending} waiting for review`}
           </p>
         </div>
         <div className="flex flex-wrap gap-4 text-sm">
           <label className="flex items-center gap-2">
-            <input type="checkbox" className="h-4 w-4" checked={settings.paused} onChange={(e) => act(() => memorySettingsAction({ paused: e.target.checked }), e.target.checked ? "Learning paused." : "Learning resumed.")} />
+            <input
+              type="checkbox"
+              className="h-4 w-4"
+              checked={settings.paused}
+              onChange={(e) =>
+                act(
+                  () => memorySettingsAction({ paused: e.target.checked }),
+                  e.target.checked ? "Learning paused." : "Learning resumed.",
+                )
+              }
+            />
             Pause learning
           </label>
           <label className="flex items-center gap-2">
-            <input type="checkbox" className="h-4 w-4" checked={settings.review} onChange={(e) => act(() => memorySettingsAction({ review: e.target.checked }))} />
+            <input
+              type="checkbox"
+              className="h-4 w-4"
+              checked={settings.review}
+              onChange={(e) => act(() => memorySettingsAction({ review: e.target.checked }))}
+            />
             Review learned memories before use
           </label>
         </div>
       </div>
       <ConflictsInbox conflicts={conflicts} busy={busy} act={act} />
       <ProfileMeter {...meter} />
-      {settings.paused && <Alert>Learning is paused: Mnemo will not save new memories. Existing memories are still used.</Alert>}
+      {settings.paused && (
+        <Alert>Learning is paused: Mnemo will not save new memories. Existing memories are still used.</Alert>
+      )}
 
       <form className="flex flex-wrap items-end gap-2" role="search" aria-label="Filter memories">
         <div className="grid min-w-48 flex-1 gap-1">
-          <label htmlFor="mem-q" className="text-xs text-muted-foreground">Search</label>
-          <input id="mem-q" name="q" defaultValue={filters.q} className={cn(select, "w-full")} placeholder="Search memories" />
+          <label htmlFor="mem-q" className="text-xs text-muted-foreground">
+            Search
+          </label>
+          <input
+            id="mem-q"
+            name="q"
+            defaultValue={filters.q}
+            className={cn(select, "w-full")}
+            placeholder="Search memories"
+          />
         </div>
-        {([
-          ["kind", "Kind", ["fact", "preference", "procedure", "other"]],
-          ["source", "Source", ["explicit", "inferred", "manual", "feedback"]],
-          ["status", "Status", ["active", "pending", "archived"]],
-        ] as const).map(([name, label, opts]) => (
+        {(
+          [
+            ["kind", "Kind", ["fact", "preference", "procedure", "other"]],
+            ["source", "Source", ["explicit", "inferred", "manual", "feedback"]],
+            ["status", "Status", ["active", "pending", "archived"]],
+          ] as const
+        ).map(([name, label, opts]) => (
           <div className="grid gap-1" key={name}>
-            <label htmlFor={`mem-${name}`} className="text-xs text-muted-foreground">{label}</label>
+            <label htmlFor={`mem-${name}`} className="text-xs text-muted-foreground">
+              {label}
+            </label>
             <select id={`mem-${name}`} name={name} defaultValue={filters[name] ?? ""} className={select}>
               <option value="">All</option>
-              {opts.map((o) => <option key={o} value={o}>{o}</option>)}
+              {opts.map((o) => (
+                <option key={o} value={o}>
+                  {o}
+                </option>
+              ))}
             </select>
           </div>
         ))}
         <div className="grid gap-1">
-          <label htmlFor="mem-sort" className="text-xs text-muted-foreground">Sort</label>
+          <label htmlFor="mem-sort" className="text-xs text-muted-foreground">
+            Sort
+          </label>
           <select id="mem-sort" name="sort" defaultValue={filters.sort} className={select}>
             <option value="updated">Recently updated</option>
             <option value="created">Recently added</option>
@@ -275,7 +404,9 @@ export function MemoryDashboard({
             <option value="text">A–Z</option>
           </select>
         </div>
-        <Button type="submit" variant="secondary">Apply</Button>
+        <Button type="submit" variant="secondary">
+          Apply
+        </Button>
       </form>
 
       <form
@@ -287,14 +418,30 @@ export function MemoryDashboard({
           act(() => addMemoryAction(text, "fact"), "Memory added.");
         }}
       >
-        <label htmlFor="mem-new" className="sr-only">New memory</label>
-        <input id="mem-new" value={newText} maxLength={500} onChange={(e) => setNewText(e.target.value)} className={cn(select, "min-w-48 flex-1")} placeholder="Add a memory, e.g. “I prefer metric units”" />
-        <Button type="submit" disabled={!newText.trim() || busy}>Add</Button>
+        <label htmlFor="mem-new" className="sr-only">
+          New memory
+        </label>
+        <input
+          id="mem-new"
+          value={newText}
+          maxLength={500}
+          onChange={(e) => setNewText(e.target.value)}
+          className={cn(select, "min-w-48 flex-1")}
+          placeholder="Add a memory, e.g. “I prefer metric units”"
+        />
+        <Button type="submit" disabled={!newText.trim() || busy}>
+          Add
+        </Button>
         <Button
           type="button"
           variant="outline"
           disabled={busy || totals.count < 2}
-          onClick={() => act(() => consolidateNowAction(), "Checking in the background: duplicates are merged, and anything for you to settle appears at the top.")}
+          onClick={() =>
+            act(
+              () => consolidateNowAction(),
+              "Checking in the background: duplicates are merged, and anything for you to settle appears at the top.",
+            )
+          }
         >
           Tidy up
         </Button>
@@ -303,21 +450,35 @@ export function MemoryDashboard({
       {selected.size > 0 && (
         <div className="flex items-center gap-3 rounded-md border border-border bg-muted px-3 py-2 text-sm">
           {selected.size} selected
-          <Button size="sm" variant="destructive" disabled={busy} onClick={() => { const ids = [...selected]; setSelected(new Set()); act(() => deleteMemoriesAction(ids), `${ids.length} deleted.`); }}>
+          <Button
+            size="sm"
+            variant="destructive"
+            disabled={busy}
+            onClick={() => {
+              const ids = [...selected];
+              setSelected(new Set());
+              act(() => deleteMemoriesAction(ids), `${ids.length} deleted.`);
+            }}
+          >
             Delete selected
           </Button>
-          <Button size="sm" variant="ghost" onClick={() => setSelected(new Set())}>Clear selection</Button>
+          <Button size="sm" variant="ghost" onClick={() => setSelected(new Set())}>
+            Clear selection
+          </Button>
         </div>
       )}
 
       {memories.length === 0 ? (
         <div className="rounded-xl border border-dashed border-border p-8 text-center" data-testid="memory-empty">
           <Brain className="mx-auto h-8 w-8 text-muted-foreground" aria-hidden />
-          <h2 className="mt-3 font-medium">{filtered ? "No memories match these filters" : "Mnemo doesn’t remember anything about you yet"}</h2>
+          <h2 className="mt-3 font-medium">
+            {filtered ? "No memories match these filters" : "Mnemo doesn’t remember anything about you yet"}
+          </h2>
           {!filtered && (
             <p className="mx-auto mt-2 max-w-md text-sm text-muted-foreground">
-              As you chat, Mnemo can keep short notes about you — your name, preferences, how you like things done — and use them in later conversations.
-              Say “remember that…” to add one, or add it here. Everything it remembers shows up on this page, where you can edit or delete it.
+              As you chat, Mnemo can keep short notes about you — your name, preferences, how you like things done — and
+              use them in later conversations. Say “remember that…” to add one, or add it here. Everything it remembers
+              shows up on this page, where you can edit or delete it.
             </p>
           )}
         </div>
@@ -330,15 +491,27 @@ export function MemoryDashboard({
               busy={busy}
               act={act}
               selected={selected.has(m.id)}
-              onSelect={(v) => setSelected((prev) => { const n = new Set(prev); if (v) n.add(m.id); else n.delete(m.id); return n; })}
+              onSelect={(v) =>
+                setSelected((prev) => {
+                  const n = new Set(prev);
+                  if (v) n.add(m.id);
+                  else n.delete(m.id);
+                  return n;
+                })
+              }
             />
           ))}
         </ul>
       )}
 
       <section className="grid gap-2 rounded-xl border border-destructive/40 p-4" aria-labelledby="forget-heading">
-        <h2 id="forget-heading" className="font-medium text-destructive">Forget me</h2>
-        <p className="text-sm text-muted-foreground">Deletes every memory Mnemo has about you, with its history. Your conversations are kept. This cannot be undone.</p>
+        <h2 id="forget-heading" className="font-medium text-destructive">
+          Forget me
+        </h2>
+        <p className="text-sm text-muted-foreground">
+          Deletes every memory Mnemo has about you, with its history. Your conversations are kept. This cannot be
+          undone.
+        </p>
         <form
           className="flex flex-wrap items-end gap-2"
           onSubmit={(e) => {
@@ -349,8 +522,16 @@ export function MemoryDashboard({
           }}
         >
           <div className="grid gap-1">
-            <label htmlFor="forget-confirm" className="text-xs text-muted-foreground">Type “forget me” to confirm</label>
-            <input id="forget-confirm" value={confirm} onChange={(e) => setConfirm(e.target.value)} className={select} autoComplete="off" />
+            <label htmlFor="forget-confirm" className="text-xs text-muted-foreground">
+              Type “forget me” to confirm
+            </label>
+            <input
+              id="forget-confirm"
+              value={confirm}
+              onChange={(e) => setConfirm(e.target.value)}
+              className={select}
+              autoComplete="off"
+            />
           </div>
           <Button type="submit" variant="destructive" disabled={confirm.trim().toLowerCase() !== "forget me" || busy}>
             Forget me

@@ -14,11 +14,23 @@ export type ProfileMeterProps = {
   semantic: boolean;
 };
 
-export function ProfileMeter({ count, cost, budget, share: profileShare, fits, alwaysIn, semantic }: ProfileMeterProps) {
+export function ProfileMeter({
+  count,
+  cost,
+  budget,
+  share: profileShare,
+  fits,
+  alwaysIn,
+  semantic,
+}: ProfileMeterProps) {
   const share = budget > 0 ? Math.min(100, Math.round((cost / budget) * 100)) : 100;
   const mark = budget > 0 ? Math.round((profileShare / budget) * 100) : 100;
   return (
-    <section aria-labelledby="profile-heading" className="grid gap-2 rounded-lg border border-border p-4 text-sm" data-testid="profile-meter">
+    <section
+      aria-labelledby="profile-heading"
+      className="grid gap-2 rounded-lg border border-border p-4 text-sm"
+      data-testid="profile-meter"
+    >
       <h2 id="profile-heading" className="font-medium">
         What the model sees
       </h2>

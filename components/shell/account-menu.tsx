@@ -14,7 +14,10 @@ export function AccountMenu({ email, name, role }: { email: string; name?: strin
         className="flex w-full items-center gap-2 rounded-md px-2 py-2 text-left text-sm hover:bg-accent focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
         aria-label="Account menu"
       >
-        <span className="flex h-7 w-7 shrink-0 items-center justify-center rounded-full bg-primary text-xs font-semibold text-primary-foreground" aria-hidden>
+        <span
+          className="flex h-7 w-7 shrink-0 items-center justify-center rounded-full bg-primary text-xs font-semibold text-primary-foreground"
+          aria-hidden
+        >
           {(name || email).slice(0, 1).toUpperCase()}
         </span>
         <span className="min-w-0 flex-1">

@@ -7,14 +7,25 @@ import { Logo } from "@/components/logo";
 import { cn } from "@/lib/cn";
 
 /** Sidebar + main area. On narrow screens the sidebar becomes a drawer. */
-export function AppShell({ sidebar, footer, children }: { sidebar: React.ReactNode; footer: React.ReactNode; children: React.ReactNode }) {
+export function AppShell({
+  sidebar,
+  footer,
+  children,
+}: {
+  sidebar: React.ReactNode;
+  footer: React.ReactNode;
+  children: React.ReactNode;
+}) {
   const [open, setOpen] = useState(false);
   const pathname = usePathname();
   // Close the drawer (narrow screens) after navigating.
   useEffect(() => setOpen(false), [pathname]);
   return (
     <div className="flex h-dvh overflow-hidden">
-      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-card focus:px-3 focus:py-2">
+      <a
+        href="#main"
+        className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-card focus:px-3 focus:py-2"
+      >
         Skip to content
       </a>
       {open && <div className="fixed inset-0 z-30 bg-black/40 md:hidden" onClick={() => setOpen(false)} aria-hidden />}
@@ -33,9 +44,7 @@ export function AppShell({ sidebar, footer, children }: { sidebar: React.ReactNo
             <X className="h-5 w-5" />
           </button>
         </div>
-        <nav className="min-h-0 flex-1 overflow-y-auto px-2">
-          {sidebar}
-        </nav>
+        <nav className="min-h-0 flex-1 overflow-y-auto px-2">{sidebar}</nav>
         <div className="border-t border-border p-2">{footer}</div>
       </aside>
       <div className="flex min-w-0 flex-1 flex-col">

@@ -17,14 +17,20 @@ export class AccountNotFoundError extends AppError {
   }
 }
 
-export async function deleteAccount(db: Db, userId: string, by: { actorId: string | null; reason?: string }): Promise<void> {
+export async function deleteAccount(
+  db: Db,
+  userId: string,
+  by: { actorId: string | null; reason?: string },
+): Promise<void> {
   await db.$transaction(async (tx) => {
     await lockAccounts(tx);
     const user = await tx.user.findUnique({ where: { id: userId }, select: { role: true, disabled: true } });
     if (!user) throw new AccountNotFoundError();
-    if (user.role === "ADMIN" && !user.disabled && (await otherActiveAdmins(tx, userId)) === 0) throw new LastAdminError();
+    if (user.role === "ADMIN" && !user.disabled && (await otherActiveAdmins(tx, userId)) === 0)
+      throw new LastAdminError();
     for (const [table, entry] of Object.entries(USER_DATA)) {
-      if (entry.onDelete === "delete" && table !== "User") await tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE ${entry.rows}`, userId);
+      if (entry.onDelete === "delete" && table !== "User")
+        await tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE ${entry.rows}`, userId);
     }
     await tx.$executeRawUnsafe(`UPDATE "AppSetting" SET "updatedBy" = NULL WHERE "updatedBy" = $1`, userId);
     // Item → Item parent links cascade too, but breaking them first keeps the

@@ -32,7 +32,9 @@ async function* array<T>(name: string, pages: AsyncGenerator<T[]>, first = false
   yield any ? "\n]" : "]";
 }
 
-async function* paged<T extends { id: string }>(fetch: (after: string | undefined) => Promise<T[]>): AsyncGenerator<T[]> {
+async function* paged<T extends { id: string }>(
+  fetch: (after: string | undefined) => Promise<T[]>,
+): AsyncGenerator<T[]> {
   let after: string | undefined;
   for (;;) {
     const rows = await fetch(after);
@@ -58,7 +60,12 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
   yield* array(
     "accounts",
     (async function* () {
-      yield (await db.account.findMany({ where: { userId }, select: { provider: true, providerAccountId: true, type: true, scope: true, createdAt: true } })).map((a) => ({
+      yield (
+        await db.account.findMany({
+          where: { userId },
+          select: { provider: true, providerAccountId: true, type: true, scope: true, createdAt: true },
+        })
+      ).map((a) => ({
         key: `${a.provider}:${a.providerAccountId}`,
         ...a,
       }));
@@ -68,7 +75,9 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
   yield* array(
     "sessions",
     (async function* () {
-      yield await q<unknown>(`SELECT encode(sha256(convert_to("sessionToken", 'UTF8')), 'hex') AS "tokenSha256", expires, "createdAt" FROM "Session" WHERE ${USER_DATA.Session.rows}`);
+      yield await q<unknown>(
+        `SELECT encode(sha256(convert_to("sessionToken", 'UTF8')), 'hex') AS "tokenSha256", expires, "createdAt" FROM "Session" WHERE ${USER_DATA.Session.rows}`,
+      );
     })(),
   );
   yield* array(
@@ -80,20 +89,26 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
   yield* array(
     "verificationTokens",
     (async function* () {
-      yield await q<unknown>(`SELECT identifier, encode(sha256(convert_to(token, 'UTF8')), 'hex') AS "tokenSha256", expires FROM "VerificationToken" WHERE ${USER_DATA.VerificationToken.rows}`);
+      yield await q<unknown>(
+        `SELECT identifier, encode(sha256(convert_to(token, 'UTF8')), 'hex') AS "tokenSha256", expires FROM "VerificationToken" WHERE ${USER_DATA.VerificationToken.rows}`,
+      );
     })(),
   );
   yield* array(
     "rateLimits",
     (async function* () {
-      yield await q<unknown>(`SELECT key, points, expire FROM "RateLimiterFlexible" WHERE ${USER_DATA.RateLimiterFlexible.rows}`);
+      yield await q<unknown>(
+        `SELECT key, points, expire FROM "RateLimiterFlexible" WHERE ${USER_DATA.RateLimiterFlexible.rows}`,
+      );
     })(),
   );
   yield* array(
     "encryptionKeys",
     (async function* () {
       // Which keys exist, never the key material.
-      yield (await db.userKey.findMany({ where: { userId }, select: { version: true, masterKeyId: true, createdAt: true } })).map((k) => ({ key: `${userId}:${k.version}`, ...k }));
+      yield (
+        await db.userKey.findMany({ where: { userId }, select: { version: true, masterKeyId: true, createdAt: true } })
+      ).map((k) => ({ key: `${userId}:${k.version}`, ...k }));
     })(),
   );
 
@@ -101,7 +116,12 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
   yield ',\n"threads": [';
   let firstThread = true;
   for await (const threads of paged((after) =>
-    db.thread.findMany({ where: { userId, ...(after ? { id: { gt: after } } : {}) }, orderBy: { id: "asc" }, take: PAGE, omit: { appendParentId: true } }),
+    db.thread.findMany({
+      where: { userId, ...(after ? { id: { gt: after } } : {}) },
+      orderBy: { id: "asc" },
+      take: PAGE,
+      omit: { appendParentId: true },
+    }),
   )) {
     for (const t of threads) {
       yield `${firstThread ? "" : ","}\n{"thread": ${line({ ...t, title: openOrNull(c, t.title) })},\n`;
@@ -110,15 +130,25 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
         "items",
         paged((after) =>
           db.item
-            .findMany({ where: { threadId: t.id, ...(after ? { id: { gt: after } } : {}) }, orderBy: { id: "asc" }, take: PAGE, omit: { searchTokens: true } })
-            .then((rows) => rows.map((i) => ({ ...i, content: c.open(i.content), toolCalls: openJson(c, i.toolCalls as never) }))),
+            .findMany({
+              where: { threadId: t.id, ...(after ? { id: { gt: after } } : {}) },
+              orderBy: { id: "asc" },
+              take: PAGE,
+              omit: { searchTokens: true },
+            })
+            .then((rows) =>
+              rows.map((i) => ({ ...i, content: c.open(i.content), toolCalls: openJson(c, i.toolCalls as never) })),
+            ),
         ),
         true,
       );
       yield* array(
         "summaries",
         (async function* () {
-          yield (await db.summary.findMany({ where: { threadId: t.id }, orderBy: { version: "asc" } })).map((s) => ({ ...s, content: c.open(s.content) }));
+          yield (await db.summary.findMany({ where: { threadId: t.id }, orderBy: { version: "asc" } })).map((s) => ({
+            ...s,
+            content: c.open(s.content),
+          }));
         })(),
       );
       yield "}";
@@ -141,7 +171,11 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
           rows.map((m) => ({
             ...m,
             text: c.open(m.text),
-            versions: m.versions.map((v) => ({ ...v, oldText: openOrNull(c, v.oldText), newText: openOrNull(c, v.newText) })),
+            versions: m.versions.map((v) => ({
+              ...v,
+              oldText: openOrNull(c, v.oldText),
+              newText: openOrNull(c, v.newText),
+            })),
           })),
         ),
     ),
@@ -151,7 +185,11 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
     (async function* () {
       let after: string | undefined;
       for (;;) {
-        const rows = await db.memoryUse.findMany({ where: { userId, ...(after ? { itemId: { gt: after } } : {}) }, orderBy: [{ itemId: "asc" }, { memoryId: "asc" }], take: PAGE * 4 });
+        const rows = await db.memoryUse.findMany({
+          where: { userId, ...(after ? { itemId: { gt: after } } : {}) },
+          orderBy: [{ itemId: "asc" }, { memoryId: "asc" }],
+          take: PAGE * 4,
+        });
         // Page on whole items so no (item, memory) pair is skipped.
         const cut = rows.length === PAGE * 4 ? rows.filter((r) => r.itemId !== rows[rows.length - 1].itemId) : rows;
         yield cut.map((u) => ({ key: `${u.itemId}:${u.memoryId}`, ...u }));
@@ -172,13 +210,28 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
     "jobs",
     (async function* () {
       // Background work queued for the user's answers: kinds, ids and states, no text.
-      yield await db.job.findMany({ where: { userId }, orderBy: { createdAt: "asc" }, select: { id: true, kind: true, payload: true, status: true, attempts: true, createdAt: true, finishedAt: true } });
+      yield await db.job.findMany({
+        where: { userId },
+        orderBy: { createdAt: "asc" },
+        select: {
+          id: true,
+          kind: true,
+          payload: true,
+          status: true,
+          attempts: true,
+          createdAt: true,
+          finishedAt: true,
+        },
+      });
     })(),
   );
   yield* array(
     "audit",
     (async function* () {
-      yield await db.auditLog.findMany({ where: { OR: [{ subjectUserId: userId }, { actorId: userId }] }, orderBy: { at: "asc" } });
+      yield await db.auditLog.findMany({
+        where: { OR: [{ subjectUserId: userId }, { actorId: userId }] },
+        orderBy: { at: "asc" },
+      });
     })(),
   );
   const usage = await q<{ model: string | null; promptTokens: number; completionTokens: number; answers: number }>(

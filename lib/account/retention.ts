@@ -39,15 +39,34 @@ export type RetentionCounts = {
 const DONE_JOBS_DAYS = 7;
 
 /** Deletes what has expired; returns how many rows of each kind went. */
-export async function runRetention(db: Db, now = new Date(), s = retentionSettings(), memoryExpireDays = 0): Promise<RetentionCounts> {
-  const counts: RetentionCounts = { messages: 0, summaries: 0, threads: 0, temporaryChats: 0, memoriesExpired: 0, signedOutSessions: 0, jobsPruned: 0 };
+export async function runRetention(
+  db: Db,
+  now = new Date(),
+  s = retentionSettings(),
+  memoryExpireDays = 0,
+): Promise<RetentionCounts> {
+  const counts: RetentionCounts = {
+    messages: 0,
+    summaries: 0,
+    threads: 0,
+    temporaryChats: 0,
+    memoriesExpired: 0,
+    signedOutSessions: 0,
+    jobsPruned: 0,
+  };
   counts.jobsPruned = await pruneJobs(db, new Date(now.getTime() - DONE_JOBS_DAYS * 86_400_000));
   // Signed-out session ids whose tokens have expired anyway.
   counts.signedOutSessions = (await db.signedOutSession.deleteMany({ where: { expiresAt: { lt: now } } })).count;
-  counts.temporaryChats = (await db.thread.deleteMany({ where: { temporary: true, createdAt: { lt: temporaryCutoff(now, s) } } })).count;
+  counts.temporaryChats = (
+    await db.thread.deleteMany({ where: { temporary: true, createdAt: { lt: temporaryCutoff(now, s) } } })
+  ).count;
   // Unused memories (MNEMO_MEMORY_EXPIRE_DAYS) are archived here too, not only after a user's next answer.
   if (memoryExpireDays > 0) {
-    const users = await db.memory.findMany({ where: { status: "active", pinned: false }, distinct: ["userId"], select: { userId: true } });
+    const users = await db.memory.findMany({
+      where: { status: "active", pinned: false },
+      distinct: ["userId"],
+      select: { userId: true },
+    });
     for (const u of users) counts.memoriesExpired += await expireUnusedMemories(db, u.userId, memoryExpireDays, now);
   }
   if (s.messageDays <= 0) return counts;
@@ -65,8 +84,14 @@ export async function runRetention(db: Db, now = new Date(), s = retentionSettin
        WHERE c."parentId" = p.id AND p."createdAt" < $1 AND c."createdAt" >= $1`,
       cutoff,
     );
-    await tx.$executeRawUnsafe(`UPDATE "Thread" t SET "activeLeafId" = NULL FROM "Item" i WHERE i.id = t."activeLeafId" AND i."createdAt" < $1`, cutoff);
-    await tx.$executeRawUnsafe(`UPDATE "Item" SET "parentId" = NULL WHERE "createdAt" < $1 AND "parentId" IS NOT NULL`, cutoff);
+    await tx.$executeRawUnsafe(
+      `UPDATE "Thread" t SET "activeLeafId" = NULL FROM "Item" i WHERE i.id = t."activeLeafId" AND i."createdAt" < $1`,
+      cutoff,
+    );
+    await tx.$executeRawUnsafe(
+      `UPDATE "Item" SET "parentId" = NULL WHERE "createdAt" < $1 AND "parentId" IS NOT NULL`,
+      cutoff,
+    );
     counts.messages = await tx.$executeRawUnsafe(`DELETE FROM "Item" WHERE "createdAt" < $1`, cutoff);
     // Threads left without any message, and inactive since the cutoff, go too.
     counts.threads = await tx.$executeRawUnsafe(

@@ -15,8 +15,14 @@ export type Limits = { messages: number; tokens: number };
 const startOfDay = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
 
 /** Today's messages sent and tokens spent, with this user's limits (0: none). */
-export async function usageAndLimits(db: Db, userId: string, now = new Date()): Promise<{ usage: Usage; limits: Limits }> {
-  const [row] = await db.$queryRawUnsafe<Array<{ messages: number; tokens: number; msgLimit: number | null; tokLimit: number | null }>>(
+export async function usageAndLimits(
+  db: Db,
+  userId: string,
+  now = new Date(),
+): Promise<{ usage: Usage; limits: Limits }> {
+  const [row] = await db.$queryRawUnsafe<
+    Array<{ messages: number; tokens: number; msgLimit: number | null; tokLimit: number | null }>
+  >(
     `SELECT count(*) FILTER (WHERE i.role = 'user')::int AS messages,
             COALESCE(sum(COALESCE(i."promptTokens", 0) + COALESCE(i."completionTokens", 0)), 0)::int AS tokens,
             (SELECT "dailyMessageLimit" FROM "User" WHERE id = $1) AS "msgLimit",
@@ -75,7 +81,14 @@ export async function usageTodayByUser(db: Db, userIds: string[], now = new Date
 }
 
 /** An admin sets a user's limits (null: the instance default; 0: none). */
-export async function setUserLimits(db: Db, userId: string, limits: { messages: number | null; tokens: number | null }): Promise<void> {
-  await db.user.update({ where: { id: userId }, data: { dailyMessageLimit: limits.messages, dailyTokenLimit: limits.tokens } });
+export async function setUserLimits(
+  db: Db,
+  userId: string,
+  limits: { messages: number | null; tokens: number | null },
+): Promise<void> {
+  await db.user.update({
+    where: { id: userId },
+    data: { dailyMessageLimit: limits.messages, dailyTokenLimit: limits.tokens },
+  });
   forgetLimitsCache();
 }

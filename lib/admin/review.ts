@@ -18,7 +18,10 @@ export const reasonSchema = z
 
 export class AdminAccessDisabledError extends AppError {
   constructor() {
-    super("Admin access to users' threads and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).", 403);
+    super(
+      "Admin access to users' threads and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).",
+      403,
+    );
   }
 }
 
@@ -29,14 +32,38 @@ export function setAdminAccessForTests(on: boolean | undefined) {
 }
 export const adminAccessEnabled = () => accessOverride ?? getConfig().adminThreadAccess;
 
-export type AuditAction = "thread.view" | "memory.view" | "user.role" | "user.disable" | "user.enable" | "user.delete" | "user.limits" | "user.password" | "user.invite" | "user.create";
+export type AuditAction =
+  | "thread.view"
+  | "memory.view"
+  | "user.role"
+  | "user.disable"
+  | "user.enable"
+  | "user.delete"
+  | "user.limits"
+  | "user.password"
+  | "user.invite"
+  | "user.create";
 
 export async function recordAudit(
   db: Pick<Db, "auditLog">,
-  e: { actorId: string | null; subjectUserId?: string | null; action: AuditAction; threadId?: string | null; reason?: string | null; detail?: object },
+  e: {
+    actorId: string | null;
+    subjectUserId?: string | null;
+    action: AuditAction;
+    threadId?: string | null;
+    reason?: string | null;
+    detail?: object;
+  },
 ) {
   return db.auditLog.create({
-    data: { actorId: e.actorId, subjectUserId: e.subjectUserId ?? null, action: e.action, threadId: e.threadId ?? null, reason: e.reason ?? null, detail: e.detail },
+    data: {
+      actorId: e.actorId,
+      subjectUserId: e.subjectUserId ?? null,
+      action: e.action,
+      threadId: e.threadId ?? null,
+      reason: e.reason ?? null,
+      detail: e.detail,
+    },
   });
 }
 
@@ -48,11 +75,22 @@ export async function userThreadsForAdmin(db: Db, userId: string) {
     select: { id: true, createdAt: true, lastActivityAt: true, archived: true, _count: { select: { items: true } } },
     take: 500,
   });
-  return rows.map((t) => ({ id: t.id, createdAt: t.createdAt.toISOString(), lastActivityAt: t.lastActivityAt.toISOString(), archived: t.archived, items: t._count.items }));
+  return rows.map((t) => ({
+    id: t.id,
+    createdAt: t.createdAt.toISOString(),
+    lastActivityAt: t.lastActivityAt.toISOString(),
+    archived: t.archived,
+    items: t._count.items,
+  }));
 }
 
 /** Opens a user's thread read-only for an admin, after recording why. */
-export async function reviewThread(db: Db, adminId: string, threadId: string, reason: string): Promise<ThreadView & { ownerId: string }> {
+export async function reviewThread(
+  db: Db,
+  adminId: string,
+  threadId: string,
+  reason: string,
+): Promise<ThreadView & { ownerId: string }> {
   if (!adminAccessEnabled()) throw new AdminAccessDisabledError();
   const why = reasonSchema.parse(reason);
   const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true, temporary: true } });
@@ -104,7 +142,14 @@ export async function listAudit(db: Db, input: z.input<typeof auditFilterSchema>
       ...(f.action ? { action: f.action } : {}),
       ...(f.actor ? { actor: { email: { contains: f.actor.toLowerCase() } } } : {}),
       ...(f.subject ? { subject: { email: { contains: f.subject.toLowerCase() } } } : {}),
-      ...(f.from || f.to ? { at: { ...(f.from ? { gte: new Date(f.from) } : {}), ...(f.to ? { lt: new Date(new Date(f.to).getTime() + 86_400_000) } : {}) } } : {}),
+      ...(f.from || f.to
+        ? {
+            at: {
+              ...(f.from ? { gte: new Date(f.from) } : {}),
+              ...(f.to ? { lt: new Date(new Date(f.to).getTime() + 86_400_000) } : {}),
+            },
+          }
+        : {}),
     },
     orderBy: [{ at: "desc" }, { id: "desc" }],
     take: 200,
@@ -114,8 +159,10 @@ export async function listAudit(db: Db, input: z.input<typeof auditFilterSchema>
     id: r.id,
     at: r.at.toISOString(),
     action: r.action,
-    actor: r.actor?.email ?? (r.actorId ? r.actorId : r.action === "user.delete" && !r.actorId ? "(the user)" : "(deleted account)"),
-    subject: r.subject?.email ?? (r.subjectUserId ?? "(deleted account)"),
+    actor:
+      r.actor?.email ??
+      (r.actorId ? r.actorId : r.action === "user.delete" && !r.actorId ? "(the user)" : "(deleted account)"),
+    subject: r.subject?.email ?? r.subjectUserId ?? "(deleted account)",
     threadId: r.threadId,
     reason: r.reason,
   }));

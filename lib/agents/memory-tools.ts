@@ -12,10 +12,15 @@ import { embedQuery } from "@/lib/llm/embeddings";
 export function mnemoMemoryTools(db: Db, userId: string, opts: { budget?: number; threadId?: string } = {}) {
   const recallTool = tool({
     name: "recall_memory",
-    description: "Look up what Mnemo remembers about the user that is relevant to a query: facts, preferences, procedures and passages from earlier conversations.",
+    description:
+      "Look up what Mnemo remembers about the user that is relevant to a query: facts, preferences, procedures and passages from earlier conversations.",
     parameters: z.object({ query: z.string().min(1).max(2000) }),
     async execute({ query }) {
-      const r = await recall(db, userId, query, { budget: opts.budget ?? 800, excludeThreadId: opts.threadId, semantic: embedQuery(db, query) });
+      const r = await recall(db, userId, query, {
+        budget: opts.budget ?? 800,
+        excludeThreadId: opts.threadId,
+        semantic: embedQuery(db, query),
+      });
       return memoryBlock(r) ?? "Nothing relevant is remembered.";
     },
   });
@@ -25,7 +30,13 @@ export function mnemoMemoryTools(db: Db, userId: string, opts: { budget?: number
     parameters: z.object({ text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact") }),
     async execute({ text, kind }) {
       try {
-        const m = await addMemory(db, userId, { text, kind, source: "explicit", sourceThreadId: opts.threadId ?? null }, "user", "Asked an agent to remember it");
+        const m = await addMemory(
+          db,
+          userId,
+          { text, kind, source: "explicit", sourceThreadId: opts.threadId ?? null },
+          "user",
+          "Asked an agent to remember it",
+        );
         return JSON.stringify({ saved: m.text, id: m.id });
       } catch (e) {
         if (e instanceof SecretRefusedError) return JSON.stringify({ error: e.message });

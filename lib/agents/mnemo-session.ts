@@ -22,13 +22,24 @@ const textOf = (content: unknown): string => {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((p: Any) => (typeof p?.text === "string" ? p.text : typeof p?.refusal === "string" ? p.refusal : p?.type === "input_file" ? "[file]" : p?.type === "input_image" ? "[image]" : ""))
+    .map((p: Any) =>
+      typeof p?.text === "string"
+        ? p.text
+        : typeof p?.refusal === "string"
+          ? p.refusal
+          : p?.type === "input_file"
+            ? "[file]"
+            : p?.type === "input_image"
+              ? "[image]"
+              : "",
+    )
     .join("");
 };
 
 const outputText = (output: unknown): string => {
   if (typeof output === "string") return output;
-  if (output && typeof output === "object" && (output as Any).type === "text") return String((output as Any).text ?? "");
+  if (output && typeof output === "object" && (output as Any).type === "text")
+    return String((output as Any).text ?? "");
   return JSON.stringify(output ?? null);
 };
 
@@ -36,10 +47,19 @@ const outputText = (output: unknown): string => {
 export function toMnemoItem(item: AgentInputItem): NewItem | null {
   const i = item as Any;
   if (i.type === "function_call") {
-    return { role: "assistant", content: "", toolCalls: [{ id: String(i.callId), name: String(i.name), arguments: String(i.arguments ?? "") }] };
+    return {
+      role: "assistant",
+      content: "",
+      toolCalls: [{ id: String(i.callId), name: String(i.name), arguments: String(i.arguments ?? "") }],
+    };
   }
   if (i.type === "function_call_result") {
-    return { role: "tool", content: outputText(i.output), toolCallId: String(i.callId), toolName: String(i.name ?? "") };
+    return {
+      role: "tool",
+      content: outputText(i.output),
+      toolCallId: String(i.callId),
+      toolName: String(i.name ?? ""),
+    };
   }
   if (i.type !== undefined && i.type !== "message") return null;
   if (i.role === "user") return { role: "user", content: textOf(i.content) };
@@ -52,15 +72,32 @@ export function toMnemoItem(item: AgentInputItem): NewItem | null {
 export function toAgentItem(item: SessionItem): AgentInputItem {
   if (item.role === "tool" && !item.toolCallId) {
     // A tool note from an imported conversation: no call of ours to answer, so it reads as the assistant's text.
-    return { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: `[${item.toolName ?? "tool"}] ${item.content}` }] };
+    return {
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: `[${item.toolName ?? "tool"}] ${item.content}` }],
+    };
   }
   if (item.role === "tool") {
-    return { type: "function_call_result", callId: item.toolCallId ?? "", name: item.toolName ?? "", status: "completed", output: { type: "text", text: item.content } };
+    return {
+      type: "function_call_result",
+      callId: item.toolCallId ?? "",
+      name: item.toolName ?? "",
+      status: "completed",
+      output: { type: "text", text: item.content },
+    };
   }
   const call = item.role === "assistant" ? item.toolCalls?.[0] : undefined;
-  if (call) return { type: "function_call", callId: call.id, name: call.name, arguments: call.arguments, status: "completed" };
+  if (call)
+    return { type: "function_call", callId: call.id, name: call.name, arguments: call.arguments, status: "completed" };
   if (item.role === "assistant") {
-    return { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: item.content }] };
+    return {
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: item.content }],
+    };
   }
   if (item.role === "system") return { type: "message", role: "system", content: item.content };
   return { type: "message", role: "user", content: item.content };

@@ -8,9 +8,14 @@
 // should sit behind a proxy and set MNEMO_TRUSTED_PROXIES (README, "Proxies").
 import { getConfig } from "@/lib/config";
 
-export function clientIp(headers: Headers | Record<string, string | string[] | undefined>, trusted = getConfig().trustedProxies): string {
+export function clientIp(
+  headers: Headers | Record<string, string | string[] | undefined>,
+  trusted = getConfig().trustedProxies,
+): string {
   const get = (name: string) =>
-    headers instanceof Headers ? headers.get(name) : ([] as Array<string | undefined>).concat(headers[name]).filter(Boolean).join(",");
+    headers instanceof Headers
+      ? headers.get(name)
+      : ([] as Array<string | undefined>).concat(headers[name]).filter(Boolean).join(",");
   const chain = (get("x-forwarded-for") ?? "")
     .split(",")
     .map((s) => s.trim())

@@ -16,7 +16,10 @@ export function newPasswordSchema() {
   return z
     .object({
       current: z.string().max(256).optional(),
-      next: z.string({ error: "Enter a new password." }).min(min, `Password must be at least ${min} characters.`).max(256, "Password is at most 256 characters."),
+      next: z
+        .string({ error: "Enter a new password." })
+        .min(min, `Password must be at least ${min} characters.`)
+        .max(256, "Password is at most 256 characters."),
       confirm: z.string().max(256),
     })
     .refine((v) => v.next === v.confirm, { message: "The two new passwords differ.", path: ["confirm"] });
@@ -29,18 +32,29 @@ export class WrongPasswordError extends AppError {
 }
 
 /** The user changes their password; `sid` is the session doing it (it stays signed in). */
-export async function changePassword(db: Db, userId: string, sid: string | undefined, input: z.input<ReturnType<typeof newPasswordSchema>>): Promise<void> {
+export async function changePassword(
+  db: Db,
+  userId: string,
+  sid: string | undefined,
+  input: z.input<ReturnType<typeof newPasswordSchema>>,
+): Promise<void> {
   const { current, next } = newPasswordSchema().parse(input);
   const user = await db.user.findUnique({ where: { id: userId }, select: { email: true, passwordHash: true } });
   if (!user) throw new AppError("Account not found.", 404);
   if (user.passwordHash) {
     await consume(db, [["signin-email", user.email]]);
     if (!current || !(await verifyPassword(current, user.passwordHash))) throw new WrongPasswordError();
-    if (await verifyPassword(next, user.passwordHash)) throw new AppError("Choose a password you have not used here just now.", 400);
+    if (await verifyPassword(next, user.passwordHash))
+      throw new AppError("Choose a password you have not used here just now.", 400);
   }
   await db.user.update({
     where: { id: userId },
-    data: { passwordHash: await hashPassword(next), mustChangePassword: false, passwordChangedAt: new Date(), passwordSid: sid ?? null },
+    data: {
+      passwordHash: await hashPassword(next),
+      mustChangePassword: false,
+      passwordChangedAt: new Date(),
+      passwordSid: sid ?? null,
+    },
   });
 }
 
@@ -51,13 +65,21 @@ export async function setTemporaryPassword(db: Db, userId: string): Promise<stri
   const temporary = Array.from(crypto.randomBytes(16), (b) => alphabet[b % alphabet.length]).join("");
   await db.user.update({
     where: { id: userId },
-    data: { passwordHash: await hashPassword(temporary), mustChangePassword: true, passwordChangedAt: new Date(), passwordSid: null },
+    data: {
+      passwordHash: await hashPassword(temporary),
+      mustChangePassword: true,
+      passwordChangedAt: new Date(),
+      passwordSid: null,
+    },
   });
   return temporary;
 }
 
 /** Whether a session token survives the user's last password change. */
-export function sessionOutlivesPasswordChange(user: { passwordChangedAt: Date | null; passwordSid: string | null }, token: { authAt?: unknown; sid?: unknown }): boolean {
+export function sessionOutlivesPasswordChange(
+  user: { passwordChangedAt: Date | null; passwordSid: string | null },
+  token: { authAt?: unknown; sid?: unknown },
+): boolean {
   if (!user.passwordChangedAt) return true;
   if (typeof token.sid === "string" && token.sid === user.passwordSid) return true;
   return typeof token.authAt === "number" && token.authAt >= user.passwordChangedAt.getTime();

@@ -27,16 +27,26 @@ export class ResetLinkError extends AppError {
  * network). Resolves the same way whether it has one or not.
  */
 export async function requestPasswordReset(db: Db, rawEmail: string, ip: string, now = new Date()): Promise<void> {
-  if (!mailConfigured()) throw new AppError("This server cannot send email. Ask an administrator to set a temporary password for you.", 400);
+  if (!mailConfigured())
+    throw new AppError("This server cannot send email. Ask an administrator to set a temporary password for you.", 400);
   const email = emailSchema.parse(rawEmail);
-  await consume(db, [["reset-ip", ip], ["reset-email", email]]);
+  await consume(db, [
+    ["reset-ip", ip],
+    ["reset-email", email],
+  ]);
   const user = await db.user.findUnique({ where: { email }, select: { id: true, disabled: true } });
   if (!user || user.disabled) return;
   const token = crypto.randomBytes(32).toString("base64url");
   // One live link per account: asking again replaces the previous one.
   await db.$transaction([
     db.verificationToken.deleteMany({ where: { identifier: identifier(email) } }),
-    db.verificationToken.create({ data: { identifier: identifier(email), token: hash(token), expires: new Date(now.getTime() + RESET_MINUTES * 60_000) } }),
+    db.verificationToken.create({
+      data: {
+        identifier: identifier(email),
+        token: hash(token),
+        expires: new Date(now.getTime() + RESET_MINUTES * 60_000),
+      },
+    }),
   ]);
   sendMailLater({
     to: email,
@@ -50,7 +60,9 @@ export async function requestPasswordReset(db: Db, rawEmail: string, ip: string,
 
 async function liveToken(db: Db, token: string, now: Date) {
   if (!token || token.length > 200) return null;
-  const row = await db.verificationToken.findFirst({ where: { token: hash(token), identifier: { startsWith: "reset:" }, expires: { gt: now } } });
+  const row = await db.verificationToken.findFirst({
+    where: { token: hash(token), identifier: { startsWith: "reset:" }, expires: { gt: now } },
+  });
   return row;
 }
 
@@ -60,7 +72,12 @@ export async function resetLinkValid(db: Db, token: string, now = new Date()): P
 }
 
 /** Sets the new password from a reset link, uses the link up and signs every session out. */
-export async function resetPassword(db: Db, token: string, input: { next: string; confirm: string }, now = new Date()): Promise<{ email: string }> {
+export async function resetPassword(
+  db: Db,
+  token: string,
+  input: { next: string; confirm: string },
+  now = new Date(),
+): Promise<{ email: string }> {
   const { next } = newPasswordSchema().parse(input);
   const row = await liveToken(db, token, now);
   if (!row) throw new ResetLinkError();

@@ -25,20 +25,38 @@ const identifier = (email: string) => `invite:${email.trim().toLowerCase()}`;
 export async function createInvitation(db: Db, email: string, now = new Date()): Promise<string> {
   const token = crypto.randomBytes(24).toString("base64url");
   await db.verificationToken.create({
-    data: { identifier: identifier(email), token: hash(token), expires: new Date(now.getTime() + INVITATION_DAYS * 86_400_000) },
+    data: {
+      identifier: identifier(email),
+      token: hash(token),
+      expires: new Date(now.getTime() + INVITATION_DAYS * 86_400_000),
+    },
   });
   return token;
 }
 
 /** Whether a new account for `email` may be created now; uses up the invitation when one is needed. */
-export async function admitRegistration(db: Db, email: string, invite?: { token?: string; oauth?: boolean }): Promise<void> {
+export async function admitRegistration(
+  db: Db,
+  email: string,
+  invite?: { token?: string; oauth?: boolean },
+): Promise<void> {
   const mode = registrationMode();
   if (mode === "open" || (await db.user.count()) === 0) return;
-  if (mode === "closed") throw new RegistrationClosedError("Registration is closed on this server. Ask an administrator for an account.");
+  if (mode === "closed")
+    throw new RegistrationClosedError("Registration is closed on this server. Ask an administrator for an account.");
   // invite: a matching, unexpired invitation, deleted as it is used (an OAuth provider has checked the email itself).
-  const where = { identifier: identifier(email), expires: { gt: new Date() }, ...(invite?.oauth ? {} : { token: hash(invite?.token ?? "") }) };
+  const where = {
+    identifier: identifier(email),
+    expires: { gt: new Date() },
+    ...(invite?.oauth ? {} : { token: hash(invite?.token ?? "") }),
+  };
   const found = await db.verificationToken.findFirst({ where });
-  if (!found || !(await db.verificationToken.deleteMany({ where: { identifier: found.identifier, token: found.token } })).count) {
-    throw new RegistrationClosedError("Registration on this server is by invitation. Use the link from your invitation, with the email it was sent to.");
+  if (
+    !found ||
+    !(await db.verificationToken.deleteMany({ where: { identifier: found.identifier, token: found.token } })).count
+  ) {
+    throw new RegistrationClosedError(
+      "Registration on this server is by invitation. Use the link from your invitation, with the email it was sent to.",
+    );
   }
 }

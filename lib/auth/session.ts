@@ -4,7 +4,14 @@ import { redirect } from "next/navigation";
 import { auth } from "@/auth";
 import { AppError } from "@/lib/errors";
 
-export type SessionUser = { id: string; role: "USER" | "ADMIN"; email?: string | null; name?: string | null; sid?: string; mustChangePassword?: boolean };
+export type SessionUser = {
+  id: string;
+  role: "USER" | "ADMIN";
+  email?: string | null;
+  name?: string | null;
+  sid?: string;
+  mustChangePassword?: boolean;
+};
 
 export class UnauthorizedError extends AppError {
   constructor(message = "Sign in first.") {

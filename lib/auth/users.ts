@@ -21,7 +21,12 @@ export const emailSchema = z
 export function registerSchema() {
   const min = getConfig().passwordMinLength;
   return z.object({
-    name: z.string().transform(cleanText).pipe(z.string().trim().max(100, "Name is at most 100 characters.")).optional().transform((v) => v || undefined),
+    name: z
+      .string()
+      .transform(cleanText)
+      .pipe(z.string().trim().max(100, "Name is at most 100 characters."))
+      .optional()
+      .transform((v) => v || undefined),
     email: emailSchema,
     password: z
       .string({ error: "Enter a password." })
@@ -49,12 +54,19 @@ type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 /** Takes the accounts lock for the rest of the transaction. */
 export const lockAccounts = (tx: Tx) => tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
 /** Active admins other than `userId` (call under lockAccounts). */
-export const otherActiveAdmins = (tx: Tx, userId: string) => tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
+export const otherActiveAdmins = (tx: Tx, userId: string) =>
+  tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });
 
 /** Creates a user; the first account on an empty database becomes ADMIN. */
 export async function createUser(
   db: Db,
-  data: { email: string; name?: string | null; passwordHash?: string | null; image?: string | null; emailVerified?: Date | null },
+  data: {
+    email: string;
+    name?: string | null;
+    passwordHash?: string | null;
+    image?: string | null;
+    emailVerified?: Date | null;
+  },
 ): Promise<User> {
   try {
     return await db.$transaction(async (tx) => {
@@ -146,7 +158,16 @@ export async function verifyCredentials(db: Db, input: unknown, ip: string): Pro
 export async function activeUser(db: Db, id: string, sid?: string) {
   return db.user.findFirst({
     where: { id, disabled: false, ...(sid ? { signedOutSessions: { none: { sid } } } : {}) },
-    select: { id: true, email: true, name: true, image: true, role: true, mustChangePassword: true, passwordChangedAt: true, passwordSid: true },
+    select: {
+      id: true,
+      email: true,
+      name: true,
+      image: true,
+      role: true,
+      mustChangePassword: true,
+      passwordChangedAt: true,
+      passwordSid: true,
+    },
   });
 }
 
@@ -179,8 +200,13 @@ export async function setDisabled(db: Db, userId: string, disabled: boolean): Pr
 }
 
 /** Signing out: the token's session id stays refused until the token would have expired. */
-export async function recordSignOut(db: Db, token: { sub?: string | null; sid?: unknown; exp?: unknown }): Promise<void> {
+export async function recordSignOut(
+  db: Db,
+  token: { sub?: string | null; sid?: unknown; exp?: unknown },
+): Promise<void> {
   if (!token.sub || typeof token.sid !== "string") return;
   const expiresAt = typeof token.exp === "number" ? new Date(token.exp * 1000) : new Date(Date.now() + 30 * 86_400_000);
-  await db.signedOutSession.createMany({ data: [{ sid: token.sid, userId: token.sub, expiresAt }], skipDuplicates: true }).catch(() => undefined);
+  await db.signedOutSession
+    .createMany({ data: [{ sid: token.sid, userId: token.sub, expiresAt }], skipDuplicates: true })
+    .catch(() => undefined);
 }

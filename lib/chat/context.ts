@@ -22,7 +22,13 @@ export type Context = {
   historyTokens: number;
 };
 
-type Row = ItemRow & { s_id: string | null; s_content: string | null; s_tokens: number | null; s_through: number | null; s_version: number | null };
+type Row = ItemRow & {
+  s_id: string | null;
+  s_content: string | null;
+  s_tokens: number | null;
+  s_through: number | null;
+  s_version: number | null;
+};
 
 export async function loadContext(
   db: Db,
@@ -39,13 +45,25 @@ export async function loadContext(
     // parent links, stopping past the budget and the summary's last item (not with pastWindow), and the
     // newest summary on this branch. Sent with recall's reads in one statement (lib/db/function-calls.ts).
     call: `mnemo_context_window($1, $2, $3::int, $4::timestamp, $5::int)`,
-    params: [leafId, threadId, opts.maxItems ?? chat.historyMaxItems, retentionCutoff(), opts.pastWindow ? null : budget],
+    params: [
+      leafId,
+      threadId,
+      opts.maxItems ?? chat.historyMaxItems,
+      retentionCutoff(),
+      opts.pastWindow ? null : budget,
+    ],
     dates: ["createdAt"],
   });
   const first = rows[0];
   const summary: SummaryRef | null =
     first?.s_id != null
-      ? { id: first.s_id, content: c.open(first.s_content!), tokens: first.s_tokens!, throughPosition: first.s_through!, version: first.s_version! }
+      ? {
+          id: first.s_id,
+          content: c.open(first.s_content!),
+          tokens: first.s_tokens!,
+          throughPosition: first.s_through!,
+          version: first.s_version!,
+        }
       : null;
   const items = rows.map((r) => openItem(c, r));
   const fresh = promptable(summary ? items.filter((i) => i.position > summary.throughPosition) : items);
@@ -63,18 +81,29 @@ type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export function toModelMessages(items: SessionItem[]): Msg[] {
   return items.map((i): Msg => {
     // A tool note from an imported conversation answers no call of ours: the model reads it as the assistant's side.
-    if (i.role === "tool" && !i.toolCallId) return { role: "assistant", content: `[${i.toolName ?? "tool"}] ${i.content}` };
+    if (i.role === "tool" && !i.toolCallId)
+      return { role: "assistant", content: `[${i.toolName ?? "tool"}] ${i.content}` };
     if (i.role === "tool") return { role: "tool", tool_call_id: i.toolCallId ?? "", content: i.content };
     if (i.role === "assistant") {
-      const calls = i.toolCalls?.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
-      return calls?.length ? { role: "assistant", content: i.content || null, tool_calls: calls } : { role: "assistant", content: i.content };
+      const calls = i.toolCalls?.map((c) => ({
+        id: c.id,
+        type: "function" as const,
+        function: { name: c.name, arguments: c.arguments },
+      }));
+      return calls?.length
+        ? { role: "assistant", content: i.content || null, tool_calls: calls }
+        : { role: "assistant", content: i.content };
     }
     if (i.role === "system") return { role: "system", content: i.content };
     return { role: "user", content: i.content };
   });
 }
 
-export function buildPrompt(ctx: Context, memoryBlock: string | null = null, systemPrompt = getConfig().chat.systemPrompt): Msg[] {
+export function buildPrompt(
+  ctx: Context,
+  memoryBlock: string | null = null,
+  systemPrompt = getConfig().chat.systemPrompt,
+): Msg[] {
   const messages: Msg[] = [{ role: "system", content: systemPrompt }];
   if (memoryBlock) messages.push({ role: "system", content: memoryBlock });
   if (ctx.summary) {

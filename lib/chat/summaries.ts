@@ -45,11 +45,21 @@ export async function refreshSummary(
 }
 
 /** Stores a new summary version covering the branch through `through`. */
-export async function saveSummary(db: Db, threadId: string, through: { id: string; position: number }, content: string, model: string | null) {
+export async function saveSummary(
+  db: Db,
+  threadId: string,
+  through: { id: string; position: number },
+  content: string,
+  model: string | null,
+) {
   const c = await cipherForThread(db, threadId);
   // Versions count up per thread; a concurrent refresh losing the race on the
   // unique (threadId, version) simply leaves the other's summary in place.
-  const last = await db.summary.findFirst({ where: { threadId }, orderBy: { version: "desc" }, select: { version: true } });
+  const last = await db.summary.findFirst({
+    where: { threadId },
+    orderBy: { version: "desc" },
+    select: { version: true },
+  });
   await db.summary
     .create({
       data: {

@@ -20,11 +20,12 @@ export const titleSchema = z
 
 export type ThreadSummary = { id: string; title: string | null; lastActivityAt: string; archived: boolean };
 
-
 export async function createThread(db: Db, userId: string, opts: { temporary?: boolean; title?: string } = {}) {
   await db.thread.deleteMany({ where: { userId, temporary: true } });
   const c = await cipherFor(db, userId);
-  return db.thread.create({ data: { userId, temporary: !!opts.temporary, title: opts.title === undefined ? undefined : c.seal(opts.title) } });
+  return db.thread.create({
+    data: { userId, temporary: !!opts.temporary, title: opts.title === undefined ? undefined : c.seal(opts.title) },
+  });
 }
 
 export async function ownedThread(db: Db, userId: string, threadId: string) {
@@ -66,14 +67,19 @@ export async function listThreads(db: Db, userId: string, input: z.input<typeof 
       temporary: false,
       // Encrypted titles are searched after decryption, below.
       ...(q && !c.enabled ? { title: { contains: q, mode: "insensitive" as const } } : {}),
-      ...(after ? { OR: [{ lastActivityAt: { lt: after.at } }, { lastActivityAt: after.at, id: { lt: after.id } }] } : {}),
+      ...(after
+        ? { OR: [{ lastActivityAt: { lt: after.at } }, { lastActivityAt: after.at, id: { lt: after.id } }] }
+        : {}),
     },
     orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
     take: q && c.enabled ? 5000 : limit + 1,
     select: { id: true, title: true, lastActivityAt: true, archived: true },
   });
   const opened = rows.map((t) => ({ ...t, title: t.title === null ? null : c.open(t.title) }));
-  const matching = q && c.enabled ? opened.filter((t) => t.title?.toLowerCase().includes(q.toLowerCase())).slice(0, limit + 1) : opened;
+  const matching =
+    q && c.enabled
+      ? opened.filter((t) => t.title?.toLowerCase().includes(q.toLowerCase())).slice(0, limit + 1)
+      : opened;
   const page = matching.slice(0, limit);
   const last = page.at(-1);
   return {
@@ -89,14 +95,19 @@ async function updateOwned(db: Db, userId: string, threadId: string, data: { tit
 
 export const renameThread = async (db: Db, userId: string, threadId: string, title: string) =>
   updateOwned(db, userId, threadId, { title: (await cipherFor(db, userId)).seal(titleSchema.parse(title)) });
-export const setArchived = (db: Db, userId: string, threadId: string, archived: boolean) => updateOwned(db, userId, threadId, { archived });
+export const setArchived = (db: Db, userId: string, threadId: string, archived: boolean) =>
+  updateOwned(db, userId, threadId, { archived });
 
 export async function deleteThread(db: Db, userId: string, threadId: string) {
   const r = await db.thread.deleteMany({ where: { id: threadId, userId } });
   if (r.count === 0) throw new ThreadNotFoundError();
 }
 
-export type ViewItem = SessionItem & { siblingIds: string[]; memoriesUsed: Array<{ id: string; text: string }>; feedback: AnswerFeedback | null };
+export type ViewItem = SessionItem & {
+  siblingIds: string[];
+  memoriesUsed: Array<{ id: string; text: string }>;
+  feedback: AnswerFeedback | null;
+};
 export type ThreadView = {
   thread: {
     id: string;
@@ -138,7 +149,8 @@ export async function threadView(db: Db, userId: string, threadId: string): Prom
   ]);
   const usedBy = new Map<string, Array<{ id: string; text: string }>>();
   const c = await cipherFor(db, userId);
-  for (const u of uses) usedBy.set(u.itemId, [...(usedBy.get(u.itemId) ?? []), { id: u.memory.id, text: c.open(u.memory.text) }]);
+  for (const u of uses)
+    usedBy.set(u.itemId, [...(usedBy.get(u.itemId) ?? []), { id: u.memory.id, text: c.open(u.memory.text) }]);
   const byParent = new Map<string | null, string[]>();
   for (const s of siblings) byParent.set(s.parentId, [...(byParent.get(s.parentId) ?? []), s.id]);
   return {

@@ -14,12 +14,20 @@ export async function generateTitle(db: Db, conn: ModelConnection, threadId: str
   const res = await openaiClient(conn, { maxRetries: 0 }).chat.completions.create({
     model: conn.memoryModel,
     messages: [
-      { role: "system", content: "Give this conversation a title of at most 6 words. Output only the title, without quotes or a final period." },
+      {
+        role: "system",
+        content:
+          "Give this conversation a title of at most 6 words. Output only the title, without quotes or a final period.",
+      },
       { role: "user", content: `User: ${cutGraphemes(question, 2000)}\n\nAssistant: ${cutGraphemes(answer, 2000)}` },
     ],
     max_tokens: 24,
   });
   const raw = cleanText(res.choices[0]?.message?.content ?? "");
   const title = cutGraphemes(raw.replace(/^["'\s]+|["'.\s]+$/g, "").replace(/\s+/g, " "), 80).trim();
-  if (title) await db.thread.update({ where: { id: threadId }, data: { title: (await cipherForThread(db, threadId)).seal(title) } });
+  if (title)
+    await db.thread.update({
+      where: { id: threadId },
+      data: { title: (await cipherForThread(db, threadId)).seal(title) },
+    });
 }

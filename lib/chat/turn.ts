@@ -17,7 +17,15 @@ import { getConfig } from "@/lib/config";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { describeModelError, openaiClient } from "@/lib/llm/client";
 import { checkLimits } from "@/lib/account/usage-limits";
-import { appendItems, appendItemsMeta, publicItem, type AppendMeta, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
+import {
+  appendItems,
+  appendItemsMeta,
+  publicItem,
+  type AppendMeta,
+  type NewItem,
+  type SessionItem,
+  type ToolCall,
+} from "@/lib/memory/session";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { recordUses } from "@/lib/memory/long-term";
@@ -45,7 +53,12 @@ export function messageSchema() {
   return z
     .string({ error: "Type a message." })
     .transform(cleanText)
-    .pipe(z.string().max(max, limit).refine((s) => s.trim().length > 0, "Type a message."));
+    .pipe(
+      z
+        .string()
+        .max(max, limit)
+        .refine((s) => s.trim().length > 0, "Type a message."),
+    );
 }
 
 const id = z.string().trim().min(1).max(64);
@@ -89,7 +102,10 @@ export const untrackGeneration = (itemId: string) => running.delete(itemId);
 
 /** Stops an answer that is being written. Returns false if it is not the user's or not streaming. */
 export async function stopTurn(db: Db, userId: string, itemId: string): Promise<boolean> {
-  const r = await db.item.updateMany({ where: { id: itemId, status: "streaming", thread: { userId } }, data: { status: "stopped" } });
+  const r = await db.item.updateMany({
+    where: { id: itemId, status: "streaming", thread: { userId } },
+    data: { status: "stopped" },
+  });
   // Ownership first: nothing in this process is touched unless the database said it is this user's answer.
   if (r.count === 0) return false;
   const run = running.get(itemId);
@@ -110,7 +126,12 @@ class ModelIdleError extends Error {
 }
 
 /** Saves an answer's final state, retrying briefly: a database restart should not leave it streaming. */
-async function finishRetrying(db: Db, c: ContentCipher, itemId: string, data: Partial<SessionItem>): Promise<SessionItem> {
+async function finishRetrying(
+  db: Db,
+  c: ContentCipher,
+  itemId: string,
+  data: Partial<SessionItem>,
+): Promise<SessionItem> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await finish(db, c, itemId, data);
@@ -139,10 +160,24 @@ async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCiphe
   const placeholder: NewItem = { role: "assistant", status: "streaming", model: conn.chatModel };
 
   if (req.kind === "send") {
-    const threadId = req.threadId ?? (await createThread(db, userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
-    const { items: added, meta } = await appendItemsMeta(db, threadId, [{ role: "user", content: req.content }, placeholder], { ownerId: userId, ownerSid: sid, cipher: c });
+    const threadId =
+      req.threadId ??
+      (await createThread(db, userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
+    const { items: added, meta } = await appendItemsMeta(
+      db,
+      threadId,
+      [{ role: "user", content: req.content }, placeholder],
+      { ownerId: userId, ownerSid: sid, cipher: c },
+    );
     if (!added.length) throw new ThreadNotFoundError();
-    return { threadId, userItem: added[0], assistant: added[1], conn, firstExchange: added[0].position === 0, meta: meta ?? NO_META };
+    return {
+      threadId,
+      userItem: added[0],
+      assistant: added[1],
+      conn,
+      firstExchange: added[0].position === 0,
+      meta: meta ?? NO_META,
+    };
   }
 
   const target = await db.item.findFirst({
@@ -153,20 +188,37 @@ async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCiphe
 
   if (req.kind === "edit") {
     if (target.role !== "user") throw new TurnError("Only your own messages can be edited.", 400);
-    const { items: added, meta } = await appendItemsMeta(db, req.threadId, [{ role: "user", content: req.content }, placeholder], {
-      parent: target.parentId,
-      ownerId: userId,
-      ownerSid: sid,
-      cipher: c,
-    });
+    const { items: added, meta } = await appendItemsMeta(
+      db,
+      req.threadId,
+      [{ role: "user", content: req.content }, placeholder],
+      {
+        parent: target.parentId,
+        ownerId: userId,
+        ownerSid: sid,
+        cipher: c,
+      },
+    );
     if (!added.length) throw new ThreadNotFoundError();
-    return { threadId: req.threadId, userItem: added[0], assistant: added[1], conn, firstExchange: false, meta: meta ?? NO_META };
+    return {
+      threadId: req.threadId,
+      userItem: added[0],
+      assistant: added[1],
+      conn,
+      firstExchange: false,
+      meta: meta ?? NO_META,
+    };
   }
 
   // regenerate (a new branch) or retry (a failed answer is replaced)
   if (target.role !== "assistant" || !target.parentId) throw new TurnError("Only answers can be regenerated.", 400);
   if (target.status === "failed") await db.item.deleteMany({ where: { id: target.id, status: "failed" } });
-  const { items: added, meta } = await appendItemsMeta(db, req.threadId, [placeholder], { parent: target.parentId, ownerId: userId, ownerSid: sid, cipher: c });
+  const { items: added, meta } = await appendItemsMeta(db, req.threadId, [placeholder], {
+    parent: target.parentId,
+    ownerId: userId,
+    ownerSid: sid,
+    cipher: c,
+  });
   if (!added.length) throw new ThreadNotFoundError();
   // The question this answer belongs to (after tool rounds, walk back to it).
   const path = await loadContext(db, req.threadId, target.parentId, { budget: 1_000_000, maxItems: 20, cipher: c });
@@ -199,7 +251,11 @@ async function finish(db: Db, c: ContentCipher, itemId: string, data: Partial<Se
       tokens: data.content !== undefined ? messageTokens(data.content) : undefined,
     },
   });
-  return publicItem({ ...row, content: data.content ?? c.open(row.content), toolCalls: null } as unknown as SessionItem);
+  return publicItem({
+    ...row,
+    content: data.content ?? c.open(row.content),
+    toolCalls: null,
+  } as unknown as SessionItem);
 }
 
 export async function* runTurn(
@@ -212,7 +268,13 @@ export async function* runTurn(
   if (!parsed.success) throw new TurnError(parsed.error.issues[0].message, 400);
   const c = await cipherFor(db, userId);
   const p = await prepare(db, userId, parsed.data, c, opts.sid);
-  yield { type: "start", threadId: p.threadId, userItemId: p.userItem.id, assistantItemId: p.assistant.id, model: p.conn.chatModel };
+  yield {
+    type: "start",
+    threadId: p.threadId,
+    userItemId: p.userItem.id,
+    assistantItemId: p.assistant.id,
+    model: p.conn.chatModel,
+  };
 
   // Long-term memory is neither read nor written in temporary chats.
   const useMemory = !p.meta.temporary;
@@ -276,53 +338,55 @@ export async function* runTurn(
         }, idleTimeoutMs());
       };
       armIdle();
-      const stream = await openaiClient(p.conn).chat.completions.create(
-        {
-          model: p.conn.chatModel,
-          messages,
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(tools && round < 3 ? { tools } : {}),
-        },
-        // No automatic retry: a failed answer is shown at once, with a Retry button.
-        { signal: AbortSignal.any([abort.signal, stall.signal]), maxRetries: 0 },
-      ).catch((e) => {
-        throw stalled ?? e;
-      });
+      const stream = await openaiClient(p.conn)
+        .chat.completions.create(
+          {
+            model: p.conn.chatModel,
+            messages,
+            stream: true,
+            stream_options: { include_usage: true },
+            ...(tools && round < 3 ? { tools } : {}),
+          },
+          // No automatic retry: a failed answer is shown at once, with a Retry button.
+          { signal: AbortSignal.any([abort.signal, stall.signal]), maxRetries: 0 },
+        )
+        .catch((e) => {
+          throw stalled ?? e;
+        });
       try {
-      for await (const chunk of stream) {
-        armIdle();
-        const choice = chunk.choices[0];
-        if (chunk.usage) {
-          promptTokens.prompt += chunk.usage.prompt_tokens;
-          promptTokens.completion += chunk.usage.completion_tokens;
-          promptTokens.any = true;
-        }
-        for (const tc of choice?.delta?.tool_calls ?? []) {
-          const c = calls.get(tc.index) ?? { id: "", name: "", arguments: "" };
-          if (tc.id) c.id = tc.id;
-          if (tc.function?.name) c.name += tc.function.name;
-          if (tc.function?.arguments) c.arguments += tc.function.arguments;
-          calls.set(tc.index, c);
-        }
-        const delta = choice?.delta?.content;
-        if (delta) {
-          text += delta;
-          yield { type: "delta", text: delta };
-          if (Date.now() - lastFlush > FLUSH_MS) {
-            // Saved while streaming, so a reload mid-answer shows what arrived so far.
-            lastFlush = Date.now();
-            const snapshot = text;
-            const id = assistant.id;
-            flushing = flushing.then(async () => {
-              const r = await db.item
-                .updateMany({ where: { id, status: "streaming" }, data: { content: c.seal(snapshot) } })
-                .catch(() => ({ count: 1 }));
-              if (r.count === 0) abort.abort(); // stopped from another instance
-            });
+        for await (const chunk of stream) {
+          armIdle();
+          const choice = chunk.choices[0];
+          if (chunk.usage) {
+            promptTokens.prompt += chunk.usage.prompt_tokens;
+            promptTokens.completion += chunk.usage.completion_tokens;
+            promptTokens.any = true;
+          }
+          for (const tc of choice?.delta?.tool_calls ?? []) {
+            const c = calls.get(tc.index) ?? { id: "", name: "", arguments: "" };
+            if (tc.id) c.id = tc.id;
+            if (tc.function?.name) c.name += tc.function.name;
+            if (tc.function?.arguments) c.arguments += tc.function.arguments;
+            calls.set(tc.index, c);
+          }
+          const delta = choice?.delta?.content;
+          if (delta) {
+            text += delta;
+            yield { type: "delta", text: delta };
+            if (Date.now() - lastFlush > FLUSH_MS) {
+              // Saved while streaming, so a reload mid-answer shows what arrived so far.
+              lastFlush = Date.now();
+              const snapshot = text;
+              const id = assistant.id;
+              flushing = flushing.then(async () => {
+                const r = await db.item
+                  .updateMany({ where: { id, status: "streaming" }, data: { content: c.seal(snapshot) } })
+                  .catch(() => ({ count: 1 }));
+                if (r.count === 0) abort.abort(); // stopped from another instance
+              });
+            }
           }
         }
-      }
       } catch (e) {
         throw stalled && !abort.signal.aborted ? stalled : e;
       } finally {
@@ -335,7 +399,11 @@ export async function* runTurn(
 
       // Tool round: keep the calls on this answer item, save each result, and
       // continue in a new answer item below them.
-      const toolCalls: ToolCall[] = [...calls.values()].map((c, i) => ({ id: c.id || `call_${i}`, name: c.name, arguments: c.arguments }));
+      const toolCalls: ToolCall[] = [...calls.values()].map((c, i) => ({
+        id: c.id || `call_${i}`,
+        name: c.name,
+        arguments: c.arguments,
+      }));
       await db.item.update({
         where: { id: assistant.id },
         data: {
@@ -348,20 +416,38 @@ export async function* runTurn(
       });
       const results: NewItem[] = [];
       for (const c of toolCalls) {
-        const r = await runMemoryTool({ db, userId, threadId: p.threadId, itemId: p.userItem.id, paused: p.meta.memoryPaused }, c.name, c.arguments);
+        const r = await runMemoryTool(
+          { db, userId, threadId: p.threadId, itemId: p.userItem.id, paused: p.meta.memoryPaused },
+          c.name,
+          c.arguments,
+        );
         results.push({ role: "tool", content: r.result, toolCallId: c.id, toolName: c.name });
       }
-      const added = await appendItems(db, p.threadId, [...results, { role: "assistant", status: "streaming", model: p.conn.chatModel }], {
-        parent: assistant.id,
-        cipher: c,
-      });
+      const added = await appendItems(
+        db,
+        p.threadId,
+        [...results, { role: "assistant", status: "streaming", model: p.conn.chatModel }],
+        {
+          parent: assistant.id,
+          cipher: c,
+        },
+      );
       running.delete(assistant.id);
       const next = added[added.length - 1];
       await renewLease(db, next.id).catch(() => undefined);
-      for (const [i, c] of toolCalls.entries()) yield { type: "tool", name: c.name, result: results[i].content ?? "", assistantItemId: next.id };
+      for (const [i, c] of toolCalls.entries())
+        yield { type: "tool", name: c.name, result: results[i].content ?? "", assistantItemId: next.id };
       messages = [
         ...messages,
-        { role: "assistant", content: text || null, tool_calls: toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) },
+        {
+          role: "assistant",
+          content: text || null,
+          tool_calls: toolCalls.map((c) => ({
+            id: c.id,
+            type: "function" as const,
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        },
         ...toolCalls.map((c, i) => ({ role: "tool" as const, tool_call_id: c.id, content: results[i].content ?? "" })),
       ];
       assistant = next;
@@ -374,17 +460,27 @@ export async function* runTurn(
       completionTokens: promptTokens.any ? promptTokens.completion : null,
     });
     const used = recalled.memories.map((m) => ({ id: m.id, text: m.text }));
-    if (used.length) await recordUses(db, userId, final.id, used.map((m) => m.id));
+    if (used.length)
+      await recordUses(
+        db,
+        userId,
+        final.id,
+        used.map((m) => m.id),
+      );
     // Work after the answer goes on the durable queue before the answer is
     // reported done: a process killed now still learns from it on restart.
     // "No, I meant…" / "don't use bullet points": feedback on the answer before this message.
     if (useMemory && !p.meta.memoryPaused) {
       await recordCorrection(db, userId, { ...p.userItem, threadId: p.threadId }).catch((e) =>
-        console.error(`[mnemo] could not record a correction for ${p.userItem.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`),
+        console.error(
+          `[mnemo] could not record a correction for ${p.userItem.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`,
+        ),
       );
     }
     await enqueue(db, afterAnswerJobs(p, userId, final.id, ctx.unsummarized.length > 0, useMemory)).catch((e) =>
-      console.error(`[mnemo] could not queue work after answer ${final.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`),
+      console.error(
+        `[mnemo] could not queue work after answer ${final.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`,
+      ),
     );
     yield { type: "done", item: final, memoriesUsed: used };
   } catch (e) {
@@ -413,16 +509,29 @@ export async function* runTurn(
 }
 
 /** The queued work after a complete answer: title (first exchange), summary, learning. */
-function afterAnswerJobs(p: Prepared, userId: string, answerId: string, summarize: boolean, useMemory: boolean): NewJob[] {
+function afterAnswerJobs(
+  p: Prepared,
+  userId: string,
+  answerId: string,
+  summarize: boolean,
+  useMemory: boolean,
+): NewJob[] {
   const jobs: NewJob[] = [];
   const ids = { threadId: p.threadId, userItemId: p.userItem.id, answerItemId: answerId };
   if (p.firstExchange) jobs.push({ kind: "title", userId, payload: ids, dedupeKey: `title:${p.threadId}` });
   if (summarize && getConfig().chat.summaries) {
-    jobs.push({ kind: "summary", userId, payload: { threadId: p.threadId, leafId: answerId }, dedupeKey: `summary:${answerId}` });
+    jobs.push({
+      kind: "summary",
+      userId,
+      payload: { threadId: p.threadId, leafId: answerId },
+      dedupeKey: `summary:${answerId}`,
+    });
   }
   // Automatic learning: not in temporary chats, not while memory is paused.
-  if (useMemory && !p.meta.memoryPaused) jobs.push({ kind: "extract", userId, payload: { userId, ...ids }, dedupeKey: `extract:${answerId}` });
+  if (useMemory && !p.meta.memoryPaused)
+    jobs.push({ kind: "extract", userId, payload: { userId, ...ids }, dedupeKey: `extract:${answerId}` });
   // The exchange's vectors, for recall by meaning in later threads (a no-op without an embedding model).
-  if (useMemory && p.conn.embeddingModel) jobs.push({ kind: "embed", userId, payload: { userId }, dedupeKey: `embed:${answerId}` });
+  if (useMemory && p.conn.embeddingModel)
+    jobs.push({ kind: "embed", userId, payload: { userId }, dedupeKey: `embed:${answerId}` });
   return jobs;
 }

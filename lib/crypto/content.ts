@@ -61,7 +61,8 @@ export const encryptionEnabled = () => !!masterKeys().key;
 export function masterKeyId(secret: string): string {
   return crypto.createHash("sha256").update(`mnemo-master-key-id:${secret}`).digest("hex").slice(0, 12);
 }
-const wrapKey = (secret: string) => Buffer.from(crypto.hkdfSync("sha256", secret, "mnemo-master", "wrap-user-keys", 32));
+const wrapKey = (secret: string) =>
+  Buffer.from(crypto.hkdfSync("sha256", secret, "mnemo-master", "wrap-user-keys", 32));
 
 function gcmSeal(key: Buffer, plain: Buffer, aad: string): string {
   const iv = crypto.randomBytes(12);
@@ -119,7 +120,10 @@ async function loadUserKeys(db: Db, userId: string, create: boolean): Promise<Us
   const keys = new Map<number, Buffer>();
   for (const r of rows) {
     const secret = ids.get(r.masterKeyId);
-    if (!secret) throw new KeyMissingError(`User key ${r.version} is wrapped by master key ${r.masterKeyId}, which is not configured (set MNEMO_ENCRYPTION_KEY_PREVIOUS during rotation).`);
+    if (!secret)
+      throw new KeyMissingError(
+        `User key ${r.version} is wrapped by master key ${r.masterKeyId}, which is not configured (set MNEMO_ENCRYPTION_KEY_PREVIOUS during rotation).`,
+      );
     keys.set(r.version, unwrapDataKey(secret, userId, r.wrapped));
   }
   const loaded = { current: rows[rows.length - 1].version, keys, loadedAt: Date.now() };
@@ -133,18 +137,56 @@ export function forgetCachedKeys(userId?: string) {
   else cache.clear();
 }
 
-const STOP = new Set(["the", "a", "an", "and", "or", "is", "are", "was", "were", "be", "been", "to", "of", "in", "on", "for", "it", "that", "this", "with", "at", "by", "as", "i", "you", "he", "she", "we", "they"]);
+const STOP = new Set([
+  "the",
+  "a",
+  "an",
+  "and",
+  "or",
+  "is",
+  "are",
+  "was",
+  "were",
+  "be",
+  "been",
+  "to",
+  "of",
+  "in",
+  "on",
+  "for",
+  "it",
+  "that",
+  "this",
+  "with",
+  "at",
+  "by",
+  "as",
+  "i",
+  "you",
+  "he",
+  "she",
+  "we",
+  "they",
+]);
 
 /** Words as the keyed index sees them: lower-cased, stop words out, Porter-stemmed. */
 export function indexWords(text: string): string[] {
-  const words = text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    text
+      .toLowerCase()
+      .normalize("NFKC")
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   return words.filter((w) => !STOP.has(w)).map((w) => stemmer(w));
 }
 
 function userCipher(userId: string, k: UserKeys): ContentCipher {
   const tokenKey = Buffer.from(crypto.hkdfSync("sha256", k.keys.get(k.current)!, "mnemo-search", "tokens", 32));
   // Letters only (a-p per nibble) so the text-search parser keeps each token whole.
-  const token = (w: string) => "k" + [...crypto.createHmac("sha256", tokenKey).update(w).digest().subarray(0, 8)].map((b) => String.fromCharCode(97 + (b >> 4), 97 + (b & 15))).join("");
+  const token = (w: string) =>
+    "k" +
+    [...crypto.createHmac("sha256", tokenKey).update(w).digest().subarray(0, 8)]
+      .map((b) => String.fromCharCode(97 + (b >> 4), 97 + (b & 15)))
+      .join("");
   return {
     enabled: true,
     seal(text) {

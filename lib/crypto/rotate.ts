@@ -8,19 +8,39 @@
 // Safe to run again: rows already under the newest key are left alone.
 import type { Db } from "@/lib/db/client";
 import { USER_DATA } from "@/lib/account/user-data";
-import { cipherFor, forgetCachedKeys, isSealed, masterKeyId, unwrapDataKey, wrapDataKey, encryptionKeysInUse, type ContentCipher } from "./content";
+import {
+  cipherFor,
+  forgetCachedKeys,
+  isSealed,
+  masterKeyId,
+  unwrapDataKey,
+  wrapDataKey,
+  encryptionKeysInUse,
+  type ContentCipher,
+} from "./content";
 import crypto from "node:crypto";
 
 type Column = { name: string; json?: boolean; tokens?: string };
 const SEALED: Array<{ table: string; columns: Column[] }> = [
   { table: "Thread", columns: [{ name: "title" }] },
-  { table: "Item", columns: [{ name: "content", tokens: "searchTokens" }, { name: "toolCalls", json: true }] },
+  {
+    table: "Item",
+    columns: [
+      { name: "content", tokens: "searchTokens" },
+      { name: "toolCalls", json: true },
+    ],
+  },
   { table: "Summary", columns: [{ name: "content" }] },
   { table: "Memory", columns: [{ name: "text", tokens: "searchTokens" }] },
   { table: "MemoryVersion", columns: [{ name: "oldText" }, { name: "newText" }] },
 ];
 
-export type RotationCounts = { usersRewrapped: number; newDataKeys: number; rowsEncrypted: number; oldKeysRemoved: number };
+export type RotationCounts = {
+  usersRewrapped: number;
+  newDataKeys: number;
+  rowsEncrypted: number;
+  oldKeysRemoved: number;
+};
 
 const versionOf = (v: string) => Number(v.split(":")[1]);
 
@@ -55,7 +75,10 @@ async function resealUser(db: Db, userId: string, c: ContentCipher, current: num
         }
         if (sets.length) {
           values.push(row.id);
-          await db.$executeRawUnsafe(`UPDATE "${table}" SET ${sets.join(", ")} WHERE id = $${values.length}`, ...values);
+          await db.$executeRawUnsafe(
+            `UPDATE "${table}" SET ${sets.join(", ")} WHERE id = $${values.length}`,
+            ...values,
+          );
           changed++;
         }
       }
@@ -90,7 +113,9 @@ export async function rotateKeys(db: Db, opts: { dataKeys?: boolean } = {}): Pro
   const stale = await db.userKey.findMany({ where: { NOT: { masterKeyId: currentId } } });
   for (const k of stale) {
     if (!previousKey || masterKeyId(previousKey) !== k.masterKeyId) {
-      throw new Error(`User key ${k.userId}/${k.version} is wrapped by master key ${k.masterKeyId}: set MNEMO_ENCRYPTION_KEY_PREVIOUS to that key.`);
+      throw new Error(
+        `User key ${k.userId}/${k.version} is wrapped by master key ${k.masterKeyId}: set MNEMO_ENCRYPTION_KEY_PREVIOUS to that key.`,
+      );
     }
     const w = wrapDataKey(key, k.userId, unwrapDataKey(previousKey, k.userId, k.wrapped));
     await db.userKey.update({ where: { userId_version: { userId: k.userId, version: k.version } }, data: w });
@@ -104,7 +129,9 @@ export async function rotateKeys(db: Db, opts: { dataKeys?: boolean } = {}): Pro
     if (opts.dataKeys) {
       const last = await db.userKey.findFirst({ where: { userId: u.id }, orderBy: { version: "desc" } });
       if (last) {
-        await db.userKey.create({ data: { userId: u.id, version: last.version + 1, ...wrapDataKey(key, u.id, crypto.randomBytes(32)) } });
+        await db.userKey.create({
+          data: { userId: u.id, version: last.version + 1, ...wrapDataKey(key, u.id, crypto.randomBytes(32)) },
+        });
         counts.newDataKeys++;
         forgetCachedKeys(u.id);
       }

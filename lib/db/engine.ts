@@ -7,8 +7,7 @@ import fs from "node:fs";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 
 export type DatabaseTarget =
-  | { kind: "pglite"; dataDir: string; pgliteDir: string | null }
-  | { kind: "postgres"; url: string };
+  { kind: "pglite"; dataDir: string; pgliteDir: string | null } | { kind: "postgres"; url: string };
 
 export type Env = Record<string, string | undefined>;
 
@@ -20,7 +19,9 @@ export function resolveDatabaseTarget(env: Env = process.env): DatabaseTarget {
   const url = env.DATABASE_URL?.trim();
   if (url) {
     if (!/^postgres(ql)?:\/\//.test(url)) {
-      throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for the embedded database)");
+      throw new Error(
+        "DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for the embedded database)",
+      );
     }
     return { kind: "postgres", url };
   }
@@ -124,7 +125,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
   await pglite.waitReady;
   const conn: SqlConnection = {
     exec: async (sql) => void (await pglite.exec(sql)),
-    query: async <T,>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params as never)).rows,
+    query: async <T>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params as never)).rows,
   };
   return {
     target,

@@ -75,7 +75,11 @@ async function runTogether(db: Db, calls: readonly FunctionCall[]): Promise<Arra
   const results: Array<Row[] | Error> = [];
   await Promise.all(
     groups.map(async (group) => {
-      const rows = await runStatement(db, pool, group.map((i) => calls[i]));
+      const rows = await runStatement(
+        db,
+        pool,
+        group.map((i) => calls[i]),
+      );
       group.forEach((i, k) => (results[i] = rows[k]));
     }),
   );

@@ -67,7 +67,9 @@ export async function applyMigrations(c: SqlConnection, all = listMigrations()):
     await c.exec(CREATE_TABLE);
     const status = await migrationStatus(c, all);
     if (status.failed.length) {
-      throw new Error(`Migration ${status.failed[0]} failed earlier; fix the database by hand, then mark it rolled back`);
+      throw new Error(
+        `Migration ${status.failed[0]} failed earlier; fix the database by hand, then mark it rolled back`,
+      );
     }
     const applied: string[] = [];
     for (const m of all.filter((m) => status.pending.includes(m.name))) {

@@ -16,7 +16,10 @@ export async function toResult<T>(where: string, fn: () => Promise<T>): Promise<
 }
 
 /** For actions that build their own result shape: any error becomes { ok: false, error }. */
-export async function guard<T extends { ok: boolean }>(where: string, fn: () => Promise<T>): Promise<T | { ok: false; error: string }> {
+export async function guard<T extends { ok: boolean }>(
+  where: string,
+  fn: () => Promise<T>,
+): Promise<T | { ok: false; error: string }> {
   try {
     return await fn();
   } catch (e) {

@@ -11,7 +11,8 @@ import { cleanDeep } from "@/lib/text/policy";
  */
 export function assertSameOrigin(request: Request): void {
   const site = request.headers.get("sec-fetch-site");
-  if (site && site !== "same-origin" && site !== "none") throw new AppError("Cross-site requests are not accepted.", 403);
+  if (site && site !== "same-origin" && site !== "none")
+    throw new AppError("Cross-site requests are not accepted.", 403);
   const origin = request.headers.get("origin");
   if (origin && origin !== "null") {
     const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
@@ -30,7 +31,8 @@ export function assertSameOrigin(request: Request): void {
 /** The request's JSON body, cleaned; refuses other content types (forms cannot post JSON cross-site without CORS). */
 export async function readJson(request: Request, maxBytes = 1_000_000): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
-  if (!/^application\/json\s*(;|$)/i.test(type)) throw new AppError("The request body must be JSON (Content-Type: application/json).", 415);
+  if (!/^application\/json\s*(;|$)/i.test(type))
+    throw new AppError("The request body must be JSON (Content-Type: application/json).", 415);
   const length = Number(request.headers.get("content-length") ?? 0);
   if (length > maxBytes) throw new AppError("The request is too large.", 413);
   const text = await request.text();
@@ -44,7 +46,10 @@ export async function readJson(request: Request, maxBytes = 1_000_000): Promise<
 
 export function errorResponse(e: unknown, where: string): Response {
   const p = publicError(e, where);
-  return Response.json({ error: p.message, ...(p.ref ? { ref: p.ref } : {}) }, { status: p.status, headers: { "cache-control": "no-store" } });
+  return Response.json(
+    { error: p.message, ...(p.ref ? { ref: p.ref } : {}) },
+    { status: p.status, headers: { "cache-control": "no-store" } },
+  );
 }
 
 /** Wraps a route handler so every error is answered in the one vocabulary. */

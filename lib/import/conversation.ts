@@ -61,7 +61,8 @@ export function toDate(v: unknown): Date | null {
 
 export const text = (v: unknown): string => (typeof v === "string" ? cleanText(v) : "");
 
-export const str = (v: unknown): string | null => (typeof v === "string" && v.length ? v : typeof v === "number" ? String(v) : null);
+export const str = (v: unknown): string | null =>
+  typeof v === "string" && v.length ? v : typeof v === "number" ? String(v) : null;
 
 /**
  * Drops the messages `keep` refuses, linking their children to the nearest kept

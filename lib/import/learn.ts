@@ -75,13 +75,27 @@ export async function startLearning(db: Db, userId: string): Promise<number> {
     data: { importLearn: "queued" },
   });
   // A double click adds no second job (two would only share the work, over the rate limit).
-  await enqueue(db, [{ kind: "import-learn", userId, payload: { userId }, dedupeKey: `import-learn:${userId}:start:${Math.floor(Date.now() / 10_000)}` }]);
+  await enqueue(db, [
+    {
+      kind: "import-learn",
+      userId,
+      payload: { userId },
+      dedupeKey: `import-learn:${userId}:start:${Math.floor(Date.now() / 10_000)}`,
+    },
+  ]);
   return n.count;
 }
 
 const minute = (ms: number) => Math.floor(ms / 60_000);
 
-type Exchange = { threadId: string; userItemId: string; position: number; question: string; answer: string; learned: number | null };
+type Exchange = {
+  threadId: string;
+  userItemId: string;
+  position: number;
+  question: string;
+  answer: string;
+  learned: number | null;
+};
 
 /**
  * The next exchange to read, claimed (the thread's mark moves past it) so no
@@ -114,7 +128,12 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
       await db.$executeRawUnsafe(`UPDATE "Thread" SET "importLearn" = 'done' WHERE ${unmoved}`, thread.id, learned);
       continue;
     }
-    const claimed = await db.$executeRawUnsafe(`UPDATE "Thread" SET "importLearnedThrough" = $3 WHERE ${unmoved}`, thread.id, learned, next.position);
+    const claimed = await db.$executeRawUnsafe(
+      `UPDATE "Thread" SET "importLearnedThrough" = $3 WHERE ${unmoved}`,
+      thread.id,
+      learned,
+      next.position,
+    );
     if (claimed) return { ...next, learned };
     // Another worker moved the mark first: look again.
   }
@@ -166,7 +185,15 @@ export async function learnFromImports(
   const left = read === limit;
   if (left) {
     const next = started + 60_000;
-    await enqueue(db, [{ kind: "import-learn", userId, payload: { userId }, runAt: new Date(next), dedupeKey: `import-learn:${userId}:${minute(next)}` }]);
+    await enqueue(db, [
+      {
+        kind: "import-learn",
+        userId,
+        payload: { userId },
+        runAt: new Date(next),
+        dedupeKey: `import-learn:${userId}:${minute(next)}`,
+      },
+    ]);
   }
   return { read, left };
 }

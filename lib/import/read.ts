@@ -39,7 +39,13 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
   const v = value && typeof value === "object" && !Array.isArray(value) ? (value as Obj) : {};
   const format = mnemo ? "mnemo" : detectConversation(v);
   const title = text(v.title) || text(v.name) || text((v.thread as Obj | undefined)?.title) || null;
-  if (!format) return { kind: "skipped", format: null, title, reason: "not a conversation from ChatGPT, Claude, Open WebUI, LibreChat or Mnemo" };
+  if (!format)
+    return {
+      kind: "skipped",
+      format: null,
+      title,
+      reason: "not a conversation from ChatGPT, Claude, Open WebUI, LibreChat or Mnemo",
+    };
   try {
     const conversation = format === "mnemo" ? parseMnemoThread(v) : parsers[format](v);
     if (!conversation.messages.length) return { kind: "skipped", format, title, reason: "it has no messages" };
@@ -50,11 +56,15 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
   }
 }
 
-const NOT_JSON = "That file is not a conversation export. For ChatGPT and Claude, choose the export zip (or conversations.json from it).";
-const BROKEN = "The file stops being valid JSON part of the way through (was the download cut short?). The conversations before that point were imported.";
+const NOT_JSON =
+  "That file is not a conversation export. For ChatGPT and Claude, choose the export zip (or conversations.json from it).";
+const BROKEN =
+  "The file stops being valid JSON part of the way through (was the download cut short?). The conversations before that point were imported.";
 
 /** Yields the file's conversations (and, for Mnemo's export, memories) as they are parsed. */
-export async function* readExport(chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): AsyncGenerator<ImportEntry> {
+export async function* readExport(
+  chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+): AsyncGenerator<ImportEntry> {
   let parser: JSONParser | null = null;
   let mnemo = false;
   let head = "";

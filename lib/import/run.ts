@@ -42,7 +42,15 @@ export async function importConversations(
   chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   onProgress?: (p: ImportProgress) => void,
 ): Promise<ImportReport> {
-  const report: ImportReport = { format: null, conversations: 0, messages: 0, branches: 0, duplicates: 0, skipped: { count: 0, reasons: [] }, threadIds: [] };
+  const report: ImportReport = {
+    format: null,
+    conversations: 0,
+    messages: 0,
+    branches: 0,
+    duplicates: 0,
+    skipped: { count: 0, reasons: [] },
+    threadIds: [],
+  };
   const formats = new Set<ImportFormat>();
   const memories: unknown[] = [];
   const cipher = await cipherFor(db, userId);
@@ -91,11 +99,19 @@ export async function importConversations(
           }
         } catch (e) {
           if (isDatabaseUnavailable(e)) throw e; // nothing after this would land either
-          console.error(`[import] a ${FORMAT_NAMES[conv.format]} conversation could not be stored:`, (e as Error)?.message);
+          console.error(
+            `[import] a ${FORMAT_NAMES[conv.format]} conversation could not be stored:`,
+            (e as Error)?.message,
+          );
           skip("it could not be stored", conv.title);
         }
       }
-      onProgress?.({ conversations: report.conversations, messages: report.messages, duplicates: report.duplicates, skipped: report.skipped.count });
+      onProgress?.({
+        conversations: report.conversations,
+        messages: report.messages,
+        duplicates: report.duplicates,
+        skipped: report.skipped.count,
+      });
     }
   }
 }

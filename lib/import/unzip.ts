@@ -12,9 +12,11 @@ const WANTED = /(^|\/)conversations\.json$/i;
 type Chunks = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
 
 export async function* unzipIfNeeded(chunks: Chunks): AsyncGenerator<Uint8Array | string> {
-  const it = (Symbol.asyncIterator in chunks ? chunks[Symbol.asyncIterator]() : (chunks as Iterable<Uint8Array | string>)[Symbol.iterator]()) as
-    | AsyncIterator<Uint8Array | string>
-    | Iterator<Uint8Array | string>;
+  const it = (
+    Symbol.asyncIterator in chunks
+      ? chunks[Symbol.asyncIterator]()
+      : (chunks as Iterable<Uint8Array | string>)[Symbol.iterator]()
+  ) as AsyncIterator<Uint8Array | string> | Iterator<Uint8Array | string>;
   const first = await it.next();
   if (first.done) return;
   const head = first.value;
@@ -50,7 +52,11 @@ export async function* unzipIfNeeded(chunks: Chunks): AsyncGenerator<Uint8Array 
     } catch {
       failure = new Error("corrupt zip");
     }
-    if (failure) throw new AppError("That zip file is damaged or cut short. Download the export again, or choose conversations.json from it.", 400);
+    if (failure)
+      throw new AppError(
+        "That zip file is damaged or cut short. Download the export again, or choose conversations.json from it.",
+        400,
+      );
   };
   feed(head, false);
   while (out.length) yield out.shift()!;
@@ -60,7 +66,15 @@ export async function* unzipIfNeeded(chunks: Chunks): AsyncGenerator<Uint8Array 
   }
   feed(new Uint8Array(0), true);
   while (out.length) yield out.shift()!;
-  if (!found) throw new AppError("That zip has no conversations.json. Choose the export zip from ChatGPT or Claude, or a .json export.", 400);
+  if (!found)
+    throw new AppError(
+      "That zip has no conversations.json. Choose the export zip from ChatGPT or Claude, or a .json export.",
+      400,
+    );
   // Cut short inside the file: a partial JSON is reported by the reader; nothing at all, here.
-  if (!complete || bytes === 0) throw new AppError("That zip file is damaged or cut short. Download the export again, or choose conversations.json from it.", 400);
+  if (!complete || bytes === 0)
+    throw new AppError(
+      "That zip file is damaged or cut short. Download the export again, or choose conversations.json from it.",
+      400,
+    );
 }

@@ -13,56 +13,74 @@ import type { ImportedConversation } from "./conversation";
 export const MAX_IMPORTED_MESSAGE_CHARS = 100_000;
 const INSERT_BATCH = 500;
 
-export type WriteResult = { status: "imported"; threadId: string; messages: number; branches: number } | { status: "duplicate" };
+export type WriteResult =
+  { status: "imported"; threadId: string; messages: number; branches: number } | { status: "duplicate" };
 
 const isUniqueViolation = (e: unknown) =>
-  (e as { code?: string })?.code === "P2002" || /unique constraint|duplicate key/i.test(String((e as Error)?.message ?? ""));
+  (e as { code?: string })?.code === "P2002" ||
+  /unique constraint|duplicate key/i.test(String((e as Error)?.message ?? ""));
 
-export async function writeConversation(db: Db, userId: string, conv: ImportedConversation, cipher: ContentCipher): Promise<WriteResult> {
+export async function writeConversation(
+  db: Db,
+  userId: string,
+  conv: ImportedConversation,
+  cipher: ContentCipher,
+): Promise<WriteResult> {
   try {
-    return await db.$transaction(async (tx) => {
-      const existing = await tx.thread.findFirst({
-        where: { userId, OR: [{ importRef: conv.ref }, ...(conv.sameAs ? [{ id: conv.sameAs }] : [])] },
-        select: { id: true },
-      });
-      if (existing) return { status: "duplicate" } as const;
+    return await db.$transaction(
+      async (tx) => {
+        const existing = await tx.thread.findFirst({
+          where: { userId, OR: [{ importRef: conv.ref }, ...(conv.sameAs ? [{ id: conv.sameAs }] : [])] },
+          select: { id: true },
+        });
+        if (existing) return { status: "duplicate" } as const;
 
-      const rows = itemRows(conv, userId, cipher);
-      const first = rows[0]?.createdAt ?? new Date().toISOString();
-      const last = rows.reduce((max, r) => (r.createdAt > max ? r.createdAt : max), first);
-      const created = conv.createdAt?.toISOString() ?? first;
-      const thread = await tx.thread.create({
-        data: {
-          userId,
-          title: conv.title ? cipher.seal(cutGraphemes(conv.title, 200)) : null,
-          archived: !!conv.archived,
-          importSource: conv.format,
-          importRef: conv.ref,
-          createdAt: new Date(created < first ? created : first),
-          lastActivityAt: new Date(conv.updatedAt && conv.updatedAt.toISOString() > last ? conv.updatedAt : last),
-        },
-        select: { id: true },
-      });
-      for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-        await tx.$executeRawUnsafe(
-          `INSERT INTO "Item" (id, "threadId", "userId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId",
+        const rows = itemRows(conv, userId, cipher);
+        const first = rows[0]?.createdAt ?? new Date().toISOString();
+        const last = rows.reduce((max, r) => (r.createdAt > max ? r.createdAt : max), first);
+        const created = conv.createdAt?.toISOString() ?? first;
+        const thread = await tx.thread.create({
+          data: {
+            userId,
+            title: conv.title ? cipher.seal(cutGraphemes(conv.title, 200)) : null,
+            archived: !!conv.archived,
+            importSource: conv.format,
+            importRef: conv.ref,
+            createdAt: new Date(created < first ? created : first),
+            lastActivityAt: new Date(conv.updatedAt && conv.updatedAt.toISOString() > last ? conv.updatedAt : last),
+          },
+          select: { id: true },
+        });
+        for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+          await tx.$executeRawUnsafe(
+            `INSERT INTO "Item" (id, "threadId", "userId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId",
                                "toolName", status, model, tokens, "sourceRef", "createdAt", "updatedAt")
            SELECT x.id, $1, $2, x."parentId", x.position, x.role::"ItemRole", x.content, x."searchTokens", x."toolCalls", x."toolCallId",
                   x."toolName", x.status::"ItemStatus", x.model, x.tokens, x."sourceRef", x."createdAt", x."createdAt"
            FROM jsonb_to_recordset($3::jsonb) AS x(id text, "parentId" text, position int, role text, content text, "searchTokens" text,
                   "toolCalls" jsonb, "toolCallId" text, "toolName" text, status text, model text, tokens int, "sourceRef" text,
                   "createdAt" timestamp)`,
-          thread.id,
-          userId,
-          JSON.stringify(rows.slice(i, i + INSERT_BATCH)),
-        );
-      }
-      const active = rows.find((r) => r.sourceRef === conv.activeRef) ?? rows.at(-1);
-      await tx.thread.update({ where: { id: thread.id }, data: { activeLeafId: active?.id ?? null, nextPosition: rows.length } });
-      const parents = new Set(rows.map((r) => r.parentId));
-      const leaves = rows.filter((r) => !parents.has(r.id)).length;
-      return { status: "imported", threadId: thread.id, messages: rows.length, branches: Math.max(0, leaves - 1) } as const;
-    }, { timeout: 120_000 });
+            thread.id,
+            userId,
+            JSON.stringify(rows.slice(i, i + INSERT_BATCH)),
+          );
+        }
+        const active = rows.find((r) => r.sourceRef === conv.activeRef) ?? rows.at(-1);
+        await tx.thread.update({
+          where: { id: thread.id },
+          data: { activeLeafId: active?.id ?? null, nextPosition: rows.length },
+        });
+        const parents = new Set(rows.map((r) => r.parentId));
+        const leaves = rows.filter((r) => !parents.has(r.id)).length;
+        return {
+          status: "imported",
+          threadId: thread.id,
+          messages: rows.length,
+          branches: Math.max(0, leaves - 1),
+        } as const;
+      },
+      { timeout: 120_000 },
+    );
   } catch (e) {
     if (isUniqueViolation(e)) return { status: "duplicate" }; // the same file imported twice at once
     throw e;
@@ -81,7 +99,9 @@ function itemRows(conv: ImportedConversation, userId: string, cipher: ContentCip
     const createdAt = m.createdAt?.toISOString() ?? parentTime ?? fallback;
     times.set(m.ref, createdAt);
     const long = m.content.length > MAX_IMPORTED_MESSAGE_CHARS;
-    const content = long ? `${cutGraphemes(m.content, MAX_IMPORTED_MESSAGE_CHARS)}\n\n[cut at ${MAX_IMPORTED_MESSAGE_CHARS.toLocaleString("en-US")} characters on import]` : m.content;
+    const content = long
+      ? `${cutGraphemes(m.content, MAX_IMPORTED_MESSAGE_CHARS)}\n\n[cut at ${MAX_IMPORTED_MESSAGE_CHARS.toLocaleString("en-US")} characters on import]`
+      : m.content;
     return {
       id,
       parentId: m.parentRef ? (ids.get(m.parentRef) ?? null) : null,

@@ -49,7 +49,10 @@ async function connection(db: Db) {
 
 /** The two messages of an exchange, as the user wrote them; null if either is gone or unfinished. */
 async function exchange(db: Db, threadId: string, userItemId: string, answerItemId: string) {
-  const rows = await db.item.findMany({ where: { threadId, id: { in: [userItemId, answerItemId] } }, select: { id: true, content: true, status: true } });
+  const rows = await db.item.findMany({
+    where: { threadId, id: { in: [userItemId, answerItemId] } },
+    select: { id: true, content: true, status: true },
+  });
   const q = rows.find((r) => r.id === userItemId);
   const a = rows.find((r) => r.id === answerItemId);
   if (!q || !a || a.status !== "complete") return null;
@@ -70,7 +73,8 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const exists = await db.item.findFirst({ where: { id: p.leafId, threadId: p.threadId }, select: { id: true } });
       if (!exists) return;
       const ctx = await loadContext(db, p.threadId, p.leafId, { pastWindow: true });
-      if (ctx.unsummarized.length) await refreshSummary(db, await connection(db), p.threadId, ctx.summary, ctx.unsummarized);
+      if (ctx.unsummarized.length)
+        await refreshSummary(db, await connection(db), p.threadId, ctx.summary, ctx.unsummarized);
       return;
     }
     case "extract": {

@@ -15,7 +15,14 @@ import type { Db } from "@/lib/db/client";
 import type { Job } from "@/lib/generated/prisma/client";
 
 export type JobKind = "title" | "summary" | "extract" | "embed" | "feedback" | "import-learn" | "consolidate";
-export type NewJob = { kind: JobKind; userId?: string | null; payload: Record<string, unknown>; dedupeKey?: string; runAt?: Date; maxAttempts?: number };
+export type NewJob = {
+  kind: JobKind;
+  userId?: string | null;
+  payload: Record<string, unknown>;
+  dedupeKey?: string;
+  runAt?: Date;
+  maxAttempts?: number;
+};
 
 export const WORKER_ID = `${os.hostname()}:${process.pid}`;
 /**
@@ -147,7 +154,16 @@ export async function queueHealth(db: Db) {
       where: { OR: [{ status: "failed" }, { status: "queued", attempts: { gt: 0 } }] },
       orderBy: { updatedAt: "desc" },
       take: 20,
-      select: { id: true, kind: true, status: true, attempts: true, maxAttempts: true, lastError: true, updatedAt: true, runAt: true },
+      select: {
+        id: true,
+        kind: true,
+        status: true,
+        attempts: true,
+        maxAttempts: true,
+        lastError: true,
+        updatedAt: true,
+        runAt: true,
+      },
     }),
   ]);
   return {

@@ -41,7 +41,11 @@ async function runOne(db: Db, job: Job): Promise<keyof RunStats> {
     return "done";
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    const outcome = await fail(db, e instanceof PermanentJobError ? { ...job, attempts: job.maxAttempts } : job, message);
+    const outcome = await fail(
+      db,
+      e instanceof PermanentJobError ? { ...job, attempts: job.maxAttempts } : job,
+      message,
+    );
     const what = `job ${job.kind} ${job.id} attempt ${job.attempts}`;
     console.error(`[mnemo] ${what} failed (${outcome}): ${message.split("\n")[0]}`);
     return outcome === "failed" ? "failed" : "retried";
@@ -49,7 +53,8 @@ async function runOne(db: Db, job: Job): Promise<keyof RunStats> {
 }
 
 /** The database may be down: say so in one line; the next poll tries again. */
-const logWorkerError = (e: unknown) => console.error(`[mnemo] job worker: ${(e as Error).message.split("\n").slice(-1)[0]}`);
+const logWorkerError = (e: unknown) =>
+  console.error(`[mnemo] job worker: ${(e as Error).message.split("\n").slice(-1)[0]}`);
 
 /** `stopping`: the worker is shutting down; lanes finish their job and claim no more. */
 type Drain = { running: Promise<void> | null; again: boolean; stopping: boolean };

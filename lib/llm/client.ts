@@ -15,7 +15,9 @@ export function openaiClient(conn: ModelConnection, opts: { timeoutMs?: number; 
 }
 
 /** Lists the server's models: the admin page's "Test connection". */
-export async function testConnection(conn: ModelConnection): Promise<{ ok: true; models: string[] } | { ok: false; error: string }> {
+export async function testConnection(
+  conn: ModelConnection,
+): Promise<{ ok: true; models: string[] } | { ok: false; error: string }> {
   try {
     const list = await openaiClient(conn, { timeoutMs: 10_000, maxRetries: 0 }).models.list();
     const models: string[] = [];

@@ -37,7 +37,13 @@ export const savedConnectionSchema = z.object({
   clearApiKey: z.boolean().default(false),
 });
 
-type Stored = { baseURL?: string; chatModel?: string; memoryModel?: string; embeddingModel?: string; apiKeySealed?: string };
+type Stored = {
+  baseURL?: string;
+  chatModel?: string;
+  memoryModel?: string;
+  embeddingModel?: string;
+  apiKeySealed?: string;
+};
 
 async function readStored(db: Db): Promise<Stored> {
   const row = await db.appSetting.findUnique({ where: { key: SETTING_KEY } });
@@ -47,7 +53,13 @@ async function readStored(db: Db): Promise<Stored> {
 /** For the admin form: never includes the key itself, only whether one is stored. */
 export async function savedConnectionForForm(db: Db) {
   const s = await readStored(db);
-  return { baseURL: s.baseURL ?? "", chatModel: s.chatModel ?? "", memoryModel: s.memoryModel ?? "", embeddingModel: s.embeddingModel ?? "", hasApiKey: !!s.apiKeySealed };
+  return {
+    baseURL: s.baseURL ?? "",
+    chatModel: s.chatModel ?? "",
+    memoryModel: s.memoryModel ?? "",
+    embeddingModel: s.embeddingModel ?? "",
+    hasApiKey: !!s.apiKeySealed,
+  };
 }
 
 export async function saveConnection(db: Db, input: z.input<typeof savedConnectionSchema>, adminId: string) {
@@ -97,7 +109,11 @@ export async function resolveConnection(db: Db): Promise<ConnectionState> {
   const chatModel = explicitChat ?? DEFAULT_OPENAI_MODEL;
   return {
     configured: true,
-    connection: { apiKey, baseURL, chatModel, memoryModel: s.memoryModel ?? env.memoryModel ?? chatModel,
+    connection: {
+      apiKey,
+      baseURL,
+      chatModel,
+      memoryModel: s.memoryModel ?? env.memoryModel ?? chatModel,
       embeddingModel: s.embeddingModel ?? env.embeddingModel,
     },
     source: {

@@ -20,15 +20,23 @@ export async function resolveEmbedder(db: Db): Promise<Embedder | null> {
 }
 
 /** The vectors for `texts`, in order. Throws on an endpoint error or a malformed answer. */
-export async function embedTexts(e: Embedder, texts: string[], opts: { timeoutMs?: number; maxRetries?: number } = {}): Promise<number[][]> {
+export async function embedTexts(
+  e: Embedder,
+  texts: string[],
+  opts: { timeoutMs?: number; maxRetries?: number } = {},
+): Promise<number[][]> {
   if (!texts.length) return [];
-  const res = await openaiClient(e.connection, { timeoutMs: opts.timeoutMs ?? 60_000, maxRetries: opts.maxRetries ?? 1 }).embeddings.create({
+  const res = await openaiClient(e.connection, {
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    maxRetries: opts.maxRetries ?? 1,
+  }).embeddings.create({
     model: e.model,
     input: texts.map((t) => cutGraphemes(t, EMBED_MAX_CHARS) || " "),
     encoding_format: "float",
   });
   const out: number[][] = new Array(texts.length);
-  for (const d of res.data ?? []) if (Number.isInteger(d.index) && d.index >= 0 && d.index < texts.length) out[d.index] = d.embedding;
+  for (const d of res.data ?? [])
+    if (Number.isInteger(d.index) && d.index >= 0 && d.index < texts.length) out[d.index] = d.embedding;
   const dims = out[0]?.length ?? 0;
   for (let i = 0; i < texts.length; i++) {
     const v = out[i];
@@ -56,7 +64,9 @@ export async function embedQuery(db: Db, text: string): Promise<{ model: string;
     return { model: e.model, vector };
   } catch (err) {
     if (!g.__mnemoEmbedDown) {
-      console.warn(`[mnemo] embeddings: ${e.model} failed (${describeModelError(err)}); recalling by words only until it answers`);
+      console.warn(
+        `[mnemo] embeddings: ${e.model} failed (${describeModelError(err)}); recalling by words only until it answers`,
+      );
     }
     g.__mnemoEmbedDown = true;
     return null;

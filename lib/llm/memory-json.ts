@@ -6,7 +6,12 @@ import type { z } from "zod";
 import type { ModelConnection } from "./connection";
 import { openaiClient } from "./client";
 
-export async function askMemoryModelJson<S extends z.ZodType>(conn: ModelConnection, system: string, user: string, schema: S): Promise<z.infer<S> | null> {
+export async function askMemoryModelJson<S extends z.ZodType>(
+  conn: ModelConnection,
+  system: string,
+  user: string,
+  schema: S,
+): Promise<z.infer<S> | null> {
   const res = await openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
     model: conn.memoryModel,
     response_format: { type: "json_object" },

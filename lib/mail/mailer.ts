@@ -23,11 +23,14 @@ export function publicLink(path: string): string {
 export async function sendMail(mail: Mail): Promise<void> {
   const config = getConfig().mail;
   if (!config) return;
-  if (transport?.url !== config.smtpUrl) transport = { url: config.smtpUrl, t: nodemailer.createTransport(config.smtpUrl) };
+  if (transport?.url !== config.smtpUrl)
+    transport = { url: config.smtpUrl, t: nodemailer.createTransport(config.smtpUrl) };
   await transport.t.sendMail({ from: config.from, to: mail.to, subject: mail.subject, text: mail.text });
 }
 
 /** Sends in the background; a failure is logged (with the recipient's domain only), never shown. */
 export function sendMailLater(mail: Mail): void {
-  sendMail(mail).catch((e) => logError(globalThis.crypto.randomUUID().slice(0, 8), `mail to …@${mail.to.split("@")[1]}`, e, true));
+  sendMail(mail).catch((e) =>
+    logError(globalThis.crypto.randomUUID().slice(0, 8), `mail to …@${mail.to.split("@")[1]}`, e, true),
+  );
 }

@@ -6,7 +6,10 @@ import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
 import { MemoryNotFoundError, retireMemory } from "./long-term";
 
-export type Conflict = { a: { id: string; text: string; createdAt: string }; b: { id: string; text: string; createdAt: string } };
+export type Conflict = {
+  a: { id: string; text: string; createdAt: string };
+  b: { id: string; text: string; createdAt: string };
+};
 
 /** Open conflicts, older statement first in each pair. */
 export async function listConflicts(db: Db, userId: string): Promise<Conflict[]> {
@@ -21,7 +24,13 @@ export async function listConflicts(db: Db, userId: string): Promise<Conflict[]>
   for (const r of rows) {
     const other = byId.get(r.conflictWithId!);
     // Each pair once (from its older side); a pair whose other side is gone is no conflict.
-    if (!other || other.conflictWithId !== r.id || other.createdAt < r.createdAt || (other.createdAt.getTime() === r.createdAt.getTime() && other.id < r.id)) continue;
+    if (
+      !other ||
+      other.conflictWithId !== r.id ||
+      other.createdAt < r.createdAt ||
+      (other.createdAt.getTime() === r.createdAt.getTime() && other.id < r.id)
+    )
+      continue;
     const view = (m: typeof r) => ({ id: m.id, text: c.open(m.text), createdAt: m.createdAt.toISOString() });
     out.push({ a: view(r), b: view(other) });
   }
@@ -37,14 +46,33 @@ export const settleInput = z.object({
 /** Keeps one (the other is archived, restorable, with a version naming the one kept) or both (the conflict is closed). */
 export async function settleConflict(db: Db, userId: string, input: z.input<typeof settleInput>): Promise<void> {
   const { memoryId, otherId, keep } = settleInput.parse(input);
-  const pair = await db.memory.findMany({ where: { id: { in: [memoryId, otherId] }, userId, status: "active" }, select: { id: true, text: true, conflictWithId: true } });
+  const pair = await db.memory.findMany({
+    where: { id: { in: [memoryId, otherId] }, userId, status: "active" },
+    select: { id: true, text: true, conflictWithId: true },
+  });
   const m = pair.find((x) => x.id === memoryId);
   const o = pair.find((x) => x.id === otherId);
   if (!m || !o || m.conflictWithId !== o.id) throw new MemoryNotFoundError();
   if (keep === "both") {
     await db.$transaction([
-      db.memory.update({ where: { id: m.id }, data: { conflictWithId: null, versions: { create: { userId, oldText: m.text, newText: m.text, actor: "user", reason: "You kept both: both are true" } } } }),
-      db.memory.update({ where: { id: o.id }, data: { conflictWithId: null, versions: { create: { userId, oldText: o.text, newText: o.text, actor: "user", reason: "You kept both: both are true" } } } }),
+      db.memory.update({
+        where: { id: m.id },
+        data: {
+          conflictWithId: null,
+          versions: {
+            create: { userId, oldText: m.text, newText: m.text, actor: "user", reason: "You kept both: both are true" },
+          },
+        },
+      }),
+      db.memory.update({
+        where: { id: o.id },
+        data: {
+          conflictWithId: null,
+          versions: {
+            create: { userId, oldText: o.text, newText: o.text, actor: "user", reason: "You kept both: both are true" },
+          },
+        },
+      }),
     ]);
     return;
   }

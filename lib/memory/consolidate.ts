@@ -38,7 +38,15 @@ export type ConsolidationCounts = {
   more?: boolean;
 };
 
-export const emptyCounts = (): ConsolidationCounts => ({ merged: 0, contradictionsSettled: 0, conflictsForUser: 0, expired: 0, staleProcedures: 0, pairsJudged: 0, modelCalls: 0 });
+export const emptyCounts = (): ConsolidationCounts => ({
+  merged: 0,
+  contradictionsSettled: 0,
+  conflictsForUser: 0,
+  expired: 0,
+  staleProcedures: 0,
+  pairsJudged: 0,
+  modelCalls: 0,
+});
 
 /** Pairs judged per run, at most, and per model call. */
 const MAX_PAIRS = 60;
@@ -56,7 +64,9 @@ const NEIGHBOURS = 5;
 const LOW_CONFIDENCE = 0.5;
 
 const verdictSchema = z.object({
-  verdicts: z.array(z.object({ pair: z.number().int().min(0), verdict: z.enum(["same", "conflict", "different"]) })).max(PAIRS_PER_CALL),
+  verdicts: z
+    .array(z.object({ pair: z.number().int().min(0), verdict: z.enum(["same", "conflict", "different"]) }))
+    .max(PAIRS_PER_CALL),
 });
 
 const JUDGE = `You check a user's long-term memory (statements a chat assistant keeps about its user) for duplicates and contradictions. For each numbered pair, answer:
@@ -78,7 +88,12 @@ type Row = {
   embeddingModel: string | null;
 };
 
-export async function consolidateUser(db: Db, userId: string, conn: ModelConnection | null, now = new Date()): Promise<ConsolidationCounts> {
+export async function consolidateUser(
+  db: Db,
+  userId: string,
+  conn: ModelConnection | null,
+  now = new Date(),
+): Promise<ConsolidationCounts> {
   const counts = emptyCounts();
   const cfg = getConfig().memory.consolidation;
   const user = await db.user.findUnique({ where: { id: userId }, select: { consolidatedAt: true } });
@@ -88,10 +103,19 @@ export async function consolidateUser(db: Db, userId: string, conn: ModelConnect
   counts.merged += await mergeEqualText(db, userId);
   const embedder = await resolveEmbedder(db).catch(() => null);
   if (embedder) {
-    const ids = await db.memory.findMany({ where: { userId, status: "active", embeddingModel: embedder.model }, select: { id: true } });
-    counts.merged += await mergeNearDuplicates(db, embedder.model, ids.map((r) => r.id));
+    const ids = await db.memory.findMany({
+      where: { userId, status: "active", embeddingModel: embedder.model },
+      select: { id: true },
+    });
+    counts.merged += await mergeNearDuplicates(
+      db,
+      embedder.model,
+      ids.map((r) => r.id),
+    );
   }
-  const judged = conn ? await judgePairs(db, userId, conn, since, embedder?.model ?? null, counts) : { complete: true, through: null };
+  const judged = conn
+    ? await judgePairs(db, userId, conn, since, embedder?.model ?? null, counts)
+    : { complete: true, through: null };
   counts.expired += await expireLowValue(db, userId, cfg.lowValueDays, now);
   counts.staleProcedures += await markStaleProcedures(db, cfg.procedureRevalidateDays, userId);
   if (judged.complete) {
@@ -100,7 +124,14 @@ export async function consolidateUser(db: Db, userId: string, conn: ModelConnect
   } else {
     // More pairs than one run judges: note how far it got and go on in another run.
     await db.user.update({ where: { id: userId }, data: { consolidatedAt: judged.through } });
-    await enqueue(db, [{ kind: "consolidate", userId, payload: { userId }, dedupeKey: `consolidate:${userId}:after:${judged.through!.toISOString()}` }]);
+    await enqueue(db, [
+      {
+        kind: "consolidate",
+        userId,
+        payload: { userId },
+        dedupeKey: `consolidate:${userId}:after:${judged.through!.toISOString()}`,
+      },
+    ]);
     counts.more = true;
   }
   return counts;
@@ -113,18 +144,29 @@ async function activeRows(db: Db, userId: string): Promise<Row[]> {
      FROM "Memory" WHERE "userId" = $1 AND status = 'active' ORDER BY "createdAt"`,
     userId,
   );
-  return rows.map((r) => ({ ...r, text: c.open(r.text), updatedAt: new Date(r.updatedAt), createdAt: new Date(r.createdAt) }));
+  return rows.map((r) => ({
+    ...r,
+    text: c.open(r.text),
+    updatedAt: new Date(r.updatedAt),
+    createdAt: new Date(r.createdAt),
+  }));
 }
 
 /** Memories whose text is equal once case and punctuation are ignored (e.g. from imports or edits): one stays. */
 async function mergeEqualText(db: Db, userId: string): Promise<number> {
   const byText = new Map<string, Row[]>();
-  for (const r of await activeRows(db, userId)) byText.set(normalizeText(r.text), [...(byText.get(normalizeText(r.text)) ?? []), r]);
+  for (const r of await activeRows(db, userId))
+    byText.set(normalizeText(r.text), [...(byText.get(normalizeText(r.text)) ?? []), r]);
   let merged = 0;
   for (const group of byText.values()) {
     if (group.length < 2) continue;
     const keep = group.reduce((best, m) => (outranks(m, best) ? m : best));
-    for (const drop of group) if (drop !== keep && (await retireMemory(db, userId, keep.id, drop.id, (k) => `Merged into the same memory: ${k}`))) merged++;
+    for (const drop of group)
+      if (
+        drop !== keep &&
+        (await retireMemory(db, userId, keep.id, drop.id, (k) => `Merged into the same memory: ${k}`))
+      )
+        merged++;
   }
   return merged;
 }
@@ -133,7 +175,7 @@ async function mergeEqualText(db: Db, userId: string): Promise<number> {
 const weightedJaccard = (a: Set<string>, b: Set<string>, idf: Map<string, number>) => {
   let inter = 0;
   let union = 0;
-  for (const w of a) (b.has(w) ? (inter += idf.get(w)!) : (union += idf.get(w)!));
+  for (const w of a) b.has(w) ? (inter += idf.get(w)!) : (union += idf.get(w)!);
   for (const w of b) union += idf.get(w)!;
   return inter / Math.max(1e-9, union);
 };
@@ -163,9 +205,23 @@ async function changeTimes(db: Db, userId: string): Promise<Map<string, Date>> {
   return new Map(rows.map((r) => [r.id, new Date(r.at)]));
 }
 
-function similarity(a: Row, b: Row, ta: Set<string>, tb: Set<string>, idf: Map<string, number>, model: string | null): number {
+function similarity(
+  a: Row,
+  b: Row,
+  ta: Set<string>,
+  tb: Set<string>,
+  idf: Map<string, number>,
+  model: string | null,
+): number {
   const words = weightedJaccard(ta, tb, idf);
-  const vec = model && a.embeddingModel === model && b.embeddingModel === model && a.embedding && a.embedding.length === b.embedding?.length ? cosine(a.embedding, b.embedding) : 0;
+  const vec =
+    model &&
+    a.embeddingModel === model &&
+    b.embeddingModel === model &&
+    a.embedding &&
+    a.embedding.length === b.embedding?.length
+      ? cosine(a.embedding, b.embedding)
+      : 0;
   return words >= WORD_OVERLAP || vec >= VECTOR_SIMILARITY ? Math.max(words, vec) : 0;
 }
 
@@ -184,7 +240,9 @@ export function candidatePairs(rows: Row[], at: Map<string, Date>, since: Date, 
   const idf = new Map([...df].map(([w, n]) => [w, Math.log(1 + rows.length / n)]));
   const key = (r: Row) => [at.get(r.id)?.getTime() ?? 0, r.id] as const;
   const before = (a: Row, b: Row) => key(a)[0] < key(b)[0] || (key(a)[0] === key(b)[0] && key(a)[1] < key(b)[1]);
-  const order = rows.filter((r) => (at.get(r.id)?.getTime() ?? 0) > since.getTime()).sort((a, b) => (before(a, b) ? -1 : 1));
+  const order = rows
+    .filter((r) => (at.get(r.id)?.getTime() ?? 0) > since.getTime())
+    .sort((a, b) => (before(a, b) ? -1 : 1));
   const pairs: Array<[Row, Row, number]> = [];
   let through: Date | null = null;
   for (const x of order) {
@@ -199,7 +257,8 @@ export function candidatePairs(rows: Row[], at: Map<string, Date>, since: Date, 
     mine.sort((p, q) => q[2] - p[2]).splice(NEIGHBOURS);
     const xAt = at.get(x.id)!;
     // Memories changed at the same instant go together, so the cursor never splits them.
-    if (pairs.length && pairs.length + mine.length > max && !(through && xAt.getTime() === through.getTime())) return { pairs, through, complete: false };
+    if (pairs.length && pairs.length + mine.length > max && !(through && xAt.getTime() === through.getTime()))
+      return { pairs, through, complete: false };
     pairs.push(...mine);
     through = xAt;
   }
@@ -207,13 +266,29 @@ export function candidatePairs(rows: Row[], at: Map<string, Date>, since: Date, 
 }
 
 /** Judges this run's share of pairs; returns whether every changed memory was covered (else: how far it got). */
-async function judgePairs(db: Db, userId: string, conn: ModelConnection, since: Date, model: string | null, counts: ConsolidationCounts) {
-  const { pairs, through, complete } = candidatePairs(await activeRows(db, userId), await changeTimes(db, userId), since, model);
+async function judgePairs(
+  db: Db,
+  userId: string,
+  conn: ModelConnection,
+  since: Date,
+  model: string | null,
+  counts: ConsolidationCounts,
+) {
+  const { pairs, through, complete } = candidatePairs(
+    await activeRows(db, userId),
+    await changeTimes(db, userId),
+    since,
+    model,
+  );
   const settled = new Set<string>(); // a memory retired in this run is not judged again
   for (let start = 0; start < pairs.length; start += PAIRS_PER_CALL) {
-    const batch = pairs.slice(start, start + PAIRS_PER_CALL).filter(([a, b]) => !settled.has(a.id) && !settled.has(b.id));
+    const batch = pairs
+      .slice(start, start + PAIRS_PER_CALL)
+      .filter(([a, b]) => !settled.has(a.id) && !settled.has(b.id));
     if (!batch.length) continue;
-    const list = batch.map(([a, b], i) => `${i}. A: ${JSON.stringify(a.text)}\n   B: ${JSON.stringify(b.text)}`).join("\n");
+    const list = batch
+      .map(([a, b], i) => `${i}. A: ${JSON.stringify(a.text)}\n   B: ${JSON.stringify(b.text)}`)
+      .join("\n");
     counts.modelCalls++;
     const parsed = await askMemoryModelJson(conn, JUDGE, `Pairs:\n${list}`, verdictSchema);
     if (!parsed) continue; // malformed output changes nothing
@@ -233,11 +308,16 @@ async function judgePairs(db: Db, userId: string, conn: ModelConnection, since: 
         }
       } else if (standing(a) >= 2 && standing(b) >= 2) {
         // Both stated by the user: only the user can say which is true now.
-        await db.memory.updateMany({ where: { id: { in: [a.id, b.id] }, userId, status: "active" }, data: { conflictWithId: null } });
+        await db.memory.updateMany({
+          where: { id: { in: [a.id, b.id] }, userId, status: "active" },
+          data: { conflictWithId: null },
+        });
         await db.memory.update({ where: { id: a.id }, data: { conflictWithId: b.id } });
         await db.memory.update({ where: { id: b.id }, data: { conflictWithId: a.id } });
         counts.conflictsForUser++;
-      } else if (await retireMemory(db, userId, keep.id, drop.id, (k) => `Contradicted by a memory that takes precedence: ${k}`)) {
+      } else if (
+        await retireMemory(db, userId, keep.id, drop.id, (k) => `Contradicted by a memory that takes precedence: ${k}`)
+      ) {
         counts.contradictionsSettled++;
         settled.add(drop.id);
       }
@@ -251,7 +331,16 @@ async function expireLowValue(db: Db, userId: string, days: number, now: Date): 
   if (days <= 0) return 0;
   const cutoff = new Date(now.getTime() - days * 86_400_000);
   const rows = await db.memory.findMany({
-    where: { userId, status: "active", source: "inferred", pinned: false, confidence: { lt: LOW_CONFIDENCE }, lastUsedAt: null, createdAt: { lt: cutoff }, uses: { none: {} } },
+    where: {
+      userId,
+      status: "active",
+      source: "inferred",
+      pinned: false,
+      confidence: { lt: LOW_CONFIDENCE },
+      lastUsedAt: null,
+      createdAt: { lt: cutoff },
+      uses: { none: {} },
+    },
     select: { id: true, text: true },
   });
   for (const m of rows) {
@@ -259,7 +348,15 @@ async function expireLowValue(db: Db, userId: string, days: number, now: Date): 
       where: { id: m.id },
       data: {
         status: "archived",
-        versions: { create: { userId, oldText: m.text, newText: m.text, actor: "model", reason: `Expired: learned with low confidence and never used in ${days} days` } },
+        versions: {
+          create: {
+            userId,
+            oldText: m.text,
+            newText: m.text,
+            actor: "model",
+            reason: `Expired: learned with low confidence and never used in ${days} days`,
+          },
+        },
       },
     });
   }
@@ -268,7 +365,14 @@ async function expireLowValue(db: Db, userId: string, days: number, now: Date): 
 
 /** "Tidy up now" on the dashboard: a run for this user soon (one a minute at most). */
 export async function consolidateNow(db: Db, userId: string): Promise<void> {
-  await enqueue(db, [{ kind: "consolidate", userId, payload: { userId }, dedupeKey: `consolidate:${userId}:now:${Math.floor(Date.now() / 60_000)}` }]);
+  await enqueue(db, [
+    {
+      kind: "consolidate",
+      userId,
+      payload: { userId },
+      dedupeKey: `consolidate:${userId}:now:${Math.floor(Date.now() / 60_000)}`,
+    },
+  ]);
 }
 
 /** After learning: once enough memories are new since the last run, queue one for this user. */
@@ -285,5 +389,12 @@ export async function consolidateSoon(db: Db, userId: string): Promise<void> {
   );
   if (!user || user.fresh < threshold) return;
   // One queued run per generation: the key changes once a run has happened.
-  await enqueue(db, [{ kind: "consolidate", userId, payload: { userId }, dedupeKey: `consolidate:${userId}:${user.consolidatedAt?.toISOString() ?? "never"}` }]);
+  await enqueue(db, [
+    {
+      kind: "consolidate",
+      userId,
+      payload: { userId },
+      dedupeKey: `consolidate:${userId}:${user.consolidatedAt?.toISOString() ?? "never"}`,
+    },
+  ]);
 }

@@ -1,6 +1,19 @@
 // Dates named in a question ("on 1 May, 2022", "in July 2022", "October 13,
 // 2023", "yesterday", "last week"): recall favours what was said then.
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
 const MONTH = `(${MONTHS.join("|")}|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)`;
 const monthIndex = (m: string) => MONTHS.findIndex((x) => x.startsWith(m.toLowerCase().slice(0, 3)));
 
@@ -9,7 +22,10 @@ export type DateRange = { start: Date; end: Date };
 const utc = (y: number, m: number, d: number) => new Date(Date.UTC(y, m, d));
 const DAY = 86_400_000;
 /** A day, with a day's slack either side (time zones, late-night sessions). */
-const dayRange = (y: number, m: number, d: number): DateRange => ({ start: new Date(utc(y, m, d).getTime() - DAY), end: new Date(utc(y, m, d).getTime() + 2 * DAY) });
+const dayRange = (y: number, m: number, d: number): DateRange => ({
+  start: new Date(utc(y, m, d).getTime() - DAY),
+  end: new Date(utc(y, m, d).getTime() + 2 * DAY),
+});
 
 export function questionDates(text: string, now = new Date()): DateRange[] {
   const s = text.toLowerCase();
@@ -26,11 +42,21 @@ export function questionDates(text: string, now = new Date()): DateRange[] {
       }
     }
   };
-  take(new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, "g"), (m) => dayRange(+m[3], monthIndex(m[2]), +m[1]));
-  take(new RegExp(`\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "g"), (m) => dayRange(+m[3], monthIndex(m[1]), +m[2]));
-  take(new RegExp(`\\b${MONTH}\\.?,?\\s+(\\d{4})\\b`, "g"), (m) => ({ start: utc(+m[2], monthIndex(m[1]), 1), end: utc(+m[2], monthIndex(m[1]) + 1, 1) }));
+  take(new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, "g"), (m) =>
+    dayRange(+m[3], monthIndex(m[2]), +m[1]),
+  );
+  take(new RegExp(`\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "g"), (m) =>
+    dayRange(+m[3], monthIndex(m[1]), +m[2]),
+  );
+  take(new RegExp(`\\b${MONTH}\\.?,?\\s+(\\d{4})\\b`, "g"), (m) => ({
+    start: utc(+m[2], monthIndex(m[1]), 1),
+    end: utc(+m[2], monthIndex(m[1]) + 1, 1),
+  }));
   take(/\byesterday\b/g, () => dayRange(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - 1));
   take(/\blast week\b/g, () => ({ start: new Date(now.getTime() - 14 * DAY), end: now }));
-  take(/\blast month\b/g, () => ({ start: utc(now.getUTCFullYear(), now.getUTCMonth() - 1, 1), end: utc(now.getUTCFullYear(), now.getUTCMonth(), 1) }));
+  take(/\blast month\b/g, () => ({
+    start: utc(now.getUTCFullYear(), now.getUTCMonth() - 1, 1),
+    end: utc(now.getUTCFullYear(), now.getUTCMonth(), 1),
+  }));
   return out.filter((r) => !Number.isNaN(r.start.getTime()) && r.start < r.end);
 }

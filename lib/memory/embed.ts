@@ -70,11 +70,20 @@ async function store(db: Db, e: Embedder, rows: Pending[], sealed: string[], vec
   const dims = vectors.find((v) => v)?.length;
   if (dims) await ensureVectorIndex(db, dims);
   // New or changed memories: merge any that says the same thing in other words.
-  await mergeNearDuplicates(db, e.model, rows.filter((r, i) => r.table === "Memory" && vectors[i]).map((r) => r.id));
+  await mergeNearDuplicates(
+    db,
+    e.model,
+    rows.filter((r, i) => r.table === "Memory" && vectors[i]).map((r) => r.id),
+  );
 }
 
 /** Embeds one batch; an input the endpoint refuses (400) is marked as tried, with no vector, so it never blocks the rest. */
-async function embedBatch(db: Db, e: Embedder, rows: Pending[], ciphers: Map<string, ContentCipher>): Promise<{ embedded: number; unembeddable: number }> {
+async function embedBatch(
+  db: Db,
+  e: Embedder,
+  rows: Pending[],
+  ciphers: Map<string, ContentCipher>,
+): Promise<{ embedded: number; unembeddable: number }> {
   for (const r of rows) if (!ciphers.has(r.userId)) ciphers.set(r.userId, await cipherFor(db, r.userId));
   const sealed = rows.map((r) => r.text);
   const texts = rows.map((r) => ciphers.get(r.userId)!.open(r.text));
@@ -115,7 +124,12 @@ export async function embedPending(
   const done = { embedded: 0, unembeddable: 0 };
   const max = opts.max ?? Infinity;
   while (done.embedded + done.unembeddable < max) {
-    const rows = await nextPending(db, e.model, opts.userId, Math.min(opts.batch ?? BATCH, max - done.embedded - done.unembeddable));
+    const rows = await nextPending(
+      db,
+      e.model,
+      opts.userId,
+      Math.min(opts.batch ?? BATCH, max - done.embedded - done.unembeddable),
+    );
     if (!rows.length) break;
     const r = await embedBatch(db, e, rows, ciphers);
     done.embedded += r.embedded;
@@ -142,6 +156,9 @@ export async function queueReembedAll(db: Db): Promise<number> {
   const users = await db.$queryRawUnsafe<Array<{ id: string }>>(
     `SELECT DISTINCT "userId" AS id FROM "Memory" UNION SELECT DISTINCT "userId" AS id FROM "Thread"`,
   );
-  await enqueue(db, users.map((u) => ({ kind: "embed" as const, userId: u.id, payload: { userId: u.id } })));
+  await enqueue(
+    db,
+    users.map((u) => ({ kind: "embed" as const, userId: u.id, payload: { userId: u.id } })),
+  );
   return users.length;
 }

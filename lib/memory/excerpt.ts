@@ -91,7 +91,10 @@ function cutWords(
   perChar: number,
 ) {
   const words = sentence.split(/\s+/);
-  const hit = Math.max(0, words.findIndex((w) => indexWords(w).some((s) => asked.has(s))));
+  const hit = Math.max(
+    0,
+    words.findIndex((w) => indexWords(w).some((s) => asked.has(s))),
+  );
   // Start a few words before the match, so it reads as part of a sentence.
   let lo = Math.max(0, hit - 8);
   let hi = lo;

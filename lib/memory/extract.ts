@@ -7,7 +7,15 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
-import { addMemory, memoryKindSchema, searchMemories, setMemoryStatus, updateMemoryText, MemoryNotFoundError, SecretRefusedError } from "./long-term";
+import {
+  addMemory,
+  memoryKindSchema,
+  searchMemories,
+  setMemoryStatus,
+  updateMemoryText,
+  MemoryNotFoundError,
+  SecretRefusedError,
+} from "./long-term";
 import { cutGraphemes } from "@/lib/text/policy";
 import { procedureText, stepsSchema } from "./procedures";
 
@@ -100,7 +108,8 @@ export async function applyDecisions(
         result.applied.push({ op: "DELETE", memoryId: d.id });
       }
     } catch (e) {
-      if (e instanceof MemoryNotFoundError || e instanceof SecretRefusedError || e instanceof z.ZodError) result.rejected++;
+      if (e instanceof MemoryNotFoundError || e instanceof SecretRefusedError || e instanceof z.ZodError)
+        result.rejected++;
       else throw e;
     }
   }

@@ -39,11 +39,17 @@ class AnswerNotFoundError extends AppError {
 async function rateableAnswer(db: Db, userId: string, itemId: string) {
   const item = await db.item.findFirst({
     where: { id: itemId, role: "assistant", thread: { userId } },
-    select: { id: true, threadId: true, status: true, thread: { select: { temporary: true, user: { select: { memoryPaused: true } } } } },
+    select: {
+      id: true,
+      threadId: true,
+      status: true,
+      thread: { select: { temporary: true, user: { select: { memoryPaused: true } } } },
+    },
   });
   if (!item) throw new AnswerNotFoundError();
   if (item.thread.temporary) throw new AppError("Temporary chats keep no feedback.", 400);
-  if (item.thread.user.memoryPaused) throw new AppError("Learning is paused, so Mnemo takes no feedback. Resume it on the Memory page.", 409);
+  if (item.thread.user.memoryPaused)
+    throw new AppError("Learning is paused, so Mnemo takes no feedback. Resume it on the Memory page.", 409);
   if (item.status === "streaming") throw new AppError("Wait for the answer to finish before rating it.", 409);
   return item;
 }
@@ -71,9 +77,20 @@ export async function rateAnswer(db: Db, userId: string, input: z.input<typeof r
 /** The user's ratings of these answers (for the thread view). */
 export async function feedbackFor(db: Db, userId: string, itemIds: string[]): Promise<Map<string, AnswerFeedback>> {
   if (!itemIds.length) return new Map();
-  const rows = await db.feedback.findMany({ where: { userId, kind: "rating", itemId: { in: itemIds } }, select: { itemId: true, rating: true, comment: true } });
+  const rows = await db.feedback.findMany({
+    where: { userId, kind: "rating", itemId: { in: itemIds } },
+    select: { itemId: true, rating: true, comment: true },
+  });
   const c = await cipherFor(db, userId);
-  return new Map(rows.map((r) => [r.itemId, { rating: r.rating === 1 ? 1 : r.rating === -1 ? -1 : null, comment: r.comment === null ? null : c.open(r.comment) }]));
+  return new Map(
+    rows.map((r) => [
+      r.itemId,
+      {
+        rating: r.rating === 1 ? 1 : r.rating === -1 ? -1 : null,
+        comment: r.comment === null ? null : c.open(r.comment),
+      },
+    ]),
+  );
 }
 
 // A message that says the previous answer was wrong or how to answer instead.
@@ -87,9 +104,16 @@ const CORRECTION = [
 export const looksLikeCorrection = (text: string) => CORRECTION.some((re) => re.test(text));
 
 /** When the user's new message corrects the answer before it, records that as feedback on it and queues learning. */
-export async function recordCorrection(db: Db, userId: string, message: { id: string; parentId: string | null; content: string; threadId: string }) {
+export async function recordCorrection(
+  db: Db,
+  userId: string,
+  message: { id: string; parentId: string | null; content: string; threadId: string },
+) {
   if (!message.parentId || !looksLikeCorrection(message.content)) return;
-  const prev = await db.item.findFirst({ where: { id: message.parentId, threadId: message.threadId, role: "assistant", status: "complete" }, select: { id: true } });
+  const prev = await db.item.findFirst({
+    where: { id: message.parentId, threadId: message.threadId, role: "assistant", status: "complete" },
+    select: { id: true },
+  });
   if (!prev) return;
   const c = await cipherFor(db, userId);
   const comment = c.seal(cutGraphemes(message.content, COMMENT_MAX_CHARS));
@@ -103,10 +127,18 @@ export async function recordCorrection(db: Db, userId: string, message: { id: st
 
 export const lessonSchema = z.object({
   lesson: z
-    .object({ text: z.string().min(1).max(300), kind: z.enum(["preference", "procedure"]), steps: stepsSchema.optional().catch(undefined) })
+    .object({
+      text: z.string().min(1).max(300),
+      kind: z.enum(["preference", "procedure"]),
+      steps: stepsSchema.optional().catch(undefined),
+    })
     .nullable(),
   // A memory the answer used that the feedback shows is wrong, with its corrected text.
-  correct: z.object({ id: z.string().min(1).max(64), text: z.string().min(1).max(500) }).nullable().optional().catch(null),
+  correct: z
+    .object({ id: z.string().min(1).max(64), text: z.string().min(1).max(500) })
+    .nullable()
+    .optional()
+    .catch(null),
 });
 
 const INSTRUCTIONS = `You help a chat assistant learn from its user's feedback. You get one answer the assistant gave, the question it answered, and the user's feedback on it. Write at most ONE durable lesson about how this user wants to be answered in future conversations:
@@ -117,10 +149,17 @@ If the answer relied on one of the listed memories and the feedback shows that m
 Reply with JSON only: {"lesson": {"text": "...", "kind": "preference"}}, {"lesson": {"text": "<task>", "kind": "procedure", "steps": ["...", "..."]}} or {"lesson": null}.`;
 
 /** The feedback job: distils one feedback row into a memory (or raises the confidence of the one it matches). */
-export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackId: string): Promise<"learned" | "reinforced" | "corrected" | "nothing"> {
+export async function learnFromFeedback(
+  db: Db,
+  conn: ModelConnection,
+  feedbackId: string,
+): Promise<"learned" | "reinforced" | "corrected" | "nothing"> {
   const fb = await db.feedback.findUnique({
     where: { id: feedbackId },
-    include: { item: { select: { id: true, content: true, parentId: true, threadId: true } }, user: { select: { memoryPaused: true, memoryReview: true } } },
+    include: {
+      item: { select: { id: true, content: true, parentId: true, threadId: true } },
+      user: { select: { memoryPaused: true, memoryReview: true } },
+    },
   });
   if (!fb || fb.processedAt || fb.user.memoryPaused) return "nothing";
   const thread = await db.thread.findUnique({ where: { id: fb.threadId }, select: { temporary: true } });
@@ -132,10 +171,17 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
     return "nothing";
   }
   const c = await cipherFor(db, fb.userId);
-  const question = fb.item.parentId ? await db.item.findFirst({ where: { id: fb.item.parentId, role: "user" }, select: { content: true } }) : null;
+  const question = fb.item.parentId
+    ? await db.item.findFirst({ where: { id: fb.item.parentId, role: "user" }, select: { content: true } })
+    : null;
   const said = fb.comment ? c.open(fb.comment) : "";
-  const used = await db.memory.findMany({ where: { userId: fb.userId, status: "active", uses: { some: { itemId: fb.item.id } } }, select: { id: true, text: true } });
-  const usedList = used.length ? `\nMemories the answer used:\n${used.map((m) => `- id=${m.id}: ${JSON.stringify(c.open(m.text))}`).join("\n")}` : "";
+  const used = await db.memory.findMany({
+    where: { userId: fb.userId, status: "active", uses: { some: { itemId: fb.item.id } } },
+    select: { id: true, text: true },
+  });
+  const usedList = used.length
+    ? `\nMemories the answer used:\n${used.map((m) => `- id=${m.id}: ${JSON.stringify(c.open(m.text))}`).join("\n")}`
+    : "";
   const signal =
     fb.kind === "correction"
       ? `The user's next message, correcting the answer: ${JSON.stringify(said)}`
@@ -151,7 +197,10 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
     await done();
     return "nothing";
   }
-  const corrected = parsed.correct && used.some((m) => m.id === parsed.correct!.id) ? await correctMemory(db, fb, parsed.correct, said) : false;
+  const corrected =
+    parsed.correct && used.some((m) => m.id === parsed.correct!.id)
+      ? await correctMemory(db, fb, parsed.correct, said)
+      : false;
   if (!parsed.lesson) {
     await done();
     return corrected ? "corrected" : "nothing";
@@ -163,7 +212,10 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
       db,
       fb.userId,
       {
-        text: parsed.lesson.kind === "procedure" ? procedureText(parsed.lesson.text, parsed.lesson.steps) : parsed.lesson.text,
+        text:
+          parsed.lesson.kind === "procedure"
+            ? procedureText(parsed.lesson.text, parsed.lesson.steps)
+            : parsed.lesson.text,
         kind: parsed.lesson.kind,
         steps: parsed.lesson.kind === "procedure" ? parsed.lesson.steps : undefined,
         source: "inferred",
@@ -194,7 +246,12 @@ export async function learnFromFeedback(db: Db, conn: ModelConnection, feedbackI
  * counts as theirs, so it can correct what they said before; without, it is
  * a learned change and precedence applies (an explicit memory is not changed).
  */
-async function correctMemory(db: Db, fb: { id: string; userId: string; threadId: string; item: { id: string } }, fix: { id: string; text: string }, said: string) {
+async function correctMemory(
+  db: Db,
+  fb: { id: string; userId: string; threadId: string; item: { id: string } },
+  fix: { id: string; text: string },
+  said: string,
+) {
   try {
     const r = await updateMemoryText(db, fb.userId, fix.id, fix.text, {
       actor: "model",
@@ -213,7 +270,11 @@ async function correctMemory(db: Db, fb: { id: string; userId: string; threadId:
 export type MemorySignals = { answers: number; up: number; down: number };
 
 /** Per memory: how many answers used it, and how those answers were rated (the dashboard's "signals"). */
-export async function signalsForMemories(db: Db, userId: string, memoryIds: string[]): Promise<Map<string, MemorySignals>> {
+export async function signalsForMemories(
+  db: Db,
+  userId: string,
+  memoryIds: string[],
+): Promise<Map<string, MemorySignals>> {
   if (!memoryIds.length) return new Map();
   const rows = await db.$queryRawUnsafe<Array<{ memoryId: string } & MemorySignals>>(
     `SELECT mu."memoryId", count(DISTINCT mu."itemId")::int AS answers,

@@ -47,7 +47,10 @@ const RANK: Record<MemorySource, number> = { explicit: 3, manual: 2, inferred: 1
 export function standing(m: Pick<Memory, "source"> & { verifiedAt?: Date | null }): number {
   return m.source === "inferred" && m.verifiedAt ? 1.5 : RANK[m.source];
 }
-export function outranks(a: Pick<Memory, "source" | "updatedAt"> & { verifiedAt?: Date | null }, b: Pick<Memory, "source" | "updatedAt"> & { verifiedAt?: Date | null }): boolean {
+export function outranks(
+  a: Pick<Memory, "source" | "updatedAt"> & { verifiedAt?: Date | null },
+  b: Pick<Memory, "source" | "updatedAt"> & { verifiedAt?: Date | null },
+): boolean {
   if (standing(a) !== standing(b)) return standing(a) > standing(b);
   return a.updatedAt.getTime() >= b.updatedAt.getTime(); // newer wins
 }
@@ -91,7 +94,13 @@ export type NewMemory = {
  * Adds a memory, or returns the existing one when the same text is already
  * remembered (de-duplication); a higher-precedence source takes it over.
  */
-export async function addMemory(db: Db, userId: string, m: NewMemory, actor: MemoryActor, reason: string): Promise<Memory> {
+export async function addMemory(
+  db: Db,
+  userId: string,
+  m: NewMemory,
+  actor: MemoryActor,
+  reason: string,
+): Promise<Memory> {
   const text = clean(m.text);
   const norm = normalizeText(text);
   const c = await cipherFor(db, userId);
@@ -114,11 +123,16 @@ export async function addMemory(db: Db, userId: string, m: NewMemory, actor: Mem
         userId,
         text,
       );
-  const rows = candidates.length ? await db.memory.findMany({ where: { id: { in: candidates.map((x) => x.id) } } }) : [];
+  const rows = candidates.length
+    ? await db.memory.findMany({ where: { id: { in: candidates.map((x) => x.id) } } })
+    : [];
   const dup = rows.map((x) => openMemory(c, x)).find((x) => normalizeText(x.text) === norm);
   if (dup) {
     if (RANK[m.source] > RANK[dup.source] || (m.status === "active" && dup.status === "pending")) {
-      const updated = await db.memory.update({ where: { id: dup.id }, data: { source: RANK[m.source] > RANK[dup.source] ? m.source : dup.source, status: "active" } });
+      const updated = await db.memory.update({
+        where: { id: dup.id },
+        data: { source: RANK[m.source] > RANK[dup.source] ? m.source : dup.source, status: "active" },
+      });
       return openMemory(c, updated);
     }
     return dup;
@@ -162,7 +176,13 @@ export async function updateMemoryText(
   userId: string,
   id: string,
   newText: string,
-  by: { actor: MemoryActor; source: MemorySource; reason: string; sourceThreadId?: string | null; sourceItemId?: string | null },
+  by: {
+    actor: MemoryActor;
+    source: MemorySource;
+    reason: string;
+    sourceThreadId?: string | null;
+    sourceItemId?: string | null;
+  },
 ): Promise<{ memory: Memory; applied: boolean }> {
   const current = await ownedMemory(db, userId, id);
   const text = clean(newText);
@@ -178,7 +198,15 @@ export async function updateMemoryText(
         sourceThreadId: by.sourceThreadId ?? null,
         sourceItemId: by.sourceItemId ?? null,
         tokens: countTokens(text),
-        versions: { create: { userId, oldText: null, newText: c.seal(text), actor: by.actor, reason: `${by.reason} (archived: "${current.source}" memory takes precedence)` } },
+        versions: {
+          create: {
+            userId,
+            oldText: null,
+            newText: c.seal(text),
+            actor: by.actor,
+            reason: `${by.reason} (archived: "${current.source}" memory takes precedence)`,
+          },
+        },
       },
     });
     return { memory: openMemory(c, loser), applied: false };
@@ -191,16 +219,30 @@ export async function updateMemoryText(
       source: RANK[by.source] >= RANK[current.source] ? by.source : current.source,
       tokens: countTokens(text),
       // A procedure's steps follow its text; a hand edit also counts as the user re-stating it.
-      ...(current.kind === "procedure" ? { steps: (sealJson(c, parseSteps(text)) ?? Prisma.DbNull) as never, needsRevalidation: by.actor === "user" ? false : current.needsRevalidation } : {}),
+      ...(current.kind === "procedure"
+        ? {
+            steps: (sealJson(c, parseSteps(text)) ?? Prisma.DbNull) as never,
+            needsRevalidation: by.actor === "user" ? false : current.needsRevalidation,
+          }
+        : {}),
       sourceThreadId: by.sourceThreadId ?? current.sourceThreadId,
       sourceItemId: by.sourceItemId ?? current.sourceItemId,
-      versions: { create: { userId, oldText: c.seal(current.text), newText: c.seal(text), actor: by.actor, reason: by.reason } },
+      versions: {
+        create: { userId, oldText: c.seal(current.text), newText: c.seal(text), actor: by.actor, reason: by.reason },
+      },
     },
   });
   return { memory: openMemory(c, memory), applied: true };
 }
 
-export async function setMemoryStatus(db: Db, userId: string, id: string, status: MemoryStatus, actor: MemoryActor, reason: string) {
+export async function setMemoryStatus(
+  db: Db,
+  userId: string,
+  id: string,
+  status: MemoryStatus,
+  actor: MemoryActor,
+  reason: string,
+) {
   const current = await ownedMemory(db, userId, id);
   const c = await cipherFor(db, userId);
   const sealed = c.seal(current.text);
@@ -215,8 +257,16 @@ export async function setMemoryStatus(db: Db, userId: string, id: string, status
 export async function memoryHistory(db: Db, userId: string, id: string) {
   await ownedMemory(db, userId, id);
   const c = await cipherFor(db, userId);
-  const rows = await db.memoryVersion.findMany({ where: { memoryId: id, userId }, orderBy: { createdAt: "desc" }, take: 100 });
-  return rows.map((r) => ({ ...r, oldText: r.oldText === null ? null : c.open(r.oldText), newText: r.newText === null ? null : c.open(r.newText) }));
+  const rows = await db.memoryVersion.findMany({
+    where: { memoryId: id, userId },
+    orderBy: { createdAt: "desc" },
+    take: 100,
+  });
+  return rows.map((r) => ({
+    ...r,
+    oldText: r.oldText === null ? null : c.open(r.oldText),
+    newText: r.newText === null ? null : c.open(r.newText),
+  }));
 }
 
 export async function setPinned(db: Db, userId: string, id: string, pinned: boolean) {
@@ -255,7 +305,14 @@ export async function deleteMemories(db: Db, userId: string, ids: string[]): Pro
  * and any open conflict between the two is closed. Restoring `drop` undoes it.
  * Returns false when either is no longer active (changed meanwhile).
  */
-export async function retireMemory(db: Db, userId: string, keepId: string, dropId: string, reason: (kept: string) => string, actor: MemoryActor = "model") {
+export async function retireMemory(
+  db: Db,
+  userId: string,
+  keepId: string,
+  dropId: string,
+  reason: (kept: string) => string,
+  actor: MemoryActor = "model",
+) {
   const c = await cipherFor(db, userId);
   return db.$transaction(async (tx) => {
     const pair = await tx.memory.findMany({ where: { id: { in: [keepId, dropId] }, userId, status: "active" } });
@@ -268,12 +325,23 @@ export async function retireMemory(db: Db, userId: string, keepId: string, dropI
         status: "archived",
         pinned: false,
         conflictWithId: null,
-        versions: { create: { userId, oldText: drop.text, newText: drop.text, actor, reason: reason(c.open(keep.text)).slice(0, 1000) } },
+        versions: {
+          create: {
+            userId,
+            oldText: drop.text,
+            newText: drop.text,
+            actor,
+            reason: reason(c.open(keep.text)).slice(0, 1000),
+          },
+        },
       },
     });
     await tx.memory.update({
       where: { id: keep.id },
-      data: { ...(drop.pinned ? { pinned: true } : {}), ...(keep.conflictWithId === drop.id ? { conflictWithId: null } : {}) },
+      data: {
+        ...(drop.pinned ? { pinned: true } : {}),
+        ...(keep.conflictWithId === drop.id ? { conflictWithId: null } : {}),
+      },
     });
     return true;
   });
@@ -309,7 +377,18 @@ export async function expireUnusedMemories(db: Db, userId: string, days: number,
   for (const m of stale) {
     await db.memory.update({
       where: { id: m.id },
-      data: { status: "archived", versions: { create: { userId, oldText: m.text, newText: m.text, actor: "model", reason: `Expired: unused for ${days} days` } } },
+      data: {
+        status: "archived",
+        versions: {
+          create: {
+            userId,
+            oldText: m.text,
+            newText: m.text,
+            actor: "model",
+            reason: `Expired: unused for ${days} days`,
+          },
+        },
+      },
     });
   }
   return stale.length;
@@ -317,14 +396,52 @@ export async function expireUnusedMemories(db: Db, userId: string, days: number,
 
 /** Words for an OR full-text query: letters and digits only (no tsquery syntax gets through). */
 export function queryTerms(text: string, max = 24): string[] {
-  const stop = new Set(["the", "a", "an", "and", "or", "is", "are", "was", "were", "what", "who", "when", "where", "why", "how", "do", "does", "did", "i", "me", "my", "you", "your", "to", "of", "in", "on", "for", "it", "that", "this", "with", "about", "know"]);
+  const stop = new Set([
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "is",
+    "are",
+    "was",
+    "were",
+    "what",
+    "who",
+    "when",
+    "where",
+    "why",
+    "how",
+    "do",
+    "does",
+    "did",
+    "i",
+    "me",
+    "my",
+    "you",
+    "your",
+    "to",
+    "of",
+    "in",
+    "on",
+    "for",
+    "it",
+    "that",
+    "this",
+    "with",
+    "about",
+    "know",
+  ]);
   const words = normalizeText(text)
     .split(" ")
     .filter((w) => w.length > 1 && !stop.has(w) && /^[\p{L}\p{N}]+$/u.test(w));
   return [...new Set(words)].slice(0, max);
 }
 
-export type RankedMemory = Pick<Memory, "id" | "text" | "kind" | "source" | "pinned" | "tokens" | "updatedAt" | "sourceRef" | "needsRevalidation"> & {
+export type RankedMemory = Pick<
+  Memory,
+  "id" | "text" | "kind" | "source" | "pinned" | "tokens" | "updatedAt" | "sourceRef" | "needsRevalidation"
+> & {
   rank: number;
 };
 
@@ -364,7 +481,13 @@ export async function listMemories(db: Db, userId: string, input: z.input<typeof
   const f = memoryListInput.parse(input);
   const c = await cipherFor(db, userId);
   const orderBy =
-    f.sort === "created" ? { createdAt: "desc" as const } : f.sort === "used" ? { lastUsedAt: { sort: "desc" as const, nulls: "last" as const } } : f.sort === "text" ? { text: "asc" as const } : { updatedAt: "desc" as const };
+    f.sort === "created"
+      ? { createdAt: "desc" as const }
+      : f.sort === "used"
+        ? { lastUsedAt: { sort: "desc" as const, nulls: "last" as const } }
+        : f.sort === "text"
+          ? { text: "asc" as const }
+          : { updatedAt: "desc" as const };
   const where = {
     userId,
     ...(f.kind ? { kind: f.kind } : {}),
@@ -382,7 +505,13 @@ export async function listMemories(db: Db, userId: string, input: z.input<typeof
   // Encrypted: the database cannot filter or sort by text, so decrypt the
   // user's own memories and do both here.
   const q = f.q?.toLowerCase();
-  const rows = (await db.memory.findMany({ where, orderBy: [{ pinned: "desc" }, f.sort === "text" ? { updatedAt: "desc" } : orderBy], take: 5000 }))
+  const rows = (
+    await db.memory.findMany({
+      where,
+      orderBy: [{ pinned: "desc" }, f.sort === "text" ? { updatedAt: "desc" } : orderBy],
+      take: 5000,
+    })
+  )
     .map((m) => openMemory(c, m))
     .filter((m) => !q || m.text.toLowerCase().includes(q));
   if (f.sort === "text") rows.sort((a, b) => Number(b.pinned) - Number(a.pinned) || a.text.localeCompare(b.text));

@@ -24,7 +24,9 @@ export async function mergeNearDuplicates(db: Db, model: string, memoryIds: stri
   );
   for (const row of rows) {
     if (!row.embedding?.length) continue;
-    const near = (await nearestMemories(db, row.userId, model, row.embedding, 2)).find((h) => h.id !== row.id && h.score >= threshold);
+    const near = (await nearestMemories(db, row.userId, model, row.embedding, 2)).find(
+      (h) => h.id !== row.id && h.score >= threshold,
+    );
     if (!near) continue;
     if (await mergePair(db, row.userId, row.id, near.id, near.score)) merged++;
   }
@@ -39,7 +41,13 @@ async function mergePair(db: Db, userId: string, a: string, b: string, score: nu
   // ("visited in 2019" / "visited in 2021"): those stay apart.
   if (numbersIn(c.open(pair[0].text)) !== numbersIn(c.open(pair[1].text))) return false;
   const [keep, drop] = outranks(pair[0], pair[1]) ? [pair[0], pair[1]] : [pair[1], pair[0]];
-  return retireMemory(db, userId, keep.id, drop.id, (kept) => `Merged into a memory that says the same (similarity ${score.toFixed(2)}): ${kept}`);
+  return retireMemory(
+    db,
+    userId,
+    keep.id,
+    drop.id,
+    (kept) => `Merged into a memory that says the same (similarity ${score.toFixed(2)}): ${kept}`,
+  );
 }
 
 export const numbersIn = (text: string) => [...new Set(text.match(/\d+(?:[.,]\d+)*/g) ?? [])].sort().join(" ");

@@ -4,7 +4,15 @@ import { z } from "zod";
 import { redactSecrets } from "./secrets";
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
-import { addMemory, memoryKindSchema, memoryTextSchema, normalizeText, openMemory, SecretRefusedError, type NewMemory } from "./long-term";
+import {
+  addMemory,
+  memoryKindSchema,
+  memoryTextSchema,
+  normalizeText,
+  openMemory,
+  SecretRefusedError,
+  type NewMemory,
+} from "./long-term";
 
 export const MEMORIES_FORMAT = "mnemo-memories";
 export const MEMORIES_VERSION = 1;
@@ -14,7 +22,11 @@ const KIND_TITLES = { fact: "Facts", preference: "Preferences", procedure: "Proc
 
 async function allMemories(db: Db, userId: string) {
   const c = await cipherFor(db, userId);
-  const rows = await db.memory.findMany({ where: { userId }, orderBy: [{ kind: "asc" }, { createdAt: "asc" }], omit: { searchTokens: true } });
+  const rows = await db.memory.findMany({
+    where: { userId },
+    orderBy: [{ kind: "asc" }, { createdAt: "asc" }],
+    omit: { searchTokens: true },
+  });
   return rows.map((m) => openMemory(c, m));
 }
 
@@ -41,7 +53,11 @@ export async function memoriesJson(db: Db, userId: string, now = new Date()) {
 
 export async function memoriesMarkdown(db: Db, userId: string, now = new Date()): Promise<string> {
   const rows = await allMemories(db, userId);
-  const out = [`# Mnemo memories`, ``, `Exported ${now.toISOString()}. ${rows.length} memor${rows.length === 1 ? "y" : "ies"}.`];
+  const out = [
+    `# Mnemo memories`,
+    ``,
+    `Exported ${now.toISOString()}. ${rows.length} memor${rows.length === 1 ? "y" : "ies"}.`,
+  ];
   for (const kind of Object.keys(KIND_TITLES) as Array<keyof typeof KIND_TITLES>) {
     const group = rows.filter((m) => m.kind === kind);
     if (!group.length) continue;
@@ -57,7 +73,9 @@ export async function memoriesMarkdown(db: Db, userId: string, now = new Date())
 
 export const importFileSchema = z.object({
   format: z.literal(MEMORIES_FORMAT, { error: `Not a Mnemo memories file (expected "format": "${MEMORIES_FORMAT}").` }),
-  version: z.literal(MEMORIES_VERSION, { error: `Unsupported version (this Mnemo reads version ${MEMORIES_VERSION}).` }),
+  version: z.literal(MEMORIES_VERSION, {
+    error: `Unsupported version (this Mnemo reads version ${MEMORIES_VERSION}).`,
+  }),
   memories: z
     .array(
       z.object({
@@ -101,7 +119,13 @@ export async function importMemories(db: Db, userId: string, input: unknown): Pr
   const counts = await storeAll(
     db,
     userId,
-    accepted.map(({ text, m }) => ({ text, kind: m.kind, source: "manual" as const, status: m.status, pinned: m.pinned })),
+    accepted.map(({ text, m }) => ({
+      text,
+      kind: m.kind,
+      source: "manual" as const,
+      status: m.status,
+      pinned: m.pinned,
+    })),
     "Imported from a file",
   );
   return { ...result, ...counts };
@@ -119,7 +143,10 @@ export async function importMemoryList(db: Db, userId: string, text: string): Pr
     .split(/\r?\n/)
     .map((l) => l.replace(/^\s*(?:[-*•·▪‣]|\d{1,3}[.)])\s+/, "").trim())
     .filter((l) => l.length > 0);
-  if (lines.length > MAX_PASTED_LINES) throw new z.ZodError([{ code: "custom", path: [], message: `At most ${MAX_PASTED_LINES} lines at a time.`, input: text }]);
+  if (lines.length > MAX_PASTED_LINES)
+    throw new z.ZodError([
+      { code: "custom", path: [], message: `At most ${MAX_PASTED_LINES} lines at a time.`, input: text },
+    ]);
   const result: ImportResult = { added: 0, skipped: 0, rejected: [] };
   const accepted: string[] = [];
   for (const [index, line] of lines.entries()) {
@@ -129,7 +156,12 @@ export async function importMemoryList(db: Db, userId: string, text: string): Pr
     else if (guarded!.onlySecret) result.rejected.push({ index, error: new SecretRefusedError().message });
     else accepted.push(guarded!.text);
   }
-  const counts = await storeAll(db, userId, accepted.map((text) => ({ text, source: "manual" as const, status: "pending" as const })), "Pasted from another assistant's memory list");
+  const counts = await storeAll(
+    db,
+    userId,
+    accepted.map((text) => ({ text, source: "manual" as const, status: "pending" as const })),
+    "Pasted from another assistant's memory list",
+  );
   return { ...result, ...counts };
 }
 
@@ -138,7 +170,12 @@ export async function importMemoryList(db: Db, userId: string, text: string): Pr
  * memory for a duplicate, so the counts say what was actually stored: a repeat
  * of a memory the user has, or of an earlier line, counts as skipped.
  */
-async function storeAll(db: Db, userId: string, memories: NewMemory[], reason: string): Promise<{ added: number; skipped: number }> {
+async function storeAll(
+  db: Db,
+  userId: string,
+  memories: NewMemory[],
+  reason: string,
+): Promise<{ added: number; skipped: number }> {
   let added = 0;
   let skipped = 0;
   await db.$transaction(

@@ -22,16 +22,26 @@ export function procedureText(task: string, steps: string[] | undefined): string
 
 /** The steps written in a procedure's text ("…: 1. a; 2. b"), so a hand edit keeps the list in step. */
 export function parseSteps(text: string): string[] | null {
-  const parts = text.split(/(?:^|[;:\n]\s*)\d{1,2}[.)]\s+/).slice(1).map((s) => s.trim().replace(/[;.]\s*$/, "")).filter(Boolean);
+  const parts = text
+    .split(/(?:^|[;:\n]\s*)\d{1,2}[.)]\s+/)
+    .slice(1)
+    .map((s) => s.trim().replace(/[;.]\s*$/, ""))
+    .filter(Boolean);
   return parts.length >= 2 ? parts : null;
 }
 
 /** After a rating: procedures the answer used are verified (👍) or marked for re-validation (👎). */
 export async function onAnswerRated(db: Db, userId: string, itemId: string, rating: 1 | -1): Promise<number> {
-  const used = await db.memoryUse.findMany({ where: { itemId, userId, memory: { kind: "procedure", status: "active" } }, select: { memoryId: true } });
+  const used = await db.memoryUse.findMany({
+    where: { itemId, userId, memory: { kind: "procedure", status: "active" } },
+    select: { memoryId: true },
+  });
   if (!used.length) return 0;
   const ids = used.map((u) => u.memoryId);
-  const rows = await db.memory.findMany({ where: { id: { in: ids } }, select: { id: true, text: true, needsRevalidation: true } });
+  const rows = await db.memory.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, text: true, needsRevalidation: true },
+  });
   await db.$transaction(
     rows.map((m) =>
       db.memory.update({
@@ -41,11 +51,27 @@ export async function onAnswerRated(db: Db, userId: string, itemId: string, rati
             ? {
                 verifiedAt: new Date(),
                 needsRevalidation: false,
-                versions: { create: { userId, oldText: m.text, newText: m.text, actor: "user", reason: "Verified: an answer that followed it was rated good" } },
+                versions: {
+                  create: {
+                    userId,
+                    oldText: m.text,
+                    newText: m.text,
+                    actor: "user",
+                    reason: "Verified: an answer that followed it was rated good",
+                  },
+                },
               }
             : {
                 needsRevalidation: true,
-                versions: { create: { userId, oldText: m.text, newText: m.text, actor: "user", reason: "Needs re-validation: an answer that followed it was rated bad" } },
+                versions: {
+                  create: {
+                    userId,
+                    oldText: m.text,
+                    newText: m.text,
+                    actor: "user",
+                    reason: "Needs re-validation: an answer that followed it was rated bad",
+                  },
+                },
               },
       }),
     ),
@@ -69,7 +95,15 @@ export async function markStaleProcedures(db: Db, days: number, userId?: string)
       where: { id: m.id },
       data: {
         needsRevalidation: true,
-        versions: { create: { userId: m.userId, oldText: m.text, newText: m.text, actor: "model", reason: `Needs re-validation: not verified for ${days} days` } },
+        versions: {
+          create: {
+            userId: m.userId,
+            oldText: m.text,
+            newText: m.text,
+            actor: "model",
+            reason: `Needs re-validation: not verified for ${days} days`,
+          },
+        },
       },
     });
   }
@@ -78,14 +112,25 @@ export async function markStaleProcedures(db: Db, days: number, userId?: string)
 
 /** The user confirms a procedure is still right. */
 export async function verifyProcedure(db: Db, userId: string, memoryId: string): Promise<void> {
-  const m = await db.memory.findFirst({ where: { id: memoryId, userId, kind: "procedure" }, select: { id: true, text: true } });
+  const m = await db.memory.findFirst({
+    where: { id: memoryId, userId, kind: "procedure" },
+    select: { id: true, text: true },
+  });
   if (!m) throw new MemoryNotFoundError();
   await db.memory.update({
     where: { id: m.id },
     data: {
       verifiedAt: new Date(),
       needsRevalidation: false,
-      versions: { create: { userId, oldText: m.text, newText: m.text, actor: "user", reason: "Confirmed as still right on the memory dashboard" } },
+      versions: {
+        create: {
+          userId,
+          oldText: m.text,
+          newText: m.text,
+          actor: "user",
+          reason: "Confirmed as still right on the memory dashboard",
+        },
+      },
     },
   });
 }

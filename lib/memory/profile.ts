@@ -59,7 +59,9 @@ export async function loadProfile(db: Db, userId: string, limit: number, fitBudg
   });
   const c = await cipherFor(db, userId);
   return {
-    memories: rows.flatMap(({ n: _n, cost: _c, id, ...m }) => (id === null ? [] : [{ ...m, id, text: c.open(m.text) }])),
+    memories: rows.flatMap(({ n: _n, cost: _c, id, ...m }) =>
+      id === null ? [] : [{ ...m, id, text: c.open(m.text) }],
+    ),
     count: rows[0]?.n ?? 0,
     cost: rows[0]?.cost ?? 0,
   };

@@ -96,7 +96,11 @@ const vectorShare = (rank: number) => (RANK_K + 1) / (RANK_K + rank);
 const VECTOR_DATE_BONUS = 0.5;
 
 type Scored = { key: string; score: number };
-function fuse(lexical: Array<{ key: string; rank: number }>, vector: VectorHit[], keyOf: (h: VectorHit) => string = (h) => h.id): Map<string, number> {
+function fuse(
+  lexical: Array<{ key: string; rank: number }>,
+  vector: VectorHit[],
+  keyOf: (h: VectorHit) => string = (h) => h.id,
+): Map<string, number> {
   const out = new Map<string, number>();
   const top = lexical[0]?.rank || 1;
   for (const l of lexical) out.set(l.key, l.rank / top);
@@ -140,10 +144,19 @@ export async function recall(
 
   // Passages: lexical hits with their neighbours, plus the vector hits' neighbours (same filters).
   const lexHitIds = new Set(lexRows.map((r) => r.hit));
-  const vecRows = vecMessages.length ? await passagesAround(db, userId, vecMessages.filter((h) => !lexHitIds.has(h.id)), opts.excludeThreadId, n) : [];
+  const vecRows = vecMessages.length
+    ? await passagesAround(
+        db,
+        userId,
+        vecMessages.filter((h) => !lexHitIds.has(h.id)),
+        opts.excludeThreadId,
+        n,
+      )
+    : [];
   const rows = [...lexRows, ...vecRows];
   if (c.enabled) {
-    for (const r of [...rows, ...recent]) Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
+    for (const r of [...rows, ...recent])
+      Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
   }
   const hits = new Map<string, Hit>();
   const lexicalHits: Array<{ key: string; rank: number }> = [];
@@ -160,11 +173,18 @@ export async function recall(
   const vectorHits = vecMessages.filter((v) => hits.has(v.id)).slice(0, CANDIDATES);
   const hitScores = fuse(lexicalHits, vectorHits);
   const inDates = (d: Date) => dates.some((r) => d >= r.start && d < r.end);
-  for (const v of vectorHits) if (!lexHitIds.has(v.id) && inDates(hits.get(v.id)!.at)) hitScores.set(v.id, hitScores.get(v.id)! + VECTOR_DATE_BONUS);
+  for (const v of vectorHits)
+    if (!lexHitIds.has(v.id) && inDates(hits.get(v.id)!.at))
+      hitScores.set(v.id, hitScores.get(v.id)! + VECTOR_DATE_BONUS);
 
   const memById = new Map<string, MemoryCandidate>(relevant.map((m) => [m.id, m]));
   for (const m of profile.memories) if (!memById.has(m.id)) memById.set(m.id, m);
-  await loadMissingMemories(db, userId, vecMemories.map((v) => v.id).filter((id) => !memById.has(id)), memById);
+  await loadMissingMemories(
+    db,
+    userId,
+    vecMemories.map((v) => v.id).filter((id) => !memById.has(id)),
+    memById,
+  );
   const memScores = fuse(
     relevant.map((m) => ({ key: m.id, rank: m.rank })),
     vecMemories.filter((v) => memById.has(v.id)),
@@ -183,7 +203,14 @@ export async function recall(
     if (tokens + cost > budget) return;
     seen.add(m.id);
     kinds.add(m.kind);
-    memories.push({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned, sourceRef: m.sourceRef, needsRevalidation: m.needsRevalidation });
+    memories.push({
+      id: m.id,
+      text: m.text,
+      kind: m.kind,
+      pinned: m.pinned,
+      sourceRef: m.sourceRef,
+      needsRevalidation: m.needsRevalidation,
+    });
     tokens += cost;
   };
   // A long message shows as an excerpt: the hit's own message up to `caps.hit` tokens, its neighbours and the
@@ -227,7 +254,7 @@ export async function recall(
     let lo = rows[0].position;
     let hi = rows[rows.length - 1].position;
     const out: Passage[] = [];
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const [p, { rows: pr }] of taken) {
         if (out.includes(p) || p.threadId !== threadId) continue;
@@ -268,8 +295,7 @@ export async function recall(
   // candidates the cheaper goes first (a short memory before a long passage),
   // while a much more relevant one still beats a cheap weak one.
   const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
-  const hitCost = (h: Hit) =>
-    HEADER_TOKENS + h.rows.reduce((sum, r) => sum + shownTokens(h, r) + LABEL_TOKENS, 0);
+  const hitCost = (h: Hit) => HEADER_TOKENS + h.rows.reduce((sum, r) => sum + shownTokens(h, r) + LABEL_TOKENS, 0);
   const candidates = [
     ...scaled(memScores).map((s) => {
       const m = memById.get(s.key)!;
@@ -277,7 +303,13 @@ export async function recall(
     }),
     ...scaled(hitScores).map((s) => {
       const h = hits.get(s.key)!;
-      return { score: s.score / Math.sqrt(hitCost(h)), at: h.at.getTime(), position: h.position, weak: weak(s.key), take: () => takePassage(h) };
+      return {
+        score: s.score / Math.sqrt(hitCost(h)),
+        at: h.at.getTime(),
+        position: h.position,
+        weak: weak(s.key),
+        take: () => takePassage(h),
+      };
     }),
     // Of two equally good passages the newer goes first (what was said last is likelier current), not whichever
     // the database listed first.
@@ -309,7 +341,8 @@ export async function recall(
       let cost = countTokens(passageText(best)) + 2;
       while (tokens + cost > budget && kept.length > 1) {
         // Drop the oldest lines the excess is worth, then count again.
-        for (let over = tokens + cost - budget; over > 0 && kept.length > 1; kept = kept.slice(1)) over -= line(kept[0]);
+        for (let over = tokens + cost - budget; over > 0 && kept.length > 1; kept = kept.slice(1))
+          over -= line(kept[0]);
         best = toPassage(kept, shown(null), true);
         cost = countTokens(passageText(best)) + 2;
       }
@@ -460,7 +493,13 @@ async function loadMissingMemories(db: Db, userId: string, ids: string[], into: 
 }
 
 /** Vector hits with their neighbours, in one query (hits outside the user's searchable threads yield nothing). */
-async function passagesAround(db: Db, userId: string, hits: VectorHit[], excludeThreadId: string | undefined, n: number): Promise<NeighborRow[]> {
+async function passagesAround(
+  db: Db,
+  userId: string,
+  hits: VectorHit[],
+  excludeThreadId: string | undefined,
+  n: number,
+): Promise<NeighborRow[]> {
   if (!hits.length) return [];
   return callFunction<NeighborRow>(db, {
     // SQL in the migration recall_functions: the same filters and neighbours as the word search.
@@ -541,8 +580,16 @@ export function memoryBlock(r: Recall): string | null {
   }
   const found = r.passages.filter((p) => !p.recent);
   const recent = r.passages.filter((p) => p.recent);
-  if (found.length) parts.push("Relevant passages from earlier conversations (date, title, then the messages):", ...found.map(passageText));
-  if (recent.length) parts.push("Recent exchanges from other conversations (date, title, then the messages):", ...recent.map(passageText));
+  if (found.length)
+    parts.push(
+      "Relevant passages from earlier conversations (date, title, then the messages):",
+      ...found.map(passageText),
+    );
+  if (recent.length)
+    parts.push(
+      "Recent exchanges from other conversations (date, title, then the messages):",
+      ...recent.map(passageText),
+    );
   parts.push(MEMORY_BLOCK_CLOSE);
   return parts.join("\n");
 }

@@ -10,9 +10,15 @@ const PATTERNS: Array<[RegExp, string]> = [
   [/\bAIza[0-9A-Za-z_-]{35}\b/g, "API key"],
   [/\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b/g, "token"],
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, "private key"],
-  [/\b(?:password|passwd|passcode|pwd|pin|passphrase|secret|api[ _-]?key|token)\b(\s*(?:is|=|:|was)\s*)(["'`]?)[^\s"'`,;]{3,}\2/gi, "password"],
+  [
+    /\b(?:password|passwd|passcode|pwd|pin|passphrase|secret|api[ _-]?key|token)\b(\s*(?:is|=|:|was)\s*)(["'`]?)[^\s"'`,;]{3,}\2/gi,
+    "password",
+  ],
   [/\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b/g, "account number"], // IBAN
-  [/\b(?:account|acct|routing|sort code|iban|ssn|social security)(?:\s+(?:number|no\.?|#))?\s*(?:is|:|=)?\s*[\d -]{6,}\d\b/gi, "account number"],
+  [
+    /\b(?:account|acct|routing|sort code|iban|ssn|social security)(?:\s+(?:number|no\.?|#))?\s*(?:is|:|=)?\s*[\d -]{6,}\d\b/gi,
+    "account number",
+  ],
   [/\b\d{3}-\d{2}-\d{4}\b/g, "account number"], // US SSN shape
 ];
 
@@ -58,6 +64,9 @@ export function redactSecrets(input: string): Redaction {
       return `[redacted ${label}]`;
     });
   }
-  const remaining = text.replace(/\[redacted[^\]]*\]/g, "").replace(/\b(?:my|the|is|are|for|of|and|a|an|to|password|key|api|token|number|card|account)\b/gi, "").replace(/[\s\p{P}]/gu, "");
+  const remaining = text
+    .replace(/\[redacted[^\]]*\]/g, "")
+    .replace(/\b(?:my|the|is|are|for|of|and|a|an|to|password|key|api|token|number|card|account)\b/gi, "")
+    .replace(/[\s\p{P}]/gu, "");
   return { text, redacted: [...found], onlySecret: found.size > 0 && remaining.length < 4 };
 }

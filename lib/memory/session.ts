@@ -92,8 +92,12 @@ export function publicItem(i: SessionItem): SessionItem {
 export type ItemRow = Omit<SessionItem, "createdAt"> & { createdAt: Date | string };
 export const toItem = (r: ItemRow): SessionItem => ({ ...r, createdAt: new Date(r.createdAt) });
 /** A stored row as the user wrote it (decrypted when encryption at rest is on). */
-export const openItem = (c: ContentCipher, r: ItemRow): SessionItem =>
-  ({ ...r, content: c.open(r.content), toolCalls: openJson<ToolCall[]>(c, r.toolCalls), createdAt: new Date(r.createdAt) });
+export const openItem = (c: ContentCipher, r: ItemRow): SessionItem => ({
+  ...r,
+  content: c.open(r.content),
+  toolCalls: openJson<ToolCall[]>(c, r.toolCalls),
+  createdAt: new Date(r.createdAt),
+});
 
 /**
  * CTEs `walk` (recursive) and `path`: the items on the branch ending at the
@@ -117,7 +121,13 @@ export const branchPath = (leaf: string, thread: string, limit: string) =>
  * query: a recursive walk up the parent links that stops after `limit` steps,
  * so its cost does not grow with the thread's length.
  */
-export async function pathItems(db: Db, threadId: string, leafId: string | null, limit: number, cipher?: ContentCipher): Promise<SessionItem[]> {
+export async function pathItems(
+  db: Db,
+  threadId: string,
+  leafId: string | null,
+  limit: number,
+  cipher?: ContentCipher,
+): Promise<SessionItem[]> {
   if (!leafId || limit <= 0) return [];
   const c = cipher ?? (await cipherForThread(db, threadId));
   const rows = await db.$queryRawUnsafe<ItemRow[]>(
@@ -216,10 +226,15 @@ export async function appendItemsMeta(
     opts.ownerId ?? null,
     opts.ownerSid ?? null,
   );
-  const first = rows[0] as (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null }) | undefined;
+  const first = rows[0] as
+    (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null }) | undefined;
   return {
-    items: rows.map(({ m_temporary: _t, m_paused: _p, m_review: _r, ...r }: ItemRow & Record<string, unknown>) => openItem(c, r as ItemRow)),
-    meta: first ? { temporary: first.m_temporary, memoryPaused: !!first.m_paused, memoryReview: !!first.m_review } : null,
+    items: rows.map(({ m_temporary: _t, m_paused: _p, m_review: _r, ...r }: ItemRow & Record<string, unknown>) =>
+      openItem(c, r as ItemRow),
+    ),
+    meta: first
+      ? { temporary: first.m_temporary, memoryPaused: !!first.m_paused, memoryReview: !!first.m_review }
+      : null,
   };
 }
 
@@ -256,7 +271,10 @@ export class PrismaSession implements Session {
       );
       if (!t) throw new ThreadNotFoundError();
       if (!t.activeLeafId) return null;
-      const [leaf] = await tx.$queryRawUnsafe<ItemRow[]>(`DELETE FROM "Item" d WHERE d.id = $1 RETURNING ${itemColumns("d")}`, t.activeLeafId);
+      const [leaf] = await tx.$queryRawUnsafe<ItemRow[]>(
+        `DELETE FROM "Item" d WHERE d.id = $1 RETURNING ${itemColumns("d")}`,
+        t.activeLeafId,
+      );
       await tx.thread.update({ where: { id: this.threadId }, data: { activeLeafId: leaf?.parentId ?? null } });
       return leaf ? openItem(c, leaf) : null;
     });

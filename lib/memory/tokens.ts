@@ -32,7 +32,7 @@ export function countTokens(text: string): number {
 
 /** SLICE-long pieces, never cutting a surrogate pair in half. */
 function* slices(run: string): Generator<string> {
-  for (let i = 0; i < run.length; ) {
+  for (let i = 0; i < run.length;) {
     let end = Math.min(run.length, i + SLICE);
     if (end < run.length && /[\uD800-\uDBFF]/.test(run[end - 1])) end--;
     yield run.slice(i, end);

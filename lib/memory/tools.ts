@@ -4,37 +4,78 @@
 import type OpenAI from "openai";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import { addMemory, deleteMemories, listMemories, memoryKindSchema, memoryTextSchema, searchMemories, updateMemoryText, MemoryNotFoundError, SecretRefusedError } from "./long-term";
+import {
+  addMemory,
+  deleteMemories,
+  listMemories,
+  memoryKindSchema,
+  memoryTextSchema,
+  searchMemories,
+  updateMemoryText,
+  MemoryNotFoundError,
+  SecretRefusedError,
+} from "./long-term";
 
 export type ToolContext = { db: Db; userId: string; threadId: string; itemId: string; paused: boolean };
 
-const fn = (name: string, description: string, properties: Record<string, unknown>, required: string[]): OpenAI.Chat.Completions.ChatCompletionTool => ({
+const fn = (
+  name: string,
+  description: string,
+  properties: Record<string, unknown>,
+  required: string[],
+): OpenAI.Chat.Completions.ChatCompletionTool => ({
   type: "function",
   function: { name, description, parameters: { type: "object", properties, required, additionalProperties: false } },
 });
 
 export const MEMORY_TOOLS: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-  fn("remember", "Save a durable fact, preference or procedure about the user to long-term memory, when the user asks you to remember it.", {
-    text: { type: "string", description: "The memory, as a short third-person statement, e.g. \"Prefers metric units\"." },
-    kind: { type: "string", enum: ["fact", "preference", "procedure", "other"] },
-  }, ["text"]),
-  fn("update_memory", "Change the text of an existing memory (use search_memory first to find its id).", {
-    id: { type: "string" },
-    text: { type: "string" },
-  }, ["id", "text"]),
-  fn("forget", "Delete memories the user asks you to forget. Give ids from search_memory, or a query to delete every match.", {
-    ids: { type: "array", items: { type: "string" } },
-    query: { type: "string" },
-  }, []),
-  fn("search_memory", "Search the user's long-term memories. An empty query lists the most recent ones (for \"what do you know about me?\").", {
-    query: { type: "string" },
-  }, ["query"]),
+  fn(
+    "remember",
+    "Save a durable fact, preference or procedure about the user to long-term memory, when the user asks you to remember it.",
+    {
+      text: {
+        type: "string",
+        description: 'The memory, as a short third-person statement, e.g. "Prefers metric units".',
+      },
+      kind: { type: "string", enum: ["fact", "preference", "procedure", "other"] },
+    },
+    ["text"],
+  ),
+  fn(
+    "update_memory",
+    "Change the text of an existing memory (use search_memory first to find its id).",
+    {
+      id: { type: "string" },
+      text: { type: "string" },
+    },
+    ["id", "text"],
+  ),
+  fn(
+    "forget",
+    "Delete memories the user asks you to forget. Give ids from search_memory, or a query to delete every match.",
+    {
+      ids: { type: "array", items: { type: "string" } },
+      query: { type: "string" },
+    },
+    [],
+  ),
+  fn(
+    "search_memory",
+    'Search the user\'s long-term memories. An empty query lists the most recent ones (for "what do you know about me?").',
+    {
+      query: { type: "string" },
+    },
+    ["query"],
+  ),
 ];
 
 const args = {
   remember: z.object({ text: memoryTextSchema, kind: memoryKindSchema.optional() }),
   update_memory: z.object({ id: z.string().min(1).max(64), text: memoryTextSchema }),
-  forget: z.object({ ids: z.array(z.string().min(1).max(64)).max(100).optional(), query: z.string().max(200).optional() }),
+  forget: z.object({
+    ids: z.array(z.string().min(1).max(64)).max(100).optional(),
+    query: z.string().max(200).optional(),
+  }),
   search_memory: z.object({ query: z.string().max(200) }),
 };
 

@@ -42,7 +42,9 @@ export function ensureVectorIndex(db: Db, dims: number): Promise<void> {
       );
     })().catch((e) => {
       m!.delete(dims);
-      console.warn(`[mnemo] could not create the vector index for ${dims} dimensions: ${(e as Error).message.split("\n")[0]}`);
+      console.warn(
+        `[mnemo] could not create the vector index for ${dims} dimensions: ${(e as Error).message.split("\n")[0]}`,
+      );
     });
     m.set(dims, p);
   }
@@ -52,7 +54,13 @@ export function ensureVectorIndex(db: Db, dims: number): Promise<void> {
 const literal = (v: number[]) => `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(",")}]`;
 
 /** The user's active memories nearest to `q` (only those embedded by `model`). */
-export async function nearestMemories(db: Db, userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+export async function nearestMemories(
+  db: Db,
+  userId: string,
+  model: string,
+  q: number[],
+  k: number,
+): Promise<VectorHit[]> {
   const where = `"userId" = $1 AND "embeddingModel" = $2 AND status = 'active' AND embedding IS NOT NULL
                  AND array_length(embedding, 1) = ${q.length} AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
   if (await hasPgvector(db)) {
@@ -65,7 +73,11 @@ export async function nearestMemories(db: Db, userId: string, model: string, q: 
       k,
     );
   }
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; embedding: number[] }>>(`SELECT id, embedding FROM "Memory" WHERE ${where}`, userId, model);
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; embedding: number[] }>>(
+    `SELECT id, embedding FROM "Memory" WHERE ${where}`,
+    userId,
+    model,
+  );
   return topK(
     rows.map((r) => r.id),
     (i) => rows[i].embedding,
@@ -75,7 +87,13 @@ export async function nearestMemories(db: Db, userId: string, model: string, q: 
 }
 
 /** The user's messages nearest to `q`, best first (thread filters are applied by the caller's passage query). */
-export async function nearestMessages(db: Db, userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+export async function nearestMessages(
+  db: Db,
+  userId: string,
+  model: string,
+  q: number[],
+  k: number,
+): Promise<VectorHit[]> {
   const dims = q.length;
   if ((await hasPgvector(db)) && dims <= 2000) {
     // The HNSW index answers the inner ORDER BY … LIMIT; relaxed_order lets it

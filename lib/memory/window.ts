@@ -5,7 +5,10 @@
 // kept, even alone over budget (the message length limit bounds it).
 import type { SessionItem } from "./session";
 
-export type WindowItem = Pick<SessionItem, "id" | "role" | "tokens" | "status" | "content" | "toolCalls" | "toolCallId">;
+export type WindowItem = Pick<
+  SessionItem,
+  "id" | "role" | "tokens" | "status" | "content" | "toolCalls" | "toolCallId"
+>;
 
 export type Window<T extends WindowItem> = {
   kept: T[];
@@ -16,7 +19,9 @@ export type Window<T extends WindowItem> = {
 
 /** Items the model should see at all: failed answers with nothing in them are noise. */
 export function promptable<T extends WindowItem>(items: T[]): T[] {
-  return items.filter((i) => !(i.status === "failed" && !i.content && !i.toolCalls?.length) && i.status !== "streaming");
+  return items.filter(
+    (i) => !(i.status === "failed" && !i.content && !i.toolCalls?.length) && i.status !== "streaming",
+  );
 }
 
 export function groupTurns<T extends WindowItem>(items: T[]): T[][] {

@@ -14,18 +14,99 @@
 import http from "node:http";
 import { benchEngines } from "./env";
 
-
 const { createTestDb } = await import("../../testing/databases");
 const { consolidateUser } = await import("../../lib/memory/consolidate");
 const { normalizeText } = await import("../../lib/memory/long-term");
 const { round, table } = await import("./stats");
 
-type Planted = { text: string; source: "explicit" | "manual" | "inferred"; ageDays: number; role: "base" | "dup" | "para" | "contra"; of?: number };
+type Planted = {
+  text: string;
+  source: "explicit" | "manual" | "inferred";
+  ageDays: number;
+  role: "base" | "dup" | "para" | "contra";
+  of?: number;
+};
 
-const RELATIONS = ["sister", "brother", "cousin", "colleague", "neighbour", "friend", "aunt", "uncle", "classmate", "teammate"];
-const NAMES = ["Ana", "Rui", "Marta", "Tiago", "Ines", "Joao", "Sofia", "Pedro", "Clara", "Diogo", "Rita", "Nuno", "Lara", "Hugo", "Vera", "Luis", "Eva", "Paulo", "Joana", "Bruno", "Carla", "Miguel", "Sara", "Andre", "Beatriz", "Filipe", "Helena", "Goncalo", "Teresa", "Ricardo"];
-const CITIES = ["Porto", "Lisbon", "Braga", "Coimbra", "Faro", "Madrid", "Lyon", "Berlin", "Oslo", "Dublin", "Ghent", "Turin", "Krakow", "Vienna", "Seville", "Nantes", "Bergen", "Leeds", "Basel", "Bruges"];
-const JOBS = ["nurse", "teacher", "plumber", "chemist", "pilot", "baker", "architect", "lawyer", "farmer", "designer", "surgeon", "journalist"];
+const RELATIONS = [
+  "sister",
+  "brother",
+  "cousin",
+  "colleague",
+  "neighbour",
+  "friend",
+  "aunt",
+  "uncle",
+  "classmate",
+  "teammate",
+];
+const NAMES = [
+  "Ana",
+  "Rui",
+  "Marta",
+  "Tiago",
+  "Ines",
+  "Joao",
+  "Sofia",
+  "Pedro",
+  "Clara",
+  "Diogo",
+  "Rita",
+  "Nuno",
+  "Lara",
+  "Hugo",
+  "Vera",
+  "Luis",
+  "Eva",
+  "Paulo",
+  "Joana",
+  "Bruno",
+  "Carla",
+  "Miguel",
+  "Sara",
+  "Andre",
+  "Beatriz",
+  "Filipe",
+  "Helena",
+  "Goncalo",
+  "Teresa",
+  "Ricardo",
+];
+const CITIES = [
+  "Porto",
+  "Lisbon",
+  "Braga",
+  "Coimbra",
+  "Faro",
+  "Madrid",
+  "Lyon",
+  "Berlin",
+  "Oslo",
+  "Dublin",
+  "Ghent",
+  "Turin",
+  "Krakow",
+  "Vienna",
+  "Seville",
+  "Nantes",
+  "Bergen",
+  "Leeds",
+  "Basel",
+  "Bruges",
+];
+const JOBS = [
+  "nurse",
+  "teacher",
+  "plumber",
+  "chemist",
+  "pilot",
+  "baker",
+  "architect",
+  "lawyer",
+  "farmer",
+  "designer",
+  "surgeon",
+  "journalist",
+];
 
 /** The planted set: 700 distinct facts, then 100 of each kind of trouble. */
 function plant(): Planted[] {
@@ -37,10 +118,26 @@ function plant(): Planted[] {
   for (const s of subjects) {
     const c = CITIES[rand(CITIES.length)];
     city.set(s, c);
-    out.push({ text: `${s} lives in ${c}`, source: rand(3) === 0 ? "explicit" : "inferred", ageDays: 30 + rand(300), role: "base" });
-    out.push({ text: `${s} works as a ${JOBS[rand(JOBS.length)]}`, source: "inferred", ageDays: 30 + rand(300), role: "base" });
+    out.push({
+      text: `${s} lives in ${c}`,
+      source: rand(3) === 0 ? "explicit" : "inferred",
+      ageDays: 30 + rand(300),
+      role: "base",
+    });
+    out.push({
+      text: `${s} works as a ${JOBS[rand(JOBS.length)]}`,
+      source: "inferred",
+      ageDays: 30 + rand(300),
+      role: "base",
+    });
   }
-  for (const s of subjects.slice(0, 100)) out.push({ text: `${s} has a dog named ${NAMES[rand(NAMES.length)]}`, source: "inferred", ageDays: 30 + rand(300), role: "base" });
+  for (const s of subjects.slice(0, 100))
+    out.push({
+      text: `${s} has a dog named ${NAMES[rand(NAMES.length)]}`,
+      source: "inferred",
+      ageDays: 30 + rand(300),
+      role: "base",
+    });
   // Each kind of trouble on its own subjects: index 2s is subject s's "lives in", 2s+1 its "works as".
   for (let k = 0; k < 100; k++) {
     const i = 2 * k + 1;
@@ -58,7 +155,13 @@ function plant(): Planted[] {
     const p = out[i];
     const subject = p.text.split(" lives in ")[0];
     const moved = CITIES.find((c, j) => c !== city.get(subject) && j >= k % CITIES.length) ?? "Reykjavik";
-    out.push({ text: `${subject} lives in ${moved}`, source: k % 4 === 0 ? "explicit" : "inferred", ageDays: rand(20), role: "contra", of: i });
+    out.push({
+      text: `${subject} lives in ${moved}`,
+      source: k % 4 === 0 ? "explicit" : "inferred",
+      ageDays: rand(20),
+      role: "contra",
+      of: i,
+    });
   }
   return out;
 }
@@ -66,7 +169,8 @@ function plant(): Planted[] {
 const planted = plant();
 const truth = new Map<string, "same" | "conflict">();
 const key = (a: string, b: string) => [normalizeText(a), normalizeText(b)].sort().join(" | ");
-for (const p of planted) if (p.of !== undefined) truth.set(key(p.text, planted[p.of].text), p.role === "contra" ? "conflict" : "same");
+for (const p of planted)
+  if (p.of !== undefined) truth.set(key(p.text, planted[p.of].text), p.role === "contra" ? "conflict" : "same");
 
 /** The oracle: an OpenAI-compatible endpoint that judges pairs from the planted truth. */
 async function startOracle(): Promise<{ url: string; calls: () => number; close: () => void }> {
@@ -77,19 +181,46 @@ async function startOracle(): Promise<{ url: string; calls: () => number; close:
     req.on("end", () => {
       calls++;
       const user = String(JSON.parse(body).messages?.at(-1)?.content ?? "");
-      const pairs = [...user.matchAll(/^(\d+)\. A: (".*")\n {3}B: (".*")$/gm)].map((m) => ({ pair: Number(m[1]), verdict: truth.get(key(JSON.parse(m[2]), JSON.parse(m[3]))) ?? "different" }));
+      const pairs = [...user.matchAll(/^(\d+)\. A: (".*")\n {3}B: (".*")$/gm)].map((m) => ({
+        pair: Number(m[1]),
+        verdict: truth.get(key(JSON.parse(m[2]), JSON.parse(m[3]))) ?? "different",
+      }));
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: "oracle", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: JSON.stringify({ verdicts: pairs }) } }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      res.end(
+        JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          created: 0,
+          model: "oracle",
+          choices: [
+            {
+              index: 0,
+              finish_reason: "stop",
+              message: { role: "assistant", content: JSON.stringify({ verdicts: pairs }) },
+            },
+          ],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, calls: () => calls, close: () => server.close() };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`,
+    calls: () => calls,
+    close: () => server.close(),
+  };
 }
 
 const oracle = process.env.BENCH_JUDGE_BASE_URL ? null : await startOracle();
 const conn = oracle
   ? { baseURL: oracle.url, apiKey: "oracle", chatModel: "oracle", memoryModel: "oracle" }
-  : { baseURL: process.env.BENCH_JUDGE_BASE_URL, apiKey: process.env.BENCH_JUDGE_API_KEY ?? "none", chatModel: process.env.BENCH_JUDGE_MODEL!, memoryModel: process.env.BENCH_JUDGE_MODEL! };
+  : {
+      baseURL: process.env.BENCH_JUDGE_BASE_URL,
+      apiKey: process.env.BENCH_JUDGE_API_KEY ?? "none",
+      chatModel: process.env.BENCH_JUDGE_MODEL!,
+      memoryModel: process.env.BENCH_JUDGE_MODEL!,
+    };
 
 const rows: Array<Record<string, string | number | null>> = [];
 const results: Record<string, unknown> = { memories: planted.length, judge: oracle ? "oracle" : conn.memoryModel };
@@ -100,7 +231,9 @@ for (const engine of benchEngines()) {
   const ids: string[] = [];
   for (const p of planted) {
     const at = new Date(now - p.ageDays * 86_400_000);
-    const m = await t.db.memory.create({ data: { userId: user.id, text: p.text, source: p.source, confidence: 0.9, createdAt: at, updatedAt: at } });
+    const m = await t.db.memory.create({
+      data: { userId: user.id, text: p.text, source: p.source, confidence: 0.9, createdAt: at, updatedAt: at },
+    });
     ids.push(m.id);
   }
   const t0 = performance.now();
@@ -132,7 +265,9 @@ for (const engine of benchEngines()) {
   // An archived memory that is neither planted trouble nor the other side of one is a wrong merge.
   const troubled = new Set(planted.flatMap((p, i) => (p.of !== undefined ? [ids[i], ids[p.of]] : [])));
   for (const [id, m] of after) if (m.status === "archived" && !troubled.has(id)) wrongArchives++;
-  const archivedDupPairs = planted.filter((p, i) => (p.role === "dup" || p.role === "para") && after.get(ids[i])!.status === "archived").length;
+  const archivedDupPairs = planted.filter(
+    (p, i) => (p.role === "dup" || p.role === "para") && after.get(ids[i])!.status === "archived",
+  ).length;
   const precision = rightMerges / Math.max(1, rightMerges + wrongArchives);
   rows.push({
     engine,
@@ -146,7 +281,19 @@ for (const engine of benchEngines()) {
     "left to the user": flagged,
     "wrong merges": wrongArchives,
   });
-  results[engine] = { seconds: round(seconds, 2), runs, modelCalls: calls, pairsJudged: judged, mergeRecall: round(rightMerges / dupPlanted, 3), mergePrecision: round(precision, 3), contradictionsSettled: settled, leftToUser: flagged, contradictionsPlanted: 100, wrongMerges: wrongArchives, duplicateCopiesArchived: archivedDupPairs };
+  results[engine] = {
+    seconds: round(seconds, 2),
+    runs,
+    modelCalls: calls,
+    pairsJudged: judged,
+    mergeRecall: round(rightMerges / dupPlanted, 3),
+    mergePrecision: round(precision, 3),
+    contradictionsSettled: settled,
+    leftToUser: flagged,
+    contradictionsPlanted: 100,
+    wrongMerges: wrongArchives,
+    duplicateCopiesArchived: archivedDupPairs,
+  };
   await t.close();
 }
 console.log(table(rows));

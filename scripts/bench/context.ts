@@ -10,7 +10,6 @@
 import os from "node:os";
 import { benchEngines } from "./env";
 
-
 const { createTestDb } = await import("../../testing/databases");
 const { startMockLlm } = await import("../../testing/mock-llm");
 const { appendItems } = await import("../../lib/memory/session");
@@ -30,9 +29,12 @@ const TTFT_SIZE = SIZES.includes(10_000) ? 10_000 : Math.max(...SIZES);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 // Text with a realistic word distribution: a 5,000-word vocabulary drawn with
 // Zipf-like frequencies (a few very common words, a long tail of rare ones).
-const VOCAB = Array.from({ length: 5000 }, (_, i) => i.toString(36).replace(/\d/g, (d) => "qxzjvwkyfb"[Number(d)]) + "o");
+const VOCAB = Array.from(
+  { length: 5000 },
+  (_, i) => i.toString(36).replace(/\d/g, (d) => "qxzjvwkyfb"[Number(d)]) + "o",
+);
 let seed = 7;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const zipf = () => VOCAB[Math.min(VOCAB.length - 1, Math.floor(Math.exp(rand() * Math.log(VOCAB.length))) - 1)];
 const sentence = (i: number) => Array.from({ length: 25 + (i % 20) }, zipf).join(" ");
 const WORDS = VOCAB.slice(20, 400);
@@ -54,7 +56,9 @@ const OTHER_MESSAGES = Number(process.env.BENCH_OTHER_MESSAGES ?? 2000);
 const PAUSES = Number(process.env.BENCH_PAUSES ?? 5);
 const PAUSE_MS = 11_000;
 
-async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult & { roundTrips: number; ttft: number[]; afterPause: number[] }> {
+async function benchEngine(
+  engine: "pglite" | "postgres",
+): Promise<EngineResult & { roundTrips: number; ttft: number[]; afterPause: number[] }> {
   const t = await createTestDb(engine);
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
   const res: EngineResult = { engine, p50: {}, p95: {}, windowP95: {}, select1P95: {} };
@@ -71,14 +75,24 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
     const other = await t.db.user.create({ data: { email: `other-${u}-${engine}@example.com` } });
     const th = await t.db.thread.create({ data: { userId: other.id } });
     for (let i = 0; i < OTHER_MESSAGES; i += 500) {
-      await appendItems(t.db, th.id, Array.from({ length: Math.min(500, OTHER_MESSAGES - i) }, (_, k) => ({ role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const), content: sentence(i + k + u * 7) })));
+      await appendItems(
+        t.db,
+        th.id,
+        Array.from({ length: Math.min(500, OTHER_MESSAGES - i) }, (_, k) => ({
+          role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const),
+          content: sentence(i + k + u * 7),
+        })),
+      );
     }
   }
   // What a turn does: the window and the memory recall, read together, then the prompt.
   const assemble = async (threadId: string, leaf: string, question: string) => {
     const budget = getConfig().memory.tokenBudget;
     const [ctx, r] = await readTogether(() =>
-      Promise.all([loadContext(t.db, threadId, leaf), recall(t.db, user.id, question, { budget, excludeThreadId: threadId })]),
+      Promise.all([
+        loadContext(t.db, threadId, leaf),
+        recall(t.db, user.id, question, { budget, excludeThreadId: threadId }),
+      ]),
     );
     buildPrompt(ctx, memoryBlock(r));
   };
@@ -180,7 +194,12 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
     let first = -1;
     // Turns 0 and 1 run on the counting client; turn 1 is measured (turn 0 warms
     // the few-second model-connection cache, as any running server has).
-    for await (const ev of runTurn(i <= 1 ? counted : t.db, user.id, { kind: "send", threadId: threads[TTFT_SIZE].id, content: `question ${i}` }, { defer: () => {} })) {
+    for await (const ev of runTurn(
+      i <= 1 ? counted : t.db,
+      user.id,
+      { kind: "send", threadId: threads[TTFT_SIZE].id, content: `question ${i}` },
+      { defer: () => {} },
+    )) {
       if (ev.type === "delta" && first < 0) first = performance.now() - t0;
     }
     if (i === 1) roundTrips = atModel;
@@ -194,11 +213,21 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<EngineResult 
 const results = [];
 for (const engine of benchEngines()) results.push(await benchEngine(engine));
 
-console.log(`Context assembly (${ITERATIONS} runs per size; history budget ${getConfig().chat.historyTokenBudget} tokens; memory budget ${getConfig().memory.tokenBudget} tokens; user with ${MEMORIES} memories, ${USES_PER_ANSWER} uses recorded per earlier answer; ${OTHER_USERS} other users x ${OTHER_MESSAGES} messages), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+console.log(
+  `Context assembly (${ITERATIONS} runs per size; history budget ${getConfig().chat.historyTokenBudget} tokens; memory budget ${getConfig().memory.tokenBudget} tokens; user with ${MEMORIES} memories, ${USES_PER_ANSWER} uses recorded per earlier answer; ${OTHER_USERS} other users x ${OTHER_MESSAGES} messages), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
+);
 console.log(
   table(
     results.flatMap((r) =>
-      SIZES.map((s) => ({ engine: r.engine, messages: s, p50_ms: round(r.p50[s]), p95_ms: round(r.p95[s]), "p95/p95(100)": round(r.p95[s] / r.p95[100]), window_only_p95_ms: round(r.windowP95[s]), select1_p95_ms: round(r.select1P95[s]) })),
+      SIZES.map((s) => ({
+        engine: r.engine,
+        messages: s,
+        p50_ms: round(r.p50[s]),
+        p95_ms: round(r.p95[s]),
+        "p95/p95(100)": round(r.p95[s] / r.p95[100]),
+        window_only_p95_ms: round(r.windowP95[s]),
+        select1_p95_ms: round(r.select1P95[s]),
+      })),
     ),
   ),
 );

@@ -13,7 +13,6 @@ import fs from "node:fs";
 import path from "node:path";
 import { benchEngines } from "./env";
 
-
 const { createTestDb } = await import("../../testing/databases");
 const { importConversations } = await import("../../lib/import/run");
 const { readExport } = await import("../../lib/import/read");
@@ -25,14 +24,18 @@ const { saveConnection, clearConnectionCache, resolveConnection } = await import
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 1000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100);
-const WORDS = "the a dog cat trip city train recipe garden sister brother work nurse hospital marathon book music paris lisbon porto coffee tea bread weekend plan budget flight hotel museum river mountain".split(" ");
+const WORDS =
+  "the a dog cat trip city train recipe garden sister brother work nurse hospital marathon book music paris lisbon porto coffee tea bread weekend plan budget flight hotel museum river mountain".split(
+    " ",
+  );
 
 /** Writes the export to disk piece by piece (the generator never holds it whole either). */
 async function generate(file: string): Promise<number> {
   const out = fs.createWriteStream(file);
-  const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", () => r())));
+  const write = (s: string) =>
+    out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once("drain", () => r()));
   let seed = 42;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const sentence = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(" ");
   let total = 0;
   await write("[");
@@ -47,7 +50,14 @@ async function generate(file: string): Promise<number> {
         id,
         parent,
         children: [],
-        message: { id, author: { role }, create_time: start + m * 30, content: { content_type: "text", parts: [sentence(role === "user" ? 12 : 40)] }, status: "finished_successfully", metadata: {} },
+        message: {
+          id,
+          author: { role },
+          create_time: start + m * 30,
+          content: { content_type: "text", parts: [sentence(role === "user" ? 12 : 40)] },
+          status: "finished_successfully",
+          metadata: {},
+        },
       };
       (mapping[parent] as { children: string[] }).children.push(id);
       parent = id;
@@ -57,16 +67,32 @@ async function generate(file: string): Promise<number> {
     if (c % 10 === 0 && MESSAGES >= 4) {
       // An edited question near the end, with its own answer.
       const base = `c${c}m${MESSAGES - 3}`;
-      for (const [k, role] of [["e1", "user"], ["e2", "assistant"]] as const) {
+      for (const [k, role] of [
+        ["e1", "user"],
+        ["e2", "assistant"],
+      ] as const) {
         const id = `c${c}${k}`;
         const par = k === "e1" ? base : `c${c}e1`;
-        mapping[id] = { id, parent: par, children: [], message: { id, author: { role }, create_time: start + MESSAGES * 30 + 60, content: { content_type: "text", parts: [sentence(20)] }, metadata: {} } };
+        mapping[id] = {
+          id,
+          parent: par,
+          children: [],
+          message: {
+            id,
+            author: { role },
+            create_time: start + MESSAGES * 30 + 60,
+            content: { content_type: "text", parts: [sentence(20)] },
+            metadata: {},
+          },
+        };
         (mapping[par] as { children: string[] }).children.push(id);
         total++;
       }
       current = `c${c}e2`;
     }
-    await write(`${c ? "," : ""}${JSON.stringify({ title: `Conversation ${c}: ${sentence(4)}`, create_time: start, update_time: start + MESSAGES * 30, conversation_id: `bench-${c}`, current_node: current, mapping })}`);
+    await write(
+      `${c ? "," : ""}${JSON.stringify({ title: `Conversation ${c}: ${sentence(4)}`, create_time: start, update_time: start + MESSAGES * 30, conversation_id: `bench-${c}`, current_node: current, mapping })}`,
+    );
   }
   await write("]");
   await new Promise<void>((r) => out.end(() => r()));
@@ -99,15 +125,25 @@ console.log(`generated ${CONVERSATIONS} conversations, ${messages} messages, ${r
 
 const parse = await measure(async () => {
   let n = 0;
-  for await (const e of readExport(fs.createReadStream(file))) if (e.kind === "conversation") n += e.conversation.messages.length;
+  for await (const e of readExport(fs.createReadStream(file)))
+    if (e.kind === "conversation") n += e.conversation.messages.length;
   return n;
 });
 const rows: Array<Record<string, string | number | null>> = [
-  { engine: "parse only (baseline)", seconds: round(parse.seconds, 1), "messages/s": Math.round(parse.value / parse.seconds), "peak heap MB": round(parse.heapMb, 0), "peak rss MB": round(parse.rssMb, 0), ratio: 1 },
+  {
+    engine: "parse only (baseline)",
+    seconds: round(parse.seconds, 1),
+    "messages/s": Math.round(parse.value / parse.seconds),
+    "peak heap MB": round(parse.heapMb, 0),
+    "peak rss MB": round(parse.rssMb, 0),
+    ratio: 1,
+  },
 ];
 const results: Record<string, unknown> = { messages, fileMb: round(sizeMb, 1), parseSeconds: round(parse.seconds, 2) };
 // BENCH_ENGINES=none measures the parse alone (e.g. on a larger file, to see the heap stay flat).
-const engines = (process.env.BENCH_ENGINES ?? benchEngines().join(",")).split(",").filter((e) => e === "pglite" || e === "postgres");
+const engines = (process.env.BENCH_ENGINES ?? benchEngines().join(","))
+  .split(",")
+  .filter((e) => e === "pglite" || e === "postgres");
 const learnRows: Array<Record<string, string | number | null>> = [];
 /** Times one exchange at a time of "learn from this history" (50 of them). */
 async function learnTimes(db: Parameters<typeof learnFromImports>[0], userId: string): Promise<number[]> {
@@ -133,21 +169,48 @@ for (const engine of engines as Array<"pglite" | "postgres">) {
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
   const run = await measure(() => importConversations(t.db, user.id, fs.createReadStream(file)));
   const again = await measure(() => importConversations(t.db, user.id, fs.createReadStream(file)));
-  if (run.value.messages !== messages || again.value.conversations !== 0) throw new Error(`unexpected report: ${JSON.stringify({ first: run.value.messages, again: again.value.conversations })}`);
-  rows.push({ engine, seconds: round(run.seconds, 1), "messages/s": Math.round(messages / run.seconds), "peak heap MB": round(run.heapMb, 0), "peak rss MB": round(run.rssMb, 0), ratio: round(run.seconds / parse.seconds, 1) });
-  rows.push({ engine: `${engine}, same file again`, seconds: round(again.seconds, 1), "messages/s": null, "peak heap MB": round(again.heapMb, 0), "peak rss MB": round(again.rssMb, 0), ratio: round(again.seconds / parse.seconds, 1) });
+  if (run.value.messages !== messages || again.value.conversations !== 0)
+    throw new Error(
+      `unexpected report: ${JSON.stringify({ first: run.value.messages, again: again.value.conversations })}`,
+    );
+  rows.push({
+    engine,
+    seconds: round(run.seconds, 1),
+    "messages/s": Math.round(messages / run.seconds),
+    "peak heap MB": round(run.heapMb, 0),
+    "peak rss MB": round(run.rssMb, 0),
+    ratio: round(run.seconds / parse.seconds, 1),
+  });
+  rows.push({
+    engine: `${engine}, same file again`,
+    seconds: round(again.seconds, 1),
+    "messages/s": null,
+    "peak heap MB": round(again.heapMb, 0),
+    "peak rss MB": round(again.rssMb, 0),
+    ratio: round(again.seconds / parse.seconds, 1),
+  });
   // What the app does after a large import (app/api/import/route.ts): planner statistics, search-index upkeep.
   for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
   const learnMs = await learnTimes(t.db, user.id);
-  learnRows.push({ engine, exchanges: learnMs.length, "p50 ms": round(percentile(learnMs, 50)), "p95 ms": round(percentile(learnMs, 95)) });
+  learnRows.push({
+    engine,
+    exchanges: learnMs.length,
+    "p50 ms": round(percentile(learnMs, 50)),
+    "p95 ms": round(percentile(learnMs, 95)),
+  });
   results[engine] = {
-    seconds: round(run.seconds, 2), messagesPerSecond: Math.round(messages / run.seconds), peakHeapMb: round(run.heapMb, 0), peakRssMb: round(run.rssMb, 0),
-    againSeconds: round(again.seconds, 2), learnMsPerExchangeP50: round(percentile(learnMs, 50)),
+    seconds: round(run.seconds, 2),
+    messagesPerSecond: Math.round(messages / run.seconds),
+    peakHeapMb: round(run.heapMb, 0),
+    peakRssMb: round(run.rssMb, 0),
+    againSeconds: round(again.seconds, 2),
+    learnMsPerExchangeP50: round(percentile(learnMs, 50)),
   };
   await t.close();
 }
 console.log(table(rows));
-if (learnRows.length) console.log(`Learning from the import, per exchange (test server answering at once):\n${table(learnRows)}`);
+if (learnRows.length)
+  console.log(`Learning from the import, per exchange (test server answering at once):\n${table(learnRows)}`);
 console.log(JSON.stringify(results));
 fs.rmSync(dir, { recursive: true, force: true });
 process.exit(0);

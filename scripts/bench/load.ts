@@ -49,12 +49,10 @@ async function prepareDatabase(): Promise<Prepared> {
   await db.withConnection(async (c) => {
     await applyMigrations(c);
     for (let i = 0; i < USERS; i++) {
-      await c.query(`INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`, [
-        `load-user-${i}`,
-        `load${i}@example.com`,
-        hash,
-        i === 0 ? "ADMIN" : "USER",
-      ]);
+      await c.query(
+        `INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`,
+        [`load-user-${i}`, `load${i}@example.com`, hash, i === 0 ? "ADMIN" : "USER"],
+      );
     }
   });
   await db.close();
@@ -63,7 +61,9 @@ async function prepareDatabase(): Promise<Prepared> {
     count: async () => {
       const d = await openDatabase(target);
       const rows = await d.withConnection((c) =>
-        c.query<{ role: string; n: string }>(`SELECT role::text AS role, count(*)::text AS n FROM "Item" GROUP BY role`),
+        c.query<{ role: string; n: string }>(
+          `SELECT role::text AS role, count(*)::text AS n FROM "Item" GROUP BY role`,
+        ),
       );
       await d.close();
       const get = (r: string) => Number(rows.find((x) => x.role === r)?.n ?? 0);
@@ -90,23 +90,32 @@ async function main() {
   const { env, count, jobs } = await prepareDatabase();
   // BENCH_APP_NODE_ARGS: extra node flags for the app, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.BENCH_APP_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const app = spawn(process.execPath, [...nodeArgs, "node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"], {
-    env: {
-      ...process.env,
-      ...env,
-      NODE_ENV: "production",
-      AUTH_SECRET: "load-secret-load-secret-load-secret-load-00",
-      OPENAI_BASE_URL: mock.url,
-      OPENAI_API_KEY: "k",
-      MNEMO_CHAT_MODEL: "mock-chat",
-      MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
-      MNEMO_REGISTER_LIMIT_PER_IP: "100000",
+  const app = spawn(
+    process.execPath,
+    [...nodeArgs, "node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"],
+    {
+      env: {
+        ...process.env,
+        ...env,
+        NODE_ENV: "production",
+        AUTH_SECRET: "load-secret-load-secret-load-secret-load-00",
+        OPENAI_BASE_URL: mock.url,
+        OPENAI_API_KEY: "k",
+        MNEMO_CHAT_MODEL: "mock-chat",
+        MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
+        MNEMO_REGISTER_LIMIT_PER_IP: "100000",
+      },
+      stdio: ["ignore", "ignore", "inherit"],
     },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+  );
   try {
     for (let i = 0; i < 120; i++) {
-      if (await fetch(`${base}/api/health`).then((r) => r.ok).catch(() => false)) break;
+      if (
+        await fetch(`${base}/api/health`)
+          .then((r) => r.ok)
+          .catch(() => false)
+      )
+        break;
       await new Promise((r) => setTimeout(r, 500));
     }
     const cookies: string[] = [];
@@ -148,10 +157,14 @@ async function main() {
               }
               return all;
             })();
-            const events = text.trim().split("\n").map((l) => JSON.parse(l));
+            const events = text
+              .trim()
+              .split("\n")
+              .map((l) => JSON.parse(l));
             threadId = events[0]?.threadId;
             if (threadId) chats.add(threadId);
-            if (events.at(-1)?.type !== "done") throw new Error(`answer ended with ${events.at(-1)?.type}: ${events.at(-1)?.message ?? ""}`);
+            if (events.at(-1)?.type !== "done")
+              throw new Error(`answer ended with ${events.at(-1)?.type}: ${events.at(-1)?.message ?? ""}`);
             okAnswers++;
           } catch (e) {
             errors++;
@@ -176,7 +189,9 @@ async function main() {
     await new Promise((r) => app.once("exit", r));
     const stored = await count();
     const jobCounts = await jobs();
-    console.log(`Load: ${USERS} users for ${SECONDS} s through next start (${env.DATABASE_URL ? "PostgreSQL" : "PGlite"}), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`);
+    console.log(
+      `Load: ${USERS} users for ${SECONDS} s through next start (${env.DATABASE_URL ? "PostgreSQL" : "PGlite"}), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
+    );
     console.log(
       table([
         {

@@ -8,9 +8,12 @@ const { recall } = await import("../../lib/memory/recall");
 const { countTokens } = await import("../../lib/memory/tokens");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
-const VOCAB = Array.from({ length: 5000 }, (_, i) => i.toString(36).replace(/\d/g, (d) => "qxzjvwkyfb"[Number(d)]) + "o");
+const VOCAB = Array.from(
+  { length: 5000 },
+  (_, i) => i.toString(36).replace(/\d/g, (d) => "qxzjvwkyfb"[Number(d)]) + "o",
+);
 let seed = 7;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const zipf = () => VOCAB[Math.min(VOCAB.length - 1, Math.floor(Math.exp(rand() * Math.log(VOCAB.length))) - 1)];
 const sentence = (i: number) => Array.from({ length: 25 + (i % 20) }, zipf).join(" ");
 const WORDS = VOCAB.slice(20, 400);
@@ -18,12 +21,24 @@ const WORDS = VOCAB.slice(20, 400);
 const engine = benchEngines().at(-1)!;
 const t = await createTestDb(engine);
 const user = await t.db.user.create({ data: { email: "p@example.com" } });
-await t.db.memory.createMany({ data: Array.from({ length: 1000 }, (_, i) => { const text = `Memory ${i}: ${sentence(i * 13).slice(0, 120)}`; return { userId: user.id, text, source: "inferred" as const, tokens: countTokens(text) }; }) });
+await t.db.memory.createMany({
+  data: Array.from({ length: 1000 }, (_, i) => {
+    const text = `Memory ${i}: ${sentence(i * 13).slice(0, 120)}`;
+    return { userId: user.id, text, source: "inferred" as const, tokens: countTokens(text) };
+  }),
+});
 let current = "";
 for (const size of SIZES) {
   const th = await t.db.thread.create({ data: { userId: user.id } });
   for (let i = 0; i < size; i += 500) {
-    await appendItems(t.db, th.id, Array.from({ length: Math.min(500, size - i) }, (_, k) => ({ role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const), content: sentence(i + k) })));
+    await appendItems(
+      t.db,
+      th.id,
+      Array.from({ length: Math.min(500, size - i) }, (_, k) => ({
+        role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const),
+        content: sentence(i + k),
+      })),
+    );
   }
   current = th.id;
 }
@@ -38,7 +53,11 @@ const timed = t.db.$extends({
       try {
         return await query(args);
       } finally {
-        const sql = operation.startsWith("$") ? String((args as unknown[])[0] ?? "").replace(/\s+/g, " ").slice(0, 90) : `${model}.${operation}`;
+        const sql = operation.startsWith("$")
+          ? String((args as unknown[])[0] ?? "")
+              .replace(/\s+/g, " ")
+              .slice(0, 90)
+          : `${model}.${operation}`;
         if (process.env.PROFILE_LOG) console.log(`${(performance.now() - t0).toFixed(1).padStart(7)} ms  ${sql}`);
       }
     },
@@ -48,7 +67,8 @@ const explainOf: Array<[string, unknown[]]> = [];
 const capture = t.db.$extends({
   query: {
     $allOperations: async ({ args, query, operation }) => {
-      if (operation.startsWith("$queryRaw")) explainOf.push([(args as unknown[])[0] as string, (args as unknown[]).slice(1)]);
+      if (operation.startsWith("$queryRaw"))
+        explainOf.push([(args as unknown[])[0] as string, (args as unknown[]).slice(1)]);
       return query(args);
     },
   },
@@ -58,9 +78,15 @@ if (process.env.PROFILE_WINDOW) {
   const leafRow = await t.db.item.findFirstOrThrow({ where: { threadId: current }, orderBy: { position: "desc" } });
   await loadContext(capture, current, leafRow.id);
 }
-await recall(capture, user.id, `what did we say about the ${WORDS[5]} and memory 5?`, { budget: 800, excludeThreadId: current });
+await recall(capture, user.id, `what did we say about the ${WORDS[5]} and memory 5?`, {
+  budget: 800,
+  excludeThreadId: current,
+});
 for (const [sql, params] of process.env.PROFILE_EXPLAIN ? explainOf : []) {
-  const rows = await t.db.$queryRawUnsafe<Array<Record<string, string>>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, ...params);
+  const rows = await t.db.$queryRawUnsafe<Array<Record<string, string>>>(
+    `EXPLAIN (ANALYZE, BUFFERS) ${sql}`,
+    ...params,
+  );
   console.log(sql.replace(/\s+/g, " ").slice(0, 80));
   console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"), "\n");
 }
@@ -68,14 +94,28 @@ for (const [sql, params] of process.env.PROFILE_EXPLAIN ? explainOf : []) {
 if (process.env.PROFILE_NOT) {
   for (const w of WORDS.slice(100, 104)) {
     for (const [name, sql] of [
-      ["with NOT tag", `SELECT count(*) FROM "Item" i WHERE i.search @@ (mnemo_user_query($1, 'simple', $2) && mnemo_not_thread($3))`],
-      ["filter after", `SELECT count(*) FROM "Item" i WHERE i.search @@ mnemo_user_query($1, 'simple', $2) AND i."threadId" <> $3`],
+      [
+        "with NOT tag",
+        `SELECT count(*) FROM "Item" i WHERE i.search @@ (mnemo_user_query($1, 'simple', $2) && mnemo_not_thread($3))`,
+      ],
+      [
+        "filter after",
+        `SELECT count(*) FROM "Item" i WHERE i.search @@ mnemo_user_query($1, 'simple', $2) AND i."threadId" <> $3`,
+      ],
     ]) {
       const [, rows] = await t.db.$transaction([
         t.db.$executeRawUnsafe("SET LOCAL enable_seqscan = off"),
         t.db.$queryRawUnsafe<Array<Record<string, string>>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, user.id, w, current),
       ]);
-      console.log(w, name, rows.map((r) => r["QUERY PLAN"]).filter((l) => /Execution|Heap Blocks|Bitmap Index|Rows Removed|actual/.test(l)).join(" | ").slice(0, 400));
+      console.log(
+        w,
+        name,
+        rows
+          .map((r) => r["QUERY PLAN"])
+          .filter((l) => /Execution|Heap Blocks|Bitmap Index|Rows Removed|actual/.test(l))
+          .join(" | ")
+          .slice(0, 400),
+      );
     }
   }
 }
@@ -91,18 +131,26 @@ for (const [sql, params] of process.env.PROFILE_PLAN ? explainOf : []) {
     }
     return ts.sort((a, b) => a - b)[10].toFixed(2);
   };
-  console.log(`plan ${await time(`EXPLAIN ${sql}`)} ms, plan+run ${await time(sql)} ms  ${sql.replace(/\s+/g, " ").slice(0, 60)}`);
+  console.log(
+    `plan ${await time(`EXPLAIN ${sql}`)} ms, plan+run ${await time(sql)} ms  ${sql.replace(/\s+/g, " ").slice(0, 60)}`,
+  );
 }
 // Experiment: the passage query wrapped in a PL/pgSQL function (plans cached per session).
 if (process.env.PROFILE_PLPGSQL) {
   const [sql, params] = explainOf.find(([q]) => q.includes("Each word as a query"))!;
-  await t.db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION scratch_passages(text, text, int, int, text[], int, regconfig, timestamp, timestamp[], timestamp[], float8, int)
+  await t.db
+    .$executeRawUnsafe(`CREATE OR REPLACE FUNCTION scratch_passages(text, text, int, int, text[], int, regconfig, timestamp, timestamp[], timestamp[], float8, int)
     RETURNS TABLE (hit text, "hitPosition" int, "hitAt" timestamp(3), rank float8, id text, "threadId" text, "position" int, role text, content text, "sourceRef" text, title text, "createdAt" timestamp(3))
     LANGUAGE plpgsql STABLE AS $fn$
     #variable_conflict use_column
     BEGIN RETURN QUERY ${sql}; END $fn$`);
   const call = `SELECT * FROM scratch_passages($1, $2, $3::int, $4::int, $5::text[], $6::int, $7::regconfig, $8::timestamp, $9::timestamp[], $10::timestamp[], $11::float8, $12::int)`;
-  for (const [name, q] of [["raw", sql], ["plpgsql", call], ["raw", sql], ["plpgsql", call]] as const) {
+  for (const [name, q] of [
+    ["raw", sql],
+    ["plpgsql", call],
+    ["raw", sql],
+    ["plpgsql", call],
+  ] as const) {
     const ts: number[] = [];
     for (let i = 0; i < 60; i++) {
       const t0 = performance.now();
@@ -120,7 +168,10 @@ for (let i = 0; i < Number(process.env.PROFILE_RUNS ?? 30); i++) {
   const t0 = performance.now();
   const r = await recall(timed, user.id, q, { budget: 800, excludeThreadId: current });
   totals.push(performance.now() - t0);
-  if (process.env.PROFILE_LOG) console.log(`recall total ${(performance.now() - t0).toFixed(1)} ms, ${r.passages.length} passages, ${r.tokens} tokens\n`);
+  if (process.env.PROFILE_LOG)
+    console.log(
+      `recall total ${(performance.now() - t0).toFixed(1)} ms, ${r.passages.length} passages, ${r.tokens} tokens\n`,
+    );
 }
 // Each part alone (sequentially), to see where the fixed cost goes.
 const { loadContext } = await import("../../lib/chat/context");
@@ -130,13 +181,23 @@ const leaf = await t.db.item.findFirstOrThrow({ where: { threadId: current }, or
 const parts: Record<string, (i: number) => Promise<unknown>> = {
   window: () => loadContext(t.db, current, leaf.id),
   profile: () => loadProfile(t.db, user.id, 134, 800),
-  memorySearch: (i) => searchMemories(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, 40),
-  recallNoPassages: (i) => recall(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, { budget: 800, passages: false }),
+  memorySearch: (i) =>
+    searchMemories(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, 40),
+  recallNoPassages: (i) =>
+    recall(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, {
+      budget: 800,
+      passages: false,
+    }),
   select1: () => t.db.$queryRawUnsafe("SELECT 1"),
   passagesAlone: (i) => {
     const [sql, params] = explainOf.find(([q]) => q.includes("mnemo_recall_passages"))!;
 
-    return t.db.$queryRawUnsafe(sql, ...params.slice(0, 4), queryTerms(`what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`), ...params.slice(5));
+    return t.db.$queryRawUnsafe(
+      sql,
+      ...params.slice(0, 4),
+      queryTerms(`what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`),
+      ...params.slice(5),
+    );
   },
 };
 for (const [name, fn] of Object.entries(parts)) {
@@ -147,8 +208,12 @@ for (const [name, fn] of Object.entries(parts)) {
     if (i >= 10) ts.push(performance.now() - t0);
   }
   ts.sort((a, b) => a - b);
-  console.log(`${name.padEnd(18)} p50 ${ts[Math.floor(ts.length / 2)].toFixed(1)} ms, p95 ${ts[Math.floor(ts.length * 0.95)].toFixed(1)} ms`);
+  console.log(
+    `${name.padEnd(18)} p50 ${ts[Math.floor(ts.length / 2)].toFixed(1)} ms, p95 ${ts[Math.floor(ts.length * 0.95)].toFixed(1)} ms`,
+  );
 }
 totals.sort((a, b) => a - b);
-console.log(`recall p50 ${totals[Math.floor(totals.length / 2)].toFixed(1)} ms, p95 ${totals[Math.floor(totals.length * 0.95)].toFixed(1)} ms`);
+console.log(
+  `recall p50 ${totals[Math.floor(totals.length / 2)].toFixed(1)} ms, p95 ${totals[Math.floor(totals.length * 0.95)].toFixed(1)} ms`,
+);
 await t.close();

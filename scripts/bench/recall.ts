@@ -47,13 +47,22 @@ async function embeddingSetup(args: string[]): Promise<EmbeddingSetup | null> {
 // BENCH_BUDGETS=2000 for a quick run (the summary line reads the 2,000-token figures).
 const BUDGETS = (process.env.BENCH_BUDGETS ?? "500,1000,2000,4000").split(",").map(Number);
 type Turn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
-type Conv = Record<string, unknown> & { qa: Array<{ question: string; answer?: unknown; evidence: string[]; category: number }> };
+type Conv = Record<string, unknown> & {
+  qa: Array<{ question: string; answer?: unknown; evidence: string[]; category: number }>;
+};
 
 function files(args: string[]): string[] {
   const out: string[] = [];
   for (const a of args.length ? args : ["../shared/datasets/locomo/dev"]) {
     const st = fs.statSync(a);
-    if (st.isDirectory()) out.push(...fs.readdirSync(a).filter((f) => f.endsWith(".json")).sort().map((f) => path.join(a, f)));
+    if (st.isDirectory())
+      out.push(
+        ...fs
+          .readdirSync(a)
+          .filter((f) => f.endsWith(".json"))
+          .sort()
+          .map((f) => path.join(a, f)),
+      );
     else out.push(a);
   }
   return out;
@@ -75,7 +84,10 @@ function parseDate(s: string | undefined): Date {
 }
 
 const evidenceIds = (e: unknown): string[] =>
-  (Array.isArray(e) ? e : [e]).flatMap((x) => String(x ?? "").split(/[;,\s]+/)).map((x) => x.trim()).filter((x) => /^D\d+:\d+$/.test(x));
+  (Array.isArray(e) ? e : [e])
+    .flatMap((x) => String(x ?? "").split(/[;,\s]+/))
+    .map((x) => x.trim())
+    .filter((x) => /^D\d+:\d+$/.test(x));
 
 type Row = { mode: string; budget: number | string; any: number[]; all: number[]; tokens: number[]; ms: number[] };
 
@@ -104,7 +116,9 @@ async function main() {
         const allTurns: Array<{ id: string; text: string; tokens: number; date: Date }> = [];
         for (const n of sessions) {
           const date = parseDate(conv[`session_${n}_date_time`] as string);
-          const thread = await t.db.thread.create({ data: { userId: user.id, title: `Session ${n}`, createdAt: date, lastActivityAt: date } });
+          const thread = await t.db.thread.create({
+            data: { userId: user.id, title: `Session ${n}`, createdAt: date, lastActivityAt: date },
+          });
           const turns = conv[`session_${n}`] as Turn[];
           const speakerA = conv.speaker_a as string | undefined;
           const items = turns.map((turn) => ({
@@ -115,13 +129,23 @@ async function main() {
           await appendItems(t.db, thread.id, items);
           // The messages were written on the session's date (recall favours dates a question names).
           await t.db.item.updateMany({ where: { threadId: thread.id }, data: { createdAt: date } });
-          for (const it of items) allTurns.push({ id: it.sourceRef, text: it.content, tokens: countTokens(it.content) + 4, date });
+          for (const it of items)
+            allTurns.push({ id: it.sourceRef, text: it.content, tokens: countTokens(it.content) + 4, date });
           if (mode === "with_memories") {
             const obs = conv[`session_${n}_observation`] as Record<string, Array<[string, unknown]>> | undefined;
             for (const list of Object.values(obs ?? {})) {
               for (const [text, ev] of list) {
                 await t.db.memory.create({
-                  data: { userId: user.id, text: text.slice(0, 500), source: "inferred", kind: "fact", sourceRef: evidenceIds(ev).join(","), tokens: countTokens(text), createdAt: date, updatedAt: date },
+                  data: {
+                    userId: user.id,
+                    text: text.slice(0, 500),
+                    source: "inferred",
+                    kind: "fact",
+                    sourceRef: evidenceIds(ev).join(","),
+                    tokens: countTokens(text),
+                    createdAt: date,
+                    updatedAt: date,
+                  },
                 });
               }
             }
@@ -132,10 +156,23 @@ async function main() {
         if (!process.env.BENCH_NO_ANALYZE) for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
         if (emb) {
           const admin = await t.db.user.create({ data: { email: `bench-admin-${mode}@locomo.test`, role: "ADMIN" } });
-          await saveConnection(t.db, { baseURL: emb.baseURL, chatModel: "unused", memoryModel: "", embeddingModel: emb.model, apiKey: emb.apiKey }, admin.id);
+          await saveConnection(
+            t.db,
+            {
+              baseURL: emb.baseURL,
+              chatModel: "unused",
+              memoryModel: "",
+              embeddingModel: emb.model,
+              apiKey: emb.apiKey,
+            },
+            admin.id,
+          );
           clearConnectionCache(t.db);
           const done = await embedPending(t.db, { userId: user.id });
-          if (done.remaining || done.unembeddable) console.error(`warning: ${done.remaining} rows left, ${done.unembeddable} refused by the embedding endpoint`);
+          if (done.remaining || done.unembeddable)
+            console.error(
+              `warning: ${done.remaining} rows left, ${done.unembeddable} refused by the embedding endpoint`,
+            );
         }
         for (const qa of conv.qa.filter((q) => [1, 2, 3, 4].includes(q.category))) {
           const ev = evidenceIds(qa.evidence);
@@ -147,10 +184,30 @@ async function main() {
           for (const budget of BUDGETS) {
             for (const variant of emb ? (["", ":hybrid"] as const) : ([""] as const)) {
               const t0 = performance.now();
-              const r = await recall(t.db, user.id, qa.question, { budget, semantic: variant ? Promise.resolve(sem) : undefined });
+              const r = await recall(t.db, user.id, qa.question, {
+                budget,
+                semantic: variant ? Promise.resolve(sem) : undefined,
+              });
               const ms = performance.now() - t0;
-              const covered = new Set<string>([...r.passages.flatMap((p) => p.sourceRefs), ...r.memories.flatMap((m) => (m.sourceRef ?? "").split(","))]);
-              if (process.env.MISSES && budget === 2000 && !ev.every((e) => covered.has(e))) fs.appendFileSync(process.env.MISSES, JSON.stringify({ mode, file: path.basename(file), q: qa.question, cat: qa.category, ev, mems: r.memories.length, memRefs: r.memories.map((m) => m.sourceRef), pass: r.passages.map((p) => `${p.recent ? "R" : ""}${p.sourceRefs.join(",")}`), tokens: r.tokens }) + "\n");
+              const covered = new Set<string>([
+                ...r.passages.flatMap((p) => p.sourceRefs),
+                ...r.memories.flatMap((m) => (m.sourceRef ?? "").split(",")),
+              ]);
+              if (process.env.MISSES && budget === 2000 && !ev.every((e) => covered.has(e)))
+                fs.appendFileSync(
+                  process.env.MISSES,
+                  JSON.stringify({
+                    mode,
+                    file: path.basename(file),
+                    q: qa.question,
+                    cat: qa.category,
+                    ev,
+                    mems: r.memories.length,
+                    memRefs: r.memories.map((m) => m.sourceRef),
+                    pass: r.passages.map((p) => `${p.recent ? "R" : ""}${p.sourceRefs.join(",")}`),
+                    tokens: r.tokens,
+                  }) + "\n",
+                );
               const rw = row(mode + variant, budget);
               rw.any.push(ev.some((e) => covered.has(e)) ? 1 : 0);
               rw.all.push(ev.every((e) => covered.has(e)) ? 1 : 0);
@@ -182,8 +239,14 @@ async function main() {
   }
 
   const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
-  console.log(`Recall on ${inputs.length} LoCoMo file(s), ${questions} questions (categories 1-4), PGlite, ${new Date().toISOString().slice(0, 10)}`);
-  console.log(emb ? `Hybrid rows (":hybrid"): vectors from ${emb.label}` : "Lexical only: no embedding endpoint configured for the bench (BENCH_EMBEDDING_MODEL / BENCH_EMBEDDING_BASE_URL)");
+  console.log(
+    `Recall on ${inputs.length} LoCoMo file(s), ${questions} questions (categories 1-4), PGlite, ${new Date().toISOString().slice(0, 10)}`,
+  );
+  console.log(
+    emb
+      ? `Hybrid rows (":hybrid"): vectors from ${emb.label}`
+      : "Lexical only: no embedding endpoint configured for the bench (BENCH_EMBEDDING_MODEL / BENCH_EMBEDDING_BASE_URL)",
+  );
   console.log(
     table(
       [...rows.values()].map((r) => ({
@@ -207,7 +270,13 @@ async function main() {
     [`${prefix}full_history_mean_tokens`]: round(mean(get(`${mode}:full_history`, "all").tokens), 0),
   });
   const hybrid = (mode: string, prefix: string) =>
-    emb ? { [`${prefix}hybrid_recall_any_at_2000`]: round(mean(get(`${mode}:hybrid`, 2000).any), 3), [`${prefix}hybrid_recall_all_at_2000`]: round(mean(get(`${mode}:hybrid`, 2000).all), 3), [`${prefix}hybrid_p95_ms_at_2000`]: round(percentile(get(`${mode}:hybrid`, 2000).ms, 95)) } : {};
+    emb
+      ? {
+          [`${prefix}hybrid_recall_any_at_2000`]: round(mean(get(`${mode}:hybrid`, 2000).any), 3),
+          [`${prefix}hybrid_recall_all_at_2000`]: round(mean(get(`${mode}:hybrid`, 2000).all), 3),
+          [`${prefix}hybrid_p95_ms_at_2000`]: round(percentile(get(`${mode}:hybrid`, 2000).ms, 95)),
+        }
+      : {};
   console.log(
     JSON.stringify({
       questions,

@@ -13,8 +13,18 @@ async function main() {
   const db = await getDb();
   const started = new Date();
   const hour = started.toISOString().slice(0, 13);
-  const users = await db.$queryRawUnsafe<Array<{ id: string }>>(`SELECT DISTINCT "userId" AS id FROM "Memory" WHERE status = 'active'`);
-  await enqueue(db, users.map((u) => ({ kind: "consolidate" as const, userId: u.id, payload: { userId: u.id }, dedupeKey: `consolidate:${u.id}:cli:${hour}` })));
+  const users = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `SELECT DISTINCT "userId" AS id FROM "Memory" WHERE status = 'active'`,
+  );
+  await enqueue(
+    db,
+    users.map((u) => ({
+      kind: "consolidate" as const,
+      userId: u.id,
+      payload: { userId: u.id },
+      dedupeKey: `consolidate:${u.id}:cli:${hour}`,
+    })),
+  );
   const state = await resolveConnection(db);
   const conn = state.configured ? state.connection : null;
   const totals = { users: 0, failed: 0, ...emptyCounts() };
@@ -23,7 +33,8 @@ async function main() {
     if (!job) break;
     try {
       const counts = await consolidateUser(db, String((job.payload as { userId: string }).userId), conn);
-      for (const [k, v] of Object.entries(counts)) if (typeof v === "number") totals[k as Exclude<keyof typeof counts, "more">] += v;
+      for (const [k, v] of Object.entries(counts))
+        if (typeof v === "number") totals[k as Exclude<keyof typeof counts, "more">] += v;
       totals.users++;
       await complete(db, job);
     } catch (e) {
@@ -31,7 +42,14 @@ async function main() {
       await fail(db, job, (e as Error).message);
     }
   }
-  console.log(JSON.stringify({ at: started.toISOString(), model: conn ? conn.memoryModel : null, ...totals, seconds: (Date.now() - started.getTime()) / 1000 }));
+  console.log(
+    JSON.stringify({
+      at: started.toISOString(),
+      model: conn ? conn.memoryModel : null,
+      ...totals,
+      seconds: (Date.now() - started.getTime()) / 1000,
+    }),
+  );
 }
 
 main()

@@ -14,7 +14,14 @@ async function main() {
   const db = await getDb();
   const settings = retentionSettings();
   const counts = await runRetention(db, now, settings, getConfig().memory.expireUnusedDays);
-  console.log(JSON.stringify({ at: now.toISOString(), messageRetentionDays: settings.messageDays, temporaryChatHours: settings.temporaryChatHours, deleted: counts }));
+  console.log(
+    JSON.stringify({
+      at: now.toISOString(),
+      messageRetentionDays: settings.messageDays,
+      temporaryChatHours: settings.temporaryChatHours,
+      deleted: counts,
+    }),
+  );
 }
 
 main()

@@ -30,7 +30,10 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
     select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true },
     take: 500,
   });
-  const usage = await usageTodayByUser(db, users.map((u) => u.id));
+  const usage = await usageTodayByUser(
+    db,
+    users.map((u) => u.id),
+  );
   return (
     <section aria-labelledby="users-heading" className="grid gap-3">
       <div className="flex flex-wrap items-center justify-between gap-3">
@@ -57,7 +60,11 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
       <AddPeople mode={registrationMode()} />
       <UsersTable
         me={admin.id}
-        users={users.map((u) => ({ ...u, createdAt: u.createdAt.toISOString(), today: usage.get(u.id) ?? { messages: 0, tokens: 0 } }))}
+        users={users.map((u) => ({
+          ...u,
+          createdAt: u.createdAt.toISOString(),
+          today: usage.get(u.id) ?? { messages: 0, tokens: 0 },
+        }))}
       />
       <div className="mt-6">
         <JobHealth health={health} />

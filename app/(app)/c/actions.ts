@@ -27,7 +27,9 @@ async function guarded<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>
   return toResult("thread action", async () => fn((await requireUser()).id));
 }
 
-export async function listThreadsAction(input: z.input<typeof listThreadsInput>): Promise<Result<{ threads: ThreadSummary[]; nextCursor: string | null }>> {
+export async function listThreadsAction(
+  input: z.input<typeof listThreadsInput>,
+): Promise<Result<{ threads: ThreadSummary[]; nextCursor: string | null }>> {
   return guarded(async (userId) => listThreads(await getDb(), userId, listThreadsInput.parse(input)));
 }
 
@@ -36,11 +38,17 @@ export async function loadThreadAction(threadId: string): Promise<Result<ThreadV
 }
 
 export async function renameThreadAction(threadId: string, title: string): Promise<Result> {
-  return guarded(async (userId) => void (await renameThread(await getDb(), userId, threadIdSchema.parse(threadId), z.string().parse(title))));
+  return guarded(
+    async (userId) =>
+      void (await renameThread(await getDb(), userId, threadIdSchema.parse(threadId), z.string().parse(title))),
+  );
 }
 
 export async function archiveThreadAction(threadId: string, archived: boolean): Promise<Result> {
-  return guarded(async (userId) => void (await setArchived(await getDb(), userId, threadIdSchema.parse(threadId), z.boolean().parse(archived))));
+  return guarded(
+    async (userId) =>
+      void (await setArchived(await getDb(), userId, threadIdSchema.parse(threadId), z.boolean().parse(archived))),
+  );
 }
 
 export async function deleteThreadAction(threadId: string): Promise<Result> {
@@ -48,7 +56,10 @@ export async function deleteThreadAction(threadId: string): Promise<Result> {
 }
 
 /** Changes a thread, then returns its new view for the chat to show. */
-function changeThread(threadId: string, change: (db: Db, userId: string, threadId: string) => Promise<unknown>): Promise<Result<ThreadView>> {
+function changeThread(
+  threadId: string,
+  change: (db: Db, userId: string, threadId: string) => Promise<unknown>,
+): Promise<Result<ThreadView>> {
   return guarded(async (userId) => {
     const db = await getDb();
     const t = threadIdSchema.parse(threadId);

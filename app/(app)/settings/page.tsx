@@ -9,7 +9,9 @@ export default async function SettingsPage() {
       <p className="text-muted-foreground">Signed in as {user.email}.</p>
       <Link href="/settings/memory" className="rounded-lg border border-border p-4 hover:bg-accent">
         <span className="font-medium">Memory</span>
-        <span className="block text-sm text-muted-foreground">See, edit and delete what Mnemo remembers about you; pause learning.</span>
+        <span className="block text-sm text-muted-foreground">
+          See, edit and delete what Mnemo remembers about you; pause learning.
+        </span>
       </Link>
       <Link href="/settings/password" className="rounded-lg border border-border p-4 hover:bg-accent">
         <span className="font-medium">Password</span>
@@ -17,7 +19,9 @@ export default async function SettingsPage() {
       </Link>
       <Link href="/settings/data" className="rounded-lg border border-border p-4 hover:bg-accent">
         <span className="font-medium">Your data</span>
-        <span className="block text-sm text-muted-foreground">Export everything, import memories, see administrator access, delete your account.</span>
+        <span className="block text-sm text-muted-foreground">
+          Export everything, import memories, see administrator access, delete your account.
+        </span>
       </Link>
     </div>
   );

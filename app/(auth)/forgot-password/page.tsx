@@ -27,7 +27,8 @@ export default async function ForgotPasswordPage() {
           <div className="grid gap-3 text-sm" data-testid="no-mail">
             <p>
               This server does not send email. Ask an administrator of this Mnemo to set a temporary password for you
-              (on your account&apos;s admin page: &ldquo;Set a temporary password&rdquo;); you choose your own when you next sign in.
+              (on your account&apos;s admin page: &ldquo;Set a temporary password&rdquo;); you choose your own when you
+              next sign in.
             </p>
             <Link href="/signin" className="font-medium text-primary underline-offset-4 hover:underline">
               Back to sign in

@@ -12,13 +12,20 @@ import { registrationMode } from "@/lib/auth/registration";
 
 export const metadata: Metadata = { title: "Create an account" };
 
-export default async function RegisterPage({ searchParams }: { searchParams: Promise<{ invite?: string; email?: string }> }) {
+export default async function RegisterPage({
+  searchParams,
+}: {
+  searchParams: Promise<{ invite?: string; email?: string }>;
+}) {
   if (await currentUser()) redirect("/");
   const sp = await searchParams;
   const mode = registrationMode();
   // The first account (the admin) can always be created.
   const setup = mode !== "open" && (await (await getDb()).user.count()) === 0;
-  const invite = typeof sp.invite === "string" && sp.invite ? { token: sp.invite.slice(0, 200), email: String(sp.email ?? "").slice(0, 320) } : undefined;
+  const invite =
+    typeof sp.invite === "string" && sp.invite
+      ? { token: sp.invite.slice(0, 200), email: String(sp.email ?? "").slice(0, 320) }
+      : undefined;
   const closed = !setup && (mode === "closed" || (mode === "invite" && !invite));
   return (
     <Card>

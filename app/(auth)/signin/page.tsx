@@ -8,7 +8,11 @@ import { currentUser } from "@/lib/auth/session";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function SignInPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string; deleted?: string; email?: string }> }) {
+export default async function SignInPage({
+  searchParams,
+}: {
+  searchParams: Promise<{ callbackUrl?: string; error?: string; deleted?: string; email?: string }>;
+}) {
   if (await currentUser()) redirect("/");
   const { callbackUrl, error, deleted, email } = await searchParams;
   return (

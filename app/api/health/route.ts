@@ -5,7 +5,9 @@ export const dynamic = "force-dynamic";
 
 export async function GET() {
   try {
-    await (await getDb()).$queryRaw`SELECT 1`;
+    await (
+      await getDb()
+    ).$queryRaw`SELECT 1`;
     return Response.json({ ok: true });
   } catch {
     return Response.json({ ok: false }, { status: 503 });

@@ -1,7 +1,15 @@
 // ChatGPT's data export (conversations.json): an array of conversations, each a
 // `mapping` of nodes {id, message, parent, children} with `current_node` the
 // message shown last. Edits and regenerations are sibling branches.
-import { pruneTree, SkipConversation, str, text, toDate, type ImportedConversation, type ImportedMessage } from "../conversation";
+import {
+  pruneTree,
+  SkipConversation,
+  str,
+  text,
+  toDate,
+  type ImportedConversation,
+  type ImportedMessage,
+} from "../conversation";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -28,7 +36,13 @@ function contentText(content: Obj): string | null {
     case "multimodal_text":
       return parts.map(partText).filter(Boolean).join("\n\n");
     case "code":
-      return "```" + (str(content.language) && content.language !== "unknown" ? content.language : "") + "\n" + text(content.text) + "\n```";
+      return (
+        "```" +
+        (str(content.language) && content.language !== "unknown" ? content.language : "") +
+        "\n" +
+        text(content.text) +
+        "\n```"
+      );
     case "execution_output":
       return text(content.text);
     case "tether_browsing_display":
@@ -60,7 +74,14 @@ function toMessage(id: string, node: Obj): ImportedMessage & { keep: boolean } {
   const msg = obj(node.message);
   const meta = obj(msg.metadata);
   const role = str(obj(msg.author).role);
-  const base = { ref: id, parentRef: str(node.parent), createdAt: toDate(msg.create_time), content: "", role: "user" as const, keep: false };
+  const base = {
+    ref: id,
+    parentRef: str(node.parent),
+    createdAt: toDate(msg.create_time),
+    content: "",
+    role: "user" as const,
+    keep: false,
+  };
   if (!node.message || meta.is_visually_hidden_from_conversation === true) return base;
   if (role !== "user" && role !== "assistant" && role !== "tool") return base; // system prompts are hidden in ChatGPT too
   const content = contentText(obj(msg.content));
@@ -70,7 +91,13 @@ function toMessage(id: string, node: Obj): ImportedMessage & { keep: boolean } {
   // Tool output, and the assistant's own calls to a tool (recipient "browser", "python", ...), become tool notes.
   if (role === "tool" || (role === "assistant" && recipient && recipient !== "all")) {
     const name = role === "tool" ? (str(obj(msg.author).name) ?? "tool") : recipient!;
-    return { ...base, role: "tool", toolName: name.slice(0, 64), content: role === "tool" ? content : `Call: ${content}`, keep: true };
+    return {
+      ...base,
+      role: "tool",
+      toolName: name.slice(0, 64),
+      content: role === "tool" ? content : `Call: ${content}`,
+      keep: true,
+    };
   }
   return {
     ...base,

@@ -3,7 +3,16 @@
 // attachments[], files[], created_at, parent_message_uuid?}]}. Attachments
 // with extracted text keep it; binary files (images, PDFs without text) are
 // left out with a note saying so.
-import { chain, pruneTree, SkipConversation, str, text, toDate, type ImportedConversation, type ImportedMessage } from "../conversation";
+import {
+  chain,
+  pruneTree,
+  SkipConversation,
+  str,
+  text,
+  toDate,
+  type ImportedConversation,
+  type ImportedMessage,
+} from "../conversation";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -17,7 +26,11 @@ function body(m: Obj): string {
     .map((b) => {
       if (b.type === "text") return text(b.text);
       if (b.type === "tool_use") return `[used ${str(b.name) ?? "a tool"}]`;
-      if (b.type === "tool_result") return list(b.content).map((x) => text(obj(x).text)).filter(Boolean).join("\n");
+      if (b.type === "tool_result")
+        return list(b.content)
+          .map((x) => text(obj(x).text))
+          .filter(Boolean)
+          .join("\n");
       return ""; // thinking and other internal blocks
     })
     .filter(Boolean)
@@ -28,7 +41,9 @@ function body(m: Obj): string {
     .map((a) => {
       const name = text(a.file_name) || "attachment";
       const extracted = text(a.extracted_content);
-      return extracted ? `[Attached file: ${name}]\n${extracted}` : `[Attached file ${name} not imported: no text in the export]`;
+      return extracted
+        ? `[Attached file: ${name}]\n${extracted}`
+        : `[Attached file ${name} not imported: no text in the export]`;
     });
   const files = list(m.files)
     .map(obj)
@@ -58,7 +73,10 @@ export function parseClaude(c: Obj): ImportedConversation {
   const kept = messages.messages.filter((m) => m.content.trim());
   if (kept.length !== messages.messages.length) {
     // Empty messages: drop them but keep the chain linked.
-    const pruned = pruneTree(messages.messages.map((m) => ({ ...m, keep: !!m.content.trim() })), messages.activeRef);
+    const pruned = pruneTree(
+      messages.messages.map((m) => ({ ...m, keep: !!m.content.trim() })),
+      messages.activeRef,
+    );
     messages.messages = pruned.messages;
     messages.activeRef = pruned.activeRef;
   }

@@ -1,7 +1,15 @@
 // LibreChat's conversation export (JSON): {conversationId, title, endpoint,
 // messages[]}, where messages are either a flat list linked by
 // parentMessageId or, with "recursive", nested under `children`.
-import { pruneTree, SkipConversation, str, text, toDate, type ImportedConversation, type ImportedMessage } from "../conversation";
+import {
+  pruneTree,
+  SkipConversation,
+  str,
+  text,
+  toDate,
+  type ImportedConversation,
+  type ImportedMessage,
+} from "../conversation";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -10,7 +18,9 @@ export const isLibreChat = (v: Obj) => Array.isArray(v.messages) && ("conversati
 
 function content(m: Obj): string {
   if (Array.isArray(m.content) && m.content.length) {
-    const parts = m.content.map(obj).map((p) => (p.type === "text" ? (typeof p.text === "string" ? text(p.text) : text(obj(p.text).value)) : ""));
+    const parts = m.content
+      .map(obj)
+      .map((p) => (p.type === "text" ? (typeof p.text === "string" ? text(p.text) : text(obj(p.text).value)) : ""));
     const joined = parts.filter(Boolean).join("\n\n");
     if (joined) return joined;
   }

@@ -2,12 +2,22 @@
 // {thread, items, summaries}; items keep every branch through parentId.
 // Summaries are not imported (they are recomputed from the items).
 import { z } from "zod";
-import { pruneTree, SkipConversation, str, text, toDate, type ImportedConversation, type ImportedMessage } from "../conversation";
+import {
+  pruneTree,
+  SkipConversation,
+  str,
+  text,
+  toDate,
+  type ImportedConversation,
+  type ImportedMessage,
+} from "../conversation";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
 
-const toolCallsSchema = z.array(z.object({ id: z.string().max(200), name: z.string().max(200), arguments: z.string().max(100_000) })).max(50);
+const toolCallsSchema = z
+  .array(z.object({ id: z.string().max(200), name: z.string().max(200), arguments: z.string().max(100_000) }))
+  .max(50);
 
 export function parseMnemoThread(entry: Obj): ImportedConversation {
   const t = obj(entry.thread);
@@ -16,7 +26,8 @@ export function parseMnemoThread(entry: Obj): ImportedConversation {
   if (t.temporary === true) throw new SkipConversation("it is a temporary chat");
   const items = (Array.isArray(entry.items) ? entry.items : []).map(obj);
   const nodes = items.map((i) => {
-    const role: ImportedMessage["role"] | null = i.role === "user" || i.role === "assistant" || i.role === "tool" ? i.role : null;
+    const role: ImportedMessage["role"] | null =
+      i.role === "user" || i.role === "assistant" || i.role === "tool" ? i.role : null;
     const calls = toolCallsSchema.safeParse(i.toolCalls);
     return {
       ref: str(i.id) ?? "",

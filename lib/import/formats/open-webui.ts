@@ -6,11 +6,16 @@ import { chain, pruneTree, SkipConversation, str, text, toDate, type ImportedCon
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
 
-export const isOpenWebUi = (v: Obj) => typeof v.chat === "object" && v.chat !== null && ("history" in obj(v.chat) || "messages" in obj(v.chat));
+export const isOpenWebUi = (v: Obj) =>
+  typeof v.chat === "object" && v.chat !== null && ("history" in obj(v.chat) || "messages" in obj(v.chat));
 
 function content(m: Obj): string {
   if (typeof m.content === "string") return text(m.content);
-  if (Array.isArray(m.content)) return m.content.map((p) => text(obj(p).text)).filter(Boolean).join("\n\n");
+  if (Array.isArray(m.content))
+    return m.content
+      .map((p) => text(obj(p).text))
+      .filter(Boolean)
+      .join("\n\n");
   return "";
 }
 
@@ -29,14 +34,31 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
         const m = obj(raw);
         const r = role(m.role);
         const body = content(m);
-        return { ref: str(m.id) ?? id, parentRef: str(m.parentId), role: r ?? "user", content: body, createdAt: toDate(m.timestamp),
-                 model: str(m.model) ?? undefined, interrupted: r === "assistant" && m.done === false, keep: !!r && !!body.trim() };
+        return {
+          ref: str(m.id) ?? id,
+          parentRef: str(m.parentId),
+          role: r ?? "user",
+          content: body,
+          createdAt: toDate(m.timestamp),
+          model: str(m.model) ?? undefined,
+          interrupted: r === "assistant" && m.done === false,
+          keep: !!r && !!body.trim(),
+        };
       }),
       str(history.currentId),
     ));
   } else {
-    const list = (Array.isArray(chat.messages) ? chat.messages : []).map(obj).filter((m) => role(m.role) && content(m).trim());
-    messages = chain(list.map((m, i) => ({ ref: str(m.id) ?? `${ref}:${i}`, role: role(m.role)!, content: content(m), createdAt: toDate(m.timestamp) })));
+    const list = (Array.isArray(chat.messages) ? chat.messages : [])
+      .map(obj)
+      .filter((m) => role(m.role) && content(m).trim());
+    messages = chain(
+      list.map((m, i) => ({
+        ref: str(m.id) ?? `${ref}:${i}`,
+        role: role(m.role)!,
+        content: content(m),
+        createdAt: toDate(m.timestamp),
+      })),
+    );
     activeRef = messages.at(-1)?.ref ?? null;
   }
   return {

@@ -7,9 +7,14 @@ export const metadata: Metadata = { title: "Audit log" };
 export const dynamic = "force-dynamic";
 
 const ACTIONS = ["thread.view", "memory.view", "user.role", "user.disable", "user.enable", "user.delete"];
-const field = "h-9 rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
+const field =
+  "h-9 rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
 
-export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
+export default async function AuditPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
   await requireAdmin();
   const raw = await searchParams;
   const parsed = auditFilterSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v)));
@@ -20,8 +25,15 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       <h2 id="audit-heading" className="text-lg font-medium">
         Audit log
       </h2>
-      <p className="text-sm text-muted-foreground">Every administrative access and change, newest first (200 at most). Entries are append-only: neither the app nor the database lets anyone edit or delete them.</p>
-      {!parsed.success && <p className="text-sm text-destructive" role="alert">Some filters were not valid and were ignored.</p>}
+      <p className="text-sm text-muted-foreground">
+        Every administrative access and change, newest first (200 at most). Entries are append-only: neither the app nor
+        the database lets anyone edit or delete them.
+      </p>
+      {!parsed.success && (
+        <p className="text-sm text-destructive" role="alert">
+          Some filters were not valid and were ignored.
+        </p>
+      )}
       <form className="flex flex-wrap items-end gap-2 text-sm" action="/admin/audit">
         <label className="grid gap-1">
           Action
@@ -55,7 +67,9 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         </button>
       </form>
       {rows.length === 0 ? (
-        <p className="text-sm text-muted-foreground">No entries{Object.keys(filters).length ? " match these filters" : " yet"}.</p>
+        <p className="text-sm text-muted-foreground">
+          No entries{Object.keys(filters).length ? " match these filters" : " yet"}.
+        </p>
       ) : (
         <div className="relative overflow-x-auto rounded-lg border border-border">
           <table className="w-full text-sm" data-testid="audit-table">

@@ -16,8 +16,8 @@ export default async function ModelSettingsPage() {
         Model connection
       </h2>
       <p className="text-sm text-muted-foreground">
-        Any OpenAI-compatible server works: OpenAI, Ollama, vLLM, LM Studio, Azure OpenAI, Gemini&apos;s compatible endpoint.
-        Values left empty fall back to the environment variables.
+        Any OpenAI-compatible server works: OpenAI, Ollama, vLLM, LM Studio, Azure OpenAI, Gemini&apos;s compatible
+        endpoint. Values left empty fall back to the environment variables.
       </p>
       <p className="text-sm" data-testid="model-status">
         {state.configured

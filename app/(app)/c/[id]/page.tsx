@@ -20,5 +20,12 @@ export default async function ThreadPage({ params }: { params: Promise<{ id: str
     throw e;
   }
   const state = await resolveConnection(db);
-  return <ChatView key={id} initial={view} modelMissing={state.configured ? null : state.reason} maxChars={getConfig().chat.maxMessageChars} />;
+  return (
+    <ChatView
+      key={id}
+      initial={view}
+      modelMissing={state.configured ? null : state.reason}
+      maxChars={getConfig().chat.maxMessageChars}
+    />
+  );
 }

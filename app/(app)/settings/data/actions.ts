@@ -24,7 +24,11 @@ import type { Result } from "@/lib/http/action";
 const FRESH_SIGN_IN_MS = 10 * 60_000;
 
 const deleteInput = z.object({
-  confirm: z.string().trim().toLowerCase().refine((v) => v === CONFIRM_PHRASE, `Type "${CONFIRM_PHRASE}" to confirm.`),
+  confirm: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine((v) => v === CONFIRM_PHRASE, `Type "${CONFIRM_PHRASE}" to confirm.`),
   password: z.string().max(256).optional(),
 });
 
@@ -49,7 +53,10 @@ export async function deleteAccountAction(input: z.input<typeof deleteInput>): P
     } else {
       const authAt = (session as { authAt?: number }).authAt ?? 0;
       if (Date.now() - authAt > FRESH_SIGN_IN_MS) {
-        return { ok: false, error: "Sign out and sign in again with your provider, then delete the account within 10 minutes." };
+        return {
+          ok: false,
+          error: "Sign out and sign in again with your provider, then delete the account within 10 minutes.",
+        };
       }
     }
     try {
@@ -75,7 +82,8 @@ export async function startImportLearnAction(): Promise<Result<LearnPlan>> {
     const db = await getDb();
     const plan = await learnPlan(db, user.id);
     if (plan.paused) return { ok: false, error: "Learning is paused. Turn it back on under Memory first." };
-    if (!plan.remaining) return { ok: false, error: "There is nothing left to learn from: import a conversation first." };
+    if (!plan.remaining)
+      return { ok: false, error: "There is nothing left to learn from: import a conversation first." };
     await startLearning(db, user.id);
     return { ok: true, data: await learnPlan(db, user.id) };
   });

@@ -27,7 +27,17 @@ const ACTIONS: Record<string, string> = {
   "user.enable": "enabled your account",
 };
 
-function Section({ id, title, children, description }: { id: string; title: string; description: string; children: React.ReactNode }) {
+function Section({
+  id,
+  title,
+  children,
+  description,
+}: {
+  id: string;
+  title: string;
+  description: string;
+  children: React.ReactNode;
+}) {
   return (
     <section aria-labelledby={id} className="grid gap-3 rounded-lg border border-border p-4">
       <div>
@@ -50,7 +60,8 @@ export default async function DataPage() {
     learnPlan(db, session.id),
   ]);
   const retention = retentionSettings();
-  const fmt = (iso: string) => new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }) + " UTC";
+  const fmt = (iso: string) =>
+    new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }) + " UTC";
   return (
     <div className="mx-auto grid max-w-3xl gap-6 px-4 py-10">
       <div>
@@ -63,12 +74,18 @@ export default async function DataPage() {
         <h1 className="text-2xl font-semibold">Your data</h1>
         <p className="text-sm text-muted-foreground">
           {encryptionEnabled() ? "Your messages and memories are encrypted at rest with a key of your own. " : ""}
-          {retention.messageDays > 0 ? `Messages are kept for ${retention.messageDays} days. ` : "Messages are kept until you delete them. "}
+          {retention.messageDays > 0
+            ? `Messages are kept for ${retention.messageDays} days. `
+            : "Messages are kept until you delete them. "}
           Temporary chats end after {retention.temporaryChatHours} hours.
         </p>
       </div>
 
-      <Section id="export-heading" title="Export" description="Everything Mnemo holds about you, as one JSON file: profile, settings, every conversation with all its branches, summaries, memories with their history, usage and the administrator access records below.">
+      <Section
+        id="export-heading"
+        title="Export"
+        description="Everything Mnemo holds about you, as one JSON file: profile, settings, every conversation with all its branches, summaries, memories with their history, usage and the administrator access records below."
+      >
         <ExportData />
       </Section>
 
@@ -80,12 +97,20 @@ export default async function DataPage() {
         <ConversationImport initialPlan={plan} />
       </Section>
 
-      <Section id="memories-heading" title="Memories" description="Your memories on their own. A JSON file can be imported here or into another Mnemo; memories you already have are skipped.">
+      <Section
+        id="memories-heading"
+        title="Memories"
+        description="Your memories on their own. A JSON file can be imported here or into another Mnemo; memories you already have are skipped."
+      >
         <MemoryTransfer />
         <MemoryListPaste />
       </Section>
 
-      <Section id="audit-heading" title="Administrator access" description="Every time an administrator opened your conversations or memories, or changed your account, it is recorded here. Records cannot be changed or deleted.">
+      <Section
+        id="audit-heading"
+        title="Administrator access"
+        description="Every time an administrator opened your conversations or memories, or changed your account, it is recorded here. Records cannot be changed or deleted."
+      >
         {audits.length === 0 ? (
           <p className="text-sm text-muted-foreground" data-testid="audit-empty">
             No administrator has accessed your data.
@@ -113,7 +138,11 @@ export default async function DataPage() {
         )}
       </Section>
 
-      <Section id="delete-heading" title="Delete your account" description="Deletes your account and everything in it, at once and for good: conversations, memories, settings and keys. You will be signed out.">
+      <Section
+        id="delete-heading"
+        title="Delete your account"
+        description="Deletes your account and everything in it, at once and for good: conversations, memories, settings and keys. You will be signed out."
+      >
         <DeleteAccount hasPassword={!!user.passwordHash} phrase={CONFIRM_PHRASE} />
       </Section>
     </div>

@@ -35,7 +35,11 @@ async function run<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
 export async function editMemoryAction(memoryId: string, text: string) {
   return run(async (userId) => {
     const db = await getDb();
-    await updateMemoryText(db, userId, id.parse(memoryId), z.string().parse(text), { actor: "user", source: "manual", reason: "Edited on the memory dashboard" });
+    await updateMemoryText(db, userId, id.parse(memoryId), z.string().parse(text), {
+      actor: "user",
+      source: "manual",
+      reason: "Edited on the memory dashboard",
+    });
     await embedSoon(db, userId);
   });
 }
@@ -43,7 +47,13 @@ export async function editMemoryAction(memoryId: string, text: string) {
 export async function addMemoryAction(text: string, kind: string) {
   return run(async (userId) => {
     const db = await getDb();
-    await addMemory(db, userId, { text: z.string().parse(text), kind: memoryKindSchema.parse(kind), source: "manual" }, "user", "Added on the memory dashboard");
+    await addMemory(
+      db,
+      userId,
+      { text: z.string().parse(text), kind: memoryKindSchema.parse(kind), source: "manual" },
+      "user",
+      "Added on the memory dashboard",
+    );
     await embedSoon(db, userId);
     await consolidateSoon(db, userId);
   });
@@ -65,7 +75,9 @@ export async function verifyProcedureAction(memoryId: string) {
 }
 
 export async function pinMemoryAction(memoryId: string, pinned: boolean) {
-  return run(async (userId) => void (await setPinned(await getDb(), userId, id.parse(memoryId), z.boolean().parse(pinned))));
+  return run(
+    async (userId) => void (await setPinned(await getDb(), userId, id.parse(memoryId), z.boolean().parse(pinned))),
+  );
 }
 
 export async function reviewMemoryAction(memoryId: string, approve: boolean) {
@@ -73,12 +85,29 @@ export async function reviewMemoryAction(memoryId: string, approve: boolean) {
     const db = await getDb();
     const m = await ownedMemory(db, userId, id.parse(memoryId));
     if (m.status !== "pending") return;
-    await setMemoryStatus(db, userId, m.id, approve ? "active" : "archived", "user", approve ? "Approved in the review queue" : "Rejected in the review queue");
+    await setMemoryStatus(
+      db,
+      userId,
+      m.id,
+      approve ? "active" : "archived",
+      "user",
+      approve ? "Approved in the review queue" : "Rejected in the review queue",
+    );
   });
 }
 
 export async function restoreMemoryAction(memoryId: string) {
-  return run(async (userId) => void (await setMemoryStatus(await getDb(), userId, id.parse(memoryId), "active", "user", "Restored on the memory dashboard")));
+  return run(
+    async (userId) =>
+      void (await setMemoryStatus(
+        await getDb(),
+        userId,
+        id.parse(memoryId),
+        "active",
+        "user",
+        "Restored on the memory dashboard",
+      )),
+  );
 }
 
 export async function deleteMemoriesAction(ids: string[]) {
@@ -96,13 +125,18 @@ export async function memoryHistoryAction(memoryId: string) {
 export async function memorySettingsAction(input: { paused?: boolean; review?: boolean }) {
   return run(async (userId) => {
     const s = z.object({ paused: z.boolean().optional(), review: z.boolean().optional() }).parse(input);
-    await (await getDb()).user.update({ where: { id: userId }, data: { memoryPaused: s.paused, memoryReview: s.review } });
+    await (
+      await getDb()
+    ).user.update({ where: { id: userId }, data: { memoryPaused: s.paused, memoryReview: s.review } });
   });
 }
 
 export async function forgetMeAction(confirmation: string) {
   return run(async (userId) => {
-    if (z.string().parse(confirmation).trim().toLowerCase() !== "forget me") throw new z.ZodError([{ code: "custom", message: 'Type "forget me" to confirm.', path: [], input: confirmation }]);
+    if (z.string().parse(confirmation).trim().toLowerCase() !== "forget me")
+      throw new z.ZodError([
+        { code: "custom", message: 'Type "forget me" to confirm.', path: [], input: confirmation },
+      ]);
     return forgetEverything(await getDb(), userId);
   });
 }

@@ -17,7 +17,11 @@ const PROFILE_SCAN = 2000;
 export const metadata: Metadata = { title: "Memory" };
 export const dynamic = "force-dynamic";
 
-export default async function MemoryPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
+export default async function MemoryPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
   const user = await pageUser();
   const raw = await searchParams;
   const parsed = memoryListInput.safeParse({
@@ -40,7 +44,11 @@ export default async function MemoryPage({ searchParams }: { searchParams: Promi
     listConflicts(db, user.id),
     cipherFor(db, user.id),
   ]);
-  const signals = await signalsForMemories(db, user.id, memories.map((m) => m.id));
+  const signals = await signalsForMemories(
+    db,
+    user.id,
+    memories.map((m) => m.id),
+  );
   const stepsOf = (stored: unknown) => stepsSchema.safeParse(openJson(cipher, stored as string | null)).data ?? null;
   const { take, fits } = profileSelection(profile, budget);
   const alwaysIn = new Set(take.map((m) => m.id));

@@ -6,7 +6,9 @@ import { getDb } from "@/lib/db/client";
 import { toResult, type Result } from "@/lib/http/action";
 import { changePassword, newPasswordSchema } from "@/lib/auth/password-change";
 
-export async function changePasswordAction(input: z.input<ReturnType<typeof newPasswordSchema>>): Promise<Result<undefined>> {
+export async function changePasswordAction(
+  input: z.input<ReturnType<typeof newPasswordSchema>>,
+): Promise<Result<undefined>> {
   return toResult("changePasswordAction", async () => {
     const user = await requireUser();
     await changePassword(await getDb(), user.id, user.sid, input);

@@ -11,7 +11,10 @@ export const dynamic = "force-dynamic";
 export default async function PasswordPage() {
   const session = await pageUser({ passwordPage: true });
   const db = await getDb();
-  const user = await db.user.findUniqueOrThrow({ where: { id: session.id }, select: { passwordHash: true, mustChangePassword: true } });
+  const user = await db.user.findUniqueOrThrow({
+    where: { id: session.id },
+    select: { passwordHash: true, mustChangePassword: true },
+  });
   return (
     <div className="mx-auto grid max-w-md gap-4 px-4 py-10">
       <p className="text-sm">

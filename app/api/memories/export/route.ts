@@ -17,10 +17,18 @@ export const GET = route("GET /api/memories/export", async (request: Request) =>
   const date = new Date().toISOString().slice(0, 10);
   if (format.data === "markdown") {
     return new Response(await memoriesMarkdown(db, user.id), {
-      headers: { "Content-Type": "text/markdown; charset=utf-8", "Content-Disposition": `attachment; filename="mnemo-memories-${date}.md"`, "Cache-Control": "no-store" },
+      headers: {
+        "Content-Type": "text/markdown; charset=utf-8",
+        "Content-Disposition": `attachment; filename="mnemo-memories-${date}.md"`,
+        "Cache-Control": "no-store",
+      },
     });
   }
   return new Response(JSON.stringify(await memoriesJson(db, user.id), null, 2), {
-    headers: { "Content-Type": "application/json; charset=utf-8", "Content-Disposition": `attachment; filename="mnemo-memories-${date}.json"`, "Cache-Control": "no-store" },
+    headers: {
+      "Content-Type": "application/json; charset=utf-8",
+      "Content-Disposition": `attachment; filename="mnemo-memories-${date}.json"`,
+      "Cache-Control": "no-store",
+    },
   });
 });

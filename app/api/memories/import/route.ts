@@ -16,7 +16,8 @@ export const POST = route("POST /api/memories/import", async (request: Request) 
   const user = await requireUser();
   const json = await readJson(request, MAX_IMPORT_BYTES).catch((e) => {
     if (e instanceof AppError && e.status === 413) throw new AppError("That file is too large (at most 5 MB).", 413);
-    if (e instanceof AppError && e.status === 400) throw new AppError("That file is not JSON. Choose a memories file exported from Mnemo (.json).", 400);
+    if (e instanceof AppError && e.status === 400)
+      throw new AppError("That file is not JSON. Choose a memories file exported from Mnemo (.json).", 400);
     throw e;
   });
   const db = await getDb();

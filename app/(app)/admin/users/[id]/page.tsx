@@ -47,7 +47,9 @@ export default async function AdminUserPage({ params }: { params: Promise<{ id: 
           {user.name || user.email}
         </h2>
         <p className="text-sm text-muted-foreground">
-          {user.email} · {user.role === "ADMIN" ? "Admin" : "User"} · {user.disabled ? "disabled" : "active"} · joined {user.createdAt.toISOString().slice(0, 10)} · {threads.length} conversation(s), {user._count.memories} memories
+          {user.email} · {user.role === "ADMIN" ? "Admin" : "User"} · {user.disabled ? "disabled" : "active"} · joined{" "}
+          {user.createdAt.toISOString().slice(0, 10)} · {threads.length} conversation(s), {user._count.memories}{" "}
+          memories
         </p>
       </div>
       <UsageLimitsForm
@@ -57,7 +59,12 @@ export default async function AdminUserPage({ params }: { params: Promise<{ id: 
         today={usage.get(user.id) ?? { messages: 0, tokens: 0 }}
       />
       <TemporaryPassword userId={user.id} email={user.email} />
-      <UserReview user={{ id: user.id, email: user.email }} isSelf={user.id === admin.id} threads={threads} accessEnabled={adminAccessEnabled()} />
+      <UserReview
+        user={{ id: user.id, email: user.email }}
+        isSelf={user.id === admin.id}
+        threads={threads}
+        accessEnabled={adminAccessEnabled()}
+      />
     </section>
   );
 }
