@@ -102,7 +102,10 @@ const schema = z.object({
   MNEMO_PUBLIC_URL: url("the http(s):// address users open Mnemo at, e.g. https://mnemo.example.com"),
 });
 
-/** Memory consolidation: when procedures go stale, how many new memories start a run, when unused low-confidence ones expire (0: never). */
+/**
+ * Memory consolidation: when procedures go stale, how many new memories start a run, when unused low-confidence ones
+ * expire (0: never).
+ */
 export type Consolidation = { procedureRevalidateDays: number; afterNewMemories: number; lowValueDays: number };
 
 export type Config = {

@@ -11,7 +11,9 @@ export const RENEW_MS = 10_000;
 
 export const INTERRUPTED_MESSAGE = "This answer was interrupted before it finished. Retry to get a complete answer.";
 
-/** Extends the lease of an answer that is still streaming; false when it is no longer streaming (stopped, swept, gone). */
+/**
+ * Extends the lease of an answer that is still streaming; false when it is no longer streaming (stopped, swept, gone).
+ */
 export async function renewLease(db: Db, itemId: string): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
     `UPDATE "Item" SET "leaseExpiresAt" = timezone('UTC', now()) + make_interval(secs => $2)

@@ -93,7 +93,9 @@ const FLUSH_MS = 500;
 // instance serves the stream.
 const running = new Map<string, { abort: AbortController; userId: string }>();
 
-/** Registers a generation running in this process (runTurn does; the authorization tests watch Stop's effect with it). */
+/**
+ * Registers a generation running in this process (runTurn does; the authorization tests watch Stop's effect with it).
+ */
 export function trackGeneration(itemId: string, userId: string, abort = new AbortController()): AbortController {
   running.set(itemId, { abort, userId });
   return abort;

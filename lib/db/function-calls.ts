@@ -21,7 +21,10 @@ import type { DirectPool } from "./engine";
 import { markUnavailable } from "@/lib/errors";
 
 export type FunctionCall = {
-  /** A call of a function returning rows (a table or row type), $1…$n placeholders: `mnemo_recent_exchanges($1, $2::int)`. */
+  /**
+   * A call of a function returning rows (a table or row type), $1…$n placeholders:
+   * `mnemo_recent_exchanges($1, $2::int)`.
+   */
   call: string;
   params: unknown[];
   /** Columns holding timestamps (JSON carries them as text without a zone: the database stores UTC). */

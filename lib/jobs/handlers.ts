@@ -92,7 +92,8 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       await extractMemories(db, conn, { ...exchangeIds, ...ex, review: user.memoryReview });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
       await consolidateSoon(db, p.userId);
-      // What was just learned gets its vector next (with no embedding model, recall is lexical and there is nothing to do).
+      // What was just learned gets its vector next (with no embedding model, recall is lexical and there is nothing to
+      // do).
       if (conn.embeddingModel) await queueEmbedding(db, p.userId, `embed:extract:${p.answerItemId}`);
       return;
     }

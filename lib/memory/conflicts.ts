@@ -43,7 +43,9 @@ export const settleInput = z.object({
   keep: z.enum(["memory", "other", "both"]),
 });
 
-/** Keeps one (the other is archived, restorable, with a version naming the one kept) or both (the conflict is closed). */
+/**
+ * Keeps one (the other is archived, restorable, with a version naming the one kept) or both (the conflict is closed).
+ */
 export async function settleConflict(db: Db, userId: string, input: z.input<typeof settleInput>): Promise<void> {
   const { memoryId, otherId, keep } = settleInput.parse(input);
   const pair = await db.memory.findMany({

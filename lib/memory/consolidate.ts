@@ -11,9 +11,10 @@
 // 4. marks procedures not verified for a while as needing re-validation.
 // Candidate pairs: each memory's few most alike memories (rarity-weighted shared
 // words, or close vectors); a pair is judged once, when the later-changed of the
-// two is processed, so after the first pass a run costs few model calls. Runs as the `consolidate` job (one user per job, so several
-// instances never consolidate one user at once): after enough new memories,
-// and for everyone from `npm run jobs:consolidate`.
+// two is processed, so after the first pass a run costs few model calls. Runs
+// as the `consolidate` job (one user per job, so several instances never
+// consolidate one user at once): after enough new memories, and for everyone
+// from `npm run jobs:consolidate`.
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";

@@ -77,7 +77,10 @@ async function store(db: Db, e: Embedder, rows: Pending[], sealed: string[], vec
   );
 }
 
-/** Embeds one batch; an input the endpoint refuses (400) is marked as tried, with no vector, so it never blocks the rest. */
+/**
+ * Embeds one batch; an input the endpoint refuses (400) is marked as tried, with no vector, so it never blocks the
+ * rest.
+ */
 async function embedBatch(
   db: Db,
   e: Embedder,

@@ -12,7 +12,10 @@ import { cipherFor } from "@/lib/crypto/content";
 import { outranks, retireMemory } from "./long-term";
 import { nearestMemories } from "./vectors";
 
-/** Merges each of these (just embedded) memories with its nearest near-duplicate, if any. Returns how many were archived. */
+/**
+ * Merges each of these (just embedded) memories with its nearest near-duplicate, if any. Returns how many were
+ * archived.
+ */
 export async function mergeNearDuplicates(db: Db, model: string, memoryIds: string[]): Promise<number> {
   const threshold = getConfig().memory.mergeSimilarity;
   if (!memoryIds.length || threshold > 1) return 0;

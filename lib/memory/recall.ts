@@ -425,7 +425,10 @@ function memoryCost(m: MemoryCandidate): number {
 
 /** Smaller leftovers are not worth a query. */
 const MIN_FILL_TOKENS = 60;
-/** How many of the user's most recently active other threads, and how many of each one's newest messages, fill unused budget. */
+/**
+ * How many of the user's most recently active other threads, and how many of each one's newest messages, fill unused
+ * budget.
+ */
 const RECENT_THREADS = 8;
 const RECENT_MESSAGES = 24;
 
@@ -457,7 +460,10 @@ function toPassage(rows: Neighbor[], text: (r: Neighbor) => string, recent = fal
   };
 }
 
-/** The newest finished messages of the user's most recently active other threads (newest first within each; threads by activity). */
+/**
+ * The newest finished messages of the user's most recently active other threads (newest first within each; threads by
+ * activity).
+ */
 async function recentExchanges(
   db: Db,
   userId: string,

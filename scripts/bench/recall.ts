@@ -178,7 +178,8 @@ async function main() {
           const ev = evidenceIds(qa.evidence);
           if (!ev.length) continue;
           if (mode === "messages_only") questions++;
-          // The question's vector once per question (the chat embeds it once per turn, in parallel with the word search).
+          // The question's vector once per question (the chat embeds it once per turn, in parallel with the word
+          // search).
           const sem = emb ? await embedQuery(t.db, qa.question) : null;
           if (emb && !sem) throw new Error("the embedding endpoint did not answer");
           for (const budget of BUDGETS) {
