@@ -5,9 +5,8 @@ export const dynamic = "force-dynamic";
 
 export async function GET() {
   try {
-    await (
-      await getDb()
-    ).$queryRaw`SELECT 1`;
+    const db = await getDb();
+    await db.$queryRaw`SELECT 1`;
     return Response.json({ ok: true });
   } catch {
     return Response.json({ ok: false }, { status: 503 });

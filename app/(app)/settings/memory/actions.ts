@@ -125,9 +125,8 @@ export async function memoryHistoryAction(memoryId: string) {
 export async function memorySettingsAction(input: { paused?: boolean; review?: boolean }) {
   return run(async (userId) => {
     const s = z.object({ paused: z.boolean().optional(), review: z.boolean().optional() }).parse(input);
-    await (
-      await getDb()
-    ).user.update({ where: { id: userId }, data: { memoryPaused: s.paused, memoryReview: s.review } });
+    const db = await getDb();
+    await db.user.update({ where: { id: userId }, data: { memoryPaused: s.paused, memoryReview: s.review } });
   });
 }
 
