@@ -137,36 +137,11 @@ export function forgetCachedKeys(userId?: string) {
   else cache.clear();
 }
 
+// Kept on a few lines (one word per line would fill a screen).
+// prettier-ignore
 const STOP = new Set([
-  "the",
-  "a",
-  "an",
-  "and",
-  "or",
-  "is",
-  "are",
-  "was",
-  "were",
-  "be",
-  "been",
-  "to",
-  "of",
-  "in",
-  "on",
-  "for",
-  "it",
-  "that",
-  "this",
-  "with",
-  "at",
-  "by",
-  "as",
-  "i",
-  "you",
-  "he",
-  "she",
-  "we",
-  "they",
+  "the", "a", "an", "and", "or", "is", "are", "was", "were", "be", "been", "to", "of", "in", "on", "for",
+  "it", "that", "this", "with", "at", "by", "as", "i", "you", "he", "she", "we", "they",
 ]);
 
 /** Words as the keyed index sees them: lower-cased, stop words out, Porter-stemmed. */

@@ -396,41 +396,12 @@ export async function expireUnusedMemories(db: Db, userId: string, days: number,
 
 /** Words for an OR full-text query: letters and digits only (no tsquery syntax gets through). */
 export function queryTerms(text: string, max = 24): string[] {
+  // Kept on a few lines (one word per line would fill a screen).
+  // prettier-ignore
   const stop = new Set([
-    "the",
-    "a",
-    "an",
-    "and",
-    "or",
-    "is",
-    "are",
-    "was",
-    "were",
-    "what",
-    "who",
-    "when",
-    "where",
-    "why",
-    "how",
-    "do",
-    "does",
-    "did",
-    "i",
-    "me",
-    "my",
-    "you",
-    "your",
-    "to",
-    "of",
-    "in",
-    "on",
-    "for",
-    "it",
-    "that",
-    "this",
-    "with",
-    "about",
-    "know",
+    "the", "a", "an", "and", "or", "is", "are", "was", "were", "what", "who", "when", "where", "why", "how",
+    "do", "does", "did", "i", "me", "my", "you", "your", "to", "of", "in", "on", "for", "it", "that",
+    "this", "with", "about", "know",
   ]);
   const words = normalizeText(text)
     .split(" ")
