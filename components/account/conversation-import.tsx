@@ -46,6 +46,10 @@ function summary(r: Report): string {
     parts.push(
       `${n(r.skipped.count)} skipped: ${r.skipped.reasons.map((x) => `${x.reason} (${n(x.count)})`).join("; ")}.`,
     );
+  if (r.droppedMessages?.count)
+    parts.push(
+      `${plural(r.droppedMessages.count, "message")} left out: ${r.droppedMessages.reasons.map((x) => `${x.reason} (${n(x.count)})`).join("; ")}.`,
+    );
   if (r.memories) parts.push(`Memories: ${n(r.memories.added)} added, ${n(r.memories.skipped)} already there.`);
   return parts.join(" ");
 }

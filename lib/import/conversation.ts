@@ -42,6 +42,8 @@ export type ImportedConversation = {
   archived?: boolean;
   /** Mnemo's own export: the thread's id, so importing it back into the same account adds nothing. */
   sameAs?: string;
+  /** Messages left out of an otherwise good conversation (repeated ids, cycles), by reason. */
+  dropped?: DroppedMessages;
 };
 
 /** A conversation this file holds but the import leaves out, and why. */
@@ -64,49 +66,100 @@ export const text = (v: unknown): string => (typeof v === "string" ? cleanText(v
 export const str = (v: unknown): string | null =>
   typeof v === "string" && v.length ? v : typeof v === "number" ? String(v) : null;
 
+/** More messages than any real conversation has: the file is refused rather than held in memory. */
+export const MAX_MESSAGES_PER_CONVERSATION = 100_000;
+
+/** Messages a format's tree had but the import left out, by reason (duplicate ids, cycles). */
+export type DroppedMessages = Record<string, number>;
+
 /**
  * Drops the messages `keep` refuses, linking their children to the nearest kept
  * ancestor, and orders the rest parents-first (siblings by time). Also moves
  * the active message up to a kept one.
+ *
+ * Linear in the number of nodes whatever the file says: a repeated id keeps its
+ * first node (the others are dropped), each node's nearest kept ancestor is
+ * resolved once (a long hidden chain is walked once, not once per child), and
+ * nodes that only lead back into a cycle are dropped. Both are counted in `dropped`.
  */
 export function pruneTree(
   all: Array<ImportedMessage & { keep: boolean }>,
   activeRef: string | null,
-): { messages: ImportedMessage[]; activeRef: string | null } {
-  const byRef = new Map(all.map((m) => [m.ref, m]));
-  const keptAncestor = (ref: string | null): string | null => {
-    const seen = new Set<string>();
+): { messages: ImportedMessage[]; activeRef: string | null; dropped: DroppedMessages } {
+  if (all.length > MAX_MESSAGES_PER_CONVERSATION)
+    throw new SkipConversation(`it has more than ${MAX_MESSAGES_PER_CONVERSATION.toLocaleString("en-US")} messages`);
+  const dropped: DroppedMessages = {};
+  const drop = (reason: string, n = 1) => void (dropped[reason] = (dropped[reason] ?? 0) + n);
+  const byRef = new Map<string, ImportedMessage & { keep: boolean }>();
+  for (const m of all) {
+    if (byRef.has(m.ref)) drop("a repeated message id");
+    else byRef.set(m.ref, m);
+  }
+
+  // ref -> itself when kept, else its nearest kept ancestor (null: none, a dangling link or a hidden cycle).
+  const resolved = new Map<string, string | null>();
+  const keptSelfOrAncestor = (start: string | null): string | null => {
+    const path: string[] = [];
+    const onPath = new Set<string>();
+    let ref = start;
+    let found: string | null = null;
     while (ref !== null) {
+      const known = resolved.get(ref);
+      if (known !== undefined) {
+        found = known;
+        break;
+      }
       const m = byRef.get(ref);
-      if (!m || seen.has(ref)) return null; // a dangling or cyclic link: start a root
-      if (m.keep) return ref;
-      seen.add(ref);
+      if (!m || onPath.has(ref)) break; // dangling or cyclic: start a root
+      if (m.keep) {
+        found = ref;
+        break;
+      }
+      onPath.add(ref);
+      path.push(ref);
       ref = m.parentRef;
     }
-    return null;
+    for (const p of path) resolved.set(p, found);
+    return found;
   };
-  const kept = all.filter((m) => m.keep).map(({ keep: _k, ...m }) => ({ ...m, parentRef: keptAncestor(m.parentRef) }));
+
+  const kept: ImportedMessage[] = [];
+  for (const m of byRef.values()) {
+    if (!m.keep) continue;
+    const { keep: _k, ...rest } = m;
+    kept.push({ ...rest, parentRef: keptSelfOrAncestor(m.parentRef) });
+  }
   const children = new Map<string | null, ImportedMessage[]>();
   for (const m of kept) {
-    const list = children.get(m.parentRef) ?? [];
-    list.push(m);
-    children.set(m.parentRef, list);
+    const list = children.get(m.parentRef);
+    if (list) list.push(m);
+    else children.set(m.parentRef, [m]);
   }
   const time = (m: ImportedMessage) => m.createdAt?.getTime() ?? 0;
-  const ordered: ImportedMessage[] = [];
-  const queue = [...(children.get(null) ?? [])].sort((a, b) => time(a) - time(b));
-  while (queue.length) {
-    const m = queue.shift()!;
-    ordered.push(m);
-    queue.push(...(children.get(m.ref) ?? []).sort((a, b) => time(a) - time(b)));
-  }
-  let active = activeRef !== null && byRef.has(activeRef) ? keptAncestor(activeRef) : null;
+  const byTime = (a: ImportedMessage, b: ImportedMessage) => time(a) - time(b);
+  // Breadth first from the roots; what is never reached hangs off a cycle of kept messages.
+  const ordered: ImportedMessage[] = [...(children.get(null) ?? [])].sort(byTime);
+  for (let i = 0; i < ordered.length; i++) ordered.push(...(children.get(ordered[i].ref) ?? []).sort(byTime));
+  if (ordered.length < kept.length) drop("a cycle of replies", kept.length - ordered.length);
+
+  const placed = new Set(ordered.map((m) => m.ref));
+  let active = activeRef !== null && byRef.has(activeRef) ? keptSelfOrAncestor(activeRef) : null;
+  if (active !== null && !placed.has(active)) active = null;
   // No usable pointer: the newest message, so the last thing said is shown.
-  if (active === null && ordered.length) active = [...ordered].sort((a, b) => time(b) - time(a))[0].ref;
-  return { messages: ordered, activeRef: active };
+  if (active === null && ordered.length) active = ordered.reduce((a, b) => (time(b) >= time(a) ? b : a)).ref;
+  return { messages: ordered, activeRef: active, dropped };
 }
 
 /** Links a list in order (for apps whose export has no tree). */
 export function chain(messages: Array<Omit<ImportedMessage, "parentRef">>): ImportedMessage[] {
-  return messages.map((m, i) => ({ ...m, parentRef: i ? messages[i - 1].ref : null }));
+  if (messages.length > MAX_MESSAGES_PER_CONVERSATION)
+    throw new SkipConversation(`it has more than ${MAX_MESSAGES_PER_CONVERSATION.toLocaleString("en-US")} messages`);
+  // A repeated id gets a suffix: the list's order, not its ids, makes the chain.
+  const seen = new Map<string, number>();
+  const unique = messages.map((m) => {
+    const n = seen.get(m.ref) ?? 0;
+    seen.set(m.ref, n + 1);
+    return n ? { ...m, ref: `${m.ref}#${n + 1}` } : m;
+  });
+  return unique.map((m, i) => ({ ...m, parentRef: i ? unique[i - 1].ref : null }));
 }

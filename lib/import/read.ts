@@ -11,6 +11,7 @@ import { isClaude, parseClaude } from "./formats/claude";
 import { isLibreChat, parseLibreChat } from "./formats/librechat";
 import { parseMnemoThread } from "./formats/mnemo";
 import { isOpenWebUi, parseOpenWebUi } from "./formats/open-webui";
+import { nextTick } from "./yield";
 
 type Obj = Record<string, unknown>;
 
@@ -56,6 +57,22 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
   }
 }
 
+/** Parsed between two turns of the event loop, so a big file never holds the server for long. */
+const PIECE = 256 * 1024;
+
+/** The chunks cut into pieces of at most PIECE bytes or characters, decoded to text. */
+async function* pieces(chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>) {
+  const decoder = new TextDecoder();
+  for await (const chunk of chunks) {
+    for (let at = 0; at < chunk.length; at += PIECE) {
+      const part = chunk.slice(at, at + PIECE);
+      yield typeof part === "string" ? part : decoder.decode(part, { stream: true });
+    }
+  }
+  const rest = decoder.decode();
+  if (rest) yield rest;
+}
+
 const NOT_JSON =
   "That file is not a conversation export. For ChatGPT and Claude, choose the export zip (or conversations.json from it).";
 const BROKEN =
@@ -70,7 +87,6 @@ export async function* readExport(
   let head = "";
   const ready: ImportEntry[] = [];
   let started = false; // a first value was read
-  const decoder = new TextDecoder();
 
   const start = (sample: string): JSONParser => {
     const first = sample.trimStart()[0];
@@ -90,8 +106,7 @@ export async function* readExport(
   };
 
   try {
-    for await (const chunk of chunks) {
-      const s = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+    for await (const s of pieces(chunks)) {
       if (!parser) {
         head += s;
         if (head.trimStart().length < 64 && head.length < 4096) continue; // enough to see the root and Mnemo's format key
@@ -100,6 +115,7 @@ export async function* readExport(
         parser.write(s);
       }
       while (ready.length) yield ready.shift()!;
+      await nextTick();
     }
     if (!parser) {
       if (!head.trim()) throw new AppError("That file is empty.", 400);

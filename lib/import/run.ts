@@ -7,6 +7,7 @@ import { cipherFor } from "@/lib/crypto/content";
 import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { embedSoon } from "@/lib/memory/embed";
 import { importMemories } from "@/lib/memory/portable";
+import { getConfig } from "@/lib/config";
 import { FORMAT_NAMES, type ImportFormat } from "./conversation";
 import { readExport } from "./read";
 import { unzipIfNeeded } from "./unzip";
@@ -23,6 +24,8 @@ export type ImportReport = {
   /** Conversations already imported before (a repeated import adds nothing). */
   duplicates: number;
   skipped: { count: number; reasons: SkipReason[] };
+  /** Messages left out of imported conversations (repeated ids, reply cycles), by reason. */
+  droppedMessages: { count: number; reasons: SkipReason[] };
   /** Mnemo's own export also carries memories. */
   memories?: { added: number; skipped: number };
   threadIds: string[];
@@ -49,18 +52,20 @@ export async function importConversations(
     branches: 0,
     duplicates: 0,
     skipped: { count: 0, reasons: [] },
+    droppedMessages: { count: 0, reasons: [] },
     threadIds: [],
   };
   const formats = new Set<ImportFormat>();
   const memories: unknown[] = [];
   const cipher = await cipherFor(db, userId);
-  const skip = (reason: string, title: string | null) => {
-    report.skipped.count++;
-    let r = report.skipped.reasons.find((x) => x.reason === reason);
-    if (!r) report.skipped.reasons.push((r = { reason, count: 0, examples: [] }));
-    r.count++;
+  const count = (tally: ImportReport["skipped"], reason: string, title: string | null, n = 1) => {
+    tally.count += n;
+    let r = tally.reasons.find((x) => x.reason === reason);
+    if (!r) tally.reasons.push((r = { reason, count: 0, examples: [] }));
+    r.count += n;
     if (title && r.examples.length < 3) r.examples.push(title.slice(0, 80));
   };
+  const skip = (reason: string, title: string | null) => count(report.skipped, reason, title);
 
   try {
     await readAll();
@@ -76,7 +81,8 @@ export async function importConversations(
   return report;
 
   async function readAll() {
-    for await (const entry of readExport(unzipIfNeeded(chunks))) {
+    const limits = { maxInflatedBytes: getConfig().import.maxBytes };
+    for await (const entry of readExport(unzipIfNeeded(chunks, limits))) {
       if (entry.kind === "memory") {
         if (memories.length < MAX_MEMORIES) memories.push(entry.memory);
         else skip(`more than ${MAX_MEMORIES.toLocaleString("en-US")} memories`, null);
@@ -88,6 +94,8 @@ export async function importConversations(
       } else {
         const conv = entry.conversation;
         formats.add(conv.format);
+        for (const [reason, n] of Object.entries(conv.dropped ?? {}))
+          count(report.droppedMessages, reason, conv.title, n);
         try {
           const r = await writeConversation(db, userId, conv, cipher);
           if (r.status === "duplicate") report.duplicates++;

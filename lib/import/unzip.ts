@@ -3,15 +3,28 @@
 // which inflates synchronously as each piece comes in) and passes on the
 // bytes of the `conversations.json` inside; other files (images, audio) are
 // skipped unread. A body that is not a zip passes through unchanged.
+//
+// A zip bomb is refused as it inflates: the inflated bytes are capped at the
+// import's size limit, and past 32 MB they may not exceed 100 times the
+// compressed bytes read (real conversation exports compress about 5 to 20
+// times). The compressed input is fed in small slices with a turn of the event
+// loop between them, so inflating never holds the server for long.
 import { Unzip, UnzipInflate } from "fflate";
 import { AppError } from "@/lib/errors";
+import { nextTick } from "./yield";
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04]; // "PK\x03\x04"
 const WANTED = /(^|\/)conversations\.json$/i;
+/** Compressed bytes inflated between two turns of the event loop (deflate inflates at most ~1,000×). */
+const SLICE = 16 * 1024;
+const RATIO_FREE_BYTES = 32 * 1024 * 1024;
+const MAX_RATIO = 100;
+
+export type UnzipLimits = { maxInflatedBytes: number };
 
 type Chunks = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
 
-export async function* unzipIfNeeded(chunks: Chunks): AsyncGenerator<Uint8Array | string> {
+export async function* unzipIfNeeded(chunks: Chunks, limits: UnzipLimits): AsyncGenerator<Uint8Array | string> {
   const it = (
     Symbol.asyncIterator in chunks
       ? chunks[Symbol.asyncIterator]()
@@ -31,7 +44,9 @@ export async function* unzipIfNeeded(chunks: Chunks): AsyncGenerator<Uint8Array 
   let found = false;
   let complete = false;
   let bytes = 0;
+  let compressed = 0;
   let failure: Error | null = null;
+  let bomb = false;
   const unzip = new Unzip((file) => {
     if (found || !WANTED.test(file.name)) return; // not started: skipped
     found = true;
@@ -39,6 +54,11 @@ export async function* unzipIfNeeded(chunks: Chunks): AsyncGenerator<Uint8Array 
       if (err) failure = err;
       else if (data.length) {
         bytes += data.length;
+        if (bytes > limits.maxInflatedBytes || (bytes > RATIO_FREE_BYTES && bytes > compressed * MAX_RATIO)) {
+          bomb = true;
+          file.terminate();
+          return;
+        }
         out.push(data);
       }
       if (final) complete = true;
@@ -46,25 +66,35 @@ export async function* unzipIfNeeded(chunks: Chunks): AsyncGenerator<Uint8Array 
     file.start();
   });
   unzip.register(UnzipInflate);
-  const feed = (chunk: Uint8Array | string, final: boolean) => {
+  const push = (slice: Uint8Array, final: boolean) => {
+    compressed += slice.length;
     try {
-      unzip.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk, final);
+      unzip.push(slice, final);
     } catch {
       failure = new Error("corrupt zip");
     }
+    if (bomb)
+      throw new AppError(
+        `That zip inflates to far more than a conversation export (over ${limitText(limits, bytes, compressed)}). Choose conversations.json from it instead.`,
+        413,
+      );
     if (failure)
       throw new AppError(
         "That zip file is damaged or cut short. Download the export again, or choose conversations.json from it.",
         400,
       );
   };
-  feed(head, false);
-  while (out.length) yield out.shift()!;
-  for (let r = await it.next(); !r.done; r = await it.next()) {
-    feed(r.value, false);
-    while (out.length) yield out.shift()!;
+  async function* feed(chunk: Uint8Array | string) {
+    const data = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+    for (let at = 0; at < data.length; at += SLICE) {
+      push(data.subarray(at, at + SLICE), false);
+      while (out.length) yield out.shift()!;
+      await nextTick();
+    }
   }
-  feed(new Uint8Array(0), true);
+  yield* feed(head);
+  for (let r = await it.next(); !r.done; r = await it.next()) yield* feed(r.value);
+  push(new Uint8Array(0), true);
   while (out.length) yield out.shift()!;
   if (!found)
     throw new AppError(
@@ -77,4 +107,11 @@ export async function* unzipIfNeeded(chunks: Chunks): AsyncGenerator<Uint8Array 
       "That zip file is damaged or cut short. Download the export again, or choose conversations.json from it.",
       400,
     );
+}
+
+function limitText(limits: UnzipLimits, inflated: number, compressed: number): string {
+  const mb = (b: number) => `${Math.round(b / 1024 / 1024)} MB`;
+  return inflated > limits.maxInflatedBytes
+    ? `the ${mb(limits.maxInflatedBytes)} import limit`
+    : `${MAX_RATIO} times its compressed size after ${mb(compressed)}`;
 }

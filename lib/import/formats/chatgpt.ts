@@ -114,7 +114,7 @@ export function parseChatGpt(c: Obj): ImportedConversation {
   const ref = str(c.conversation_id) ?? str(c.id);
   if (!ref) throw new SkipConversation("it has no conversation id");
   const nodes = Object.entries(mapping).map(([id, node]) => toMessage(str(obj(node).id) ?? id, obj(node)));
-  const { messages, activeRef } = pruneTree(nodes, str(c.current_node));
+  const { messages, activeRef, dropped } = pruneTree(nodes, str(c.current_node));
   return {
     format: "chatgpt",
     ref: `chatgpt:${ref}`,
@@ -124,5 +124,6 @@ export function parseChatGpt(c: Obj): ImportedConversation {
     messages,
     activeRef,
     archived: c.is_archived === true,
+    dropped,
   };
 }

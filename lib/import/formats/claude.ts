@@ -68,7 +68,7 @@ export function parseClaude(c: Obj): ImportedConversation {
         raw.map((m, i) => ({ ...toMsg(m, i), parentRef: str(m.parent_message_uuid), keep: true })),
         str(c.current_leaf_message_uuid),
       )
-    : { messages: chain(raw.map(toMsg)), activeRef: null as string | null };
+    : { messages: chain(raw.map(toMsg)), activeRef: null as string | null, dropped: {} };
   if (!linked) messages.activeRef = messages.messages.at(-1)?.ref ?? null;
   const kept = messages.messages.filter((m) => m.content.trim());
   if (kept.length !== messages.messages.length) {
@@ -88,5 +88,6 @@ export function parseClaude(c: Obj): ImportedConversation {
     updatedAt: toDate(c.updated_at),
     messages: messages.messages,
     activeRef: messages.activeRef,
+    dropped: messages.dropped,
   };
 }

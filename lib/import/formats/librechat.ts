@@ -55,7 +55,7 @@ export function parseLibreChat(c: Obj): ImportedConversation {
       keep: !!body.trim() && m.error !== true,
     };
   });
-  const { messages, activeRef } = pruneTree(nodes, null);
+  const { messages, activeRef, dropped } = pruneTree(nodes, null);
   return {
     format: "librechat",
     ref: `librechat:${ref}`,
@@ -64,5 +64,6 @@ export function parseLibreChat(c: Obj): ImportedConversation {
     updatedAt: toDate(c.updatedAt),
     messages,
     activeRef,
+    dropped,
   };
 }

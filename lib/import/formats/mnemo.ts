@@ -43,7 +43,7 @@ export function parseMnemoThread(entry: Obj): ImportedConversation {
       keep: !!role && !!str(i.id),
     };
   });
-  const { messages, activeRef } = pruneTree(nodes, str(t.activeLeafId));
+  const { messages, activeRef, dropped } = pruneTree(nodes, str(t.activeLeafId));
   return {
     format: "mnemo",
     ref: `mnemo:${id}`,
@@ -54,5 +54,6 @@ export function parseMnemoThread(entry: Obj): ImportedConversation {
     messages,
     activeRef,
     archived: t.archived === true,
+    dropped,
   };
 }

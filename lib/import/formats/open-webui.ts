@@ -27,9 +27,9 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
   if (!ref) throw new SkipConversation("it has no chat id");
   const history = obj(chat.history);
   const tree = obj(history.messages);
-  let messages, activeRef;
+  let messages, activeRef, dropped;
   if (Object.keys(tree).length) {
-    ({ messages, activeRef } = pruneTree(
+    ({ messages, activeRef, dropped } = pruneTree(
       Object.entries(tree).map(([id, raw]) => {
         const m = obj(raw);
         const r = role(m.role);
@@ -70,5 +70,6 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
     messages,
     activeRef,
     archived: c.archived === true,
+    dropped,
   };
 }

@@ -1,0 +1,105 @@
+// Import files written to hurt: repeated ids, reply cycles, a long hidden chain
+// and a zip bomb. Each must end, keep what is sound, and say what was left out.
+import { describe, expect, it } from "vitest";
+import { strToU8, zipSync } from "fflate";
+import { pruneTree, type ImportedMessage } from "@/lib/import/conversation";
+import { parseChatGpt } from "@/lib/import/formats/chatgpt";
+import { readExport } from "@/lib/import/read";
+import { unzipIfNeeded } from "@/lib/import/unzip";
+
+const node = (id: string, parent: string | null, text: string | null, children: string[] = []) => ({
+  id,
+  parent,
+  children,
+  message: text === null ? null : { author: { role: "user" }, content: { content_type: "text", parts: [text] } },
+});
+
+const msg = (ref: string, parentRef: string | null, keep = true): ImportedMessage & { keep: boolean } => ({
+  ref,
+  parentRef,
+  role: "user",
+  content: ref,
+  createdAt: null,
+  keep,
+});
+
+describe("import trees that are not trees", () => {
+  it("two mapping nodes sharing one id, the second parented to the first, import once (the 300-byte crash)", () => {
+    const c = {
+      id: "c1",
+      title: "dup",
+      mapping: { a: node("x", null, "first"), b: node("x", "x", "second") },
+      current_node: "x",
+    };
+    const conv = parseChatGpt(c);
+    expect(conv.messages.map((m) => m.content)).toEqual(["first"]);
+    expect(conv.dropped).toEqual({ "a repeated message id": 1 });
+  });
+
+  it("a cycle of replies is dropped and counted; the rest keeps its order", () => {
+    const r = pruneTree([msg("root", null), msg("a", "root"), msg("b", "c"), msg("c", "b"), msg("d", "d")], "c");
+    expect(r.messages.map((m) => m.ref)).toEqual(["root", "a"]);
+    expect(r.dropped).toEqual({ "a cycle of replies": 3 });
+    expect(r.activeRef).toBe("a"); // the pointer into the cycle falls back to the newest placed message
+  });
+
+  it("a hidden cycle above kept messages makes them roots", () => {
+    const r = pruneTree([msg("h1", "h2", false), msg("h2", "h1", false), msg("k", "h1")], null);
+    expect(r.messages.map((m) => [m.ref, m.parentRef])).toEqual([["k", null]]);
+  });
+
+  it("a long hidden chain above many visible children is walked once (20k + 20k nodes)", () => {
+    const n = 20_000;
+    const nodes: Array<ImportedMessage & { keep: boolean }> = [msg("top", null)];
+    for (let i = 0; i < n; i++) nodes.push(msg(`h${i}`, i ? `h${i - 1}` : "top", false));
+    for (let i = 0; i < n; i++) nodes.push(msg(`v${i}`, `h${n - 1}`));
+    const r = pruneTree(nodes, `v${n - 1}`);
+    expect(r.messages).toHaveLength(n + 1);
+    expect(r.messages.slice(1).every((m) => m.parentRef === "top")).toBe(true);
+    expect(r.activeRef).toBe(`v${n - 1}`);
+  });
+
+  it("more messages than any conversation has is refused as a whole", () => {
+    const nodes = Array.from({ length: 100_001 }, (_, i) => msg(`m${i}`, i ? `m${i - 1}` : null));
+    expect(() => pruneTree(nodes, null)).toThrow(/more than 100,000 messages/);
+  });
+});
+
+describe("zip bombs", () => {
+  const drain = async (it: AsyncIterable<unknown>) => {
+    let n = 0;
+    for await (const _ of it) n++;
+    return n;
+  };
+
+  it("a zip that inflates past the import limit is refused while inflating", async () => {
+    const zip = zipSync({ "conversations.json": strToU8(`[${" ".repeat(3 * 1024 * 1024)}]`) });
+    expect(zip.length).toBeLessThan(64 * 1024);
+    await expect(drain(unzipIfNeeded([zip], { maxInflatedBytes: 1024 * 1024 }))).rejects.toMatchObject({
+      status: 413,
+      message: expect.stringMatching(/import limit/),
+    });
+  });
+
+  it("a zip far more compressed than any export (1,000×) is refused past 32 MB, under the size limit", async () => {
+    const zip = zipSync({ "conversations.json": new Uint8Array(48 * 1024 * 1024).fill(32) });
+    await expect(drain(unzipIfNeeded([zip], { maxInflatedBytes: 512 * 1024 * 1024 }))).rejects.toMatchObject({
+      status: 413,
+      message: expect.stringMatching(/100 times its compressed size/),
+    });
+  });
+
+  it("an ordinary zipped export still reads whole", async () => {
+    const body = JSON.stringify([
+      { id: "z", title: "zipped", mapping: { r: node("r", null, "hello", []) }, current_node: "r" },
+    ]);
+    const entries = [];
+    for await (const e of readExport(
+      unzipIfNeeded([zipSync({ "x/conversations.json": strToU8(body) })], {
+        maxInflatedBytes: 1e6,
+      }),
+    ))
+      entries.push(e);
+    expect(entries).toMatchObject([{ kind: "conversation", conversation: { title: "zipped" } }]);
+  });
+});
