@@ -31,6 +31,7 @@ export const authConfig = {
         (session.user as { id?: string }).id = token.sub as string;
         (session.user as { role?: unknown }).role = token.role;
         (session.user as { sid?: unknown }).sid = token.sid;
+        (session.user as { authAt?: unknown }).authAt = token.authAt;
       }
       return session;
     },

@@ -33,6 +33,8 @@ const INTERNALS =
 
 const tally = { stuck_answers: 0, server_errors: 0, leaked_internals: 0, lost_messages: 0, cross_user_effects: 0 };
 const failures: string[] = [];
+/** Measured figures reported beside the counts (not counted as failures; their checks are). */
+const figures = { worst_health_ms_during_import_bombs: 0 };
 let checks = 0;
 const check = (ok: boolean, what: string) => {
   checks++;
@@ -343,7 +345,7 @@ async function crossUser(a: Client, b: Client, mock: MockLlm) {
 }
 
 async function imports(a: Client) {
-  const big = JSON.stringify([{ title: "x", mapping: {}, filler: "y".repeat(1_600_000) }]);
+  const big = JSON.stringify([{ title: "x", mapping: {}, filler: "y".repeat(4_200_000) }]);
   const tooBig = await a.request("oversized import", "/api/import", {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -374,6 +376,101 @@ async function imports(a: Client) {
     body: JSON.stringify({ format: "mnemo-memories", version: 1, memories: [{ text: "q".repeat(5_100_000) }] }),
   });
   check(hugeMem.status === 413, `a memory import over 5 MB gets 413 (${hugeMem.status})`);
+}
+
+/** Runs `work` while asking /api/health every 100 ms; the slowest answer it got. */
+async function worstHealthDuring<T>(app: AppProcess, work: () => Promise<T>): Promise<{ result: T; worstMs: number }> {
+  let done = false;
+  let worstMs = 0;
+  const probe = (async () => {
+    while (!done) {
+      const t = performance.now();
+      await fetch(app.base + "/api/health")
+        .then((r) => r.text())
+        .catch(() => (worstMs = Infinity));
+      worstMs = Math.max(worstMs, performance.now() - t);
+      await sleep(100);
+    }
+  })();
+  try {
+    return { result: await work(), worstMs };
+  } finally {
+    done = true;
+    await probe;
+  }
+}
+
+/** A ChatGPT node: visible text, or hidden (null) when `text` is null. */
+const gptNode = (id: string, parent: string | null, text: string | null) => ({
+  id,
+  parent,
+  children: [],
+  message: text === null ? null : { author: { role: "user" }, content: { content_type: "text", parts: [text] } },
+});
+
+/** A zip whose conversations.json inflates to `mb` MB of spaces, written without holding it whole. */
+async function zipBomb(mb: number): Promise<Blob> {
+  const { Zip, ZipDeflate } = await import("fflate");
+  const parts: Uint8Array[] = [];
+  const zip = new Zip((err, data) => {
+    if (err) throw err;
+    parts.push(data);
+  });
+  const file = new ZipDeflate("conversations.json", { level: 9 });
+  zip.add(file);
+  const block = new Uint8Array(1024 * 1024).fill(32);
+  file.push(new TextEncoder().encode("["));
+  for (let i = 0; i < mb; i++) file.push(block);
+  file.push(new TextEncoder().encode("]"), true);
+  zip.end();
+  return new Blob(parts as BlobPart[]);
+}
+
+/** The import bombs of the trust review: each must end clearly while the server keeps answering within 1 s. */
+async function importBombs(app: AppProcess, a: Client) {
+  const post = (what: string, body: string | Blob, type = "application/json") =>
+    a.request(what, "/api/import", { method: "POST", headers: { "content-type": type }, body });
+  const dup = JSON.stringify([
+    { id: "dup", title: "dup", mapping: { a: gptNode("x", null, "first"), b: gptNode("x", "x", "second") } },
+  ]);
+  const n = 10_000;
+  const mapping: Record<string, unknown> = { top: gptNode("top", null, "chain top") };
+  for (let i = 0; i < n; i++) mapping[`h${i}`] = gptNode(`h${i}`, i ? `h${i - 1}` : "top", null);
+  for (let i = 0; i < n; i++) mapping[`v${i}`] = gptNode(`v${i}`, `h${n - 1}`, `v${i}`);
+  const chain = JSON.stringify([{ id: "chain", title: "hidden chain", mapping }]);
+  const bomb = await zipBomb(1024);
+  const cases: Array<[string, string | Blob, string, RegExp]> = [
+    [`duplicate ids (${dup.length} bytes)`, dup, "application/json", /"type":"done".*"conversations":1/],
+    [
+      `a 10k hidden chain over 10k replies (${(chain.length / 1e6).toFixed(1)} MB)`,
+      chain,
+      "application/json",
+      /"type":"done".*"conversations":1/,
+    ],
+    [
+      `a ${(bomb.size / 1e6).toFixed(1)} MB zip inflating to 1 GiB`,
+      bomb,
+      "application/zip",
+      /"type":"error".*inflates to far more/,
+    ],
+  ];
+  for (const [what, body, type, expected] of cases) {
+    const { result, worstMs } = await worstHealthDuring(app, () => post(what, body, type));
+    figures.worst_health_ms_during_import_bombs = Math.max(
+      figures.worst_health_ms_during_import_bombs,
+      Math.round(worstMs),
+    );
+    check(
+      expected.test(result.text),
+      `import bomb, ${what}: answered clearly (${result.status} ${result.text.slice(-160)})`,
+    );
+    check(
+      worstMs < 1000,
+      `import bomb, ${what}: /api/health answered within 1 s throughout (worst ${Math.round(worstMs)} ms)`,
+    );
+  }
+  const health = await fetch(app.base + "/api/health");
+  check(health.ok, "the server is alive after the import bombs");
 }
 
 /**
@@ -552,7 +649,7 @@ async function main() {
     MNEMO_CHAT_MODEL: "mock-chat",
     MNEMO_MEMORY_MODEL: "mock-memory",
     MNEMO_MODEL_IDLE_TIMEOUT_SECONDS: "3",
-    MNEMO_IMPORT_MAX_MB: "1",
+    MNEMO_IMPORT_MAX_MB: "4",
     MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
   };
   delete env.DATABASE_URL;
@@ -571,6 +668,7 @@ async function main() {
     await modelFaults(a, mock);
     await crossUser(a, b, mock);
     await imports(a);
+    await importBombs(app, a);
     const waits: Array<[string, string, boolean]> = [];
     if (proxy) {
       const mid = await databaseFaults(a, proxy, mock, (v) => (outage = v));
@@ -604,6 +702,7 @@ async function main() {
     JSON.stringify({
       engine,
       ...tally,
+      ...figures,
       checks,
       failed_checks: failures.length,
       seconds: Math.round((Date.now() - started) / 1000),

@@ -75,16 +75,50 @@ describe.each(engines)("turns on %s", (engine) => {
     await flush();
   });
 
-  it("a session that was signed out cannot write, even with its old token", async () => {
+  it("a session that was signed out cannot write, even with its old token, nor start a thread", async () => {
+    const desk = { sid: "desk", authAt: Date.now() };
     const first = await collect(
-      runTurn(t.db, userId, { kind: "send", content: "hello again" }, { defer, sid: "desk" }),
+      runTurn(t.db, userId, { kind: "send", content: "hello again" }, { defer, session: desk }),
     );
     const threadId = (first[0] as { threadId: string }).threadId;
     await recordSignOut(t.db, { sub: userId, sid: "desk" });
     await expect(
-      collect(runTurn(t.db, userId, { kind: "send", threadId, content: "still there?" }, { defer, sid: "desk" })),
-    ).rejects.toThrow("Thread not found");
+      collect(runTurn(t.db, userId, { kind: "send", threadId, content: "still there?" }, { defer, session: desk })),
+    ).rejects.toMatchObject({ status: 401 });
     expect((await threadView(t.db, userId, threadId)).items.map((i) => i.content)).not.toContain("still there?");
+    const threads = await t.db.thread.count({ where: { userId } });
+    await expect(
+      collect(runTurn(t.db, userId, { kind: "send", content: "a new thread" }, { defer, session: desk })),
+    ).rejects.toMatchObject({ status: 401 });
+    expect(await t.db.thread.count({ where: { userId } })).toBe(threads);
+    await flush();
+  });
+
+  it("a password change ends the other sessions on the chat's fast path; the session that made it goes on", async () => {
+    const u = (await t.db.user.create({ data: { email: `pw-${engine}-${Date.now()}@example.com` } })).id;
+    const laptop = { sid: "laptop", authAt: Date.now() - 60_000 };
+    const phone = { sid: "phone", authAt: Date.now() - 60_000 };
+    const first = await collect(runTurn(t.db, u, { kind: "send", content: "hi" }, { defer, session: laptop }));
+    const threadId = (first[0] as { threadId: string }).threadId;
+    await t.db.user.update({ where: { id: u }, data: { passwordChangedAt: new Date(), passwordSid: "phone" } });
+    await expect(
+      collect(runTurn(t.db, u, { kind: "send", threadId, content: "old laptop" }, { defer, session: laptop })),
+    ).rejects.toMatchObject({ status: 401 });
+    const ok = await collect(runTurn(t.db, u, { kind: "send", threadId, content: "phone" }, { defer, session: phone }));
+    expect(ok.at(-1)).toMatchObject({ type: "done" });
+    // A temporary password: no session of the account may chat until the user chooses their own.
+    await t.db.user.update({ where: { id: u }, data: { mustChangePassword: true } });
+    await expect(
+      collect(runTurn(t.db, u, { kind: "send", threadId, content: "temp" }, { defer, session: phone })),
+    ).rejects.toMatchObject({ status: 403 });
+    await expect(
+      collect(runTurn(t.db, u, { kind: "send", content: "temp new" }, { defer, session: phone })),
+    ).rejects.toMatchObject({ status: 403 });
+    const texts = (await threadView(t.db, u, threadId)).items.map((i) => i.content);
+    expect(texts).toContain("phone");
+    expect(texts).not.toContain("old laptop");
+    expect(texts).not.toContain("temp");
+    expect(await t.db.thread.count({ where: { userId: u } })).toBe(1);
     await flush();
   });
 

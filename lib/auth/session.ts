@@ -3,6 +3,7 @@
 import { redirect } from "next/navigation";
 import { auth } from "@/auth";
 import { AppError } from "@/lib/errors";
+import { TemporaryPasswordError } from "./session-check";
 
 export type SessionUser = {
   id: string;
@@ -29,10 +30,14 @@ export async function currentUser(): Promise<SessionUser | null> {
   return session?.user?.id ? (session.user as SessionUser) : null;
 }
 
-/** For server actions and route handlers: throws when signed out. */
-export async function requireUser(): Promise<SessionUser> {
+/**
+ * For server actions and route handlers: throws when signed out, and while a
+ * temporary password is in use (only choosing a password is allowed then).
+ */
+export async function requireUser(opts: { temporaryPasswordAllowed?: boolean } = {}): Promise<SessionUser> {
   const user = await currentUser();
   if (!user) throw new UnauthorizedError();
+  if (user.mustChangePassword && !opts.temporaryPasswordAllowed) throw new TemporaryPasswordError();
   return user;
 }
 

@@ -9,6 +9,7 @@
 //     durable job queue (lib/jobs), off the hot path.
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
+import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
 import OpenAI from "openai";
 import { cipherFor, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { z } from "zod";
@@ -155,13 +156,26 @@ type Prepared = {
 const NO_META: AppendMeta = { temporary: false, memoryPaused: false, memoryReview: false };
 
 /** Step 1: validate and save the question and an empty answer. */
-async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCipher, sid?: string): Promise<Prepared> {
+async function prepare(
+  db: Db,
+  userId: string,
+  req: TurnRequest,
+  c: ContentCipher,
+  session?: SessionProof,
+): Promise<Prepared> {
   const state = await resolveConnectionCached(db);
   if (!state.configured) throw new TurnError(state.reason, 409);
   const conn = state.connection;
   const placeholder: NewItem = { role: "assistant", status: "streaming", model: conn.chatModel };
 
+  // Whether the session may act is folded into the append below; a new thread is written before it, so a new
+  // thread's first message checks the session first (an ended session must leave nothing behind).
+  const refused = async (): Promise<never> => {
+    if (session) await assertSessionMayAct(db, userId, session);
+    throw new ThreadNotFoundError();
+  };
   if (req.kind === "send") {
+    if (!req.threadId && session) await assertSessionMayAct(db, userId, session);
     const threadId =
       req.threadId ??
       (await createThread(db, userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
@@ -169,9 +183,9 @@ async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCiphe
       db,
       threadId,
       [{ role: "user", content: req.content }, placeholder],
-      { ownerId: userId, ownerSid: sid, cipher: c },
+      { ownerId: userId, session, cipher: c },
     );
-    if (!added.length) throw new ThreadNotFoundError();
+    if (!added.length) return refused();
     return {
       threadId,
       userItem: added[0],
@@ -197,11 +211,11 @@ async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCiphe
       {
         parent: target.parentId,
         ownerId: userId,
-        ownerSid: sid,
+        session,
         cipher: c,
       },
     );
-    if (!added.length) throw new ThreadNotFoundError();
+    if (!added.length) return refused();
     return {
       threadId: req.threadId,
       userItem: added[0],
@@ -214,14 +228,15 @@ async function prepare(db: Db, userId: string, req: TurnRequest, c: ContentCiphe
 
   // regenerate (a new branch) or retry (a failed answer is replaced)
   if (target.role !== "assistant" || !target.parentId) throw new TurnError("Only answers can be regenerated.", 400);
-  if (target.status === "failed") await db.item.deleteMany({ where: { id: target.id, status: "failed" } });
   const { items: added, meta } = await appendItemsMeta(db, req.threadId, [placeholder], {
     parent: target.parentId,
     ownerId: userId,
-    ownerSid: sid,
+    session,
     cipher: c,
   });
-  if (!added.length) throw new ThreadNotFoundError();
+  if (!added.length) return refused();
+  // Replaced by the new answer (removed after the append, so a refused session changes nothing).
+  if (target.status === "failed") await db.item.deleteMany({ where: { id: target.id, status: "failed" } });
   // The question this answer belongs to (after tool rounds, walk back to it).
   const path = await loadContext(db, req.threadId, target.parentId, { budget: 1_000_000, maxItems: 20, cipher: c });
   const parentRow = async () => {
@@ -264,12 +279,12 @@ export async function* runTurn(
   db: Db,
   userId: string,
   input: unknown,
-  opts: { defer?: Defer; onContext?: (ctx: Context) => void; sid?: string } = {},
+  opts: { defer?: Defer; onContext?: (ctx: Context) => void; session?: SessionProof } = {},
 ): AsyncGenerator<TurnEvent> {
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new TurnError(parsed.error.issues[0].message, 400);
   const c = await cipherFor(db, userId);
-  const p = await prepare(db, userId, parsed.data, c, opts.sid);
+  const p = await prepare(db, userId, parsed.data, c, opts.session);
   yield {
     type: "start",
     threadId: p.threadId,

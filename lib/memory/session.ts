@@ -4,6 +4,7 @@
 // works on the active branch: the path from the thread's active leaf to the root.
 // Ownership is not checked here: callers open a session through
 // `openSession(db, userId, threadId)` (lib/chat/threads.ts), which does.
+import { sessionMayActSql, type SessionProof } from "@/lib/auth/session-check";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import type { ItemRole, ItemStatus } from "@/lib/generated/prisma/client";
@@ -147,15 +148,15 @@ export async function pathItems(
  * and moves the leaf; SET reads the old leaf into `appendParentId`, which the
  * INSERT uses as the batch's parent. `parent`: undefined = the active leaf;
  * a string/null = branch off that item (edit, regenerate).
- * `ownerId` (and `ownerSid`, the session) fold the ownership, "user still
- * enabled" and "session not signed out" checks into the same
- * statement. Returns [] when the thread does not exist (or is not the owner's).
+ * `ownerId` folds the ownership and "user still enabled" checks into the same
+ * statement, and `session` the whole session check (lib/auth/session-check.ts).
+ * Returns [] when the thread does not exist, is not the owner's, or the session may not act.
  */
 export async function appendItems(
   db: Db,
   threadId: string,
   items: NewItem[],
-  opts: { parent?: string | null; ownerId?: string; ownerSid?: string; cipher?: ContentCipher } = {},
+  opts: { parent?: string | null; ownerId?: string; session?: SessionProof; cipher?: ContentCipher } = {},
 ): Promise<SessionItem[]> {
   return (await appendItemsMeta(db, threadId, items, opts)).items;
 }
@@ -167,7 +168,7 @@ export async function appendItemsMeta(
   db: Db,
   threadId: string,
   items: NewItem[],
-  opts: { parent?: string | null; ownerId?: string; ownerSid?: string; cipher?: ContentCipher } = {},
+  opts: { parent?: string | null; ownerId?: string; session?: SessionProof; cipher?: ContentCipher } = {},
 ): Promise<{ items: SessionItem[]; meta: AppendMeta | null }> {
   if (!items.length) return { items: [], meta: null };
   const c = opts.cipher ?? (await cipherForThread(db, threadId));
@@ -201,7 +202,7 @@ export async function appendItemsMeta(
          "updatedAt" = now()
        WHERE t.id = $1
          AND ($7::text IS NULL OR (t."userId" = $7::text AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = $7::text AND NOT u.disabled)))
-         AND ($8::text IS NULL OR NOT EXISTS (SELECT 1 FROM "SignedOutSession" so WHERE so.sid = $8::text))
+         AND ($8::text IS NULL OR ${sessionMayActSql("$7::text", "$8::text", "$9::bigint")})
          AND (NOT $3::boolean OR $4::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = $4::text AND p."threadId" = $1))
        RETURNING t."appendParentId" AS parent, t."nextPosition" - $6::int AS base, t.temporary, t."userId"
      ), ins AS (
@@ -224,7 +225,8 @@ export async function appendItemsMeta(
     ids[ids.length - 1],
     items.length,
     opts.ownerId ?? null,
-    opts.ownerSid ?? null,
+    opts.session?.sid ?? null,
+    opts.session?.authAt ?? null,
   );
   const first = rows[0] as
     (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null }) | undefined;

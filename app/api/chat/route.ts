@@ -32,7 +32,7 @@ export async function POST(request: Request) {
       throw e;
     });
     const db = await getDb();
-    turn = runTurn(db, user.id, body, { defer: (task) => after(task), sid: user.sid });
+    turn = runTurn(db, user.id, body, { defer: (task) => after(task), session: user.session });
     first = await turn.next();
   } catch (e) {
     return errorResponse(e, "POST /api/chat");

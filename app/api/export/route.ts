@@ -1,7 +1,7 @@
 // GET /api/export: everything of the signed-in user's, as one JSON document,
 // streamed (rows are read page by page; nothing large is held in memory).
 // X-Export-Rows says how many rows follow, one per line, for a progress bar.
-import { currentUser } from "@/lib/auth/session";
+import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { route } from "@/lib/http/route";
 import { exportRowCount, exportUserData } from "@/lib/account/export";
@@ -9,8 +9,7 @@ import { exportRowCount, exportUserData } from "@/lib/account/export";
 export const dynamic = "force-dynamic";
 
 export const GET = route("GET /api/export", async () => {
-  const user = await currentUser();
-  if (!user) return Response.json({ error: "Sign in first." }, { status: 401 });
+  const user = await requireUser();
   const db = await getDb();
   const rows = await exportRowCount(db, user.id);
   const chunks = exportUserData(db, user.id);

@@ -10,7 +10,7 @@ export async function changePasswordAction(
   input: z.input<ReturnType<typeof newPasswordSchema>>,
 ): Promise<Result<undefined>> {
   return toResult("changePasswordAction", async () => {
-    const user = await requireUser();
+    const user = await requireUser({ temporaryPasswordAllowed: true });
     await changePassword(await getDb(), user.id, user.sid, input);
     return undefined;
   });

@@ -1,6 +1,6 @@
 // GET /api/memories/export?format=json|markdown: the signed-in user's memories on their own.
 import { z } from "zod";
-import { currentUser } from "@/lib/auth/session";
+import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { route } from "@/lib/http/route";
 import { memoriesJson, memoriesMarkdown } from "@/lib/memory/portable";
@@ -9,8 +9,7 @@ export const dynamic = "force-dynamic";
 const formatSchema = z.enum(["json", "markdown"]).default("json");
 
 export const GET = route("GET /api/memories/export", async (request: Request) => {
-  const user = await currentUser();
-  if (!user) return Response.json({ error: "Sign in first." }, { status: 401 });
+  const user = await requireUser();
   const format = formatSchema.safeParse(new URL(request.url).searchParams.get("format") ?? undefined);
   if (!format.success) return Response.json({ error: "format must be json or markdown." }, { status: 400 });
   const db = await getDb();

@@ -1,0 +1,47 @@
+// The one rule for whether a signed session may still act, in its two forms:
+// - `sessionOutlivesPasswordChange` + `activeUser` (lib/auth), run by auth.ts on
+//   every request that reads the session through Auth.js;
+// - `sessionMayActSql`, the same rule folded into the chat's first write, so the
+//   hot path (lib/auth/jwt-session.ts) pays no extra round trip for it.
+// A session may act when its user exists and is enabled, has chosen their own
+// password (no temporary one pending), the session was not signed out, and it
+// began after the last password change (or is the session that made it).
+import type { Db } from "@/lib/db/client";
+import { AppError } from "@/lib/errors";
+
+/** What a signed token proves: its session id and when its user signed in (ms since the epoch). */
+export type SessionProof = { sid: string; authAt: number };
+
+export class SessionEndedError extends AppError {
+  constructor() {
+    super("Your session has ended. Sign in again.", 401);
+  }
+}
+
+export class TemporaryPasswordError extends AppError {
+  constructor() {
+    super("Choose your own password first (Settings → Password).", 403);
+  }
+}
+
+/** SQL that is true when the session may act; the arguments are SQL expressions (placeholders). */
+export function sessionMayActSql(userId: string, sid: string, authAt: string): string {
+  return `(EXISTS (SELECT 1 FROM "User" su WHERE su.id = ${userId} AND NOT su.disabled AND NOT su."mustChangePassword"
+            AND (su."passwordChangedAt" IS NULL OR su."passwordSid" = ${sid}
+                 OR ${authAt} >= floor(extract(epoch FROM su."passwordChangedAt") * 1000)::bigint))
+           AND NOT EXISTS (SELECT 1 FROM "SignedOutSession" so WHERE so.sid = ${sid}))`;
+}
+
+/** Throws the error that says why the session may not act (after a folded check refused it), or returns. */
+export async function assertSessionMayAct(db: Db, userId: string, proof: SessionProof): Promise<void> {
+  const [row] = await db.$queryRawUnsafe<Array<{ ok: boolean; temporary: boolean | null }>>(
+    `SELECT ${sessionMayActSql("$1::text", "$2::text", "$3::bigint")} AS ok,
+            (SELECT "mustChangePassword" FROM "User" WHERE id = $1::text AND NOT disabled) AS temporary`,
+    userId,
+    proof.sid,
+    proof.authAt,
+  );
+  if (row?.ok) return;
+  if (row?.temporary) throw new TemporaryPasswordError();
+  throw new SessionEndedError();
+}
