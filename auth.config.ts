@@ -10,6 +10,7 @@ const PUBLIC_PATHS = [
   /^\/reset-password$/,
   /^\/api\/auth(\/|$)/,
   /^\/api\/health$/,
+  /^\/api\/ops$/, // authenticated by the data folder's secret (lib/ops/endpoint.ts), not by a session
 ];
 
 export const authConfig = {

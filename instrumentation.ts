@@ -5,5 +5,8 @@ export async function register() {
     await startupOrExit();
     const { startBackground } = await import("./lib/background");
     startBackground();
+    // On the embedded database, operator scripts started beside the app send their commands here.
+    const { announceOps } = await import("./lib/ops/endpoint");
+    announceOps();
   }
 }

@@ -5,6 +5,7 @@ import { ConfigError, getConfig } from "./config";
 import { describeTarget, type OpenDatabase } from "./db/engine";
 import { getDatabase } from "./db/client";
 import { applyMigrations, migrationStatus } from "./db/migrate";
+import { DatabaseInUseError } from "./db/owner";
 
 export class StartupError extends Error {}
 
@@ -42,7 +43,9 @@ export async function startupOrExit(): Promise<void> {
     await startup();
   } catch (e) {
     const msg =
-      e instanceof ConfigError || e instanceof StartupError ? e.message : `Startup failed: ${(e as Error).message}`;
+      e instanceof ConfigError || e instanceof StartupError || e instanceof DatabaseInUseError
+        ? e.message
+        : `Startup failed: ${(e as Error).message}`;
     console.error(`[mnemo] ${msg}`);
     process.exit(1);
   }

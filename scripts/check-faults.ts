@@ -11,6 +11,7 @@
 // The last line is one JSON object; its counts of stuck answers, server errors
 // (5xx other than a database outage's answer), leaked internals, lost messages
 // and cross-user effects must all be 0, and every check must pass (exit 1 otherwise).
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { appProcess, signInOverHttp, type AppProcess } from "../testing/app-process";
@@ -378,6 +379,61 @@ async function imports(a: Client) {
   check(hugeMem.status === 413, `a memory import over 5 MB gets 413 (${hugeMem.status})`);
 }
 
+/** A command run to its end: exit code and output. */
+function runCommand(cmd: string, args: string[], env: NodeJS.ProcessEnv, limitMs = 120_000) {
+  return new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (b: Buffer) => (output += b));
+    child.stderr.on("data", (b: Buffer) => (output += b));
+    const timer = setTimeout(() => child.kill("SIGKILL"), limitMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/**
+ * The embedded database beside a second process: an operator command runs
+ * inside the app (nothing the app wrote is lost, checked after the restarts by
+ * the lost-message count), and a second app on the same folder is refused.
+ */
+async function secondProcess(a: Client, env: NodeJS.ProcessEnv) {
+  const before = await a.chat("chat before a CLI import beside the app", {
+    kind: "send",
+    content: "SECOND-PROCESS marker: written by the app before the CLI import",
+  });
+  check(last(before).type === "done", "a chat is answered before the CLI import");
+  const file = path.resolve(".tmp/faults-cli-import.json");
+  fs.writeFileSync(
+    file,
+    JSON.stringify([{ id: "cli-1", title: "CLI import", mapping: { r: gptNode("r", null, "imported by the CLI") } }]),
+  );
+  const tsx = path.resolve("node_modules/.bin/tsx");
+  const cli = await runCommand(tsx, ["scripts/import.ts", "--user", "fault-a@example.com", file], env);
+  check(
+    cli.code === 0 && /"conversations":1/.test(cli.output),
+    `npm run import beside the running app imports through it (exit ${cli.code}: ${cli.output.trim().slice(-200)})`,
+  );
+  const after = await a.chat("chat after a CLI import beside the app", {
+    kind: "send",
+    content: "SECOND-PROCESS marker: written by the app after the CLI import",
+  });
+  check(last(after).type === "done", "the app still answers after the CLI import");
+  const next = path.resolve("node_modules/next/dist/bin/next");
+  const second = await runCommand(process.execPath, [next, "start", "-p", String(PORT + 7), "-H", "127.0.0.1"], {
+    ...env,
+    NODE_ENV: "production",
+  });
+  check(
+    second.code !== 0 && /in use by the Mnemo app/.test(second.output),
+    `a second app on the same embedded database is refused at once (exit ${second.code})`,
+  );
+  const home = await a.request("the thread list after the CLI import", "/");
+  check(home.text.includes("CLI import"), "the CLI's conversation is in the user's data");
+}
+
 /** Runs `work` while asking /api/health every 100 ms; the slowest answer it got. */
 async function worstHealthDuring<T>(app: AppProcess, work: () => Promise<T>): Promise<{ result: T; worstMs: number }> {
   let done = false;
@@ -426,10 +482,13 @@ async function zipBomb(mb: number): Promise<Blob> {
   return new Blob(parts as BlobPart[]);
 }
 
-/** The import bombs of the trust review: each must end clearly while the server keeps answering within 1 s. */
-async function importBombs(app: AppProcess, a: Client) {
-  const post = (what: string, body: string | Blob, type = "application/json") =>
-    a.request(what, "/api/import", { method: "POST", headers: { "content-type": type }, body });
+type ImportCase = [what: string, body: string | Blob, type: string, expected: RegExp];
+
+/**
+ * The import bombs of the trust review, made before the app starts (deflating
+ * 1 GiB takes seconds; a keep-alive socket idle that long is closed under the client).
+ */
+async function importBombFiles(): Promise<ImportCase[]> {
   const dup = JSON.stringify([
     { id: "dup", title: "dup", mapping: { a: gptNode("x", null, "first"), b: gptNode("x", "x", "second") } },
   ]);
@@ -439,14 +498,10 @@ async function importBombs(app: AppProcess, a: Client) {
   for (let i = 0; i < n; i++) mapping[`v${i}`] = gptNode(`v${i}`, `h${n - 1}`, `v${i}`);
   const chain = JSON.stringify([{ id: "chain", title: "hidden chain", mapping }]);
   const bomb = await zipBomb(1024);
-  const cases: Array<[string, string | Blob, string, RegExp]> = [
-    [`duplicate ids (${dup.length} bytes)`, dup, "application/json", /"type":"done".*"conversations":1/],
-    [
-      `a 10k hidden chain over 10k replies (${(chain.length / 1e6).toFixed(1)} MB)`,
-      chain,
-      "application/json",
-      /"type":"done".*"conversations":1/,
-    ],
+  const done = /"type":"done".*"conversations":1/;
+  return [
+    [`duplicate ids (${dup.length} bytes)`, dup, "application/json", done],
+    [`a 10k hidden chain over 10k replies (${(chain.length / 1e6).toFixed(1)} MB)`, chain, "application/json", done],
     [
       `a ${(bomb.size / 1e6).toFixed(1)} MB zip inflating to 1 GiB`,
       bomb,
@@ -454,6 +509,12 @@ async function importBombs(app: AppProcess, a: Client) {
       /"type":"error".*inflates to far more/,
     ],
   ];
+}
+
+/** Each bomb must end clearly while the server keeps answering within 1 s. */
+async function importBombs(app: AppProcess, a: Client, cases: ImportCase[]) {
+  const post = (what: string, body: string | Blob, type: string) =>
+    a.request(what, "/api/import", { method: "POST", headers: { "content-type": type }, body });
   for (const [what, body, type, expected] of cases) {
     const { result, worstMs } = await worstHealthDuring(app, () => post(what, body, type));
     figures.worst_health_ms_during_import_bombs = Math.max(
@@ -655,6 +716,7 @@ async function main() {
   delete env.DATABASE_URL;
   if (appUrl) env.DATABASE_URL = appUrl;
   const app = appProcess(PORT, env);
+  const bombs = await importBombFiles();
   console.log(`check:faults on ${engine}`);
   let outage = false;
   const clients = async () => ({
@@ -667,13 +729,14 @@ async function main() {
     await awkwardText(a);
     await modelFaults(a, mock);
     await crossUser(a, b, mock);
+    await importBombs(app, a, bombs);
     await imports(a);
-    await importBombs(app, a);
     const waits: Array<[string, string, boolean]> = [];
     if (proxy) {
       const mid = await databaseFaults(a, proxy, mock, (v) => (outage = v));
       if (mid) waits.push([mid.threadId, "answer cut off by the outage", false]);
     }
+    if (!proxy) await secondProcess(a, env);
     await killAfterAnswer(app, a, mock);
     ({ a, b } = await clients());
     check(await learnedAfterRestart(a), "a process killed right after an answer still learns from it once restarted");
@@ -690,6 +753,7 @@ async function main() {
     check(after.status === 200 && last(after).type === "done", "chat works after the restart");
   } catch (e) {
     failures.push(`the run stopped: ${(e as Error).message}`);
+    console.log((e as Error).stack, (e as { cause?: unknown }).cause);
     console.log(app.output().slice(-3000));
   } finally {
     await finalCounts(target, () => app.stop());

@@ -5,6 +5,7 @@
 import path from "node:path";
 import fs from "node:fs";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import { claimEmbeddedDatabase, releaseEmbeddedDatabase } from "./owner";
 
 export type DatabaseTarget =
   { kind: "pglite"; dataDir: string; pgliteDir: string | null } | { kind: "postgres"; url: string };
@@ -116,13 +117,21 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
   const { PGlite } = await import("@electric-sql/pglite");
   const { PrismaPGlite } = await import("pglite-prisma-adapter");
   let pglite: InstanceType<typeof PGlite>;
-  if (target.pgliteDir) {
-    fs.mkdirSync(target.pgliteDir, { recursive: true });
-    pglite = new PGlite(target.pgliteDir);
+  const dir = target.pgliteDir;
+  if (dir) {
+    claimEmbeddedDatabase(dir); // one process per data folder (lib/db/owner.ts); throws when another holds it
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      pglite = new PGlite(dir);
+      await pglite.waitReady;
+    } catch (e) {
+      releaseEmbeddedDatabase(dir);
+      throw e;
+    }
   } else {
     pglite = new PGlite();
+    await pglite.waitReady;
   }
-  await pglite.waitReady;
   const conn: SqlConnection = {
     exec: async (sql) => void (await pglite.exec(sql)),
     query: async <T>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params as never)).rows,
@@ -144,6 +153,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     // An open PGlite keeps Node's event loop alive: scripts must close it.
     close: async () => {
       if (!pglite.closed) await pglite.close();
+      if (dir) releaseEmbeddedDatabase(dir);
     },
   };
 }

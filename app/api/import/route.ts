@@ -14,21 +14,46 @@ import { assertSameOrigin, route } from "@/lib/http/route";
 import { importConversations, type ImportProgress } from "@/lib/import/run";
 import { ANALYZE_AFTER_ROWS, refreshStatistics } from "@/lib/db/statistics";
 
+/** How far past the limit a body is still read through before the 413 (see below). */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+
 export const POST = route("POST /api/import", async (request: Request) => {
   assertSameOrigin(request);
   const user = await requireUser();
   const max = getConfig().import.maxBytes;
   const tooLarge = `That file is too large (at most ${Math.round(max / 1024 / 1024)} MB).`;
-  if (Number(request.headers.get("content-length") ?? 0) > max) throw new AppError(tooLarge, 413);
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > max) {
+    // Read a body somewhat over the limit before refusing it, so the browser gets the 413 instead of a reset
+    // connection; a far larger one is refused at once.
+    if (declared <= max + DRAIN_BYTES) await request.arrayBuffer().catch(() => undefined);
+    throw new AppError(tooLarge, 413);
+  }
   if (!request.body) throw new AppError("Choose a file to import.", 400);
   const db = await getDb();
-  const body = request.body;
+  const reader = request.body.getReader();
   let bytes = 0;
+  // Read by hand, so that an import that stops early (a refused zip, a broken file) does not cancel the body.
   async function* chunks() {
-    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-      bytes += chunk.byteLength;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      bytes += value.byteLength;
       if (bytes > max) throw new AppError(tooLarge, 413);
-      yield chunk;
+      yield value;
+    }
+  }
+  // The rest of a body the import stopped reading, read and dropped (up to the limit): a connection left with
+  // unread bytes is reset, and the browser or the next request on it would fail.
+  async function drain() {
+    try {
+      while (bytes <= max + DRAIN_BYTES) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        bytes += value.byteLength;
+      }
+    } catch {
+      // the client went away
     }
   }
 
@@ -54,6 +79,7 @@ export const POST = route("POST /api/import", async (request: Request) => {
       } catch (e) {
         send({ type: "error", error: publicError(e, "POST /api/import").message });
       }
+      await drain();
       controller.close();
     },
   });
