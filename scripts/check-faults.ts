@@ -32,7 +32,14 @@ const PASSWORD = "fault-suite-password";
 const INTERNALS =
   /prisma|invocation|ECONNREFUSED|ECONNRESET|searchTokens|"userId"|\bat \S+ \(\/|SQLSTATE|relation "|column "|node_modules/i;
 
-const tally = { stuck_answers: 0, server_errors: 0, leaked_internals: 0, lost_messages: 0, cross_user_effects: 0 };
+const tally = {
+  stuck_answers: 0,
+  server_errors: 0,
+  leaked_internals: 0,
+  lost_messages: 0,
+  cross_user_effects: 0,
+  ended_session_writes: 0,
+};
 const failures: string[] = [];
 /** Measured figures reported beside the counts (not counted as failures; their checks are). */
 const figures = { worst_health_ms_during_import_bombs: 0 };
@@ -50,7 +57,7 @@ type Turn = Reply & { events: Array<Record<string, any>>; ended: boolean }; // e
 class Client {
   constructor(
     private app: AppProcess,
-    private cookie: string,
+    readonly cookie: string,
     private outage = () => false,
   ) {}
 
@@ -181,6 +188,7 @@ async function prepareDatabase(): Promise<{
       ["fault-admin", "ADMIN"],
       ["fault-a", "USER"],
       ["fault-b", "USER"],
+      ["fault-c", "USER"],
     ]) {
       await c.query(
         `INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`,
@@ -379,6 +387,106 @@ async function imports(a: Client) {
   check(hugeMem.status === 413, `a memory import over 5 MB gets 413 (${hugeMem.status})`);
 }
 
+/** Calls a server action over HTTP as the browser does (its id from the build's manifest). */
+async function callAction(app: AppProcess, c: Client, page: string, name: string, args: unknown[]) {
+  const manifest = JSON.parse(fs.readFileSync(".next/server/server-reference-manifest.json", "utf8")) as {
+    node: Record<string, { exportedName?: string }>;
+  };
+  const id = Object.entries(manifest.node).find(([, v]) => v.exportedName === name)?.[0];
+  if (!id) throw new Error(`no server action ${name} in the build`);
+  return c.request(name, page, {
+    method: "POST",
+    headers: {
+      "next-action": id,
+      "content-type": "text/plain;charset=UTF-8",
+      origin: app.base,
+      accept: "text/x-component",
+    },
+    body: JSON.stringify(args),
+  });
+}
+
+/** Signs a session out through Auth.js, as the sign-out button does. */
+async function signOutOverHttp(app: AppProcess, c: Client) {
+  const csrf = await fetch(`${app.base}/api/auth/csrf`, { headers: { cookie: c.cookie } });
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  await fetch(`${app.base}/api/auth/signout`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: c.cookie },
+    body: new URLSearchParams({ csrfToken }),
+  });
+}
+
+/**
+ * Sessions that should be over: after a password change (other sessions), an
+ * admin's temporary password (every session), and a sign-out (its old cookie,
+ * replayed). None may write; a temporary-password session may only choose its
+ * password. Whatever they managed to store is counted at the end (ENDED-SESSION).
+ */
+async function endedSessions(app: AppProcess, admin: Client) {
+  const email = "fault-c@example.com";
+  const signIn = async (password: string) => new Client(app, await signInOverHttp(app.base, email, password));
+  const refused = async (c: Client, what: string, threadId?: string) => {
+    const t = await c.chat(what, { kind: "send", content: `ENDED-SESSION ${what}`, ...(threadId ? { threadId } : {}) });
+    return t.status;
+  };
+  const laptop = await signIn(PASSWORD);
+  const phone = await signIn(PASSWORD);
+  const first = await laptop.chat("before the password change", { kind: "send", content: "first words" });
+  const threadId = answerOf(first)?.threadId;
+  const next = "fault-suite-password-changed";
+  const changed = await callAction(app, phone, "/settings/password", "changePasswordAction", [
+    { current: PASSWORD, next, confirm: next },
+  ]);
+  check(/"ok":true/.test(changed.text), `the password is changed from one session (${changed.status})`);
+  const inThread = await refused(laptop, "old session after a password change, in its thread", threadId);
+  const newThread = await refused(laptop, "old session after a password change, new thread");
+  check(
+    inThread === 401 && newThread === 401,
+    `after a password change the other session gets 401 (${inThread}, ${newThread})`,
+  );
+  const own = await phone.chat("the changing session goes on", { kind: "send", content: "still me" });
+  check(last(own).type === "done", "the session that changed the password goes on");
+
+  const temp = await callAction(app, admin, "/admin", "setTemporaryPasswordAction", [{ userId: "fault-c" }]);
+  const password = /"password":"([^"]+)"/.exec(temp.text)?.[1];
+  check(!!password, `an admin sets a temporary password (${temp.status})`);
+  const afterTemp = await refused(phone, "session after an admin's temporary password");
+  check(afterTemp === 401, `after a temporary password every earlier session gets 401 (${afterTemp})`);
+  const withTemp = await signIn(password!);
+  const tempChat = await refused(withTemp, "temporary-password session");
+  const tempImport = await withTemp.request("temporary-password import", "/api/import", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify([
+      { id: "t", title: "ENDED-SESSION import", mapping: { r: gptNode("r", null, "ENDED-SESSION") } },
+    ]),
+  });
+  check(
+    tempChat === 403 && tempImport.status === 403,
+    `a temporary-password session may not chat or import (${tempChat}, ${tempImport.status})`,
+  );
+  const chosen = "fault-suite-password-chosen";
+  const choose = await callAction(app, withTemp, "/settings/password", "changePasswordAction", [
+    { current: password, next: chosen, confirm: chosen },
+  ]);
+  check(/"ok":true/.test(choose.text), `the temporary-password session chooses its password (${choose.status})`);
+
+  const leaving = await signIn(chosen);
+  const started = await leaving.chat("before sign-out", { kind: "send", content: "about to sign out" });
+  await signOutOverHttp(app, leaving);
+  const replayNew = await refused(leaving, "signed-out cookie replayed, new thread");
+  const replayOld = await refused(leaving, "signed-out cookie replayed, its thread", answerOf(started)?.threadId);
+  const stop = await leaving.postJson("signed-out stop", "/api/chat/stop", {
+    itemId: answerOf(started)?.assistantItemId,
+  });
+  check(
+    replayNew === 401 && replayOld === 401 && stop.status === 401,
+    `a signed-out cookie gets 401 on chat, in its thread and on stop (${replayNew}, ${replayOld}, ${stop.status})`,
+  );
+}
+
 /** A command run to its end: exit code and output. */
 function runCommand(cmd: string, args: string[], env: NodeJS.ProcessEnv, limitMs = 120_000) {
   return new Promise<{ code: number | null; output: string }>((resolve) => {
@@ -399,7 +507,7 @@ function runCommand(cmd: string, args: string[], env: NodeJS.ProcessEnv, limitMs
  * inside the app (nothing the app wrote is lost, checked after the restarts by
  * the lost-message count), and a second app on the same folder is refused.
  */
-async function secondProcess(a: Client, env: NodeJS.ProcessEnv) {
+async function secondProcess(app: AppProcess, a: Client, env: NodeJS.ProcessEnv) {
   const before = await a.chat("chat before a CLI import beside the app", {
     kind: "send",
     content: "SECOND-PROCESS marker: written by the app before the CLI import",
@@ -430,8 +538,8 @@ async function secondProcess(a: Client, env: NodeJS.ProcessEnv) {
     second.code !== 0 && /in use by the Mnemo app/.test(second.output),
     `a second app on the same embedded database is refused at once (exit ${second.code})`,
   );
-  const home = await a.request("the thread list after the CLI import", "/");
-  check(home.text.includes("CLI import"), "the CLI's conversation is in the user's data");
+  const list = await callAction(app, a, "/", "listThreadsAction", [{}]);
+  check(list.text.includes("CLI import"), "the CLI's conversation is in the user's data");
 }
 
 /** Runs `work` while asking /api/health every 100 ms; the slowest answer it got. */
@@ -680,6 +788,10 @@ async function finalCounts(target: DatabaseTarget, beforeEnd: () => Promise<void
   const rows = await db.withConnection(async (c) => ({
     streaming: await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM "Item" WHERE status = 'streaming'`),
     ids: await c.query<{ id: string }>(`SELECT id FROM "Item" WHERE role = 'user'`),
+    endedSessionWrites: await c.query<{ n: string }>(
+      `SELECT ((SELECT count(*) FROM "Item" WHERE content LIKE '%ENDED-SESSION%')
+             + (SELECT count(*) FROM "Thread" t WHERE t."userId" = 'fault-c' AND NOT EXISTS (SELECT 1 FROM "Item" i WHERE i."threadId" = t.id)))::text AS n`,
+    ),
     planted: await c.query<{ n: string }>(
       `SELECT count(*)::text AS n FROM "Item" WHERE content LIKE '%XORIGIN-MARKER%' OR content LIKE '%INTRUDER-MARKER%'`,
     ),
@@ -692,6 +804,7 @@ async function finalCounts(target: DatabaseTarget, beforeEnd: () => Promise<void
   tally.lost_messages += lost.length;
   for (const m of lost) console.log(`     lost: ${m.what}`);
   tally.cross_user_effects += Number(rows.planted[0].n);
+  tally.ended_session_writes += Number(rows.endedSessionWrites[0].n);
   check(Number(rows.partialImport[0].n) === 0, "a refused memory import stored nothing");
 }
 
@@ -730,13 +843,14 @@ async function main() {
     await modelFaults(a, mock);
     await crossUser(a, b, mock);
     await importBombs(app, a, bombs);
+    await endedSessions(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)));
     await imports(a);
     const waits: Array<[string, string, boolean]> = [];
     if (proxy) {
       const mid = await databaseFaults(a, proxy, mock, (v) => (outage = v));
       if (mid) waits.push([mid.threadId, "answer cut off by the outage", false]);
     }
-    if (!proxy) await secondProcess(a, env);
+    if (!proxy) await secondProcess(app, a, env);
     await killAfterAnswer(app, a, mock);
     ({ a, b } = await clients());
     check(await learnedAfterRestart(a), "a process killed right after an answer still learns from it once restarted");

@@ -24,9 +24,13 @@ export class TemporaryPasswordError extends AppError {
   }
 }
 
-/** SQL that is true when the session may act; the arguments are SQL expressions (placeholders). */
-export function sessionMayActSql(userId: string, sid: string, authAt: string): string {
-  return `(EXISTS (SELECT 1 FROM "User" su WHERE su.id = ${userId} AND NOT su.disabled AND NOT su."mustChangePassword"
+/**
+ * SQL that is true when the session may act; the arguments are SQL expressions (placeholders).
+ * `temporaryPasswordOk` leaves out the temporary-password condition (to tell the two refusals apart).
+ */
+export function sessionMayActSql(userId: string, sid: string, authAt: string, temporaryPasswordOk = false): string {
+  return `(EXISTS (SELECT 1 FROM "User" su WHERE su.id = ${userId} AND NOT su.disabled
+            ${temporaryPasswordOk ? "" : `AND NOT su."mustChangePassword"`}
             AND (su."passwordChangedAt" IS NULL OR su."passwordSid" = ${sid}
                  OR ${authAt} >= floor(extract(epoch FROM su."passwordChangedAt") * 1000)::bigint))
            AND NOT EXISTS (SELECT 1 FROM "SignedOutSession" so WHERE so.sid = ${sid}))`;
@@ -34,14 +38,14 @@ export function sessionMayActSql(userId: string, sid: string, authAt: string): s
 
 /** Throws the error that says why the session may not act (after a folded check refused it), or returns. */
 export async function assertSessionMayAct(db: Db, userId: string, proof: SessionProof): Promise<void> {
-  const [row] = await db.$queryRawUnsafe<Array<{ ok: boolean; temporary: boolean | null }>>(
+  const [row] = await db.$queryRawUnsafe<Array<{ ok: boolean; live: boolean }>>(
     `SELECT ${sessionMayActSql("$1::text", "$2::text", "$3::bigint")} AS ok,
-            (SELECT "mustChangePassword" FROM "User" WHERE id = $1::text AND NOT disabled) AS temporary`,
+            ${sessionMayActSql("$1::text", "$2::text", "$3::bigint", true)} AS live`,
     userId,
     proof.sid,
     proof.authAt,
   );
   if (row?.ok) return;
-  if (row?.temporary) throw new TemporaryPasswordError();
+  if (row?.live) throw new TemporaryPasswordError(); // a live session whose only bar is the temporary password
   throw new SessionEndedError();
 }
