@@ -5,7 +5,6 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { dataDirFromEnv } from "./db/engine";
 
 const optional = z
   .string()
@@ -30,6 +29,8 @@ const schema = z.object({
       .optional(),
   ),
   MNEMO_DATA_DIR: optional,
+  DATABASE_POOL_SIZE: intWithDefault(10, 1),
+  MNEMO_MIGRATIONS_DIR: optional,
   AUTH_SECRET: optional.pipe(
     z.string().min(32, "at least 32 characters (generate one with `openssl rand -base64 32`)").optional(),
   ),
@@ -165,6 +166,30 @@ export type Config = {
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are Mnemo, a helpful assistant. Answer clearly and concisely. Use Markdown for structure and code.";
+
+/** Where the embedded database and the local secret live (MNEMO_DATA_DIR, default ./data). */
+export function dataDirFromEnv(env: Record<string, string | undefined> = process.env): string {
+  return path.resolve(/*turbopackIgnore: true*/ env.MNEMO_DATA_DIR?.trim() || "data");
+}
+
+/**
+ * One variable validated on its own, with the same rule and one-line error as
+ * the full config: for the database layer, which also runs in scripts
+ * (db:migrate) where the rest of the configuration need not be complete.
+ */
+function single<K extends keyof typeof schema.shape>(name: K, env: Record<string, string | undefined>) {
+  const r = schema.shape[name].safeParse(env[name]);
+  if (!r.success) throw new ConfigError(name, r.error.issues[0].message);
+  return r.data as z.output<(typeof schema.shape)[K]>;
+}
+
+/** PostgreSQL connections per instance (DATABASE_POOL_SIZE, default 10; empty means the default). */
+export const databasePoolSize = (env: Record<string, string | undefined> = process.env): number =>
+  single("DATABASE_POOL_SIZE", env);
+
+/** The migrations folder (MNEMO_MIGRATIONS_DIR, default prisma/migrations). */
+export const migrationsDirFromEnv = (env: Record<string, string | undefined> = process.env): string =>
+  single("MNEMO_MIGRATIONS_DIR", env) ?? path.join(process.cwd(), "prisma", "migrations");
 
 export class ConfigError extends Error {
   constructor(

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "@/lib/config";
+import { ConfigError, databasePoolSize, loadConfig, migrationsDirFromEnv } from "@/lib/config";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-cfg-"));
 const fail = (env: Record<string, string>) => {
@@ -16,6 +16,18 @@ const fail = (env: Record<string, string>) => {
 };
 
 describe("configuration", () => {
+  it("DATABASE_POOL_SIZE and MNEMO_MIGRATIONS_DIR are validated like the rest (empty: the default)", () => {
+    expect(databasePoolSize({ DATABASE_POOL_SIZE: "" })).toBe(10); // as .env.example ships it
+    expect(databasePoolSize({ DATABASE_POOL_SIZE: " 4 " })).toBe(4);
+    expect(() => databasePoolSize({ DATABASE_POOL_SIZE: "abc" })).toThrow(
+      /^Invalid configuration: DATABASE_POOL_SIZE must be a whole number/,
+    );
+    expect(() => databasePoolSize({ DATABASE_POOL_SIZE: "0" })).toThrow(ConfigError);
+    expect(fail({ DATABASE_POOL_SIZE: "abc", MNEMO_DATA_DIR: tmp() })).toMatch(/DATABASE_POOL_SIZE/);
+    expect(migrationsDirFromEnv({ MNEMO_MIGRATIONS_DIR: "" })).toBe(path.join(process.cwd(), "prisma", "migrations"));
+    expect(migrationsDirFromEnv({ MNEMO_MIGRATIONS_DIR: "/srv/m" })).toBe("/srv/m");
+  });
+
   it("production refuses to start without AUTH_SECRET, naming the variable", () => {
     const msg = fail({ NODE_ENV: "production", MNEMO_DATA_DIR: tmp() });
     expect(msg).toMatch(/^Invalid configuration: AUTH_SECRET must be set in production/);

@@ -6,15 +6,14 @@ import path from "node:path";
 import fs from "node:fs";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { claimEmbeddedDatabase, releaseEmbeddedDatabase } from "./owner";
+import { databasePoolSize, dataDirFromEnv } from "../config";
 
 export type DatabaseTarget =
   { kind: "pglite"; dataDir: string; pgliteDir: string | null } | { kind: "postgres"; url: string };
 
 export type Env = Record<string, string | undefined>;
 
-export function dataDirFromEnv(env: Env = process.env): string {
-  return path.resolve(/*turbopackIgnore: true*/ env.MNEMO_DATA_DIR?.trim() || "data");
-}
+export { dataDirFromEnv };
 
 export function resolveDatabaseTarget(env: Env = process.env): DatabaseTarget {
   const url = env.DATABASE_URL?.trim();
@@ -72,7 +71,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
   if (target.kind === "postgres") {
     const { PrismaPg } = await import("@prisma/adapter-pg");
     const pg = (await import("pg")).default;
-    const max = Number(process.env.DATABASE_POOL_SIZE ?? 10);
+    const max = databasePoolSize();
     // Kept open between turns (others close after 10 s idle): a turn's reads use up to five at once, and each
     // server process keeps the plans of the functions it ran. Closed, the next turn paid for new connections
     // and new plans: 48–75 ms after an 11 s pause instead of 10–25 (measured).

@@ -2,6 +2,7 @@
 // Prisma's own `_prisma_migrations` table (same columns and checksums), so the
 // Prisma CLI sees the same state. We run them ourselves because the CLI's wasm
 // engine never exits on PGlite and the embedded app must migrate in-process.
+import { migrationsDirFromEnv } from "../config";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -11,7 +12,7 @@ export type Migration = { name: string; sql: string; checksum: string };
 
 export function migrationsDir(): string {
   // The app runs from the project folder (next start, scripts, tests).
-  return process.env.MNEMO_MIGRATIONS_DIR || path.join(process.cwd(), "prisma", "migrations");
+  return migrationsDirFromEnv();
 }
 
 export function listMigrations(dir = migrationsDir()): Migration[] {
