@@ -31,6 +31,11 @@ export class RateLimitedSignin extends CredentialsSignin {
   code = "rate_limited";
 }
 
+/** The database is unreachable: the form says so instead of "incorrect email or password". */
+export class UnavailableSignin extends CredentialsSignin {
+  code = "unavailable";
+}
+
 export type OAuthProviderInfo = { id: string; name: string };
 
 export function oauthProviders(): OAuthProviderInfo[] {
@@ -48,12 +53,15 @@ function providers(): Provider[] {
     Credentials({
       credentials: { email: {}, password: {} },
       async authorize(credentials, request) {
-        const db = await getDb();
         try {
-          const user = await verifyCredentials(db, credentials, clientIp(request.headers));
+          const db = await getDb();
+          const user = await verifyCredentials(db, credentials, clientIp(request.headers), {
+            cookie: request.headers.get("cookie"),
+          });
           return user ? { id: user.id, email: user.email, name: user.name, image: user.image } : null;
         } catch (e) {
           if (e instanceof RateLimitedError) throw new RateLimitedSignin();
+          if (isDatabaseUnavailable(e)) throw new UnavailableSignin();
           throw e;
         }
       },
@@ -90,6 +98,15 @@ async function fullConfig(): Promise<NextAuthConfig> {
   return {
     ...authConfig,
     secret: config.authSecret,
+    // A wrong password is routine: one line, not a stack trace. Anything else is logged whole.
+    logger: {
+      error(error) {
+        const type = (error as { type?: string }).type ?? error.name;
+        if (error instanceof CredentialsSignin || type === "CredentialsSignin")
+          console.warn(`[auth] sign-in refused (${(error as CredentialsSignin).code ?? "credentials"})`);
+        else console.error(`[auth][error] ${type}:`, error);
+      },
+    },
     adapter,
     providers: providers(),
     events: {

@@ -45,14 +45,10 @@ async function main() {
   delete env.DATABASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
   console.log(`[e2e] mock LLM ${mock.url}; database ${databaseUrl ?? dataDir}`);
-  const app = spawn(
-    process.execPath,
-    ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"],
-    {
-      stdio: "inherit",
-      env,
-    },
-  );
+  const app = spawn(process.execPath, ["scripts/server.mjs", "-p", String(port), "-H", "127.0.0.1"], {
+    stdio: "inherit",
+    env,
+  });
   const stop = async () => {
     app.kill("SIGTERM");
     await mock.close();

@@ -13,6 +13,7 @@
 // and cross-user effects must all be 0, and every check must pass (exit 1 otherwise).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { appProcess, signInOverHttp, type AppProcess } from "../testing/app-process";
 import { startMockLlm, type MockLlm } from "../testing/mock-llm";
@@ -28,6 +29,7 @@ import { buildIfStale } from "./build-state";
 
 const PORT = Number(process.env.FAULTS_PORT ?? 3300);
 const PASSWORD = "fault-suite-password";
+const COOLDOWN_SECONDS = 2;
 // What a user must never read: driver and ORM errors, stack frames, internal columns.
 const INTERNALS =
   /prisma|invocation|ECONNREFUSED|ECONNRESET|searchTokens|"userId"|\bat \S+ \(\/|SQLSTATE|relation "|column "|node_modules/i;
@@ -39,6 +41,7 @@ const tally = {
   lost_messages: 0,
   cross_user_effects: 0,
   ended_session_writes: 0,
+  owner_lockouts: 0,
 };
 const failures: string[] = [];
 /** Measured figures reported beside the counts (not counted as failures; their checks are). */
@@ -189,6 +192,7 @@ async function prepareDatabase(): Promise<{
       ["fault-a", "USER"],
       ["fault-b", "USER"],
       ["fault-c", "USER"],
+      ["fault-d", "USER"],
     ]) {
       await c.query(
         `INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`,
@@ -485,6 +489,86 @@ async function endedSessions(app: AppProcess, admin: Client) {
     replayNew === 401 && replayOld === 401 && stop.status === 401,
     `a signed-out cookie gets 401 on chat, in its thread and on stop (${replayNew}, ${replayOld}, ${stop.status})`,
   );
+}
+
+/** An HTTP request from a chosen loopback source address (127.0.0.x), as a client elsewhere would come. */
+function requestFrom(
+  app: AppProcess,
+  from: string,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
+    const u = new URL(app.base + url);
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method,
+        headers,
+        localAddress: from,
+        agent: false,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (b: Buffer) => (text += b));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** One credentials sign-in from `from`; whether it signed in, was refused, or was told to wait. */
+async function signInFrom(app: AppProcess, from: string, email: string, password: string, extra = {}) {
+  const csrf = await requestFrom(app, from, "GET", "/api/auth/csrf", extra);
+  const { csrfToken } = JSON.parse(csrf.text) as { csrfToken: string };
+  const jar = (csrf.headers["set-cookie"] ?? []).map((c) => c.split(";")[0]).join("; ");
+  const res = await requestFrom(
+    app,
+    from,
+    "POST",
+    "/api/auth/callback/credentials",
+    { "content-type": "application/x-www-form-urlencoded", cookie: jar, ...extra },
+    new URLSearchParams({ csrfToken, email, password, callbackUrl: app.base }).toString(),
+  );
+  const location = String(res.headers.location ?? "");
+  if (/code=rate_limited/.test(location)) return "wait";
+  if (/error=/.test(location)) return "refused";
+  return (res.headers["set-cookie"] ?? []).some((c) => c.includes("session-token")) ? "in" : "refused";
+}
+
+/**
+ * Guessing and lockout: a client that rotates X-Forwarded-For is still one
+ * address (the connection's), so its per-address delay applies; guesses from
+ * many addresses raise the email's ceiling, which admits no extra guess and
+ * lets the owner's right password in after one cooldown.
+ */
+async function guessing(app: AppProcess) {
+  const email = "fault-d@example.com";
+  const forged: string[] = [];
+  for (let i = 0; i < 7; i++)
+    forged.push(await signInFrom(app, "127.0.0.9", email, `wrong-${i}`, { "x-forwarded-for": `198.51.100.${i}` }));
+  check(
+    forged.slice(0, 6).every((r) => r === "refused") && forged[6] === "wait",
+    `a forged, rotating X-Forwarded-For does not escape the per-address delay (${forged.join(", ")})`,
+  );
+  const spread: string[] = [];
+  for (let i = 0; i < 4; i++) spread.push(await signInFrom(app, `127.0.0.${20 + i}`, email, `wrong-spread-${i}`));
+  const eleventh = await signInFrom(app, "127.0.0.30", email, "wrong-eleventh");
+  const ownerNow = await signInFrom(app, "127.0.0.1", email, PASSWORD);
+  check(
+    spread.every((r) => r === "refused") && eleventh === "wait" && ownerNow === "wait",
+    `past the email's ceiling the next attempt waits, guess or not (${spread.join(", ")}; ${eleventh}, ${ownerNow})`,
+  );
+  await sleep(COOLDOWN_SECONDS * 1000 + 500);
+  const owner = await signInFrom(app, "127.0.0.1", email, PASSWORD);
+  check(owner === "in", `the owner's right password gets in after one cooldown (${owner})`);
+  if (owner !== "in") tally.owner_lockouts++;
 }
 
 /** A command run to its end: exit code and output. */
@@ -825,6 +909,7 @@ async function main() {
     MNEMO_MODEL_IDLE_TIMEOUT_SECONDS: "3",
     MNEMO_IMPORT_MAX_MB: "4",
     MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
+    MNEMO_SIGNIN_COOLDOWN_SECONDS: String(COOLDOWN_SECONDS),
   };
   delete env.DATABASE_URL;
   if (appUrl) env.DATABASE_URL = appUrl;
@@ -843,6 +928,7 @@ async function main() {
     await modelFaults(a, mock);
     await crossUser(a, b, mock);
     await importBombs(app, a, bombs);
+    await guessing(app);
     await endedSessions(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)));
     await imports(a);
     const waits: Array<[string, string, boolean]> = [];

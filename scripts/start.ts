@@ -1,6 +1,7 @@
 // `npm start`: the local launcher. Builds when the sources changed, provides a
 // generated AUTH_SECRET on the embedded database (kept in ./data, logged), and
-// serves the production build on PORT (3000). The app applies the embedded
+// serves the production build on PORT (3000) through scripts/server.mjs (the
+// client's address from the connection). The app applies the embedded
 // database's migrations itself at startup; on PostgreSQL run `npm run db:migrate`.
 import { spawn } from "node:child_process";
 import { localAuthSecret } from "../lib/config";
@@ -13,13 +14,9 @@ if (!env.AUTH_SECRET && !env.DATABASE_URL) {
 }
 buildIfStale();
 const port = env.PORT ?? "3000";
-const child = spawn(
-  process.execPath,
-  ["node_modules/next/dist/bin/next", "start", "-p", port, ...process.argv.slice(2)],
-  {
-    stdio: "inherit",
-    env: { ...env, NODE_ENV: "production" },
-  },
-);
+const child = spawn(process.execPath, ["scripts/server.mjs", "-p", port, ...process.argv.slice(2)], {
+  stdio: "inherit",
+  env: { ...env, NODE_ENV: "production" },
+});
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
 child.on("exit", (code) => process.exit(code ?? 0));

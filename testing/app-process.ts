@@ -1,4 +1,6 @@
-// The production build (`next start`) as a child process a script can start,
+// The production build, served as `npm start` serves it (scripts/server.mjs:
+// Next.js behind a Node server that takes the client's address from the
+// connection), as a child process a script can start,
 // kill and restart, and HTTP sign-in through Auth.js's credentials endpoint.
 // Used by the load benchmark and the fault suite.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -32,14 +34,10 @@ export function appProcess(port: number, env: NodeJS.ProcessEnv): AppProcess {
           .catch(() => false)
       )
         throw new Error(`port ${port} is already in use`);
-      child = spawn(
-        process.execPath,
-        ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"],
-        {
-          env: { ...env, NODE_ENV: "production" },
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
+      child = spawn(process.execPath, ["scripts/server.mjs", "-p", String(port), "-H", "127.0.0.1"], {
+        env: { ...env, NODE_ENV: "production" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       const keep = (b: Buffer) => (log = (log + b.toString()).slice(-200_000));
       child.stdout!.on("data", keep);
       child.stderr!.on("data", keep);

@@ -13,6 +13,7 @@ import {
   verifyCredentials,
 } from "@/lib/auth/users";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
+import { DEVICE_COOKIE, deviceToken } from "@/lib/auth/device";
 import { hashPassword, verifyPassword } from "@/lib/auth/password";
 
 const PW = "correct horse battery";
@@ -102,26 +103,44 @@ describe.each(engines)("accounts on %s", (engine) => {
     await setRole(t.db, admin.id, "ADMIN");
   });
 
-  it("sign-in is limited per email, counted across app instances sharing the database", async () => {
+  it("sign-in is limited per email across instances; the limit admits no extra guess; the owner still gets in", async () => {
     // Two PrismaClients stand for two app instances (on PostgreSQL each has its own pool).
     const other = await t.newClient();
     const email = "second@example.com";
     const attempts = Array.from({ length: 10 }, (_, i) =>
       verifyCredentials(i % 2 ? other.db : t.db, { email, password: "wrong password" }, `10.2.0.${i}`),
     );
-    await Promise.all(attempts);
-    // Past the limit, one attempt per cooldown: a guesser's wrong password uses it…
-    expect(await verifyCredentials(t.db, { email, password: "wrong again" }, "10.2.1.0")).toBeNull();
-    await expect(verifyCredentials(t.db, { email, password: PW }, "10.2.1.1")).rejects.toBeInstanceOf(RateLimitedError);
+    expect(await Promise.all(attempts)).toEqual(Array(10).fill(null));
+    // The 10th failure started the cooldown: the 11th guess, from anywhere, is not evaluated.
+    await expect(verifyCredentials(t.db, { email, password: "wrong again" }, "10.2.1.0")).rejects.toBeInstanceOf(
+      RateLimitedError,
+    );
     await expect(verifyCredentials(other.db, { email, password: PW }, "10.2.1.2")).rejects.toBeInstanceOf(
       RateLimitedError,
     );
-    const row = await t.db.rateLimiterFlexible.findUnique({ where: { key: `signin-email:${email}` } });
-    expect(row?.points).toBe(13);
-    // …but the owner is never locked out: after the cooldown the right password works.
+    // A browser that signed in to this account before is not held back by others' failures…
+    const cookie = `${DEVICE_COOKIE}=${deviceToken(email)}`;
+    expect((await verifyCredentials(t.db, { email, password: PW }, "10.2.1.4", { cookie }))?.email).toBe(email);
+    // …a device cookie made for another account does not count…
+    const foreign = `${DEVICE_COOKIE}=${deviceToken("someone@example.com")}`;
+    await expect(
+      verifyCredentials(t.db, { email, password: PW }, "10.2.1.5", { cookie: foreign }),
+    ).rejects.toBeInstanceOf(RateLimitedError);
+    // …and on a new browser the owner waits one cooldown, then the right password works.
     await new Promise((r) => setTimeout(r, 1100));
     expect((await verifyCredentials(other.db, { email, password: PW }, "10.2.1.3"))?.email).toBe(email);
     await other.close();
+  });
+
+  it("one address guessing one email waits longer after each failure past five; others are untouched", async () => {
+    const email = "first@example.com";
+    for (let i = 0; i < 5; i++)
+      expect(await verifyCredentials(t.db, { email, password: "nope" }, "10.3.0.1")).toBeNull();
+    expect(await verifyCredentials(t.db, { email, password: "nope" }, "10.3.0.1")).toBeNull(); // the 6th: waits 2 s
+    const refused = await verifyCredentials(t.db, { email, password: PW }, "10.3.0.1").catch((e) => e);
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect((refused as RateLimitedError).retryAfterSeconds).toBeGreaterThan(1);
+    expect((await verifyCredentials(t.db, { email, password: PW }, "10.3.0.2"))?.email).toBe(email);
   });
 
   it("registration is limited per IP", async () => {

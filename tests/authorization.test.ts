@@ -75,6 +75,8 @@ const OWNER_ONLY: Record<Subject, Verdict> = { owner: "allow", other: "deny", ad
 const SIGNED_IN: Record<Subject, Verdict> = { owner: "allow", other: "allow", admin: "allow", anon: "deny" };
 const ADMIN_ONLY: Record<Subject, Verdict> = { owner: "deny", other: "deny", admin: "allow", anon: "deny" };
 const PUBLIC: Record<Subject, Verdict> = { owner: "allow", other: "allow", admin: "allow", anon: "allow" };
+/** Only for a caller with the data folder's secret (lib/ops/endpoint.ts): no session reaches it. */
+const NOBODY: Record<Subject, Verdict> = { owner: "deny", other: "deny", admin: "deny", anon: "deny" };
 const form = (o: Record<string, string>) => {
   const f = new FormData();
   for (const [k, v] of Object.entries(o)) f.set(k, v);
@@ -269,6 +271,9 @@ const ROUTES: Record<string, Record<string, Entry>> = {
     },
   },
   "app/api/health/route.ts": { GET: { call: (m) => m.GET(), expect: PUBLIC } },
+  "app/api/ops/route.ts": {
+    POST: { call: (m) => m.POST(json({ command: "jobs:retention", args: [], cwd: "/" }) as never), expect: NOBODY },
+  },
   "app/api/chat/route.ts": {
     POST: {
       call: (m, fx) => m.POST(json({ kind: "send", threadId: fx.threadId, content: "next question" }) as never),

@@ -2,7 +2,8 @@
 // Sign-in, registration and sign-out. Inputs are validated with zod; failures
 // come back as form state (never as thrown errors the user cannot read).
 import { AuthError, CredentialsSignin } from "next-auth";
-import { headers } from "next/headers";
+import { cookies, headers } from "next/headers";
+import { isRedirectError } from "next/dist/client/components/redirect-error";
 import { z } from "zod";
 import { signIn, signOut, oauthProviders } from "@/auth";
 import { getDb } from "@/lib/db/client";
@@ -10,7 +11,8 @@ import { clientIp } from "@/lib/auth/client-ip";
 import { registerAccount, registerSchema } from "@/lib/auth/users";
 import { requestPasswordReset, resetPassword } from "@/lib/auth/password-reset";
 import { mailConfigured } from "@/lib/mail/mailer";
-import { AppError, publicError } from "@/lib/errors";
+import { AppError, DATABASE_DOWN, publicError } from "@/lib/errors";
+import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, deviceToken } from "@/lib/auth/device";
 import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { RegistrationClosedError } from "@/lib/auth/registration";
 
@@ -55,7 +57,18 @@ async function credentialsSignIn(email: string, password: string, redirectTo: st
     if (e instanceof CredentialsSignin && e.code === "rate_limited") {
       return { error: "Too many sign-in attempts. Wait a few minutes and try again.", values: { email } };
     }
+    if (e instanceof CredentialsSignin && e.code === "unavailable") return { error: DATABASE_DOWN, values: { email } };
     if (e instanceof AuthError) return { error: GENERIC_SIGNIN_ERROR, values: { email } };
+    if (isRedirectError(e)) {
+      // Signed in: this browser is now known to the account (lib/auth/device.ts).
+      (await cookies()).set(DEVICE_COOKIE, deviceToken(email), {
+        httpOnly: true,
+        sameSite: "lax",
+        secure: (await headers()).get("x-forwarded-proto") === "https",
+        maxAge: DEVICE_COOKIE_MAX_AGE,
+        path: "/",
+      });
+    }
     throw e; // Next.js redirect on success
   }
 }

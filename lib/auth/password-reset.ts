@@ -5,7 +5,7 @@
 // Reset tokens are Auth.js verification tokens ("reset:<email>", stored hashed).
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
-import { AppError } from "@/lib/errors";
+import { AppError, logError } from "@/lib/errors";
 import { mailConfigured, publicLink, sendMailLater } from "@/lib/mail/mailer";
 import { hashPassword } from "./password";
 import { newPasswordSchema } from "./password-change";
@@ -24,7 +24,9 @@ export class ResetLinkError extends AppError {
 
 /**
  * Emails a reset link when `email` has an account (rate-limited per address and
- * network). Resolves the same way whether it has one or not.
+ * network). Resolves the same way, after the same work, whether it has one or
+ * not: the account lookup, the token and the mail happen after the answer, so
+ * its timing says nothing about the email.
  */
 export async function requestPasswordReset(db: Db, rawEmail: string, ip: string, now = new Date()): Promise<void> {
   if (!mailConfigured())
@@ -34,6 +36,12 @@ export async function requestPasswordReset(db: Db, rawEmail: string, ip: string,
     ["reset-ip", ip],
     ["reset-email", email],
   ]);
+  void issueResetLink(db, email, now).catch((e) =>
+    logError(crypto.randomUUID().slice(0, 8), "password reset link", e, true),
+  );
+}
+
+async function issueResetLink(db: Db, email: string, now: Date): Promise<void> {
   const user = await db.user.findUnique({ where: { email }, select: { id: true, disabled: true } });
   if (!user || user.disabled) return;
   const token = crypto.randomBytes(32).toString("base64url");

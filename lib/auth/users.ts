@@ -1,11 +1,13 @@
 // Accounts: registration, credential checks, roles. Every function takes the
 // database explicitly so tests can run it against PGlite and PostgreSQL.
+import { admitSignIn, recordSignInFailure, recordSignInSuccess } from "./signin-throttle";
+import { isKnownDevice } from "./device";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { Prisma, type Role, type User } from "@/lib/generated/prisma/client";
 import { getConfig } from "@/lib/config";
 import { dummyHash, hashPassword, verifyPassword } from "./password";
-import { consume, RateLimitedError, reset } from "./rate-limit";
+import { consume } from "./rate-limit";
 import { admitRegistration } from "./registration";
 import { AppError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
@@ -136,21 +138,29 @@ const alreadyRegisteredMail = (to: string) => ({
  * Checks an email and password. Returns the user or null, never saying which
  * part was wrong. Rate-limited per IP and per email before any hash is checked.
  */
-export async function verifyCredentials(db: Db, input: unknown, ip: string): Promise<User | null> {
+/**
+ * Email and password, throttled (lib/auth/signin-throttle.ts). `cookie` is the
+ * request's Cookie header: a browser that signed in to this account before is
+ * not held back by others' failures.
+ */
+export async function verifyCredentials(
+  db: Db,
+  input: unknown,
+  ip: string,
+  opts: { cookie?: string | null } = {},
+): Promise<User | null> {
   const parsed = signInSchema.safeParse(input);
   if (!parsed.success) return null;
   const { email, password } = parsed.data;
   await consume(db, [["signin-ip", ip]]);
-  // Too many failures for this email: not a lockout (anyone could cause one),
-  // but one attempt per cooldown (MNEMO_SIGNIN_COOLDOWN_SECONDS), so the owner's right password still works.
-  await consume(db, [["signin-email", email]]).catch(async (e) => {
-    if (!(e instanceof RateLimitedError)) throw e;
-    await consume(db, [["signin-email-slow", email]]);
-  });
+  await admitSignIn(db, email, ip, isKnownDevice(opts.cookie, email));
   const user = await db.user.findUnique({ where: { email } });
   const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
-  if (!user || !user.passwordHash || !ok || user.disabled) return null;
-  await reset(db, "signin-email", email);
+  if (!user || !user.passwordHash || !ok || user.disabled) {
+    await recordSignInFailure(db, email, ip);
+    return null;
+  }
+  await recordSignInSuccess(db, email, ip);
   return user;
 }
 
