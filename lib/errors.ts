@@ -43,7 +43,7 @@ const DB_CODES = new Set([
   "08003",
 ]);
 const DB_WORDS =
-  /can't reach database|connection terminated|connection refused|ECONNREFUSED|ECONNRESET|the database system is (?:starting up|shutting down)|terminating connection|Connection closed|timeout exceeded when trying to connect|database is closed|PGlite is closed/i;
+  /can't reach database|connection terminated|connection refused|ECONNREFUSED|ECONNRESET|the database system is (?:starting up|shutting down)|terminating connection|Connection closed|timeout exceeded when trying to connect|database is closed|PGlite is closed|server has closed the connection/i;
 
 export function isDatabaseUnavailable(e: unknown): boolean {
   for (

@@ -59,7 +59,7 @@ type Turn = Reply & { events: Array<Record<string, any>>; ended: boolean }; // e
 
 class Client {
   constructor(
-    private app: AppProcess,
+    readonly app: AppProcess,
     readonly cookie: string,
     private outage = () => false,
   ) {}
@@ -538,6 +538,7 @@ async function signInFrom(app: AppProcess, from: string, email: string, password
   );
   const location = String(res.headers.location ?? "");
   if (/code=rate_limited/.test(location)) return "wait";
+  if (/code=unavailable/.test(location)) return "unavailable";
   if (/error=/.test(location)) return "refused";
   return (res.headers["set-cookie"] ?? []).some((c) => c.includes("session-token")) ? "in" : "refused";
 }
@@ -812,6 +813,8 @@ async function databaseFaults(a: Client, proxy: TcpProxy, mock: MockLlm, setOuta
     during.status === 503 && /can't reach its database/.test(during.text),
     `chat during an outage answers 503 with a clear sentence (${during.status})`,
   );
+  const signIn = await signInFrom(a.app, "127.0.0.1", "fault-b@example.com", PASSWORD).catch(() => "error");
+  check(signIn === "unavailable", `a sign-in during an outage is told the service is unreachable (${signIn})`);
   const page = await a.request("page during an outage", "/");
   check(
     !(page.location ?? "").includes("/signin") && page.text.includes(DATABASE_DOWN_DIGEST),
@@ -957,6 +960,9 @@ async function main() {
     console.log(app.output().slice(-3000));
   } finally {
     await finalCounts(target, () => app.stop());
+    // What the server logged for each 500 a user saw (their reference is in the log line).
+    if (tally.server_errors)
+      for (const m of app.output().matchAll(/error ref=[\s\S]{0,600}/g)) console.log(`     ${m[0]}`);
     await proxy?.close();
     await mock.close();
   }

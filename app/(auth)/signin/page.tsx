@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { DATABASE_DOWN } from "@/lib/errors";
 import { redirect } from "next/navigation";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "@/components/ui/card";
 import { SignInForm } from "@/components/auth/auth-forms";
@@ -11,10 +12,10 @@ export const metadata: Metadata = { title: "Sign in" };
 export default async function SignInPage({
   searchParams,
 }: {
-  searchParams: Promise<{ callbackUrl?: string; error?: string; deleted?: string; email?: string }>;
+  searchParams: Promise<{ callbackUrl?: string; error?: string; code?: string; deleted?: string; email?: string }>;
 }) {
   if (await currentUser()) redirect("/");
-  const { callbackUrl, error, deleted, email } = await searchParams;
+  const { callbackUrl, error, code, deleted, email } = await searchParams;
   return (
     <Card>
       <CardHeader>
@@ -29,7 +30,13 @@ export default async function SignInPage({
         )}
         {error && (
           <p role="alert" className="mb-2 text-sm text-destructive">
-            {error === "AccessDenied" ? "This account cannot sign in." : "Sign-in failed. Try again."}
+            {error === "AccessDenied"
+              ? "This account cannot sign in."
+              : code === "unavailable"
+                ? DATABASE_DOWN
+                : code === "rate_limited"
+                  ? "Too many sign-in attempts. Wait a few minutes and try again."
+                  : "Sign-in failed. Try again."}
           </p>
         )}
         <OAuthButtons providers={oauthProviders()} callbackUrl={callbackUrl} />
