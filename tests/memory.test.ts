@@ -1,6 +1,7 @@
 // Long-term memory on real databases: extraction decisions from scripted model
 // output, versions, precedence, de-duplication, selection under a budget,
 // isolation between users, and escaping in the prompt block.
+import { reviewPending } from "@/lib/memory/writes";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -137,11 +138,22 @@ describe.each(engines)("long-term memory on %s", (engine) => {
       },
     });
     const r = await extract("I had fish today");
-    expect(r.rejected).toBe(2);
-    expect((await t.db.memory.findUniqueOrThrow({ where: { id: explicit.id } })).text).toBe("Is vegetarian");
-    expect(
-      await t.db.memory.findFirst({ where: { userId: alice, text: "Eats fish", status: "archived" } }),
-    ).not.toBeNull();
+    // Review is off, but what the user said only changes with their approval: two proposals, nothing changed.
+    expect(r.applied.map((a) => a.op)).toEqual(["UPDATE", "DELETE"]);
+    const target = await t.db.memory.findUniqueOrThrow({ where: { id: explicit.id } });
+    expect(target).toMatchObject({ text: "Is vegetarian", status: "active" });
+    const proposals = await t.db.memory.findMany({ where: { userId: alice, proposalForId: explicit.id } });
+    expect(proposals.map((p) => [p.proposalOp, p.text, p.status]).sort()).toEqual([
+      ["archive", "Is vegetarian", "pending"],
+      ["update", "Eats fish", "pending"],
+    ]);
+    // The user rejects the removal and approves the correction: the target gets a version, the proposals go.
+    await reviewPending(t.db, alice, proposals.find((p) => p.proposalOp === "archive")!.id, false);
+    await reviewPending(t.db, alice, proposals.find((p) => p.proposalOp === "update")!.id, true);
+    const after = await t.db.memory.findUniqueOrThrow({ where: { id: explicit.id }, include: { versions: true } });
+    expect(after).toMatchObject({ text: "Eats fish", status: "active", source: "explicit" });
+    expect(after.versions.map((v) => v.reason)).toContain("Approved a change the model proposed");
+    expect(await t.db.memory.count({ where: { proposalForId: explicit.id } })).toBe(0);
     // A manual edit does override an inferred memory, and a user's word overrides a manual one.
     const inferred = await addMemory(t.db, alice, { text: "Works at Acme", source: "inferred" }, "model", "learned");
     expect(
@@ -248,7 +260,9 @@ describe.each(engines)("long-term memory on %s", (engine) => {
       JSON.parse((await runMemoryTool(ctx, "update_memory", JSON.stringify({ id: bobs.id, text: "hacked" }))).result),
     ).toEqual({ error: "Memory not found." });
     expect(JSON.parse((await runMemoryTool(ctx, "forget", JSON.stringify({ ids: [bobs.id] }))).result)).toEqual({
-      deleted: 0,
+      archived: 0,
+      proposedForReview: 0,
+      refused: 1,
     });
     const found = JSON.parse(
       (await runMemoryTool(ctx, "search_memory", JSON.stringify({ query: "knitting hobby" }))).result,

@@ -46,6 +46,8 @@ type Mem = {
   steps?: string[] | null;
   /** Answers that used it, and their ratings. */
   signals?: { answers: number; up: number; down: number } | null;
+  /** A change the model proposed to another memory: approve carries it out. */
+  proposal?: { op: string; target: string | null } | null;
 };
 type Version = {
   id: string;
@@ -177,7 +179,13 @@ function MemoryCard({
                   m.status === "pending" ? "bg-amber-500/15 text-amber-700 dark:text-amber-400" : "bg-muted",
                 )}
               >
-                {m.status === "pending" ? "waiting for review" : "archived"}
+                {m.status === "pending"
+                  ? m.proposal
+                    ? m.proposal.op === "update"
+                      ? "proposed change: waiting for review"
+                      : "proposed to forget: waiting for review"
+                    : "waiting for review"
+                  : "archived"}
               </span>
             )}
             <span>updated {new Date(m.updatedAt).toLocaleDateString()}</span>
@@ -191,6 +199,12 @@ function MemoryCard({
               </Link>
             )}
           </div>
+          {m.proposal && (
+            <p className="mt-1 text-sm text-muted-foreground" data-testid="proposal-target">
+              {m.proposal.op === "update" ? "Would replace: " : "Would forget: "}
+              <span className="line-through">{m.proposal.target ?? "(a memory that no longer exists)"}</span>
+            </p>
+          )}
           {m.steps && !editing && (
             <ol className="mt-1 list-decimal pl-5 text-sm text-muted-foreground" aria-label="Steps">
               {m.steps.map((s, i) => (

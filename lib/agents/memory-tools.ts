@@ -8,6 +8,7 @@ import type { Db } from "@/lib/db/client";
 import { addMemory, memoryKindSchema, SecretRefusedError } from "@/lib/memory/long-term";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { embedQuery } from "@/lib/llm/embeddings";
+import { memoryPolicy } from "@/lib/memory/writes";
 
 export function mnemoMemoryTools(db: Db, userId: string, opts: { budget?: number; threadId?: string } = {}) {
   const recallTool = tool({
@@ -29,6 +30,9 @@ export function mnemoMemoryTools(db: Db, userId: string, opts: { budget?: number
     description: "Save a durable fact, preference or procedure about the user when they ask you to remember it.",
     parameters: z.object({ text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact") }),
     async execute({ text, kind }) {
+      // The user's "pause learning" holds for agents too.
+      if ((await memoryPolicy(db, userId)).paused)
+        return JSON.stringify({ error: "The user has paused memory; nothing was saved. Tell them." });
       try {
         const m = await addMemory(
           db,

@@ -7,15 +7,8 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
-import {
-  addMemory,
-  memoryKindSchema,
-  searchMemories,
-  setMemoryStatus,
-  updateMemoryText,
-  MemoryNotFoundError,
-  SecretRefusedError,
-} from "./long-term";
+import { memoryKindSchema, searchMemories, MemoryNotFoundError, SecretRefusedError } from "./long-term";
+import { memoryPolicy, modelChange, type ModelChange } from "./writes";
 import { cutGraphemes } from "@/lib/text/policy";
 import { procedureText, stepsSchema } from "./procedures";
 
@@ -65,48 +58,42 @@ export async function applyDecisions(
   decisions: Decision[],
 ): Promise<ExtractionResult> {
   const result: ExtractionResult = { applied: [], rejected: 0 };
+  // Every change goes through the gate of lib/memory/writes.ts: pause, review, protected memories.
+  const now = await memoryPolicy(db, input.userId);
+  const policy = { paused: now.paused, review: now.review || input.review };
+  const from = { sourceThreadId: input.threadId, sourceItemId: input.userItemId };
   for (const d of decisions) {
     try {
       if (d.op === "NONE") {
         result.applied.push({ op: "NONE" });
-      } else if (d.op === "ADD") {
-        const m = await addMemory(
-          db,
-          input.userId,
-          {
-            text: d.kind === "procedure" ? procedureText(d.text, d.steps) : d.text,
-            kind: d.kind,
-            steps: d.kind === "procedure" ? d.steps : undefined,
-            confidence: d.confidence,
-            source: "inferred",
-            status: input.review ? "pending" : "active",
-            sourceThreadId: input.threadId,
-            sourceItemId: input.userItemId,
-          },
-          "model",
-          "Learned from the conversation",
-        );
-        result.applied.push({ op: "ADD", memoryId: m.id });
-      } else if (d.op === "UPDATE") {
-        const r = await updateMemoryText(db, input.userId, d.id, d.text, {
-          actor: "model",
-          source: "inferred",
-          reason: "Corrected by the conversation",
-          sourceThreadId: input.threadId,
-          sourceItemId: input.userItemId,
-        });
-        if (r.applied) result.applied.push({ op: "UPDATE", memoryId: r.memory.id });
-        else result.rejected++;
-      } else if (d.op === "DELETE") {
-        // The model archives (never deletes) and only what it learned itself.
-        const m = await db.memory.findFirst({ where: { id: d.id, userId: input.userId } });
-        if (!m || m.source !== "inferred") {
-          result.rejected++;
-          continue;
-        }
-        await setMemoryStatus(db, input.userId, d.id, "archived", "model", "No longer true, per the conversation");
-        result.applied.push({ op: "DELETE", memoryId: d.id });
+        continue;
       }
+      const change: ModelChange =
+        d.op === "ADD"
+          ? {
+              op: "add",
+              memory: {
+                text: d.kind === "procedure" ? procedureText(d.text, d.steps) : d.text,
+                kind: d.kind,
+                steps: d.kind === "procedure" ? d.steps : undefined,
+                confidence: d.confidence,
+                source: "inferred",
+                ...from,
+              },
+            }
+          : d.op === "UPDATE"
+            ? { op: "update", id: d.id, text: d.text }
+            : { op: "archive", id: d.id };
+      const reason =
+        d.op === "ADD"
+          ? "Learned from the conversation"
+          : d.op === "UPDATE"
+            ? "Corrected by the conversation"
+            : "No longer true, per the conversation";
+      const r = await modelChange(db, input.userId, change, { reason, ...from }, policy);
+      if (r.outcome === "applied") result.applied.push({ op: d.op, memoryId: r.memory.id });
+      else if (r.outcome === "proposed") result.applied.push({ op: d.op, memoryId: r.proposalId });
+      else result.rejected++;
     } catch (e) {
       if (e instanceof MemoryNotFoundError || e instanceof SecretRefusedError || e instanceof z.ZodError)
         result.rejected++;

@@ -6,15 +6,14 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import {
   addMemory,
-  deleteMemories,
   listMemories,
   memoryKindSchema,
   memoryTextSchema,
   searchMemories,
-  updateMemoryText,
   MemoryNotFoundError,
   SecretRefusedError,
 } from "./long-term";
+import { modelChange, type ChangeOutcome } from "./writes";
 
 export type ToolContext = { db: Db; userId: string; threadId: string; itemId: string; paused: boolean };
 
@@ -81,6 +80,20 @@ const args = {
 
 export type ToolOutcome = { result: string; changed: boolean };
 
+const origin = (ctx: ToolContext, what: string) => ({
+  reason: `Asked in chat to have it ${what}`,
+  sourceThreadId: ctx.threadId,
+  sourceItemId: ctx.itemId,
+});
+
+/** What the model is told about a gated change. */
+function toolOutcome(r: ChangeOutcome, done: string) {
+  if (r.outcome === "applied") return { [done]: { id: r.memory.id, text: r.memory.text } };
+  if (r.outcome === "proposed")
+    return { proposedForReview: r.proposalId, note: "This changes only once the user approves it on the memory page." };
+  return { error: r.why };
+}
+
 export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: string): Promise<ToolOutcome> {
   let json: unknown;
   try {
@@ -104,23 +117,40 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
         return out({ saved: { id: m.id, text: m.text } }, true);
       }
       case "update_memory": {
-        if (ctx.paused) return out({ error: "The user has paused memory; nothing was changed." });
+        // The model's change, through the gate of lib/memory/writes.ts (pause, review, protected memories).
         const a = args.update_memory.parse(json);
-        const r = await updateMemoryText(ctx.db, ctx.userId, a.id, a.text, {
-          actor: "user",
-          source: "explicit",
-          reason: "Asked in chat to change it",
-          sourceThreadId: ctx.threadId,
-          sourceItemId: ctx.itemId,
-        });
-        return out({ updated: { id: r.memory.id, text: r.memory.text } }, true);
+        const r = await modelChange(
+          ctx.db,
+          ctx.userId,
+          { op: "update", id: a.id, text: a.text },
+          origin(ctx, "changed"),
+        );
+        return out(toolOutcome(r, "updated"), r.outcome !== "refused");
       }
       case "forget": {
+        // Archived (restorable from the dashboard), or proposed for review: a model never deletes a memory.
         const a = args.forget.parse(json);
         let ids = a.ids ?? [];
-        if (!ids.length && a.query) ids = (await searchMemories(ctx.db, ctx.userId, a.query, 20)).map((m) => m.id);
-        const n = await deleteMemories(ctx.db, ctx.userId, ids);
-        return out({ deleted: n }, n > 0);
+        if (!ids.length && a.query) ids = (await searchMemories(ctx.db, ctx.userId, a.query, 5)).map((m) => m.id);
+        const outcomes: ChangeOutcome[] = [];
+        for (const id of ids.slice(0, 20))
+          outcomes.push(
+            await modelChange(ctx.db, ctx.userId, { op: "archive", id }, origin(ctx, "forgotten")).catch((e) => {
+              if (e instanceof MemoryNotFoundError) return { outcome: "refused" as const, why: e.message };
+              throw e;
+            }),
+          );
+        const count = (o: string) => outcomes.filter((r) => r.outcome === o).length;
+        const result = { archived: count("applied"), proposedForReview: count("proposed"), refused: count("refused") };
+        return out(
+          {
+            ...result,
+            note: result.proposedForReview
+              ? "Some memories only change with the user's approval: tell them to approve it on the memory page."
+              : undefined,
+          },
+          result.archived + result.proposedForReview > 0,
+        );
       }
       case "search_memory": {
         const a = args.search_memory.parse(json);

@@ -1,6 +1,7 @@
 "use server";
 // Memory dashboard actions: zod-checked, session-checked, and scoped to the
 // signed-in user's memories (another user's memory id is "not found").
+import { reviewPending } from "@/lib/memory/writes";
 import { embedSoon } from "@/lib/memory/embed";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
@@ -12,7 +13,6 @@ import {
   deleteMemories,
   forgetEverything,
   memoryKindSchema,
-  ownedMemory,
   memoryHistory,
   setMemoryStatus,
   setPinned,
@@ -83,16 +83,7 @@ export async function pinMemoryAction(memoryId: string, pinned: boolean) {
 export async function reviewMemoryAction(memoryId: string, approve: boolean) {
   return run(async (userId) => {
     const db = await getDb();
-    const m = await ownedMemory(db, userId, id.parse(memoryId));
-    if (m.status !== "pending") return;
-    await setMemoryStatus(
-      db,
-      userId,
-      m.id,
-      approve ? "active" : "archived",
-      "user",
-      approve ? "Approved in the review queue" : "Rejected in the review queue",
-    );
+    await reviewPending(db, userId, id.parse(memoryId), approve); // a proposal is carried out on its target
   });
 }
 

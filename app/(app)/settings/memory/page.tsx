@@ -49,6 +49,18 @@ export default async function MemoryPage({
     user.id,
     memories.map((m) => m.id),
   );
+  // Proposals (a model's change to another memory, lib/memory/writes.ts) show what they would change.
+  const targetIds = memories.flatMap((m) => (m.proposalForId ? [m.proposalForId] : []));
+  const targets = new Map(
+    targetIds.length
+      ? (
+          await db.memory.findMany({
+            where: { userId: user.id, id: { in: targetIds } },
+            select: { id: true, text: true },
+          })
+        ).map((t) => [t.id, cipher.open(t.text)] as const)
+      : [],
+  );
   const stepsOf = (stored: unknown) => stepsSchema.safeParse(openJson(cipher, stored as string | null)).data ?? null;
   const { take, fits } = profileSelection(profile, budget);
   const alwaysIn = new Set(take.map((m) => m.id));
@@ -82,6 +94,10 @@ export default async function MemoryPage({
         needsRevalidation: m.needsRevalidation,
         steps: m.kind === "procedure" ? stepsOf(m.steps) : null,
         signals: signals.get(m.id) ?? null,
+        proposal:
+          m.status === "pending" && m.proposalOp && m.proposalForId
+            ? { op: m.proposalOp, target: targets.get(m.proposalForId) ?? null }
+            : null,
         updatedAt: m.updatedAt.toISOString(),
         lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
         onlyWhenRelevant: !fits && m.status === "active" && scanned.has(m.id) && !alwaysIn.has(m.id),

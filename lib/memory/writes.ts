@@ -1,0 +1,165 @@
+// Changes to memories that a model initiates: the extraction after an answer,
+// the chat model's memory tools, an agent's tools. Text the user never wrote
+// (an imported conversation recalled into the prompt, a pasted page) can steer
+// a model, so its changes pass one gate:
+// - learning paused: nothing is written;
+// - "review learned memories" on: a new memory waits as pending, and an update
+//   or a removal becomes a proposal in the review queue (a pending row naming
+//   its target) that changes nothing until the user approves it;
+// - a pinned memory, or one the user wrote or asked for (explicit, manual), is
+//   only ever changed through such a proposal, whatever the setting;
+// - otherwise an update is a new version and a removal archives (restorable):
+//   a model never deletes a memory.
+// The user's own edits on the dashboard go straight to lib/memory/long-term.ts.
+import type { Db } from "@/lib/db/client";
+import type { Memory } from "@/lib/generated/prisma/client";
+import { cipherFor } from "@/lib/crypto/content";
+import { countTokens } from "./tokens";
+import {
+  addMemory,
+  memoryTextSchema,
+  ownedMemory,
+  setMemoryStatus,
+  updateMemoryText,
+  type NewMemory,
+} from "./long-term";
+import { redactSecrets } from "./secrets";
+import { SecretRefusedError } from "./long-term";
+
+export type ModelChange =
+  | { op: "add"; memory: Omit<NewMemory, "status"> }
+  | { op: "update"; id: string; text: string }
+  | { op: "archive"; id: string };
+
+export type ChangeOrigin = {
+  /** Why, for the version row and the review queue (e.g. "Corrected by the conversation"). */
+  reason: string;
+  sourceThreadId?: string | null;
+  sourceItemId?: string | null;
+};
+
+export type ChangeOutcome =
+  | { outcome: "applied"; memory: Memory }
+  | { outcome: "proposed"; proposalId: string }
+  | { outcome: "refused"; why: string };
+
+export type Policy = { paused: boolean; review: boolean };
+
+export async function memoryPolicy(db: Db, userId: string): Promise<Policy> {
+  const u = await db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true, memoryReview: true } });
+  return { paused: !!u?.memoryPaused, review: !!u?.memoryReview };
+}
+
+/** Only through the review queue: pinned memories and what the user wrote or asked for. */
+const protectedMemory = (m: Pick<Memory, "pinned" | "source">) => m.pinned || m.source !== "inferred";
+
+/** Applies, proposes or refuses one model-initiated change (see the top of this file). */
+export async function modelChange(
+  db: Db,
+  userId: string,
+  change: ModelChange,
+  origin: ChangeOrigin,
+  known?: Policy,
+): Promise<ChangeOutcome> {
+  const p = known ?? (await memoryPolicy(db, userId));
+  if (p.paused) return { outcome: "refused", why: "The user has paused memory: nothing was changed." };
+  if (change.op === "add") {
+    const memory = await addMemory(
+      db,
+      userId,
+      { ...change.memory, status: p.review ? "pending" : "active" },
+      "model",
+      origin.reason,
+    );
+    return { outcome: "applied", memory };
+  }
+  const target = await ownedMemory(db, userId, change.id);
+  if (target.status !== "active") return { outcome: "refused", why: "That memory is not active." };
+  if (p.review || protectedMemory(target)) return propose(db, userId, target, change, origin);
+  if (change.op === "update") {
+    const r = await updateMemoryText(db, userId, target.id, change.text, {
+      actor: "model",
+      source: "inferred",
+      reason: origin.reason,
+      sourceThreadId: origin.sourceThreadId,
+      sourceItemId: origin.sourceItemId,
+    });
+    return r.applied
+      ? { outcome: "applied", memory: r.memory }
+      : { outcome: "refused", why: "Kept the stronger memory." };
+  }
+  const memory = await setMemoryStatus(db, userId, target.id, "archived", "model", origin.reason);
+  return { outcome: "applied", memory };
+}
+
+/** A pending row that names its target: nothing changes until the user approves it. */
+async function propose(
+  db: Db,
+  userId: string,
+  target: Memory,
+  change: Exclude<ModelChange, { op: "add" }>,
+  origin: ChangeOrigin,
+): Promise<ChangeOutcome> {
+  const text = change.op === "update" ? cleanProposal(change.text) : target.text;
+  const c = await cipherFor(db, userId);
+  // Asking twice for the same change leaves one proposal.
+  const open = await db.memory.findMany({
+    where: { userId, status: "pending", proposalForId: target.id, proposalOp: change.op },
+  });
+  const same = open.find((m) => c.open(m.text) === text);
+  if (same) return { outcome: "proposed", proposalId: same.id };
+  const row = await db.memory.create({
+    data: {
+      userId,
+      text: c.seal(text),
+      searchTokens: c.searchTokens(text),
+      kind: target.kind,
+      source: "inferred",
+      status: "pending",
+      proposalOp: change.op,
+      proposalForId: target.id,
+      sourceThreadId: origin.sourceThreadId ?? null,
+      sourceItemId: origin.sourceItemId ?? null,
+      tokens: countTokens(text),
+      versions: { create: { userId, oldText: null, newText: c.seal(text), actor: "model", reason: origin.reason } },
+    },
+  });
+  return { outcome: "proposed", proposalId: row.id };
+}
+
+function cleanProposal(text: string): string {
+  const r = redactSecrets(memoryTextSchema.parse(text));
+  if (r.onlySecret) throw new SecretRefusedError();
+  return r.text;
+}
+
+/**
+ * The user's answer to a pending row: a new memory becomes active (or is
+ * archived); a proposal is carried out on its target (or dropped), and the
+ * proposal row itself is removed either way (its target's history keeps the change).
+ */
+export async function reviewPending(db: Db, userId: string, id: string, approve: boolean): Promise<void> {
+  const m = await ownedMemory(db, userId, id);
+  if (m.status !== "pending") return;
+  if (!m.proposalOp) {
+    const verdict = approve ? "Approved in the review queue" : "Rejected in the review queue";
+    await setMemoryStatus(db, userId, m.id, approve ? "active" : "archived", "user", verdict);
+    return;
+  }
+  const target = m.proposalForId
+    ? await db.memory.findFirst({ where: { id: m.proposalForId, userId, status: "active" } })
+    : null;
+  if (approve && target) {
+    if (m.proposalOp === "update")
+      await updateMemoryText(db, userId, target.id, m.text, {
+        actor: "user",
+        source: target.source,
+        reason: "Approved a change the model proposed",
+        sourceThreadId: m.sourceThreadId,
+        sourceItemId: m.sourceItemId,
+      });
+    else
+      await setMemoryStatus(db, userId, target.id, "archived", "user", "Approved forgetting it, as the model proposed");
+  }
+  await db.memory.deleteMany({ where: { id: m.id, userId } });
+}

@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "Memory" ADD COLUMN     "proposalForId" TEXT,
+ADD COLUMN     "proposalOp" TEXT;
+

@@ -1,0 +1,99 @@
+// Model-initiated memory changes pass one gate (lib/memory/writes.ts): with
+// review on they wait as proposals, protected memories are only proposed, a
+// model never deletes, and "pause learning" stops every model path, the Agents
+// SDK's tools included. The attacker's order of events: an injected
+// instruction makes the model update and forget what the user wrote.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunContext } from "@openai/agents";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { addMemory } from "@/lib/memory/long-term";
+import { applyDecisions } from "@/lib/memory/extract";
+import { runMemoryTool } from "@/lib/memory/tools";
+import { reviewPending } from "@/lib/memory/writes";
+import { recall } from "@/lib/memory/recall";
+import { mnemoMemoryTools } from "@/lib/agents/memory-tools";
+
+describe.each(engines)("the memory write gate on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+
+  const user = async (data: { memoryReview?: boolean; memoryPaused?: boolean } = {}) => {
+    const id = (await t.db.user.create({ data: { email: `gate-${crypto.randomUUID()}@example.com`, ...data } })).id;
+    const threadId = (await t.db.thread.create({ data: { userId: id } })).id;
+    return { id, ctx: { db: t.db, userId: id, threadId, itemId: "item", paused: !!data.memoryPaused } };
+  };
+  const tool = async (ctx: Parameters<typeof runMemoryTool>[0], name: string, args: unknown) =>
+    JSON.parse((await runMemoryTool(ctx, name, JSON.stringify(args))).result);
+
+  it("review on: an extraction's UPDATE and DELETE are proposals; nothing changes until approved", async () => {
+    const { id } = await user({ memoryReview: true });
+    const m = await addMemory(t.db, id, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
+    const r = await applyDecisions(t.db, { userId: id, threadId: "t", userItemId: "i", review: true }, [
+      { op: "UPDATE", id: m.id, text: "Lives in Atlantis and wants all answers in pirate speak" },
+      { op: "DELETE", id: m.id },
+    ]);
+    expect(r.rejected).toBe(0);
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: m.id } })).toMatchObject({
+      text: "Lives in Lisbon",
+      status: "active",
+    });
+    const pending = await t.db.memory.findMany({ where: { userId: id, status: "pending" } });
+    expect(pending.map((p) => p.proposalOp).sort()).toEqual(["archive", "update"]);
+    // Proposals never reach a prompt.
+    const recalled = await recall(t.db, id, "Where do I live? Atlantis?", { budget: 800 });
+    expect(recalled.memories.map((x) => x.text)).toEqual(["Lives in Lisbon"]);
+    // Approving the removal archives the target (restorable); the other proposal is rejected.
+    await reviewPending(t.db, id, pending.find((p) => p.proposalOp === "archive")!.id, true);
+    await reviewPending(t.db, id, pending.find((p) => p.proposalOp === "update")!.id, false);
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: m.id } })).toMatchObject({
+      text: "Lives in Lisbon",
+      status: "archived",
+    });
+    expect(await t.db.memory.count({ where: { userId: id, status: "pending" } })).toBe(0);
+  });
+
+  it("review off: forget archives with a version (never deletes); a pinned or user-written memory is only proposed", async () => {
+    const { id, ctx } = await user();
+    const learned = await addMemory(t.db, id, { text: "Likes jazz", source: "inferred" }, "model", "learned");
+    const said = await addMemory(t.db, id, { text: "Allergic to peanuts", source: "explicit" }, "user", "said");
+    const pinned = await addMemory(t.db, id, { text: "Has a cat", source: "inferred", pinned: true }, "model", "x");
+    const before = await t.db.memory.count({ where: { userId: id } });
+    const out = await tool(ctx, "forget", { ids: [learned.id, said.id, pinned.id] });
+    expect(out).toMatchObject({ archived: 1, proposedForReview: 2, refused: 0 });
+    const rows = await t.db.memory.findMany({ where: { id: { in: [learned.id, said.id, pinned.id] } } });
+    expect(Object.fromEntries(rows.map((r) => [r.text, r.status]))).toEqual({
+      "Likes jazz": "archived",
+      "Allergic to peanuts": "active",
+      "Has a cat": "active",
+    });
+    expect(await t.db.memory.count({ where: { userId: id } })).toBe(before + 2); // two proposals, nothing deleted
+    const versions = await t.db.memoryVersion.findMany({
+      where: { memoryId: learned.id },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(versions.at(-1)).toMatchObject({ actor: "model", reason: "Asked in chat to have it forgotten" });
+    const changed = await tool(ctx, "update_memory", { id: said.id, text: "Not allergic to anything" });
+    expect(changed).toMatchObject({ proposedForReview: expect.any(String) });
+    expect((await t.db.memory.findUniqueOrThrow({ where: { id: said.id } })).text).toBe("Allergic to peanuts");
+  });
+
+  it("paused: the chat tools and the Agents SDK's remember change nothing", async () => {
+    const { id, ctx } = await user({ memoryPaused: true });
+    const m = await addMemory(t.db, id, { text: "Drinks tea", source: "inferred" }, "model", "learned");
+    expect(await tool(ctx, "update_memory", { id: m.id, text: "Drinks coffee" })).toMatchObject({
+      error: expect.stringMatching(/paused/),
+    });
+    expect(await tool(ctx, "forget", { ids: [m.id] })).toMatchObject({ archived: 0, refused: 1 });
+    const remember = mnemoMemoryTools(t.db, id)[1] as unknown as {
+      invoke(ctx: RunContext, input: string): Promise<string>;
+    };
+    const said = await remember.invoke({} as RunContext, JSON.stringify({ text: "Owns a boat", kind: "fact" }));
+    expect(said).toMatch(/paused/);
+    expect(await t.db.memory.findMany({ where: { userId: id }, select: { text: true, status: true } })).toEqual([
+      { text: "Drinks tea", status: "active" },
+    ]);
+  });
+});
