@@ -37,7 +37,7 @@ async function main() {
   const sum = (k: keyof PrivacyReport) => reports.reduce((n, [, r]) => n + (r[k] as number), 0);
   for (const [engine, r] of reports) {
     console.log(
-      `${engine}: ${r.tables_checked} tables; rows left after delete ${r.rows_left_after_delete}; export missing ${r.export_missing_rows}; plaintext hits ${r.plaintext_hits}; unaudited admin reads ${r.unaudited_admin_reads}; other user's rows changed ${r.other_user_rows_changed}; shredded rows readable ${r.shredded_still_readable}`,
+      `${engine}: ${r.tables_checked} tables; rows left after delete ${r.rows_left_after_delete}; export missing ${r.export_missing_rows}; plaintext hits ${r.plaintext_hits}; unaudited admin reads ${r.unaudited_admin_reads}; other user's rows changed ${r.other_user_rows_changed}; shredded rows readable ${r.shredded_still_readable}; unreadable after rotation ${r.rotation_unreadable}`,
     );
     for (const d of r.details) console.log(`  ${engine}: ${d}`);
   }
@@ -48,6 +48,7 @@ async function main() {
     export_missing_rows: sum("export_missing_rows"),
     plaintext_hits: sum("plaintext_hits") + sum("shredded_still_readable"),
     unaudited_admin_reads: sum("unaudited_admin_reads"),
+    rotation_unreadable: sum("rotation_unreadable"),
     unmapped_tables: [...new Set(reports.flatMap(([, r]) => r.unmapped_tables))],
   };
   const failed =
@@ -55,6 +56,7 @@ async function main() {
     result.export_missing_rows +
     result.plaintext_hits +
     result.unaudited_admin_reads +
+    result.rotation_unreadable +
     result.unmapped_tables.length +
     reports.reduce((n, [, r]) => n + r.details.length, 0);
   if (failed) process.exitCode = 1;

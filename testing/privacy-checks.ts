@@ -1,7 +1,11 @@
 // The data-rights checks, on a real database: seed two users with data in every
 // table (encryption at rest on), then check
 //  - plaintext_hits: no raw column anywhere holds a known message, title,
-//    summary, tool argument or memory of theirs;
+//    summary, tool argument, memory, procedure step, feedback comment or merge
+//    of theirs, including a third user's rows written before encryption was on
+//    and sealed by key rotation;
+//  - rotation_unreadable: after `keys:rotate -- --data-keys`, every sealed
+//    column (lib/crypto/sealed-columns.ts) of every user still reads back;
 //  - unaudited_admin_reads: every admin read of a thread or memories wrote an
 //    audit row, and with admin access off nothing is read;
 //  - export_missing_rows: every row of the user in every table is in the export;
@@ -19,7 +23,9 @@ import { cipherFor, forgetCachedKeys, isSealed, setEncryptionKeys } from "@/lib/
 import { createThread } from "@/lib/chat/threads";
 import { saveSummary } from "@/lib/chat/summaries";
 import { appendItems } from "@/lib/memory/session";
-import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { addMemory, retireMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { rotateKeys } from "@/lib/crypto/rotate";
+import { UNREADABLE } from "@/lib/crypto/content";
 import { AdminAccessDisabledError, reviewMemories, reviewThread, setAdminAccessForTests } from "@/lib/admin/review";
 
 export type PrivacyReport = {
@@ -31,6 +37,7 @@ export type PrivacyReport = {
   unmapped_tables: string[];
   other_user_rows_changed: number;
   shredded_still_readable: number;
+  rotation_unreadable: number;
   details: string[];
 };
 
@@ -49,8 +56,10 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     m("memory"),
     m("memoryedit"),
     m("feedback"),
+    m("merged"),
+    m("step"),
   ];
-  const [title, question, answer, toolarg, branch, summary, memory, memoryEdit, feedback] = markers;
+  const [title, question, answer, toolarg, branch, summary, memory, memoryEdit, feedback, merged, step] = markers;
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
   });
@@ -81,6 +90,16 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     source: "manual",
     reason: "edit",
   });
+  // A merge names the memory that stays: its words must not land in the version's reason.
+  const twin = await addMemory(db, user.id, { text: `Also likes ${merged}`, source: "inferred" }, "model", "test");
+  await retireMemory(db, user.id, mem.id, twin.id, "Merged into a memory that says the same");
+  await addMemory(
+    db,
+    user.id,
+    { text: `Brew tea: 1. boil water 2. ${step}`, kind: "procedure", source: "explicit", steps: ["boil water", step] },
+    "user",
+    "test",
+  );
   await db.memoryUse.create({ data: { itemId: a.id, memoryId: mem.id, userId: user.id } });
   await rateAnswer(db, user.id, { itemId: a.id, rating: -1, comment: `Too long, ${feedback}` });
   await db.account.create({ data: { userId: user.id, type: "oidc", provider: "test", providerAccountId: tag } });
@@ -143,8 +162,12 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     unmapped_tables: [],
     other_user_rows_changed: 0,
     shredded_still_readable: 0,
+    rotation_unreadable: 0,
     details,
   };
+  // Carol's rows are written before encryption is turned on: rotation must seal every one of them.
+  setEncryptionKeys(undefined);
+  const carol = await seedUser(db, "carol");
   setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
   try {
     const all = await tables(db);
@@ -157,9 +180,18 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     });
     const alice = await seedUser(db, "alice");
     const bob = await seedUser(db, "bob");
+    // Every user's rows under a new data key (and carol's sealed for the first time).
+    await rotateKeys(db, { dataKeys: true });
+    forgetCachedKeys();
+    for (const u of [alice, bob, carol]) {
+      const text = await collectExport(db, u.id);
+      const lost = u.markers.filter((m) => !text.includes(m)).length + text.split(UNREADABLE).length - 1;
+      if (lost) details.push(`after key rotation ${lost} value(s) of ${u.email} no longer read back`);
+      report.rotation_unreadable += lost;
+    }
 
     // 1. No plaintext at rest.
-    for (const u of [alice, bob]) {
+    for (const u of [alice, bob, carol]) {
       for (const marker of u.markers) {
         for (const t of all) {
           const n = await rowsContaining(db, t, marker);

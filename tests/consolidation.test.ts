@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { clearConnectionCache, resolveConnection, saveConnection, type ModelConnection } from "@/lib/llm/connection";
-import { addMemory, recordUses } from "@/lib/memory/long-term";
+import { addMemory, memoryHistory, recordUses } from "@/lib/memory/long-term";
 import { candidatePairs, consolidateUser } from "@/lib/memory/consolidate";
 import { listConflicts, settleConflict } from "@/lib/memory/conflicts";
 import { rateAnswer } from "@/lib/memory/feedback";
@@ -126,7 +126,7 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
       include: { versions: true },
     });
     expect(coffee.status).toBe("archived");
-    expect(coffee.versions.at(-1)?.reason).toBe(
+    expect((await memoryHistory(t.db, user, coffee.id))[0].reason).toBe(
       "Contradicted by a memory that takes precedence: Dislikes dark roast coffee",
     );
     const jazz = await t.db.memory.findFirstOrThrow({ where: { id: stale.id }, include: { versions: true } });
@@ -141,8 +141,10 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(lisbon.status).toBe("archived");
     expect(lisbon.versions.at(-1)).toMatchObject({
       actor: "user",
-      reason: "You chose the other memory as true now: Lives in Porto",
+      reason: `You chose the other memory as true now (memory ${conflict.b.id})`, // no user text at rest
     });
+    const history = await memoryHistory(t.db, user, conflict.a.id);
+    expect(history[0].reason).toBe("You chose the other memory as true now: Lives in Porto"); // read back in words
 
     // A second run judges nothing new: no model call.
     mock.reset();

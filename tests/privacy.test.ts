@@ -35,6 +35,7 @@ describe.each(engines)("data rights on %s", (engine) => {
       unmapped_tables: [],
       other_user_rows_changed: 0,
       shredded_still_readable: 0,
+      rotation_unreadable: 0,
     });
   });
 

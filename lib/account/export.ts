@@ -171,6 +171,7 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
           rows.map((m) => ({
             ...m,
             text: c.open(m.text),
+            steps: openJson(c, m.steps as never),
             versions: m.versions.map((v) => ({
               ...v,
               oldText: openOrNull(c, v.oldText),

@@ -19,21 +19,9 @@ import {
   type ContentCipher,
 } from "./content";
 import crypto from "node:crypto";
+import { SEALED_COLUMNS } from "./sealed-columns";
 
-type Column = { name: string; json?: boolean; tokens?: string };
-const SEALED: Array<{ table: string; columns: Column[] }> = [
-  { table: "Thread", columns: [{ name: "title" }] },
-  {
-    table: "Item",
-    columns: [
-      { name: "content", tokens: "searchTokens" },
-      { name: "toolCalls", json: true },
-    ],
-  },
-  { table: "Summary", columns: [{ name: "content" }] },
-  { table: "Memory", columns: [{ name: "text", tokens: "searchTokens" }] },
-  { table: "MemoryVersion", columns: [{ name: "oldText" }, { name: "newText" }] },
-];
+const SEALED = SEALED_COLUMNS;
 
 export type RotationCounts = {
   usersRewrapped: number;

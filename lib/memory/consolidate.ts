@@ -163,11 +163,7 @@ async function mergeEqualText(db: Db, userId: string): Promise<number> {
     if (group.length < 2) continue;
     const keep = group.reduce((best, m) => (outranks(m, best) ? m : best));
     for (const drop of group)
-      if (
-        drop !== keep &&
-        (await retireMemory(db, userId, keep.id, drop.id, (k) => `Merged into the same memory: ${k}`))
-      )
-        merged++;
+      if (drop !== keep && (await retireMemory(db, userId, keep.id, drop.id, "Merged into the same memory"))) merged++;
   }
   return merged;
 }
@@ -303,7 +299,7 @@ async function judgePairs(
       const [a, b] = pair;
       const [keep, drop] = outranks(a, b) ? [a, b] : [b, a];
       if (v.verdict === "same") {
-        if (await retireMemory(db, userId, keep.id, drop.id, (k) => `Merged into a memory that says the same: ${k}`)) {
+        if (await retireMemory(db, userId, keep.id, drop.id, "Merged into a memory that says the same")) {
           counts.merged++;
           settled.add(drop.id);
         }
@@ -316,9 +312,7 @@ async function judgePairs(
         await db.memory.update({ where: { id: a.id }, data: { conflictWithId: b.id } });
         await db.memory.update({ where: { id: b.id }, data: { conflictWithId: a.id } });
         counts.conflictsForUser++;
-      } else if (
-        await retireMemory(db, userId, keep.id, drop.id, (k) => `Contradicted by a memory that takes precedence: ${k}`)
-      ) {
+      } else if (await retireMemory(db, userId, keep.id, drop.id, "Contradicted by a memory that takes precedence")) {
         counts.contradictionsSettled++;
         settled.add(drop.id);
       }

@@ -253,6 +253,9 @@ export async function setMemoryStatus(
   return openMemory(c, m);
 }
 
+/** How a version's reason names another memory (see retireMemory). */
+const NAMED_MEMORY = / \(memory ([\w-]+)\)/g;
+
 /** A memory's versions, newest first (the memory must be the user's). */
 export async function memoryHistory(db: Db, userId: string, id: string) {
   await ownedMemory(db, userId, id);
@@ -262,8 +265,18 @@ export async function memoryHistory(db: Db, userId: string, id: string) {
     orderBy: { createdAt: "desc" },
     take: 100,
   });
+  // Reasons name other memories by id (they are not sealed); the reader sees their text.
+  const named = [...new Set(rows.flatMap((r) => [...r.reason.matchAll(NAMED_MEMORY)].map((m) => m[1])))];
+  const texts = new Map(
+    named.length
+      ? (await db.memory.findMany({ where: { userId, id: { in: named } }, select: { id: true, text: true } })).map(
+          (m) => [m.id, c.open(m.text)] as const,
+        )
+      : [],
+  );
   return rows.map((r) => ({
     ...r,
+    reason: r.reason.replace(NAMED_MEMORY, (whole, id: string) => (texts.has(id) ? `: ${texts.get(id)}` : whole)),
     oldText: r.oldText === null ? null : c.open(r.oldText),
     newText: r.newText === null ? null : c.open(r.newText),
   }));
@@ -301,7 +314,8 @@ export async function deleteMemories(db: Db, userId: string, ids: string[]): Pro
 
 /**
  * Archives `drop` in favour of `keep` (a merge or a settled contradiction): a
- * version on `drop` says why and names the memory that stays, a pin moves over,
+ * version on `drop` says why (`reason`, a fixed phrase: version reasons are not
+ * sealed, so no user text goes in) and names the memory that stays by id, a pin moves over,
  * and any open conflict between the two is closed. Restoring `drop` undoes it.
  * Returns false when either is no longer active (changed meanwhile).
  */
@@ -310,10 +324,9 @@ export async function retireMemory(
   userId: string,
   keepId: string,
   dropId: string,
-  reason: (kept: string) => string,
+  reason: string,
   actor: MemoryActor = "model",
 ) {
-  const c = await cipherFor(db, userId);
   return db.$transaction(async (tx) => {
     const pair = await tx.memory.findMany({ where: { id: { in: [keepId, dropId] }, userId, status: "active" } });
     const keep = pair.find((m) => m.id === keepId);
@@ -331,7 +344,7 @@ export async function retireMemory(
             oldText: drop.text,
             newText: drop.text,
             actor,
-            reason: reason(c.open(keep.text)).slice(0, 1000),
+            reason: `${reason} (memory ${keep.id})`.slice(0, 1000),
           },
         },
       },

@@ -49,7 +49,7 @@ async function mergePair(db: Db, userId: string, a: string, b: string, score: nu
     userId,
     keep.id,
     drop.id,
-    (kept) => `Merged into a memory that says the same (similarity ${score.toFixed(2)}): ${kept}`,
+    `Merged into a memory that says the same (similarity ${score.toFixed(2)})`,
   );
 }
 
