@@ -14,7 +14,8 @@ import { cipherFor } from "@/lib/crypto/content";
 import { enqueue } from "@/lib/jobs/queue";
 import { AppError } from "@/lib/errors";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
-import { addMemory, SecretRefusedError, updateMemoryText } from "./long-term";
+import { addMemory, MemoryNotFoundError, SecretRefusedError } from "./long-term";
+import { modelChange } from "./writes";
 
 export const COMMENT_MAX_CHARS = 1000;
 export const rateInput = z.object({
@@ -253,16 +254,22 @@ async function correctMemory(
   said: string,
 ) {
   try {
-    const r = await updateMemoryText(db, fb.userId, fix.id, fix.text, {
-      actor: "model",
-      source: said ? "explicit" : "inferred",
-      reason: "Corrected by your feedback on an answer that used it",
-      sourceThreadId: fb.threadId,
-      sourceItemId: fb.item.id,
-    });
-    return r.applied;
+    // Through the gate of lib/memory/writes.ts: pause and review apply; without the user's words a pinned or
+    // user-written memory is only proposed.
+    const r = await modelChange(
+      db,
+      fb.userId,
+      { op: "update", id: fix.id, text: fix.text },
+      {
+        reason: "Corrected by your feedback on an answer that used it",
+        userWords: !!said,
+        sourceThreadId: fb.threadId,
+        sourceItemId: fb.item.id,
+      },
+    );
+    return r.outcome !== "refused";
   } catch (e) {
-    if (e instanceof SecretRefusedError || e instanceof z.ZodError) return false;
+    if (e instanceof SecretRefusedError || e instanceof z.ZodError || e instanceof MemoryNotFoundError) return false;
     throw e;
   }
 }

@@ -34,6 +34,12 @@ export type ModelChange =
 export type ChangeOrigin = {
   /** Why, for the version row and the review queue (e.g. "Corrected by the conversation"). */
   reason: string;
+  /**
+   * The change carries the user's own words (a correction they typed on an
+   * answer): it may change what they wrote before without a proposal, and
+   * counts as theirs. Pause and review still apply.
+   */
+  userWords?: boolean;
   sourceThreadId?: string | null;
   sourceItemId?: string | null;
 };
@@ -75,11 +81,11 @@ export async function modelChange(
   }
   const target = await ownedMemory(db, userId, change.id);
   if (target.status !== "active") return { outcome: "refused", why: "That memory is not active." };
-  if (p.review || protectedMemory(target)) return propose(db, userId, target, change, origin);
+  if (p.review || (protectedMemory(target) && !origin.userWords)) return propose(db, userId, target, change, origin);
   if (change.op === "update") {
     const r = await updateMemoryText(db, userId, target.id, change.text, {
       actor: "model",
-      source: "inferred",
+      source: origin.userWords ? "explicit" : "inferred",
       reason: origin.reason,
       sourceThreadId: origin.sourceThreadId,
       sourceItemId: origin.sourceItemId,
