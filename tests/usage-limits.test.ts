@@ -8,6 +8,9 @@ import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { setUserLimits, usageTodayByUser } from "@/lib/account/usage-limits";
+import { resolveConnection } from "@/lib/llm/connection";
+import { extractMemories } from "@/lib/memory/extract";
+import { UsageLimitSkip } from "@/lib/llm/metered";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -46,7 +49,44 @@ describe.each(engines)("daily usage limits on %s", (engine) => {
     expect(mock.chatRequests().length, "the model is not called").toBe(before);
     expect(await t.db.item.count({ where: { threadId, role: "user" } })).toBe(3);
     expect(last(await collect(runTurn(t.db, other, { kind: "send", content: "hello" }))).type).toBe("done");
-    expect((await usageTodayByUser(t.db, [user])).get(user)).toMatchObject({ messages: 3 });
+    // The ledger counts answers asked of the model: the refused third is not one.
+    expect((await usageTodayByUser(t.db, [user])).get(user)).toMatchObject({ messages: 2 });
+    // Deleting the conversation gives nothing back, and a regenerate at the limit is refused too.
+    const answer = (first.find((e) => e.type === "start") as Extract<TurnEvent, { type: "start" }>).assistantItemId;
+    const calls = mock.chatRequests().length;
+    const regen = await collect(runTurn(t.db, user, { kind: "regenerate", threadId, itemId: answer }));
+    expect(last(regen).item?.error).toMatch(/today's limit of 2 messages/);
+    await t.db.thread.deleteMany({ where: { userId: user } });
+    const after = last(await collect(runTurn(t.db, user, { kind: "send", content: "four, in a new thread" })));
+    expect(after.item?.error).toMatch(/today's limit of 2 messages/);
+    expect(mock.chatRequests().length, "the model is still not called").toBe(calls);
+  });
+
+  it("background model calls count in the ledger and stop at the token limit", async () => {
+    const user = (await t.db.user.create({ data: { email: `bg-${engine}@example.com` } })).id;
+    const threadId = (await t.db.thread.create({ data: { userId: user } })).id;
+    const conn = (await resolveConnection(t.db)) as Extract<
+      Awaited<ReturnType<typeof resolveConnection>>,
+      { configured: true }
+    >;
+    const learn = () =>
+      extractMemories(t.db, conn.connection, {
+        userId: user,
+        threadId,
+        userItemId: "i",
+        question: "I moved to Lisbon",
+        answer: "ok",
+        review: false,
+      });
+    mock.script({ json: { decisions: [{ op: "NONE" }] }, usage: { prompt_tokens: 30, completion_tokens: 5 } });
+    await learn();
+    const row = await t.db.usageDay.findFirstOrThrow({ where: { userId: user } });
+    expect(row).toMatchObject({ turns: 0, modelCalls: 1, tokens: 35 });
+    await setUserLimits(t.db, user, { messages: null, tokens: 30 });
+    const calls = mock.chatRequests().length;
+    await expect(learn()).rejects.toBeInstanceOf(UsageLimitSkip);
+    expect(mock.chatRequests().length, "nothing is called past the limit").toBe(calls);
+    expect((await t.db.usageDay.findFirstOrThrow({ where: { userId: user } })).modelCalls).toBe(1);
   });
 
   it("past the token limit the answer says so", async () => {

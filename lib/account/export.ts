@@ -240,5 +240,7 @@ export async function* exportUserData(db: Db, userId: string, now = new Date()):
             count(*)::int AS answers
      FROM "Item" i WHERE ${USER_DATA.Item.rows} AND i.role = 'assistant' GROUP BY i.model ORDER BY 1`,
   );
-  yield `,\n"usage": ${line({ byModel: usage })}\n}\n`;
+  const ledger = await db.usageDay.findMany({ where: { userId }, orderBy: { day: "asc" } });
+  const days = ledger.map((d) => ({ key: `${d.userId}:${d.day.toISOString().slice(0, 10)}`, ...d }));
+  yield `,\n"usage": ${line({ byModel: usage, byDay: days })}\n}\n`;
 }

@@ -1,35 +1,37 @@
-// Per-user daily limits on messages and model tokens, so an open instance
+// Per-user daily limits on answers and model tokens, so an open instance
 // cannot be used to spend the operator's model key without bound. Defaults
 // come from MNEMO_DAILY_MESSAGE_LIMIT / MNEMO_DAILY_TOKEN_LIMIT (0: none); an
-// admin can set a user's own. A day is a UTC day.
+// admin can set a user's own. A day is a UTC day. Usage is read from the
+// ledger (lib/account/usage-ledger.ts): answers asked (sends, edits,
+// regenerations, retries) and the tokens of every model call, background work
+// included; deleting threads gives nothing back.
 //
-// The check runs beside the turn's context queries (no round trip of its own):
-// the question is saved first, and an answer past the limit fails with a clear
-// sentence, so nothing the user typed is lost.
+// The chat's check runs beside the turn's context queries (no round trip of its
+// own): the question is saved first, and an answer past the limit fails with a
+// clear sentence, so nothing the user typed is lost. Background calls check
+// the token limit before they run (`backgroundAllowed`).
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
+import { ledgerDay } from "./usage-ledger";
 
 export type Usage = { messages: number; tokens: number };
 export type Limits = { messages: number; tokens: number };
 
-const startOfDay = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-
-/** Today's messages sent and tokens spent, with this user's limits (0: none). */
+/** Today's answers asked and tokens spent, with this user's limits (0: none). */
 export async function usageAndLimits(
   db: Db,
   userId: string,
   now = new Date(),
 ): Promise<{ usage: Usage; limits: Limits }> {
   const [row] = await db.$queryRawUnsafe<
-    Array<{ messages: number; tokens: number; msgLimit: number | null; tokLimit: number | null }>
+    Array<{ messages: number | null; tokens: number | null; msgLimit: number | null; tokLimit: number | null }>
   >(
-    `SELECT count(*) FILTER (WHERE i.role = 'user')::int AS messages,
-            COALESCE(sum(COALESCE(i."promptTokens", 0) + COALESCE(i."completionTokens", 0)), 0)::int AS tokens,
-            (SELECT "dailyMessageLimit" FROM "User" WHERE id = $1) AS "msgLimit",
-            (SELECT "dailyTokenLimit" FROM "User" WHERE id = $1) AS "tokLimit"
-     FROM "Item" i WHERE i."userId" = $1 AND i."createdAt" >= $2`,
+    `SELECT (SELECT turns FROM "UsageDay" WHERE "userId" = u.id AND day = $2::date) AS messages,
+            (SELECT tokens FROM "UsageDay" WHERE "userId" = u.id AND day = $2::date) AS tokens,
+            u."dailyMessageLimit" AS "msgLimit", u."dailyTokenLimit" AS "tokLimit"
+     FROM "User" u WHERE u.id = $1`,
     userId,
-    startOfDay(now),
+    ledgerDay(now),
   );
   const d = getConfig().limits;
   return {
@@ -38,16 +40,24 @@ export async function usageAndLimits(
   };
 }
 
-/** Why this turn may not call the model (null: it may). The question just saved counts. */
+/** Why this turn may not call the model (null: it may). The turn asking is not counted yet. */
 export function limitReached({ usage, limits }: { usage: Usage; limits: Limits }): string | null {
   const reset = "It resets at midnight UTC; your message is saved.";
-  if (limits.messages > 0 && usage.messages > limits.messages) {
+  if (limits.messages > 0 && usage.messages >= limits.messages) {
     return `You have reached today's limit of ${limits.messages.toLocaleString("en-US")} messages. ${reset}`;
   }
   if (limits.tokens > 0 && usage.tokens >= limits.tokens) {
     return `You have used today's ${limits.tokens.toLocaleString("en-US")} tokens. ${reset}`;
   }
   return null;
+}
+
+/** Whether a background model or embedding call for this user may run now (today's tokens under the limit). */
+export async function backgroundAllowed(db: Db, userId: string): Promise<boolean> {
+  const d = getConfig().limits;
+  if (!d.dailyTokens && !(await anyUserLimits(db))) return true;
+  const { usage, limits } = await usageAndLimits(db, userId);
+  return !(limits.tokens > 0 && usage.tokens >= limits.tokens);
 }
 
 export async function checkLimits(db: Db, userId: string): Promise<string | null> {
@@ -67,15 +77,13 @@ async function anyUserLimits(db: Db): Promise<boolean> {
 }
 export const forgetLimitsCache = () => (anyLimits = null);
 
-/** Today's usage for these users (the admin page). */
+/** Today's usage for these users, from the ledger (the admin page). */
 export async function usageTodayByUser(db: Db, userIds: string[], now = new Date()): Promise<Map<string, Usage>> {
   if (!userIds.length) return new Map();
   const rows = await db.$queryRawUnsafe<Array<{ userId: string } & Usage>>(
-    `SELECT i."userId", count(*) FILTER (WHERE i.role = 'user')::int AS messages,
-            COALESCE(sum(COALESCE(i."promptTokens", 0) + COALESCE(i."completionTokens", 0)), 0)::int AS tokens
-     FROM "Item" i WHERE i."userId" = ANY($1::text[]) AND i."createdAt" >= $2 GROUP BY i."userId"`,
+    `SELECT "userId", turns AS messages, tokens FROM "UsageDay" WHERE "userId" = ANY($1::text[]) AND day = $2::date`,
     userIds,
-    startOfDay(now),
+    ledgerDay(now),
   );
   return new Map(rows.map(({ userId, ...u }) => [userId, u]));
 }

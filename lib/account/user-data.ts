@@ -86,6 +86,12 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "cascade",
     why: "background work queued for the user's answers (ids only, no text)",
   },
+  UsageDay: {
+    rows: `"userId" = $1`,
+    key: `"userId" || ':' || to_char(day, 'YYYY-MM-DD')`,
+    onDelete: "cascade",
+    why: "the usage ledger: model and embedding calls and tokens per day (counts only)",
+  },
   AppSetting: {
     rows: null,
     key: "key",

@@ -20,7 +20,7 @@ export function mnemoMemoryTools(db: Db, userId: string, opts: { budget?: number
       const r = await recall(db, userId, query, {
         budget: opts.budget ?? 800,
         excludeThreadId: opts.threadId,
-        semantic: embedQuery(db, query),
+        semantic: embedQuery(db, query, userId),
       });
       return memoryBlock(r) ?? "Nothing relevant is remembered.";
     },

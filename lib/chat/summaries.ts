@@ -1,6 +1,7 @@
 // Rolling summaries: when turns fall out of the history window, the memory
 // model folds them into the branch's summary (a new version each time), after
 // the answer. The next turns send the summary in place of those turns.
+import { metered, meterForThread } from "@/lib/llm/metered";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import type { ModelConnection } from "@/lib/llm/connection";
@@ -24,20 +25,24 @@ export async function refreshSummary(
     .filter((i) => i.role === "user" || (i.role === "assistant" && i.content))
     .map((i) => `${i.role === "user" ? "User" : "Assistant"}: ${i.content}`)
     .join("\n\n");
-  const res = await openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
-    model: conn.memoryModel,
-    messages: [
-      {
-        role: "system",
-        content:
-          "You maintain a running summary of a conversation for an assistant that can no longer see its older messages. Merge the existing summary with the new messages. Keep facts, decisions, names, numbers, open questions and the user's stated preferences. Write plain prose or short bullet points, at most 250 words. Output only the summary.",
-      },
-      {
-        role: "user",
-        content: `Existing summary:\n${previous?.content ?? "(none)"}\n\nNew messages to fold in:\n${transcript}`,
-      },
-    ],
-  });
+  const meter = await meterForThread(db, threadId);
+  if (!meter) return;
+  const res = await metered(meter, "model", () =>
+    openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
+      model: conn.memoryModel,
+      messages: [
+        {
+          role: "system",
+          content:
+            "You maintain a running summary of a conversation for an assistant that can no longer see its older messages. Merge the existing summary with the new messages. Keep facts, decisions, names, numbers, open questions and the user's stated preferences. Write plain prose or short bullet points, at most 250 words. Output only the summary.",
+        },
+        {
+          role: "user",
+          content: `Existing summary:\n${previous?.content ?? "(none)"}\n\nNew messages to fold in:\n${transcript}`,
+        },
+      ],
+    }),
+  );
   const content = cutGraphemes(cleanText(res.choices[0]?.message?.content ?? "").trim(), MAX_SUMMARY_CHARS);
   if (!content) return;
   const through = dropped[dropped.length - 1];

@@ -4,6 +4,7 @@ import { cipherForThread } from "@/lib/crypto/content";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
+import { metered, meterForThread } from "@/lib/llm/metered";
 import { cleanText, cutGraphemes, truncate } from "@/lib/text/policy";
 
 export function provisionalTitle(text: string): string {
@@ -11,18 +12,22 @@ export function provisionalTitle(text: string): string {
 }
 
 export async function generateTitle(db: Db, conn: ModelConnection, threadId: string, question: string, answer: string) {
-  const res = await openaiClient(conn, { maxRetries: 0 }).chat.completions.create({
-    model: conn.memoryModel,
-    messages: [
-      {
-        role: "system",
-        content:
-          "Give this conversation a title of at most 6 words. Output only the title, without quotes or a final period.",
-      },
-      { role: "user", content: `User: ${cutGraphemes(question, 2000)}\n\nAssistant: ${cutGraphemes(answer, 2000)}` },
-    ],
-    max_tokens: 24,
-  });
+  const meter = await meterForThread(db, threadId);
+  if (!meter) return;
+  const res = await metered(meter, "model", () =>
+    openaiClient(conn, { maxRetries: 0 }).chat.completions.create({
+      model: conn.memoryModel,
+      messages: [
+        {
+          role: "system",
+          content:
+            "Give this conversation a title of at most 6 words. Output only the title, without quotes or a final period.",
+        },
+        { role: "user", content: `User: ${cutGraphemes(question, 2000)}\n\nAssistant: ${cutGraphemes(answer, 2000)}` },
+      ],
+      max_tokens: 24,
+    }),
+  );
   const raw = cleanText(res.choices[0]?.message?.content ?? "");
   const title = cutGraphemes(raw.replace(/^["'\s]+|["'.\s]+$/g, "").replace(/\s+/g, " "), 80).trim();
   if (title)

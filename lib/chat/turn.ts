@@ -9,6 +9,7 @@
 //     durable job queue (lib/jobs), off the hot path.
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
+import { recordUsage } from "@/lib/account/usage-ledger";
 import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
 import OpenAI from "openai";
 import { cipherFor, sealJson, type ContentCipher } from "@/lib/crypto/content";
@@ -308,7 +309,7 @@ export async function* runTurn(
             budget: memBudget,
             excludeThreadId: p.threadId,
             // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
-            semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content) : undefined,
+            semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content, userId) : undefined,
           })
         : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
       checkLimits(db, userId),
@@ -336,6 +337,7 @@ export async function* runTurn(
       .catch(() => undefined);
   }, RENEW_MS);
   const promptTokens = { prompt: 0, completion: 0, any: false };
+  let modelCalls = 0; // for the usage ledger, whatever way the answer ends
   let idle: ReturnType<typeof setTimeout> | undefined;
   try {
     if (overLimit) throw new UsageLimitError(overLimit);
@@ -355,6 +357,7 @@ export async function* runTurn(
         }, idleTimeoutMs());
       };
       armIdle();
+      modelCalls++;
       const stream = await openaiClient(p.conn)
         .chat.completions.create(
           {
@@ -518,6 +521,13 @@ export async function* runTurn(
     clearInterval(heartbeat);
     clearTimeout(idle);
     running.delete(assistant.id);
+    // The ledger counts what the model was asked, however the answer ended (lib/account/usage-ledger.ts).
+    if (modelCalls)
+      await recordUsage(db, userId, {
+        turns: 1,
+        modelCalls,
+        tokens: promptTokens.prompt + promptTokens.completion,
+      }).catch((e) => console.error(`[mnemo] usage ledger: ${(e as Error).message.split("\n").slice(-1)[0]}`));
   }
   // The instance that served the answer runs its queued work right after the
   // response (Next's after() keeps a serverless instance alive for it), in the

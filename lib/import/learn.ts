@@ -14,6 +14,7 @@ import { getConfig } from "@/lib/config";
 import { cipherFor } from "@/lib/crypto/content";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { extractMemories } from "@/lib/memory/extract";
+import { UsageLimitSkip } from "@/lib/llm/metered";
 import { enqueue } from "@/lib/jobs/queue";
 import { queueEmbedding } from "@/lib/memory/embed";
 
@@ -178,7 +179,21 @@ export async function learnFromImports(
         ex.position,
         ex.learned,
       );
-      throw e;
+      if (!(e instanceof UsageLimitSkip)) throw e;
+      // Today's allowance is used up: go on after midnight UTC.
+      const tomorrow = new Date(
+        Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1, 0, 1),
+      );
+      await enqueue(db, [
+        {
+          kind: "import-learn",
+          userId,
+          payload: { userId },
+          runAt: tomorrow,
+          dedupeKey: `import-learn:${userId}:${minute(tomorrow.getTime())}`,
+        },
+      ]);
+      return { read, left: true };
     }
   }
   if (read) await queueEmbedding(db, userId, `embed:import-learn:${userId}:${started}`);

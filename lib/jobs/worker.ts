@@ -4,6 +4,7 @@
 // the polling loop, an in-process enqueue and the answer that just finished
 // all join the drain that is already running instead of starting their own,
 // so queued work never outnumbers the live chats it runs beside.
+import { UsageLimitSkip } from "@/lib/llm/metered";
 import type { Db } from "@/lib/db/client";
 import { claim, complete, fail, HEARTBEAT_SECONDS, onEnqueue, renewLock, type JobKind } from "./queue";
 import type { Job } from "@/lib/generated/prisma/client";
@@ -40,6 +41,12 @@ async function runOne(db: Db, job: Job): Promise<keyof RunStats> {
     await complete(db, job);
     return "done";
   } catch (e) {
+    if (e instanceof UsageLimitSkip) {
+      // The user's allowance for today is used up: the work is dropped, not retried into tomorrow.
+      console.log(`[mnemo] job ${job.kind} ${job.id}: ${e.message}`);
+      await complete(db, job);
+      return "done";
+    }
     const message = e instanceof Error ? e.message : String(e);
     const outcome = await fail(
       db,

@@ -6,6 +6,7 @@ import { getConfig } from "@/lib/config";
 import { cutGraphemes } from "@/lib/text/policy";
 import { describeModelError, openaiClient } from "./client";
 import { resolveConnectionCached, type ModelConnection } from "./connection";
+import { recordUsage } from "@/lib/account/usage-ledger";
 
 export type Embedder = { connection: ModelConnection; model: string };
 
@@ -23,7 +24,7 @@ export async function resolveEmbedder(db: Db): Promise<Embedder | null> {
 export async function embedTexts(
   e: Embedder,
   texts: string[],
-  opts: { timeoutMs?: number; maxRetries?: number } = {},
+  opts: { timeoutMs?: number; maxRetries?: number; onTokens?: (tokens: number) => void } = {},
 ): Promise<number[][]> {
   if (!texts.length) return [];
   const res = await openaiClient(e.connection, {
@@ -34,6 +35,7 @@ export async function embedTexts(
     input: texts.map((t) => cutGraphemes(t, EMBED_MAX_CHARS) || " "),
     encoding_format: "float",
   });
+  opts.onTokens?.(res.usage?.total_tokens ?? 0);
   const out: number[][] = new Array(texts.length);
   for (const d of res.data ?? [])
     if (Number.isInteger(d.index) && d.index >= 0 && d.index < texts.length) out[d.index] = d.embedding;
@@ -54,11 +56,21 @@ const g = globalThis as typeof globalThis & { __mnemoEmbedDown?: boolean };
  * failure the turn goes on with lexical recall; the log says so once per
  * outage (again only after a success).
  */
-export async function embedQuery(db: Db, text: string): Promise<{ model: string; vector: number[] } | null> {
+export async function embedQuery(
+  db: Db,
+  text: string,
+  userId?: string,
+): Promise<{ model: string; vector: number[] } | null> {
   const e = await resolveEmbedder(db).catch(() => null);
   if (!e) return null;
   try {
-    const [vector] = await embedTexts(e, [text], { timeoutMs: getConfig().embeddingTimeoutMs, maxRetries: 0 });
+    const [vector] = await embedTexts(e, [text], {
+      timeoutMs: getConfig().embeddingTimeoutMs,
+      maxRetries: 0,
+      // Counted in the user's ledger without holding the turn (the turn's limit check already ran beside it).
+      onTokens: (tokens) =>
+        userId && void recordUsage(db, userId, { embeddingCalls: 1, tokens }).catch(() => undefined),
+    });
     if (g.__mnemoEmbedDown) console.log(`[mnemo] embeddings: ${e.model} answers again; recall by meaning is back`);
     g.__mnemoEmbedDown = false;
     return { model: e.model, vector };

@@ -5,21 +5,26 @@
 import type { z } from "zod";
 import type { ModelConnection } from "./connection";
 import { openaiClient } from "./client";
+import { metered, type Meter } from "./metered";
 
+/** `meter`: whose daily allowance the call uses (checked before, counted after; lib/llm/metered.ts). */
 export async function askMemoryModelJson<S extends z.ZodType>(
   conn: ModelConnection,
   system: string,
   user: string,
   schema: S,
+  meter: Meter,
 ): Promise<z.infer<S> | null> {
-  const res = await openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
-    model: conn.memoryModel,
-    response_format: { type: "json_object" },
-    messages: [
-      { role: "system", content: system },
-      { role: "user", content: user },
-    ],
-  });
+  const res = await metered(meter, "model", () =>
+    openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
+      model: conn.memoryModel,
+      response_format: { type: "json_object" },
+      messages: [
+        { role: "system", content: system },
+        { role: "user", content: user },
+      ],
+    }),
+  );
   const raw = (res.choices[0]?.message?.content ?? "").replace(/^```(?:json)?\s*|\s*```$/g, "");
   try {
     return schema.parse(JSON.parse(raw));

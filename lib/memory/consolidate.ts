@@ -287,7 +287,7 @@ async function judgePairs(
       .map(([a, b], i) => `${i}. A: ${JSON.stringify(a.text)}\n   B: ${JSON.stringify(b.text)}`)
       .join("\n");
     counts.modelCalls++;
-    const parsed = await askMemoryModelJson(conn, JUDGE, `Pairs:\n${list}`, verdictSchema);
+    const parsed = await askMemoryModelJson(conn, JUDGE, `Pairs:\n${list}`, verdictSchema, { db, userId });
     if (!parsed) continue; // malformed output changes nothing
     for (const v of parsed.verdicts) {
       const pair = batch[v.pair];

@@ -4,6 +4,8 @@
 // new rows, rows whose text changed (a trigger clears the vector), and every
 // row after the model changes. That column is the mark: a crash or an outage
 // leaves rows unmarked, and the next run picks them up where it stopped.
+import { recordUsage } from "@/lib/account/usage-ledger";
+import { backgroundAllowed } from "@/lib/account/usage-limits";
 import type { Db } from "@/lib/db/client";
 import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
 import { embedTexts, resolveEmbedder, type Embedder } from "@/lib/llm/embeddings";
@@ -90,8 +92,18 @@ async function embedBatch(
   for (const r of rows) if (!ciphers.has(r.userId)) ciphers.set(r.userId, await cipherFor(db, r.userId));
   const sealed = rows.map((r) => r.text);
   const texts = rows.map((r) => ciphers.get(r.userId)!.open(r.text));
+  // Each user's share of a call goes to their ledger (by characters embedded).
+  const charge = (only?: number) => (tokens: number) => {
+    const share = new Map<string, number>();
+    rows.forEach((r, i) => {
+      if (only === undefined || only === i) share.set(r.userId, (share.get(r.userId) ?? 0) + texts[i].length);
+    });
+    const total = [...share.values()].reduce((a, b) => a + b, 0) || 1;
+    for (const [userId, chars] of share)
+      void recordUsage(db, userId, { embeddingCalls: 1, tokens: (tokens * chars) / total }).catch(() => undefined);
+  };
   try {
-    await store(db, e, rows, sealed, await embedTexts(e, texts));
+    await store(db, e, rows, sealed, await embedTexts(e, texts, { onTokens: charge() }));
     return { embedded: rows.length, unembeddable: 0 };
   } catch (err) {
     if (!(err instanceof OpenAI.BadRequestError)) throw err;
@@ -101,7 +113,7 @@ async function embedBatch(
   for (let i = 0; i < rows.length; i++) {
     let v: number[] | null = null;
     try {
-      [v] = await embedTexts(e, [texts[i]]);
+      [v] = await embedTexts(e, [texts[i]], { onTokens: charge(i) });
       embedded++;
     } catch (err) {
       if (!(err instanceof OpenAI.BadRequestError)) throw err;
@@ -134,7 +146,12 @@ export async function embedPending(
       Math.min(opts.batch ?? BATCH, max - done.embedded - done.unembeddable),
     );
     if (!rows.length) break;
-    const r = await embedBatch(db, e, rows, ciphers);
+    // Users past today's token allowance wait for tomorrow; when only they are left, stop.
+    const allowed = new Map<string, boolean>();
+    for (const u of new Set(rows.map((r) => r.userId))) allowed.set(u, await backgroundAllowed(db, u));
+    const now = rows.filter((r) => allowed.get(r.userId));
+    if (!now.length) break;
+    const r = await embedBatch(db, e, now, ciphers);
     done.embedded += r.embedded;
     done.unembeddable += r.unembeddable;
     if (opts.onProgress) opts.onProgress({ ...done, remaining: await countPending(db, e.model, opts.userId) });

@@ -47,6 +47,7 @@ export async function extractMemories(
     INSTRUCTIONS,
     `Existing related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
     extractionSchema,
+    { db, userId: input.userId },
   );
   if (!parsed) return { applied: [], rejected: 1 }; // malformed output changes nothing
   return applyDecisions(db, input, parsed.decisions);

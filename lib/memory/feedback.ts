@@ -192,6 +192,7 @@ export async function learnFromFeedback(
     INSTRUCTIONS,
     `Feedback on an answer.\nQuestion: ${question ? cutGraphemes(c.open(question.content), 2000) : "(unknown)"}\nAnswer: ${cutGraphemes(c.open(fb.item.content), 3000)}${usedList}\n${signal}`,
     lessonSchema,
+    { db, userId: fb.userId },
   );
   // Malformed output teaches nothing; retrying would ask the same.
   if (!parsed) {
