@@ -25,6 +25,7 @@ import { saveSummary } from "@/lib/chat/summaries";
 import { appendItems } from "@/lib/memory/session";
 import { addMemory, retireMemory, updateMemoryText } from "@/lib/memory/long-term";
 import { rotateKeys } from "@/lib/crypto/rotate";
+import { recordUsage } from "@/lib/account/usage-ledger";
 import { UNREADABLE } from "@/lib/crypto/content";
 import { AdminAccessDisabledError, reviewMemories, reviewThread, setAdminAccessForTests } from "@/lib/admin/review";
 
@@ -101,6 +102,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     "test",
   );
   await db.memoryUse.create({ data: { itemId: a.id, memoryId: mem.id, userId: user.id } });
+  await recordUsage(db, user.id, { turns: 1, modelCalls: 2, embeddingCalls: 1, tokens: 17 });
   await rateAnswer(db, user.id, { itemId: a.id, rating: -1, comment: `Too long, ${feedback}` });
   await db.account.create({ data: { userId: user.id, type: "oidc", provider: "test", providerAccountId: tag } });
   await db.session.create({
