@@ -67,15 +67,17 @@ export async function checkLimits(db: Db, userId: string): Promise<string | null
   return limitReached(await usageAndLimits(db, userId));
 }
 
-// Whether any user has a limit of their own, cached for a minute per process.
-let anyLimits: { at: number; value: boolean } | null = null;
+// Whether any user has a limit of their own, cached for a minute per process (on globalThis: Next.js bundles
+// actions and route handlers apart, and an admin's change must reach the chat route of the same process at once).
+const cache = globalThis as typeof globalThis & { __mnemoAnyLimits?: { at: number; value: boolean } | null };
 async function anyUserLimits(db: Db): Promise<boolean> {
-  if (anyLimits && Date.now() - anyLimits.at < 60_000) return anyLimits.value;
+  const hit = cache.__mnemoAnyLimits;
+  if (hit && Date.now() - hit.at < 60_000) return hit.value;
   const n = await db.user.count({ where: { OR: [{ dailyMessageLimit: { gt: 0 } }, { dailyTokenLimit: { gt: 0 } }] } });
-  anyLimits = { at: Date.now(), value: n > 0 };
-  return anyLimits.value;
+  cache.__mnemoAnyLimits = { at: Date.now(), value: n > 0 };
+  return n > 0;
 }
-export const forgetLimitsCache = () => (anyLimits = null);
+export const forgetLimitsCache = () => (cache.__mnemoAnyLimits = null);
 
 /** Today's usage for these users, from the ledger (the admin page). */
 export async function usageTodayByUser(db: Db, userIds: string[], now = new Date()): Promise<Map<string, Usage>> {
