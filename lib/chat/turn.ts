@@ -338,6 +338,18 @@ export async function* runTurn(
   }, RENEW_MS);
   const promptTokens = { prompt: 0, completion: 0, any: false };
   let modelCalls = 0; // for the usage ledger, whatever way the answer ends
+  // The ledger counts what the model was asked, however the answer ended (lib/account/usage-ledger.ts);
+  // before the last event, so the stream closes right after it.
+  const charge = async () => {
+    if (!modelCalls) return;
+    const calls = modelCalls;
+    modelCalls = 0;
+    await recordUsage(db, userId, {
+      turns: 1,
+      modelCalls: calls,
+      tokens: promptTokens.prompt + promptTokens.completion,
+    }).catch((e) => console.error(`[mnemo] usage ledger: ${(e as Error).message.split("\n").slice(-1)[0]}`));
+  };
   let idle: ReturnType<typeof setTimeout> | undefined;
   try {
     if (overLimit) throw new UsageLimitError(overLimit);
@@ -502,12 +514,14 @@ export async function* runTurn(
         `[mnemo] could not queue work after answer ${final.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`,
       ),
     );
+    await charge();
     yield { type: "done", item: final, memoriesUsed: used };
   } catch (e) {
     const aborted = abort.signal.aborted || e instanceof OpenAI.APIUserAbortError;
     clearInterval(heartbeat);
     if (aborted) {
       final = await finishRetrying(db, c, assistant.id, { content: text, status: "stopped" });
+      await charge();
       yield { type: "done", item: final, memoriesUsed: [] };
     } else if (isDatabaseUnavailable(e)) {
       // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
@@ -515,19 +529,14 @@ export async function* runTurn(
     } else {
       const message = e instanceof ModelIdleError || e instanceof UsageLimitError ? e.message : describeModelError(e);
       final = await finishRetrying(db, c, assistant.id, { content: text, status: "failed", error: message });
+      await charge();
       yield { type: "error", message, item: final };
     }
   } finally {
     clearInterval(heartbeat);
     clearTimeout(idle);
     running.delete(assistant.id);
-    // The ledger counts what the model was asked, however the answer ended (lib/account/usage-ledger.ts).
-    if (modelCalls)
-      await recordUsage(db, userId, {
-        turns: 1,
-        modelCalls,
-        tokens: promptTokens.prompt + promptTokens.completion,
-      }).catch((e) => console.error(`[mnemo] usage ledger: ${(e as Error).message.split("\n").slice(-1)[0]}`));
+    await charge(); // if the answer ended without reporting (a database outage)
   }
   // The instance that served the answer runs its queued work right after the
   // response (Next's after() keeps a serverless instance alive for it), in the
