@@ -303,8 +303,9 @@ async function judgePairs(
           counts.merged++;
           settled.add(drop.id);
         }
-      } else if (standing(a) >= 2 && standing(b) >= 2) {
-        // Both stated by the user: only the user can say which is true now.
+      } else if ((standing(a) >= 2 && standing(b) >= 2) || drop.pinned) {
+        // Both stated by the user, or the loser is pinned: only the user can say which is true now
+        // (a model never retires a pinned memory on its own; lib/memory/writes.ts).
         await db.memory.updateMany({
           where: { id: { in: [a.id, b.id] }, userId, status: "active" },
           data: { conflictWithId: null },
