@@ -19,12 +19,12 @@ import {
   addMemory,
   memoryTextSchema,
   ownedMemory,
+  SecretRefusedError,
   setMemoryStatus,
   updateMemoryText,
   type NewMemory,
 } from "./long-term";
 import { redactSecrets } from "./secrets";
-import { SecretRefusedError } from "./long-term";
 
 export type ModelChange =
   | { op: "add"; memory: Omit<NewMemory, "status"> }
