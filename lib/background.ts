@@ -8,6 +8,7 @@ import { getDb } from "./db/client";
 import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
+import { count } from "@/lib/text/plural";
 
 const SWEEP_MS = 15_000;
 
@@ -15,7 +16,7 @@ export function startSweeper(): () => void {
   const sweep = async () => {
     try {
       const n = await sweepExpiredAnswers(await getDb());
-      if (n) console.log(`[mnemo] marked ${n} answer(s) interrupted (their writer went away)`);
+      if (n) console.log(`[mnemo] marked ${count(n, "answer")} interrupted (their writer went away)`);
     } catch (e) {
       console.error(`[mnemo] sweeper: ${(e as Error).message.split("\n").slice(-1)[0]}`);
     }

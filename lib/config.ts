@@ -86,6 +86,7 @@ const schema = z.object({
   MNEMO_IMPORT_MAX_MB: intWithDefault(512, 1),
   MNEMO_IMPORT_LEARN_PER_MINUTE: intWithDefault(20, 1),
   MNEMO_PROCEDURE_REVALIDATE_DAYS: intWithDefault(90, 0),
+  MNEMO_FEEDBACK_GRACE_SECONDS: intWithDefault(30, 0),
   MNEMO_DAILY_MESSAGE_LIMIT: intWithDefault(0, 0),
   MNEMO_REGISTRATION: optional.pipe(
     z.enum(["open", "invite", "closed"], { error: "open, invite or closed" }).optional(),
@@ -147,7 +148,14 @@ export type Config = {
   /** Reverse proxies in front of the app whose X-Forwarded-For entries are trusted. */
   trustedProxies: number;
   /** mergeSimilarity: memories whose vectors are at least this similar are merged (above 1: never). */
-  memory: { tokenBudget: number; expireUnusedDays: number; mergeSimilarity: number; consolidation: Consolidation };
+  memory: {
+    tokenBudget: number;
+    expireUnusedDays: number;
+    mergeSimilarity: number;
+    consolidation: Consolidation;
+    /** How long a comment-less 👎 waits for its comment before the memory model reads it. */
+    feedbackGraceSeconds: number;
+  };
   /** Master key for encryption at rest (undefined: stored in plain text); the previous one during rotation. */
   encryption: { key?: string; previousKey?: string };
   /** Messages older than this many days are hidden and then deleted (0: kept). */
@@ -305,6 +313,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: env.MNEMO_TRUSTED_PROXIES,
     memory: {
       tokenBudget: env.MNEMO_MEMORY_TOKEN_BUDGET,
+      feedbackGraceSeconds: env.MNEMO_FEEDBACK_GRACE_SECONDS,
       expireUnusedDays: env.MNEMO_MEMORY_EXPIRE_DAYS,
       mergeSimilarity: env.MNEMO_MEMORY_MERGE_SIMILARITY,
       consolidation: {

@@ -217,7 +217,11 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
         m.saveModelSettingsAction({ baseURL: "http://127.0.0.1:9/v1", chatModel: "c", memoryModel: "m" } as never),
       expect: ADMIN_ONLY,
     },
-    testModelConnectionAction: { call: (m) => m.testModelConnectionAction(), expect: ADMIN_ONLY, mayFail: true },
+    testModelConnectionAction: {
+      call: (m) => m.testModelConnectionAction({ baseURL: "", chatModel: "", memoryModel: "" } as never),
+      expect: ADMIN_ONLY,
+      mayFail: true,
+    },
     setUsageLimitsAction: {
       call: (m, fx) => m.setUsageLimitsAction({ userId: fx.owner.id, messages: 50, tokens: null } as never),
       expect: ADMIN_ONLY,

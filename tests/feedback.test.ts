@@ -32,6 +32,36 @@ describe.each(engines)("feedback on %s", (engine) => {
   });
   afterAll(async () => t?.close());
 
+  it("a 👎 and its comment a moment later make one memory-model call, with the comment; a lone 👎 waits its grace", async () => {
+    const user = (await t.db.user.create({ data: { email: `fb-grace-${engine}@example.com` } })).id;
+    const a = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain rainbows" })));
+    mock.script({ match: "Feedback on an answer", json: { lesson: null }, times: 5 });
+    const distils = () => mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Feedback on an answer"));
+
+    // The thumb, then the comment typed 0.8 s later (as the browser sends them), then the worker.
+    await rateAnswer(t.db, user, { itemId: a.id, rating: -1 });
+    await runDueJobs(t.db);
+    expect(distils()).toHaveLength(0); // waiting for the comment
+    await rateAnswer(t.db, user, { itemId: a.id, rating: -1, comment: "Wrong colours order" });
+    await runDueJobs(t.db);
+    expect(distils()).toHaveLength(1);
+    expect(JSON.stringify(distils()[0].body.messages)).toContain("Wrong colours order");
+    // The first job comes due after the grace and stands down: still one call.
+    await t.db.job.updateMany({ where: { kind: "feedback", status: "queued" }, data: { runAt: new Date(0) } });
+    await runDueJobs(t.db);
+    expect(distils()).toHaveLength(1);
+
+    // A 👎 nobody comments on is read once its grace is over.
+    const b = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain fog" })));
+    await rateAnswer(t.db, user, { itemId: b.id, rating: -1 });
+    await runDueJobs(t.db);
+    expect(distils()).toHaveLength(1);
+    await t.db.job.updateMany({ where: { kind: "feedback", status: "queued" }, data: { runAt: new Date(0) } });
+    await runDueJobs(t.db);
+    expect(distils()).toHaveLength(2);
+    expect(JSON.stringify(distils()[1].body.messages)).toContain("(no comment)");
+  });
+
   it("👎 'too long' becomes a preference with its provenance; the next request carries it; again raises confidence", async () => {
     const user = (await t.db.user.create({ data: { email: `fb-${engine}@example.com` } })).id;
     const a1 = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain photosynthesis" })));

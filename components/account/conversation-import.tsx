@@ -11,6 +11,7 @@ import type { LearnPlan } from "@/lib/import/learn";
 import { importLearnStatusAction, startImportLearnAction } from "@/app/(app)/settings/data/actions";
 import { Button } from "@/components/ui/button";
 import { THREADS_CHANGED } from "@/components/chat/events";
+import { count as plural } from "@/lib/text/plural";
 
 type Progress = {
   sent: number;
@@ -35,7 +36,6 @@ const FORMAT: Record<string, string> = {
   mixed: "several apps",
 };
 const n = (x: number) => x.toLocaleString("en-US");
-const plural = (x: number, one: string, many = `${one}s`) => `${n(x)} ${x === 1 ? one : many}`;
 
 function summary(r: Report): string {
   const parts = [
@@ -51,6 +51,10 @@ function summary(r: Report): string {
       `${plural(r.droppedMessages.count, "message")} left out: ${r.droppedMessages.reasons.map((x) => `${x.reason} (${n(x.count)})`).join("; ")}.`,
     );
   if (r.memories) parts.push(`Memories: ${n(r.memories.added)} added, ${n(r.memories.skipped)} already there.`);
+  if (r.customInstructions?.added)
+    parts.push(
+      `Your ChatGPT custom instructions became ${plural(r.customInstructions.added, "memory", "memories")} waiting for your review on the Memory page.`,
+    );
   return parts.join(" ");
 }
 

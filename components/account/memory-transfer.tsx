@@ -4,6 +4,7 @@ import { useRef, useState, useTransition } from "react";
 import { Upload } from "lucide-react";
 import type { ImportResult } from "@/lib/memory/portable";
 import { Button, buttonVariants } from "@/components/ui/button";
+import { count } from "@/lib/text/plural";
 
 export function MemoryTransfer() {
   const file = useRef<HTMLInputElement>(null);
@@ -36,7 +37,7 @@ export function MemoryTransfer() {
       const { added, skipped, rejected } = body;
       setMessage({
         ok: true,
-        text: `Imported ${added} memor${added === 1 ? "y" : "ies"}; skipped ${skipped} already remembered${rejected.length ? `; ${rejected.length} not imported (${rejected[0].error}${rejected.length > 1 ? " …" : ""})` : ""}.`,
+        text: `Imported ${count(added, "memory", "memories")}; skipped ${skipped} already remembered${rejected.length ? `; ${rejected.length} not imported (${rejected[0].error}${rejected.length > 1 ? " …" : ""})` : ""}.`,
       });
     });
   }

@@ -12,20 +12,27 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
   const [result, setResult] = useState<ActionResult | null>(null);
   const [clearKey, setClearKey] = useState(false);
 
+  const values = (form: FormData) => {
+    const apiKey = String(form.get("apiKey") ?? "");
+    return {
+      baseURL: String(form.get("baseURL") ?? ""),
+      chatModel: String(form.get("chatModel") ?? ""),
+      memoryModel: String(form.get("memoryModel") ?? ""),
+      embeddingModel: String(form.get("embeddingModel") ?? ""),
+      apiKey: apiKey || undefined,
+      clearApiKey: clearKey,
+    };
+  };
+
   function submit(form: FormData) {
-    start(async () => {
-      const apiKey = String(form.get("apiKey") ?? "");
-      setResult(
-        await saveModelSettingsAction({
-          baseURL: String(form.get("baseURL") ?? ""),
-          chatModel: String(form.get("chatModel") ?? ""),
-          memoryModel: String(form.get("memoryModel") ?? ""),
-          embeddingModel: String(form.get("embeddingModel") ?? ""),
-          apiKey: apiKey || undefined,
-          clearApiKey: clearKey,
-        }),
-      );
-    });
+    start(async () => setResult(await saveModelSettingsAction(values(form))));
+  }
+
+  // Tests what is typed, saved or not: the admin checks a URL before saving it.
+  function test(button: HTMLButtonElement) {
+    const form = button.form;
+    if (!form) return;
+    start(async () => setResult(await testModelConnectionAction(values(new FormData(form)))));
   }
 
   return (
@@ -84,12 +91,7 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
         <Button type="submit" disabled={pending}>
           {pending ? "Saving…" : "Save"}
         </Button>
-        <Button
-          type="button"
-          variant="outline"
-          disabled={pending}
-          onClick={() => start(async () => setResult(await testModelConnectionAction()))}
-        >
+        <Button type="button" variant="outline" disabled={pending} onClick={(e) => test(e.currentTarget)}>
           Test connection
         </Button>
       </div>

@@ -3,6 +3,7 @@
 import { useState, useTransition } from "react";
 import { setUsageLimitsAction } from "@/app/(app)/admin/actions";
 import { Button } from "@/components/ui/button";
+import { count } from "@/lib/text/plural";
 
 type Props = {
   userId: string;
@@ -39,9 +40,8 @@ export function UsageLimitsForm({ userId, current, defaults, today }: Props) {
           Daily limits
         </h3>
         <p className="text-sm text-muted-foreground" data-testid="usage-today">
-          Today (UTC): {today.messages.toLocaleString("en-US")} messages, {today.tokens.toLocaleString("en-US")} tokens.
-          Empty uses the instance default ({describe(defaults.messages)} messages, {describe(defaults.tokens)} tokens);
-          0 means no limit.
+          Today (UTC): {count(today.messages, "message")}, {count(today.tokens, "token")}. Empty uses the instance
+          default ({describe(defaults.messages)} messages, {describe(defaults.tokens)} tokens); 0 means no limit.
         </p>
       </div>
       <div className="flex flex-wrap items-end gap-3">

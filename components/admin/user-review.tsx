@@ -10,6 +10,7 @@ import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 import { Markdown } from "@/components/chat/markdown";
+import { count } from "@/lib/text/plural";
 
 type ThreadRow = { id: string; createdAt: string; lastActivityAt: string; archived: boolean; items: number };
 type Memory = {
@@ -151,7 +152,7 @@ export function UserReview({
               <li key={t.id} className="grid gap-2">
                 <div className="flex flex-wrap items-center justify-between gap-2 rounded-md border border-border px-3 py-2">
                   <span>
-                    Started {day(t.createdAt)} · last active {day(t.lastActivityAt)} · {t.items} message(s)
+                    Started {day(t.createdAt)} · last active {day(t.lastActivityAt)} · {count(t.items, "message")}
                     {t.archived ? " · archived" : ""}
                   </span>
                   <Button

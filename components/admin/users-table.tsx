@@ -4,6 +4,7 @@ import { useTransition } from "react";
 import { toast } from "sonner";
 import { changeRoleAction, setDisabledAction, type ActionResult } from "@/app/(app)/admin/actions";
 import { Button } from "@/components/ui/button";
+import { count } from "@/lib/text/plural";
 
 type Row = {
   id: string;
@@ -76,7 +77,7 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
               </td>
               <td className="px-3 py-2 text-muted-foreground">{new Date(u.createdAt).toLocaleDateString()}</td>
               <td className="px-3 py-2 text-muted-foreground tabular-nums" data-testid="user-usage">
-                {u.today.messages.toLocaleString("en-US")} msg · {u.today.tokens.toLocaleString("en-US")} tokens
+                {count(u.today.messages, "message")} · {count(u.today.tokens, "token")}
               </td>
               <td className="px-3 py-2">
                 <Link

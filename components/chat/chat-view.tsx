@@ -10,6 +10,7 @@ import type { ThreadView } from "@/lib/chat/threads";
 import { Composer } from "./composer";
 import { Message } from "./message";
 import type { UiItem } from "./types";
+import { count } from "@/lib/text/plural";
 
 type Props = {
   initial: ThreadView | null;
@@ -315,7 +316,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
         {threadId && (
           <>
             <span className="hidden text-xs text-muted-foreground sm:inline" data-testid="thread-totals">
-              {totalTokens.toLocaleString("en-US")} tokens used
+              {count(totalTokens, "token")} used
             </span>
             <Button
               variant="ghost"

@@ -23,6 +23,7 @@ import type { Conflict } from "@/lib/memory/conflicts";
 import { ConflictsInbox } from "./conflicts-inbox";
 import type { Result } from "@/lib/http/action";
 import { ProfileMeter, type ProfileMeterProps } from "./profile-meter";
+import { count, formatCount } from "@/lib/text/plural";
 
 type Mem = {
   id: string;
@@ -35,6 +36,8 @@ type Mem = {
   sourceItemId: string | null;
   /** Learned from a rating or a correction of the answer sourceItemId points at. */
   fromFeedback?: boolean;
+  /** Where it came from when not from a Mnemo chat (an import's custom instructions). */
+  origin?: string | null;
   updatedAt: string;
   lastUsedAt: string | null;
   /** Past the budget: not in the always-included core, so it goes in only when a message is relevant. */
@@ -158,7 +161,7 @@ function MemoryCard({
             )}
             {m.signals && m.signals.answers > 0 && (
               <span data-testid="memory-signals">
-                used in {m.signals.answers} {m.signals.answers === 1 ? "answer" : "answers"}
+                used in {count(m.signals.answers, "answer")}
                 {m.signals.up ? ` · ${m.signals.up} 👍` : ""}
                 {m.signals.down ? ` · ${m.signals.down} 👎` : ""}
               </span>
@@ -186,6 +189,11 @@ function MemoryCard({
                       : "proposed to forget: waiting for review"
                     : "waiting for review"
                   : "archived"}
+              </span>
+            )}
+            {m.origin && (
+              <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-origin">
+                from {m.origin}
               </span>
             )}
             <span>updated {new Date(m.updatedAt).toLocaleDateString()}</span>
@@ -336,9 +344,8 @@ export function MemoryDashboard({
         <div>
           <h1 className="text-2xl font-semibold">Memory</h1>
           <p className="text-sm text-muted-foreground" data-testid="memory-totals">
-            {totals.count} active {totals.count === 1 ? "memory" : "memories"} · {totals.tokens.toLocaleString("en-US")}{" "}
-            tokens
-            {totals.pending > 0 && ` · ${totals.pending} waiting for review`}
+            {count(totals.count, "active memory", "active memories")} · {count(totals.tokens, "token")} in the prompt
+            {totals.pending > 0 && ` · ${formatCount(totals.pending)} waiting for review`}
           </p>
         </div>
         <div className="flex flex-wrap gap-4 text-sm">

@@ -13,6 +13,7 @@
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { ledgerDay } from "./usage-ledger";
+import { count } from "@/lib/text/plural";
 
 export type Usage = { messages: number; tokens: number };
 export type Limits = { messages: number; tokens: number };
@@ -44,10 +45,10 @@ export async function usageAndLimits(
 export function limitReached({ usage, limits }: { usage: Usage; limits: Limits }): string | null {
   const reset = "It resets at midnight UTC; your message is saved.";
   if (limits.messages > 0 && usage.messages >= limits.messages) {
-    return `You have reached today's limit of ${limits.messages.toLocaleString("en-US")} messages. ${reset}`;
+    return `You have reached today's limit of ${count(limits.messages, "message")}. ${reset}`;
   }
   if (limits.tokens > 0 && usage.tokens >= limits.tokens) {
-    return `You have used today's ${limits.tokens.toLocaleString("en-US")} tokens. ${reset}`;
+    return `You have used today's ${count(limits.tokens, "token")}. ${reset}`;
   }
   return null;
 }

@@ -4,6 +4,7 @@ import { RateLimiterPrisma, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
+import { count } from "@/lib/text/plural";
 
 export type LimitName = "signin-email" | "signin-email-slow" | "signin-ip" | "register-ip" | "reset-email" | "reset-ip";
 
@@ -42,8 +43,8 @@ export class RateLimitedError extends AppError {
   constructor(public retryAfterSeconds: number) {
     super(
       retryAfterSeconds < 60
-        ? `Too many attempts. Try again in ${Math.max(1, Math.ceil(retryAfterSeconds))} seconds.`
-        : `Too many attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
+        ? `Too many attempts. Try again in ${count(Math.max(1, Math.ceil(retryAfterSeconds)), "second")}.`
+        : `Too many attempts. Try again in ${count(Math.ceil(retryAfterSeconds / 60), "minute")}.`,
       429,
     );
   }

@@ -44,7 +44,14 @@ export type ImportedConversation = {
   sameAs?: string;
   /** Messages left out of an otherwise good conversation (repeated ids, cycles), by reason. */
   dropped?: DroppedMessages;
+  /** What the user told the other app about themselves and how to answer (ChatGPT's custom instructions). */
+  customInstructions?: CustomInstructions;
 };
+
+export type CustomInstructions = { about: string | null; howToRespond: string | null };
+
+/** Why a conversation with nothing to import is left out. */
+export const EMPTY_CONVERSATION = "empty conversation (no messages)";
 
 /** A conversation this file holds but the import leaves out, and why. */
 export class SkipConversation extends Error {}
@@ -162,4 +169,38 @@ export function chain(messages: Array<Omit<ImportedMessage, "parentRef">>): Impo
     return n ? { ...m, ref: `${m.ref}#${n + 1}` } : m;
   });
   return unique.map((m, i) => ({ ...m, parentRef: i ? unique[i - 1].ref : null }));
+}
+
+/** One part of a message that other apps store as a single text: its words, or a tool's call and result. */
+export type MessagePart = { role: "assistant" | "tool"; content: string; toolName?: string };
+
+/**
+ * One message of another app that holds several parts (text, then a tool call, then more text) as a chain of
+ * messages. The last part keeps the message's own ref, so its replies and the app's "shown" pointer still find it.
+ */
+export function splitMessage<T extends ImportedMessage & { keep: boolean }>(m: T, parts: MessagePart[]): T[] {
+  const kept = parts.map((p) => ({ ...p, content: text(p.content) })).filter((p) => p.content.trim());
+  if (kept.length <= 1) {
+    const only = kept[0];
+    return [only ? { ...m, role: only.role, content: only.content, toolName: only.toolName } : { ...m, keep: false }];
+  }
+  return kept.map((p, i) => ({
+    ...m,
+    ref: i === kept.length - 1 ? m.ref : `${m.ref}#part${i + 1}`,
+    parentRef: i === 0 ? m.parentRef : `${m.ref}#part${i}`,
+    role: p.role,
+    content: p.content,
+    toolName: p.toolName,
+    interrupted: i === kept.length - 1 ? m.interrupted : false,
+    model: p.role === "assistant" ? m.model : undefined,
+  }));
+}
+
+/** A tool note's text: what was asked of the tool and what it answered (long results are cut). */
+export function toolNote(args: string, result: string | null): string {
+  const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+  const lines = [];
+  if (args.trim()) lines.push(`Call: ${cut(args.trim(), 2_000)}`);
+  if (result !== null && result.trim()) lines.push(`Result: ${cut(result.trim(), 8_000)}`);
+  return lines.join("\n\n");
 }

@@ -5,7 +5,14 @@
 // - any other object: one conversation (LibreChat's or Open WebUI's single export).
 import { JSONParser } from "@streamparser/json";
 import { AppError } from "@/lib/errors";
-import { SkipConversation, str, text, type ImportFormat, type ImportedConversation } from "./conversation";
+import {
+  EMPTY_CONVERSATION,
+  SkipConversation,
+  str,
+  text,
+  type ImportFormat,
+  type ImportedConversation,
+} from "./conversation";
 import { isChatGpt, parseChatGpt } from "./formats/chatgpt";
 import { isClaude, parseClaude } from "./formats/claude";
 import { isLibreChat, parseLibreChat } from "./formats/librechat";
@@ -17,7 +24,13 @@ type Obj = Record<string, unknown>;
 
 export type ImportEntry =
   | { kind: "conversation"; conversation: ImportedConversation }
-  | { kind: "skipped"; format: ImportFormat | null; title: string | null; reason: string }
+  | {
+      kind: "skipped";
+      format: ImportFormat | null;
+      title: string | null;
+      reason: string;
+      customInstructions?: ImportedConversation["customInstructions"];
+    }
   | { kind: "memory"; memory: unknown };
 
 /** The format of one conversation object, or null when no importer knows it. */
@@ -49,7 +62,14 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
     };
   try {
     const conversation = format === "mnemo" ? parseMnemoThread(v) : parsers[format](v);
-    if (!conversation.messages.length) return { kind: "skipped", format, title, reason: "it has no messages" };
+    if (!conversation.messages.length)
+      return {
+        kind: "skipped",
+        format,
+        title,
+        reason: EMPTY_CONVERSATION,
+        customInstructions: conversation.customInstructions,
+      };
     return { kind: "conversation", conversation };
   } catch (e) {
     if (e instanceof SkipConversation) return { kind: "skipped", format, title, reason: e.message };

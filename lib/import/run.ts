@@ -6,9 +6,9 @@ import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
 import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { embedSoon } from "@/lib/memory/embed";
-import { importMemories } from "@/lib/memory/portable";
+import { importCustomInstructions, importMemories } from "@/lib/memory/portable";
 import { getConfig } from "@/lib/config";
-import { FORMAT_NAMES, type ImportFormat } from "./conversation";
+import { FORMAT_NAMES, type CustomInstructions, type ImportFormat } from "./conversation";
 import { readExport } from "./read";
 import { unzipIfNeeded } from "./unzip";
 import { writeConversation } from "./write";
@@ -28,6 +28,8 @@ export type ImportReport = {
   droppedMessages: { count: number; reasons: SkipReason[] };
   /** Mnemo's own export also carries memories. */
   memories?: { added: number; skipped: number };
+  /** ChatGPT's custom instructions, as memories waiting for review. */
+  customInstructions?: { added: number; skipped: number };
   threadIds: string[];
   /** Set when the file broke off part of the way: what came before it is imported. */
   error?: string;
@@ -57,6 +59,12 @@ export async function importConversations(
   };
   const formats = new Set<ImportFormat>();
   const memories: unknown[] = [];
+  // Custom instructions repeat in every conversation: each distinct version once, with the first thread that had it.
+  const instructions = new Map<string, CustomInstructions & { threadId: string | null }>();
+  const noteInstructions = (ci: CustomInstructions | undefined, threadId: string | null) => {
+    const key = ci && JSON.stringify([ci.about, ci.howToRespond]);
+    if (ci && key && !instructions.has(key) && instructions.size < 100) instructions.set(key, { ...ci, threadId });
+  };
   const cipher = await cipherFor(db, userId);
   const count = (tally: ImportReport["skipped"], reason: string, title: string | null, n = 1) => {
     tally.count += n;
@@ -77,7 +85,14 @@ export async function importConversations(
 
   report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
   if (memories.length) report.memories = await importExportedMemories(db, userId, memories);
-  if (report.conversations || report.memories?.added) await embedSoon(db, userId);
+  for (const found of instructions.values()) {
+    const r = await importCustomInstructions(db, userId, found);
+    report.customInstructions = {
+      added: (report.customInstructions?.added ?? 0) + r.added,
+      skipped: (report.customInstructions?.skipped ?? 0) + r.skipped,
+    };
+  }
+  if (report.conversations || report.memories?.added || report.customInstructions?.added) await embedSoon(db, userId);
   return report;
 
   async function readAll() {
@@ -90,6 +105,7 @@ export async function importConversations(
       }
       if (entry.kind === "skipped") {
         if (entry.format) formats.add(entry.format);
+        noteInstructions(entry.customInstructions, null);
         skip(entry.reason, entry.title);
       } else {
         const conv = entry.conversation;
@@ -98,6 +114,7 @@ export async function importConversations(
           count(report.droppedMessages, reason, conv.title, n);
         try {
           const r = await writeConversation(db, userId, conv, cipher);
+          noteInstructions(conv.customInstructions, r.status === "imported" ? r.threadId : null);
           if (r.status === "duplicate") report.duplicates++;
           else {
             report.conversations++;

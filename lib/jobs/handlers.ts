@@ -24,7 +24,8 @@ const payloads = {
   summary: z.object({ threadId: id, leafId: id }),
   extract: z.object({ userId: id, threadId: id, userItemId: id, answerItemId: id }),
   embed: z.object({ userId: id }),
-  feedback: z.object({ feedbackId: id }),
+  // version: the row's updatedAt when queued (absent in jobs queued before it existed).
+  feedback: z.object({ feedbackId: id, version: z.string().max(40).optional() }),
   "import-learn": z.object({ userId: id }),
   consolidate: z.object({ userId: id }),
 } satisfies Record<JobKind, z.ZodType>;
@@ -109,7 +110,7 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const fb = await db.feedback.findUnique({ where: { id: p.feedbackId }, select: { userId: true } });
       if (!fb) return; // removed since
       const conn = await connection(db);
-      const learned = (await learnFromFeedback(db, conn, p.feedbackId)) !== "nothing";
+      const learned = (await learnFromFeedback(db, conn, p.feedbackId, p.version)) !== "nothing";
       if (learned && conn.embeddingModel) {
         await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
       }

@@ -79,17 +79,42 @@ export async function saveConnection(db: Db, input: z.input<typeof savedConnecti
   });
 }
 
-export async function resolveConnection(db: Db): Promise<ConnectionState> {
-  const env = getConfig().model;
-  const s = await readStored(db);
-  let storedKey: string | undefined;
-  if (s.apiKeySealed) {
-    try {
-      storedKey = open(s.apiKeySealed, PURPOSE);
-    } catch {
-      storedKey = undefined; // AUTH_SECRET changed: the admin must enter the key again
-    }
+function storedKeyOf(s: Stored): string | undefined {
+  if (!s.apiKeySealed) return undefined;
+  try {
+    return open(s.apiKeySealed, PURPOSE);
+  } catch {
+    return undefined; // AUTH_SECRET changed: the admin must enter the key again
   }
+}
+
+export async function resolveConnection(db: Db): Promise<ConnectionState> {
+  const s = await readStored(db);
+  return connectionFrom(s, storedKeyOf(s));
+}
+
+/**
+ * The connection the model settings form describes, before it is saved (for "Test connection"): the typed values,
+ * with the same fallbacks saving would give (an empty field uses the environment; the key field left empty keeps
+ * the stored key, unless "remove the stored key" is ticked).
+ */
+export async function connectionFromForm(
+  db: Db,
+  input: z.input<typeof savedConnectionSchema>,
+): Promise<ConnectionState> {
+  const data = savedConnectionSchema.parse(input);
+  const stored = await readStored(db);
+  const draft: Stored = {
+    baseURL: data.baseURL || undefined,
+    chatModel: data.chatModel || undefined,
+    memoryModel: data.memoryModel || undefined,
+    embeddingModel: data.embeddingModel || undefined,
+  };
+  return connectionFrom(draft, data.clearApiKey ? undefined : data.apiKey || storedKeyOf(stored));
+}
+
+function connectionFrom(s: Stored, storedKey: string | undefined): ConnectionState {
+  const env = getConfig().model;
   const apiKey = storedKey ?? env.apiKey;
   const baseURL = s.baseURL ?? env.baseURL;
   if (!apiKey && !baseURL) {

@@ -12,6 +12,7 @@ import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { cipherFor } from "@/lib/crypto/content";
 import { enqueue } from "@/lib/jobs/queue";
+import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import { addMemory, MemoryNotFoundError, SecretRefusedError } from "./long-term";
@@ -70,7 +71,13 @@ export async function rateAnswer(db: Db, userId: string, input: z.input<typeof r
     create: { userId, threadId: item.threadId, itemId: item.id, kind: "rating", rating, comment: sealed },
     update: { rating, comment: sealed, processedAt: null },
   });
-  await enqueue(db, [{ kind: "feedback", userId, payload: { feedbackId: fb.id } }]);
+  // A 👎 opens "what was wrong?": its lesson waits a grace period for the comment. A comment (or a change) queues a
+  // newer job, and the older one finds the row changed and stands down: one memory-model call per rating.
+  const runAt =
+    rating === -1 && !comment ? new Date(Date.now() + getConfig().memory.feedbackGraceSeconds * 1000) : undefined;
+  await enqueue(db, [
+    { kind: "feedback", userId, payload: { feedbackId: fb.id, version: fb.updatedAt.toISOString() }, runAt },
+  ]);
   await onAnswerRated(db, userId, item.id, rating);
   return { rating, comment: comment || null };
 }
@@ -154,6 +161,7 @@ export async function learnFromFeedback(
   db: Db,
   conn: ModelConnection,
   feedbackId: string,
+  version?: string,
 ): Promise<"learned" | "reinforced" | "corrected" | "nothing"> {
   const fb = await db.feedback.findUnique({
     where: { id: feedbackId },
@@ -163,6 +171,8 @@ export async function learnFromFeedback(
     },
   });
   if (!fb || fb.processedAt || fb.user.memoryPaused) return "nothing";
+  // Changed since this job was queued (a comment came): the newer job learns from it.
+  if (version && fb.updatedAt.toISOString() !== version) return "nothing";
   const thread = await db.thread.findUnique({ where: { id: fb.threadId }, select: { temporary: true } });
   if (!thread || thread.temporary) return "nothing";
   const done = () => db.feedback.update({ where: { id: fb.id }, data: { processedAt: new Date() } });

@@ -13,6 +13,7 @@ import {
   SecretRefusedError,
   type NewMemory,
 } from "./long-term";
+import { count } from "@/lib/text/plural";
 
 export const MEMORIES_FORMAT = "mnemo-memories";
 export const MEMORIES_VERSION = 1;
@@ -53,11 +54,7 @@ export async function memoriesJson(db: Db, userId: string, now = new Date()) {
 
 export async function memoriesMarkdown(db: Db, userId: string, now = new Date()): Promise<string> {
   const rows = await allMemories(db, userId);
-  const out = [
-    `# Mnemo memories`,
-    ``,
-    `Exported ${now.toISOString()}. ${rows.length} memor${rows.length === 1 ? "y" : "ies"}.`,
-  ];
+  const out = [`# Mnemo memories`, ``, `Exported ${now.toISOString()}. ${count(rows.length, "memory", "memories")}.`];
   for (const kind of Object.keys(KIND_TITLES) as Array<keyof typeof KIND_TITLES>) {
     const group = rows.filter((m) => m.kind === kind);
     if (!group.length) continue;
@@ -139,10 +136,7 @@ export const MAX_PASTED_LINES = 500;
  * bullets and numbering removed. All or nothing, like the file import.
  */
 export async function importMemoryList(db: Db, userId: string, text: string): Promise<ImportResult> {
-  const lines = text
-    .split(/\r?\n/)
-    .map((l) => l.replace(/^\s*(?:[-*•·▪‣]|\d{1,3}[.)])\s+/, "").trim())
-    .filter((l) => l.length > 0);
+  const lines = listLines(text);
   if (lines.length > MAX_PASTED_LINES)
     throw new z.ZodError([
       { code: "custom", path: [], message: `At most ${MAX_PASTED_LINES} lines at a time.`, input: text },
@@ -163,6 +157,58 @@ export async function importMemoryList(db: Db, userId: string, text: string): Pr
     "Pasted from another assistant's memory list",
   );
   return { ...result, ...counts };
+}
+
+/** A list's lines without bullets or numbering, empty ones left out. */
+function listLines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.replace(/^\s*(?:[-*•·▪‣]|\d{1,3}[.)])\s+/, "").trim())
+    .filter((l) => l.length > 0);
+}
+
+/** Where a memory came from when it was not learned in a Mnemo chat: shown on its card. */
+export const CUSTOM_INSTRUCTIONS_REF = "chatgpt:custom-instructions";
+
+export function memoryOrigin(sourceRef: string | null): string | null {
+  if (sourceRef === `${CUSTOM_INSTRUCTIONS_REF}:about`) return "ChatGPT custom instructions: about you";
+  if (sourceRef === `${CUSTOM_INSTRUCTIONS_REF}:answers`) return "ChatGPT custom instructions: how to answer";
+  return null;
+}
+
+/**
+ * The custom instructions found in a ChatGPT export, as memories waiting for review: what the user wrote about
+ * themselves (facts) and how they want answers (preferences), a line each, linked to a conversation that carried
+ * them. The user's most deliberate memory, but written for another app: the user approves each line.
+ */
+export async function importCustomInstructions(
+  db: Db,
+  userId: string,
+  found: { about: string | null; howToRespond: string | null; threadId: string | null },
+): Promise<{ added: number; skipped: number }> {
+  const memories: NewMemory[] = [];
+  let skipped = 0;
+  const add = (text: string | null, kind: "fact" | "preference", part: "about" | "answers") => {
+    for (const line of listLines(text ?? "")) {
+      const parsed = memoryTextSchema.safeParse(line);
+      const guarded = parsed.success ? redactSecrets(parsed.data) : null;
+      if (!guarded || guarded.onlySecret) skipped++;
+      else
+        memories.push({
+          text: guarded.text,
+          kind,
+          source: "explicit",
+          status: "pending",
+          sourceThreadId: found.threadId,
+          sourceRef: `${CUSTOM_INSTRUCTIONS_REF}:${part}`,
+        });
+    }
+  };
+  add(found.about, "fact", "about");
+  add(found.howToRespond, "preference", "answers");
+  if (!memories.length) return { added: 0, skipped };
+  const counts = await storeAll(db, userId, memories, "From your ChatGPT custom instructions (imported)");
+  return { added: counts.added, skipped: skipped + counts.skipped };
 }
 
 /**

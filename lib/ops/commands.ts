@@ -10,6 +10,7 @@ import path from "node:path";
 import type { Db } from "@/lib/db/client";
 import type { OpenDatabase } from "@/lib/db/engine";
 import { getConfig } from "@/lib/config";
+import { count } from "@/lib/text/plural";
 
 export type CommandContext = {
   db(): Promise<Db>;
@@ -91,7 +92,7 @@ async function importCommand(ctx: CommandContext): Promise<number> {
   const progress = throttled(ctx.err);
   const { threadIds: _ids, ...report } = await importConversations(db, user.id, fs.createReadStream(full), (p) =>
     progress(
-      `… ${p.conversations} conversations, ${p.messages} messages imported (${p.duplicates} already there, ${p.skipped} skipped)`,
+      `… ${count(p.conversations, "conversation")}, ${count(p.messages, "message")} imported (${p.duplicates} already there, ${p.skipped} skipped)`,
     ),
   );
   if (report.messages >= ANALYZE_AFTER_ROWS) await refreshStatistics();
@@ -113,7 +114,7 @@ async function embedCommand(ctx: CommandContext): Promise<number> {
   }
   const total = await countPending(db, e.model, userId);
   const progress = throttled(ctx.err, 2000);
-  ctx.err(`embedding ${total} rows with ${e.model}`);
+  ctx.err(`embedding ${count(total, "row")} with ${e.model}`);
   try {
     const r = await embedPending(db, {
       userId,
@@ -126,7 +127,7 @@ async function embedCommand(ctx: CommandContext): Promise<number> {
   } catch (err) {
     const left = await countPending(db, e.model, userId);
     const why = (err as Error).message.split("\n")[0].replace(/\.$/, "");
-    ctx.err(`Stopped: ${why}. ${left} rows still need a vector; run it again to resume.`);
+    ctx.err(`Stopped: ${why}. ${count(left, "row")} still need a vector; run it again to resume.`);
     return 1;
   }
 }
@@ -200,7 +201,7 @@ async function migrateCommand(ctx: CommandContext): Promise<number> {
   });
   for (const name of done) ctx.out(`applied ${name}`);
   ctx.out(
-    `${describeTarget(database.target)}: ${done.length} migration(s) applied, ${status.applied.length} in total, ${status.pending.length} pending`,
+    `${describeTarget(database.target)}: ${count(done.length, "migration")} applied, ${status.applied.length} in total, ${status.pending.length} pending`,
   );
   return 0;
 }

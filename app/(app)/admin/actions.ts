@@ -8,7 +8,7 @@ import { getDb } from "@/lib/db/client";
 import { createUser, EmailTakenError, LastAdminError, setDisabled, setRole } from "@/lib/auth/users";
 import {
   clearConnectionCache,
-  resolveConnection,
+  connectionFromForm,
   saveConnection,
   savedConnectionForForm,
   savedConnectionSchema,
@@ -21,6 +21,7 @@ import { ThreadNotFoundError, type ThreadView } from "@/lib/chat/threads";
 import { setUserLimits } from "@/lib/account/usage-limits";
 import { setTemporaryPassword } from "@/lib/auth/password-change";
 import { createInvitation } from "@/lib/auth/registration";
+import { count } from "@/lib/text/plural";
 
 export type ActionResult = { ok: true; message?: string } | { ok: false; error: string };
 
@@ -183,24 +184,27 @@ export async function saveModelSettingsAction(input: z.input<typeof savedConnect
       if (users)
         return {
           ok: true,
-          message: `Saved. Re-embedding the memories and messages of ${users} users in the background.`,
+          message: `Saved. Re-embedding the memories and messages of ${count(users, "user")} in the background.`,
         };
     }
     return { ok: true, message: "Saved." };
   });
 }
 
-export async function testModelConnectionAction(): Promise<ActionResult> {
+/** Tests what the form says now (typed, not yet saved): an admin checks a URL before saving it. */
+export async function testModelConnectionAction(input: z.input<typeof savedConnectionSchema>): Promise<ActionResult> {
   return guard("testModelConnectionAction", async () => {
     await requireAdmin();
-    const state = await resolveConnection(await getDb());
+    const parsed = savedConnectionSchema.safeParse(input);
+    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
+    const state = await connectionFromForm(await getDb(), parsed.data);
     if (!state.configured) return { ok: false, error: state.reason };
     const r = await testConnection(state.connection);
     if (!r.ok) return { ok: false, error: r.error };
     const has = r.models.includes(state.connection.chatModel);
     return {
       ok: true,
-      message: `Connected: ${r.models.length} model(s) available${has ? `, including ${state.connection.chatModel}` : `; "${state.connection.chatModel}" is not among them`}.`,
+      message: `Connected to ${state.connection.baseURL ?? "OpenAI"}: ${count(r.models.length, "model")} available${has ? `, including ${state.connection.chatModel}` : `; "${state.connection.chatModel}" is not among them`}.`,
     };
   });
 }

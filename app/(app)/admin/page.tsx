@@ -12,6 +12,7 @@ import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { countPending } from "@/lib/memory/embed";
 import { feedbackByModel } from "@/lib/admin/feedback-stats";
 import { FeedbackStats } from "@/components/admin/feedback-stats";
+import { count } from "@/lib/text/plural";
 
 export const metadata: Metadata = { title: "Admin" };
 export const dynamic = "force-dynamic";
@@ -71,7 +72,7 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
         <p className="mt-2 text-sm text-muted-foreground" data-testid="embedding-backlog">
           {embedder
             ? waiting
-              ? `${waiting.toLocaleString("en-US")} memories and messages are waiting for a vector from ${embedder.model} (the embed jobs above, or npm run memory:embed).`
+              ? `${count(waiting, "memory or message", "memories and messages")} ${waiting === 1 ? "is" : "are"} waiting for a vector from ${embedder.model} (the embed jobs above, or npm run memory:embed).`
               : `Every memory and message has its vector from ${embedder.model}.`
             : "Recall by meaning is off: no embedding model is set (Model settings). Recall matches words only."}
         </p>

@@ -2,11 +2,13 @@
 // `mapping` of nodes {id, message, parent, children} with `current_node` the
 // message shown last. Edits and regenerations are sibling branches.
 import {
+  EMPTY_CONVERSATION,
   pruneTree,
   SkipConversation,
   str,
   text,
   toDate,
+  type CustomInstructions,
   type ImportedConversation,
   type ImportedMessage,
 } from "../conversation";
@@ -14,7 +16,10 @@ import {
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
 
-export const isChatGpt = (v: Obj) => typeof v.mapping === "object" && v.mapping !== null;
+// An entry without its mapping (ChatGPT writes some: deleted or never-started chats) is still ChatGPT's.
+export const isChatGpt = (v: Obj) =>
+  (typeof v.mapping === "object" && v.mapping !== null) ||
+  (("conversation_id" in v || "current_node" in v) && "create_time" in v && !("chat_messages" in v));
 
 /** Text of one content part: strings as they are; images, audio and files as a short note. */
 function partText(p: unknown): string {
@@ -60,14 +65,65 @@ function contentText(content: Obj): string | null {
   }
 }
 
-/** Citations kept as text under the answer (the links themselves are never fetched). */
-function citations(meta: Obj): string {
-  const list = Array.isArray(meta.citations) ? meta.citations : [];
-  const lines = list
-    .map((c) => obj(obj(c).metadata))
-    .map((m) => [text(m.title), text(m.url)].filter(Boolean).join(" — "))
-    .filter(Boolean);
-  return [...new Set(lines)].length ? `\n\nSources:\n${[...new Set(lines)].map((l) => `- ${l}`).join("\n")}` : "";
+type Source = { title: string; url: string };
+
+/** Web-search citation markers in an answer: 【3:0†source】 (older exports) and \ue200cite\ue202turn0search1\ue201. */
+const MARKER = /【[^【】\n]{0,200}】|\ue200[^\ue201\n]{0,200}\ue201/g;
+
+function source(m: Obj): Source | null {
+  const title = text(m.title) || text(m.attribution);
+  const url = text(m.url);
+  return title || url ? { title, url } : null;
+}
+
+/**
+ * The answer with each citation marker turned into a numbered reference ([1], [2]…) that matches the numbered
+ * "Sources:" list under it. Older exports place `metadata.citations` by position (start_ix, in code points);
+ * newer ones list `metadata.content_references` by the marker's text. A marker with no known source is removed.
+ */
+export function withReferences(body: string, meta: Obj): string {
+  const byPosition = new Map<number, Source[]>();
+  const byMarker = new Map<string, Source[]>();
+  const all: Source[] = [];
+  for (const c of (Array.isArray(meta.citations) ? meta.citations : []).map(obj)) {
+    const s = source(obj(c.metadata));
+    if (!s || typeof c.start_ix !== "number") continue;
+    all.push(s);
+    byPosition.set(c.start_ix, [...(byPosition.get(c.start_ix) ?? []), s]);
+  }
+  for (const r of (Array.isArray(meta.content_references) ? meta.content_references : []).map(obj)) {
+    const listed = [r.items, r.sources].find((l) => Array.isArray(l) && l.length) as unknown[] | undefined;
+    const list = (listed ?? [r])
+      .map(obj)
+      .map(source)
+      .filter((x): x is Source => !!x);
+    all.push(...list);
+    const marker = typeof r.matched_text === "string" ? r.matched_text : "";
+    if (marker.trim() && list.length) byMarker.set(marker, [...(byMarker.get(marker) ?? []), ...list]);
+  }
+  const numbers = new Map<string, number>();
+  const ordered: Source[] = [];
+  const number = (s: Source) => {
+    const key = s.url || s.title;
+    if (!numbers.has(key)) {
+      numbers.set(key, ordered.length + 1);
+      ordered.push(s);
+    }
+    return numbers.get(key)!;
+  };
+  let codePoints = 0;
+  let last = 0;
+  const replaced = body.replace(MARKER, (marker, at: number) => {
+    for (const _ of body.slice(last, at)) codePoints++;
+    last = at;
+    const found = byPosition.get(codePoints) ?? byMarker.get(marker) ?? [];
+    const refs = [...new Set(found.map(number))];
+    return refs.map((n) => `[${n}]`).join("");
+  });
+  for (const s of all) number(s); // sources the text never marked are listed after the marked ones
+  if (!ordered.length) return replaced;
+  const lines = ordered.map((s, i) => `${i + 1}. ${[s.title, s.url].filter(Boolean).join(" — ")}`);
+  return `${replaced.replace(/[ \t]+\n/g, "\n").trimEnd()}\n\nSources:\n${lines.join("\n")}`;
 }
 
 function toMessage(id: string, node: Obj): ImportedMessage & { keep: boolean } {
@@ -102,17 +158,39 @@ function toMessage(id: string, node: Obj): ImportedMessage & { keep: boolean } {
   return {
     ...base,
     role,
-    content: role === "assistant" ? content + citations(meta) : content,
+    content: role === "assistant" ? withReferences(content, meta) : content,
     interrupted: role === "assistant" && (finish === "interrupted" || str(msg.status) === "in_progress"),
     model: str(meta.model_slug) ?? undefined,
     keep: true,
   };
 }
 
+/** ChatGPT wraps the user's own words in a preamble and a fence: the words alone. */
+function ownWords(v: unknown): string | null {
+  const s = text(v).trim();
+  if (!s) return null;
+  const fenced = [...s.matchAll(/```([\s\S]*?)```/g)].map((m) => m[1].trim()).filter(Boolean);
+  if (fenced.length) return fenced.join("\n");
+  return s.replace(/^The user provided [^\n]*:\s*/i, "").trim() || null;
+}
+
+/** The custom instructions ChatGPT put at the top of the conversation (a hidden user_editable_context node). */
+function customInstructions(mapping: Obj): CustomInstructions | undefined {
+  for (const node of Object.values(mapping)) {
+    const content = obj(obj(obj(node).message).content);
+    if (content.content_type !== "user_editable_context") continue;
+    const about = ownWords(content.user_profile);
+    const howToRespond = ownWords(content.user_instructions);
+    if (about || howToRespond) return { about, howToRespond };
+  }
+  return undefined;
+}
+
 export function parseChatGpt(c: Obj): ImportedConversation {
-  const mapping = obj(c.mapping);
   const ref = str(c.conversation_id) ?? str(c.id);
   if (!ref) throw new SkipConversation("it has no conversation id");
+  if (typeof c.mapping !== "object" || c.mapping === null) throw new SkipConversation(EMPTY_CONVERSATION);
+  const mapping = obj(c.mapping);
   const nodes = Object.entries(mapping).map(([id, node]) => toMessage(str(obj(node).id) ?? id, obj(node)));
   const { messages, activeRef, dropped } = pruneTree(nodes, str(c.current_node));
   return {
@@ -125,5 +203,6 @@ export function parseChatGpt(c: Obj): ImportedConversation {
     activeRef,
     archived: c.is_archived === true,
     dropped,
+    customInstructions: customInstructions(mapping),
   };
 }

@@ -1,61 +1,126 @@
-// LibreChat's conversation export (JSON): {conversationId, title, endpoint,
-// messages[]}, where messages are either a flat list linked by
-// parentMessageId or, with "recursive", nested under `children`.
+// LibreChat's conversation export (JSON, client/src/hooks/Conversations/useExportConversation.ts):
+// {conversationId, endpoint, title, exportAt, branches, recursive, options?} and the messages in one of three layouts:
+// - `messages`, a flat list linked by parentMessageId (the shown branch, or every branch with "branches");
+// - `messages`, nested under each message's `children` (older exports with "recursive");
+// - `messagesTree`, the same nesting (current exports with "recursive").
+// A message's words are in `text`, or, for agents, in `content` parts: text, think (reasoning, left out),
+// tool_call (a tool note), images and errors. Older reasoning models wrote `:::thinking … :::` into the text.
 import {
   pruneTree,
   SkipConversation,
+  splitMessage,
   str,
   text,
   toDate,
+  toolNote,
   type ImportedConversation,
   type ImportedMessage,
+  type MessagePart,
 } from "../conversation";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
+type Node = ImportedMessage & { keep: boolean };
 
-export const isLibreChat = (v: Obj) => Array.isArray(v.messages) && ("conversationId" in v || "endpoint" in v);
+export const isLibreChat = (v: Obj) =>
+  (Array.isArray(v.messages) || Array.isArray(v.messagesTree)) && ("conversationId" in v || "endpoint" in v);
 
-function content(m: Obj): string {
-  if (Array.isArray(m.content) && m.content.length) {
-    const parts = m.content
-      .map(obj)
-      .map((p) => (p.type === "text" ? (typeof p.text === "string" ? text(p.text) : text(obj(p.text).value)) : ""));
-    const joined = parts.filter(Boolean).join("\n\n");
-    if (joined) return joined;
-  }
-  return text(m.text);
+const THINKING = /:::thinking[\s\S]*?(?:\n:::|$)/g;
+const textOf = (v: unknown) =>
+  typeof v === "string" ? v : typeof obj(v).value === "string" ? String(obj(v).value) : "";
+const json = (v: unknown) => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v));
+
+function toolPart(p: Obj): MessagePart {
+  const call = obj(p.tool_call);
+  const fn = obj(call.function);
+  const code = obj(call.code_interpreter);
+  const name =
+    str(call.name) ?? str(fn.name) ?? (Object.keys(code).length ? "code_interpreter" : str(call.type)) ?? "tool";
+  const args = json(call.args ?? fn.arguments ?? code.input);
+  const output = call.output ?? fn.output ?? (Array.isArray(code.outputs) ? code.outputs : undefined);
+  return {
+    role: "tool",
+    toolName: name.slice(0, 64),
+    content: toolNote(args, output === undefined ? null : json(output)),
+  };
 }
 
-/** Flattens the recursive layout (children nested in their parent). */
-function flatten(list: unknown[], out: Obj[] = []): Obj[] {
+/** A message's parts in order; reasoning and errors left out. */
+function parts(m: Obj, user: boolean): MessagePart[] {
+  const role = "assistant" as const; // a user message joins its parts back into one (see parseLibreChat)
+  if (Array.isArray(m.content) && m.content.length) {
+    const out: MessagePart[] = [];
+    for (const p of m.content.map(obj)) {
+      if (p.type === "text") out.push({ role, content: textOf(p.text).replace(THINKING, "") });
+      else if (p.type === "tool_call" && !user) out.push(toolPart(p));
+      else if (p.type === "image_file" || p.type === "image_url") out.push({ role, content: "[image not imported]" });
+      // think (reasoning), error, agent_update and the rest are not part of the conversation's words
+    }
+    if (out.some((p) => p.content.trim())) return out;
+  }
+  return [{ role, content: textOf(m.text).replace(THINKING, "") }];
+}
+
+/** Every message, with the parent it was nested under (nesting wins over parentMessageId, as LibreChat's importer). */
+function flatten(list: unknown[], parent: string | null, out: Array<{ m: Obj; parent: string | null }>) {
   for (const raw of list) {
     const m = obj(raw);
-    out.push(m);
-    if (Array.isArray(m.children)) flatten(m.children, out);
+    out.push({ m, parent });
+    if (Array.isArray(m.children) && m.children.length) flatten(m.children, str(m.messageId), out);
   }
   return out;
+}
+
+/** LibreChat shows the newest sibling at each fork: the last child, from the last root down. */
+function shownLeaf(nodes: Array<{ ref: string; parentRef: string | null }>): string | null {
+  const refs = new Set(nodes.map((n) => n.ref));
+  const children = new Map<string | null, string[]>();
+  for (const n of nodes) {
+    const p = n.parentRef !== null && refs.has(n.parentRef) ? n.parentRef : null;
+    const list = children.get(p) ?? [];
+    list.push(n.ref);
+    children.set(p, list);
+  }
+  const seen = new Set<string>();
+  let at: string | null = children.get(null)?.at(-1) ?? null;
+  while (at !== null && !seen.has(at)) {
+    seen.add(at);
+    const next = children.get(at)?.at(-1);
+    if (next === undefined) return at;
+    at = next;
+  }
+  return at;
 }
 
 export function parseLibreChat(c: Obj): ImportedConversation {
   const ref = str(c.conversationId);
   if (!ref) throw new SkipConversation("it has no conversationId");
-  const all = flatten(c.messages as unknown[]);
-  const nodes: Array<ImportedMessage & { keep: boolean }> = all.map((m, i) => {
-    const body = content(m);
+  const list = (Array.isArray(c.messagesTree) ? c.messagesTree : c.messages) as unknown[];
+  const all = flatten(list, null, []);
+  const nodes: Node[] = all.map(({ m, parent }, i) => {
     const user = m.isCreatedByUser === true;
     return {
       ref: str(m.messageId) ?? `${ref}:${i}`,
-      parentRef: str(m.parentMessageId),
+      parentRef: parent ?? str(m.parentMessageId),
       role: user ? "user" : "assistant",
-      content: body,
+      content: "",
       createdAt: toDate(m.createdAt),
       model: user ? undefined : (str(m.model) ?? undefined),
       interrupted: !user && m.unfinished === true,
-      keep: !!body.trim() && m.error !== true,
+      keep: m.error !== true,
     };
   });
-  const { messages, activeRef, dropped } = pruneTree(nodes, null);
+  const active = shownLeaf(nodes);
+  const expanded = nodes.flatMap((n, i) => {
+    const user = n.role === "user";
+    const ps = parts(all[i].m, user);
+    if (user) {
+      const body = text(ps.map((p) => p.content).join("\n\n")).trim();
+      return [{ ...n, content: body, keep: n.keep && !!body }];
+    }
+    return n.keep ? splitMessage(n, ps) : [n];
+  });
+  const { messages, activeRef, dropped } = pruneTree(expanded, active);
   return {
     format: "librechat",
     ref: `librechat:${ref}`,

@@ -1,7 +1,18 @@
 // Open WebUI's chat export (Settings → Chats → Export): an array of
 // {id, title, chat: {history: {messages: {id: {parentId, role, content,
 // timestamp, model}}, currentId}, messages[]}, created_at, updated_at}.
-import { chain, pruneTree, SkipConversation, str, text, toDate, type ImportedConversation } from "../conversation";
+import {
+  chain,
+  pruneTree,
+  SkipConversation,
+  splitMessage,
+  str,
+  text,
+  toDate,
+  type ImportedConversation,
+  type ImportedMessage,
+} from "../conversation";
+import { openWebUiParts } from "./open-webui-content";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -9,14 +20,23 @@ const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v
 export const isOpenWebUi = (v: Obj) =>
   typeof v.chat === "object" && v.chat !== null && ("history" in obj(v.chat) || "messages" in obj(v.chat));
 
+/** The message's stored text (raw: for answers it still holds Open WebUI's <details> blocks). */
 function content(m: Obj): string {
-  if (typeof m.content === "string") return text(m.content);
+  if (typeof m.content === "string") return m.content;
   if (Array.isArray(m.content))
     return m.content
-      .map((p) => text(obj(p).text))
+      .map((p) => (typeof obj(p).text === "string" ? (obj(p).text as string) : ""))
       .filter(Boolean)
       .join("\n\n");
   return "";
+}
+
+type Node = ImportedMessage & { keep: boolean };
+
+/** A user's message as it is; an answer as its parts (reasoning left out, tool calls as tool notes). */
+function expand(node: Node, raw: string): Node[] {
+  if (node.role !== "assistant") return [{ ...node, content: text(raw), keep: node.keep && !!text(raw).trim() }];
+  return splitMessage(node, openWebUiParts(raw));
 }
 
 const role = (r: unknown) => (r === "user" ? "user" : r === "assistant" ? "assistant" : null);
@@ -30,34 +50,43 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
   let messages, activeRef, dropped;
   if (Object.keys(tree).length) {
     ({ messages, activeRef, dropped } = pruneTree(
-      Object.entries(tree).map(([id, raw]) => {
+      Object.entries(tree).flatMap(([id, raw]) => {
         const m = obj(raw);
         const r = role(m.role);
-        const body = content(m);
-        return {
+        const node: Node = {
           ref: str(m.id) ?? id,
           parentRef: str(m.parentId),
           role: r ?? "user",
-          content: body,
+          content: "",
           createdAt: toDate(m.timestamp),
           model: str(m.model) ?? undefined,
           interrupted: r === "assistant" && m.done === false,
-          keep: !!r && !!body.trim(),
+          keep: !!r,
         };
+        return expand(node, content(m));
       }),
       str(history.currentId),
     ));
   } else {
-    const list = (Array.isArray(chat.messages) ? chat.messages : [])
-      .map(obj)
-      .filter((m) => role(m.role) && content(m).trim());
+    const list = (Array.isArray(chat.messages) ? chat.messages : []).map(obj).filter((m) => role(m.role));
     messages = chain(
-      list.map((m, i) => ({
-        ref: str(m.id) ?? `${ref}:${i}`,
-        role: role(m.role)!,
-        content: content(m),
-        createdAt: toDate(m.timestamp),
-      })),
+      list
+        .flatMap((m, i) =>
+          expand(
+            {
+              ref: str(m.id) ?? `${ref}:${i}`,
+              parentRef: null,
+              role: role(m.role)!,
+              content: "",
+              createdAt: toDate(m.timestamp),
+              model: str(m.model) ?? undefined,
+              keep: true,
+            },
+            content(m),
+          ),
+        )
+        .filter((m) => m.keep)
+        .map(({ keep: _k, parentRef: _p, ...m }) => m),
     );
     activeRef = messages.at(-1)?.ref ?? null;
   }

@@ -10,6 +10,7 @@ import { listConflicts } from "@/lib/memory/conflicts";
 import { signalsForMemories } from "@/lib/memory/feedback";
 import { cipherFor, openJson } from "@/lib/crypto/content";
 import { stepsSchema } from "@/lib/memory/procedures";
+import { memoryOrigin } from "@/lib/memory/portable";
 
 /** Past this many memories the dashboard does not mark which ones stay out (the meter still counts them all). */
 const PROFILE_SCAN = 2000;
@@ -34,9 +35,8 @@ export default async function MemoryPage({
   const filters = parsed.success ? parsed.data : memoryListInput.parse({});
   const db = await getDb();
   const budget = getConfig().memory.tokenBudget;
-  const [memories, totals, me, pending, profile, embedder, conflicts, cipher] = await Promise.all([
+  const [memories, me, pending, profile, embedder, conflicts, cipher] = await Promise.all([
     listMemories(db, user.id, filters),
-    db.memory.aggregate({ where: { userId: user.id, status: "active" }, _count: true, _sum: { tokens: true } }),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
     loadProfile(db, user.id, PROFILE_SCAN),
@@ -70,7 +70,8 @@ export default async function MemoryPage({
       conflicts={conflicts}
       filters={filters}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
-      totals={{ count: totals._count, tokens: totals._sum.tokens ?? 0, pending }}
+      // One count on the page: the header says what the meter below says (a memory's line costs more than its words).
+      totals={{ count: profile.count, tokens: profile.cost, pending }}
       meter={{
         count: profile.count,
         cost: profile.cost,
@@ -90,6 +91,7 @@ export default async function MemoryPage({
         sourceThreadId: m.sourceThreadId,
         sourceItemId: m.sourceItemId,
         fromFeedback: !!m.sourceFeedbackId,
+        origin: memoryOrigin(m.sourceRef),
         verified: !!m.verifiedAt,
         needsRevalidation: m.needsRevalidation,
         steps: m.kind === "procedure" ? stepsOf(m.steps) : null,

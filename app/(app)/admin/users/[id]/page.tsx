@@ -9,6 +9,7 @@ import { UsageLimitsForm } from "@/components/admin/usage-limits-form";
 import { TemporaryPassword } from "@/components/admin/temporary-password";
 import { usageTodayByUser } from "@/lib/account/usage-limits";
 import { getConfig } from "@/lib/config";
+import { count } from "@/lib/text/plural";
 
 export const metadata: Metadata = { title: "Review user" };
 export const dynamic = "force-dynamic";
@@ -48,8 +49,8 @@ export default async function AdminUserPage({ params }: { params: Promise<{ id: 
         </h2>
         <p className="text-sm text-muted-foreground">
           {user.email} · {user.role === "ADMIN" ? "Admin" : "User"} · {user.disabled ? "disabled" : "active"} · joined{" "}
-          {user.createdAt.toISOString().slice(0, 10)} · {threads.length} conversation(s), {user._count.memories}{" "}
-          memories
+          {user.createdAt.toISOString().slice(0, 10)} · {count(threads.length, "conversation")},{" "}
+          {count(user._count.memories, "memory", "memories")}
         </p>
       </div>
       <UsageLimitsForm
