@@ -24,7 +24,7 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   await file.setInputFiles(CHATGPT);
   const result = page.getByTestId("import-result");
   await expect(result).toContainText("Imported 1 conversation (8 messages, 1 edited branch) from ChatGPT.");
-  await expect(result).toContainText("1 skipped: it has no messages (1).");
+  await expect(result).toContainText("1 skipped: empty conversation (no messages) (1).");
   await expect(page.getByTestId("import-learn")).toContainText(
     "2 exchanges from 1 imported conversation: 2 model calls",
   );

@@ -179,7 +179,7 @@ export type MessagePart = { role: "assistant" | "tool"; content: string; toolNam
  * messages. The last part keeps the message's own ref, so its replies and the app's "shown" pointer still find it.
  */
 export function splitMessage<T extends ImportedMessage & { keep: boolean }>(m: T, parts: MessagePart[]): T[] {
-  const kept = parts.map((p) => ({ ...p, content: text(p.content) })).filter((p) => p.content.trim());
+  const kept = parts.map((p) => ({ ...p, content: text(p.content).trim() })).filter((p) => p.content);
   if (kept.length <= 1) {
     const only = kept[0];
     return [only ? { ...m, role: only.role, content: only.content, toolName: only.toolName } : { ...m, keep: false }];

@@ -92,6 +92,40 @@ function codeParts(a: Record<string, string>, body: string): MessagePart[] {
   return [{ role: "tool", toolName: "code_interpreter", content: toolNote(unescapeHtml(inner(body)), output) }];
 }
 
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
+const texts = (list: unknown) =>
+  (Array.isArray(list) ? list : [])
+    .map((p) => (typeof obj(p).text === "string" ? (obj(p).text as string) : ""))
+    .join("");
+
+/**
+ * Newer versions also keep the answer as Responses-style `output` items (the HTML is rendered from them): the same
+ * parts, without parsing HTML. Reasoning items are left out; a function_call is joined with its output by call_id.
+ */
+export function openWebUiOutputParts(output: unknown[]): MessagePart[] {
+  const items = output.map(obj);
+  const results = new Map(items.filter((i) => i.type === "function_call_output").map((i) => [i.call_id, i]));
+  const parts: MessagePart[] = [];
+  for (const item of items) {
+    if (item.type === "message") parts.push({ role: "assistant", content: texts(item.content) });
+    else if (item.type === "function_call") {
+      const r = results.get(item.call_id);
+      const args = typeof item.arguments === "string" ? item.arguments : JSON.stringify(item.arguments ?? "");
+      parts.push({
+        role: "tool",
+        toolName: (typeof item.name === "string" && item.name ? item.name : "tool").slice(0, 64),
+        content: toolNote(args, r ? texts(r.output) : null),
+      });
+    } else if (item.type === "open_webui:code_interpreter") {
+      const out = item.output;
+      const result = typeof out === "string" ? out : out && typeof out === "object" ? JSON.stringify(out) : null;
+      parts.push({ role: "tool", toolName: "code_interpreter", content: toolNote(String(item.code ?? ""), result) });
+    }
+  }
+  return parts;
+}
+
 /** An Open WebUI answer as its parts, in order: text, tool notes, text… (reasoning left out). */
 export function openWebUiParts(content: string): MessagePart[] {
   const parts: MessagePart[] = [];

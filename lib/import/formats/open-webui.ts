@@ -12,7 +12,7 @@ import {
   type ImportedConversation,
   type ImportedMessage,
 } from "../conversation";
-import { openWebUiParts } from "./open-webui-content";
+import { openWebUiOutputParts, openWebUiParts } from "./open-webui-content";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -34,9 +34,11 @@ function content(m: Obj): string {
 type Node = ImportedMessage & { keep: boolean };
 
 /** A user's message as it is; an answer as its parts (reasoning left out, tool calls as tool notes). */
-function expand(node: Node, raw: string): Node[] {
+function expand(node: Node, m: Obj): Node[] {
+  const raw = content(m);
   if (node.role !== "assistant") return [{ ...node, content: text(raw), keep: node.keep && !!text(raw).trim() }];
-  return splitMessage(node, openWebUiParts(raw));
+  const fromOutput = Array.isArray(m.output) ? openWebUiOutputParts(m.output) : [];
+  return splitMessage(node, fromOutput.some((p) => p.content.trim()) ? fromOutput : openWebUiParts(raw));
 }
 
 const role = (r: unknown) => (r === "user" ? "user" : r === "assistant" ? "assistant" : null);
@@ -63,7 +65,7 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
           interrupted: r === "assistant" && m.done === false,
           keep: !!r,
         };
-        return expand(node, content(m));
+        return expand(node, m);
       }),
       str(history.currentId),
     ));
@@ -82,7 +84,7 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
               model: str(m.model) ?? undefined,
               keep: true,
             },
-            content(m),
+            m,
           ),
         )
         .filter((m) => m.keep)

@@ -1,0 +1,217 @@
+// Imports of the apps' own files (tests/fixtures/import/real, see its README): LibreChat's three JSON layouts and
+// its agents' content parts, Open WebUI's <details> blocks and `output` items, ChatGPT's citation markers, custom
+// instructions and empty entries. What lands is checked as the user will read it: no HTML, no markers, no reasoning.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { importConversations } from "@/lib/import/run";
+import { threadView } from "@/lib/chat/threads";
+import { withReferences } from "@/lib/import/formats/chatgpt";
+import { openWebUiParts } from "@/lib/import/formats/open-webui-content";
+
+const real = (name: string) =>
+  fs.createReadStream(path.join(__dirname, "fixtures/import/real", name), { highWaterMark: 211 });
+
+/** What no imported text may show: HTML blocks, citation markers, reasoning. */
+const LEAKS = /<details|<\/?summary|<think|:::thinking|【|\ue200|Thought for|&quot;|&gt;/;
+
+describe.each(engines)("importing the apps' own files on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+  const newUser = async (name: string) =>
+    (await t.db.user.create({ data: { email: `${name}-${engine}-${crypto.randomUUID()}@example.com` } })).id;
+  const shown = async (userId: string, title: string) => {
+    const thread = await t.db.thread.findFirstOrThrow({ where: { userId, title } });
+    return (await threadView(t.db, userId, thread.id)).items.map((i) => ({
+      role: i.role,
+      content: i.content,
+      tool: i.toolName,
+    }));
+  };
+  const allText = async (userId: string) =>
+    (await t.db.item.findMany({ where: { userId }, select: { content: true } })).map((i) => i.content).join("\n");
+
+  it("LibreChat: flat with branches, nested `messages` and `messagesTree` all import, newest sibling shown", async () => {
+    const user = await newUser("lc");
+    expect(await importConversations(t.db, user, real("librechat-opts-nonr-branches.json"))).toMatchObject({
+      format: "librechat",
+      conversations: 1,
+      messages: 5,
+    });
+    // Two first questions (an edit of the first): the later one and its answer are shown.
+    expect((await shown(user, "Original")).map((m) => m.content.slice(0, 25))).toEqual([
+      "tell me a long long story",
+      "Of course! Here’s a detai",
+    ]);
+    const interrupted = await t.db.item.findFirstOrThrow({
+      where: { userId: user, sourceRef: "303e4c2c-f03e-4e0a-8551-c96ec73be5fe" },
+    });
+    expect(interrupted.status).toBe("interrupted");
+
+    const title = "Troubleshooting Python Virtual Environment Activation Issue";
+    for (const file of ["librechat-tree.json", "librechat-messagesTree.json"]) {
+      const who = await newUser("lc-tree");
+      const r = await importConversations(t.db, who, real(file));
+      expect(r, file).toMatchObject({ format: "librechat", conversations: 1, messages: 9, branches: 2 });
+      // LibreChat shows the last child at each fork: "lol", then its answer.
+      expect(
+        (await shown(who, title)).map((m) => m.content.slice(0, 20)),
+        file,
+      ).toEqual(["How do I use source ", "It looks like you're", "lol", "It looks like you mi"]);
+    }
+  });
+
+  it("LibreChat agents: think parts and :::thinking left out, tool calls as tool notes, errors dropped", async () => {
+    const user = await newUser("lc-agent");
+    const r = await importConversations(t.db, user, real("librechat-agent-content.json"));
+    expect(r).toMatchObject({ conversations: 1 });
+    expect(await shown(user, "Weather in Lisbon")).toEqual([
+      { role: "user", content: "What's the weather in Lisbon? Answer in Celsius.", tool: null },
+      {
+        role: "tool",
+        content: 'Call: {"city":"Lisbon","unit":"C"}\n\nResult: Lisbon: 21°C, clear sky',
+        tool: "get_weather",
+      },
+      { role: "assistant", content: "It is **21 °C** with a clear sky in Lisbon right now.", tool: null },
+      { role: "user", content: "And tomorrow?", tool: null },
+      { role: "assistant", content: "Tomorrow should be a little warmer, around 23 °C.", tool: null },
+      { role: "user", content: "Thanks", tool: null },
+    ]);
+    expect(await allText(user)).not.toMatch(/wants current conditions|same tool result series|429/);
+  });
+
+  it("Open WebUI: reasoning left out, tool calls and code runs as tool notes, no HTML left", async () => {
+    const user = await newUser("owui");
+    expect(await importConversations(t.db, user, real("openwebui-librechat-testdata.json"))).toMatchObject({
+      format: "open-webui",
+      conversations: 3,
+    });
+    expect(await shown(user, "Chat with reasoning")).toEqual([
+      { role: "user", content: "What is 15 * 17?", tool: null },
+      { role: "assistant", content: "255", tool: null },
+    ]);
+    expect(await shown(user, "Chat with tool call")).toEqual([
+      { role: "user", content: "What's the weather in Paris?", tool: null },
+      { role: "tool", content: 'Call: {"city":"Paris"}\n\nResult: Paris: 18C, rain', tool: "get_weather" },
+      { role: "assistant", content: "The weather in Paris is 18C with rain.", tool: null },
+    ]);
+
+    const blocks = await newUser("owui-blocks");
+    await importConversations(t.db, blocks, real("openwebui-serialized-blocks.json"));
+    const items = await shown(blocks, "Porto, factorials and Paris");
+    expect(items.map((i) => [i.role, i.tool])).toEqual([
+      ["user", null],
+      ["tool", "web_search"],
+      ["assistant", null],
+      ["user", null],
+      ["assistant", null],
+      ["tool", "code_interpreter"],
+      ["assistant", null],
+      ["user", null],
+      ["tool", "calculator"],
+      ["assistant", null],
+      ["user", null],
+      ["assistant", null],
+    ]);
+    expect(items[1].content).toBe(
+      'Call: {"query": "Porto population 2024"}\n\n' +
+        "Result: Porto municipality: 231,962 (2021 census); metro area about 1.7 million.",
+    );
+    expect(items[2].content).toMatch(/^Porto has about \*\*232,000\*\* inhabitants/);
+    expect(items[4].content).toBe("Let me compute that.");
+    expect(items[5].content).toBe("Call: ```python\nimport math\nprint(math.factorial(10))\n```\n\nResult: 3628800");
+    expect(items[8].content).toBe('Call: {"expression": "2**10"}\n\nResult: 1024');
+    expect(items[11].content).toBe("Paris is the capital of France.");
+    expect(await allText(user)).not.toMatch(LEAKS);
+    expect(await allText(blocks)).not.toMatch(LEAKS);
+    expect(await allText(blocks)).not.toMatch(/look it up rather than guess|raw reasoning/);
+  });
+
+  it("ChatGPT: markers become numbered references that match the Sources list", async () => {
+    const user = await newUser("gpt-cite");
+    const r = await importConversations(t.db, user, real("chatgpt-citations-instructions.json"));
+    expect(r).toMatchObject({ format: "chatgpt", conversations: 1 });
+    expect(r.skipped.reasons).toEqual([{ reason: "empty conversation (no messages)", count: 1, examples: ["Empty"] }]);
+    const answer = (await shown(user, "Citation Convo")).at(-1)!.content;
+    expect(answer).not.toMatch(LEAKS);
+    expect(answer).toContain("hybrid environments[1][2].");
+    expect(answer).toContain("operating online[3][4].");
+    expect(answer).toMatch(
+      /\n\nSources:\n1\. Signal Sciences - Crunchbase Company Profile & Funding — https:\/\/www\.crunchbase\.com\/organization\/signal-sciences\n2\. Demand More from Your WAF/,
+    );
+    expect(answer).toMatch(
+      /\n3\. Fastly Completes Acquisition of Signal Sciences \| Fastly — https:\/\/www\.fastly\.com\//,
+    );
+    expect(answer).toMatch(/\n4\. Fastly Agrees to Acquire Signal Sciences for \$775 Million - Cooley — https:/);
+  });
+
+  it("ChatGPT: custom instructions wait for review as memories, once, with their origin; empty entries say so", async () => {
+    const user = await newUser("gpt-ci");
+    const r = await importConversations(t.db, user, real("chatgpt-citations-instructions.json"));
+    expect(r.customInstructions).toEqual({ added: 4, skipped: 0 });
+    const pending = await t.db.memory.findMany({ where: { userId: user }, orderBy: { createdAt: "asc" } });
+    expect(pending.map((m) => [m.text, m.kind, m.status, m.sourceRef])).toEqual([
+      ["I work in application security at a bank in Lisbon.", "fact", "pending", "chatgpt:custom-instructions:about"],
+      ["I have a dog named Rufus.", "fact", "pending", "chatgpt:custom-instructions:about"],
+      ["Use metric units.", "preference", "pending", "chatgpt:custom-instructions:answers"],
+      ["Cite sources for facts about companies.", "preference", "pending", "chatgpt:custom-instructions:answers"],
+    ]);
+    const thread = await t.db.thread.findFirstOrThrow({ where: { userId: user } });
+    expect(pending.every((m) => m.sourceThreadId === thread.id)).toBe(true);
+    // The preamble ChatGPT wraps them in is not a memory, nor a message.
+    expect(await allText(user)).not.toMatch(/quietly think|I have a dog/);
+
+    const modern = await newUser("gpt-modern");
+    const m = await importConversations(t.db, modern, real("chatgpt-modern-export.json"));
+    expect(m).toMatchObject({ format: "chatgpt", conversations: 2, customInstructions: { added: 2, skipped: 0 } });
+    expect(m.skipped.reasons).toEqual([
+      { reason: "empty conversation (no messages)", count: 1, examples: ["Corrupted entry"] },
+    ]);
+    expect((await t.db.memory.findMany({ where: { userId: modern } })).map((x) => x.text).sort()).toEqual([
+      "Answer concisely.",
+      "The user is an SRE.",
+    ]);
+    // Importing again adds no second copy.
+    const again = await importConversations(t.db, modern, real("chatgpt-modern-export.json"));
+    expect(again.customInstructions).toEqual({ added: 0, skipped: 2 });
+  });
+});
+
+describe("format details", () => {
+  it("newer ChatGPT exports: content_references by marker text, footnote sources listed, unknown markers removed", () => {
+    const body =
+      "Lisbon is Portugal's capital \ue200cite\ue202turn0search0\ue201 and Porto is second \ue200cite\ue202turn9\ue201.";
+    const out = withReferences(body, {
+      content_references: [
+        {
+          matched_text: "\ue200cite\ue202turn0search0\ue201",
+          type: "grouped_webpages",
+          items: [
+            { title: "Lisbon - Wikipedia", url: "https://en.wikipedia.org/wiki/Lisbon", attribution: "Wikipedia" },
+          ],
+        },
+        {
+          matched_text: " ",
+          type: "sources_footnote",
+          sources: [{ title: "Porto", url: "https://example.org/porto" }],
+        },
+      ],
+    });
+    expect(out).toBe(
+      "Lisbon is Portugal's capital [1] and Porto is second .\n\nSources:\n" +
+        "1. Lisbon - Wikipedia — https://en.wikipedia.org/wiki/Lisbon\n2. Porto — https://example.org/porto",
+    );
+  });
+
+  it("Open WebUI: a <details> the answer wrote itself stays; an unfinished <think> is left out", () => {
+    expect(openWebUiParts("<details><summary>Spoiler</summary>It was the butler.</details>")).toEqual([
+      { role: "assistant", content: "<details><summary>Spoiler</summary>It was the butler.</details>" },
+    ]);
+    expect(openWebUiParts("<think>half a thought")).toEqual([]);
+  });
+});
