@@ -21,8 +21,9 @@ type Props = {
 function toUi(view: ThreadView): UiItem[] {
   return (
     view.items
-      // Tool results stay in the history (and the prompt); the answer that called them shows what was used.
-      .filter((i) => i.role === "user" || i.role === "assistant")
+      // Tool results of Mnemo's own calls stay in the history (and the prompt); the answer that called them shows
+      // what was used. Notes an import brought (another app's tool calls, no call id here) are shown, folded.
+      .filter((i) => i.role === "user" || i.role === "assistant" || (i.role === "tool" && !i.toolCallId))
       .map((i) => ({
         id: i.id,
         parentId: i.parentId,
@@ -35,6 +36,7 @@ function toUi(view: ThreadView): UiItem[] {
         completionTokens: i.completionTokens,
         siblingIds: i.siblingIds,
         toolCalls: i.toolCalls,
+        toolName: i.toolName,
         memoriesUsed: i.memoriesUsed,
         feedback: i.feedback,
         createdAt: new Date(i.createdAt).toISOString(),

@@ -73,6 +73,21 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
     setTimeout(() => setCopied(false), 1500);
   };
 
+  if (item.role === "tool") {
+    return (
+      <details
+        id={`item-${item.id}`}
+        className="scroll-mt-16 rounded-md border border-border bg-muted/40 px-3 py-2 text-xs text-muted-foreground"
+        data-testid="tool-note"
+      >
+        <summary className="cursor-pointer select-none">
+          Tool: <span className="font-mono">{item.toolName ?? "tool"}</span> (imported)
+        </summary>
+        <pre className="mt-2 max-h-80 overflow-auto whitespace-pre-wrap break-words font-mono">{item.content}</pre>
+      </details>
+    );
+  }
+
   if (item.role === "user") {
     return (
       <div

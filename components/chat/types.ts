@@ -11,6 +11,8 @@ export type UiItem = {
   completionTokens: number | null;
   siblingIds: string[];
   toolCalls: Array<{ id: string; name: string; arguments: string }> | null;
+  /** A tool note brought in by an import (another app's tool call and result): shown, folded. */
+  toolName?: string | null;
   memoriesUsed: Array<{ id: string; text: string }>;
   /** When it was written (ISO; absent on messages still being sent). */
   createdAt?: string;

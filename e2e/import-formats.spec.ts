@@ -1,0 +1,96 @@
+// One browser test per import format, on the apps' own files (tests/fixtures/import/real): what the user reads
+// in the imported thread has no HTML, no citation markers and no reasoning; tool calls are folded tool notes.
+import path from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+import { register, uniqueEmail } from "./helpers";
+
+const REAL = (name: string) => path.resolve("tests/fixtures/import/real", name);
+const OURS = (name: string) => path.resolve("tests/fixtures/import", name);
+const LEAKS = /<details|<\/?summary|<think|:::thinking|【|\ue200|Thought for \d|&quot;|&gt;/;
+
+async function importFile(page: Page, file: string, expected: string) {
+  await page.goto("/settings/data");
+  await page.getByLabel("Conversations file to import").setInputFiles(file);
+  await expect(page.getByTestId("import-result")).toContainText(expected);
+}
+
+/** The thread as the user reads it: every message's visible text. */
+async function readThread(page: Page, title: string) {
+  await page.getByTestId("thread-list").getByRole("link", { name: title }).click();
+  await expect(page.getByTestId("thread-title")).toHaveText(title);
+  const messages = page.locator(
+    '[data-testid="message-user"], [data-testid="message-assistant"], [data-testid="tool-note"]',
+  );
+  await expect(messages.first()).toBeVisible();
+  return (await messages.allInnerTexts()).join("\n\n");
+}
+
+test("ChatGPT: numbered references match the sources, custom instructions wait for review with their origin", async ({
+  page,
+}) => {
+  await register(page, uniqueEmail("import-gpt"));
+  await importFile(page, REAL("chatgpt-citations-instructions.json"), "Imported 1 conversation");
+  const result = page.getByTestId("import-result");
+  await expect(result).toContainText("1 skipped: empty conversation (no messages) (1).");
+  await expect(result).toContainText("custom instructions became 4 memories waiting for your review");
+  const text = await readThread(page, "Citation Convo");
+  expect(text).not.toMatch(LEAKS);
+  expect(text).toContain("hybrid environments[1][2].");
+  expect(text).toMatch(/Sources:\s*1\.\s*Signal Sciences - Crunchbase/);
+  await expect(page.getByTestId("tool-note")).toHaveCount(2); // the search call and its results, folded
+  await page.screenshot({ path: "test-results/import-chatgpt-citations.png", fullPage: true });
+
+  await page.goto("/settings/memory");
+  const card = page.getByTestId("memory").filter({ hasText: "I have a dog named Rufus." });
+  await expect(card).toContainText("waiting for review");
+  await expect(card.getByTestId("memory-origin")).toHaveText("from ChatGPT custom instructions: about you");
+  await expect(
+    page.getByTestId("memory").filter({ hasText: "Use metric units." }).getByTestId("memory-origin"),
+  ).toHaveText("from ChatGPT custom instructions: how to answer");
+  await page.screenshot({ path: "test-results/import-custom-instructions.png", fullPage: true });
+});
+
+test("Claude: attachments as text, thinking absent", async ({ page }) => {
+  await register(page, uniqueEmail("import-claude"));
+  await importFile(page, OURS("claude-conversations.json"), "Imported 1 conversation (2 messages) from Claude.");
+  const text = await readThread(page, "Knitting pattern");
+  expect(text).not.toMatch(LEAKS);
+  expect(text).toContain("64 stitches divide evenly by 4");
+});
+
+test("Open WebUI: reasoning absent, tool calls and code runs as folded notes, no HTML", async ({ page }) => {
+  await register(page, uniqueEmail("import-owui"));
+  await importFile(page, REAL("openwebui-serialized-blocks.json"), "from Open WebUI");
+  const text = await readThread(page, "Porto, factorials and Paris");
+  expect(text).not.toMatch(LEAKS);
+  expect(text).not.toMatch(/look it up rather than guess|raw reasoning/);
+  expect(text).toContain("Paris is the capital of France.");
+  const notes = page.getByTestId("tool-note");
+  await expect(notes).toHaveCount(3);
+  await expect(notes.first()).toContainText("Tool: web_search (imported)");
+  await notes.first().locator("summary").click();
+  await expect(notes.first()).toContainText("Result: Porto municipality: 231,962");
+  await page.screenshot({ path: "test-results/import-open-webui.png", fullPage: true });
+});
+
+test("LibreChat: the messagesTree export with its branches, and an agent's tool call without its thinking", async ({
+  page,
+}) => {
+  await register(page, uniqueEmail("import-lc"));
+  await importFile(
+    page,
+    REAL("librechat-messagesTree.json"),
+    "Imported 1 conversation (9 messages, 2 edited branches) from LibreChat.",
+  );
+  const text = await readThread(page, "Troubleshooting Python Virtual Environment Activation Issue");
+  expect(text).not.toMatch(LEAKS);
+  await expect(page.getByText("It looks like you might have been amused")).toBeVisible();
+
+  await importFile(page, REAL("librechat-agent-content.json"), "Imported 1 conversation");
+  const agent = await readThread(page, "Weather in Lisbon");
+  expect(agent).not.toMatch(LEAKS);
+  expect(agent).not.toMatch(/wants current conditions|same tool result series|429/);
+  expect(agent).toContain("Tomorrow should be a little warmer");
+  await expect(page.getByTestId("tool-note")).toContainText("Tool: get_weather (imported)");
+  await page.screenshot({ path: "test-results/import-librechat.png", fullPage: true });
+});
