@@ -17,7 +17,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
     <html lang="en">
       <body className="min-h-dvh">
         {children}
-        <Toaster position="bottom-right" richColors closeButton />
+        {/* Top right, below the header: never over the composer's Send button or the thread's last lines. */}
+        <Toaster position="top-right" offset={{ top: 64 }} mobileOffset={{ top: 64 }} richColors closeButton />
       </body>
     </html>
   );

@@ -14,7 +14,10 @@ test("signed-out visitors are sent to sign-in", async ({ page }) => {
 });
 
 test("register -> in the app -> sign out -> sign in; first user is admin", async ({ page }) => {
+  await page.goto("/register");
+  await expect(page.getByTestId("first-account")).toContainText("this account becomes the server's administrator");
   await register(page, admin, PASSWORD, "Ada");
+  await expect(page).toHaveURL(/\/$/); // landed in the app, not left on /register
   saveAdminEmail(admin);
   await expect(page.getByRole("heading", { name: "What can I help with?" })).toBeVisible();
   await expect(page.getByRole("button", { name: "Account menu" })).toContainText("Ada");
@@ -42,12 +45,18 @@ test("registration answers the same for a taken email and a new one, and changes
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill("an attacker's password");
     await page.getByRole("button", { name: "Create account" }).click();
-    return (await page.getByTestId("form-done").textContent())!.replace(email.toLowerCase(), "<email>");
+    // The next step: sign in, with the email filled in.
+    await expect(page.getByTestId("registered-next")).toBeVisible();
+    await expect(page).toHaveURL(/\/signin\?registered=1/);
+    const filled = await page.getByLabel("Email").inputValue();
+    expect(filled.toLowerCase()).toBe(email.toLowerCase());
+    return (await page.getByTestId("registered-next").textContent())!;
   };
   const taken = await answer(admin.toUpperCase()); // emails are normalised
   const fresh = await answer(uniqueEmail("fresh"));
   expect(taken).toBe(fresh);
-  expect(taken).toMatch(/sign in/i);
+  expect(taken).toMatch(/sign in with the password you just chose/i);
+  await page.screenshot({ path: "test-results/registered-next.png", fullPage: true });
   // The taken account keeps its password.
   await signInOk(page, admin);
   await signOut(page);

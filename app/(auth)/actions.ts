@@ -1,4 +1,5 @@
 "use server";
+import { redirect } from "next/navigation";
 // Sign-in, registration and sign-out. Inputs are validated with zod; failures
 // come back as form state (never as thrown errors the user cannot read).
 import { AuthError, CredentialsSignin } from "next-auth";
@@ -112,12 +113,9 @@ export async function registerAction(_prev: FormState, form: FormData): Promise<
   // the email) sign in at once. Otherwise the answer is the same whether or not the email
   // already had an account: sign in (or read the email we sent).
   if (user && (user.role === "ADMIN" || invite)) return credentialsSignIn(parsed.data.email, parsed.data.password, "/");
-  return {
-    done: mailConfigured()
-      ? `We've sent a message to ${parsed.data.email}. Follow it to sign in.`
-      : `If ${parsed.data.email} is new here, its account is ready: sign in with the password you chose. If you already had an account, sign in with its password.`,
-    values,
-  };
+  if (mailConfigured()) return { done: `We've sent a message to ${parsed.data.email}. Follow it to sign in.`, values };
+  // The next step, the same for a new email and a known one: sign in, the email already filled in.
+  redirect(`/signin?registered=1&email=${encodeURIComponent(parsed.data.email)}`);
 }
 
 export async function forgotPasswordAction(_prev: FormState, form: FormData): Promise<FormState> {

@@ -51,7 +51,7 @@ export function FeedbackStats({ rows }: { rows: FeedbackWeek[] }) {
             ))}
           </div>
           <div className="relative overflow-x-auto">
-            <table className="w-full min-w-[24rem] text-sm" data-testid="feedback-stats">
+            <table className="stack-on-phone w-full text-sm sm:min-w-[24rem]" data-testid="feedback-stats">
               <thead className="text-left text-muted-foreground">
                 <tr>
                   <th className="px-3 py-1 font-medium">Model</th>
@@ -66,11 +66,19 @@ export function FeedbackStats({ rows }: { rows: FeedbackWeek[] }) {
                   const share = r.up + r.down ? r.up / (r.up + r.down) : 0;
                   return (
                     <tr key={`${r.model}-${new Date(r.week).toISOString()}`} className="border-t border-border">
-                      <td className="px-3 py-1">{r.model}</td>
-                      <td className="px-3 py-1">{new Date(r.week).toISOString().slice(0, 10)}</td>
-                      <td className="px-3 py-1 text-right tabular-nums">{r.up}</td>
-                      <td className="px-3 py-1 text-right tabular-nums">{r.down}</td>
-                      <td className="px-3 py-1">
+                      <td data-label="Model" className="px-3 py-1">
+                        {r.model}
+                      </td>
+                      <td data-label="Week of" className="px-3 py-1">
+                        {new Date(r.week).toISOString().slice(0, 10)}
+                      </td>
+                      <td data-label="👍" className="px-3 py-1 text-right tabular-nums">
+                        {r.up}
+                      </td>
+                      <td data-label="👎" className="px-3 py-1 text-right tabular-nums">
+                        {r.down}
+                      </td>
+                      <td data-label="Good share" className="px-3 py-1">
                         <span className="inline-flex items-center gap-2">
                           <span className="h-2 w-24 overflow-hidden rounded-full bg-muted" aria-hidden>
                             <span

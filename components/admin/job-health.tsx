@@ -26,7 +26,7 @@ export function JobHealth({ health }: { health: Health }) {
         </p>
       ) : (
         <div className="relative overflow-x-auto">
-          <table className="w-full min-w-[24rem] text-sm" data-testid="job-counts">
+          <table className="stack-on-phone w-full text-sm sm:min-w-[24rem]" data-testid="job-counts">
             <thead className="text-left text-muted-foreground">
               <tr>
                 <th className="px-3 py-1 font-medium">Kind</th>
@@ -40,10 +40,13 @@ export function JobHealth({ health }: { health: Health }) {
             <tbody>
               {kinds.map((k) => (
                 <tr key={k} className="border-t border-border">
-                  <td className="px-3 py-1">{k}</td>
+                  <td data-label="Kind" className="px-3 py-1">
+                    {k}
+                  </td>
                   {STATES.map((s) => (
                     <td
                       key={s}
+                      data-label={s}
                       className={`px-3 py-1 text-right tabular-nums ${s === "failed" && count(k, s) ? "font-medium text-destructive" : ""}`}
                     >
                       {count(k, s)}

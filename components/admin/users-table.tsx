@@ -26,7 +26,7 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
     });
   return (
     <div className="relative overflow-x-auto rounded-lg border border-border">
-      <table className="w-full text-sm">
+      <table className="stack-on-phone w-full text-sm">
         <thead className="bg-muted text-left text-xs uppercase text-muted-foreground">
           <tr>
             <th className="px-3 py-2 font-medium">User</th>
@@ -42,11 +42,11 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
         <tbody>
           {users.map((u) => (
             <tr key={u.id} className="border-t border-border" data-testid={`user-row-${u.email}`}>
-              <td className="px-3 py-2">
+              <td data-label="User" className="px-3 py-2">
                 <div className="font-medium">{u.name || u.email}</div>
                 {u.name && <div className="text-xs text-muted-foreground">{u.email}</div>}
               </td>
-              <td className="px-3 py-2">
+              <td data-label="Role" className="px-3 py-2">
                 <label className="sr-only" htmlFor={`role-${u.id}`}>
                   Role of {u.email}
                 </label>
@@ -61,7 +61,7 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
                   <option value="ADMIN">Admin</option>
                 </select>
               </td>
-              <td className="px-3 py-2">
+              <td data-label="Status" className="px-3 py-2">
                 {u.id === me ? (
                   <span className="text-muted-foreground">You</span>
                 ) : (
@@ -75,8 +75,10 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
                   </Button>
                 )}
               </td>
-              <td className="px-3 py-2 text-muted-foreground">{new Date(u.createdAt).toLocaleDateString()}</td>
-              <td className="px-3 py-2 text-muted-foreground tabular-nums" data-testid="user-usage">
+              <td data-label="Joined" className="px-3 py-2 text-muted-foreground">
+                {new Date(u.createdAt).toLocaleDateString()}
+              </td>
+              <td data-label="Today" className="px-3 py-2 text-muted-foreground tabular-nums" data-testid="user-usage">
                 {count(u.today.messages, "message")} · {count(u.today.tokens, "token")}
               </td>
               <td className="px-3 py-2">

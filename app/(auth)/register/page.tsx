@@ -21,7 +21,8 @@ export default async function RegisterPage({
   const sp = await searchParams;
   const mode = registrationMode();
   // The first account (the admin) can always be created.
-  const setup = mode !== "open" && (await (await getDb()).user.count()) === 0;
+  const first = (await (await getDb()).user.count()) === 0;
+  const setup = mode !== "open" && first;
   const invite =
     typeof sp.invite === "string" && sp.invite
       ? { token: sp.invite.slice(0, 200), email: String(sp.email ?? "").slice(0, 320) }
@@ -34,6 +35,12 @@ export default async function RegisterPage({
         <CardDescription>Your conversations and memories stay on this server.</CardDescription>
       </CardHeader>
       <CardContent className="grid gap-2">
+        {first && (
+          <p role="status" className="mb-2 rounded-md bg-muted px-3 py-2 text-sm" data-testid="first-account">
+            You are the first person here: this account becomes the server&apos;s administrator. It can add people, set
+            the model and review usage from Admin in the account menu.
+          </p>
+        )}
         {closed ? (
           <p className="text-sm" data-testid="registration-closed">
             {mode === "closed"

@@ -12,10 +12,17 @@ export const metadata: Metadata = { title: "Sign in" };
 export default async function SignInPage({
   searchParams,
 }: {
-  searchParams: Promise<{ callbackUrl?: string; error?: string; code?: string; deleted?: string; email?: string }>;
+  searchParams: Promise<{
+    callbackUrl?: string;
+    error?: string;
+    code?: string;
+    deleted?: string;
+    email?: string;
+    registered?: string;
+  }>;
 }) {
   if (await currentUser()) redirect("/");
-  const { callbackUrl, error, code, deleted, email } = await searchParams;
+  const { callbackUrl, error, code, deleted, email, registered } = await searchParams;
   return (
     <Card>
       <CardHeader>
@@ -23,6 +30,15 @@ export default async function SignInPage({
         <CardDescription>Welcome back to Mnemo.</CardDescription>
       </CardHeader>
       <CardContent className="grid gap-2">
+        {registered && (
+          <div role="status" className="mb-2 rounded-md bg-muted px-3 py-2 text-sm" data-testid="registered-next">
+            <p className="font-medium">Last step: sign in with the password you just chose.</p>
+            <p className="mt-1 text-muted-foreground">
+              Registration never tells whether an email already has an account. If this one had, sign in with its
+              existing password.
+            </p>
+          </div>
+        )}
         {deleted && (
           <p role="status" className="mb-2 rounded-md bg-muted px-3 py-2 text-sm">
             Your account and all its data have been deleted.

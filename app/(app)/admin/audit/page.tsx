@@ -1,12 +1,11 @@
 import type { Metadata } from "next";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
-import { auditFilterSchema, listAudit } from "@/lib/admin/review";
+import { AUDIT_ACTIONS, auditFilterSchema, listAudit } from "@/lib/admin/review";
 
 export const metadata: Metadata = { title: "Audit log" };
 export const dynamic = "force-dynamic";
 
-const ACTIONS = ["thread.view", "memory.view", "user.role", "user.disable", "user.enable", "user.delete"];
 const field =
   "h-9 rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
 
@@ -39,7 +38,7 @@ export default async function AuditPage({
           Action
           <select name="action" defaultValue={filters.action ?? ""} className={field}>
             <option value="">Any</option>
-            {ACTIONS.map((a) => (
+            {AUDIT_ACTIONS.map((a) => (
               <option key={a} value={a}>
                 {a}
               </option>
@@ -72,7 +71,7 @@ export default async function AuditPage({
         </p>
       ) : (
         <div className="relative overflow-x-auto rounded-lg border border-border">
-          <table className="w-full text-sm" data-testid="audit-table">
+          <table className="stack-on-phone w-full text-sm" data-testid="audit-table">
             <thead className="bg-muted text-left text-xs uppercase text-muted-foreground">
               <tr>
                 <th className="px-3 py-2 font-medium">When (UTC)</th>
@@ -85,14 +84,22 @@ export default async function AuditPage({
             <tbody>
               {rows.map((r) => (
                 <tr key={r.id} className="border-t border-border align-top">
-                  <td className="whitespace-nowrap px-3 py-2">{r.at.replace("T", " ").slice(0, 19)}</td>
-                  <td className="px-3 py-2">{r.actor}</td>
-                  <td className="px-3 py-2 font-mono text-xs">
+                  <td data-label="When (UTC)" className="whitespace-nowrap px-3 py-2">
+                    {r.at.replace("T", " ").slice(0, 19)}
+                  </td>
+                  <td data-label="Admin" className="px-3 py-2">
+                    {r.actor}
+                  </td>
+                  <td data-label="Action" className="px-3 py-2 font-mono text-xs">
                     {r.action}
                     {r.threadId ? <div className="text-muted-foreground">thread {r.threadId}</div> : null}
                   </td>
-                  <td className="px-3 py-2">{r.subject}</td>
-                  <td className="px-3 py-2">{r.reason ?? "—"}</td>
+                  <td data-label="User" className="px-3 py-2">
+                    {r.subject}
+                  </td>
+                  <td data-label="Reason" className="px-3 py-2">
+                    {r.reason ?? "—"}
+                  </td>
                 </tr>
               ))}
             </tbody>
