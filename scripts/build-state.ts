@@ -46,7 +46,12 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
 export function buildIfStale(): void {
   if (!fs.existsSync("lib/generated/prisma/client.ts")) run(process.execPath, ["scripts/prisma.mjs", "generate"]);
   if (buildIsStale()) {
-    console.log("[mnemo] building the app (next build)…");
-    run(process.execPath, ["node_modules/next/dist/bin/next", "build"], { ...process.env, NODE_ENV: "production" });
+    console.log(
+      fs.existsSync(".next/BUILD_ID")
+        ? "[mnemo] the sources changed: building the app again (next build, 1–4 minutes)…"
+        : "[mnemo] first start: building the app (next build). This takes 2–4 minutes on a laptop, once; " +
+            "later starts reuse the build.",
+    );
+    run(process.execPath, ["scripts/build-with-progress.mjs"]);
   }
 }
