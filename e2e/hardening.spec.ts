@@ -83,7 +83,7 @@ test.describe("everyday input", () => {
     expect(fs.statSync(file).size).toBeGreaterThan(3_900_000);
     await page.goto("/settings/data");
     await page.getByLabel("Memories file to import").setInputFiles(file);
-    await expect(page.getByRole("status").filter({ hasText: "Imported" })).toContainText("Imported 2800 memories", {
+    await expect(page.getByRole("status").filter({ hasText: "Imported" })).toContainText("Imported 2,800 memories", {
       timeout: 280_000,
     });
     fs.rmSync(file);
