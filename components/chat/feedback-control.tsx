@@ -83,9 +83,10 @@ export function FeedbackControl({ itemId, initial }: { itemId: string; initial: 
             onChange={(e) => setComment(e.target.value)}
             onKeyDown={(e) => e.key === "Escape" && setAsking(false)}
             placeholder="What was wrong? (optional)"
-            className="h-7 w-56 rounded-md border border-input bg-background px-2 text-xs focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+            className="h-7 w-36 rounded-md sm:w-56 border border-input bg-background px-2 text-xs focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
           />
-          <Button type="submit" size="sm" variant="outline" className="h-7 px-2 text-xs" disabled={pending}>
+          {/* Never disabled while the 👎 itself is saving: a quick comment and Enter must not be lost. */}
+          <Button type="submit" size="sm" variant="outline" className="h-7 px-2 text-xs">
             Send
           </Button>
         </form>

@@ -1,0 +1,83 @@
+// The small things a new user and an admin hit first: Test connection tests what is typed, one memory count on
+// the dashboard, the feedback toast clear of Send, every audited action in the audit filter.
+import { expect, test } from "@playwright/test";
+import { adminEmail, mockUrl, register, signInOk, uniqueEmail } from "./helpers";
+
+test("Test connection tests the typed settings, before they are saved", async ({ page }) => {
+  await signInOk(page, adminEmail());
+  await page.goto("/admin/settings");
+  const baseUrl = page.getByLabel("Base URL");
+  const saved = await baseUrl.inputValue();
+  const alert = page.getByRole("alert").or(page.getByRole("status"));
+
+  // Nothing listens on port 9: the typed URL fails, whatever is saved.
+  await baseUrl.fill("http://127.0.0.1:9/v1");
+  await page.getByRole("button", { name: "Test connection" }).click();
+  await expect(page.getByText(/^Connected/)).toHaveCount(0);
+  await expect(alert.first()).toBeVisible();
+  await expect(alert.first()).not.toContainText("Connected");
+
+  // The mock model server, typed: connected, and it says which URL it tested.
+  const mock = `${mockUrl()}/v1`;
+  await baseUrl.fill(mock);
+  await page.getByRole("button", { name: "Test connection" }).click();
+  await expect(page.getByText(`Connected to ${mock}:`)).toBeVisible();
+
+  // Testing saved nothing.
+  await page.reload();
+  await expect(page.getByLabel("Base URL")).toHaveValue(saved);
+});
+
+test("the dashboard header and the meter give the same token count", async ({ page }) => {
+  await register(page, uniqueEmail("counts"));
+  await page.goto("/settings/memory");
+  for (const text of ["I live in Porto and cycle to work", "Prefers answers in metric units", "Has a cat named Miso"]) {
+    await page.getByPlaceholder(/Add a memory/).fill(text);
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    await expect(page.getByTestId("memory").filter({ hasText: text })).toBeVisible();
+  }
+  const header = (await page.getByTestId("memory-totals").textContent()) ?? "";
+  const meter = (await page.getByTestId("profile-meter").textContent()) ?? "";
+  const headerTokens = header.match(/([\d,]+) tokens? in the prompt/)?.[1];
+  const meterTokens = meter.match(/take ([\d,]+) of/)?.[1];
+  expect(header).toContain("3 active memories");
+  expect(headerTokens, `${header} | ${meter}`).toBeDefined();
+  expect(headerTokens).toBe(meterTokens);
+});
+
+test("the thanks after a rating never covers the Send button, on a laptop or a phone", async ({ page }) => {
+  await register(page, uniqueEmail("toast"));
+  for (const viewport of [
+    { width: 1280, height: 720 },
+    { width: 390, height: 800 },
+  ]) {
+    await page.setViewportSize(viewport);
+    await page.goto("/");
+    await page.getByLabel("Message", { exact: true }).fill(`Hello there ${viewport.width}`);
+    await page.keyboard.press("Enter");
+    await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
+    await page.getByRole("button", { name: "Bad answer" }).last().click();
+    // Typed and sent at once, while the 👎 may still be saving.
+    await page.getByLabel("What was wrong? (optional)").fill("Too long");
+    await page.keyboard.press("Enter");
+    const toast = page.getByText("Thanks. Mnemo will learn from this.").last();
+    await expect(toast).toBeVisible();
+    const a = (await toast.boundingBox())!;
+    const send = (await page.getByRole("button", { name: "Send message (Enter)" }).boundingBox())!;
+    const overlaps =
+      a.x < send.x + send.width && send.x < a.x + a.width && a.y < send.y + send.height && send.y < a.y + a.height;
+    expect(overlaps, `toast ${JSON.stringify(a)} over Send ${JSON.stringify(send)}`).toBe(false);
+    await page.screenshot({ path: `test-results/toast-${viewport.width}.png` });
+  }
+});
+
+test("the audit filter offers every audited action, daily limits included", async ({ page }) => {
+  await signInOk(page, adminEmail());
+  await page.goto("/admin/audit");
+  const options = await page.getByLabel("Action").locator("option").allTextContents();
+  for (const action of ["thread.view", "user.limits", "user.password", "user.invite", "user.create"])
+    expect(options).toContain(action);
+  await page.getByLabel("Action").selectOption("user.limits");
+  await page.getByRole("button", { name: /Filter|Apply/ }).click();
+  await expect(page).toHaveURL(/action=user\.limits/);
+});
