@@ -17,8 +17,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
     <html lang="en">
       <body className="min-h-dvh">
         {children}
-        {/* Top right, below the header: never over the composer's Send button or the thread's last lines. */}
-        <Toaster position="top-right" offset={{ top: 64 }} mobileOffset={{ top: 64 }} richColors closeButton />
+        {/* Top right, below the headers (the thread's too, on a phone): never over the composer's Send button. */}
+        <Toaster position="top-right" offset={{ top: 64 }} mobileOffset={{ top: 112 }} richColors closeButton />
       </body>
     </html>
   );
