@@ -6,6 +6,7 @@ import { describeTarget, type OpenDatabase } from "./db/engine";
 import { getDatabase } from "./db/client";
 import { applyMigrations, migrationStatus } from "./db/migrate";
 import { DatabaseInUseError } from "./db/owner";
+import { count } from "./text/plural";
 
 export class StartupError extends Error {}
 
@@ -24,7 +25,7 @@ export async function ensureSchema(database: OpenDatabase, production: boolean):
   if (!status.pending.length) return [];
   if (production && database.target.kind === "postgres") {
     throw new StartupError(
-      `Database schema is behind (${status.pending.length} pending migration(s), newest ${status.pending.at(-1)}): run \`npm run db:migrate\` with the same DATABASE_URL, then start again.`,
+      `Database schema is behind (${count(status.pending.length, "pending migration")}, newest ${status.pending.at(-1)}): run \`npm run db:migrate\` with the same DATABASE_URL, then start again.`,
     );
   }
   return database.withConnection((c) => applyMigrations(c));
@@ -34,7 +35,7 @@ export async function startup(): Promise<void> {
   const config = getConfig();
   const { database } = await getDatabase(); // the embedded database migrates itself on open
   const applied = await ensureSchema(database, config.env === "production");
-  if (applied.length) console.log(`[mnemo] applied ${applied.length} migration(s)`);
+  if (applied.length) console.log(`[mnemo] applied ${count(applied.length, "migration")}`);
   console.log(`[mnemo] database: ${describeTarget(database.target)}`);
 }
 
