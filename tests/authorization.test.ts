@@ -408,8 +408,14 @@ describe("authorization matrix", () => {
         else if (entry.deniedWhen?.(r)) verdict = "deny";
       }
     } catch (e) {
+      const redirect = String((e as { digest?: string })?.digest ?? "");
       if (e instanceof UnauthorizedError || e instanceof ForbiddenError) verdict = "deny";
-      else throw e;
+      // A Next redirect is an answer: to sign-in with a callback is a denial, anywhere else (registration's
+      // next step) is not.
+      else if (redirect.startsWith("NEXT_REDIRECT")) {
+        shown = redirect;
+        if (redirect.includes("/signin?callbackUrl")) verdict = "deny";
+      } else throw e;
     }
     const leaked =
       shown.includes(fx.secret) && subject !== "owner" && !(entry.mayShowOwnerData ?? []).includes(subject);
