@@ -6,7 +6,7 @@
 // regenerations, retries) and the tokens of every model call, background work
 // included; deleting threads gives nothing back.
 //
-// The chat's check runs beside the turn's context queries (no round trip of its
+// The chat's check is one SQL function call batched with the turn's context reads (no round trip of its
 // own): the question is saved first, and an answer past the limit fails with a
 // clear sentence, so nothing the user typed is lost. Background calls check
 // the token limit before they run (`backgroundAllowed`).
@@ -14,6 +14,7 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { ledgerDay } from "./usage-ledger";
 import { count } from "@/lib/text/plural";
+import { callFunction } from "@/lib/db/function-calls";
 
 export type Usage = { messages: number; tokens: number };
 export type Limits = { messages: number; tokens: number };
@@ -63,10 +64,29 @@ export async function backgroundAllowed(db: Db, userId: string): Promise<boolean
 
 export async function checkLimits(db: Db, userId: string): Promise<string | null> {
   const d = getConfig().limits;
+  const hit = cache.__mnemoAnyLimits;
+  const known = !!hit && Date.now() - hit.at < 60_000;
   // Nothing to check when no limit exists anywhere (the common case costs no query).
-  if (!d.dailyMessages && !d.dailyTokens && !(await anyUserLimits(db))) return null;
-  return limitReached(await usageAndLimits(db, userId));
+  if (!d.dailyMessages && !d.dailyTokens && known && !hit.value) return null;
+  // One function call, made in the caller's tick: it joins the turn's batched read (lib/db/function-calls.ts).
+  const [row] = await callFunction<UsageRow>(db, {
+    call: "mnemo_usage_today($1, $2::date, $3::boolean)",
+    params: [userId, ledgerDay(new Date()), !known],
+  });
+  if (!known && row) cache.__mnemoAnyLimits = { at: Date.now(), value: !!row.anyLimits };
+  return limitReached({
+    usage: { messages: row?.messages ?? 0, tokens: row?.tokens ?? 0 },
+    limits: { messages: row?.msgLimit ?? d.dailyMessages, tokens: row?.tokLimit ?? d.dailyTokens },
+  });
 }
+
+type UsageRow = {
+  messages: number;
+  tokens: number;
+  msgLimit: number | null;
+  tokLimit: number | null;
+  anyLimits: boolean | null;
+};
 
 // Whether any user has a limit of their own, cached for a minute per process (on globalThis: Next.js bundles
 // actions and route handlers apart, and an admin's change must reach the chat route of the same process at once).

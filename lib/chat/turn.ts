@@ -297,12 +297,11 @@ export async function* runTurn(
   // Long-term memory is neither read nor written in temporary chats.
   const useMemory = !p.meta.temporary;
   const memBudget = getConfig().memory.tokenBudget;
-  // The first lease renewal rides along with the context queries (no round trip of its own);
-  // until it lands, the sweeper measures the lease from the answer's updatedAt.
+  // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
+  // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
   // The window's and recall's reads travel as one statement (lib/db/function-calls.ts).
-  const [, ctx, recalled, overLimit] = await readTogether(() =>
+  const [ctx, recalled, overLimit] = await readTogether(() =>
     Promise.all([
-      renewLease(db, p.assistant.id).catch(() => undefined),
       loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
       useMemory && memBudget > 0
         ? recall(db, userId, p.userItem.content, {
