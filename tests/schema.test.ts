@@ -96,7 +96,7 @@ describe.each(engines)("startup schema check on %s", (engine) => {
           const err = await ensureSchema(db, true).catch((e) => e);
           expect(err).toBeInstanceOf(StartupError);
           expect(err.message).toMatch(
-            /^Database schema is behind \(\d+ pending migration\(s\), newest \S+\): run `npm run db:migrate`/,
+            /^Database schema is behind \(\d+ pending migrations?, newest \S+\): run `npm run db:migrate`/,
           );
         }
         const applied = await ensureSchema(db, engine === "pglite");
