@@ -62,14 +62,21 @@ export async function savedConnectionForForm(db: Db) {
   };
 }
 
-export async function saveConnection(db: Db, input: z.input<typeof savedConnectionSchema>, adminId: string) {
-  const data = savedConnectionSchema.parse(input);
-  const prev = await readStored(db);
-  const next: Stored = {
+/** The form's URL and model names as stored: an empty field falls back to the environment. */
+function modelFields(data: z.output<typeof savedConnectionSchema>): Stored {
+  return {
     baseURL: data.baseURL || undefined,
     chatModel: data.chatModel || undefined,
     memoryModel: data.memoryModel || undefined,
     embeddingModel: data.embeddingModel || undefined,
+  };
+}
+
+export async function saveConnection(db: Db, input: z.input<typeof savedConnectionSchema>, adminId: string) {
+  const data = savedConnectionSchema.parse(input);
+  const prev = await readStored(db);
+  const next: Stored = {
+    ...modelFields(data),
     apiKeySealed: data.clearApiKey ? undefined : data.apiKey ? seal(data.apiKey, PURPOSE) : prev.apiKeySealed,
   };
   await db.appSetting.upsert({
@@ -104,13 +111,7 @@ export async function connectionFromForm(
 ): Promise<ConnectionState> {
   const data = savedConnectionSchema.parse(input);
   const stored = await readStored(db);
-  const draft: Stored = {
-    baseURL: data.baseURL || undefined,
-    chatModel: data.chatModel || undefined,
-    memoryModel: data.memoryModel || undefined,
-    embeddingModel: data.embeddingModel || undefined,
-  };
-  return connectionFrom(draft, data.clearApiKey ? undefined : data.apiKey || storedKeyOf(stored));
+  return connectionFrom(modelFields(data), data.clearApiKey ? undefined : data.apiKey || storedKeyOf(stored));
 }
 
 function connectionFrom(s: Stored, storedKey: string | undefined): ConnectionState {
