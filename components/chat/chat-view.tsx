@@ -11,6 +11,7 @@ import { Composer } from "./composer";
 import { Message } from "./message";
 import type { UiItem } from "./types";
 import { count } from "@/lib/text/plural";
+import type { WireTurnEvent } from "@/lib/chat/turn-events";
 
 type Props = {
   initial: ThreadView | null;
@@ -71,13 +72,6 @@ function pendingItem(id: string, role: UiItem["role"], content: string, status: 
     memoriesUsed: [],
   };
 }
-
-type StreamEvent =
-  | { type: "start"; threadId: string; userItemId: string; assistantItemId: string; model: string }
-  | { type: "delta"; text: string }
-  | { type: "tool"; name: string; result: string; assistantItemId: string }
-  | { type: "done"; item: UiItem; memoriesUsed: Array<{ id: string; text: string }> }
-  | { type: "error"; message: string; item: UiItem | null };
 
 export function ChatView({ initial, modelMissing, maxChars }: Props) {
   const [threadId, setThreadId] = useState<string | null>(initial?.thread.id ?? null);
@@ -168,7 +162,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
           const line = buf.slice(0, nl);
           buf = buf.slice(nl + 1);
           if (!line.trim()) continue;
-          const ev = JSON.parse(line) as StreamEvent;
+          const ev = JSON.parse(line) as WireTurnEvent;
           if (ev.type === "start") {
             started = true;
             assistantId = ev.assistantItemId;

@@ -45,6 +45,7 @@ import { isDatabaseUnavailable } from "@/lib/errors";
 import { AppError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { readTogether } from "@/lib/db/function-calls";
+import type { MemoryUsed, TurnEvent } from "./turn-events";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -74,12 +75,7 @@ export function turnRequestSchema() {
 }
 export type TurnRequest = z.infer<ReturnType<typeof turnRequestSchema>>;
 
-export type TurnEvent =
-  | { type: "start"; threadId: string; userItemId: string; assistantItemId: string; model: string }
-  | { type: "delta"; text: string }
-  | { type: "tool"; name: string; result: string; assistantItemId: string }
-  | { type: "done"; item: SessionItem; memoriesUsed: Array<{ id: string; text: string }> }
-  | { type: "error"; message: string; item: SessionItem | null };
+export type { TurnEvent } from "./turn-events";
 
 export class TurnError extends AppError {
   constructor(message: string, status: number) {
@@ -156,6 +152,9 @@ type Prepared = {
 };
 const NO_META: AppendMeta = { temporary: false, memoryPaused: false, memoryReview: false };
 
+/** What the three kinds of request share while their question and answer are saved. */
+type Preparing = { db: Db; userId: string; c: ContentCipher; session?: SessionProof; conn: ModelConnection };
+
 /** Step 1: validate and save the question and an empty answer. */
 async function prepare(
   db: Db,
@@ -166,90 +165,93 @@ async function prepare(
 ): Promise<Prepared> {
   const state = await resolveConnectionCached(db);
   if (!state.configured) throw new TurnError(state.reason, 409);
-  const conn = state.connection;
-  const placeholder: NewItem = { role: "assistant", status: "streaming", model: conn.chatModel };
-
-  // Whether the session may act is folded into the append below; a new thread is written before it, so a new
-  // thread's first message checks the session first (an ended session must leave nothing behind).
-  const refused = async (): Promise<never> => {
-    if (session) await assertSessionMayAct(db, userId, session);
-    throw new ThreadNotFoundError();
-  };
-  if (req.kind === "send") {
-    if (!req.threadId && session) await assertSessionMayAct(db, userId, session);
-    const threadId =
-      req.threadId ??
-      (await createThread(db, userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
-    const { items: added, meta } = await appendItemsMeta(
-      db,
-      threadId,
-      [{ role: "user", content: req.content }, placeholder],
-      { ownerId: userId, session, cipher: c },
-    );
-    if (!added.length) return refused();
-    return {
-      threadId,
-      userItem: added[0],
-      assistant: added[1],
-      conn,
-      firstExchange: added[0].position === 0,
-      meta: meta ?? NO_META,
-    };
-  }
-
+  const s: Preparing = { db, userId, c, session, conn: state.connection };
+  if (req.kind === "send") return prepareSend(s, req);
   const target = await db.item.findFirst({
     where: { id: req.itemId, threadId: req.threadId, thread: { userId } },
     select: { id: true, parentId: true, role: true, status: true },
   });
   if (!target) throw new ThreadNotFoundError();
+  return req.kind === "edit" ? prepareEdit(s, req, target) : prepareRegenerate(s, req, target);
+}
 
-  if (req.kind === "edit") {
-    if (target.role !== "user") throw new TurnError("Only your own messages can be edited.", 400);
-    const { items: added, meta } = await appendItemsMeta(
-      db,
-      req.threadId,
-      [{ role: "user", content: req.content }, placeholder],
-      {
-        parent: target.parentId,
-        ownerId: userId,
-        session,
-        cipher: c,
-      },
-    );
-    if (!added.length) return refused();
-    return {
-      threadId: req.threadId,
-      userItem: added[0],
-      assistant: added[1],
-      conn,
-      firstExchange: false,
-      meta: meta ?? NO_META,
-    };
-  }
+type Target = { id: string; parentId: string | null; role: string; status: string };
+const placeholder = (conn: ModelConnection): NewItem => ({
+  role: "assistant",
+  status: "streaming",
+  model: conn.chatModel,
+});
 
-  // regenerate (a new branch) or retry (a failed answer is replaced)
+// Whether the session may act is folded into the append; a refused append says why (ended session, or not yours).
+async function refused(s: Preparing): Promise<never> {
+  if (s.session) await assertSessionMayAct(s.db, s.userId, s.session);
+  throw new ThreadNotFoundError();
+}
+
+async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send" }>): Promise<Prepared> {
+  // A new thread is written before the append, so its first message checks the session first
+  // (an ended session must leave nothing behind).
+  if (!req.threadId && s.session) await assertSessionMayAct(s.db, s.userId, s.session);
+  const threadId =
+    req.threadId ??
+    (await createThread(s.db, s.userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
+  const { items: added, meta } = await appendItemsMeta(
+    s.db,
+    threadId,
+    [{ role: "user", content: req.content }, placeholder(s.conn)],
+    { ownerId: s.userId, session: s.session, cipher: s.c },
+  );
+  if (!added.length) return refused(s);
+  const firstExchange = added[0].position === 0;
+  return { threadId, userItem: added[0], assistant: added[1], conn: s.conn, firstExchange, meta: meta ?? NO_META };
+}
+
+async function prepareEdit(
+  s: Preparing,
+  req: Extract<TurnRequest, { kind: "edit" }>,
+  target: Target,
+): Promise<Prepared> {
+  if (target.role !== "user") throw new TurnError("Only your own messages can be edited.", 400);
+  const { items: added, meta } = await appendItemsMeta(
+    s.db,
+    req.threadId,
+    [{ role: "user", content: req.content }, placeholder(s.conn)],
+    { parent: target.parentId, ownerId: s.userId, session: s.session, cipher: s.c },
+  );
+  if (!added.length) return refused(s);
+  const [userItem, assistant] = added;
+  return { threadId: req.threadId, userItem, assistant, conn: s.conn, firstExchange: false, meta: meta ?? NO_META };
+}
+
+/** Regenerate (a new branch) or retry (a failed answer is replaced). */
+async function prepareRegenerate(
+  s: Preparing,
+  req: Extract<TurnRequest, { kind: "regenerate" }>,
+  target: Target,
+): Promise<Prepared> {
   if (target.role !== "assistant" || !target.parentId) throw new TurnError("Only answers can be regenerated.", 400);
-  const { items: added, meta } = await appendItemsMeta(db, req.threadId, [placeholder], {
-    parent: target.parentId,
-    ownerId: userId,
-    session,
-    cipher: c,
+  const parentId = target.parentId;
+  const { items: added, meta } = await appendItemsMeta(s.db, req.threadId, [placeholder(s.conn)], {
+    parent: parentId,
+    ownerId: s.userId,
+    session: s.session,
+    cipher: s.c,
   });
-  if (!added.length) return refused();
+  if (!added.length) return refused(s);
   // Replaced by the new answer (removed after the append, so a refused session changes nothing).
-  if (target.status === "failed") await db.item.deleteMany({ where: { id: target.id, status: "failed" } });
+  if (target.status === "failed") await s.db.item.deleteMany({ where: { id: target.id, status: "failed" } });
   // The question this answer belongs to (after tool rounds, walk back to it).
-  const path = await loadContext(db, req.threadId, target.parentId, { budget: 1_000_000, maxItems: 20, cipher: c });
+  const path = await loadContext(s.db, req.threadId, parentId, { budget: 1_000_000, maxItems: 20, cipher: s.c });
   const parentRow = async () => {
-    const row = await db.item.findUniqueOrThrow({ where: { id: target.parentId! } });
-    return { ...row, content: c.open(row.content) };
+    const row = await s.db.item.findUniqueOrThrow({ where: { id: parentId } });
+    return { ...row, content: s.c.open(row.content) };
   };
   const userItem = [...path.window].reverse().find((i) => i.role === "user") ?? (await parentRow());
   return {
     threadId: req.threadId,
     userItem: { ...userItem, toolCalls: null } as unknown as SessionItem,
     assistant: added[0],
-    conn,
+    conn: s.conn,
     firstExchange: false,
     meta: meta ?? NO_META,
   };
@@ -293,204 +295,253 @@ export async function* runTurn(
     assistantItemId: p.assistant.id,
     model: p.conn.chatModel,
   };
+  const final = yield* new TurnRun(db, userId, c, p).answer(opts.onContext);
+  // The instance that served the answer runs its queued work right after the
+  // response (Next's after() keeps a serverless instance alive for it), in the
+  // process's one job drain; any other worker would pick it up too.
+  if (final?.status === "complete" && getConfig().jobsInProcess) opts.defer?.(() => drainJobs(db));
+}
 
-  // Long-term memory is neither read nor written in temporary chats.
-  const useMemory = !p.meta.temporary;
-  const memBudget = getConfig().memory.tokenBudget;
-  // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
-  // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
-  // The window's and recall's reads travel as one statement (lib/db/function-calls.ts).
-  const [ctx, recalled, overLimit] = await readTogether(() =>
-    Promise.all([
-      loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: c }),
-      useMemory && memBudget > 0
-        ? recall(db, userId, p.userItem.content, {
-            budget: memBudget,
-            excludeThreadId: p.threadId,
-            // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
-            semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content, userId) : undefined,
-          })
-        : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
-      checkLimits(db, userId),
-    ]),
-  );
-  opts.onContext?.(ctx);
-  const block = memoryBlock(recalled);
-  let messages = buildPrompt(ctx, block);
-  const tools = useMemory ? MEMORY_TOOLS : undefined;
+type ToolCallDraft = { id: string; name: string; arguments: string };
+type Round = { text: string; calls: Map<number, ToolCallDraft> };
+type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
-  let assistant = p.assistant;
-  let text = "";
-  let final!: SessionItem;
+/** One answer being written: its state across rounds, and the steps 2–5 above. */
+class TurnRun {
+  private assistant: SessionItem;
   // Only Stop ends a generation: a closed tab or a reload lets the answer finish
   // (it is saved as it grows), so the reloaded page shows it.
-  const abort = new AbortController();
-  trackGeneration(assistant.id, userId, abort);
-  // The lease says this instance is still writing; a crash lets it run out (lib/chat/leases.ts).
-  const heartbeat = setInterval(() => {
-    const id = assistant.id;
-    void renewLease(db, id)
-      .then((alive) => {
-        if (!alive && assistant.id === id) abort.abort(); // stopped from another instance
-      })
-      .catch(() => undefined);
-  }, RENEW_MS);
-  const promptTokens = { prompt: 0, completion: 0, any: false };
-  let modelCalls = 0; // for the usage ledger, whatever way the answer ends
-  // The ledger counts what the model was asked, however the answer ended (lib/account/usage-ledger.ts);
-  // before the last event, so the stream closes right after it.
-  const charge = async () => {
-    if (!modelCalls) return;
-    const calls = modelCalls;
-    modelCalls = 0;
-    await recordUsage(db, userId, {
-      turns: 1,
-      modelCalls: calls,
-      tokens: promptTokens.prompt + promptTokens.completion,
-    }).catch((e) => console.error(`[mnemo] usage ledger: ${(e as Error).message.split("\n").slice(-1)[0]}`));
-  };
-  let idle: ReturnType<typeof setTimeout> | undefined;
-  try {
-    if (overLimit) throw new UsageLimitError(overLimit);
-    for (let round = 0; ; round++) {
-      text = "";
-      let lastFlush = Date.now();
-      let flushing: Promise<unknown> = Promise.resolve();
-      const calls = new Map<number, { id: string; name: string; arguments: string }>();
-      // A stream that goes silent (a stalled server) fails after the idle timeout.
-      const stall = new AbortController();
-      let stalled: ModelIdleError | null = null;
-      const armIdle = () => {
-        clearTimeout(idle);
-        idle = setTimeout(() => {
-          stalled = new ModelIdleError(getConfig().chat.modelIdleTimeoutSeconds);
-          stall.abort();
-        }, idleTimeoutMs());
-      };
-      armIdle();
-      modelCalls++;
-      const stream = await openaiClient(p.conn)
+  private readonly abort = new AbortController();
+  private heartbeat?: ReturnType<typeof setInterval>;
+  private usage = { prompt: 0, completion: 0, any: false };
+  private modelCalls = 0; // for the usage ledger, whatever way the answer ends
+
+  constructor(
+    private readonly db: Db,
+    private readonly userId: string,
+    private readonly c: ContentCipher,
+    private readonly p: Prepared,
+  ) {
+    this.assistant = p.assistant;
+  }
+
+  /** Steps 2–5, with every way an answer can end; returns the saved answer (none when the database is gone). */
+  async *answer(onContext?: (ctx: Context) => void): AsyncGenerator<TurnEvent, SessionItem | undefined> {
+    const useMemory = !this.p.meta.temporary; // long-term memory is neither read nor written in temporary chats
+    const { ctx, recalled, overLimit } = await this.readContext(useMemory);
+    onContext?.(ctx);
+    let messages = buildPrompt(ctx, memoryBlock(recalled));
+    const tools = useMemory ? MEMORY_TOOLS : undefined;
+    trackGeneration(this.assistant.id, this.userId, this.abort);
+    this.startHeartbeat();
+    let r: Round = { text: "", calls: new Map() }; // the round being written (its text is kept however it ends)
+    try {
+      if (overLimit) throw new UsageLimitError(overLimit);
+      for (let round = 0; ; round++) {
+        r = { text: "", calls: new Map() };
+        yield* this.streamRound(messages, tools && round < 3 ? tools : undefined, r);
+        if (!r.calls.size) break;
+        const next = await this.runTools(r);
+        for (const ev of next.events) yield ev;
+        messages = [...messages, ...next.messages];
+        r = { text: "", calls: new Map() };
+      }
+      const final = await this.complete(r.text, recalled, ctx, useMemory);
+      yield { type: "done", item: final, memoriesUsed: memoriesUsed(recalled) };
+      return final;
+    } catch (e) {
+      const ev = await this.fail(e, r.text);
+      yield ev;
+      return ev.item ?? undefined;
+    } finally {
+      clearInterval(this.heartbeat);
+      running.delete(this.assistant.id);
+      await this.charge(); // if the answer ended without reporting (a database outage)
+    }
+  }
+
+  /** Step 2: the window, recall and the usage check, read as one statement (lib/db/function-calls.ts). */
+  private async readContext(useMemory: boolean) {
+    const { db, userId, p } = this;
+    const memBudget = getConfig().memory.tokenBudget;
+    // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
+    // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
+    const [ctx, recalled, overLimit] = await readTogether(() =>
+      Promise.all([
+        loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: this.c }),
+        useMemory && memBudget > 0
+          ? recall(db, userId, p.userItem.content, {
+              budget: memBudget,
+              excludeThreadId: p.threadId,
+              // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
+              semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content, userId) : undefined,
+            })
+          : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
+        checkLimits(db, userId),
+      ]),
+    );
+    return { ctx, recalled, overLimit };
+  }
+
+  /** The lease says this instance is still writing; a crash lets it run out (lib/chat/leases.ts). */
+  private startHeartbeat() {
+    this.heartbeat = setInterval(() => {
+      const id = this.assistant.id;
+      void renewLease(this.db, id)
+        .then((alive) => {
+          if (!alive && this.assistant.id === id) this.abort.abort(); // stopped from another instance
+        })
+        .catch(() => undefined);
+    }, RENEW_MS);
+  }
+
+  /** Step 3: one model call, streamed; the text and tool calls land in `r`. A silent stream fails after a while. */
+  private async *streamRound(messages: Message[], tools: typeof MEMORY_TOOLS | undefined, r: Round) {
+    const stall = new AbortController();
+    let stalled: ModelIdleError | null = null;
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        stalled = new ModelIdleError(getConfig().chat.modelIdleTimeoutSeconds);
+        stall.abort();
+      }, idleTimeoutMs());
+    };
+    const flusher = this.partialFlusher();
+    armIdle();
+    this.modelCalls++;
+    try {
+      const stream = await openaiClient(this.p.conn)
         .chat.completions.create(
           {
-            model: p.conn.chatModel,
+            model: this.p.conn.chatModel,
             messages,
             stream: true,
             stream_options: { include_usage: true },
-            ...(tools && round < 3 ? { tools } : {}),
+            ...(tools ? { tools } : {}),
           },
           // No automatic retry: a failed answer is shown at once, with a Retry button.
-          { signal: AbortSignal.any([abort.signal, stall.signal]), maxRetries: 0 },
+          { signal: AbortSignal.any([this.abort.signal, stall.signal]), maxRetries: 0 },
         )
         .catch((e) => {
           throw stalled ?? e;
         });
-      try {
-        for await (const chunk of stream) {
-          armIdle();
-          const choice = chunk.choices[0];
-          if (chunk.usage) {
-            promptTokens.prompt += chunk.usage.prompt_tokens;
-            promptTokens.completion += chunk.usage.completion_tokens;
-            promptTokens.any = true;
-          }
-          for (const tc of choice?.delta?.tool_calls ?? []) {
-            const c = calls.get(tc.index) ?? { id: "", name: "", arguments: "" };
-            if (tc.id) c.id = tc.id;
-            if (tc.function?.name) c.name += tc.function.name;
-            if (tc.function?.arguments) c.arguments += tc.function.arguments;
-            calls.set(tc.index, c);
-          }
-          const delta = choice?.delta?.content;
-          if (delta) {
-            text += delta;
-            yield { type: "delta", text: delta };
-            if (Date.now() - lastFlush > FLUSH_MS) {
-              // Saved while streaming, so a reload mid-answer shows what arrived so far.
-              lastFlush = Date.now();
-              const snapshot = text;
-              const id = assistant.id;
-              flushing = flushing.then(async () => {
-                const r = await db.item
-                  .updateMany({ where: { id, status: "streaming" }, data: { content: c.seal(snapshot) } })
-                  .catch(() => ({ count: 1 }));
-                if (r.count === 0) abort.abort(); // stopped from another instance
-              });
-            }
-          }
+      for await (const chunk of stream) {
+        armIdle();
+        const delta = this.take(chunk, r);
+        if (delta) {
+          r.text += delta;
+          yield { type: "delta", text: delta } satisfies TurnEvent;
+          flusher.maybe(r.text);
         }
-      } catch (e) {
-        throw stalled && !abort.signal.aborted ? stalled : e;
-      } finally {
-        clearTimeout(idle);
       }
-      await flushing;
-      if (abort.signal.aborted) throw new OpenAI.APIUserAbortError();
-      if (stall.signal.aborted) throw new ModelIdleError(getConfig().chat.modelIdleTimeoutSeconds);
-      if (!calls.size) break;
-
-      // Tool round: keep the calls on this answer item, save each result, and
-      // continue in a new answer item below them.
-      const toolCalls: ToolCall[] = [...calls.values()].map((c, i) => ({
-        id: c.id || `call_${i}`,
-        name: c.name,
-        arguments: c.arguments,
-      }));
-      await db.item.update({
-        where: { id: assistant.id },
-        data: {
-          content: c.seal(text),
-          searchTokens: c.searchTokens(text),
-          toolCalls: sealJson(c, toolCalls),
-          status: "complete",
-          tokens: messageTokens(text, JSON.stringify(toolCalls)),
-        },
-      });
-      const results: NewItem[] = [];
-      for (const c of toolCalls) {
-        const r = await runMemoryTool(
-          { db, userId, threadId: p.threadId, itemId: p.userItem.id, paused: p.meta.memoryPaused },
-          c.name,
-          c.arguments,
-        );
-        results.push({ role: "tool", content: r.result, toolCallId: c.id, toolName: c.name });
-      }
-      const added = await appendItems(
-        db,
-        p.threadId,
-        [...results, { role: "assistant", status: "streaming", model: p.conn.chatModel }],
-        {
-          parent: assistant.id,
-          cipher: c,
-        },
-      );
-      running.delete(assistant.id);
-      const next = added[added.length - 1];
-      await renewLease(db, next.id).catch(() => undefined);
-      for (const [i, c] of toolCalls.entries())
-        yield { type: "tool", name: c.name, result: results[i].content ?? "", assistantItemId: next.id };
-      messages = [
-        ...messages,
-        {
-          role: "assistant",
-          content: text || null,
-          tool_calls: toolCalls.map((c) => ({
-            id: c.id,
-            type: "function" as const,
-            function: { name: c.name, arguments: c.arguments },
-          })),
-        },
-        ...toolCalls.map((c, i) => ({ role: "tool" as const, tool_call_id: c.id, content: results[i].content ?? "" })),
-      ];
-      assistant = next;
-      trackGeneration(assistant.id, userId, abort);
+    } catch (e) {
+      throw stalled && !this.abort.signal.aborted ? stalled : e;
+    } finally {
+      clearTimeout(idle);
     }
-    final = await finishRetrying(db, c, assistant.id, {
+    await flusher.done();
+    if (this.abort.signal.aborted) throw new OpenAI.APIUserAbortError();
+    if (stall.signal.aborted) throw new ModelIdleError(getConfig().chat.modelIdleTimeoutSeconds);
+  }
+
+  /** Reads one chunk: usage and tool-call fragments are kept; returns the text delta. */
+  private take(chunk: OpenAI.Chat.Completions.ChatCompletionChunk, r: Round): string | undefined {
+    const choice = chunk.choices[0];
+    if (chunk.usage) {
+      this.usage.prompt += chunk.usage.prompt_tokens;
+      this.usage.completion += chunk.usage.completion_tokens;
+      this.usage.any = true;
+    }
+    for (const tc of choice?.delta?.tool_calls ?? []) {
+      const call = r.calls.get(tc.index) ?? { id: "", name: "", arguments: "" };
+      if (tc.id) call.id = tc.id;
+      if (tc.function?.name) call.name += tc.function.name;
+      if (tc.function?.arguments) call.arguments += tc.function.arguments;
+      r.calls.set(tc.index, call);
+    }
+    return choice?.delta?.content ?? undefined;
+  }
+
+  /** Saves the partial answer every FLUSH_MS while streaming, so a reload mid-answer shows what arrived so far. */
+  private partialFlusher() {
+    let lastFlush = Date.now();
+    let flushing: Promise<unknown> = Promise.resolve();
+    return {
+      maybe: (snapshot: string) => {
+        if (Date.now() - lastFlush <= FLUSH_MS) return;
+        lastFlush = Date.now();
+        const id = this.assistant.id;
+        flushing = flushing.then(async () => {
+          const r = await this.db.item
+            .updateMany({ where: { id, status: "streaming" }, data: { content: this.c.seal(snapshot) } })
+            .catch(() => ({ count: 1 }));
+          if (r.count === 0) this.abort.abort(); // stopped from another instance
+        });
+      },
+      done: () => flushing,
+    };
+  }
+
+  /**
+   * Step 4, a tool round: keep the calls on this answer item, save each result, and continue in a new answer
+   * item below them. Returns the events to show and the messages the next round adds.
+   */
+  private async runTools(r: Round): Promise<{ events: TurnEvent[]; messages: Message[] }> {
+    const { db, c, p } = this;
+    const toolCalls: ToolCall[] = [...r.calls.values()].map((t, i) => ({ ...t, id: t.id || `call_${i}` }));
+    await db.item.update({
+      where: { id: this.assistant.id },
+      data: {
+        content: c.seal(r.text),
+        searchTokens: c.searchTokens(r.text),
+        toolCalls: sealJson(c, toolCalls),
+        status: "complete",
+        tokens: messageTokens(r.text, JSON.stringify(toolCalls)),
+      },
+    });
+    const results: NewItem[] = [];
+    const toolCtx = {
+      db,
+      userId: this.userId,
+      threadId: p.threadId,
+      itemId: p.userItem.id,
+      paused: p.meta.memoryPaused,
+    };
+    for (const t of toolCalls) {
+      const out = await runMemoryTool(toolCtx, t.name, t.arguments);
+      results.push({ role: "tool", content: out.result, toolCallId: t.id, toolName: t.name });
+    }
+    const added = await appendItems(
+      db,
+      p.threadId,
+      [...results, { role: "assistant", status: "streaming", model: p.conn.chatModel }],
+      { parent: this.assistant.id, cipher: c },
+    );
+    running.delete(this.assistant.id);
+    const next = added[added.length - 1];
+    await renewLease(db, next.id).catch(() => undefined);
+    this.assistant = next;
+    trackGeneration(next.id, this.userId, this.abort);
+    const events: TurnEvent[] = toolCalls.map((t, i) => ({
+      type: "tool",
+      name: t.name,
+      result: results[i].content ?? "",
+      assistantItemId: next.id,
+    }));
+    return { events, messages: toolMessages(r.text, toolCalls, results) };
+  }
+
+  /** Step 5: save the answer, record which memories it was given, and queue the work after it. */
+  private async complete(text: string, recalled: Recall, ctx: Context, useMemory: boolean): Promise<SessionItem> {
+    const { db, userId, p } = this;
+    const final = await finishRetrying(db, this.c, this.assistant.id, {
       content: text,
       status: "complete",
-      promptTokens: promptTokens.any ? promptTokens.prompt : null,
-      completionTokens: promptTokens.any ? promptTokens.completion : null,
+      promptTokens: this.usage.any ? this.usage.prompt : null,
+      completionTokens: this.usage.any ? this.usage.completion : null,
     });
-    const used = recalled.memories.map((m) => ({ id: m.id, text: m.text }));
+    const used = memoriesUsed(recalled);
     if (used.length)
       await recordUses(
         db,
@@ -503,44 +554,67 @@ export async function* runTurn(
     // "No, I meant…" / "don't use bullet points": feedback on the answer before this message.
     if (useMemory && !p.meta.memoryPaused) {
       await recordCorrection(db, userId, { ...p.userItem, threadId: p.threadId }).catch((e) =>
-        console.error(
-          `[mnemo] could not record a correction for ${p.userItem.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`,
-        ),
+        logBrief(`could not record a correction for ${p.userItem.id}`, e),
       );
     }
-    await enqueue(db, afterAnswerJobs(p, userId, final.id, ctx.unsummarized.length > 0, useMemory)).catch((e) =>
-      console.error(
-        `[mnemo] could not queue work after answer ${final.id}: ${(e as Error).message.split("\n").slice(-1)[0]}`,
-      ),
-    );
-    await charge();
-    yield { type: "done", item: final, memoriesUsed: used };
-  } catch (e) {
-    const aborted = abort.signal.aborted || e instanceof OpenAI.APIUserAbortError;
-    clearInterval(heartbeat);
-    if (aborted) {
-      final = await finishRetrying(db, c, assistant.id, { content: text, status: "stopped" });
-      await charge();
-      yield { type: "done", item: final, memoriesUsed: [] };
-    } else if (isDatabaseUnavailable(e)) {
-      // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
-      throw e;
-    } else {
-      const message = e instanceof ModelIdleError || e instanceof UsageLimitError ? e.message : describeModelError(e);
-      final = await finishRetrying(db, c, assistant.id, { content: text, status: "failed", error: message });
-      await charge();
-      yield { type: "error", message, item: final };
-    }
-  } finally {
-    clearInterval(heartbeat);
-    clearTimeout(idle);
-    running.delete(assistant.id);
-    await charge(); // if the answer ended without reporting (a database outage)
+    const jobs = afterAnswerJobs(p, userId, final.id, ctx.unsummarized.length > 0, useMemory);
+    await enqueue(db, jobs).catch((e) => logBrief(`could not queue work after answer ${final.id}`, e));
+    await this.charge();
+    return final;
   }
-  // The instance that served the answer runs its queued work right after the
-  // response (Next's after() keeps a serverless instance alive for it), in the
-  // process's one job drain; any other worker would pick it up too.
-  if (final.status === "complete" && getConfig().jobsInProcess) opts.defer?.(() => drainJobs(db));
+
+  /** How an answer that did not complete ends: stopped, failed with a sentence, or left to the sweeper. */
+  private async fail(e: unknown, text: string): Promise<Extract<TurnEvent, { type: "done" | "error" }>> {
+    clearInterval(this.heartbeat);
+    const id = this.assistant.id;
+    if (this.abort.signal.aborted || e instanceof OpenAI.APIUserAbortError) {
+      const item = await finishRetrying(this.db, this.c, id, { content: text, status: "stopped" });
+      await this.charge();
+      return { type: "done", item, memoriesUsed: [] };
+    }
+    // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
+    if (isDatabaseUnavailable(e)) throw e;
+    const message = e instanceof ModelIdleError || e instanceof UsageLimitError ? e.message : describeModelError(e);
+    const item = await finishRetrying(this.db, this.c, id, { content: text, status: "failed", error: message });
+    await this.charge();
+    return { type: "error", message, item };
+  }
+
+  /**
+   * The ledger counts what the model was asked, however the answer ended (lib/account/usage-ledger.ts);
+   * before the last event, so the stream closes right after it.
+   */
+  private async charge() {
+    if (!this.modelCalls) return;
+    const calls = this.modelCalls;
+    this.modelCalls = 0;
+    await recordUsage(this.db, this.userId, {
+      turns: 1,
+      modelCalls: calls,
+      tokens: this.usage.prompt + this.usage.completion,
+    }).catch((e) => logBrief("usage ledger", e));
+  }
+}
+
+const memoriesUsed = (recalled: Recall): MemoryUsed[] => recalled.memories.map((m) => ({ id: m.id, text: m.text }));
+
+const logBrief = (what: string, e: unknown) =>
+  console.error(`[mnemo] ${what}: ${(e as Error).message.split("\n").slice(-1)[0]}`);
+
+/** The assistant's tool calls and their results, as the next round's messages. */
+function toolMessages(text: string, toolCalls: ToolCall[], results: NewItem[]): Message[] {
+  return [
+    {
+      role: "assistant",
+      content: text || null,
+      tool_calls: toolCalls.map((t) => ({
+        id: t.id,
+        type: "function" as const,
+        function: { name: t.name, arguments: t.arguments },
+      })),
+    },
+    ...toolCalls.map((t, i) => ({ role: "tool" as const, tool_call_id: t.id, content: results[i].content ?? "" })),
+  ];
 }
 
 /** The queued work after a complete answer: title (first exchange), summary, learning. */

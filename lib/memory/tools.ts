@@ -1,6 +1,8 @@
 // The memory tools the chat model can call during a turn ("remember that…",
-// "forget that…", "what do you know about me?"). Arguments are checked with
-// zod and every call is scoped to the signed-in user, whatever ids it names.
+// "forget that…", "what do you know about me?"). Each tool is defined once, in
+// zod: the model gets its JSON Schema (z.toJSONSchema), and the call's
+// arguments are checked by the same schema. Every call is scoped to the
+// signed-in user, whatever ids it names.
 import type OpenAI from "openai";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
@@ -17,66 +19,50 @@ import { modelChange, type ChangeOutcome } from "./writes";
 
 export type ToolContext = { db: Db; userId: string; threadId: string; itemId: string; paused: boolean };
 
-const fn = (
-  name: string,
-  description: string,
-  properties: Record<string, unknown>,
-  required: string[],
-): OpenAI.Chat.Completions.ChatCompletionTool => ({
-  type: "function",
-  function: { name, description, parameters: { type: "object", properties, required, additionalProperties: false } },
-});
+const memoryId = z.string().min(1).max(64);
 
-export const MEMORY_TOOLS: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-  fn(
-    "remember",
-    "Save a durable fact, preference or procedure about the user to long-term memory, when the user asks you to remember it.",
-    {
-      text: {
-        type: "string",
-        description: 'The memory, as a short third-person statement, e.g. "Prefers metric units".',
-      },
-      kind: { type: "string", enum: ["fact", "preference", "procedure", "other"] },
-    },
-    ["text"],
-  ),
-  fn(
-    "update_memory",
-    "Change the text of an existing memory (use search_memory first to find its id).",
-    {
-      id: { type: "string" },
-      text: { type: "string" },
-    },
-    ["id", "text"],
-  ),
-  fn(
-    "forget",
-    "Delete memories the user asks you to forget. Give ids from search_memory, or a query to delete every match.",
-    {
-      ids: { type: "array", items: { type: "string" } },
-      query: { type: "string" },
-    },
-    [],
-  ),
-  fn(
-    "search_memory",
-    'Search the user\'s long-term memories. An empty query lists the most recent ones (for "what do you know about me?").',
-    {
-      query: { type: "string" },
-    },
-    ["query"],
-  ),
-];
+/** Each tool's description and arguments, the one definition of both. */
+const TOOL_DEFINITIONS = {
+  remember: {
+    description:
+      "Save a durable fact, preference or procedure about the user to long-term memory, when the user asks you to remember it.",
+    args: z.object({
+      text: memoryTextSchema.describe('The memory, as a short third-person statement, e.g. "Prefers metric units".'),
+      kind: memoryKindSchema.optional(),
+    }),
+  },
+  update_memory: {
+    description: "Change the text of an existing memory (use search_memory first to find its id).",
+    args: z.object({ id: memoryId, text: memoryTextSchema }),
+  },
+  forget: {
+    description:
+      "Delete memories the user asks you to forget. Give ids from search_memory, or a query to delete every match.",
+    args: z.object({ ids: z.array(memoryId).max(100).optional(), query: z.string().max(200).optional() }),
+  },
+  search_memory: {
+    description:
+      'Search the user\'s long-term memories. An empty query lists the most recent ones (for "what do you know about me?").',
+    args: z.object({ query: z.string().max(200) }),
+  },
+} as const;
 
-const args = {
-  remember: z.object({ text: memoryTextSchema, kind: memoryKindSchema.optional() }),
-  update_memory: z.object({ id: z.string().min(1).max(64), text: memoryTextSchema }),
-  forget: z.object({
-    ids: z.array(z.string().min(1).max(64)).max(100).optional(),
-    query: z.string().max(200).optional(),
-  }),
-  search_memory: z.object({ query: z.string().max(200) }),
+type ToolName = keyof typeof TOOL_DEFINITIONS;
+const args = Object.fromEntries(Object.entries(TOOL_DEFINITIONS).map(([n, d]) => [n, d.args])) as {
+  [K in ToolName]: (typeof TOOL_DEFINITIONS)[K]["args"];
 };
+
+/** The tools as the model sees them: JSON Schema made from the zod definitions (the input side of transforms). */
+export const MEMORY_TOOLS: OpenAI.Chat.Completions.ChatCompletionTool[] = Object.entries(TOOL_DEFINITIONS).map(
+  ([name, d]) => {
+    const { $schema: _drop, ...parameters } = z.toJSONSchema(d.args, { io: "input" }) as Record<string, unknown>;
+    // Unknown keys are dropped when parsed; the model is told not to send any.
+    return {
+      type: "function",
+      function: { name, description: d.description, parameters: { ...parameters, additionalProperties: false } },
+    };
+  },
+);
 
 export type ToolOutcome = { result: string; changed: boolean };
 
