@@ -18,7 +18,7 @@ import crypto from "node:crypto";
 import { activeUser, createUser, recordSignOut, verifyCredentials } from "@/lib/auth/users";
 import { sessionOutlivesPasswordChange } from "@/lib/auth/password-change";
 import { admitRegistration } from "@/lib/auth/registration";
-import { RateLimitedError } from "@/lib/auth/rate-limit";
+import { RateLimitedError } from "@/lib/errors";
 import { clientIp } from "@/lib/auth/client-ip";
 
 declare module "next-auth" {

@@ -4,6 +4,7 @@
 // anything else is logged in full with a reference the user can quote, and the
 // user sees only that reference: never a stack, a query or a column name.
 import { z } from "zod";
+import { count } from "@/lib/text/plural";
 
 /** An error whose message is written for the user. */
 export class AppError extends Error {
@@ -15,9 +16,92 @@ export class AppError extends Error {
   }
 }
 
+/** Something that does not exist, or is not the caller's: both get the same answer. */
 export class NotFoundError extends AppError {
-  constructor(message = "Not found.") {
-    super(message, 404);
+  constructor(what: "thread" | "memory" | "answer" | "account" | "user" | "item" = "item") {
+    super(`${what[0].toUpperCase()}${what.slice(1)} not found.`, 404);
+  }
+}
+
+// The errors a user can act on, each with its sentence and status. Every module throws these; no other
+// module defines an AppError of its own.
+export class AdminAccessDisabledError extends AppError {
+  constructor() {
+    super(
+      "Admin access to users' threads and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).",
+      403,
+    );
+  }
+}
+
+export class EmailTakenError extends AppError {
+  constructor() {
+    super("An account with this email already exists. Sign in instead.", 409);
+  }
+}
+
+export class LastAdminError extends AppError {
+  constructor() {
+    super("Mnemo needs at least one active admin: promote someone else first.", 409);
+  }
+}
+
+export class SessionEndedError extends AppError {
+  constructor() {
+    super("Your session has ended. Sign in again.", 401);
+  }
+}
+
+export class TemporaryPasswordError extends AppError {
+  constructor() {
+    super("Choose your own password first (Settings → Password).", 403);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = "Sign in first.") {
+    super(message, 401);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = "You do not have access to this.") {
+    super(message, 403);
+  }
+}
+
+export class WrongPasswordError extends AppError {
+  constructor() {
+    super("That is not your current password.", 400);
+  }
+}
+
+export class RegistrationClosedError extends AppError {
+  constructor(message: string) {
+    super(message, 403);
+  }
+}
+
+export class ResetLinkError extends AppError {
+  constructor() {
+    super("This reset link has expired or was already used. Ask for a new one.", 400);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  constructor(public retryAfterSeconds: number) {
+    super(
+      retryAfterSeconds < 60
+        ? `Too many attempts. Try again in ${count(Math.max(1, Math.ceil(retryAfterSeconds)), "second")}.`
+        : `Too many attempts. Try again in ${count(Math.ceil(retryAfterSeconds / 60), "minute")}.`,
+      429,
+    );
+  }
+}
+
+export class SecretRefusedError extends AppError {
+  constructor() {
+    super("That looks like a secret (a password, key or account number); Mnemo never stores secrets.", 400);
   }
 }
 

@@ -115,9 +115,9 @@ class Client {
   async chat(
     what: string,
     body: Record<string, unknown>,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- events of every type, read by each scenario
     opts: { limitMs?: number; onEvent?: (e: Record<string, any>) => void } = {},
   ): Promise<Turn> {
-    // eslint-disable-line @typescript-eslint/no-explicit-any
     const res = await fetch(this.app.base + "/api/chat", {
       method: "POST",
       headers: { cookie: this.cookie, "content-type": "application/json" },

@@ -5,7 +5,6 @@
 import { createPostgresDatabase, createTestDb } from "@/testing/databases";
 import { openDatabase } from "@/lib/db/engine";
 import { applyMigrations } from "@/lib/db/migrate";
-import { PrismaClient } from "@/lib/generated/prisma/client";
 import { newPrismaClient } from "@/lib/db/prisma";
 import { runPrivacyChecks, type PrivacyReport } from "@/testing/privacy-checks";
 

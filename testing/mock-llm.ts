@@ -145,14 +145,14 @@ export class MockLlm {
     return r;
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a request body from any client, read defensively
   private async embeddings(body: any, json: (status: number, value: unknown) => void) {
-    // eslint-disable-line @typescript-eslint/no-explicit-any
     const model = String(body?.model ?? "mock-embed");
     const dims = Number(/-(\d+)$/.exec(model)?.[1] ?? 64);
     const inputs: string[] = (Array.isArray(body?.input) ? body.input : [body?.input]).map((x: unknown) =>
       String(x ?? ""),
     );
-    const use = (e: ScriptedEmbedding & { left: number }) => {
+    const spend = (e: ScriptedEmbedding & { left: number }) => {
       if (e.left > 0 && --e.left === 0) this.embeddingScripts.splice(this.embeddingScripts.indexOf(e), 1);
     };
     const fault = this.embeddingScripts.find(
@@ -160,7 +160,7 @@ export class MockLlm {
         (e.status || e.delayMs) && (!e.match || inputs.some((t) => t.toLowerCase().includes(e.match!.toLowerCase()))),
     );
     if (fault) {
-      use(fault);
+      spend(fault);
       if (fault.delayMs) await sleep(fault.delayMs);
       if (fault.status)
         return json(fault.status, {
@@ -173,7 +173,7 @@ export class MockLlm {
       );
       let embedding = mockEmbedding(text, dims);
       if (alias) {
-        use(alias);
+        spend(alias);
         // Mostly the scripted meaning, a little of its own words: close, not identical.
         const like = mockEmbedding(alias.like!, dims);
         const mixed = like.map((x, i) => 0.9 * x + 0.1 * embedding[i]);
@@ -186,6 +186,7 @@ export class MockLlm {
     return json(200, { object: "list", model, data, usage: { prompt_tokens: tokens, total_tokens: tokens } });
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- whatever JSON the client sent
   private async readBody(req: http.IncomingMessage): Promise<any> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);

@@ -13,6 +13,7 @@
 //    the user's id or email, the other user's rows are untouched, and the
 //    deleted user's ciphertext can no longer be opened (crypto-shredding).
 // Used by tests/privacy.test.ts and scripts/check-privacy.ts.
+import { AdminAccessDisabledError } from "@/lib/errors";
 import { rateAnswer } from "@/lib/memory/feedback";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
@@ -27,7 +28,7 @@ import { addMemory, retireMemory, updateMemoryText } from "@/lib/memory/long-ter
 import { rotateKeys } from "@/lib/crypto/rotate";
 import { recordUsage } from "@/lib/account/usage-ledger";
 import { UNREADABLE } from "@/lib/crypto/content";
-import { AdminAccessDisabledError, reviewMemories, reviewThread, setAdminAccessForTests } from "@/lib/admin/review";
+import { reviewMemories, reviewThread, setAdminAccessForTests } from "@/lib/admin/review";
 
 export type PrivacyReport = {
   tables_checked: number;

@@ -1,18 +1,16 @@
 process.env.MNEMO_SIGNIN_COOLDOWN_SECONDS = "1";
+import { EmailTakenError, LastAdminError, RateLimitedError } from "@/lib/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import {
   activeUser,
   createUser,
   recordSignOut,
-  EmailTakenError,
-  LastAdminError,
   registerWithPassword,
   setDisabled,
   setRole,
   verifyCredentials,
 } from "@/lib/auth/users";
-import { RateLimitedError } from "@/lib/auth/rate-limit";
 import { DEVICE_COOKIE, deviceToken } from "@/lib/auth/device";
 import { hashPassword, verifyPassword } from "@/lib/auth/password";
 

@@ -5,6 +5,7 @@
 //
 // Only the session is simulated (Auth.js's `auth()` returns the chosen user);
 // the actions, their checks and the database are the real ones.
+import { ForbiddenError, UnauthorizedError } from "@/lib/errors";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -35,7 +36,6 @@ vi.mock("next/server", async (orig) => ({ ...(await orig<object>()), after: () =
 
 import { createTestDb, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
-import { ForbiddenError, UnauthorizedError } from "@/lib/auth/session";
 import { hashPassword } from "@/lib/auth/password";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { appendItems } from "@/lib/memory/session";

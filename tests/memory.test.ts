@@ -1,6 +1,7 @@
 // Long-term memory on real databases: extraction decisions from scripted model
 // output, versions, precedence, de-duplication, selection under a budget,
 // isolation between users, and escaping in the prompt block.
+import { SecretRefusedError } from "@/lib/errors";
 import { reviewPending } from "@/lib/memory/writes";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
@@ -12,7 +13,6 @@ import {
   outranks,
   searchMemories,
   updateMemoryText,
-  SecretRefusedError,
 } from "@/lib/memory/long-term";
 import { extractMemories } from "@/lib/memory/extract";
 import { memoryBlock, recall } from "@/lib/memory/recall";

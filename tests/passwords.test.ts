@@ -1,16 +1,12 @@
 // Passwords: a user changes their own (the current one checked, the new one
 // confirmed), an admin sets a temporary one that must be changed, and a change
 // ends every other session but the one that made it.
+import { WrongPasswordError } from "@/lib/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { hashPassword } from "@/lib/auth/password";
 import { verifyCredentials } from "@/lib/auth/users";
-import {
-  changePassword,
-  sessionOutlivesPasswordChange,
-  setTemporaryPassword,
-  WrongPasswordError,
-} from "@/lib/auth/password-change";
+import { changePassword, sessionOutlivesPasswordChange, setTemporaryPassword } from "@/lib/auth/password-change";
 
 describe.each(engines)("passwords on %s", (engine) => {
   let t: TestDb;

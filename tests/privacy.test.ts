@@ -2,11 +2,11 @@
 // (checked against the live catalog), the export holds every row, nothing is
 // stored in plain text with encryption on, admin reads are audited, audit rows
 // cannot be changed, and retention follows a controllable clock.
+import { LastAdminError } from "@/lib/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { collectExport, runPrivacyChecks } from "@/testing/privacy-checks";
 import { deleteAccount } from "@/lib/account/delete";
-import { LastAdminError } from "@/lib/auth/users";
 import { runRetention, setRetentionForTests } from "@/lib/account/retention";
 import { appendItems } from "@/lib/memory/session";
 import { createThread, listThreads, threadView } from "@/lib/chat/threads";

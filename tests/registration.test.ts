@@ -1,10 +1,11 @@
 // Registration modes: open lets anyone in; invite needs an unexpired invitation
 // for that email, used once; closed lets no one in but the very first account.
+import { RegistrationClosedError } from "@/lib/errors";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { getConfig } from "@/lib/config";
 import { registerWithPassword } from "@/lib/auth/users";
-import { admitRegistration, createInvitation, RegistrationClosedError } from "@/lib/auth/registration";
+import { admitRegistration, createInvitation } from "@/lib/auth/registration";
 
 const setMode = (m: "open" | "invite" | "closed") => ((getConfig() as { registration: string }).registration = m);
 afterEach(() => setMode("open"));

@@ -1,6 +1,7 @@
+import { NotFoundError } from "@/lib/errors";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { PrismaSession, ThreadNotFoundError, appendItems } from "@/lib/memory/session";
+import { PrismaSession, appendItems } from "@/lib/memory/session";
 import { loadContext } from "@/lib/chat/context";
 
 describe.each(engines)("Session on %s", (engine) => {
@@ -97,9 +98,9 @@ describe.each(engines)("Session on %s", (engine) => {
     ).toEqual([]);
     expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(0);
     await expect(new PrismaSession(t.db, "missing").addItems([{ role: "user", content: "x" }])).rejects.toBeInstanceOf(
-      ThreadNotFoundError,
+      NotFoundError,
     );
-    await expect(new PrismaSession(t.db, "missing").getItems()).rejects.toBeInstanceOf(ThreadNotFoundError);
+    await expect(new PrismaSession(t.db, "missing").getItems()).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it("deleting a thread deletes its items", async () => {

@@ -13,6 +13,7 @@ export default async function AppLayout({ children }: { children: React.ReactNod
       sidebar={
         <div className="grid grid-cols-[minmax(0,1fr)] gap-2 py-2">
           {/* A full page load: a fresh chat even when the URL was just rewritten from "/". */}
+          {/* eslint-disable-next-line @next/next/no-html-link-for-pages -- a full load on purpose (above) */}
           <a href="/" className={buttonVariants({ variant: "outline", className: "justify-start" })}>
             <MessageSquarePlus className="h-4 w-4" aria-hidden /> New chat
           </a>

@@ -9,10 +9,12 @@ export const dynamic = "force-dynamic";
 export default async function NewChatPage() {
   await pageUser();
   const state = await resolveConnection(await getDb());
-  // The key forces a fresh chat each time "New chat" is opened.
+  // The key forces a fresh chat each time "New chat" is opened (a server component renders once per request).
+  // eslint-disable-next-line react-hooks/purity -- a server component: one render per request, never re-rendered
+  const visit = Date.now();
   return (
     <ChatView
-      key={Date.now()}
+      key={visit}
       initial={null}
       modelMissing={state.configured ? null : state.reason}
       maxChars={getConfig().chat.maxMessageChars}

@@ -1,5 +1,6 @@
 "use server";
 import { redirect } from "next/navigation";
+
 // Sign-in, registration and sign-out. Inputs are validated with zod; failures
 // come back as form state (never as thrown errors the user cannot read).
 import { AuthError, CredentialsSignin } from "next-auth";
@@ -12,10 +13,8 @@ import { clientIp } from "@/lib/auth/client-ip";
 import { registerAccount, registerSchema } from "@/lib/auth/users";
 import { requestPasswordReset, resetPassword } from "@/lib/auth/password-reset";
 import { mailConfigured } from "@/lib/mail/mailer";
-import { AppError, DATABASE_DOWN, publicError } from "@/lib/errors";
+import { AppError, DATABASE_DOWN, RateLimitedError, RegistrationClosedError, publicError } from "@/lib/errors";
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, deviceToken } from "@/lib/auth/device";
-import { RateLimitedError } from "@/lib/auth/rate-limit";
-import { RegistrationClosedError } from "@/lib/auth/registration";
 
 export type FormState = {
   error?: string;

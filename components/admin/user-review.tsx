@@ -232,7 +232,8 @@ export function UserReview({
                 const r = await deleteUserAction({ userId: user.id, confirmEmail, reason: deleteReason });
                 if (!r.ok) return void toast.error(r.error);
                 toast.success(r.message ?? "Deleted.");
-                window.location.assign("/admin");
+                // A full load: the deleted user's page and every cached view of them are gone.
+                window.location.assign(new URL("/admin", window.location.href));
               });
             }}
           >

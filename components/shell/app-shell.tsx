@@ -1,6 +1,6 @@
 "use client";
 import Link from "next/link";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { usePathname } from "next/navigation";
 import { Menu, X } from "lucide-react";
 import { Logo } from "@/components/logo";
@@ -16,10 +16,11 @@ export function AppShell({
   footer: React.ReactNode;
   children: React.ReactNode;
 }) {
-  const [open, setOpen] = useState(false);
   const pathname = usePathname();
-  // Close the drawer (narrow screens) after navigating.
-  useEffect(() => setOpen(false), [pathname]);
+  // The drawer (narrow screens) is open on the page it was opened on: navigating closes it.
+  const [openOn, setOpenOn] = useState<string | null>(null);
+  const open = openOn === pathname;
+  const setOpen = (v: boolean) => setOpenOn(v ? pathname : null);
   return (
     <div className="flex h-dvh overflow-hidden">
       <a

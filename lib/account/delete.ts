@@ -4,18 +4,12 @@
 // sessions end at the next request (sessions are re-checked against the user).
 import type { Db } from "@/lib/db/client";
 import { forgetCachedKeys } from "@/lib/crypto/content";
-import { LastAdminError, lockAccounts, otherActiveAdmins } from "@/lib/auth/users";
+import { lockAccounts, otherActiveAdmins } from "@/lib/auth/users";
 import { USER_DATA } from "./user-data";
-import { AppError } from "@/lib/errors";
+import { LastAdminError, NotFoundError } from "@/lib/errors";
 
 /** What the user types to confirm deleting their own account. */
 export const CONFIRM_PHRASE = "delete my account";
-
-export class AccountNotFoundError extends AppError {
-  constructor() {
-    super("Account not found.", 404);
-  }
-}
 
 export async function deleteAccount(
   db: Db,
@@ -25,7 +19,7 @@ export async function deleteAccount(
   await db.$transaction(async (tx) => {
     await lockAccounts(tx);
     const user = await tx.user.findUnique({ where: { id: userId }, select: { role: true, disabled: true } });
-    if (!user) throw new AccountNotFoundError();
+    if (!user) throw new NotFoundError("account");
     if (user.role === "ADMIN" && !user.disabled && (await otherActiveAdmins(tx, userId)) === 0)
       throw new LastAdminError();
     for (const [table, entry] of Object.entries(USER_DATA)) {

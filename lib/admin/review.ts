@@ -6,24 +6,15 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { threadView, ThreadNotFoundError, type ThreadView } from "@/lib/chat/threads";
+import { threadView, type ThreadView } from "@/lib/chat/threads";
 import { listMemories } from "@/lib/memory/long-term";
-import { AppError } from "@/lib/errors";
+import { AdminAccessDisabledError, NotFoundError } from "@/lib/errors";
 
 export const reasonSchema = z
   .string({ error: "Give a reason for opening this user's data." })
   .trim()
   .min(5, "Give a reason of at least 5 characters: the user will see it.")
   .max(500, "A reason is at most 500 characters.");
-
-export class AdminAccessDisabledError extends AppError {
-  constructor() {
-    super(
-      "Admin access to users' threads and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).",
-      403,
-    );
-  }
-}
 
 let accessOverride: boolean | undefined;
 /** Tests: turn the deployment setting on or off. */
@@ -97,7 +88,7 @@ export async function reviewThread(
   if (!adminAccessEnabled()) throw new AdminAccessDisabledError();
   const why = reasonSchema.parse(reason);
   const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true, temporary: true } });
-  if (!t || t.temporary) throw new ThreadNotFoundError();
+  if (!t || t.temporary) throw new NotFoundError("thread");
   await recordAudit(db, { actorId: adminId, subjectUserId: t.userId, action: "thread.view", threadId, reason: why });
   return { ...(await threadView(db, t.userId, threadId)), ownerId: t.userId };
 }
@@ -106,7 +97,7 @@ export async function reviewThread(
 export async function reviewMemories(db: Db, adminId: string, userId: string, reason: string) {
   if (!adminAccessEnabled()) throw new AdminAccessDisabledError();
   const why = reasonSchema.parse(reason);
-  if (!(await db.user.findUnique({ where: { id: userId }, select: { id: true } }))) throw new ThreadNotFoundError();
+  if (!(await db.user.findUnique({ where: { id: userId }, select: { id: true } }))) throw new NotFoundError("thread");
   await recordAudit(db, { actorId: adminId, subjectUserId: userId, action: "memory.view", reason: why });
   return listMemories(db, userId, {});
 }

@@ -2,10 +2,11 @@
 // (what Mnemo would put in front of the model for a query: the memory profile,
 // relevant memories and passages, within a token budget) and `remember`
 // (an explicit memory, with the same secret guard and de-duplication as chat).
+import { SecretRefusedError } from "@/lib/errors";
 import { tool } from "@openai/agents";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import { addMemory, memoryKindSchema, SecretRefusedError } from "@/lib/memory/long-term";
+import { addMemory, memoryKindSchema } from "@/lib/memory/long-term";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { memoryPolicy } from "@/lib/memory/writes";

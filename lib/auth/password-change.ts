@@ -7,7 +7,7 @@ import crypto from "node:crypto";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/errors";
+import { AppError, WrongPasswordError } from "@/lib/errors";
 import { hashPassword, verifyPassword } from "./password";
 import { consume } from "./rate-limit";
 
@@ -23,12 +23,6 @@ export function newPasswordSchema() {
       confirm: z.string().max(256),
     })
     .refine((v) => v.next === v.confirm, { message: "The two new passwords differ.", path: ["confirm"] });
-}
-
-export class WrongPasswordError extends AppError {
-  constructor() {
-    super("That is not your current password.", 400);
-  }
 }
 
 /** The user changes their password; `sid` is the session doing it (it stays signed in). */

@@ -5,7 +5,7 @@
 // Reset tokens are Auth.js verification tokens ("reset:<email>", stored hashed).
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
-import { AppError, logError } from "@/lib/errors";
+import { AppError, ResetLinkError, logError } from "@/lib/errors";
 import { mailConfigured, publicLink, sendMailLater } from "@/lib/mail/mailer";
 import { hashPassword } from "./password";
 import { newPasswordSchema } from "./password-change";
@@ -15,12 +15,6 @@ import { emailSchema } from "./users";
 export const RESET_MINUTES = 60;
 const hash = (token: string) => crypto.createHash("sha256").update(token).digest("hex");
 const identifier = (email: string) => `reset:${email}`;
-
-export class ResetLinkError extends AppError {
-  constructor() {
-    super("This reset link has expired or was already used. Ask for a new one.", 400);
-  }
-}
 
 /**
  * Emails a reset link when `email` has an account (rate-limited per address and

@@ -3,8 +3,7 @@
 import { RateLimiterPrisma, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/errors";
-import { count } from "@/lib/text/plural";
+import { RateLimitedError } from "@/lib/errors";
 
 export type LimitName = "signin-email" | "signin-email-slow" | "signin-ip" | "register-ip" | "reset-email" | "reset-ip";
 
@@ -37,17 +36,6 @@ function limiter(db: Db, name: LimitName): RateLimiterPrisma {
     byName.set(name, l);
   }
   return l;
-}
-
-export class RateLimitedError extends AppError {
-  constructor(public retryAfterSeconds: number) {
-    super(
-      retryAfterSeconds < 60
-        ? `Too many attempts. Try again in ${count(Math.max(1, Math.ceil(retryAfterSeconds)), "second")}.`
-        : `Too many attempts. Try again in ${count(Math.ceil(retryAfterSeconds / 60), "minute")}.`,
-      429,
-    );
-  }
 }
 
 /** Consumes one point from each limit; throws RateLimitedError when any is exhausted. */

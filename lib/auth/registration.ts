@@ -6,16 +6,10 @@
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/errors";
+import { RegistrationClosedError } from "@/lib/errors";
 
 export type RegistrationMode = "open" | "invite" | "closed";
 export const INVITATION_DAYS = 7;
-
-export class RegistrationClosedError extends AppError {
-  constructor(message: string) {
-    super(message, 403);
-  }
-}
 
 export const registrationMode = (): RegistrationMode => getConfig().registration;
 const hash = (token: string) => crypto.createHash("sha256").update(token).digest("hex");

@@ -7,22 +7,10 @@
 // password (no temporary one pending), the session was not signed out, and it
 // began after the last password change (or is the session that made it).
 import type { Db } from "@/lib/db/client";
-import { AppError } from "@/lib/errors";
+import { SessionEndedError, TemporaryPasswordError } from "@/lib/errors";
 
 /** What a signed token proves: its session id and when its user signed in (ms since the epoch). */
 export type SessionProof = { sid: string; authAt: number };
-
-export class SessionEndedError extends AppError {
-  constructor() {
-    super("Your session has ended. Sign in again.", 401);
-  }
-}
-
-export class TemporaryPasswordError extends AppError {
-  constructor() {
-    super("Choose your own password first (Settings → Password).", 403);
-  }
-}
 
 /**
  * SQL that is true when the session may act; the arguments are SQL expressions (placeholders).

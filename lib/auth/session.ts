@@ -2,8 +2,7 @@
 // calls one of these itself: the proxy is a convenience, not the guard.
 import { redirect } from "next/navigation";
 import { auth } from "@/auth";
-import { AppError } from "@/lib/errors";
-import { TemporaryPasswordError } from "./session-check";
+import { ForbiddenError, TemporaryPasswordError, UnauthorizedError } from "@/lib/errors";
 
 export type SessionUser = {
   id: string;
@@ -13,17 +12,6 @@ export type SessionUser = {
   sid?: string;
   mustChangePassword?: boolean;
 };
-
-export class UnauthorizedError extends AppError {
-  constructor(message = "Sign in first.") {
-    super(message, 401);
-  }
-}
-export class ForbiddenError extends AppError {
-  constructor(message = "You do not have access to this.") {
-    super(message, 403);
-  }
-}
 
 export async function currentUser(): Promise<SessionUser | null> {
   const session = await auth();

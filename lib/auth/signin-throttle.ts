@@ -13,10 +13,10 @@
 //   device.ts) is exempt from this ceiling, so others' failures never keep the
 //   owner out of a known browser; on a new one, the owner waits a cooldown.
 // Checks run before the password is evaluated; the counts change after.
+import { RateLimitedError } from "@/lib/errors";
 import { RateLimiterPrisma, RateLimiterRes } from "rate-limiter-flexible";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { RateLimitedError } from "./rate-limit";
 
 const FREE_FAILURES_PER_ADDRESS = 5;
 const MAX_DELAY_SECONDS = 15 * 60;

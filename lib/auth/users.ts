@@ -9,7 +9,7 @@ import { getConfig } from "@/lib/config";
 import { dummyHash, hashPassword, verifyPassword } from "./password";
 import { consume } from "./rate-limit";
 import { admitRegistration } from "./registration";
-import { AppError } from "@/lib/errors";
+import { EmailTakenError, LastAdminError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { mailConfigured, publicLink, sendMailLater } from "@/lib/mail/mailer";
 
@@ -41,12 +41,6 @@ export const signInSchema = z.object({
   email: emailSchema,
   password: z.string().min(1, "Enter your password.").max(256),
 });
-
-export class EmailTakenError extends AppError {
-  constructor() {
-    super("An account with this email already exists. Sign in instead.", 409);
-  }
-}
 
 // Serialises account creation and admin changes, so that exactly one account
 // can be the first admin and the last active admin cannot be removed.
@@ -179,12 +173,6 @@ export async function activeUser(db: Db, id: string, sid?: string) {
       passwordSid: true,
     },
   });
-}
-
-export class LastAdminError extends AppError {
-  constructor() {
-    super("Mnemo needs at least one active admin: promote someone else first.", 409);
-  }
 }
 
 export async function setRole(db: Db, userId: string, role: Role): Promise<void> {

@@ -1,6 +1,7 @@
 // Threads as the user sees them. Every function takes the signed-in user's id
 // and only ever touches that user's rows; another user's thread looks exactly
 // like a thread that does not exist.
+import { NotFoundError } from "@/lib/errors";
 import { feedbackFor, type AnswerFeedback } from "@/lib/memory/feedback";
 import { z } from "zod";
 import { sweepExpiredAnswers } from "./leases";
@@ -8,9 +9,9 @@ import { cleanText } from "@/lib/text/policy";
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
 import { temporaryCutoff } from "@/lib/account/retention";
-import { PrismaSession, ThreadNotFoundError, pathItems, type SessionItem } from "@/lib/memory/session";
+import { PrismaSession, pathItems, type SessionItem } from "@/lib/memory/session";
 
-export { ThreadNotFoundError };
+export { NotFoundError };
 
 export const threadIdSchema = z.string().trim().min(1).max(64);
 export const titleSchema = z
@@ -30,11 +31,11 @@ export async function createThread(db: Db, userId: string, opts: { temporary?: b
 
 export async function ownedThread(db: Db, userId: string, threadId: string) {
   const t = await db.thread.findFirst({ where: { id: threadId, userId } });
-  if (!t) throw new ThreadNotFoundError();
+  if (!t) throw new NotFoundError("thread");
   // Temporary chats end when their user starts another chat, or after MNEMO_TEMPORARY_CHAT_HOURS.
   if (t.temporary && t.createdAt < temporaryCutoff()) {
     await db.thread.delete({ where: { id: t.id } });
-    throw new ThreadNotFoundError();
+    throw new NotFoundError("thread");
   }
   return t;
 }
@@ -90,7 +91,7 @@ export async function listThreads(db: Db, userId: string, input: z.input<typeof 
 
 async function updateOwned(db: Db, userId: string, threadId: string, data: { title?: string; archived?: boolean }) {
   const r = await db.thread.updateMany({ where: { id: threadId, userId }, data });
-  if (r.count === 0) throw new ThreadNotFoundError();
+  if (r.count === 0) throw new NotFoundError("thread");
 }
 
 export const renameThread = async (db: Db, userId: string, threadId: string, title: string) =>
@@ -100,7 +101,7 @@ export const setArchived = (db: Db, userId: string, threadId: string, archived: 
 
 export async function deleteThread(db: Db, userId: string, threadId: string) {
   const r = await db.thread.deleteMany({ where: { id: threadId, userId } });
-  if (r.count === 0) throw new ThreadNotFoundError();
+  if (r.count === 0) throw new NotFoundError("thread");
 }
 
 export type ViewItem = SessionItem & {
@@ -184,7 +185,7 @@ export async function switchBranch(db: Db, userId: string, threadId: string, ite
     itemId,
     threadId,
   );
-  if (!leaf) throw new ThreadNotFoundError();
+  if (!leaf) throw new NotFoundError("thread");
   await db.thread.update({ where: { id: threadId }, data: { activeLeafId: leaf.id } });
 }
 

@@ -28,6 +28,7 @@ import {
   type SessionItem,
   type ToolCall,
 } from "@/lib/memory/session";
+
 import { embedQuery } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { recordUses } from "@/lib/memory/long-term";
@@ -35,14 +36,13 @@ import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
 import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { messageTokens } from "@/lib/memory/tokens";
 import { buildPrompt, loadContext, type Context } from "./context";
-import { createThread, ThreadNotFoundError } from "./threads";
+import { createThread } from "./threads";
 import { provisionalTitle } from "./titles";
 import type { Defer } from "./background";
 import { renewLease, RENEW_MS } from "./leases";
 import { enqueue, type NewJob } from "@/lib/jobs/queue";
 import { drainJobs } from "@/lib/jobs/worker";
-import { isDatabaseUnavailable } from "@/lib/errors";
-import { AppError } from "@/lib/errors";
+import { AppError, NotFoundError, isDatabaseUnavailable } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { readTogether } from "@/lib/db/function-calls";
 import type { MemoryUsed, TurnEvent } from "./turn-events";
@@ -76,12 +76,6 @@ export function turnRequestSchema() {
 export type TurnRequest = z.infer<ReturnType<typeof turnRequestSchema>>;
 
 export type { TurnEvent } from "./turn-events";
-
-export class TurnError extends AppError {
-  constructor(message: string, status: number) {
-    super(message, status);
-  }
-}
 
 const FLUSH_MS = 500;
 
@@ -164,14 +158,14 @@ async function prepare(
   session?: SessionProof,
 ): Promise<Prepared> {
   const state = await resolveConnectionCached(db);
-  if (!state.configured) throw new TurnError(state.reason, 409);
+  if (!state.configured) throw new AppError(state.reason, 409);
   const s: Preparing = { db, userId, c, session, conn: state.connection };
   if (req.kind === "send") return prepareSend(s, req);
   const target = await db.item.findFirst({
     where: { id: req.itemId, threadId: req.threadId, thread: { userId } },
     select: { id: true, parentId: true, role: true, status: true },
   });
-  if (!target) throw new ThreadNotFoundError();
+  if (!target) throw new NotFoundError("thread");
   return req.kind === "edit" ? prepareEdit(s, req, target) : prepareRegenerate(s, req, target);
 }
 
@@ -185,7 +179,7 @@ const placeholder = (conn: ModelConnection): NewItem => ({
 // Whether the session may act is folded into the append; a refused append says why (ended session, or not yours).
 async function refused(s: Preparing): Promise<never> {
   if (s.session) await assertSessionMayAct(s.db, s.userId, s.session);
-  throw new ThreadNotFoundError();
+  throw new NotFoundError("thread");
 }
 
 async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send" }>): Promise<Prepared> {
@@ -211,7 +205,7 @@ async function prepareEdit(
   req: Extract<TurnRequest, { kind: "edit" }>,
   target: Target,
 ): Promise<Prepared> {
-  if (target.role !== "user") throw new TurnError("Only your own messages can be edited.", 400);
+  if (target.role !== "user") throw new AppError("Only your own messages can be edited.", 400);
   const { items: added, meta } = await appendItemsMeta(
     s.db,
     req.threadId,
@@ -229,7 +223,7 @@ async function prepareRegenerate(
   req: Extract<TurnRequest, { kind: "regenerate" }>,
   target: Target,
 ): Promise<Prepared> {
-  if (target.role !== "assistant" || !target.parentId) throw new TurnError("Only answers can be regenerated.", 400);
+  if (target.role !== "assistant" || !target.parentId) throw new AppError("Only answers can be regenerated.", 400);
   const parentId = target.parentId;
   const { items: added, meta } = await appendItemsMeta(s.db, req.threadId, [placeholder(s.conn)], {
     parent: parentId,
@@ -285,7 +279,7 @@ export async function* runTurn(
   opts: { defer?: Defer; onContext?: (ctx: Context) => void; session?: SessionProof } = {},
 ): AsyncGenerator<TurnEvent> {
   const parsed = turnRequestSchema().safeParse(input);
-  if (!parsed.success) throw new TurnError(parsed.error.issues[0].message, 400);
+  if (!parsed.success) throw new AppError(parsed.error.issues[0].message, 400);
   const c = await cipherFor(db, userId);
   const p = await prepare(db, userId, parsed.data, c, opts.session);
   yield {

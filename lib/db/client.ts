@@ -1,11 +1,12 @@
 // One PrismaClient per process (a globalThis singleton survives dev reloads).
 // On the embedded database, pending migrations are applied before first use.
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { Db } from "./types";
 import { newPrismaClient } from "./prisma";
 import { openDatabase, resolveDatabaseTarget, type OpenDatabase } from "./engine";
 import { applyMigrations } from "./migrate";
 
-export type Db = PrismaClient;
+export type { Db };
 
 type Handle = { prisma: PrismaClient; database: OpenDatabase };
 const g = globalThis as typeof globalThis & { __mnemoDb?: Promise<Handle> };

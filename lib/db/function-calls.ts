@@ -16,7 +16,7 @@
 // with, another's.
 import { AsyncLocalStorage } from "node:async_hooks";
 import DataLoader from "dataloader";
-import type { Db } from "./client";
+import type { Db } from "./types";
 import type { DirectPool } from "./engine";
 import { markUnavailable } from "@/lib/errors";
 

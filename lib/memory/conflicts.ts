@@ -1,10 +1,11 @@
 // Conflicts the user decides: two active memories of equal standing (both said
 // or written by the user) that consolidation found contradictory. The
 // dashboard asks which is true now; the answer is recorded as versions.
+import { NotFoundError } from "@/lib/errors";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
-import { MemoryNotFoundError, retireMemory } from "./long-term";
+import { retireMemory } from "./long-term";
 
 export type Conflict = {
   a: { id: string; text: string; createdAt: string };
@@ -54,7 +55,7 @@ export async function settleConflict(db: Db, userId: string, input: z.input<type
   });
   const m = pair.find((x) => x.id === memoryId);
   const o = pair.find((x) => x.id === otherId);
-  if (!m || !o || m.conflictWithId !== o.id) throw new MemoryNotFoundError();
+  if (!m || !o || m.conflictWithId !== o.id) throw new NotFoundError("memory");
   if (keep === "both") {
     await db.$transaction([
       db.memory.update({

@@ -172,7 +172,10 @@ async function mergeEqualText(db: Db, userId: string): Promise<number> {
 const weightedJaccard = (a: Set<string>, b: Set<string>, idf: Map<string, number>) => {
   let inter = 0;
   let union = 0;
-  for (const w of a) b.has(w) ? (inter += idf.get(w)!) : (union += idf.get(w)!);
+  for (const w of a) {
+    if (b.has(w)) inter += idf.get(w)!;
+    else union += idf.get(w)!;
+  }
   for (const w of b) union += idf.get(w)!;
   return inter / Math.max(1e-9, union);
 };

@@ -3,11 +3,12 @@
 // memories, as JSON checked with zod. Secrets are removed before anything is
 // written (lib/memory/secrets.ts); precedence keeps explicit and hand-edited
 // memories above inferred ones (lib/memory/long-term.ts).
+import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
-import { memoryKindSchema, searchMemories, MemoryNotFoundError, SecretRefusedError } from "./long-term";
+import { memoryKindSchema, searchMemories } from "./long-term";
 import { memoryPolicy, modelChange, type ModelChange } from "./writes";
 import { cutGraphemes } from "@/lib/text/policy";
 import { procedureText, stepsSchema } from "./procedures";
@@ -96,8 +97,7 @@ export async function applyDecisions(
       else if (r.outcome === "proposed") result.applied.push({ op: d.op, memoryId: r.proposalId });
       else result.rejected++;
     } catch (e) {
-      if (e instanceof MemoryNotFoundError || e instanceof SecretRefusedError || e instanceof z.ZodError)
-        result.rejected++;
+      if (e instanceof NotFoundError || e instanceof SecretRefusedError || e instanceof z.ZodError) result.rejected++;
       else throw e;
     }
   }

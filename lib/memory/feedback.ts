@@ -13,9 +13,9 @@ import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { cipherFor } from "@/lib/crypto/content";
 import { enqueue } from "@/lib/jobs/queue";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/errors";
+import { AppError, NotFoundError, SecretRefusedError } from "@/lib/errors";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
-import { addMemory, MemoryNotFoundError, SecretRefusedError } from "./long-term";
+import { addMemory } from "./long-term";
 import { modelChange } from "./writes";
 
 export const COMMENT_MAX_CHARS = 1000;
@@ -31,12 +31,6 @@ export const rateInput = z.object({
 
 export type AnswerFeedback = { rating: 1 | -1 | null; comment: string | null };
 
-class AnswerNotFoundError extends AppError {
-  constructor() {
-    super("Answer not found.", 404);
-  }
-}
-
 /** The answer, if it is the user's and feedback may be taken on it now. */
 async function rateableAnswer(db: Db, userId: string, itemId: string) {
   const item = await db.item.findFirst({
@@ -48,7 +42,7 @@ async function rateableAnswer(db: Db, userId: string, itemId: string) {
       thread: { select: { temporary: true, user: { select: { memoryPaused: true } } } },
     },
   });
-  if (!item) throw new AnswerNotFoundError();
+  if (!item) throw new NotFoundError("answer");
   if (item.thread.temporary) throw new AppError("Temporary chats keep no feedback.", 400);
   if (item.thread.user.memoryPaused)
     throw new AppError("Learning is paused, so Mnemo takes no feedback. Resume it on the Memory page.", 409);
@@ -280,7 +274,7 @@ async function correctMemory(
     );
     return r.outcome !== "refused";
   } catch (e) {
-    if (e instanceof SecretRefusedError || e instanceof z.ZodError || e instanceof MemoryNotFoundError) return false;
+    if (e instanceof SecretRefusedError || e instanceof z.ZodError || e instanceof NotFoundError) return false;
     throw e;
   }
 }

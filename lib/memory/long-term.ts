@@ -9,7 +9,7 @@ import type { Memory, MemoryActor, MemoryKind, MemorySource, MemoryStatus } from
 import { cipherFor, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import { redactSecrets } from "./secrets";
-import { AppError } from "@/lib/errors";
+import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { parseSteps } from "./procedures";
@@ -26,17 +26,6 @@ export const memoryTextSchema = z
       .max(MEMORY_MAX_CHARS, `A memory is at most ${MEMORY_MAX_CHARS} characters.`),
   );
 export const memoryKindSchema = z.enum(["fact", "preference", "procedure", "other"]);
-
-export class MemoryNotFoundError extends AppError {
-  constructor() {
-    super("Memory not found.", 404);
-  }
-}
-export class SecretRefusedError extends AppError {
-  constructor() {
-    super("That looks like a secret (a password, key or account number); Mnemo never stores secrets.", 400);
-  }
-}
 
 /** explicit (said by the user) > manual (edited by hand) > inferred (learned by the model). */
 const RANK: Record<MemorySource, number> = { explicit: 3, manual: 2, inferred: 1 };
@@ -163,7 +152,7 @@ export async function addMemory(
 
 export async function ownedMemory(db: Db, userId: string, id: string): Promise<Memory> {
   const m = await db.memory.findFirst({ where: { id, userId } });
-  if (!m) throw new MemoryNotFoundError();
+  if (!m) throw new NotFoundError("memory");
   return openMemory(await cipherFor(db, userId), m);
 }
 

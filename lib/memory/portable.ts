@@ -1,18 +1,11 @@
 // Memories on their own, to take elsewhere or bring back: JSON (importable)
 // and Markdown (for reading). Import skips memories already remembered.
+import { SecretRefusedError } from "@/lib/errors";
 import { z } from "zod";
 import { redactSecrets } from "./secrets";
 import type { Db } from "@/lib/db/client";
 import { cipherFor } from "@/lib/crypto/content";
-import {
-  addMemory,
-  memoryKindSchema,
-  memoryTextSchema,
-  normalizeText,
-  openMemory,
-  SecretRefusedError,
-  type NewMemory,
-} from "./long-term";
+import { addMemory, memoryKindSchema, memoryTextSchema, openMemory, type NewMemory } from "./long-term";
 import { count } from "@/lib/text/plural";
 
 export const MEMORIES_FORMAT = "mnemo-memories";

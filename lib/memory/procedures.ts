@@ -6,10 +6,10 @@
 // re-validation still goes into the prompt, with a caveat telling the model to
 // confirm it with the user first: dropping it would lose the user's own
 // instructions, following it blindly could repeat what went wrong.
+import { NotFoundError } from "@/lib/errors";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 // long-term.ts imports this module too; the class is only used inside functions, after both have loaded.
-import { MemoryNotFoundError } from "./long-term";
 
 export const stepsSchema = z.array(z.string().trim().min(1).max(200)).min(1).max(12);
 
@@ -116,7 +116,7 @@ export async function verifyProcedure(db: Db, userId: string, memoryId: string):
     where: { id: memoryId, userId, kind: "procedure" },
     select: { id: true, text: true },
   });
-  if (!m) throw new MemoryNotFoundError();
+  if (!m) throw new NotFoundError("memory");
   await db.memory.update({
     where: { id: m.id },
     data: {

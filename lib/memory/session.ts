@@ -11,7 +11,7 @@ import type { ItemRole, ItemStatus } from "@/lib/generated/prisma/client";
 import { cipherForThread, openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { messageTokens } from "./tokens";
-import { AppError } from "@/lib/errors";
+import { NotFoundError } from "@/lib/errors";
 
 export type ToolCall = { id: string; name: string; arguments: string };
 
@@ -54,12 +54,6 @@ export interface Session {
   addItems(items: NewItem[]): Promise<SessionItem[]>;
   popItem(): Promise<SessionItem | null>;
   clearSession(): Promise<void>;
-}
-
-export class ThreadNotFoundError extends AppError {
-  constructor() {
-    super("Thread not found.", 404);
-  }
 }
 
 /** An item's columns as ItemRow reads them (the window function, migration context_window_function, returns these). */
@@ -253,14 +247,14 @@ export class PrismaSession implements Session {
   async getItems(limit?: number): Promise<SessionItem[]> {
     if (limit !== undefined && limit <= 0) return [];
     const t = await this.db.thread.findUnique({ where: { id: this.threadId }, select: { activeLeafId: true } });
-    if (!t) throw new ThreadNotFoundError();
+    if (!t) throw new NotFoundError("thread");
     return pathItems(this.db, this.threadId, t.activeLeafId, limit ?? 2_147_483_647);
   }
 
   async addItems(items: NewItem[]): Promise<SessionItem[]> {
     if (!items.length) return [];
     const added = await appendItems(this.db, this.threadId, items);
-    if (!added.length) throw new ThreadNotFoundError();
+    if (!added.length) throw new NotFoundError("thread");
     return added;
   }
 
@@ -271,7 +265,7 @@ export class PrismaSession implements Session {
         `SELECT "activeLeafId" FROM "Thread" WHERE id = $1 FOR UPDATE`,
         this.threadId,
       );
-      if (!t) throw new ThreadNotFoundError();
+      if (!t) throw new NotFoundError("thread");
       if (!t.activeLeafId) return null;
       const [leaf] = await tx.$queryRawUnsafe<ItemRow[]>(
         `DELETE FROM "Item" d WHERE d.id = $1 RETURNING ${itemColumns("d")}`,

@@ -3,18 +3,11 @@
 // zod: the model gets its JSON Schema (z.toJSONSchema), and the call's
 // arguments are checked by the same schema. Every call is scoped to the
 // signed-in user, whatever ids it names.
+import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import type OpenAI from "openai";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import {
-  addMemory,
-  listMemories,
-  memoryKindSchema,
-  memoryTextSchema,
-  searchMemories,
-  MemoryNotFoundError,
-  SecretRefusedError,
-} from "./long-term";
+import { addMemory, listMemories, memoryKindSchema, memoryTextSchema, searchMemories } from "./long-term";
 import { modelChange, type ChangeOutcome } from "./writes";
 
 export type ToolContext = { db: Db; userId: string; threadId: string; itemId: string; paused: boolean };
@@ -122,7 +115,7 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
         for (const id of ids.slice(0, 20))
           outcomes.push(
             await modelChange(ctx.db, ctx.userId, { op: "archive", id }, origin(ctx, "forgotten")).catch((e) => {
-              if (e instanceof MemoryNotFoundError) return { outcome: "refused" as const, why: e.message };
+              if (e instanceof NotFoundError) return { outcome: "refused" as const, why: e.message };
               throw e;
             }),
           );
@@ -150,7 +143,7 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
     }
   } catch (e) {
     if (e instanceof z.ZodError) return out({ error: e.issues[0].message });
-    if (e instanceof MemoryNotFoundError || e instanceof SecretRefusedError) return out({ error: e.message });
+    if (e instanceof NotFoundError || e instanceof SecretRefusedError) return out({ error: e.message });
     throw e;
   }
 }

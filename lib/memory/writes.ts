@@ -11,6 +11,7 @@
 // - otherwise an update is a new version and a removal archives (restorable):
 //   a model never deletes a memory.
 // The user's own edits on the dashboard go straight to lib/memory/long-term.ts.
+import { SecretRefusedError } from "@/lib/errors";
 import type { Db } from "@/lib/db/client";
 import type { Memory } from "@/lib/generated/prisma/client";
 import { cipherFor } from "@/lib/crypto/content";
@@ -19,7 +20,6 @@ import {
   addMemory,
   memoryTextSchema,
   ownedMemory,
-  SecretRefusedError,
   setMemoryStatus,
   updateMemoryText,
   type NewMemory,

@@ -148,7 +148,9 @@ async function main() {
             const text = await (async () => {
               let all = "";
               let first = true;
-              for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
+              // Node's web streams are async iterable; TypeScript's DOM types do not say so.
+              const chunks = res.body!.pipeThrough(new TextDecoderStream()) as unknown as AsyncIterable<string>;
+              for await (const chunk of chunks) {
                 if (first && chunk.includes('"delta"')) {
                   ttft.push(performance.now() - start);
                   first = false;

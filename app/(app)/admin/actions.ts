@@ -1,11 +1,12 @@
 "use server";
 // Admin-only actions. Each checks the session's role itself.
+import { AdminAccessDisabledError, EmailTakenError, LastAdminError, NotFoundError } from "@/lib/errors";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { guard } from "@/lib/http/action";
 import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
-import { createUser, EmailTakenError, LastAdminError, setDisabled, setRole } from "@/lib/auth/users";
+import { createUser, setDisabled, setRole } from "@/lib/auth/users";
 import {
   clearConnectionCache,
   connectionFromForm,
@@ -13,11 +14,12 @@ import {
   savedConnectionForForm,
   savedConnectionSchema,
 } from "@/lib/llm/connection";
+
 import { queueReembedAll } from "@/lib/memory/embed";
 import { testConnection } from "@/lib/llm/client";
-import { AccountNotFoundError, deleteAccount } from "@/lib/account/delete";
-import { AdminAccessDisabledError, recordAudit, reasonSchema, reviewMemories, reviewThread } from "@/lib/admin/review";
-import { ThreadNotFoundError, type ThreadView } from "@/lib/chat/threads";
+import { deleteAccount } from "@/lib/account/delete";
+import { recordAudit, reasonSchema, reviewMemories, reviewThread } from "@/lib/admin/review";
+import { type ThreadView } from "@/lib/chat/threads";
 import { setUserLimits } from "@/lib/account/usage-limits";
 import { setTemporaryPassword } from "@/lib/auth/password-change";
 import { createInvitation } from "@/lib/auth/registration";
@@ -231,7 +233,7 @@ export async function deleteUserAction(input: z.input<typeof deleteUserInput>): 
     try {
       await deleteAccount(db, parsed.data.userId, { actorId: admin.id, reason: parsed.data.reason });
     } catch (e) {
-      if (e instanceof LastAdminError || e instanceof AccountNotFoundError) return { ok: false, error: e.message };
+      if (e instanceof LastAdminError || e instanceof NotFoundError) return { ok: false, error: e.message };
       throw e;
     }
     revalidatePath("/admin");
@@ -258,8 +260,7 @@ export async function reviewThreadAction(input: z.input<typeof reviewInput>): Pr
       return { ok: true, data: view };
     } catch (e) {
       if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
-      if (e instanceof AdminAccessDisabledError || e instanceof ThreadNotFoundError)
-        return { ok: false, error: e.message };
+      if (e instanceof AdminAccessDisabledError || e instanceof NotFoundError) return { ok: false, error: e.message };
       throw e;
     }
   });
@@ -300,8 +301,7 @@ export async function reviewMemoriesAction(
       };
     } catch (e) {
       if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
-      if (e instanceof AdminAccessDisabledError || e instanceof ThreadNotFoundError)
-        return { ok: false, error: e.message };
+      if (e instanceof AdminAccessDisabledError || e instanceof NotFoundError) return { ok: false, error: e.message };
       throw e;
     }
   });

@@ -7,8 +7,7 @@ import { after } from "next/server";
 import { getDb } from "@/lib/db/client";
 import { jwtUser } from "@/lib/auth/jwt-session";
 import { messageLimit, runTurn } from "@/lib/chat/turn";
-import { UnauthorizedError } from "@/lib/auth/session";
-import { AppError, publicError } from "@/lib/errors";
+import { AppError, UnauthorizedError, publicError } from "@/lib/errors";
 import { assertSameOrigin, errorResponse, readJson } from "@/lib/http/route";
 import { getConfig } from "@/lib/config";
 

@@ -1,10 +1,11 @@
+import { NotFoundError } from "@/lib/errors";
 import { notFound } from "next/navigation";
 import { ChatView } from "@/components/chat/chat-view";
 import { getConfig } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
 import { resolveConnection } from "@/lib/llm/connection";
 import { pageUser } from "@/lib/auth/session";
-import { ThreadNotFoundError, threadView } from "@/lib/chat/threads";
+import { threadView } from "@/lib/chat/threads";
 
 export const dynamic = "force-dynamic";
 
@@ -16,7 +17,7 @@ export default async function ThreadPage({ params }: { params: Promise<{ id: str
   try {
     view = await threadView(db, user.id, id.slice(0, 64));
   } catch (e) {
-    if (e instanceof ThreadNotFoundError) notFound();
+    if (e instanceof NotFoundError) notFound();
     throw e;
   }
   const state = await resolveConnection(db);

@@ -3,6 +3,7 @@
 // imported conversations, paste another assistant's memory list. (File imports
 // are route handlers, app/api/import and app/api/memories/import, for their bodies.)
 // Inputs are zod-checked; everything is scoped to the session's user.
+import { LastAdminError, RateLimitedError } from "@/lib/errors";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { guard } from "@/lib/http/action";
@@ -10,8 +11,7 @@ import { signOut } from "@/auth";
 import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { verifyPassword } from "@/lib/auth/password";
-import { consume, RateLimitedError } from "@/lib/auth/rate-limit";
-import { LastAdminError } from "@/lib/auth/users";
+import { consume } from "@/lib/auth/rate-limit";
 import { CONFIRM_PHRASE, deleteAccount } from "@/lib/account/delete";
 import { learnPlan, startLearning, type LearnPlan } from "@/lib/import/learn";
 import { importMemoryList, type ImportResult } from "@/lib/memory/portable";

@@ -1,0 +1,82 @@
+// The code's shape, checked: lib/ has no import cycles (type-only imports included: a newcomer cannot tell
+// which of a cycle's modules loads first), no module but lib/errors.ts defines an error the user is shown,
+// and every server action goes through lib/http/action.ts's wrappers.
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = path.resolve(import.meta.dirname, "..");
+const read = (f: string) => fs.readFileSync(path.join(root, f), "utf8");
+
+function filesUnder(dir: string, ext = /\.tsx?$/): string[] {
+  return fs
+    .readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile() && ext.test(d.name))
+    .map((d) => path.relative(root, path.join(d.parentPath, d.name)))
+    .filter((f) => !f.startsWith("lib/generated"));
+}
+
+/** The lib/ modules a file imports (static, type-only and dynamic), as paths relative to the root. */
+function libImports(file: string): string[] {
+  const out: string[] = [];
+  for (const m of read(file).matchAll(/(?:from|import)\s*\(?\s*"([^"]+)"/g)) {
+    let spec = m[1];
+    if (spec.startsWith("@/")) spec = spec.slice(2);
+    else if (spec.startsWith(".")) spec = path.relative(root, path.resolve(path.dirname(path.join(root, file)), spec));
+    else continue;
+    const hit = [`${spec}.ts`, `${spec}.tsx`, `${spec}/index.ts`].find((c) => fs.existsSync(path.join(root, c)));
+    if (hit?.startsWith("lib/")) out.push(hit);
+  }
+  return out;
+}
+
+function findCycle(graph: Map<string, string[]>): string[] | null {
+  const state = new Map<string, 1 | 2>(); // 1: on the current path, 2: done
+  const stack: string[] = [];
+  const visit = (n: string): string[] | null => {
+    state.set(n, 1);
+    stack.push(n);
+    for (const m of graph.get(n) ?? []) {
+      if (state.get(m) === 1) return [...stack.slice(stack.indexOf(m)), m];
+      if (!state.has(m)) {
+        const c = visit(m);
+        if (c) return c;
+      }
+    }
+    stack.pop();
+    state.set(n, 2);
+    return null;
+  };
+  for (const n of graph.keys())
+    if (!state.has(n)) {
+      const c = visit(n);
+      if (c) return c;
+    }
+  return null;
+}
+
+describe("architecture", () => {
+  it("lib/ has no import cycles", () => {
+    const graph = new Map(filesUnder("lib").map((f) => [f, libImports(f)]));
+    expect(findCycle(graph)?.join(" → ") ?? null).toBeNull();
+  });
+
+  it("the cycle finder finds a cycle (so the check above can fail)", () => {
+    expect(
+      findCycle(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+        ]),
+      ),
+    ).toEqual(["a", "b", "c", "a"]);
+  });
+
+  it("only lib/errors.ts defines errors shown to the user", () => {
+    const elsewhere = [...filesUnder("lib"), ...filesUnder("app")].filter(
+      (f) => f !== "lib/errors.ts" && /class \w+ extends AppError\b/.test(read(f)),
+    );
+    expect(elsewhere).toEqual([]);
+  });
+});
