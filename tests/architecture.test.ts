@@ -79,4 +79,18 @@ describe("architecture", () => {
     );
     expect(elsewhere).toEqual([]);
   });
+
+  it("every server action is made by the wrappers of lib/http/action.ts", () => {
+    // Sign-in with a provider and sign-out only start Auth.js's redirects: no input to check, no result to return.
+    const redirectsOnly = new Set(["oauthSignInAction", "signOutAction"]);
+    const plain: string[] = [];
+    for (const f of filesUnder("app").filter((f) => read(f).startsWith('"use server"'))) {
+      for (const m of read(f).matchAll(/^export (?:async function (\w+)|const (\w+) = (\w+)\()/gm)) {
+        const name = m[1] ?? m[2];
+        if (m[1] && !redirectsOnly.has(name)) plain.push(`${f}: ${name}`);
+        if (m[2] && !/^(userAction|adminAction|formAction|memoryAction)$/.test(m[3])) plain.push(`${f}: ${name}`);
+      }
+    }
+    expect(plain).toEqual([]);
+  });
 });

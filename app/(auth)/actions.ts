@@ -1,8 +1,9 @@
 "use server";
 import { redirect } from "next/navigation";
 
-// Sign-in, registration and sign-out. Inputs are validated with zod; failures
-// come back as form state (never as thrown errors the user cannot read).
+// Sign-in, registration, password reset and sign-out. The forms go through
+// formAction (lib/http/action.ts): validated, and every failure comes back as
+// form state (never as a thrown error the user cannot read).
 import { AuthError, CredentialsSignin } from "next-auth";
 import { cookies, headers } from "next/headers";
 import { isRedirectError } from "next/dist/client/components/redirect-error";
@@ -13,16 +14,11 @@ import { clientIp } from "@/lib/auth/client-ip";
 import { registerAccount, registerSchema } from "@/lib/auth/users";
 import { requestPasswordReset, resetPassword } from "@/lib/auth/password-reset";
 import { mailConfigured } from "@/lib/mail/mailer";
-import { AppError, DATABASE_DOWN, RateLimitedError, RegistrationClosedError, publicError } from "@/lib/errors";
+import { AppError, DATABASE_DOWN, RateLimitedError } from "@/lib/errors";
+import { formAction, type FormState } from "@/lib/http/action";
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE, deviceToken } from "@/lib/auth/device";
 
-export type FormState = {
-  error?: string;
-  /** The form is done: a sentence to show in its place. */
-  done?: string;
-  fieldErrors?: Record<string, string>;
-  values?: Record<string, string>;
-};
+export type { FormState } from "@/lib/http/action";
 
 const GENERIC_SIGNIN_ERROR = "Incorrect email or password.";
 
@@ -41,12 +37,6 @@ function safeCallback(raw: FormDataEntryValue | null): string {
   } catch {
     return "/";
   }
-}
-
-function fieldErrors(e: z.ZodError): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const i of e.issues) out[String(i.path[0])] ??= i.message;
-  return out;
 }
 
 async function credentialsSignIn(email: string, password: string, redirectTo: string): Promise<FormState | never> {
@@ -73,62 +63,54 @@ async function credentialsSignIn(email: string, password: string, redirectTo: st
   }
 }
 
-export async function signInAction(_prev: FormState, form: FormData): Promise<FormState> {
-  const email = String(form.get("email") ?? "");
-  const password = String(form.get("password") ?? "");
-  if (!email.trim() || !password) {
+const signInInput = z.object({
+  email: z.string().trim().min(1, "Enter your email address.").max(400),
+  password: z.string().min(1, "Enter your password.").max(256),
+});
+
+export const signInAction = formAction(
+  signInInput,
+  ({ email, password }, form) => credentialsSignIn(email, password, safeCallback(form.get("callbackUrl"))),
+  { name: "signInAction", echo: ["email"] },
+);
+
+export const registerAction = formAction(
+  z.lazy(registerSchema), // lazy: it reads the configured password length
+  async (input, form) => {
+    const db = await getDb();
+    const invite = String(form.get("invite") ?? "") || undefined;
+    const user = await registerAccount(db, input, clientIp(await headers()), invite).catch((e) => {
+      throw e instanceof RateLimitedError
+        ? new AppError("Too many accounts created from this network. Try again later.")
+        : e;
+    });
+    // The first account (nobody else to reveal) and an invited one (the invitation names
+    // the email) sign in at once. Otherwise the answer is the same whether or not the email
+    // already had an account: sign in (or read the email we sent).
+    if (user && (user.role === "ADMIN" || invite)) return credentialsSignIn(input.email, input.password, "/");
+    if (mailConfigured()) return { done: `We've sent a message to ${input.email}. Follow it to sign in.` };
+    // The next step, the same for a new email and a known one: sign in, the email already filled in.
+    redirect(`/signin?registered=1&email=${encodeURIComponent(input.email)}`);
+  },
+  { name: "registerAction", echo: ["name", "email"] },
+);
+
+export const forgotPasswordAction = formAction(
+  z.object({ email: z.string().max(400) }),
+  async ({ email }) => {
+    try {
+      await requestPasswordReset(await getDb(), email, clientIp(await headers()));
+    } catch (e) {
+      if (e instanceof z.ZodError)
+        return { fieldErrors: { email: e.issues[0]?.message ?? "Enter a valid email address." } };
+      throw e;
+    }
     return {
-      fieldErrors: {
-        ...(!email.trim() && { email: "Enter your email address." }),
-        ...(!password && { password: "Enter your password." }),
-      },
-      values: { email },
+      done: `If ${email.trim()} has an account here, we've sent it a link to choose a new password. The link works for an hour.`,
     };
-  }
-  return credentialsSignIn(email, password, safeCallback(form.get("callbackUrl")));
-}
-
-export async function registerAction(_prev: FormState, form: FormData): Promise<FormState> {
-  const raw = {
-    name: String(form.get("name") ?? ""),
-    email: String(form.get("email") ?? ""),
-    password: String(form.get("password") ?? ""),
-  };
-  const values = { name: raw.name, email: raw.email };
-  const parsed = registerSchema().safeParse(raw);
-  if (!parsed.success) return { fieldErrors: fieldErrors(parsed.error), values };
-  const db = await getDb();
-  const invite = String(form.get("invite") ?? "") || undefined;
-  let user;
-  try {
-    user = await registerAccount(db, parsed.data, clientIp(await headers()), invite);
-  } catch (e) {
-    if (e instanceof RegistrationClosedError) return { error: e.message, values };
-    if (e instanceof RateLimitedError)
-      return { error: "Too many accounts created from this network. Try again later.", values };
-    throw e;
-  }
-  // The first account (nobody else to reveal) and an invited one (the invitation names
-  // the email) sign in at once. Otherwise the answer is the same whether or not the email
-  // already had an account: sign in (or read the email we sent).
-  if (user && (user.role === "ADMIN" || invite)) return credentialsSignIn(parsed.data.email, parsed.data.password, "/");
-  if (mailConfigured()) return { done: `We've sent a message to ${parsed.data.email}. Follow it to sign in.`, values };
-  // The next step, the same for a new email and a known one: sign in, the email already filled in.
-  redirect(`/signin?registered=1&email=${encodeURIComponent(parsed.data.email)}`);
-}
-
-export async function forgotPasswordAction(_prev: FormState, form: FormData): Promise<FormState> {
-  const email = String(form.get("email") ?? "").slice(0, 400);
-  const sent = `If ${email.trim()} has an account here, we've sent it a link to choose a new password. The link works for an hour.`;
-  try {
-    await requestPasswordReset(await getDb(), email, clientIp(await headers()));
-    return { done: sent, values: { email } };
-  } catch (e) {
-    if (e instanceof z.ZodError)
-      return { fieldErrors: { email: e.issues[0]?.message ?? "Enter a valid email address." }, values: { email } };
-    return { error: publicError(e, "forgot-password").message, values: { email } };
-  }
-}
+  },
+  { name: "forgot-password", echo: ["email"] },
+);
 
 const resetSchema = z.object({
   token: z.string().min(1).max(200),
@@ -136,22 +118,14 @@ const resetSchema = z.object({
   confirm: z.string().max(256),
 });
 
-export async function resetPasswordAction(_prev: FormState, form: FormData): Promise<FormState> {
-  const parsed = resetSchema.safeParse({
-    token: form.get("token"),
-    next: form.get("next"),
-    confirm: form.get("confirm"),
-  });
-  if (!parsed.success) return { error: "This reset link is not complete. Open it again from the email." };
-  try {
-    await resetPassword(await getDb(), parsed.data.token, parsed.data);
-  } catch (e) {
-    if (e instanceof z.ZodError) return { fieldErrors: fieldErrors(e) };
-    if (e instanceof AppError) return { error: e.message };
-    return { error: publicError(e, "reset-password").message };
-  }
-  return { done: "Your password is changed and every device was signed out. Sign in with the new one." };
-}
+export const resetPasswordAction = formAction(
+  resetSchema,
+  async (input) => {
+    await resetPassword(await getDb(), input.token, input);
+    return { done: "Your password is changed and every device was signed out. Sign in with the new one." };
+  },
+  { name: "reset-password", invalid: "This reset link is not complete. Open it again from the email." },
+);
 
 const providerSchema = z.string().min(1).max(50);
 

@@ -19,7 +19,7 @@ export function AddPeople({ mode }: { mode: "open" | "invite" | "closed" }) {
             ? {
                 ok: true,
                 text: `Invitation link for ${email} (valid 7 days, once; shown only now):`,
-                secret: `${window.location.origin}${r.link}`,
+                secret: `${window.location.origin}${r.data.link}`,
               }
             : { ok: false, text: r.error },
         );
@@ -30,7 +30,7 @@ export function AddPeople({ mode }: { mode: "open" | "invite" | "closed" }) {
             ? {
                 ok: true,
                 text: `Account created for ${email}. Temporary password (shown only now; they choose their own at the first sign-in):`,
-                secret: r.password,
+                secret: r.data.password,
               }
             : { ok: false, text: r.error },
         );

@@ -1,6 +1,7 @@
 "use client";
 import { useState, useTransition } from "react";
-import { saveModelSettingsAction, testModelConnectionAction, type ActionResult } from "@/app/(app)/admin/actions";
+import { saveModelSettingsAction, testModelConnectionAction, type Done } from "@/app/(app)/admin/actions";
+import type { Result } from "@/lib/http/action";
 import { Button } from "@/components/ui/button";
 import { Alert } from "@/components/ui/alert";
 import { FormField } from "@/components/ui/form-field";
@@ -9,7 +10,7 @@ type Saved = { baseURL: string; chatModel: string; memoryModel: string; embeddin
 
 export function ModelSettingsForm({ saved }: { saved: Saved }) {
   const [pending, start] = useTransition();
-  const [result, setResult] = useState<ActionResult | null>(null);
+  const [result, setResult] = useState<Result<Done> | null>(null);
   const [clearKey, setClearKey] = useState(false);
 
   const values = (form: FormData) => {
@@ -39,7 +40,7 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
     <form action={submit} className="grid gap-4" autoComplete="off">
       {result && (
         <Alert variant={result.ok ? "success" : "error"}>
-          {result.ok ? (result.message ?? "Saved.") : result.error}
+          {result.ok ? (result.data.message ?? "Saved.") : result.error}
         </Alert>
       )}
       <FormField

@@ -26,7 +26,7 @@ export function TemporaryPassword({ userId, email }: { userId: string; email: st
               const r = await setTemporaryPasswordAction({ userId });
               setResult(
                 r.ok
-                  ? { ok: true, text: "Temporary password (shown once):", secret: r.password }
+                  ? { ok: true, text: "Temporary password (shown once):", secret: r.data.password }
                   : { ok: false, text: r.error },
               );
             });

@@ -31,7 +31,7 @@ export function UsageLimitsForm({ userId, current, defaults, today }: Props) {
         e.preventDefault();
         start(async () => {
           const r = await setUsageLimitsAction({ userId, messages: parse(messages), tokens: parse(tokens) });
-          setMessage(r.ok ? { ok: true, text: r.message ?? "Saved." } : { ok: false, text: r.error });
+          setMessage(r.ok ? { ok: true, text: r.data.message ?? "Saved." } : { ok: false, text: r.error });
         });
       }}
     >

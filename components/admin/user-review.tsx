@@ -231,7 +231,7 @@ export function UserReview({
               start(async () => {
                 const r = await deleteUserAction({ userId: user.id, confirmEmail, reason: deleteReason });
                 if (!r.ok) return void toast.error(r.error);
-                toast.success(r.message ?? "Deleted.");
+                toast.success(r.data.message ?? "Deleted.");
                 // A full load: the deleted user's page and every cached view of them are gone.
                 window.location.assign(new URL("/admin", window.location.href));
               });

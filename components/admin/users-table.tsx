@@ -2,7 +2,8 @@
 import Link from "next/link";
 import { useTransition } from "react";
 import { toast } from "sonner";
-import { changeRoleAction, setDisabledAction, type ActionResult } from "@/app/(app)/admin/actions";
+import { changeRoleAction, setDisabledAction, type Done } from "@/app/(app)/admin/actions";
+import type { Result } from "@/lib/http/action";
 import { Button } from "@/components/ui/button";
 import { count } from "@/lib/text/plural";
 
@@ -18,11 +19,11 @@ type Row = {
 
 export function UsersTable({ users, me }: { users: Row[]; me: string }) {
   const [pending, start] = useTransition();
-  const run = (fn: () => Promise<ActionResult>) =>
+  const run = (fn: () => Promise<Result<Done>>) =>
     start(async () => {
       const r = await fn();
       if (!r.ok) toast.error(r.error);
-      else toast.success(r.message ?? "Updated.");
+      else toast.success(r.data.message ?? "Updated.");
     });
   return (
     <div className="relative overflow-x-auto rounded-lg border border-border">

@@ -7,7 +7,7 @@ import crypto from "node:crypto";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { AppError, WrongPasswordError } from "@/lib/errors";
+import { AppError, NotFoundError, WrongPasswordError } from "@/lib/errors";
 import { hashPassword, verifyPassword } from "./password";
 import { consume } from "./rate-limit";
 
@@ -34,7 +34,7 @@ export async function changePassword(
 ): Promise<void> {
   const { current, next } = newPasswordSchema().parse(input);
   const user = await db.user.findUnique({ where: { id: userId }, select: { email: true, passwordHash: true } });
-  if (!user) throw new AppError("Account not found.", 404);
+  if (!user) throw new NotFoundError("account");
   if (user.passwordHash) {
     await consume(db, [["signin-email", user.email]]);
     if (!current || !(await verifyPassword(current, user.passwordHash))) throw new WrongPasswordError();

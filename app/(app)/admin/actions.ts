@@ -1,11 +1,11 @@
 "use server";
-// Admin-only actions. Each checks the session's role itself.
-import { AdminAccessDisabledError, EmailTakenError, LastAdminError, NotFoundError } from "@/lib/errors";
+// Admin-only actions, through adminAction (lib/http/action.ts): the caller must be an admin, the arguments are
+// validated, and every read of a user's data is audited (lib/admin/review.ts).
+import { AppError, EmailTakenError, NotFoundError } from "@/lib/errors";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { guard } from "@/lib/http/action";
-import { requireAdmin } from "@/lib/auth/session";
-import { getDb } from "@/lib/db/client";
+import { adminAction } from "@/lib/http/action";
+import type { Db } from "@/lib/db/types";
 import { createUser, setDisabled, setRole } from "@/lib/auth/users";
 import {
   clearConnectionCache,
@@ -25,76 +25,58 @@ import { setTemporaryPassword } from "@/lib/auth/password-change";
 import { createInvitation } from "@/lib/auth/registration";
 import { count } from "@/lib/text/plural";
 
-export type ActionResult = { ok: true; message?: string } | { ok: false; error: string };
+const userId = z.string().min(1).max(64);
+const roleInput = z.object({ userId, role: z.enum(["USER", "ADMIN"]) });
+const disableInput = z.object({ userId, disabled: z.boolean() });
 
-const roleInput = z.object({ userId: z.string().min(1).max(64), role: z.enum(["USER", "ADMIN"]) });
-const disableInput = z.object({ userId: z.string().min(1).max(64), disabled: z.boolean() });
+/** What an admin action reports: a sentence to show, and a secret shown once (a password, a link). */
+export type Done = { message?: string; password?: string; link?: string };
 
-export async function changeRoleAction(input: z.input<typeof roleInput>): Promise<ActionResult> {
-  return guard("changeRoleAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = roleInput.safeParse(input);
-    if (!parsed.success) return { ok: false, error: "Invalid request." };
-    try {
-      const db = await getDb();
-      await setRole(db, parsed.data.userId, parsed.data.role);
-      await recordAudit(db, {
-        actorId: admin.id,
-        subjectUserId: parsed.data.userId,
-        action: "user.role",
-        detail: { role: parsed.data.role },
-      });
-    } catch (e) {
-      if (e instanceof LastAdminError) return { ok: false, error: e.message };
-      throw e;
-    }
-    revalidatePath("/admin");
-    return { ok: true };
-  });
+async function mustExist(db: Db, id: string) {
+  const user = await db.user.findUnique({ where: { id }, select: { id: true, email: true } });
+  if (!user) throw new NotFoundError("user");
+  return user;
 }
 
-export async function setDisabledAction(input: z.input<typeof disableInput>): Promise<ActionResult> {
-  return guard("setDisabledAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = disableInput.safeParse(input);
-    if (!parsed.success) return { ok: false, error: "Invalid request." };
-    if (parsed.data.userId === admin.id && parsed.data.disabled)
-      return { ok: false, error: "You cannot disable your own account." };
-    try {
-      const db = await getDb();
-      await setDisabled(db, parsed.data.userId, parsed.data.disabled);
-      await recordAudit(db, {
-        actorId: admin.id,
-        subjectUserId: parsed.data.userId,
-        action: parsed.data.disabled ? "user.disable" : "user.enable",
-      });
-    } catch (e) {
-      if (e instanceof LastAdminError) return { ok: false, error: e.message };
-      throw e;
-    }
-    revalidatePath("/admin");
-    return { ok: true };
+export const changeRoleAction = adminAction(z.tuple([roleInput]), async ([input], { db, user: admin }) => {
+  await setRole(db, input.userId, input.role);
+  await recordAudit(db, {
+    actorId: admin.id,
+    subjectUserId: input.userId,
+    action: "user.role",
+    detail: { role: input.role },
   });
-}
+  revalidatePath("/admin");
+  return {} as Done;
+});
 
+export const setDisabledAction = adminAction(z.tuple([disableInput]), async ([input], { db, user: admin }) => {
+  if (input.userId === admin.id && input.disabled) throw new AppError("You cannot disable your own account.");
+  await setDisabled(db, input.userId, input.disabled);
+  await recordAudit(db, {
+    actorId: admin.id,
+    subjectUserId: input.userId,
+    action: input.disabled ? "user.disable" : "user.enable",
+  });
+  revalidatePath("/admin");
+  return {} as Done;
+});
+
+const LIMITS_HELP = "Limits are whole numbers (0: no limit; empty: the instance default).";
+const limit = (max: number) =>
+  z.number({ error: LIMITS_HELP }).int(LIMITS_HELP).min(0, LIMITS_HELP).max(max, LIMITS_HELP);
 const limitsInput = z.object({
-  userId: z.string().min(1).max(64),
+  userId,
   // null: the instance default; 0: no limit.
-  messages: z.number().int().min(0).max(1_000_000).nullable(),
-  tokens: z.number().int().min(0).max(1_000_000_000).nullable(),
+  messages: limit(1_000_000).nullable(),
+  tokens: limit(1_000_000_000).nullable(),
 });
 
 /** Sets a user's daily message and token limits (recorded in the audit log). */
-export async function setUsageLimitsAction(input: z.input<typeof limitsInput>): Promise<ActionResult> {
-  return guard("setUsageLimitsAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = limitsInput.safeParse(input);
-    if (!parsed.success)
-      return { ok: false, error: "Limits are whole numbers (0: no limit; empty: the instance default)." };
-    const db = await getDb();
-    const { userId, messages, tokens } = parsed.data;
-    if (!(await db.user.findUnique({ where: { id: userId }, select: { id: true } })))
-      return { ok: false, error: "User not found." };
+export const setUsageLimitsAction = adminAction(
+  z.tuple([limitsInput]),
+  async ([{ userId, messages, tokens }], { db, user: admin }) => {
+    await mustExist(db, userId);
     await setUserLimits(db, userId, { messages, tokens });
     await recordAudit(db, {
       actorId: admin.id,
@@ -103,206 +85,121 @@ export async function setUsageLimitsAction(input: z.input<typeof limitsInput>): 
       detail: { messages, tokens },
     });
     revalidatePath(`/admin/users/${userId}`);
-    return { ok: true, message: "Limits saved." };
-  });
-}
+    return { message: "Limits saved." } as Done;
+  },
+);
 
 /** Sets a temporary password for a user and returns it once; they must change it at their next sign-in. */
-export async function setTemporaryPasswordAction(input: {
-  userId: string;
-}): Promise<ActionResult & { password?: string }> {
-  return guard("setTemporaryPasswordAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = z.object({ userId: z.string().min(1).max(64) }).safeParse(input);
-    if (!parsed.success) return { ok: false, error: "Invalid request." };
-    const db = await getDb();
-    if (!(await db.user.findUnique({ where: { id: parsed.data.userId }, select: { id: true } })))
-      return { ok: false, error: "User not found." };
-    const password = await setTemporaryPassword(db, parsed.data.userId);
-    await recordAudit(db, { actorId: admin.id, subjectUserId: parsed.data.userId, action: "user.password" });
-    return { ok: true, password };
-  });
-}
+export const setTemporaryPasswordAction = adminAction(
+  z.tuple([z.object({ userId })]),
+  async ([input], { db, user: admin }) => {
+    await mustExist(db, input.userId);
+    const password = await setTemporaryPassword(db, input.userId);
+    await recordAudit(db, { actorId: admin.id, subjectUserId: input.userId, action: "user.password" });
+    return { password } as Done;
+  },
+);
 
 const emailInput = z.object({
   email: z.string().trim().toLowerCase().email("Enter an email address.").max(320),
   name: z.string().trim().max(100).optional(),
 });
+const TAKEN = "That email already has an account.";
 
 /** An invitation link for one email (MNEMO_REGISTRATION=invite), shown once. */
-export async function inviteUserAction(input: z.input<typeof emailInput>): Promise<ActionResult & { link?: string }> {
-  return guard("inviteUserAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = emailInput.safeParse(input);
-    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
-    const db = await getDb();
-    if (await db.user.findUnique({ where: { email: parsed.data.email }, select: { id: true } }))
-      return { ok: false, error: "That email already has an account." };
-    const token = await createInvitation(db, parsed.data.email);
-    await recordAudit(db, { actorId: admin.id, action: "user.invite" });
-    return {
-      ok: true,
-      link: `/register?invite=${encodeURIComponent(token)}&email=${encodeURIComponent(parsed.data.email)}`,
-    };
-  });
-}
+export const inviteUserAction = adminAction(z.tuple([emailInput]), async ([input], { db, user: admin }) => {
+  if (await db.user.findUnique({ where: { email: input.email }, select: { id: true } })) throw new AppError(TAKEN);
+  const token = await createInvitation(db, input.email);
+  await recordAudit(db, { actorId: admin.id, action: "user.invite" });
+  return {
+    link: `/register?invite=${encodeURIComponent(token)}&email=${encodeURIComponent(input.email)}`,
+  } as Done;
+});
 
 /** Creates an account with a temporary password (shown once, to be changed at the first sign-in). */
-export async function createAccountAction(
-  input: z.input<typeof emailInput>,
-): Promise<ActionResult & { password?: string }> {
-  return guard("createAccountAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = emailInput.safeParse(input);
-    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
-    const db = await getDb();
-    let user;
-    try {
-      user = await createUser(db, { email: parsed.data.email, name: parsed.data.name || null });
-    } catch (e) {
-      if (e instanceof EmailTakenError) return { ok: false, error: "That email already has an account." };
-      throw e;
-    }
-    const password = await setTemporaryPassword(db, user.id);
-    await recordAudit(db, { actorId: admin.id, subjectUserId: user.id, action: "user.create" });
-    revalidatePath("/admin");
-    return { ok: true, password };
+export const createAccountAction = adminAction(z.tuple([emailInput]), async ([input], { db, user: admin }) => {
+  const user = await createUser(db, { email: input.email, name: input.name || null }).catch((e) => {
+    throw e instanceof EmailTakenError ? new AppError(TAKEN, 409) : e;
   });
-}
+  const password = await setTemporaryPassword(db, user.id);
+  await recordAudit(db, { actorId: admin.id, subjectUserId: user.id, action: "user.create" });
+  revalidatePath("/admin");
+  return { password } as Done;
+});
 
-export async function saveModelSettingsAction(input: z.input<typeof savedConnectionSchema>): Promise<ActionResult> {
-  return guard("saveModelSettingsAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = savedConnectionSchema.safeParse(input);
-    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
-    const db = await getDb();
+export const saveModelSettingsAction = adminAction(
+  z.tuple([savedConnectionSchema]),
+  async ([input], { db, user: admin }) => {
     const before = (await savedConnectionForForm(db)).embeddingModel;
-    await saveConnection(db, parsed.data, admin.id);
+    await saveConnection(db, input, admin.id);
     clearConnectionCache(db);
     revalidatePath("/", "layout");
     // A new embedding model: every row is embedded again, in the background.
-    if (before !== parsed.data.embeddingModel) {
+    if (before !== input.embeddingModel) {
       const users = await queueReembedAll(db);
       if (users)
         return {
-          ok: true,
           message: `Saved. Re-embedding the memories and messages of ${count(users, "user")} in the background.`,
-        };
+        } as Done;
     }
-    return { ok: true, message: "Saved." };
-  });
-}
+    return { message: "Saved." } as Done;
+  },
+);
 
 /** Tests what the form says now (typed, not yet saved): an admin checks a URL before saving it. */
-export async function testModelConnectionAction(input: z.input<typeof savedConnectionSchema>): Promise<ActionResult> {
-  return guard("testModelConnectionAction", async () => {
-    await requireAdmin();
-    const parsed = savedConnectionSchema.safeParse(input);
-    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
-    const state = await connectionFromForm(await getDb(), parsed.data);
-    if (!state.configured) return { ok: false, error: state.reason };
-    const r = await testConnection(state.connection);
-    if (!r.ok) return { ok: false, error: r.error };
-    const has = r.models.includes(state.connection.chatModel);
-    return {
-      ok: true,
-      message: `Connected to ${state.connection.baseURL ?? "OpenAI"}: ${count(r.models.length, "model")} available${has ? `, including ${state.connection.chatModel}` : `; "${state.connection.chatModel}" is not among them`}.`,
-    };
-  });
-}
+export const testModelConnectionAction = adminAction(z.tuple([savedConnectionSchema]), async ([input], { db }) => {
+  const state = await connectionFromForm(db, input);
+  if (!state.configured) throw new AppError(state.reason);
+  const r = await testConnection(state.connection);
+  if (!r.ok) throw new AppError(r.error);
+  const { baseURL, chatModel } = state.connection;
+  const has = r.models.includes(chatModel);
+  return {
+    message: `Connected to ${baseURL ?? "OpenAI"}: ${count(r.models.length, "model")} available${has ? `, including ${chatModel}` : `; "${chatModel}" is not among them`}.`,
+  } as Done;
+});
 
 const deleteUserInput = z.object({
-  userId: z.string().min(1).max(64),
+  userId,
   confirmEmail: z.string().trim().toLowerCase().max(254),
   reason: reasonSchema,
 });
 
 /** Deletes another user's account (typed confirmation: their email address). */
-export async function deleteUserAction(input: z.input<typeof deleteUserInput>): Promise<ActionResult> {
-  return guard("deleteUserAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = deleteUserInput.safeParse(input);
-    if (!parsed.success) return { ok: false, error: parsed.error.issues[0].message };
-    if (parsed.data.userId === admin.id)
-      return { ok: false, error: "Delete your own account from Settings → Your data." };
-    const db = await getDb();
-    const user = await db.user.findUnique({ where: { id: parsed.data.userId }, select: { email: true } });
-    if (!user) return { ok: false, error: "Account not found." };
-    if (user.email !== parsed.data.confirmEmail)
-      return { ok: false, error: `Type the user's email address (${user.email}) to confirm.` };
-    try {
-      await deleteAccount(db, parsed.data.userId, { actorId: admin.id, reason: parsed.data.reason });
-    } catch (e) {
-      if (e instanceof LastAdminError || e instanceof NotFoundError) return { ok: false, error: e.message };
-      throw e;
-    }
-    revalidatePath("/admin");
-    return { ok: true, message: "Account deleted." };
-  });
-}
+export const deleteUserAction = adminAction(z.tuple([deleteUserInput]), async ([input], { db, user: admin }) => {
+  if (input.userId === admin.id) throw new AppError("Delete your own account from Settings → Your data.");
+  const user = await db.user.findUnique({ where: { id: input.userId }, select: { email: true } });
+  if (!user) throw new NotFoundError("account");
+  if (user.email !== input.confirmEmail)
+    throw new AppError(`Type the user's email address (${user.email}) to confirm.`);
+  await deleteAccount(db, input.userId, { actorId: admin.id, reason: input.reason });
+  revalidatePath("/admin");
+  return { message: "Account deleted." } as Done;
+});
 
 const reviewInput = z.object({ threadId: z.string().min(1).max(64), reason: z.string() });
-export type ReviewResult<T> = { ok: true; data: T } | { ok: false; error: string };
 
 /** Opens a user's thread read-only; writes the audit record first. */
-export async function reviewThreadAction(input: z.input<typeof reviewInput>): Promise<ReviewResult<ThreadView>> {
-  return guard("reviewThreadAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = reviewInput.safeParse(input);
-    if (!parsed.success) return { ok: false, error: "Invalid request." };
-    try {
-      const { ownerId: _owner, ...view } = await reviewThread(
-        await getDb(),
-        admin.id,
-        parsed.data.threadId,
-        parsed.data.reason,
-      );
-      return { ok: true, data: view };
-    } catch (e) {
-      if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
-      if (e instanceof AdminAccessDisabledError || e instanceof NotFoundError) return { ok: false, error: e.message };
-      throw e;
-    }
-  });
-}
+export const reviewThreadAction = adminAction(z.tuple([reviewInput]), async ([input], { db, user: admin }) => {
+  const { ownerId: _owner, ...view } = await reviewThread(db, admin.id, input.threadId, input.reason);
+  return view as ThreadView;
+});
 
-const reviewMemoriesInput = z.object({ userId: z.string().min(1).max(64), reason: z.string() });
-type ReviewedMemory = {
-  id: string;
-  text: string;
-  kind: string;
-  status: string;
-  source: string;
-  pinned: boolean;
-  updatedAt: string;
-};
+const reviewMemoriesInput = z.object({ userId, reason: z.string() });
 
 /** A user's memories, read-only; writes the audit record first. */
-export async function reviewMemoriesAction(
-  input: z.input<typeof reviewMemoriesInput>,
-): Promise<ReviewResult<ReviewedMemory[]>> {
-  return guard("reviewMemoriesAction", async () => {
-    const admin = await requireAdmin();
-    const parsed = reviewMemoriesInput.safeParse(input);
-    if (!parsed.success) return { ok: false, error: "Invalid request." };
-    try {
-      const rows = await reviewMemories(await getDb(), admin.id, parsed.data.userId, parsed.data.reason);
-      return {
-        ok: true,
-        data: rows.map((m) => ({
-          id: m.id,
-          text: m.text,
-          kind: m.kind,
-          status: m.status,
-          source: m.source,
-          pinned: m.pinned,
-          updatedAt: m.updatedAt.toISOString(),
-        })),
-      };
-    } catch (e) {
-      if (e instanceof z.ZodError) return { ok: false, error: e.issues[0].message };
-      if (e instanceof AdminAccessDisabledError || e instanceof NotFoundError) return { ok: false, error: e.message };
-      throw e;
-    }
-  });
-}
+export const reviewMemoriesAction = adminAction(
+  z.tuple([reviewMemoriesInput]),
+  async ([input], { db, user: admin }) => {
+    const rows = await reviewMemories(db, admin.id, input.userId, input.reason);
+    return rows.map((m) => ({
+      id: m.id,
+      text: m.text,
+      kind: m.kind,
+      status: m.status,
+      source: m.source,
+      pinned: m.pinned,
+      updatedAt: m.updatedAt.toISOString(),
+    }));
+  },
+);

@@ -1,11 +1,11 @@
 "use server";
-// Thread actions for the chat UI. Each validates its input with zod, checks the
-// session, and works only on the signed-in user's threads: another user's
-// thread id gets the same "not found" as an id that does not exist.
+// Thread actions for the chat UI, through userAction (lib/http/action.ts): the
+// session is checked, the arguments validated, and each works only on the
+// signed-in user's threads: another user's thread id gets the same "not found"
+// as an id that does not exist.
 import { z } from "zod";
-import { requireUser } from "@/lib/auth/session";
-import { toResult, type Result } from "@/lib/http/action";
-import { getDb, type Db } from "@/lib/db/client";
+import { userAction, type ActionContext } from "@/lib/http/action";
+import type { Db } from "@/lib/db/types";
 import {
   clearThread,
   deleteThread,
@@ -17,70 +17,53 @@ import {
   threadIdSchema,
   threadView,
   undoLastTurn,
-  type ThreadView,
-  type ThreadSummary,
 } from "@/lib/chat/threads";
+import { rateAnswer, rateInput } from "@/lib/memory/feedback";
 
-import { rateAnswer, rateInput, type AnswerFeedback } from "@/lib/memory/feedback";
+const thread = z.tuple([threadIdSchema]);
 
-async function guarded<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
-  return toResult("thread action", async () => fn((await requireUser()).id));
-}
+export const listThreadsAction = userAction(z.tuple([listThreadsInput]), ([input], { db, user }) =>
+  listThreads(db, user.id, input),
+);
 
-export async function listThreadsAction(
-  input: z.input<typeof listThreadsInput>,
-): Promise<Result<{ threads: ThreadSummary[]; nextCursor: string | null }>> {
-  return guarded(async (userId) => listThreads(await getDb(), userId, listThreadsInput.parse(input)));
-}
+export const loadThreadAction = userAction(thread, ([threadId], { db, user }) => threadView(db, user.id, threadId));
 
-export async function loadThreadAction(threadId: string): Promise<Result<ThreadView>> {
-  return guarded(async (userId) => threadView(await getDb(), userId, threadIdSchema.parse(threadId)));
-}
+export const renameThreadAction = userAction(
+  z.tuple([threadIdSchema, z.string()]),
+  async ([threadId, title], { db, user }) => void (await renameThread(db, user.id, threadId, title)),
+);
 
-export async function renameThreadAction(threadId: string, title: string): Promise<Result> {
-  return guarded(
-    async (userId) =>
-      void (await renameThread(await getDb(), userId, threadIdSchema.parse(threadId), z.string().parse(title))),
-  );
-}
+export const archiveThreadAction = userAction(
+  z.tuple([threadIdSchema, z.boolean()]),
+  async ([threadId, archived], { db, user }) => void (await setArchived(db, user.id, threadId, archived)),
+);
 
-export async function archiveThreadAction(threadId: string, archived: boolean): Promise<Result> {
-  return guarded(
-    async (userId) =>
-      void (await setArchived(await getDb(), userId, threadIdSchema.parse(threadId), z.boolean().parse(archived))),
-  );
-}
-
-export async function deleteThreadAction(threadId: string): Promise<Result> {
-  return guarded(async (userId) => void (await deleteThread(await getDb(), userId, threadIdSchema.parse(threadId))));
-}
+export const deleteThreadAction = userAction(
+  thread,
+  async ([threadId], { db, user }) => void (await deleteThread(db, user.id, threadId)),
+);
 
 /** Changes a thread, then returns its new view for the chat to show. */
-function changeThread(
-  threadId: string,
-  change: (db: Db, userId: string, threadId: string) => Promise<unknown>,
-): Promise<Result<ThreadView>> {
-  return guarded(async (userId) => {
-    const db = await getDb();
-    const t = threadIdSchema.parse(threadId);
-    await change(db, userId, t);
-    return threadView(db, userId, t);
-  });
-}
+const changeThread =
+  (change: (db: Db, userId: string, threadId: string) => Promise<unknown>) =>
+  async ([threadId]: z.output<typeof thread>, { db, user }: ActionContext) => {
+    await change(db, user.id, threadId);
+    return threadView(db, user.id, threadId);
+  };
 
-export async function switchBranchAction(threadId: string, itemId: string): Promise<Result<ThreadView>> {
-  return changeThread(threadId, (db, userId, t) => switchBranch(db, userId, t, threadIdSchema.parse(itemId)));
-}
+export const switchBranchAction = userAction(
+  z.tuple([threadIdSchema, threadIdSchema]),
+  async ([threadId, itemId], { db, user }) => {
+    await switchBranch(db, user.id, threadId, itemId);
+    return threadView(db, user.id, threadId);
+  },
+);
 
-export async function undoTurnAction(threadId: string): Promise<Result<ThreadView>> {
-  return changeThread(threadId, undoLastTurn);
-}
+export const undoTurnAction = userAction(thread, changeThread(undoLastTurn));
 
-export async function clearThreadAction(threadId: string): Promise<Result<ThreadView>> {
-  return changeThread(threadId, clearThread);
-}
+export const clearThreadAction = userAction(thread, changeThread(clearThread));
 
 /** 👍 / 👎 (rating 1 / -1, with an optional comment) on one of the user's answers; null removes the rating. */
-export async function rateAnswerAction(input: z.input<typeof rateInput>): Promise<Result<AnswerFeedback>> {
-  return guarded(async (userId) => rateAnswer(await getDb(), userId, input));
-}
+export const rateAnswerAction = userAction(z.tuple([rateInput]), ([input], { db, user }) =>
+  rateAnswer(db, user.id, input),
+);

@@ -1,13 +1,12 @@
 "use server";
-// Memory dashboard actions: zod-checked, session-checked, and scoped to the
-// signed-in user's memories (another user's memory id is "not found").
-import { reviewPending } from "@/lib/memory/writes";
-import { embedSoon } from "@/lib/memory/embed";
+// Memory dashboard actions, through userAction (lib/http/action.ts): checked,
+// validated, and scoped to the signed-in user's memories (another user's memory
+// id is "not found"). Each refreshes the dashboard.
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { requireUser } from "@/lib/auth/session";
-import { toResult, type Result } from "@/lib/http/action";
-import { getDb } from "@/lib/db/client";
+import { userAction, type ActionContext } from "@/lib/http/action";
+import { reviewPending } from "@/lib/memory/writes";
+import { embedSoon } from "@/lib/memory/embed";
 import {
   addMemory,
   deleteMemories,
@@ -24,109 +23,86 @@ import { consolidateNow, consolidateSoon } from "@/lib/memory/consolidate";
 
 const id = z.string().trim().min(1).max(64);
 
-async function run<T>(fn: (userId: string) => Promise<T>): Promise<Result<T>> {
-  return toResult("memory action", async () => {
-    const data = await fn((await requireUser()).id);
+/** A dashboard action: the memory page shows the change at once. */
+function memoryAction<A extends z.ZodTuple<readonly z.ZodType[], null>, T>(
+  args: A,
+  fn: (input: z.output<A>, ctx: ActionContext) => Promise<T>,
+) {
+  return userAction(args, async (input, ctx) => {
+    const data = await fn(input, ctx);
     revalidatePath("/settings/memory");
     return data;
   });
 }
 
-export async function editMemoryAction(memoryId: string, text: string) {
-  return run(async (userId) => {
-    const db = await getDb();
-    await updateMemoryText(db, userId, id.parse(memoryId), z.string().parse(text), {
-      actor: "user",
-      source: "manual",
-      reason: "Edited on the memory dashboard",
-    });
-    await embedSoon(db, userId);
+export const editMemoryAction = memoryAction(z.tuple([id, z.string()]), async ([memoryId, text], { db, user }) => {
+  await updateMemoryText(db, user.id, memoryId, text, {
+    actor: "user",
+    source: "manual",
+    reason: "Edited on the memory dashboard",
   });
-}
+  await embedSoon(db, user.id);
+});
 
-export async function addMemoryAction(text: string, kind: string) {
-  return run(async (userId) => {
-    const db = await getDb();
-    await addMemory(
-      db,
-      userId,
-      { text: z.string().parse(text), kind: memoryKindSchema.parse(kind), source: "manual" },
-      "user",
-      "Added on the memory dashboard",
-    );
-    await embedSoon(db, userId);
-    await consolidateSoon(db, userId);
-  });
-}
+export const addMemoryAction = memoryAction(
+  z.tuple([z.string(), memoryKindSchema]),
+  async ([text, kind], { db, user }) => {
+    await addMemory(db, user.id, { text, kind, source: "manual" }, "user", "Added on the memory dashboard");
+    await embedSoon(db, user.id);
+    await consolidateSoon(db, user.id);
+  },
+);
 
 /** "Tidy up now": merge duplicates and look for contradictions in the background. */
-export async function consolidateNowAction() {
-  return run(async (userId) => consolidateNow(await getDb(), userId));
-}
+export const consolidateNowAction = memoryAction(z.tuple([]), (_, { db, user }) => consolidateNow(db, user.id));
 
 /** The user's answer to a conflict: keep this memory, the other one, or both. */
-export async function settleConflictAction(input: z.input<typeof settleInput>) {
-  return run(async (userId) => settleConflict(await getDb(), userId, input));
-}
+export const settleConflictAction = memoryAction(z.tuple([settleInput]), ([input], { db, user }) =>
+  settleConflict(db, user.id, input),
+);
 
 /** "Still right": the user re-validates a procedure that was marked for it. */
-export async function verifyProcedureAction(memoryId: string) {
-  return run(async (userId) => void (await verifyProcedure(await getDb(), userId, id.parse(memoryId))));
-}
+export const verifyProcedureAction = memoryAction(
+  z.tuple([id]),
+  async ([memoryId], { db, user }) => void (await verifyProcedure(db, user.id, memoryId)),
+);
 
-export async function pinMemoryAction(memoryId: string, pinned: boolean) {
-  return run(
-    async (userId) => void (await setPinned(await getDb(), userId, id.parse(memoryId), z.boolean().parse(pinned))),
-  );
-}
+export const pinMemoryAction = memoryAction(
+  z.tuple([id, z.boolean()]),
+  async ([memoryId, pinned], { db, user }) => void (await setPinned(db, user.id, memoryId, pinned)),
+);
 
-export async function reviewMemoryAction(memoryId: string, approve: boolean) {
-  return run(async (userId) => {
-    const db = await getDb();
-    await reviewPending(db, userId, id.parse(memoryId), approve); // a proposal is carried out on its target
-  });
-}
+/** Approves or rejects a memory waiting for review; a proposal is carried out on its target. */
+export const reviewMemoryAction = memoryAction(
+  z.tuple([id, z.boolean()]),
+  async ([memoryId, approve], { db, user }) => void (await reviewPending(db, user.id, memoryId, approve)),
+);
 
-export async function restoreMemoryAction(memoryId: string) {
-  return run(
-    async (userId) =>
-      void (await setMemoryStatus(
-        await getDb(),
-        userId,
-        id.parse(memoryId),
-        "active",
-        "user",
-        "Restored on the memory dashboard",
-      )),
-  );
-}
+export const restoreMemoryAction = memoryAction(
+  z.tuple([id]),
+  async ([memoryId], { db, user }) =>
+    void (await setMemoryStatus(db, user.id, memoryId, "active", "user", "Restored on the memory dashboard")),
+);
 
-export async function deleteMemoriesAction(ids: string[]) {
-  return run(async (userId) => deleteMemories(await getDb(), userId, z.array(id).min(1).max(500).parse(ids)));
-}
+export const deleteMemoriesAction = memoryAction(z.tuple([z.array(id).min(1).max(500)]), ([ids], { db, user }) =>
+  deleteMemories(db, user.id, ids),
+);
 
-export async function memoryHistoryAction(memoryId: string) {
-  return run(async (userId) => {
-    const db = await getDb();
-    const rows = await memoryHistory(db, userId, id.parse(memoryId));
-    return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
-  });
-}
+export const memoryHistoryAction = memoryAction(z.tuple([id]), async ([memoryId], { db, user }) => {
+  const rows = await memoryHistory(db, user.id, memoryId);
+  return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
+});
 
-export async function memorySettingsAction(input: { paused?: boolean; review?: boolean }) {
-  return run(async (userId) => {
-    const s = z.object({ paused: z.boolean().optional(), review: z.boolean().optional() }).parse(input);
-    const db = await getDb();
-    await db.user.update({ where: { id: userId }, data: { memoryPaused: s.paused, memoryReview: s.review } });
-  });
-}
+const settingsInput = z.object({ paused: z.boolean().optional(), review: z.boolean().optional() });
 
-export async function forgetMeAction(confirmation: string) {
-  return run(async (userId) => {
-    if (z.string().parse(confirmation).trim().toLowerCase() !== "forget me")
-      throw new z.ZodError([
-        { code: "custom", message: 'Type "forget me" to confirm.', path: [], input: confirmation },
-      ]);
-    return forgetEverything(await getDb(), userId);
-  });
-}
+export const memorySettingsAction = memoryAction(z.tuple([settingsInput]), async ([s], { db, user }) => {
+  await db.user.update({ where: { id: user.id }, data: { memoryPaused: s.paused, memoryReview: s.review } });
+});
+
+const forgetConfirmation = z
+  .string()
+  .refine((v) => v.trim().toLowerCase() === "forget me", 'Type "forget me" to confirm.');
+
+export const forgetMeAction = memoryAction(z.tuple([forgetConfirmation]), (_, { db, user }) =>
+  forgetEverything(db, user.id),
+);

@@ -1,17 +1,13 @@
 "use server";
-// The signed-in user changes their password (zod-checked; rate-limited like sign-in).
+// The signed-in user changes their password (validated; rate-limited like sign-in). A user who must replace a
+// temporary password reaches it too.
 import { z } from "zod";
-import { requireUser } from "@/lib/auth/session";
-import { getDb } from "@/lib/db/client";
-import { toResult, type Result } from "@/lib/http/action";
+import { userAction } from "@/lib/http/action";
 import { changePassword, newPasswordSchema } from "@/lib/auth/password-change";
 
-export async function changePasswordAction(
-  input: z.input<ReturnType<typeof newPasswordSchema>>,
-): Promise<Result<undefined>> {
-  return toResult("changePasswordAction", async () => {
-    const user = await requireUser({ temporaryPasswordAllowed: true });
-    await changePassword(await getDb(), user.id, user.sid, input);
-    return undefined;
-  });
-}
+export const changePasswordAction = userAction(
+  // Lazy: the schema reads the configured minimum length.
+  z.tuple([z.lazy(newPasswordSchema)]),
+  async ([input], { db, user }) => void (await changePassword(db, user.id, user.sid, input)),
+  { name: "changePasswordAction", temporaryPasswordAllowed: true },
+);
