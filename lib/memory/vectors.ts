@@ -1,71 +1,82 @@
 // Nearest neighbours of a question's embedding among one user's memories and
-// messages, by cosine similarity, on whichever engine Mnemo runs on:
-// - PostgreSQL with pgvector: the database ranks (`<=>`). Messages use an HNSW
-//   index per vector size (created when the first vector of that size is
-//   stored), with iterative scans so the per-user filter still yields k rows.
-// - PGlite, or PostgreSQL without pgvector: an exact scan in the app. The
-//   user's message vectors are kept in memory between turns (one Float32Array)
-//   and reloaded only when the set of embedded rows changes.
-import type { Db } from "@/lib/db/client";
+// messages, by cosine similarity. A VectorIndex (mem0's VectorStore is the
+// model) is chosen once per database, at its first use, by what the database
+// can do:
+// - PgvectorIndex, PostgreSQL with pgvector: the database ranks (`<=>`).
+//   Messages use an HNSW index per vector size (created when the first vector
+//   of that size is stored), with iterative scans so the per-user filter still
+//   yields k rows.
+// - ExactScanIndex, PGlite or PostgreSQL without pgvector: an exact scan in the
+//   app. The user's message vectors are kept in memory between turns (one
+//   Float32Array) and reloaded only when the set of embedded rows changes.
+import type { Db } from "@/lib/db/types";
 
 export type VectorHit = { id: string; score: number };
 
-const support = new WeakMap<Db, Promise<boolean>>();
-/** Whether the pgvector extension is installed in this database. */
-export function hasPgvector(db: Db): Promise<boolean> {
-  let p = support.get(db);
+export interface VectorIndex {
+  readonly kind: "pgvector" | "exact";
+  /** The user's active memories nearest to `q` (only those embedded by `model`). */
+  nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]>;
+  /** The user's messages nearest to `q`, best first (thread filters are applied by the caller's passage query). */
+  nearestMessages(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]>;
+  /** Prepares for vectors of this size (an index where the engine has one; once per size). */
+  prepare(dims: number): Promise<void>;
+}
+
+const chosen = new WeakMap<Db, Promise<VectorIndex>>();
+
+/** The database's vector index, chosen once: pgvector when the extension is installed, else the exact scan. */
+export function vectorIndex(db: Db): Promise<VectorIndex> {
+  let p = chosen.get(db);
   if (!p) {
     p = db
       .$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'vector'`)
       .then((r) => r[0]?.n > 0)
-      .catch(() => false);
-    support.set(db, p);
+      .catch(() => false)
+      .then((pgvector): VectorIndex => (pgvector ? new PgvectorIndex(db) : new ExactScanIndex(db)));
+    chosen.set(db, p);
   }
   return p;
 }
 
-const indexed = new WeakMap<Db, Map<number, Promise<void>>>();
-/** With pgvector: an HNSW index over messages' vectors of this size (made once; later calls are free). */
-export function ensureVectorIndex(db: Db, dims: number): Promise<void> {
-  if (!Number.isInteger(dims) || dims < 1 || dims > 16000) return Promise.resolve();
-  let m = indexed.get(db);
-  if (!m) indexed.set(db, (m = new Map()));
-  let p = m.get(dims);
-  if (!p) {
-    p = (async () => {
-      if (!(await hasPgvector(db))) return;
-      // HNSW indexes at most 2,000 dimensions of `vector`; larger models are searched exactly.
-      if (dims > 2000) return;
-      await db.$executeRawUnsafe(
-        `CREATE INDEX CONCURRENTLY IF NOT EXISTS "Item_embedding_hnsw_${dims}" ON "Item"
-         USING hnsw ((embedding::vector(${dims})) vector_cosine_ops) WHERE array_length(embedding, 1) = ${dims}`,
-      );
-    })().catch((e) => {
-      m!.delete(dims);
-      console.warn(
-        `[mnemo] could not create the vector index for ${dims} dimensions: ${(e as Error).message.split("\n")[0]}`,
-      );
-    });
-    m.set(dims, p);
-  }
-  return p;
+/** Whether this database ranks with pgvector. */
+export const hasPgvector = async (db: Db) => (await vectorIndex(db)).kind === "pgvector";
+
+export async function nearestMemories(db: Db, userId: string, model: string, q: number[], k: number) {
+  return (await vectorIndex(db)).nearestMemories(userId, model, q, k);
+}
+
+export async function nearestMessages(db: Db, userId: string, model: string, q: number[], k: number) {
+  return (await vectorIndex(db)).nearestMessages(userId, model, q, k);
+}
+
+export async function ensureVectorIndex(db: Db, dims: number): Promise<void> {
+  if (!Number.isInteger(dims) || dims < 1 || dims > 16000) return;
+  return (await vectorIndex(db)).prepare(dims);
 }
 
 const literal = (v: number[]) => `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(",")}]`;
 
-/** The user's active memories nearest to `q` (only those embedded by `model`). */
-export async function nearestMemories(
-  db: Db,
-  userId: string,
-  model: string,
-  q: number[],
-  k: number,
-): Promise<VectorHit[]> {
-  const where = `"userId" = $1 AND "embeddingModel" = $2 AND status = 'active' AND embedding IS NOT NULL
-                 AND array_length(embedding, 1) = ${q.length} AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
-  if (await hasPgvector(db)) {
-    return db.$queryRawUnsafe<VectorHit[]>(
-      `SELECT id, (1 - (embedding::vector <=> $3::vector))::float8 AS score FROM "Memory" WHERE ${where}
+/** The filter both indexes put on a user's memories (q's size is a number, never user text). */
+const memoryWhere = (dims: number) =>
+  `"userId" = $1 AND "embeddingModel" = $2 AND status = 'active' AND embedding IS NOT NULL
+   AND array_length(embedding, 1) = ${dims} AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
+
+/** HNSW indexes at most 2,000 dimensions of `vector`; larger models are searched exactly. */
+const HNSW_MAX_DIMS = 2000;
+
+class PgvectorIndex implements VectorIndex {
+  readonly kind = "pgvector";
+  private readonly exact: ExactScanIndex;
+  private readonly indexed = new Map<number, Promise<void>>();
+
+  constructor(private readonly db: Db) {
+    this.exact = new ExactScanIndex(db);
+  }
+
+  nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+    return this.db.$queryRawUnsafe<VectorHit[]>(
+      `SELECT id, (1 - (embedding::vector <=> $3::vector))::float8 AS score FROM "Memory" WHERE ${memoryWhere(q.length)}
        ORDER BY embedding::vector <=> $3::vector LIMIT $4`,
       userId,
       model,
@@ -73,34 +84,15 @@ export async function nearestMemories(
       k,
     );
   }
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; embedding: number[] }>>(
-    `SELECT id, embedding FROM "Memory" WHERE ${where}`,
-    userId,
-    model,
-  );
-  return topK(
-    rows.map((r) => r.id),
-    (i) => rows[i].embedding,
-    q,
-    k,
-  );
-}
 
-/** The user's messages nearest to `q`, best first (thread filters are applied by the caller's passage query). */
-export async function nearestMessages(
-  db: Db,
-  userId: string,
-  model: string,
-  q: number[],
-  k: number,
-): Promise<VectorHit[]> {
-  const dims = q.length;
-  if ((await hasPgvector(db)) && dims <= 2000) {
+  async nearestMessages(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+    const dims = q.length;
+    if (dims > HNSW_MAX_DIMS) return this.exact.nearestMessages(userId, model, q, k);
     // The HNSW index answers the inner ORDER BY … LIMIT; relaxed_order lets it
     // keep scanning past other users' rows, so the outer query re-sorts.
-    const [, rows] = await db.$transaction([
-      db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
-      db.$queryRawUnsafe<VectorHit[]>(
+    const [, rows] = await this.db.$transaction([
+      this.db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
+      this.db.$queryRawUnsafe<VectorHit[]>(
         `SELECT id, (1 - d)::float8 AS score FROM (
            SELECT id, (embedding::vector(${dims})) <=> $3::vector(${dims}) AS d FROM "Item"
            WHERE "userId" = $1 AND "embeddingModel" = $2 AND array_length(embedding, 1) = ${dims}
@@ -114,8 +106,55 @@ export async function nearestMessages(
     ]);
     return rows;
   }
-  const set = await messageVectors(db, userId, model, dims);
-  return topK(set.ids, (i) => set.data.subarray(i * dims, (i + 1) * dims), q, k);
+
+  /** An HNSW index over messages' vectors of this size (made once; later calls are free). */
+  prepare(dims: number): Promise<void> {
+    if (dims > HNSW_MAX_DIMS) return Promise.resolve();
+    let p = this.indexed.get(dims);
+    if (!p) {
+      p = this.db
+        .$executeRawUnsafe(
+          `CREATE INDEX CONCURRENTLY IF NOT EXISTS "Item_embedding_hnsw_${dims}" ON "Item"
+           USING hnsw ((embedding::vector(${dims})) vector_cosine_ops) WHERE array_length(embedding, 1) = ${dims}`,
+        )
+        .then(() => undefined)
+        .catch((e) => {
+          this.indexed.delete(dims);
+          console.warn(
+            `[mnemo] could not create the vector index for ${dims} dimensions: ${(e as Error).message.split("\n")[0]}`,
+          );
+        });
+      this.indexed.set(dims, p);
+    }
+    return p;
+  }
+}
+
+class ExactScanIndex implements VectorIndex {
+  readonly kind = "exact";
+  constructor(private readonly db: Db) {}
+
+  async nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+    const rows = await this.db.$queryRawUnsafe<Array<{ id: string; embedding: number[] }>>(
+      `SELECT id, embedding FROM "Memory" WHERE ${memoryWhere(q.length)}`,
+      userId,
+      model,
+    );
+    return topK(
+      rows.map((r) => r.id),
+      (i) => rows[i].embedding,
+      q,
+      k,
+    );
+  }
+
+  async nearestMessages(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+    const dims = q.length;
+    const set = await messageVectors(this.db, userId, model, dims);
+    return topK(set.ids, (i) => set.data.subarray(i * dims, (i + 1) * dims), q, k);
+  }
+
+  async prepare(): Promise<void> {}
 }
 
 type VectorSet = { ids: string[]; data: Float32Array; count: number; maxId: string | null };
