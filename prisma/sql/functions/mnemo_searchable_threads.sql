@@ -1,0 +1,13 @@
+-- mnemo_searchable_threads: its current source. Change it here, then `npm run db:functions -- <migration_name>` writes the
+-- migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
+-- The threads recall may search: the user's own, not temporary, not
+-- `exclude_thread`, each with the time its messages count from (the later of
+-- "forget me" and `since`).
+CREATE OR REPLACE FUNCTION mnemo_searchable_threads(uid text, exclude_thread text, since timestamp)
+  RETURNS TABLE (id text, title text, "createdAt" timestamp, since timestamp)
+  LANGUAGE sql STABLE
+  AS $$
+    SELECT t.id, t.title, t."createdAt", GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since)
+    FROM "Thread" t JOIN "User" u ON u.id = t."userId"
+    WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+  $$;
