@@ -16,6 +16,7 @@ const { getDb, closeDb } = await import("../lib/db/client");
 const { startMockLlm } = await import("../testing/mock-llm");
 const { MnemoSession } = await import("../lib/agents/mnemo-session");
 const { mnemoMemoryTools } = await import("../lib/agents/memory-tools");
+const { userContext } = await import("../lib/user-context");
 
 const mock = await startMockLlm();
 mock.script(
@@ -39,7 +40,7 @@ const agent = new Agent({
   name: "Travel helper",
   instructions: "Help plan trips. Use memory.",
   model: "mock-chat",
-  tools: mnemoMemoryTools(db, user.id),
+  tools: mnemoMemoryTools(await userContext(db, user.id)),
 });
 
 const session = await MnemoSession.open(db, user.id);

@@ -14,6 +14,8 @@
 //    deleted user's ciphertext can no longer be opened (crypto-shredding).
 // Used by tests/privacy.test.ts and scripts/check-privacy.ts.
 import { AdminAccessDisabledError } from "@/lib/errors";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import { rateAnswer } from "@/lib/memory/feedback";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
@@ -65,46 +67,57 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
   });
-  const thread = await createThread(db, user.id, { title: `About ${title}` });
-  const [q, a] = await appendItems(db, thread.id, [
-    { role: "user", content: `My secret word is ${question}.` },
-    {
-      role: "assistant",
-      content: `Noted: ${answer}.`,
-      toolCalls: [{ id: "call_1", name: "remember", arguments: JSON.stringify({ text: toolarg }) }],
-      promptTokens: 12,
-      completionTokens: 5,
-      model: "m",
-    },
-    { role: "tool", content: `{"saved":"${toolarg}"}`, toolCallId: "call_1", toolName: "remember" },
-  ]);
-  await appendItems(db, thread.id, [{ role: "user", content: `Edited: ${branch}` }], { parent: null });
-  await saveSummary(db, thread.id, a, `The user said ${summary}.`, "m");
-  const mem = await addMemory(
+  const thread = await createThread(await userContext(db, user.id), { title: `About ${title}` });
+  const [q, a] = await appendItems(
     db,
-    user.id,
+    thread.id,
+    [
+      { role: "user", content: `My secret word is ${question}.` },
+      {
+        role: "assistant",
+        content: `Noted: ${answer}.`,
+        toolCalls: [{ id: "call_1", name: "remember", arguments: JSON.stringify({ text: toolarg }) }],
+        promptTokens: 12,
+        completionTokens: 5,
+        model: "m",
+      },
+      { role: "tool", content: `{"saved":"${toolarg}"}`, toolCallId: "call_1", toolName: "remember" },
+    ],
+    { cipher: await threadCipher(db, thread.id) },
+  );
+  await appendItems(db, thread.id, [{ role: "user", content: `Edited: ${branch}` }], {
+    cipher: await threadCipher(db, thread.id),
+    parent: null,
+  });
+  await saveSummary(await userContext(db, user.id), thread.id, a, `The user said ${summary}.`, "m");
+  const mem = await addMemory(
+    await userContext(db, user.id),
     { text: `Likes ${memory}`, source: "explicit", sourceThreadId: thread.id, sourceItemId: q.id },
     "user",
     "test",
   );
-  await updateMemoryText(db, user.id, mem.id, `Likes ${memoryEdit}`, {
+  await updateMemoryText(await userContext(db, user.id), mem.id, `Likes ${memoryEdit}`, {
     actor: "user",
     source: "manual",
     reason: "edit",
   });
   // A merge names the memory that stays: its words must not land in the version's reason.
-  const twin = await addMemory(db, user.id, { text: `Also likes ${merged}`, source: "inferred" }, "model", "test");
+  const twin = await addMemory(
+    await userContext(db, user.id),
+    { text: `Also likes ${merged}`, source: "inferred" },
+    "model",
+    "test",
+  );
   await retireMemory(db, user.id, mem.id, twin.id, "Merged into a memory that says the same");
   await addMemory(
-    db,
-    user.id,
+    await userContext(db, user.id),
     { text: `Brew tea: 1. boil water 2. ${step}`, kind: "procedure", source: "explicit", steps: ["boil water", step] },
     "user",
     "test",
   );
   await db.memoryUse.create({ data: { itemId: a.id, memoryId: mem.id, userId: user.id } });
   await recordUsage(db, user.id, { turns: 1, modelCalls: 2, embeddingCalls: 1, tokens: 17 });
-  await rateAnswer(db, user.id, { itemId: a.id, rating: -1, comment: `Too long, ${feedback}` });
+  await rateAnswer(await userContext(db, user.id), { itemId: a.id, rating: -1, comment: `Too long, ${feedback}` });
   await db.account.create({ data: { userId: user.id, type: "oidc", provider: "test", providerAccountId: tag } });
   await db.session.create({
     data: { userId: user.id, sessionToken: `tok-${tag}`, expires: new Date(Date.now() + 3_600_000) },
@@ -150,7 +163,7 @@ async function userRowCounts(db: Db, userId: string): Promise<Record<string, num
 
 export async function collectExport(db: Db, userId: string): Promise<string> {
   let s = "";
-  for await (const chunk of exportUserData(db, userId)) s += chunk;
+  for await (const chunk of exportUserData(await userContext(db, userId))) s += chunk;
   return s;
 }
 

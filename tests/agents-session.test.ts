@@ -2,6 +2,7 @@
 // the project's test server, with history in Mnemo (MnemoSession) and Mnemo's
 // memory as tools.
 import { execFile } from "node:child_process";
+import { userContext } from "@/lib/user-context";
 import { promisify } from "node:util";
 import OpenAI from "openai";
 import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } from "@openai/agents";
@@ -98,7 +99,7 @@ describe.each(engines)("Agents SDK session on %s", (engine) => {
       name: "Helper",
       instructions: "Be brief.",
       model: "mock-chat",
-      tools: mnemoMemoryTools(t.db, user),
+      tools: mnemoMemoryTools(await userContext(t.db, user)),
     });
     mock.script(
       {

@@ -1,4 +1,4 @@
-// The code's shape, checked: lib/ has no import cycles (type-only imports included: a newcomer cannot tell
+// The code's shape, checked: only lib/user-context.ts looks up a user's cipher; lib/ has no import cycles (type-only imports included: a newcomer cannot tell
 // which of a cycle's modules loads first), no module but lib/errors.ts defines an error the user is shown,
 // and every server action goes through lib/http/action.ts's wrappers.
 import fs from "node:fs";
@@ -92,5 +92,12 @@ describe("architecture", () => {
       }
     }
     expect(plain).toEqual([]);
+  });
+
+  it("only lib/user-context.ts looks up a user's cipher: data modules are given it", () => {
+    const lookups = filesUnder("lib").filter(
+      (f) => f !== "lib/user-context.ts" && !f.startsWith("lib/crypto/") && /\bcipherFor(Thread)?\(/.test(read(f)),
+    );
+    expect(lookups).toEqual([]);
   });
 });

@@ -6,6 +6,8 @@
 // Only the session is simulated (Auth.js's `auth()` returns the chosen user);
 // the actions, their checks and the database are the real ones.
 import { ForbiddenError, UnauthorizedError } from "@/lib/errors";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -355,18 +357,27 @@ describe("authorization matrix", () => {
       t.db.user.create({ data: { email: `${who}-${k}@example.com`, role, passwordHash } });
     const [owner, other, admin] = [await mk("owner"), await mk("other"), await mk("admin", "ADMIN")];
     const secret = `ownersecret${k}x`;
-    const th = await createThread(t.db, owner.id, { title: `Title ${secret}` });
-    const [q, a] = await appendItems(t.db, th.id, [
-      { role: "user", content: `question ${secret}` },
-      { role: "assistant", content: `answer ${secret}` },
-    ]);
-    const [, s] = await appendItems(t.db, th.id, [
-      { role: "user", content: "more" },
-      { role: "assistant", status: "streaming" },
-    ]);
-    const mem = await addMemory(
+    const th = await createThread(await userContext(t.db, owner.id), { title: `Title ${secret}` });
+    const [q, a] = await appendItems(
       t.db,
-      owner.id,
+      th.id,
+      [
+        { role: "user", content: `question ${secret}` },
+        { role: "assistant", content: `answer ${secret}` },
+      ],
+      { cipher: await threadCipher(t.db, th.id) },
+    );
+    const [, s] = await appendItems(
+      t.db,
+      th.id,
+      [
+        { role: "user", content: "more" },
+        { role: "assistant", status: "streaming" },
+      ],
+      { cipher: await threadCipher(t.db, th.id) },
+    );
+    const mem = await addMemory(
+      await userContext(t.db, owner.id),
       { text: `Memory ${secret}`, source: "inferred", status: "pending" },
       "model",
       "t",

@@ -5,6 +5,8 @@
 // low-confidence memories expire; procedures are verified by 👍, marked by 👎
 // and by age, and go into the prompt with a caveat.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { clearConnectionCache, resolveConnection, saveConnection, type ModelConnection } from "@/lib/llm/connection";
@@ -39,8 +41,13 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
   });
   afterAll(async () => t?.close());
   const newUser = async () => (await t.db.user.create({ data: { email: `cons-${engine}-${n++}@example.com` } })).id;
-  const add = (userId: string, text: string, source: "explicit" | "manual" | "inferred", extra: object = {}) =>
-    addMemory(t.db, userId, { text, source, ...extra }, source === "inferred" ? "model" : "user", "planted");
+  const add = async (userId: string, text: string, source: "explicit" | "manual" | "inferred", extra: object = {}) =>
+    addMemory(
+      await userContext(t.db, userId),
+      { text, source, ...extra },
+      source === "inferred" ? "model" : "user",
+      "planted",
+    );
   const active = async (userId: string) =>
     (await t.db.memory.findMany({ where: { userId, status: "active" }, orderBy: { createdAt: "asc" } })).map(
       (m) => m.text,
@@ -104,7 +111,7 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
       });
     };
     await judge();
-    const counts = await consolidateUser(t.db, user, conn);
+    const counts = await consolidateUser(await userContext(t.db, user), conn);
     expect(counts).toMatchObject({
       merged: 2,
       contradictionsSettled: 1,
@@ -126,29 +133,29 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
       include: { versions: true },
     });
     expect(coffee.status).toBe("archived");
-    expect((await memoryHistory(t.db, user, coffee.id))[0].reason).toBe(
+    expect((await memoryHistory(await userContext(t.db, user), coffee.id))[0].reason).toBe(
       "Contradicted by a memory that takes precedence: Dislikes dark roast coffee",
     );
     const jazz = await t.db.memory.findFirstOrThrow({ where: { id: stale.id }, include: { versions: true } });
     expect(jazz.versions.at(-1)?.reason).toMatch(/^Expired: learned with low confidence and never used/);
 
     // The user settles the conflict: Porto is true now.
-    const [conflict] = await listConflicts(t.db, user);
+    const [conflict] = await listConflicts(await userContext(t.db, user));
     expect([conflict.a.text, conflict.b.text]).toEqual(["Lives in Lisbon", "Lives in Porto"]);
     await settleConflict(t.db, user, { memoryId: conflict.b.id, otherId: conflict.a.id, keep: "memory" });
-    expect(await listConflicts(t.db, user)).toEqual([]);
+    expect(await listConflicts(await userContext(t.db, user))).toEqual([]);
     const lisbon = await t.db.memory.findUniqueOrThrow({ where: { id: conflict.a.id }, include: { versions: true } });
     expect(lisbon.status).toBe("archived");
     expect(lisbon.versions.at(-1)).toMatchObject({
       actor: "user",
       reason: `You chose the other memory as true now (memory ${conflict.b.id})`, // no user text at rest
     });
-    const history = await memoryHistory(t.db, user, conflict.a.id);
+    const history = await memoryHistory(await userContext(t.db, user), conflict.a.id);
     expect(history[0].reason).toBe("You chose the other memory as true now: Lives in Porto"); // read back in words
 
     // A second run judges nothing new: no model call.
     mock.reset();
-    const again = await consolidateUser(t.db, user, conn);
+    const again = await consolidateUser(await userContext(t.db, user), conn);
     expect(again).toMatchObject({ merged: 0, contradictionsSettled: 0, conflictsForUser: 0, modelCalls: 0 });
     expect(mock.chatRequests()).toHaveLength(0);
   });
@@ -159,30 +166,39 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(text).toBe("Deploying the blog: 1. Run the tests; 2. Build the site; 3. Upload to the server");
     expect(parseSteps(text)).toEqual(["Run the tests", "Build the site", "Upload to the server"]);
     const p = await add(user, text, "inferred", { kind: "procedure", steps: parseSteps(text) });
-    const thread = await createThread(t.db, user);
-    const [, answer] = await appendItems(t.db, thread.id, [
-      { role: "user", content: "How do I deploy the blog?" },
-      { role: "assistant", content: "Run the tests, build, upload." },
-    ]);
+    const thread = await createThread(await userContext(t.db, user));
+    const [, answer] = await appendItems(
+      t.db,
+      thread.id,
+      [
+        { role: "user", content: "How do I deploy the blog?" },
+        { role: "assistant", content: "Run the tests, build, upload." },
+      ],
+      { cipher: await threadCipher(t.db, thread.id) },
+    );
     await recordUses(t.db, user, answer.id, [p.id]);
 
-    await rateAnswer(t.db, user, { itemId: answer.id, rating: 1 });
+    await rateAnswer(await userContext(t.db, user), { itemId: answer.id, rating: 1 });
     const m = await t.db.memory.findUniqueOrThrow({ where: { id: p.id } });
     expect(m.verifiedAt).not.toBeNull();
     expect(m.needsRevalidation).toBe(false);
     expect(m.steps).toEqual(["Run the tests", "Build the site", "Upload to the server"]);
 
-    await rateAnswer(t.db, user, { itemId: answer.id, rating: -1, comment: "the upload step is wrong now" });
+    await rateAnswer(await userContext(t.db, user), {
+      itemId: answer.id,
+      rating: -1,
+      comment: "the upload step is wrong now",
+    });
     const marked = await t.db.memory.findUniqueOrThrow({ where: { id: p.id }, include: { versions: true } });
     expect(marked.needsRevalidation).toBe(true);
     expect(marked.versions.map((v) => v.reason)).toContain(
       "Needs re-validation: an answer that followed it was rated bad",
     );
-    const r = await recall(t.db, user, "deploy the blog", { budget: 800 });
+    const r = await recall(await userContext(t.db, user), "deploy the blog", { budget: 800 });
     expect(memoryBlock(r)).toContain("not verified recently: confirm with the user before relying on it");
 
     // Verified again, then not for longer than the window: marked by age.
-    await rateAnswer(t.db, user, { itemId: answer.id, rating: 1 });
+    await rateAnswer(await userContext(t.db, user), { itemId: answer.id, rating: 1 });
     await t.db.memory.update({ where: { id: p.id }, data: { verifiedAt: new Date(Date.now() - 100 * 86_400_000) } });
     expect(await markStaleProcedures(t.db, 90, user)).toBe(1);
     expect((await t.db.memory.findUniqueOrThrow({ where: { id: p.id } })).needsRevalidation).toBe(true);

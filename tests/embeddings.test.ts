@@ -3,6 +3,7 @@
 // name, searched with pgvector where the database has it and by an exact scan
 // otherwise, and fused with word matches. Outages fall back to words.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { userContext } from "@/lib/user-context";
 import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -51,10 +52,10 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
 
   it("a question that shares no word with a memory finds it through a close vector", async () => {
     const user = (await t.db.user.create({ data: { email: `pets-${engine}@example.com` } })).id;
-    for (let i = 0; i < 60; i++) await addMemory(t.db, user, { text: FILLER(i), source: "inferred" }, "model", "t");
+    for (let i = 0; i < 60; i++)
+      await addMemory(await userContext(t.db, user), { text: FILLER(i), source: "inferred" }, "model", "t");
     const dog = await addMemory(
-      t.db,
-      user,
+      await userContext(t.db, user),
       { text: "Has a golden retriever named Max", source: "inferred" },
       "model",
       "t",
@@ -66,10 +67,10 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
 
     mock.scriptEmbeddings({ match: "pets", like: "golden retriever" });
     const question = "What pets do I have?";
-    const byWords = await recall(t.db, user, question, { budget: 200, passages: false });
+    const byWords = await recall(await userContext(t.db, user), question, { budget: 200, passages: false });
     expect(byWords.memories.map((m) => m.id)).not.toContain(dog.id);
     const semantic = embedQuery(t.db, question);
-    const byMeaning = await recall(t.db, user, question, { budget: 200, passages: false, semantic });
+    const byMeaning = await recall(await userContext(t.db, user), question, { budget: 200, passages: false, semantic });
     expect(byMeaning.memories[0]?.id).toBe(dog.id);
     expect(byMeaning.tokens).toBeLessThanOrEqual(200);
   });
@@ -98,7 +99,12 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
 
   it("an embedding outage: the turn answers with recall by words, logged once; pending rows wait for the next run", async () => {
     const user = (await t.db.user.create({ data: { email: `outage-${engine}@example.com` } })).id;
-    await addMemory(t.db, user, { text: "Favourite colour is teal", source: "explicit" }, "user", "t");
+    await addMemory(
+      await userContext(t.db, user),
+      { text: "Favourite colour is teal", source: "explicit" },
+      "user",
+      "t",
+    );
     mock.scriptEmbeddings({ status: 503, times: 0 });
     const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
     try {
@@ -123,10 +129,15 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
 
   it("changing a memory's text drops its vector; changing the model re-embeds everything", async () => {
     const user = (await t.db.user.create({ data: { email: `model-${engine}@example.com` } })).id;
-    const m = await addMemory(t.db, user, { text: "Speaks Portuguese", source: "manual" }, "user", "t");
+    const m = await addMemory(
+      await userContext(t.db, user),
+      { text: "Speaks Portuguese", source: "manual" },
+      "user",
+      "t",
+    );
     await embedPending(t.db, { userId: user });
     expect((await vectorOf("Memory", m.id)).m).toBe("mock-embed-48");
-    await updateMemoryText(t.db, user, m.id, "Speaks Portuguese and Spanish", {
+    await updateMemoryText(await userContext(t.db, user), m.id, "Speaks Portuguese and Spanish", {
       actor: "user",
       source: "manual",
       reason: "edit",
@@ -174,17 +185,31 @@ describe.each(engines)("semantic near-duplicates on %s", (engine) => {
 
   it("a memory saying the same in other words is merged into the stronger one, versioned; a different number keeps both", async () => {
     const user = (await t.db.user.create({ data: { email: `dup-${engine}@example.com` } })).id;
-    const learned = await addMemory(t.db, user, { text: "Loves hiking in the Alps", source: "inferred" }, "model", "t");
+    const learned = await addMemory(
+      await userContext(t.db, user),
+      { text: "Loves hiking in the Alps", source: "inferred" },
+      "model",
+      "t",
+    );
     const said = await addMemory(
-      t.db,
-      user,
+      await userContext(t.db, user),
       { text: "In the Alps, hiking is what I love", source: "explicit" },
       "user",
       "t",
     );
     mock.scriptEmbeddings({ match: "what I love", like: "Loves hiking in the Alps" });
-    const y1 = await addMemory(t.db, user, { text: "Ran a marathon in 2019", source: "inferred" }, "model", "t");
-    const y2 = await addMemory(t.db, user, { text: "Ran a marathon in 2021", source: "inferred" }, "model", "t");
+    const y1 = await addMemory(
+      await userContext(t.db, user),
+      { text: "Ran a marathon in 2019", source: "inferred" },
+      "model",
+      "t",
+    );
+    const y2 = await addMemory(
+      await userContext(t.db, user),
+      { text: "Ran a marathon in 2021", source: "inferred" },
+      "model",
+      "t",
+    );
     await embedPending(t.db, { userId: user });
 
     const status = async (id: string) => (await t.db.memory.findUniqueOrThrow({ where: { id } })).status;

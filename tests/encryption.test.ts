@@ -2,6 +2,7 @@
 // and the model see is plain text, what the tables hold is not; search and
 // recall still work over the keyed token index; keys rotate.
 import crypto from "node:crypto";
+import { userContext } from "@/lib/user-context";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
@@ -71,18 +72,20 @@ describe.each(engines)("encryption at rest on %s", (engine) => {
     const threadId = (events[0] as { threadId: string }).threadId;
     expect(await rawHits(t, "Quetzalcoatl")).toEqual([]);
     expect(await rawHits(t, "favourite deity")).toEqual([]);
-    const view = await threadView(t.db, userId, threadId);
+    const view = await threadView(await userContext(t.db, userId), threadId);
     expect(view.items[0].content).toBe("Remember my favourite deity: Quetzalcoatl");
     expect(view.items.find((i) => i.toolCalls)?.toolCalls?.[0].arguments).toContain("Quetzalcoatl");
     expect(view.thread.title).toMatch(/Quetzalcoatl/);
-    expect((await listThreads(t.db, userId, { q: "quetzal" })).threads.map((x) => x.id)).toEqual([threadId]);
-    expect((await listMemories(t.db, userId, { q: "deity" })).map((m) => m.text)).toEqual([
+    expect((await listThreads(await userContext(t.db, userId), { q: "quetzal" })).threads.map((x) => x.id)).toEqual([
+      threadId,
+    ]);
+    expect((await listMemories(await userContext(t.db, userId), { q: "deity" })).map((m) => m.text)).toEqual([
       "Favourite deity is Quetzalcoatl",
     ]);
-    expect((await searchMemories(t.db, userId, "which deities do I like?")).map((m) => m.text)).toEqual([
-      "Favourite deity is Quetzalcoatl",
-    ]);
-    const r = await recall(t.db, userId, "Tell me about Quetzalcoatl", { budget: 1000 });
+    expect(
+      (await searchMemories(await userContext(t.db, userId), "which deities do I like?")).map((m) => m.text),
+    ).toEqual(["Favourite deity is Quetzalcoatl"]);
+    const r = await recall(await userContext(t.db, userId), "Tell me about Quetzalcoatl", { budget: 1000 });
     expect(r.memories.map((m) => m.text)).toEqual(["Favourite deity is Quetzalcoatl"]);
     expect(r.passages.flatMap((p) => p.lines).join(" ")).toContain("Remember my favourite deity: Quetzalcoatl");
     // The next turn's request to the model carries the memory in plain text.
@@ -95,7 +98,7 @@ describe.each(engines)("encryption at rest on %s", (engine) => {
 
   it("rotates the master key, then the data keys; rows stay readable and old keys go", async () => {
     setEncryptionKeys({ key: KEY_A });
-    await addMemory(t.db, userId, { text: "Plays the theremin", source: "explicit" }, "user", "t");
+    await addMemory(await userContext(t.db, userId), { text: "Plays the theremin", source: "explicit" }, "user", "t");
     const before = await t.db.userKey.findMany({ where: { userId } });
     expect(before).toHaveLength(1);
 
@@ -104,7 +107,9 @@ describe.each(engines)("encryption at rest on %s", (engine) => {
     const r1 = await rotateKeys(t.db);
     expect(r1.usersRewrapped).toBeGreaterThanOrEqual(1);
     setEncryptionKeys({ key: KEY_B }); // the old master key is no longer needed
-    expect((await listMemories(t.db, userId, { q: "theremin" })).map((m) => m.text)).toEqual(["Plays the theremin"]);
+    expect((await listMemories(await userContext(t.db, userId), { q: "theremin" })).map((m) => m.text)).toEqual([
+      "Plays the theremin",
+    ]);
 
     // New data keys: every row re-encrypted under version 2, version 1 removed.
     const r2 = await rotateKeys(t.db, { dataKeys: true });
@@ -117,10 +122,12 @@ describe.each(engines)("encryption at rest on %s", (engine) => {
     // The plain-text row written before encryption was on is encrypted now too.
     expect(await rawHits(t, "plainmarker")).toEqual([]);
     forgetCachedKeys();
-    expect((await searchMemories(t.db, userId, "theremin")).map((m) => m.text)).toEqual(["Plays the theremin"]);
+    expect((await searchMemories(await userContext(t.db, userId), "theremin")).map((m) => m.text)).toEqual([
+      "Plays the theremin",
+    ]);
 
     // Without any key the app cannot read the rows (and says so).
     setEncryptionKeys(undefined);
-    expect((await listMemories(t.db, userId, {}))[0].text).toBe(UNREADABLE);
+    expect((await listMemories(await userContext(t.db, userId), {}))[0].text).toBe(UNREADABLE);
   });
 });

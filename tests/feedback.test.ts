@@ -3,6 +3,7 @@
 // copy; a correction in the next message is recorded against the answer it
 // corrects; temporary chats and paused learning take no feedback.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { userContext } from "@/lib/user-context";
 import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -39,10 +40,10 @@ describe.each(engines)("feedback on %s", (engine) => {
     const distils = () => mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Feedback on an answer"));
 
     // The thumb, then the comment typed 0.8 s later (as the browser sends them), then the worker.
-    await rateAnswer(t.db, user, { itemId: a.id, rating: -1 });
+    await rateAnswer(await userContext(t.db, user), { itemId: a.id, rating: -1 });
     await runDueJobs(t.db);
     expect(distils()).toHaveLength(0); // waiting for the comment
-    await rateAnswer(t.db, user, { itemId: a.id, rating: -1, comment: "Wrong colours order" });
+    await rateAnswer(await userContext(t.db, user), { itemId: a.id, rating: -1, comment: "Wrong colours order" });
     await runDueJobs(t.db);
     expect(distils()).toHaveLength(1);
     expect(JSON.stringify(distils()[0].body.messages)).toContain("Wrong colours order");
@@ -53,7 +54,7 @@ describe.each(engines)("feedback on %s", (engine) => {
 
     // A 👎 nobody comments on is read once its grace is over.
     const b = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain fog" })));
-    await rateAnswer(t.db, user, { itemId: b.id, rating: -1 });
+    await rateAnswer(await userContext(t.db, user), { itemId: b.id, rating: -1 });
     await runDueJobs(t.db);
     expect(distils()).toHaveLength(1);
     await t.db.job.updateMany({ where: { kind: "feedback", status: "queued" }, data: { runAt: new Date(0) } });
@@ -70,7 +71,7 @@ describe.each(engines)("feedback on %s", (engine) => {
       json: { lesson: { text: "Prefers short answers", kind: "preference" } },
       times: 2,
     });
-    await rateAnswer(t.db, user, { itemId: a1.id, rating: -1, comment: "Too long" });
+    await rateAnswer(await userContext(t.db, user), { itemId: a1.id, rating: -1, comment: "Too long" });
     await runDueJobs(t.db);
     const distil = mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Feedback on an answer"))!;
     expect(JSON.stringify(distil.body.messages)).toContain("Too long");
@@ -87,7 +88,7 @@ describe.each(engines)("feedback on %s", (engine) => {
 
     // The same lesson from another answer: still one memory, more confidence.
     const a2 = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain tides" })));
-    await rateAnswer(t.db, user, { itemId: a2.id, rating: -1, comment: "Too long again" });
+    await rateAnswer(await userContext(t.db, user), { itemId: a2.id, rating: -1, comment: "Too long again" });
     await runDueJobs(t.db);
     const after = await t.db.memory.findMany({ where: { userId: user, status: "active" } });
     expect(after).toHaveLength(1);
@@ -99,7 +100,10 @@ describe.each(engines)("feedback on %s", (engine) => {
     expect(Object.keys(stats[0]).sort()).toEqual(["down", "model", "up", "week"]);
 
     // The rating can be removed.
-    expect(await rateAnswer(t.db, user, { itemId: a2.id, rating: null })).toEqual({ rating: null, comment: null });
+    expect(await rateAnswer(await userContext(t.db, user), { itemId: a2.id, rating: null })).toEqual({
+      rating: null,
+      comment: null,
+    });
     expect(await t.db.feedback.count({ where: { itemId: a2.id } })).toBe(0);
   });
 
@@ -131,7 +135,7 @@ describe.each(engines)("feedback on %s", (engine) => {
 
   it("a correction of an answer that used a wrong memory corrects that memory, with a version", async () => {
     const user = (await t.db.user.create({ data: { email: `fix-${engine}@example.com` } })).id;
-    await addMemory(t.db, user, { text: "Lives in Lisbon", source: "explicit" }, "user", "test");
+    await addMemory(await userContext(t.db, user), { text: "Lives in Lisbon", source: "explicit" }, "user", "test");
     const first = await collect(runTurn(t.db, user, { kind: "send", content: "Where do I live?" }));
     const answer = answerOf(first);
     const used = await t.db.memoryUse.findMany({ where: { itemId: answer.id } });
@@ -173,12 +177,14 @@ describe.each(engines)("feedback on %s", (engine) => {
     const tmp = answerOf(
       await collect(runTurn(t.db, user, { kind: "send", content: "temporary question", temporary: true })),
     );
-    await expect(rateAnswer(t.db, user, { itemId: tmp.id, rating: -1 })).rejects.toThrow(
+    await expect(rateAnswer(await userContext(t.db, user), { itemId: tmp.id, rating: -1 })).rejects.toThrow(
       "Temporary chats keep no feedback.",
     );
     const kept = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "normal question" })));
     await t.db.user.update({ where: { id: user }, data: { memoryPaused: true } });
-    await expect(rateAnswer(t.db, user, { itemId: kept.id, rating: 1 })).rejects.toThrow(/Learning is paused/);
+    await expect(rateAnswer(await userContext(t.db, user), { itemId: kept.id, rating: 1 })).rejects.toThrow(
+      /Learning is paused/,
+    );
     expect(await t.db.feedback.count({ where: { userId: user } })).toBe(0);
   });
 });

@@ -5,6 +5,8 @@
 process.env.MNEMO_MODEL_IDLE_TIMEOUT_SECONDS = "1";
 process.env.MNEMO_JOB_LANES = "2";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import { collect } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -128,7 +130,7 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
     expect(done.type).toBe("done");
     const threadId = (events[0] as { threadId: string }).threadId;
-    const view = await threadView(t.db, alice, threadId);
+    const view = await threadView(await userContext(t.db, alice), threadId);
     expect(view.items[0].content).toBe(`${"x".repeat(56)}😀 tail of the first message with a lone \uFFFD surrogate`);
     expect(cleanText(view.thread.title!)).toBe(view.thread.title);
     // Stream events carry no internal columns.
@@ -167,14 +169,19 @@ describe.each(engines)("turns and background work on %s", (engine) => {
   });
 
   it("an answer whose writer died is marked interrupted with its partial text, and can be retried", async () => {
-    const th = await createThread(t.db, alice, {});
-    const [, a] = await appendItems(t.db, th.id, [
-      { role: "user", content: "question before the crash" },
-      { role: "assistant", status: "streaming", content: "half an ans" },
-    ]);
+    const th = await createThread(await userContext(t.db, alice), {});
+    const [, a] = await appendItems(
+      t.db,
+      th.id,
+      [
+        { role: "user", content: "question before the crash" },
+        { role: "assistant", status: "streaming", content: "half an ans" },
+      ],
+      { cipher: await threadCipher(t.db, th.id) },
+    );
     // A lease that ran out, as a killed process leaves it.
     await t.db.item.update({ where: { id: a.id }, data: { leaseExpiresAt: new Date(Date.now() - 60_000) } });
-    const view = await threadView(t.db, alice, th.id);
+    const view = await threadView(await userContext(t.db, alice), th.id);
     expect(view.items.at(-1)).toMatchObject({ id: a.id, status: "interrupted", content: "half an ans" });
     expect(await sweepExpiredAnswers(t.db)).toBe(0); // already swept, once
     const retry = await collect(runTurn(t.db, alice, { kind: "regenerate", threadId: th.id, itemId: a.id }));
@@ -333,13 +340,15 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     const file = (memories: unknown[]) => ({ format: "mnemo-memories", version: 1, memories });
     // A malformed entry in the middle: nothing is stored.
     await expect(
-      importMemories(t.db, user, file([{ text: "First fact" }, { text: 42 }, { text: "Third fact" }])),
+      importMemories(
+        await userContext(t.db, user),
+        file([{ text: "First fact" }, { text: 42 }, { text: "Third fact" }]),
+      ),
     ).rejects.toThrow();
     expect(await t.db.memory.count({ where: { userId: user } })).toBe(0);
     // The secret guard reduces the second entry to the first: stored once, counted once.
     const r = await importMemories(
-      t.db,
-      user,
+      await userContext(t.db, user),
       file([{ text: "Likes tea" }, { text: "Likes tea" }, { text: "fact 12 1795316601756" }, { text: "\u0000" }]),
     );
     expect(r).toMatchObject({ added: 2, skipped: 1 });

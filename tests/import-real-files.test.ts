@@ -2,6 +2,7 @@
 // its agents' content parts, Open WebUI's <details> blocks and `output` items, ChatGPT's citation markers, custom
 // instructions and empty entries. What lands is checked as the user will read it: no HTML, no markers, no reasoning.
 import crypto from "node:crypto";
+import { userContext } from "@/lib/user-context";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,7 +28,7 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     (await t.db.user.create({ data: { email: `${name}-${engine}-${crypto.randomUUID()}@example.com` } })).id;
   const shown = async (userId: string, title: string) => {
     const thread = await t.db.thread.findFirstOrThrow({ where: { userId, title } });
-    return (await threadView(t.db, userId, thread.id)).items.map((i) => ({
+    return (await threadView(await userContext(t.db, userId), thread.id)).items.map((i) => ({
       role: i.role,
       content: i.content,
       tool: i.toolName,
@@ -38,7 +39,9 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
 
   it("LibreChat: flat with branches, nested `messages` and `messagesTree` all import, newest sibling shown", async () => {
     const user = await newUser("lc");
-    expect(await importConversations(t.db, user, real("librechat-opts-nonr-branches.json"))).toMatchObject({
+    expect(
+      await importConversations(await userContext(t.db, user), real("librechat-opts-nonr-branches.json")),
+    ).toMatchObject({
       format: "librechat",
       conversations: 1,
       messages: 5,
@@ -56,7 +59,7 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     const title = "Troubleshooting Python Virtual Environment Activation Issue";
     for (const file of ["librechat-tree.json", "librechat-messagesTree.json"]) {
       const who = await newUser("lc-tree");
-      const r = await importConversations(t.db, who, real(file));
+      const r = await importConversations(await userContext(t.db, who), real(file));
       expect(r, file).toMatchObject({ format: "librechat", conversations: 1, messages: 9, branches: 2 });
       // LibreChat shows the last child at each fork: "lol", then its answer.
       expect(
@@ -68,7 +71,7 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
 
   it("LibreChat agents: think parts and :::thinking left out, tool calls as tool notes, errors dropped", async () => {
     const user = await newUser("lc-agent");
-    const r = await importConversations(t.db, user, real("librechat-agent-content.json"));
+    const r = await importConversations(await userContext(t.db, user), real("librechat-agent-content.json"));
     expect(r).toMatchObject({ conversations: 1 });
     expect(await shown(user, "Weather in Lisbon")).toEqual([
       { role: "user", content: "What's the weather in Lisbon? Answer in Celsius.", tool: null },
@@ -87,7 +90,9 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
 
   it("Open WebUI: reasoning left out, tool calls and code runs as tool notes, no HTML left", async () => {
     const user = await newUser("owui");
-    expect(await importConversations(t.db, user, real("openwebui-librechat-testdata.json"))).toMatchObject({
+    expect(
+      await importConversations(await userContext(t.db, user), real("openwebui-librechat-testdata.json")),
+    ).toMatchObject({
       format: "open-webui",
       conversations: 3,
     });
@@ -102,7 +107,7 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     ]);
 
     const blocks = await newUser("owui-blocks");
-    await importConversations(t.db, blocks, real("openwebui-serialized-blocks.json"));
+    await importConversations(await userContext(t.db, blocks), real("openwebui-serialized-blocks.json"));
     const items = await shown(blocks, "Porto, factorials and Paris");
     expect(items.map((i) => [i.role, i.tool])).toEqual([
       ["user", null],
@@ -134,7 +139,7 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
 
   it("ChatGPT: markers become numbered references that match the Sources list", async () => {
     const user = await newUser("gpt-cite");
-    const r = await importConversations(t.db, user, real("chatgpt-citations-instructions.json"));
+    const r = await importConversations(await userContext(t.db, user), real("chatgpt-citations-instructions.json"));
     expect(r).toMatchObject({ format: "chatgpt", conversations: 1 });
     expect(r.skipped.reasons).toEqual([{ reason: "empty conversation (no messages)", count: 1, examples: ["Empty"] }]);
     const answer = (await shown(user, "Citation Convo")).at(-1)!.content;
@@ -152,7 +157,7 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
 
   it("ChatGPT: custom instructions wait for review as memories, once, with their origin; empty entries say so", async () => {
     const user = await newUser("gpt-ci");
-    const r = await importConversations(t.db, user, real("chatgpt-citations-instructions.json"));
+    const r = await importConversations(await userContext(t.db, user), real("chatgpt-citations-instructions.json"));
     expect(r.customInstructions).toEqual({ added: 4, skipped: 0 });
     const pending = await t.db.memory.findMany({ where: { userId: user }, orderBy: { createdAt: "asc" } });
     expect(pending.map((m) => [m.text, m.kind, m.status, m.sourceRef])).toEqual([
@@ -167,7 +172,7 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     expect(await allText(user)).not.toMatch(/quietly think|I have a dog/);
 
     const modern = await newUser("gpt-modern");
-    const m = await importConversations(t.db, modern, real("chatgpt-modern-export.json"));
+    const m = await importConversations(await userContext(t.db, modern), real("chatgpt-modern-export.json"));
     expect(m).toMatchObject({ format: "chatgpt", conversations: 2, customInstructions: { added: 2, skipped: 0 } });
     expect(m.skipped.reasons).toEqual([
       { reason: "empty conversation (no messages)", count: 1, examples: ["Corrupted entry"] },
@@ -177,7 +182,7 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
       "The user is an SRE.",
     ]);
     // Importing again adds no second copy.
-    const again = await importConversations(t.db, modern, real("chatgpt-modern-export.json"));
+    const again = await importConversations(await userContext(t.db, modern), real("chatgpt-modern-export.json"));
     expect(again.customInstructions).toEqual({ added: 0, skipped: 2 });
   });
 });

@@ -4,6 +4,8 @@
 // Mnemo's own export round-trips into another account; imported text is
 // sealed at rest and recalled with its date.
 import crypto from "node:crypto";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -52,7 +54,7 @@ describe.each(engines)("conversation import on %s", (engine) => {
 
   it("ChatGPT: the mapping tree, current_node, dates, hidden messages, tool notes, citations; again adds nothing", async () => {
     const user = await newUser("gpt");
-    const report = await importConversations(t.db, user, fixture("chatgpt-conversations.json"));
+    const report = await importConversations(await userContext(t.db, user), fixture("chatgpt-conversations.json"));
     expect(report).toMatchObject({ format: "chatgpt", conversations: 1, messages: 8, branches: 1, duplicates: 0 });
     expect(report.skipped).toEqual({
       count: 1,
@@ -62,7 +64,7 @@ describe.each(engines)("conversation import on %s", (engine) => {
     const [thread] = await threadsOf(user);
     expect(thread).toMatchObject({ importSource: "chatgpt", title: "Trip to Lisbon" });
     expect(thread.createdAt.toISOString()).toBe("2024-03-01T08:00:00.123Z");
-    const view = await threadView(t.db, user, thread.id);
+    const view = await threadView(await userContext(t.db, user), thread.id);
     expect(view.items.map((i) => [i.role, i.content.slice(0, 30)])).toEqual([
       ["user", "[image not imported]\n\nI'm flyi"],
       ["tool", 'Call: ```\nsearch("EU pet passp'],
@@ -88,22 +90,26 @@ describe.each(engines)("conversation import on %s", (engine) => {
       (await t.db.item.findMany({ where: { threadId: thread.id } })).some((i) => /nurse|Be brief/.test(i.content)),
     ).toBe(false);
 
-    const again = await importConversations(t.db, user, fixture("chatgpt-conversations.json"));
+    const again = await importConversations(await userContext(t.db, user), fixture("chatgpt-conversations.json"));
     expect(again).toMatchObject({ conversations: 0, messages: 0, duplicates: 1 });
     expect(await t.db.thread.count({ where: { userId: user } })).toBe(1);
     // Searchable by title, and recalled with the original date.
-    expect((await listThreads(t.db, user, { q: "lisbon" })).threads.map((x) => x.id)).toEqual([thread.id]);
-    const r = await recall(t.db, user, "What does my golden retriever need for the flight?", { budget: 1000 });
+    expect((await listThreads(await userContext(t.db, user), { q: "lisbon" })).threads.map((x) => x.id)).toEqual([
+      thread.id,
+    ]);
+    const r = await recall(await userContext(t.db, user), "What does my golden retriever need for the flight?", {
+      budget: 1000,
+    });
     const passage = r.passages.find((p) => p.lines.join(" ").includes("golden retriever"));
     expect(passage?.date.toISOString().slice(0, 10)).toBe("2024-03-01");
   });
 
   it("Claude: attachment text kept, binary files noted, thinking left out", async () => {
     const user = await newUser("claude");
-    const report = await importConversations(t.db, user, fixture("claude-conversations.json"));
+    const report = await importConversations(await userContext(t.db, user), fixture("claude-conversations.json"));
     expect(report).toMatchObject({ format: "claude", conversations: 1, messages: 2, branches: 0 });
     const [thread] = await threadsOf(user);
-    const view = await threadView(t.db, user, thread.id);
+    const view = await threadView(await userContext(t.db, user), thread.id);
     expect(view.items[0].content).toContain("[Attached file: pattern.txt]\nCast on 64 stitches");
     expect(view.items[0].content).toContain(
       "[File photo-of-sweater.jpg not imported: binary files are not in the export]",
@@ -114,23 +120,23 @@ describe.each(engines)("conversation import on %s", (engine) => {
 
   it("Open WebUI keeps both answers with the current one shown; LibreChat's nested export is flattened", async () => {
     const user = await newUser("owui");
-    expect(await importConversations(t.db, user, fixture("open-webui-export.json"))).toMatchObject({
+    expect(await importConversations(await userContext(t.db, user), fixture("open-webui-export.json"))).toMatchObject({
       format: "open-webui",
       conversations: 1,
       messages: 3,
       branches: 1,
     });
-    expect(await importConversations(t.db, user, fixture("librechat-export.json"))).toMatchObject({
+    expect(await importConversations(await userContext(t.db, user), fixture("librechat-export.json"))).toMatchObject({
       format: "librechat",
       conversations: 1,
       messages: 2,
     });
     const [owui, lc] = await threadsOf(user);
-    expect((await threadView(t.db, user, owui.id)).items.map((i) => i.content)).toEqual([
+    expect((await threadView(await userContext(t.db, user), owui.id)).items.map((i) => i.content)).toEqual([
       "How often should I feed my sourdough starter?",
       "Daily at room temperature, weekly in the fridge.",
     ]);
-    const lcItems = (await threadView(t.db, user, lc.id)).items;
+    const lcItems = (await threadView(await userContext(t.db, user), lc.id)).items;
     expect(lcItems.map((i) => [i.role, i.content])).toEqual([
       ["user", "I'm training for the Berlin marathon in September."],
       ["assistant", "Great goal! Build up your long runs gradually."],
@@ -149,29 +155,29 @@ describe.each(engines)("conversation import on %s", (engine) => {
     const pieces = Array.from({ length: Math.ceil(zip.length / 1000) }, (_, i) =>
       zip.subarray(i * 1000, (i + 1) * 1000),
     );
-    expect(await importConversations(t.db, user, pieces)).toMatchObject({
+    expect(await importConversations(await userContext(t.db, user), pieces)).toMatchObject({
       format: "chatgpt",
       conversations: 1,
       messages: 8,
       branches: 1,
     });
-    await expect(importConversations(t.db, user, [zipSync({ "user.json": strToU8("{}") })])).rejects.toThrow(
-      /no conversations.json/,
-    );
-    await expect(importConversations(t.db, user, [zip.subarray(0, zip.length - 400)])).rejects.toThrow(
-      /damaged or cut short|no conversations.json|valid JSON/,
-    );
+    await expect(
+      importConversations(await userContext(t.db, user), [zipSync({ "user.json": strToU8("{}") })]),
+    ).rejects.toThrow(/no conversations.json/);
+    await expect(
+      importConversations(await userContext(t.db, user), [zip.subarray(0, zip.length - 400)]),
+    ).rejects.toThrow(/damaged or cut short|no conversations.json|valid JSON/);
   });
 
   it("a file cut off part of the way keeps the conversations before the break; a file that is not JSON is refused", async () => {
     const user = await newUser("broken");
-    const report = await importConversations(t.db, user, fixture("truncated-chatgpt.json"));
+    const report = await importConversations(await userContext(t.db, user), fixture("truncated-chatgpt.json"));
     expect(report.conversations).toBe(1);
     expect(report.error).toMatch(/stops being valid JSON part of the way through/);
-    await expect(importConversations(t.db, user, ["hello, this is a text file"])).rejects.toThrow(
+    await expect(importConversations(await userContext(t.db, user), ["hello, this is a text file"])).rejects.toThrow(
       /not a conversation export/,
     );
-    await expect(importConversations(t.db, user, ['{"just": "an object"}'])).resolves.toMatchObject({
+    await expect(importConversations(await userContext(t.db, user), ['{"just": "an object"}'])).resolves.toMatchObject({
       conversations: 0,
       skipped: { count: 1, reasons: [{ reason: expect.stringMatching(/^not a conversation from ChatGPT/) }] },
     });
@@ -180,9 +186,9 @@ describe.each(engines)("conversation import on %s", (engine) => {
 
   it("Mnemo's own export round-trips into a new account: threads, branches, tool calls and memories; again adds nothing", async () => {
     const a = await newUser("source");
-    await importConversations(t.db, a, fixture("chatgpt-conversations.json"));
+    await importConversations(await userContext(t.db, a), fixture("chatgpt-conversations.json"));
     const extra = await t.db.thread.create({ data: { userId: a, title: "Native thread" } });
-    const session = new PrismaSession(t.db, extra.id);
+    const session = new PrismaSession(t.db, extra.id, await threadCipher(t.db, extra.id));
     await session.addItems([
       { role: "user", content: "Remember that I like tea" },
       {
@@ -193,10 +199,10 @@ describe.each(engines)("conversation import on %s", (engine) => {
       { role: "tool", content: "Saved.", toolCallId: "call_1", toolName: "remember" },
       { role: "assistant", content: "Noted." },
     ]);
-    await addMemory(t.db, a, { text: "Likes tea", source: "explicit" }, "user", "test");
+    await addMemory(await userContext(t.db, a), { text: "Likes tea", source: "explicit" }, "user", "test");
 
     const b = await newUser("target");
-    const report = await importConversations(t.db, b, exportUserData(t.db, a));
+    const report = await importConversations(await userContext(t.db, b), exportUserData(await userContext(t.db, a)));
     expect(report).toMatchObject({
       format: "mnemo",
       conversations: 2,
@@ -208,21 +214,29 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect(await t.db.memory.count({ where: { userId: b, status: "pending" } })).toBe(2);
     const threads = await threadsOf(b);
     const copy = threads.find((x) => x.title === "Native thread")!;
-    const items = (await threadView(t.db, b, copy.id)).items;
+    const items = (await threadView(await userContext(t.db, b), copy.id)).items;
     expect(items.map((i) => i.role)).toEqual(["user", "assistant", "tool", "assistant"]);
     expect(items[1].toolCalls).toEqual([{ id: "call_1", name: "remember", arguments: '{"text":"Likes tea"}' }]);
     expect(items[2].toolCallId).toBe("call_1");
     const lisbon = threads.find((x) => x.title === "Trip to Lisbon")!;
-    expect((await threadView(t.db, b, lisbon.id)).items.at(-1)?.content).toMatch(/^Try pet-friendly/);
-    expect((await listMemories(t.db, b, { status: "active" })).map((m) => m.text)).toEqual(["Likes tea"]);
+    expect((await threadView(await userContext(t.db, b), lisbon.id)).items.at(-1)?.content).toMatch(
+      /^Try pet-friendly/,
+    );
+    expect((await listMemories(await userContext(t.db, b), { status: "active" })).map((m) => m.text)).toEqual([
+      "Likes tea",
+    ]);
 
-    expect(await importConversations(t.db, b, exportUserData(t.db, a))).toMatchObject({
+    expect(
+      await importConversations(await userContext(t.db, b), exportUserData(await userContext(t.db, a))),
+    ).toMatchObject({
       conversations: 0,
       duplicates: 2,
       memories: { added: 0 },
     });
     // Importing an account's export into itself adds nothing either.
-    expect(await importConversations(t.db, a, exportUserData(t.db, a))).toMatchObject({
+    expect(
+      await importConversations(await userContext(t.db, a), exportUserData(await userContext(t.db, a))),
+    ).toMatchObject({
       conversations: 0,
       duplicates: 2,
     });
@@ -235,19 +249,21 @@ describe.each(engines)("conversation import on %s", (engine) => {
       await rowsContaining(t.db, "Item", "Cast on 64 stitches"),
       await rowsContaining(t.db, "Thread", "Knitting pattern"),
     ];
-    await importConversations(t.db, user, fixture("claude-conversations.json"));
+    await importConversations(await userContext(t.db, user), fixture("claude-conversations.json"));
     // Other tests imported the same file in plain text: the count must not grow.
     expect([
       await rowsContaining(t.db, "Item", "Cast on 64 stitches"),
       await rowsContaining(t.db, "Thread", "Knitting pattern"),
     ]).toEqual(before);
     const [thread] = await threadsOf(user);
-    expect((await threadView(t.db, user, thread.id)).items[0].content).toContain("Cast on 64 stitches");
+    expect((await threadView(await userContext(t.db, user), thread.id)).items[0].content).toContain(
+      "Cast on 64 stitches",
+    );
   });
 
   it("learning from imported history: the plan counts the calls, each exchange is read once into the review queue, a minute's share at a time", async () => {
     const user = await newUser("learn");
-    await importConversations(t.db, user, fixture("chatgpt-conversations.json"));
+    await importConversations(await userContext(t.db, user), fixture("chatgpt-conversations.json"));
     // Two exchanges: the first question (its answer comes after the browsing notes) and the edited one; the
     // interrupted answer is not an exchange.
     expect(await learnPlan(t.db, user)).toMatchObject({ threads: 1, done: 0, remaining: 2, running: false });
@@ -261,7 +277,7 @@ describe.each(engines)("conversation import on %s", (engine) => {
     );
     await startLearning(t.db, user);
     expect((await learnPlan(t.db, user)).running).toBe(true);
-    expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 1, left: true });
+    expect(await learnFromImports(await userContext(t.db, user), conn, { perRun: 1 })).toEqual({ read: 1, left: true });
     const next = await t.db.job.findFirst({
       where: { userId: user, kind: "import-learn", status: "queued", runAt: { gt: new Date(Date.now() + 30_000) } },
     });
@@ -275,21 +291,24 @@ describe.each(engines)("conversation import on %s", (engine) => {
     // The model fails: the exchange is given back, and read on the retry.
     mock.reset();
     mock.script({ status: 500, times: 2 }); // the SDK's one retry fails too
-    await expect(learnFromImports(t.db, conn, user, { perRun: 1 })).rejects.toThrow();
+    await expect(learnFromImports(await userContext(t.db, user), conn, { perRun: 1 })).rejects.toThrow();
     expect(await learnPlan(t.db, user)).toMatchObject({ done: 1, remaining: 1 });
     mock.script({ json: { decisions: [] }, times: 0 });
-    expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 1, left: true });
-    expect(await learnFromImports(t.db, conn, user, { perRun: 1 })).toEqual({ read: 0, left: false });
+    expect(await learnFromImports(await userContext(t.db, user), conn, { perRun: 1 })).toEqual({ read: 1, left: true });
+    expect(await learnFromImports(await userContext(t.db, user), conn, { perRun: 1 })).toEqual({
+      read: 0,
+      left: false,
+    });
     expect(await learnPlan(t.db, user)).toMatchObject({ done: 2, remaining: 0, running: false });
     expect(
       mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Which hotels in Lisbon allow large dogs")),
     ).toHaveLength(3); // the failed call, its retry, the read
 
     // Paused learning reads nothing.
-    await importConversations(t.db, user, fixture("claude-conversations.json"));
+    await importConversations(await userContext(t.db, user), fixture("claude-conversations.json"));
     await startLearning(t.db, user);
     await t.db.user.update({ where: { id: user }, data: { memoryPaused: true } });
-    expect(await learnFromImports(t.db, conn, user)).toEqual({ read: 0, left: false });
+    expect(await learnFromImports(await userContext(t.db, user), conn)).toEqual({ read: 0, left: false });
     expect((await learnPlan(t.db, user)).remaining).toBe(1);
   });
 
@@ -311,13 +330,15 @@ describe.each(engines)("conversation import on %s", (engine) => {
           role: i % 2 ? ("assistant" as const) : ("user" as const),
           content: i % 2 ? `answer ${k}-${i - 1}` : `question ${k}-${i}`,
         })),
+        { cipher: await threadCipher(t.db, th.id) },
       );
     }
     expect(await learnPlan(t.db, user)).toMatchObject({ threads: 4, remaining: 20 });
     mock.reset();
     mock.script({ json: { decisions: [] }, times: 0 });
     await startLearning(t.db, user);
-    const runs = await Promise.all([1, 2, 3].map(() => learnFromImports(t.db, conn, user, { perRun: 20 })));
+    const u = await userContext(t.db, user);
+    const runs = await Promise.all([1, 2, 3].map(() => learnFromImports(u, conn, { perRun: 20 })));
     expect(runs.reduce((n, r) => n + r.read, 0)).toBe(20);
     const asked = mock.chatRequests().map((r) => JSON.stringify(r.body).match(/question \d-\d/)?.[0]);
     expect(asked.sort()).toEqual(
@@ -331,8 +352,7 @@ describe.each(engines)("conversation import on %s", (engine) => {
   it("a pasted memory list becomes memories waiting for review, bullets removed, secrets and repeats left out", async () => {
     const user = await newUser("paste");
     const r = await importMemoryList(
-      t.db,
-      user,
+      await userContext(t.db, user),
       "Memories\n- Lives in Porto\n2. Prefers short answers\n• lives in porto\n\n- password: hunter2hunter2\n",
     );
     expect(r.added).toBe(3);

@@ -3,6 +3,8 @@
 // stored in plain text with encryption on, admin reads are audited, audit rows
 // cannot be changed, and retention follows a controllable clock.
 import { LastAdminError } from "@/lib/errors";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { collectExport, runPrivacyChecks } from "@/testing/privacy-checks";
@@ -62,8 +64,10 @@ describe.each(engines)("data rights on %s", (engine) => {
   it("audit rows are append-only in the database itself", async () => {
     const admin = await t.db.user.create({ data: { email: `auditor-${engine}@example.com`, role: "ADMIN" } });
     const user = await t.db.user.create({ data: { email: `audited-${engine}@example.com` } });
-    const th = await createThread(t.db, user.id);
-    await appendItems(t.db, th.id, [{ role: "user", content: "hello there" }]);
+    const th = await createThread(await userContext(t.db, user.id));
+    await appendItems(t.db, th.id, [{ role: "user", content: "hello there" }], {
+      cipher: await threadCipher(t.db, th.id),
+    });
     await reviewThread(t.db, admin.id, th.id, "Support ticket 7");
     const row = await t.db.auditLog.findFirstOrThrow({ where: { subjectUserId: user.id } });
     expect(row).toMatchObject({
@@ -85,18 +89,30 @@ describe.each(engines)("data rights on %s", (engine) => {
 
   it("retention hides expired messages at once and the job deletes them (controllable clock)", async () => {
     const user = await t.db.user.create({ data: { email: `retention-${engine}@example.com` } });
-    const old = await createThread(t.db, user.id, { title: "old" });
-    const [q1, a1] = await appendItems(t.db, old.id, [
-      { role: "user", content: "ancient zebra question" },
-      { role: "assistant", content: "ancient answer" },
-    ]);
-    const [q2] = await appendItems(t.db, old.id, [
-      { role: "user", content: "recent zebra question" },
-      { role: "assistant", content: "recent answer" },
-    ]);
-    const gone = await createThread(t.db, user.id, { title: "gone" });
-    await appendItems(t.db, gone.id, [{ role: "user", content: "zebra long ago" }]);
-    const temp = await createThread(t.db, user.id, { temporary: true });
+    const old = await createThread(await userContext(t.db, user.id), { title: "old" });
+    const [q1, a1] = await appendItems(
+      t.db,
+      old.id,
+      [
+        { role: "user", content: "ancient zebra question" },
+        { role: "assistant", content: "ancient answer" },
+      ],
+      { cipher: await threadCipher(t.db, old.id) },
+    );
+    const [q2] = await appendItems(
+      t.db,
+      old.id,
+      [
+        { role: "user", content: "recent zebra question" },
+        { role: "assistant", content: "recent answer" },
+      ],
+      { cipher: await threadCipher(t.db, old.id) },
+    );
+    const gone = await createThread(await userContext(t.db, user.id), { title: "gone" });
+    await appendItems(t.db, gone.id, [{ role: "user", content: "zebra long ago" }], {
+      cipher: await threadCipher(t.db, gone.id),
+    });
+    const temp = await createThread(await userContext(t.db, user.id), { temporary: true });
     // Age the first turn and the second thread by 40 days.
     const past = new Date(Date.now() - 40 * 86_400_000);
     await t.db.item.updateMany({ where: { id: { in: [q1.id, a1.id] } }, data: { createdAt: past } });
@@ -106,19 +122,19 @@ describe.each(engines)("data rights on %s", (engine) => {
     setRetentionForTests({ messageDays: 30, temporaryChatHours: 2 });
     try {
       // Hidden before the job runs: not shown, not in the model's context, not recalled.
-      const view = await threadView(t.db, user.id, old.id);
+      const view = await threadView(await userContext(t.db, user.id), old.id);
       expect(view.items.map((i) => i.content)).toEqual(["recent zebra question", "recent answer"]);
-      const ctx = await loadContext(t.db, old.id, view.items[1].id);
+      const ctx = await loadContext(t.db, old.id, view.items[1].id, { cipher: await threadCipher(t.db, old.id) });
       expect(ctx.window.map((i) => i.content)).toEqual(["recent zebra question", "recent answer"]);
-      const r = await recall(t.db, user.id, "zebra", { budget: 2000 });
+      const r = await recall(await userContext(t.db, user.id), "zebra", { budget: 2000 });
       expect(JSON.stringify(r.passages)).not.toMatch(/ancient|long ago/);
       expect(JSON.stringify(r.passages)).toContain("recent zebra question");
       // The job, on a clock 1 day ahead, deletes exactly what expired.
       const counts = await runRetention(t.db, new Date(Date.now() + 86_400_000));
       expect(counts).toMatchObject({ messages: 3, summaries: 0, threads: 1, temporaryChats: 1, memoriesExpired: 0 });
       expect(await t.db.item.findUnique({ where: { id: q2.id } })).not.toBeNull();
-      expect((await threadView(t.db, user.id, old.id)).items).toHaveLength(2);
-      expect((await listThreads(t.db, user.id, {})).threads.map((x) => x.title)).toEqual(["old"]);
+      expect((await threadView(await userContext(t.db, user.id), old.id)).items).toHaveLength(2);
+      expect((await listThreads(await userContext(t.db, user.id), {})).threads.map((x) => x.title)).toEqual(["old"]);
       // Run again: nothing more to do.
       expect(await runRetention(t.db, new Date(Date.now() + 86_400_000))).toMatchObject({
         messages: 0,
@@ -128,7 +144,12 @@ describe.each(engines)("data rights on %s", (engine) => {
         memoriesExpired: 0,
       });
       // With memory expiry set, the job also archives memories unused that long.
-      await addMemory(t.db, user.id, { text: "Owned a zebra once", source: "inferred" }, "model", "t");
+      await addMemory(
+        await userContext(t.db, user.id),
+        { text: "Owned a zebra once", source: "inferred" },
+        "model",
+        "t",
+      );
       const later = await runRetention(t.db, new Date(Date.now() + 100 * 86_400_000), undefined, 90);
       expect(later.memoriesExpired).toBeGreaterThanOrEqual(1); // every user's, not only this one's
       expect((await t.db.memory.findFirstOrThrow({ where: { userId: user.id } })).status).toBe("archived");
@@ -141,24 +162,33 @@ describe.each(engines)("data rights on %s", (engine) => {
     const a = await t.db.user.create({ data: { email: `export-a-${engine}@example.com` } });
     const b = await t.db.user.create({ data: { email: `export-b-${engine}@example.com` } });
     await addMemory(
-      t.db,
-      a.id,
+      await userContext(t.db, a.id),
       { text: "Prefers tea over coffee", kind: "preference", source: "explicit", pinned: true },
       "user",
       "t",
     );
-    await addMemory(t.db, a.id, { text: "Works as a nurse\n# not a heading", source: "inferred" }, "model", "t");
-    const json = await memoriesJson(t.db, a.id);
+    await addMemory(
+      await userContext(t.db, a.id),
+      { text: "Works as a nurse\n# not a heading", source: "inferred" },
+      "model",
+      "t",
+    );
+    const json = await memoriesJson(await userContext(t.db, a.id));
     expect(json).toMatchObject({ format: "mnemo-memories", version: 1 });
     expect(json.memories.map((m) => m.text).sort()).toEqual([
       "Prefers tea over coffee",
       "Works as a nurse\n# not a heading",
     ]);
-    const md = await memoriesMarkdown(t.db, a.id);
+    const md = await memoriesMarkdown(await userContext(t.db, a.id));
     expect(md).toContain("## Preferences\n\n- Prefers tea over coffee _(pinned, explicit;");
     expect(md).not.toMatch(/^# not a heading/m);
-    await addMemory(t.db, b.id, { text: "prefers tea over coffee!", source: "explicit" }, "user", "t");
-    const r = await importMemories(t.db, b.id, {
+    await addMemory(
+      await userContext(t.db, b.id),
+      { text: "prefers tea over coffee!", source: "explicit" },
+      "user",
+      "t",
+    );
+    const r = await importMemories(await userContext(t.db, b.id), {
       ...json,
       memories: [...json.memories, { text: "   " }, { text: "My password is hunter2hunter2" }],
     });
@@ -167,9 +197,9 @@ describe.each(engines)("data rights on %s", (engine) => {
     expect(r.rejected.map((x) => x.index)).toEqual([2, 3]);
     expect(await t.db.memory.count({ where: { userId: b.id } })).toBe(2);
     expect(await t.db.memory.count({ where: { userId: a.id } })).toBe(2);
-    await expect(importMemories(t.db, b.id, { format: "other", version: 1, memories: [] })).rejects.toThrow(
-      /Not a Mnemo memories file/,
-    );
+    await expect(
+      importMemories(await userContext(t.db, b.id), { format: "other", version: 1, memories: [] }),
+    ).rejects.toThrow(/Not a Mnemo memories file/);
   });
 });
 

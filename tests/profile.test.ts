@@ -2,6 +2,8 @@
 // them reach the model, whatever words the message uses; past the budget the
 // core set (pinned, explicit, most used) stays and relevance fills the rest.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import { collect } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -38,7 +40,8 @@ describe.each(engines)("memory profile on %s", (engine) => {
 
   it("questions that share no word with the memories still get all four", async () => {
     const user = (await t.db.user.create({ data: { email: `four-${engine}@example.com` } })).id;
-    for (const text of FOUR) await addMemory(t.db, user, { text, source: "manual" }, "user", "Added on the dashboard");
+    for (const text of FOUR)
+      await addMemory(await userContext(t.db, user), { text, source: "manual" }, "user", "Added on the dashboard");
     for (const question of ["What pets do I have?", "Can you suggest a snack for me?", "What's my job?"]) {
       const events = await collect(runTurn(t.db, user, { kind: "send", content: question }));
       const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
@@ -55,33 +58,43 @@ describe.each(engines)("memory profile on %s", (engine) => {
   it("past the budget, pinned and explicit memories stay and relevant ones fill the rest", async () => {
     const user = (await t.db.user.create({ data: { email: `many-${engine}@example.com` } })).id;
     const pinned = await addMemory(
-      t.db,
-      user,
+      await userContext(t.db, user),
       { text: "Always answer in British English", source: "manual", pinned: true },
       "user",
       "t",
     );
-    const explicit = await addMemory(t.db, user, { text: "Is vegetarian", source: "explicit" }, "user", "t");
+    const explicit = await addMemory(
+      await userContext(t.db, user),
+      { text: "Is vegetarian", source: "explicit" },
+      "user",
+      "t",
+    );
     for (let i = 0; i < 60; i++) {
       await addMemory(
-        t.db,
-        user,
+        await userContext(t.db, user),
         { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" },
         "model",
         "t",
       );
     }
     const relevant = await addMemory(
-      t.db,
-      user,
+      await userContext(t.db, user),
       { text: "Plays the cello in an amateur orchestra", source: "inferred" },
       "model",
       "t",
     );
     // An inferred memory that earlier answers used is part of the core set, whatever the question.
-    const used = await addMemory(t.db, user, { text: "Lives on a houseboat", source: "inferred" }, "model", "t");
+    const used = await addMemory(
+      await userContext(t.db, user),
+      { text: "Lives on a houseboat", source: "inferred" },
+      "model",
+      "t",
+    );
     await recordUses(t.db, user, "some-answer", [used.id]);
-    const r = await recall(t.db, user, "Which instrument do I play, the cello?", { budget: 200, passages: false });
+    const r = await recall(await userContext(t.db, user), "Which instrument do I play, the cello?", {
+      budget: 200,
+      passages: false,
+    });
     const ids = r.memories.map((m) => m.id);
     expect(ids.slice(0, 3)).toEqual([pinned.id, explicit.id, used.id]);
     expect(ids).toContain(relevant.id);
@@ -92,24 +105,28 @@ describe.each(engines)("memory profile on %s", (engine) => {
     const user = (await t.db.user.create({ data: { email: `near-full-${engine}@example.com` } })).id;
     for (let i = 0; i < 14; i++)
       await addMemory(
-        t.db,
-        user,
+        await userContext(t.db, user),
         { text: `Visited museum number ${i} in a city during trip ${i}`, source: "inferred" },
         "model",
         "t",
       );
-    const p = await loadProfile(t.db, user, 100, 220);
+    const p = await loadProfile(await userContext(t.db, user), 100, 220);
     // Between the profile's share and the whole budget: every memory is read, not all go in first.
     expect(p.cost).toBeGreaterThan(220 * PROFILE_SHARE);
     expect(p.cost).toBeLessThanOrEqual(220);
     expect(profileSelection(p, 220).fits).toBe(false);
     const th = await t.db.thread.create({ data: { userId: user, title: "Boat" } });
     const answer = `The mooring fee for the houseboat is due every March, ${"and the harbour office wants it paid in person ".repeat(12)}`;
-    await appendItems(t.db, th.id, [
-      { role: "user", content: "When is the houseboat mooring fee due?" },
-      { role: "assistant", content: answer },
-    ]);
-    const r = await recall(t.db, user, "When is my houseboat mooring fee due?", { budget: 220 });
+    await appendItems(
+      t.db,
+      th.id,
+      [
+        { role: "user", content: "When is the houseboat mooring fee due?" },
+        { role: "assistant", content: answer },
+      ],
+      { cipher: await threadCipher(t.db, th.id) },
+    );
+    const r = await recall(await userContext(t.db, user), "When is my houseboat mooring fee due?", { budget: 220 });
     expect(r.passages.flatMap((x) => x.lines).join("\n")).toContain("due every March");
     // The memories still fill what the passage left (all of them and the passage would not fit).
     expect(r.memories.length).toBeGreaterThan(6);
@@ -122,10 +139,15 @@ describe.each(engines)("memory profile on %s", (engine) => {
     const user = (await t.db.user.create({ data: { email: `uses-${engine}@example.com` } })).id;
     const other = (await t.db.user.create({ data: { email: `uses-other-${engine}@example.com` } })).id;
     const [a, b] = [
-      await addMemory(t.db, user, { text: "Grows tomatoes", source: "inferred" }, "model", "t"),
-      await addMemory(t.db, user, { text: "Keeps bees", source: "inferred" }, "model", "t"),
+      await addMemory(await userContext(t.db, user), { text: "Grows tomatoes", source: "inferred" }, "model", "t"),
+      await addMemory(await userContext(t.db, user), { text: "Keeps bees", source: "inferred" }, "model", "t"),
     ];
-    const theirs = await addMemory(t.db, other, { text: "Collects stamps", source: "inferred" }, "model", "t");
+    const theirs = await addMemory(
+      await userContext(t.db, other),
+      { text: "Collects stamps", source: "inferred" },
+      "model",
+      "t",
+    );
     await recordUses(t.db, user, "answer-1", [a.id, b.id, theirs.id]);
     await recordUses(t.db, user, "answer-1", [a.id, b.id]); // the same answer again
     await recordUses(t.db, user, "answer-2", [b.id]);
@@ -140,13 +162,12 @@ describe.each(engines)("memory profile on %s", (engine) => {
     // Past the budget the core set is the used memories, most used first.
     for (let i = 0; i < 40; i++)
       await addMemory(
-        t.db,
-        user,
+        await userContext(t.db, user),
         { text: `Visited museum number ${i} in a city during a long trip number ${i}`, source: "inferred" },
         "model",
         "t",
       );
-    const r = await recall(t.db, user, "anything new?", { budget: 100, passages: false });
+    const r = await recall(await userContext(t.db, user), "anything new?", { budget: 100, passages: false });
     expect(r.memories.slice(0, 2).map((m) => m.text)).toEqual(["Keeps bees", "Grows tomatoes"]);
   });
 
@@ -154,28 +175,31 @@ describe.each(engines)("memory profile on %s", (engine) => {
     const user = (await t.db.user.create({ data: { email: `no-core-${engine}@example.com` } })).id;
     for (let i = 0; i < 30; i++)
       await addMemory(
-        t.db,
-        user,
+        await userContext(t.db, user),
         { text: `Read book number ${i} on a rainy afternoon in the garden`, source: "inferred" },
         "model",
         "t",
       );
     const expired = await addMemory(
-      t.db,
-      user,
+      await userContext(t.db, user),
       { text: "Is in Lisbon this week", source: "manual", pinned: true },
       "user",
       "t",
     );
     await t.db.memory.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
-    const archived = await addMemory(t.db, user, { text: "Likes jazz", source: "explicit" }, "user", "t");
+    const archived = await addMemory(
+      await userContext(t.db, user),
+      { text: "Likes jazz", source: "explicit" },
+      "user",
+      "t",
+    );
     await t.db.memory.update({ where: { id: archived.id }, data: { status: "archived" } });
-    const forRecall = await loadProfile(t.db, user, 50, 100);
+    const forRecall = await loadProfile(await userContext(t.db, user), 50, 100);
     expect(forRecall.memories).toEqual([]);
     expect(forRecall.cost).toBeGreaterThan(100);
     expect(profileSelection(forRecall, 100).fits).toBe(false);
     // The dashboard counts every active memory.
-    const all = await loadProfile(t.db, user, 50);
+    const all = await loadProfile(await userContext(t.db, user), 50);
     expect(all.count).toBe(30);
     expect(all.memories.map((m) => m.id)).not.toContain(expired.id);
     expect(all.memories.map((m) => m.id)).not.toContain(archived.id);
@@ -187,20 +211,18 @@ describe.each(engines)("memory profile on %s", (engine) => {
     // 60 explicit memories of ~12 tokens: the core share of 400 tokens (160) holds about 11 of them.
     for (let i = 0; i < 60; i++)
       await addMemory(
-        t.db,
-        user,
+        await userContext(t.db, user),
         { text: `Said on day ${i} that the north garden needs watering`, source: "explicit" },
         "user",
         "t",
       );
     const pinned = await addMemory(
-      t.db,
-      user,
+      await userContext(t.db, user),
       { text: "Pinned: call me Ro", source: "inferred", pinned: true },
       "user",
       "t",
     );
-    const p = await loadProfile(t.db, user, 100, 400);
+    const p = await loadProfile(await userContext(t.db, user), 100, 400);
     const unpinned = p.memories.filter((m) => !m.pinned);
     const cost = (ms: typeof unpinned) => ms.reduce((sum, m) => sum + m.tokens + MEMORY_LINE_OVERHEAD, 0);
     expect(p.memories.map((m) => m.id)).toContain(pinned.id);

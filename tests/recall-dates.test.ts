@@ -1,5 +1,7 @@
 // Dates named in a question, and recall favouring what was said on them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import { questionDates } from "@/lib/memory/dates";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { appendItems } from "@/lib/memory/session";
@@ -44,11 +46,12 @@ describe.each(engines)("recall by date on %s", (engine) => {
       ["2022-05-01", "We watched a movie about whales tonight."],
       ["2022-08-20", "We watched a movie about sharks tonight."],
     ] as const) {
-      const th = await createThread(t.db, user.id);
-      await appendItems(t.db, th.id, [{ role: "user", content: text }]);
+      const th = await createThread(await userContext(t.db, user.id));
+      await appendItems(t.db, th.id, [{ role: "user", content: text }], { cipher: await threadCipher(t.db, th.id) });
       await t.db.item.updateMany({ where: { threadId: th.id }, data: { createdAt: new Date(`${day}T20:00:00Z`) } });
     }
-    const first = async (q: string) => (await recall(t.db, user.id, q, { budget: 1000 })).passages[0].lines.join(" ");
+    const first = async (q: string) =>
+      (await recall(await userContext(t.db, user.id), q, { budget: 1000 })).passages[0].lines.join(" ");
     expect(await first("What movie did we watch on 1 May, 2022?")).toContain("whales");
     expect(await first("What movie did we watch in August 2022?")).toContain("sharks");
   });

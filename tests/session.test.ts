@@ -1,4 +1,5 @@
 import { NotFoundError } from "@/lib/errors";
+import { threadCipher } from "@/testing/ciphers";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { PrismaSession, appendItems } from "@/lib/memory/session";
@@ -15,7 +16,7 @@ describe.each(engines)("Session on %s", (engine) => {
   afterAll(async () => t?.close());
   beforeEach(async () => {
     const th = await t.db.thread.create({ data: { userId } });
-    session = new PrismaSession(t.db, th.id);
+    session = new PrismaSession(t.db, th.id, await threadCipher(t.db, th.id));
   });
 
   it("starts empty; popItem on an empty session returns null", async () => {
@@ -84,7 +85,7 @@ describe.each(engines)("Session on %s", (engine) => {
         { role: "user", content: "q2 edited" },
         { role: "assistant", content: "a2'" },
       ],
-      { parent: a1.id },
+      { cipher: await threadCipher(t.db, session.getSessionId()), parent: a1.id },
     );
     expect((await session.getItems()).map((i) => i.content)).toEqual(["q1", "a1", "q2 edited", "a2'"]);
     expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(6);
@@ -94,13 +95,20 @@ describe.each(engines)("Session on %s", (engine) => {
   it("refuses an append by another user or to a missing thread", async () => {
     const other = await t.db.user.create({ data: { email: `o-${engine}-${Date.now()}@example.com` } });
     expect(
-      await appendItems(t.db, session.getSessionId(), [{ role: "user", content: "x" }], { ownerId: other.id }),
+      await appendItems(t.db, session.getSessionId(), [{ role: "user", content: "x" }], {
+        cipher: await threadCipher(t.db, session.getSessionId()),
+        ownerId: other.id,
+      }),
     ).toEqual([]);
     expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(0);
-    await expect(new PrismaSession(t.db, "missing").addItems([{ role: "user", content: "x" }])).rejects.toBeInstanceOf(
-      NotFoundError,
-    );
-    await expect(new PrismaSession(t.db, "missing").getItems()).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      new PrismaSession(t.db, "missing", await threadCipher(t.db, "missing")).addItems([
+        { role: "user", content: "x" },
+      ]),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      new PrismaSession(t.db, "missing", await threadCipher(t.db, "missing")).getItems(),
+    ).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it("deleting a thread deletes its items", async () => {
@@ -115,9 +123,10 @@ describe.each(engines)("Session on %s", (engine) => {
   it("2 x 50 concurrent writers never lose, duplicate or interleave a batch", async () => {
     const other = await t.newClient();
     const writers = [t.db, other.db];
+    const cipher = await threadCipher(t.db, session.getSessionId());
     const batches = writers.flatMap((db, w) =>
       Array.from({ length: 50 }, (_, b) =>
-        new PrismaSession(db, session.getSessionId()).addItems([
+        new PrismaSession(db, session.getSessionId(), cipher).addItems([
           { role: "user", content: `w${w}-b${b}-0` },
           { role: "assistant", content: `w${w}-b${b}-1` },
           { role: "user", content: `w${w}-b${b}-2` },
@@ -146,6 +155,7 @@ describe.each(engines)("Session on %s", (engine) => {
         role: i % 2 ? ("assistant" as const) : ("user" as const),
         content: `message ${i} ` + "word ".repeat(i % 2 ? 40 : 10),
       })),
+      { cipher: await threadCipher(t.db, th.id) },
     );
     const leaf = items.at(-1)!;
     const tokens = items.map((i) => i.tokens);
@@ -161,19 +171,32 @@ describe.each(engines)("Session on %s", (engine) => {
       },
     });
     const budget = tokens.slice(-20).reduce((a, b) => a + b, 0) + 7; // not a turn boundary
-    const ctx = await loadContext(t.db, th.id, leaf.id, { budget, maxItems: 1000 });
+    const ctx = await loadContext(t.db, th.id, leaf.id, {
+      cipher: await threadCipher(t.db, th.id),
+      budget,
+      maxItems: 1000,
+    });
     expect(ctx.summary?.content).toBe("Earlier: greetings.");
     expect(ctx.window[0].role).toBe("user");
     expect(ctx.window.at(-1)!.id).toBe(leaf.id);
     expect(ctx.historyTokens).toBeLessThanOrEqual(budget);
     // Without a summary the walk stops soon after the budget: the rest is never read.
     await t.db.summary.deleteMany({ where: { threadId: th.id } });
-    const capped = await loadContext(t.db, th.id, leaf.id, { budget, maxItems: 1000 });
+    const capped = await loadContext(t.db, th.id, leaf.id, {
+      cipher: await threadCipher(t.db, th.id),
+      budget,
+      maxItems: 1000,
+    });
     expect(capped.window.length + capped.unsummarized.length).toBeLessThan(30);
     expect(capped.window[0].role).toBe("user");
     expect(capped.unsummarized.length).toBeGreaterThan(0); // enough to know a summary is due
     // The summary job reads past the window, up to maxItems.
-    const all = await loadContext(t.db, th.id, leaf.id, { budget, maxItems: 1000, pastWindow: true });
+    const all = await loadContext(t.db, th.id, leaf.id, {
+      cipher: await threadCipher(t.db, th.id),
+      budget,
+      maxItems: 1000,
+      pastWindow: true,
+    });
     expect(all.window.length + all.unsummarized.length).toBe(300);
   });
 });

@@ -1,6 +1,7 @@
 // A whole turn against the mock model server over real HTTP, on a real database.
 process.env.MNEMO_HISTORY_TOKEN_BUDGET = "300";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { userContext } from "@/lib/user-context";
 import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -85,7 +86,9 @@ describe.each(engines)("turns on %s", (engine) => {
     await expect(
       collect(runTurn(t.db, userId, { kind: "send", threadId, content: "still there?" }, { defer, session: desk })),
     ).rejects.toMatchObject({ status: 401 });
-    expect((await threadView(t.db, userId, threadId)).items.map((i) => i.content)).not.toContain("still there?");
+    expect((await threadView(await userContext(t.db, userId), threadId)).items.map((i) => i.content)).not.toContain(
+      "still there?",
+    );
     const threads = await t.db.thread.count({ where: { userId } });
     await expect(
       collect(runTurn(t.db, userId, { kind: "send", content: "a new thread" }, { defer, session: desk })),
@@ -114,7 +117,7 @@ describe.each(engines)("turns on %s", (engine) => {
     await expect(
       collect(runTurn(t.db, u, { kind: "send", content: "temp new" }, { defer, session: phone })),
     ).rejects.toMatchObject({ status: 403 });
-    const texts = (await threadView(t.db, u, threadId)).items.map((i) => i.content);
+    const texts = (await threadView(await userContext(t.db, u), threadId)).items.map((i) => i.content);
     expect(texts).toContain("phone");
     expect(texts).not.toContain("old laptop");
     expect(texts).not.toContain("temp");
@@ -129,13 +132,13 @@ describe.each(engines)("turns on %s", (engine) => {
     expect(err.type).toBe("error");
     expect(err.message).toBe("The model server failed (500). Try again.");
     const threadId = (events[0] as { threadId: string }).threadId;
-    let view = await threadView(t.db, userId, threadId);
+    let view = await threadView(await userContext(t.db, userId), threadId);
     expect(view.items.map((i) => [i.role, i.status])).toEqual([
       ["user", "complete"],
       ["assistant", "failed"],
     ]);
     await collect(runTurn(t.db, userId, { kind: "regenerate", threadId, itemId: err.item!.id }, { defer }));
-    view = await threadView(t.db, userId, threadId);
+    view = await threadView(await userContext(t.db, userId), threadId);
     expect(view.items.map((i) => [i.role, i.status])).toEqual([
       ["user", "complete"],
       ["assistant", "complete"],
@@ -148,7 +151,7 @@ describe.each(engines)("turns on %s", (engine) => {
     const threadId = (events[0] as { threadId: string }).threadId;
     const first = (events.at(-1) as Extract<TurnEvent, { type: "done" }>).item;
     await collect(runTurn(t.db, userId, { kind: "regenerate", threadId, itemId: first.id }, { defer }));
-    const view = await threadView(t.db, userId, threadId);
+    const view = await threadView(await userContext(t.db, userId), threadId);
     expect(view.items[1].siblingIds).toHaveLength(2);
     expect(view.items[1].siblingIds[0]).toBe(first.id);
   });

@@ -2,6 +2,7 @@
 // the answer fails with a clear sentence, without calling the model; other
 // users and the admin page's counts are unaffected.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { userContext } from "@/lib/user-context";
 import { collect } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -69,9 +70,8 @@ describe.each(engines)("daily usage limits on %s", (engine) => {
       Awaited<ReturnType<typeof resolveConnection>>,
       { configured: true }
     >;
-    const learn = () =>
-      extractMemories(t.db, conn.connection, {
-        userId: user,
+    const learn = async () =>
+      extractMemories(await userContext(t.db, user), conn.connection, {
         threadId,
         userItemId: "i",
         question: "I moved to Lisbon",

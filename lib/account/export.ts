@@ -2,7 +2,8 @@
 // produced piece by piece (rows are read in pages and written one per line), so
 // a large account never sits in memory. Format documented in docs/export.md.
 import type { Db } from "@/lib/db/client";
-import { cipherFor, openJson, type ContentCipher } from "@/lib/crypto/content";
+import { type UserContext } from "@/lib/user-context";
+import { openJson, type ContentCipher } from "@/lib/crypto/content";
 import { USER_DATA } from "./user-data";
 
 export const EXPORT_FORMAT = "mnemo-export";
@@ -48,10 +49,11 @@ async function* paged<T extends { id: string }>(
 const openOrNull = (c: ContentCipher, v: string | null) => (v === null ? null : c.open(v));
 
 /** The export, as chunks of one JSON document. */
-export async function* exportUserData(db: Db, userId: string, now = new Date()): AsyncGenerator<string> {
+export async function* exportUserData(u: UserContext, now = new Date()): AsyncGenerator<string> {
+  const { db, userId } = u;
   const user = await db.user.findUnique({ where: { id: userId } });
   if (!user) return;
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   const q = <T>(sql: string) => db.$queryRawUnsafe<T[]>(sql, userId);
 
   yield `{\n"format": ${line(EXPORT_FORMAT)},\n"version": ${EXPORT_VERSION},\n"exportedAt": ${line(now.toISOString())},\n`;

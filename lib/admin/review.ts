@@ -4,6 +4,7 @@
 // so there is no read without its record. A deployment setting
 // (MNEMO_ADMIN_THREAD_ACCESS=off) turns the access off entirely.
 import { z } from "zod";
+import { userContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { threadView, type ThreadView } from "@/lib/chat/threads";
@@ -90,7 +91,7 @@ export async function reviewThread(
   const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true, temporary: true } });
   if (!t || t.temporary) throw new NotFoundError("thread");
   await recordAudit(db, { actorId: adminId, subjectUserId: t.userId, action: "thread.view", threadId, reason: why });
-  return { ...(await threadView(db, t.userId, threadId)), ownerId: t.userId };
+  return { ...(await threadView(await userContext(db, t.userId), threadId)), ownerId: t.userId };
 }
 
 /** A user's memories for an admin, after recording why. */
@@ -99,7 +100,7 @@ export async function reviewMemories(db: Db, adminId: string, userId: string, re
   const why = reasonSchema.parse(reason);
   if (!(await db.user.findUnique({ where: { id: userId }, select: { id: true } }))) throw new NotFoundError("thread");
   await recordAudit(db, { actorId: adminId, subjectUserId: userId, action: "memory.view", reason: why });
-  return listMemories(db, userId, {});
+  return listMemories(await userContext(db, userId), {});
 }
 
 /** What the user sees on /settings/data: every admin action about them. */

@@ -3,22 +3,24 @@
 // relevant memories and passages, within a token budget) and `remember`
 // (an explicit memory, with the same secret guard and de-duplication as chat).
 import { SecretRefusedError } from "@/lib/errors";
+import type { UserContext } from "@/lib/user-context";
 import { tool } from "@openai/agents";
 import { z } from "zod";
-import type { Db } from "@/lib/db/client";
 import { addMemory, memoryKindSchema } from "@/lib/memory/long-term";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { memoryPolicy } from "@/lib/memory/writes";
 
-export function mnemoMemoryTools(db: Db, userId: string, opts: { budget?: number; threadId?: string } = {}) {
+/** `u`: the user's context (lib/user-context.ts), made by the caller once for the agent run. */
+export function mnemoMemoryTools(u: UserContext, opts: { budget?: number; threadId?: string } = {}) {
+  const { db, userId } = u;
   const recallTool = tool({
     name: "recall_memory",
     description:
       "Look up what Mnemo remembers about the user that is relevant to a query: facts, preferences, procedures and passages from earlier conversations.",
     parameters: z.object({ query: z.string().min(1).max(2000) }),
     async execute({ query }) {
-      const r = await recall(db, userId, query, {
+      const r = await recall(u, query, {
         budget: opts.budget ?? 800,
         excludeThreadId: opts.threadId,
         semantic: embedQuery(db, query, userId),
@@ -36,8 +38,7 @@ export function mnemoMemoryTools(db: Db, userId: string, opts: { budget?: number
         return JSON.stringify({ error: "The user has paused memory; nothing was saved. Tell them." });
       try {
         const m = await addMemory(
-          db,
-          userId,
+          u,
           { text, kind, source: "explicit", sourceThreadId: opts.threadId ?? null },
           "user",
           "Asked an agent to remember it",

@@ -12,6 +12,7 @@
 // Other item kinds (reasoning, hosted tools, computer use) are not stored; the
 // SDK replays without them.
 import type { AgentInputItem, Session } from "@openai/agents";
+import { userContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { createThread, openSession } from "@/lib/chat/threads";
 import type { NewItem, PrismaSession, SessionItem } from "@/lib/memory/session";
@@ -108,8 +109,9 @@ export class MnemoSession implements Session {
 
   /** The user's thread `threadId` (another user's is "not found"), or a new thread when none is given. */
   static async open(db: Db, userId: string, threadId?: string, opts: { title?: string } = {}): Promise<MnemoSession> {
-    const id = threadId ?? (await createThread(db, userId, { title: opts.title ?? "Agent session" })).id;
-    return new MnemoSession(await openSession(db, userId, id));
+    const u = await userContext(db, userId); // the agent session's one context
+    const id = threadId ?? (await createThread(u, { title: opts.title ?? "Agent session" })).id;
+    return new MnemoSession(await openSession(u, id));
   }
 
   async getSessionId(): Promise<string> {

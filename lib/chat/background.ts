@@ -1,8 +1,5 @@
-// Work that runs after the answer, off the hot path (titles, summaries, and
-// later memory extraction). In a request, Next.js's `after()` keeps it alive
-// past the response; tests and scripts await the returned promises instead.
+// How a request hands work to run after its response: the chat route passes Next.js's `after()` (it keeps a
+// serverless instance alive for the task); tests and scripts collect the tasks and await them. The work itself
+// (titles, summaries, learning) is durable: it is queued as jobs (lib/jobs) before the answer is reported done,
+// and the deferred task only drains that queue sooner.
 export type Defer = (task: () => Promise<void>) => void;
-
-export function runDetached(label: string, task: () => Promise<void>): Promise<void> {
-  return task().catch((e) => console.error(`[mnemo] background ${label} failed: ${(e as Error).message}`));
-}

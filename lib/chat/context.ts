@@ -7,7 +7,7 @@ import { getConfig } from "@/lib/config";
 import { callFunction } from "@/lib/db/function-calls";
 import { retentionCutoff } from "@/lib/account/retention";
 import { openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
-import { cipherForThread, type ContentCipher } from "@/lib/crypto/content";
+import type { ContentCipher } from "@/lib/crypto/content";
 import { promptable, selectWindow } from "@/lib/memory/window";
 import { MESSAGE_OVERHEAD, countTokens } from "@/lib/memory/tokens";
 
@@ -35,10 +35,10 @@ export async function loadContext(
   threadId: string,
   leafId: string,
   /** `pastWindow`: also load the items beyond the budget (up to maxItems), for the summary. */
-  opts: { budget?: number; maxItems?: number; cipher?: ContentCipher; pastWindow?: boolean } = {},
+  opts: { cipher: ContentCipher; budget?: number; maxItems?: number; pastWindow?: boolean },
 ): Promise<Context> {
   const { chat } = getConfig();
-  const c = opts.cipher ?? (await cipherForThread(db, threadId));
+  const c = opts.cipher;
   const budget = opts.budget ?? chat.historyTokenBudget;
   const rows = await callFunction<Row>(db, {
     // SQL in the migration context_window_function (PL/pgSQL keeps its plan): the walk from the leaf up the

@@ -2,19 +2,19 @@
 // model folds them into the branch's summary (a new version each time), after
 // the answer. The next turns send the summary in place of those turns.
 import { metered, meterForThread } from "@/lib/llm/metered";
-import type { Db } from "@/lib/db/client";
+import type { UserContext } from "@/lib/user-context";
 import { getConfig } from "@/lib/config";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
 import type { SessionItem } from "@/lib/memory/session";
-import { cipherForThread } from "@/lib/crypto/content";
 import { summaryTokens, type SummaryRef } from "./context";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
 
 const MAX_SUMMARY_CHARS = 4000;
 
+/** `u`: the thread owner's context. */
 export async function refreshSummary(
-  db: Db,
+  u: UserContext,
   conn: ModelConnection,
   threadId: string,
   previous: SummaryRef | null,
@@ -25,7 +25,7 @@ export async function refreshSummary(
     .filter((i) => i.role === "user" || (i.role === "assistant" && i.content))
     .map((i) => `${i.role === "user" ? "User" : "Assistant"}: ${i.content}`)
     .join("\n\n");
-  const meter = await meterForThread(db, threadId);
+  const meter = await meterForThread(u.db, threadId);
   if (!meter) return;
   const res = await metered(meter, "model", () =>
     openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
@@ -46,18 +46,18 @@ export async function refreshSummary(
   const content = cutGraphemes(cleanText(res.choices[0]?.message?.content ?? "").trim(), MAX_SUMMARY_CHARS);
   if (!content) return;
   const through = dropped[dropped.length - 1];
-  await saveSummary(db, threadId, through, content, conn.memoryModel);
+  await saveSummary(u, threadId, through, content, conn.memoryModel);
 }
 
 /** Stores a new summary version covering the branch through `through`. */
 export async function saveSummary(
-  db: Db,
+  u: UserContext,
   threadId: string,
   through: { id: string; position: number },
   content: string,
   model: string | null,
 ) {
-  const c = await cipherForThread(db, threadId);
+  const { db, cipher: c } = u;
   // Versions count up per thread; a concurrent refresh losing the race on the
   // unique (threadId, version) simply leaves the other's summary in place.
   const last = await db.summary.findFirst({

@@ -2,12 +2,12 @@
 // and only ever touches that user's rows; another user's thread looks exactly
 // like a thread that does not exist.
 import { NotFoundError } from "@/lib/errors";
+import type { UserContext } from "@/lib/user-context";
 import { feedbackFor, type AnswerFeedback } from "@/lib/memory/feedback";
 import { z } from "zod";
 import { sweepExpiredAnswers } from "./leases";
 import { cleanText } from "@/lib/text/policy";
 import type { Db } from "@/lib/db/client";
-import { cipherFor } from "@/lib/crypto/content";
 import { temporaryCutoff } from "@/lib/account/retention";
 import { PrismaSession, pathItems, type SessionItem } from "@/lib/memory/session";
 
@@ -21,9 +21,10 @@ export const titleSchema = z
 
 export type ThreadSummary = { id: string; title: string | null; lastActivityAt: string; archived: boolean };
 
-export async function createThread(db: Db, userId: string, opts: { temporary?: boolean; title?: string } = {}) {
+export async function createThread(u: UserContext, opts: { temporary?: boolean; title?: string } = {}) {
+  const { db, userId } = u;
   await db.thread.deleteMany({ where: { userId, temporary: true } });
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   return db.thread.create({
     data: { userId, temporary: !!opts.temporary, title: opts.title === undefined ? undefined : c.seal(opts.title) },
   });
@@ -40,9 +41,9 @@ export async function ownedThread(db: Db, userId: string, threadId: string) {
   return t;
 }
 
-export async function openSession(db: Db, userId: string, threadId: string): Promise<PrismaSession> {
-  await ownedThread(db, userId, threadId);
-  return new PrismaSession(db, threadId);
+export async function openSession(u: UserContext, threadId: string): Promise<PrismaSession> {
+  await ownedThread(u.db, u.userId, threadId);
+  return new PrismaSession(u.db, threadId, u.cipher);
 }
 
 export const listThreadsInput = z.object({
@@ -53,9 +54,10 @@ export const listThreadsInput = z.object({
 });
 
 /** A page of the user's threads, newest activity first (keyset pagination). */
-export async function listThreads(db: Db, userId: string, input: z.input<typeof listThreadsInput>) {
+export async function listThreads(u: UserContext, input: z.input<typeof listThreadsInput>) {
+  const { db, userId } = u;
   const { cursor, q, archived, limit } = listThreadsInput.parse(input);
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   let after: { at: Date; id: string } | undefined;
   if (cursor) {
     const [at, id] = cursor.split("|");
@@ -94,8 +96,8 @@ async function updateOwned(db: Db, userId: string, threadId: string, data: { tit
   if (r.count === 0) throw new NotFoundError("thread");
 }
 
-export const renameThread = async (db: Db, userId: string, threadId: string, title: string) =>
-  updateOwned(db, userId, threadId, { title: (await cipherFor(db, userId)).seal(titleSchema.parse(title)) });
+export const renameThread = async (u: UserContext, threadId: string, title: string) =>
+  updateOwned(u.db, u.userId, threadId, { title: u.cipher.seal(titleSchema.parse(title)) });
 export const setArchived = (db: Db, userId: string, threadId: string, archived: boolean) =>
   updateOwned(db, userId, threadId, { archived });
 
@@ -126,11 +128,12 @@ export type ThreadView = {
 const VIEW_LIMIT = 500;
 
 /** The active branch with, for each message, its siblings (for "‹ 1/2 ›"). */
-export async function threadView(db: Db, userId: string, threadId: string): Promise<ThreadView> {
+export async function threadView(u: UserContext, threadId: string): Promise<ThreadView> {
+  const { db, userId } = u;
   const t = await ownedThread(db, userId, threadId);
   // An answer whose writer went away shows as interrupted at once, not after the next periodic sweep.
   await sweepExpiredAnswers(db, threadId);
-  const items = await pathItems(db, threadId, t.activeLeafId, VIEW_LIMIT + 1, await cipherFor(db, userId));
+  const items = await pathItems(db, threadId, t.activeLeafId, VIEW_LIMIT + 1, u.cipher);
   const truncated = items.length > VIEW_LIMIT;
   const shown = truncated ? items.slice(1) : items;
   const parentIds = [...new Set(shown.map((i) => i.parentId).filter((p): p is string => !!p))];
@@ -146,10 +149,10 @@ export async function threadView(db: Db, userId: string, threadId: string): Prom
       where: { userId, itemId: { in: shown.filter((i) => i.role === "assistant").map((i) => i.id) } },
       select: { itemId: true, memory: { select: { id: true, text: true } } },
     }),
-    feedbackFor(db, userId, answerIds),
+    feedbackFor(u, answerIds),
   ]);
   const usedBy = new Map<string, Array<{ id: string; text: string }>>();
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   for (const u of uses)
     usedBy.set(u.itemId, [...(usedBy.get(u.itemId) ?? []), { id: u.memory.id, text: c.open(u.memory.text) }]);
   const byParent = new Map<string | null, string[]>();
@@ -190,8 +193,8 @@ export async function switchBranch(db: Db, userId: string, threadId: string, ite
 }
 
 /** Undo the last turn: pops the answer (and any tool items), then the question. */
-export async function undoLastTurn(db: Db, userId: string, threadId: string): Promise<number> {
-  const session = await openSession(db, userId, threadId);
+export async function undoLastTurn(u: UserContext, threadId: string): Promise<number> {
+  const session = await openSession(u, threadId);
   let popped = 0;
   for (;;) {
     const it = await session.popItem();
@@ -202,7 +205,7 @@ export async function undoLastTurn(db: Db, userId: string, threadId: string): Pr
   return popped;
 }
 
-export async function clearThread(db: Db, userId: string, threadId: string) {
-  const session = await openSession(db, userId, threadId);
+export async function clearThread(u: UserContext, threadId: string) {
+  const session = await openSession(u, threadId);
   await session.clearSession();
 }

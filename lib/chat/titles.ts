@@ -1,7 +1,6 @@
 // Thread titles: the first message's opening words at once, then a short title
 // from the memory model after the first exchange (off the hot path).
-import { cipherForThread } from "@/lib/crypto/content";
-import type { Db } from "@/lib/db/client";
+import type { UserContext } from "@/lib/user-context";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
 import { metered, meterForThread } from "@/lib/llm/metered";
@@ -11,7 +10,15 @@ export function provisionalTitle(text: string): string {
   return truncate(cleanText(text).replace(/\s+/g, " ").trim(), 60);
 }
 
-export async function generateTitle(db: Db, conn: ModelConnection, threadId: string, question: string, answer: string) {
+/** `u`: the thread owner's context. */
+export async function generateTitle(
+  u: UserContext,
+  conn: ModelConnection,
+  threadId: string,
+  question: string,
+  answer: string,
+) {
+  const { db } = u;
   const meter = await meterForThread(db, threadId);
   if (!meter) return;
   const res = await metered(meter, "model", () =>
@@ -33,6 +40,6 @@ export async function generateTitle(db: Db, conn: ModelConnection, threadId: str
   if (title)
     await db.thread.update({
       where: { id: threadId },
-      data: { title: (await cipherForThread(db, threadId)).seal(title) },
+      data: { title: u.cipher.seal(title) },
     });
 }

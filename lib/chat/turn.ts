@@ -1,18 +1,20 @@
-// One chat turn, streamed:
-//  1. save the user's message and an empty "streaming" answer (one statement,
-//     which also checks that the thread is the user's and the user is enabled),
-//  2. load the context window and summary (one query), build the prompt,
-//  3. stream the model's tokens to the caller, saving the partial answer as it grows,
-//  4. save the final answer (complete / stopped / failed) with model and usage,
-//     renewing the answer's lease meanwhile (a crash leaves it "interrupted"),
-//  5. queue the work after the answer (title, summary, learning) on the
-//     durable job queue (lib/jobs), off the hot path.
+// One chat turn, streamed, in named steps:
+//  1. prepare: validate, save the user's message and an empty "streaming"
+//     answer (one statement, which also checks that the thread is the user's
+//     and the session may act); the user's context is made once here,
+//  2. readContext: the context window, recall and the usage check, read together,
+//  3. streamRound: stream the model's tokens to the caller, saving the partial
+//     answer as it grows (a heartbeat renews the answer's lease),
+//  4. runTools: the memory tools the model called, then another round,
+//  5. complete (or fail): save the final answer with model and usage, and queue
+//     the work after it (title, summary, learning) on the durable job queue.
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
 import { recordUsage } from "@/lib/account/usage-ledger";
+import { userContext, type UserContext } from "@/lib/user-context";
 import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
 import OpenAI from "openai";
-import { cipherFor, sealJson, type ContentCipher } from "@/lib/crypto/content";
+import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
@@ -147,19 +149,22 @@ type Prepared = {
 const NO_META: AppendMeta = { temporary: false, memoryPaused: false, memoryReview: false };
 
 /** What the three kinds of request share while their question and answer are saved. */
-type Preparing = { db: Db; userId: string; c: ContentCipher; session?: SessionProof; conn: ModelConnection };
+/** The user's context (db, userId, cipher `c`) while their question and answer are saved. */
+type Preparing = {
+  u: UserContext;
+  db: Db;
+  userId: string;
+  c: ContentCipher;
+  session?: SessionProof;
+  conn: ModelConnection;
+};
 
 /** Step 1: validate and save the question and an empty answer. */
-async function prepare(
-  db: Db,
-  userId: string,
-  req: TurnRequest,
-  c: ContentCipher,
-  session?: SessionProof,
-): Promise<Prepared> {
+async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
+  const { db, userId } = u;
   const state = await resolveConnectionCached(db);
   if (!state.configured) throw new AppError(state.reason, 409);
-  const s: Preparing = { db, userId, c, session, conn: state.connection };
+  const s: Preparing = { u, db, userId, c: u.cipher, session, conn: state.connection };
   if (req.kind === "send") return prepareSend(s, req);
   const target = await db.item.findFirst({
     where: { id: req.itemId, threadId: req.threadId, thread: { userId } },
@@ -188,7 +193,12 @@ async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send
   if (!req.threadId && s.session) await assertSessionMayAct(s.db, s.userId, s.session);
   const threadId =
     req.threadId ??
-    (await createThread(s.db, s.userId, { temporary: req.temporary, title: provisionalTitle(req.content) })).id;
+    (
+      await createThread(s.u, {
+        temporary: req.temporary,
+        title: provisionalTitle(req.content),
+      })
+    ).id;
   const { items: added, meta } = await appendItemsMeta(
     s.db,
     threadId,
@@ -280,8 +290,8 @@ export async function* runTurn(
 ): AsyncGenerator<TurnEvent> {
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new AppError(parsed.error.issues[0].message, 400);
-  const c = await cipherFor(db, userId);
-  const p = await prepare(db, userId, parsed.data, c, opts.session);
+  const u = await userContext(db, userId); // made once for the whole turn
+  const p = await prepare(u, parsed.data, opts.session);
   yield {
     type: "start",
     threadId: p.threadId,
@@ -289,7 +299,7 @@ export async function* runTurn(
     assistantItemId: p.assistant.id,
     model: p.conn.chatModel,
   };
-  const final = yield* new TurnRun(db, userId, c, p).answer(opts.onContext);
+  const final = yield* new TurnRun(u, p).answer(opts.onContext);
   // The instance that served the answer runs its queued work right after the
   // response (Next's after() keeps a serverless instance alive for it), in the
   // process's one job drain; any other worker would pick it up too.
@@ -310,12 +320,15 @@ class TurnRun {
   private usage = { prompt: 0, completion: 0, any: false };
   private modelCalls = 0; // for the usage ledger, whatever way the answer ends
 
+  private readonly db: Db;
+  private readonly userId: string;
+  private readonly c: ContentCipher;
+
   constructor(
-    private readonly db: Db,
-    private readonly userId: string,
-    private readonly c: ContentCipher,
+    private readonly u: UserContext,
     private readonly p: Prepared,
   ) {
+    ({ db: this.db, userId: this.userId, cipher: this.c } = u);
     this.assistant = p.assistant;
   }
 
@@ -364,7 +377,7 @@ class TurnRun {
       Promise.all([
         loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: this.c }),
         useMemory && memBudget > 0
-          ? recall(db, userId, p.userItem.content, {
+          ? recall(this.u, p.userItem.content, {
               budget: memBudget,
               excludeThreadId: p.threadId,
               // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
@@ -496,8 +509,7 @@ class TurnRun {
     });
     const results: NewItem[] = [];
     const toolCtx = {
-      db,
-      userId: this.userId,
+      ...this.u,
       threadId: p.threadId,
       itemId: p.userItem.id,
       paused: p.meta.memoryPaused,
@@ -547,7 +559,7 @@ class TurnRun {
     // reported done: a process killed now still learns from it on restart.
     // "No, I meant…" / "don't use bullet points": feedback on the answer before this message.
     if (useMemory && !p.meta.memoryPaused) {
-      await recordCorrection(db, userId, { ...p.userItem, threadId: p.threadId }).catch((e) =>
+      await recordCorrection(this.u, { ...p.userItem, threadId: p.threadId }).catch((e) =>
         logBrief(`could not record a correction for ${p.userItem.id}`, e),
       );
     }

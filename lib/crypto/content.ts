@@ -190,13 +190,6 @@ export async function cipherFor(db: Db, userId: string): Promise<ContentCipher> 
   return k ? userCipher(userId, k) : plainCipher;
 }
 
-/** The cipher for the owner of a thread. */
-export async function cipherForThread(db: Db, threadId: string): Promise<ContentCipher> {
-  if (!encryptionEnabled()) return plainCipher;
-  const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true } });
-  return t ? cipherFor(db, t.userId) : plainCipher;
-}
-
 /** Tool calls are JSON; encrypted, they are stored as one sealed JSON string. */
 export function sealJson<T>(c: ContentCipher, value: T): T | string {
   return c.enabled && value != null ? c.seal(JSON.stringify(value)) : value;

@@ -14,11 +14,14 @@ import { publicError } from "@/lib/errors";
 import { requireAdmin, requireUser, type SessionUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import type { Db } from "@/lib/db/types";
+import { userContext, type UserContext } from "@/lib/user-context";
 
 export type Result<T = undefined> = { ok: true; data: T } | { ok: false; error: string };
 
-/** What an action's body is given: the database and the signed-in user (checked before the body runs). */
+/** What an admin action's body is given: the database and the signed-in admin (checked before the body runs). */
 export type ActionContext = { db: Db; user: SessionUser };
+/** What a user action's body is given: the user's context (lib/user-context.ts), made once, and the session. */
+export type UserActionContext = UserContext & { user: SessionUser };
 
 type Args = z.ZodTuple<readonly z.ZodType[], null>;
 type Options = {
@@ -38,27 +41,30 @@ export async function toResult<T>(where: string, fn: () => Promise<T>): Promise<
   }
 }
 
-function action<A extends Args, T>(
+function action<A extends Args, T, C>(
   args: A,
-  fn: (input: z.output<A>, ctx: ActionContext) => Promise<T>,
+  fn: (input: z.output<A>, ctx: C) => Promise<T>,
   opts: Options,
-  who: (o: Options) => Promise<SessionUser>,
+  context: (o: Options) => Promise<C>,
 ) {
   return async (...input: z.input<A>): Promise<Result<T>> =>
     toResult(opts.name ?? "server action", async () => {
-      const user = await who(opts); // who is asking comes before what they sent
+      const ctx = await context(opts); // who is asking comes before what they sent
       const parsed = args.parse(input);
-      return fn(parsed, { db: await getDb(), user });
+      return fn(parsed, ctx);
     });
 }
 
 /** A server action for any signed-in user; the body works on `ctx.user`'s data only. */
 export function userAction<A extends Args, T>(
   args: A,
-  fn: (input: z.output<A>, ctx: ActionContext) => Promise<T>,
+  fn: (input: z.output<A>, ctx: UserActionContext) => Promise<T>,
   opts: Options = {},
 ) {
-  return action(args, fn, opts, (o) => requireUser({ temporaryPasswordAllowed: o.temporaryPasswordAllowed }));
+  return action(args, fn, opts, async (o): Promise<UserActionContext> => {
+    const user = await requireUser({ temporaryPasswordAllowed: o.temporaryPasswordAllowed });
+    return { ...(await userContext(await getDb(), user.id)), user };
+  });
 }
 
 /** A server action for admins only. */
@@ -67,7 +73,10 @@ export function adminAction<A extends Args, T>(
   fn: (input: z.output<A>, ctx: ActionContext) => Promise<T>,
   opts: Options = {},
 ) {
-  return action(args, fn, opts, () => requireAdmin());
+  return action(args, fn, opts, async (): Promise<ActionContext> => ({
+    user: await requireAdmin(),
+    db: await getDb(),
+  }));
 }
 
 /** A form's state for useActionState: a sentence, per-field errors, the values to refill, or "done". */

@@ -10,8 +10,8 @@
 //   twice and a restart goes on where it stopped.
 // - Pausing learning stops it; asking again resumes.
 import type { Db } from "@/lib/db/client";
+import { type UserContext } from "@/lib/user-context";
 import { getConfig } from "@/lib/config";
-import { cipherFor } from "@/lib/crypto/content";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { extractMemories } from "@/lib/memory/extract";
 import { UsageLimitSkip } from "@/lib/llm/metered";
@@ -145,14 +145,14 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
  * a minute later. Returns what it read and whether anything is left.
  */
 export async function learnFromImports(
-  db: Db,
+  u: UserContext,
   conn: ModelConnection,
-  userId: string,
   opts: { perRun?: number } = {},
 ): Promise<{ read: number; left: boolean }> {
+  const { db, userId } = u;
   const user = await db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true } });
   if (!user || user.memoryPaused) return { read: 0, left: false };
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   const limit = opts.perRun ?? getConfig().import.learnPerMinute;
   const started = Date.now();
   let read = 0;
@@ -163,8 +163,7 @@ export async function learnFromImports(
       break;
     }
     try {
-      await extractMemories(db, conn, {
-        userId,
+      await extractMemories(u, conn, {
         threadId: ex.threadId,
         userItemId: ex.userItemId,
         question: c.open(ex.question),

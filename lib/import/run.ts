@@ -2,8 +2,7 @@
 // (lib/import/read.ts), stores each conversation in its own transaction
 // (lib/import/write.ts: a broken one is reported and skipped, the rest land),
 // and reports what happened. Used by POST /api/import and `npm run import`.
-import type { Db } from "@/lib/db/client";
-import { cipherFor } from "@/lib/crypto/content";
+import type { UserContext } from "@/lib/user-context";
 import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { embedSoon } from "@/lib/memory/embed";
 import { importCustomInstructions, importMemories } from "@/lib/memory/portable";
@@ -42,11 +41,11 @@ const MAX_THREAD_IDS = 10_000;
 const MEMORY_STATUSES = new Set(["active", "pending", "archived"]);
 
 export async function importConversations(
-  db: Db,
-  userId: string,
+  u: UserContext,
   chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   onProgress?: (p: ImportProgress) => void,
 ): Promise<ImportReport> {
+  const { db, userId } = u;
   const report: ImportReport = {
     format: null,
     conversations: 0,
@@ -65,7 +64,7 @@ export async function importConversations(
     const key = ci && JSON.stringify([ci.about, ci.howToRespond]);
     if (ci && key && !instructions.has(key) && instructions.size < 100) instructions.set(key, { ...ci, threadId });
   };
-  const cipher = await cipherFor(db, userId);
+  const cipher = u.cipher;
   const count = (tally: ImportReport["skipped"], reason: string, title: string | null, n = 1) => {
     tally.count += n;
     let r = tally.reasons.find((x) => x.reason === reason);
@@ -84,9 +83,9 @@ export async function importConversations(
   }
 
   report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
-  if (memories.length) report.memories = await importExportedMemories(db, userId, memories);
+  if (memories.length) report.memories = await importExportedMemories(u, memories);
   for (const found of instructions.values()) {
-    const r = await importCustomInstructions(db, userId, found);
+    const r = await importCustomInstructions(u, found);
     report.customInstructions = {
       added: (report.customInstructions?.added ?? 0) + r.added,
       skipped: (report.customInstructions?.skipped ?? 0) + r.skipped,
@@ -142,11 +141,11 @@ export async function importConversations(
 }
 
 /** Memories from Mnemo's full export, through the memories import (duplicates of what the user has are skipped). */
-async function importExportedMemories(db: Db, userId: string, rows: unknown[]) {
+async function importExportedMemories(u: UserContext, rows: unknown[]) {
   const memories = rows
     .map((r) => (r && typeof r === "object" ? (r as Record<string, unknown>) : {}))
     .filter((m) => typeof m.text === "string" && MEMORY_STATUSES.has(String(m.status ?? "active")))
     .map((m) => ({ text: m.text, kind: m.kind ?? "fact", status: m.status ?? "active", pinned: m.pinned === true }));
-  const r = await importMemories(db, userId, { format: "mnemo-memories", version: 1, memories });
+  const r = await importMemories(u, { format: "mnemo-memories", version: 1, memories });
   return { added: r.added, skipped: r.skipped + r.rejected.length + (rows.length - memories.length) };
 }

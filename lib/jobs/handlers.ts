@@ -3,9 +3,9 @@
 // gone (deleted thread, deleted account) or the work is already done, so a
 // job that runs twice after a crash does no harm.
 import { z } from "zod";
+import { threadOwnerContext, userContext, type UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { cipherForThread } from "@/lib/crypto/content";
 import { resolveConnectionCached } from "@/lib/llm/connection";
 import { loadContext } from "@/lib/chat/context";
 import { refreshSummary } from "@/lib/chat/summaries";
@@ -49,33 +49,35 @@ async function connection(db: Db) {
 }
 
 /** The two messages of an exchange, as the user wrote them; null if either is gone or unfinished. */
-async function exchange(db: Db, threadId: string, userItemId: string, answerItemId: string) {
-  const rows = await db.item.findMany({
+async function exchange(u: UserContext, threadId: string, userItemId: string, answerItemId: string) {
+  const rows = await u.db.item.findMany({
     where: { threadId, id: { in: [userItemId, answerItemId] } },
     select: { id: true, content: true, status: true },
   });
   const q = rows.find((r) => r.id === userItemId);
   const a = rows.find((r) => r.id === answerItemId);
   if (!q || !a || a.status !== "complete") return null;
-  const c = await cipherForThread(db, threadId);
-  return { question: c.open(q.content), answer: c.open(a.content) };
+  return { question: u.cipher.open(q.content), answer: u.cipher.open(a.content) };
 }
 
+/** Each job makes its user's context (lib/user-context.ts) once, from the ids its payload carries. */
 export async function runJob(db: Db, kind: string, payload: unknown): Promise<void> {
   switch (kind as JobKind) {
     case "title": {
       const p = payloadOf("title", payload);
-      const ex = await exchange(db, p.threadId, p.userItemId, p.answerItemId);
-      if (ex) await generateTitle(db, await connection(db), p.threadId, ex.question, ex.answer);
+      const u = await threadOwnerContext(db, p.threadId);
+      const ex = u && (await exchange(u, p.threadId, p.userItemId, p.answerItemId));
+      if (u && ex) await generateTitle(u, await connection(db), p.threadId, ex.question, ex.answer);
       return;
     }
     case "summary": {
       const p = payloadOf("summary", payload);
       const exists = await db.item.findFirst({ where: { id: p.leafId, threadId: p.threadId }, select: { id: true } });
-      if (!exists) return;
-      const ctx = await loadContext(db, p.threadId, p.leafId, { pastWindow: true });
+      const u = exists && (await threadOwnerContext(db, p.threadId));
+      if (!u) return;
+      const ctx = await loadContext(db, p.threadId, p.leafId, { pastWindow: true, cipher: u.cipher });
       if (ctx.unsummarized.length)
-        await refreshSummary(db, await connection(db), p.threadId, ctx.summary, ctx.unsummarized);
+        await refreshSummary(u, await connection(db), p.threadId, ctx.summary, ctx.unsummarized);
       return;
     }
     case "extract": {
@@ -86,11 +88,12 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
         db.thread.findFirst({ where: { id: p.threadId, userId: p.userId }, select: { temporary: true } }),
       ]);
       if (!user || !thread || thread.temporary || user.memoryPaused) return;
-      const ex = await exchange(db, p.threadId, p.userItemId, p.answerItemId);
+      const u = await userContext(db, p.userId);
+      const ex = await exchange(u, p.threadId, p.userItemId, p.answerItemId);
       if (!ex) return;
       const conn = await connection(db);
-      const exchangeIds = { userId: p.userId, threadId: p.threadId, userItemId: p.userItemId };
-      await extractMemories(db, conn, { ...exchangeIds, ...ex, review: user.memoryReview });
+      const exchangeIds = { threadId: p.threadId, userItemId: p.userItemId };
+      await extractMemories(u, conn, { ...exchangeIds, ...ex, review: user.memoryReview });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
       await consolidateSoon(db, p.userId);
       // What was just learned gets its vector next (with no embedding model, recall is lexical and there is nothing to
@@ -110,7 +113,8 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const fb = await db.feedback.findUnique({ where: { id: p.feedbackId }, select: { userId: true } });
       if (!fb) return; // removed since
       const conn = await connection(db);
-      const learned = (await learnFromFeedback(db, conn, p.feedbackId, p.version)) !== "nothing";
+      const u = await userContext(db, fb.userId);
+      const learned = (await learnFromFeedback(u, conn, p.feedbackId, p.version)) !== "nothing";
       if (learned && conn.embeddingModel) {
         await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
       }
@@ -119,12 +123,12 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
     case "consolidate": {
       const p = payloadOf("consolidate", payload);
       const state = await resolveConnectionCached(db);
-      await consolidateUser(db, p.userId, state.configured ? state.connection : null);
+      await consolidateUser(await userContext(db, p.userId), state.configured ? state.connection : null);
       return;
     }
     case "import-learn": {
       const p = payloadOf("import-learn", payload);
-      await learnFromImports(db, await connection(db), p.userId);
+      await learnFromImports(await userContext(db, p.userId), await connection(db));
       return;
     }
     default:

@@ -2,9 +2,9 @@
 // or written by the user) that consolidation found contradictory. The
 // dashboard asks which is true now; the answer is recorded as versions.
 import { NotFoundError } from "@/lib/errors";
+import type { UserContext } from "@/lib/user-context";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import { cipherFor } from "@/lib/crypto/content";
 import { retireMemory } from "./long-term";
 
 export type Conflict = {
@@ -13,13 +13,14 @@ export type Conflict = {
 };
 
 /** Open conflicts, older statement first in each pair. */
-export async function listConflicts(db: Db, userId: string): Promise<Conflict[]> {
+export async function listConflicts(u: UserContext): Promise<Conflict[]> {
+  const { db, userId } = u;
   const rows = await db.memory.findMany({
     where: { userId, status: "active", conflictWithId: { not: null } },
     select: { id: true, text: true, createdAt: true, conflictWithId: true },
     orderBy: { createdAt: "asc" },
   });
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   const byId = new Map(rows.map((r) => [r.id, r]));
   const out: Conflict[] = [];
   for (const r of rows) {

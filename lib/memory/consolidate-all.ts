@@ -3,6 +3,7 @@
 // hour, claimed with FOR UPDATE SKIP LOCKED, so with several instances one runs
 // it and the others move on. Returns the summed counts.
 import type { Db } from "@/lib/db/client";
+import { userContext } from "@/lib/user-context";
 import { claim, complete, enqueue, fail } from "@/lib/jobs/queue";
 import { resolveConnection } from "@/lib/llm/connection";
 import { consolidateUser, emptyCounts } from "./consolidate";
@@ -29,7 +30,10 @@ export async function consolidateAll(db: Db) {
     const [job] = await claim(db, 1, ["consolidate"]);
     if (!job) break;
     try {
-      const counts = await consolidateUser(db, String((job.payload as { userId: string }).userId), conn);
+      const counts = await consolidateUser(
+        await userContext(db, String((job.payload as { userId: string }).userId)),
+        conn,
+      );
       for (const [k, v] of Object.entries(counts))
         if (typeof v === "number") totals[k as Exclude<keyof typeof counts, "more">] += v;
       totals.users++;

@@ -16,9 +16,9 @@
 // consolidate one user at once): after enough new memories, and for everyone
 // from `npm run jobs:consolidate`.
 import { z } from "zod";
+import { type UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { cipherFor } from "@/lib/crypto/content";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { enqueue } from "@/lib/jobs/queue";
@@ -90,18 +90,18 @@ type Row = {
 };
 
 export async function consolidateUser(
-  db: Db,
-  userId: string,
+  u: UserContext,
   conn: ModelConnection | null,
   now = new Date(),
 ): Promise<ConsolidationCounts> {
+  const { db, userId } = u;
   const counts = emptyCounts();
   const cfg = getConfig().memory.consolidation;
   const user = await db.user.findUnique({ where: { id: userId }, select: { consolidatedAt: true } });
   if (!user) return counts;
   const since = user.consolidatedAt ?? new Date(0);
 
-  counts.merged += await mergeEqualText(db, userId);
+  counts.merged += await mergeEqualText(u);
   const embedder = await resolveEmbedder(db).catch(() => null);
   if (embedder) {
     const ids = await db.memory.findMany({
@@ -115,7 +115,7 @@ export async function consolidateUser(
     );
   }
   const judged = conn
-    ? await judgePairs(db, userId, conn, since, embedder?.model ?? null, counts)
+    ? await judgePairs(u, conn, since, embedder?.model ?? null, counts)
     : { complete: true, through: null };
   counts.expired += await expireLowValue(db, userId, cfg.lowValueDays, now);
   counts.staleProcedures += await markStaleProcedures(db, cfg.procedureRevalidateDays, userId);
@@ -138,8 +138,9 @@ export async function consolidateUser(
   return counts;
 }
 
-async function activeRows(db: Db, userId: string): Promise<Row[]> {
-  const c = await cipherFor(db, userId);
+async function activeRows(u: UserContext): Promise<Row[]> {
+  const { db, userId } = u;
+  const c = u.cipher;
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, embedding, "embeddingModel"
      FROM "Memory" WHERE "userId" = $1 AND status = 'active' ORDER BY "createdAt"`,
@@ -154,9 +155,10 @@ async function activeRows(db: Db, userId: string): Promise<Row[]> {
 }
 
 /** Memories whose text is equal once case and punctuation are ignored (e.g. from imports or edits): one stays. */
-async function mergeEqualText(db: Db, userId: string): Promise<number> {
+async function mergeEqualText(u: UserContext): Promise<number> {
+  const { db, userId } = u;
   const byText = new Map<string, Row[]>();
-  for (const r of await activeRows(db, userId))
+  for (const r of await activeRows(u))
     byText.set(normalizeText(r.text), [...(byText.get(normalizeText(r.text)) ?? []), r]);
   let merged = 0;
   for (const group of byText.values()) {
@@ -267,19 +269,14 @@ export function candidatePairs(rows: Row[], at: Map<string, Date>, since: Date, 
 
 /** Judges this run's share of pairs; returns whether every changed memory was covered (else: how far it got). */
 async function judgePairs(
-  db: Db,
-  userId: string,
+  u: UserContext,
   conn: ModelConnection,
   since: Date,
   model: string | null,
   counts: ConsolidationCounts,
 ) {
-  const { pairs, through, complete } = candidatePairs(
-    await activeRows(db, userId),
-    await changeTimes(db, userId),
-    since,
-    model,
-  );
+  const { db, userId } = u;
+  const { pairs, through, complete } = candidatePairs(await activeRows(u), await changeTimes(db, userId), since, model);
   const settled = new Set<string>(); // a memory retired in this run is not judged again
   for (let start = 0; start < pairs.length; start += PAIRS_PER_CALL) {
     const batch = pairs

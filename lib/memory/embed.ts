@@ -7,7 +7,8 @@
 import { recordUsage } from "@/lib/account/usage-ledger";
 import { backgroundAllowed } from "@/lib/account/usage-limits";
 import type { Db } from "@/lib/db/client";
-import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
+import type { ContentCipher } from "@/lib/crypto/content";
+import { userContext } from "@/lib/user-context";
 import { embedTexts, resolveEmbedder, type Embedder } from "@/lib/llm/embeddings";
 import { enqueue } from "@/lib/jobs/queue";
 import { ensureVectorIndex } from "./vectors";
@@ -89,7 +90,7 @@ async function embedBatch(
   rows: Pending[],
   ciphers: Map<string, ContentCipher>,
 ): Promise<{ embedded: number; unembeddable: number }> {
-  for (const r of rows) if (!ciphers.has(r.userId)) ciphers.set(r.userId, await cipherFor(db, r.userId));
+  for (const r of rows) if (!ciphers.has(r.userId)) ciphers.set(r.userId, (await userContext(db, r.userId)).cipher);
   const sealed = rows.map((r) => r.text);
   const texts = rows.map((r) => ciphers.get(r.userId)!.open(r.text));
   // Each user's share of a call goes to their ledger (by characters embedded).

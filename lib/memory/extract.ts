@@ -4,8 +4,8 @@
 // written (lib/memory/secrets.ts); precedence keeps explicit and hand-edited
 // memories above inferred ones (lib/memory/long-term.ts).
 import { NotFoundError, SecretRefusedError } from "@/lib/errors";
+import { type UserContext } from "@/lib/user-context";
 import { z } from "zod";
-import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { memoryKindSchema, searchMemories } from "./long-term";
@@ -38,30 +38,32 @@ Existing related memories are listed with ids. Reply with JSON only: {"decisions
 export type ExtractionResult = { applied: Array<{ op: Decision["op"]; memoryId?: string }>; rejected: number };
 
 export async function extractMemories(
-  db: Db,
+  u: UserContext,
   conn: ModelConnection,
-  input: { userId: string; threadId: string; userItemId: string; question: string; answer: string; review: boolean },
+  input: { threadId: string; userItemId: string; question: string; answer: string; review: boolean },
 ): Promise<ExtractionResult> {
-  const related = await searchMemories(db, input.userId, input.question, 15);
+  const { db } = u;
+  const related = await searchMemories(u, input.question, 15);
   const parsed = await askMemoryModelJson(
     conn,
     INSTRUCTIONS,
     `Existing related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
     extractionSchema,
-    { db, userId: input.userId },
+    { db, userId: u.userId },
   );
   if (!parsed) return { applied: [], rejected: 1 }; // malformed output changes nothing
-  return applyDecisions(db, input, parsed.decisions);
+  return applyDecisions(u, input, parsed.decisions);
 }
 
 export async function applyDecisions(
-  db: Db,
-  input: { userId: string; threadId: string; userItemId: string; review: boolean },
+  u: UserContext,
+  input: { threadId: string; userItemId: string; review: boolean },
   decisions: Decision[],
 ): Promise<ExtractionResult> {
+  const { db } = u;
   const result: ExtractionResult = { applied: [], rejected: 0 };
   // Every change goes through the gate of lib/memory/writes.ts: pause, review, protected memories.
-  const now = await memoryPolicy(db, input.userId);
+  const now = await memoryPolicy(db, u.userId);
   const policy = { paused: now.paused, review: now.review || input.review };
   const from = { sourceThreadId: input.threadId, sourceItemId: input.userItemId };
   for (const d of decisions) {
@@ -92,7 +94,7 @@ export async function applyDecisions(
           : d.op === "UPDATE"
             ? "Corrected by the conversation"
             : "No longer true, per the conversation";
-      const r = await modelChange(db, input.userId, change, { reason, ...from }, policy);
+      const r = await modelChange(u, change, { reason, ...from }, policy);
       if (r.outcome === "applied") result.applied.push({ op: d.op, memoryId: r.memory.id });
       else if (r.outcome === "proposed") result.applied.push({ op: d.op, memoryId: r.proposalId });
       else result.rejected++;

@@ -6,11 +6,11 @@
 // provenance is the feedback. The same lesson again raises its confidence
 // instead of adding a copy. Never in temporary chats or while learning is paused.
 import { z } from "zod";
+import { type UserContext } from "@/lib/user-context";
 import { onAnswerRated, procedureText, stepsSchema } from "./procedures";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
-import { cipherFor } from "@/lib/crypto/content";
 import { enqueue } from "@/lib/jobs/queue";
 import { getConfig } from "@/lib/config";
 import { AppError, NotFoundError, SecretRefusedError } from "@/lib/errors";
@@ -51,14 +51,15 @@ async function rateableAnswer(db: Db, userId: string, itemId: string) {
 }
 
 /** Sets, changes or (rating null) removes the user's rating of an answer; queues learning from it. */
-export async function rateAnswer(db: Db, userId: string, input: z.input<typeof rateInput>): Promise<AnswerFeedback> {
+export async function rateAnswer(u: UserContext, input: z.input<typeof rateInput>): Promise<AnswerFeedback> {
+  const { db, userId } = u;
   const { itemId, rating, comment } = rateInput.parse(input);
   const item = await rateableAnswer(db, userId, itemId);
   if (rating === null) {
     await db.feedback.deleteMany({ where: { itemId: item.id, userId, kind: "rating" } });
     return { rating: null, comment: null };
   }
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   const sealed = comment ? c.seal(comment) : null;
   const fb = await db.feedback.upsert({
     where: { itemId_kind: { itemId: item.id, kind: "rating" } },
@@ -77,13 +78,14 @@ export async function rateAnswer(db: Db, userId: string, input: z.input<typeof r
 }
 
 /** The user's ratings of these answers (for the thread view). */
-export async function feedbackFor(db: Db, userId: string, itemIds: string[]): Promise<Map<string, AnswerFeedback>> {
+export async function feedbackFor(u: UserContext, itemIds: string[]): Promise<Map<string, AnswerFeedback>> {
+  const { db, userId } = u;
   if (!itemIds.length) return new Map();
   const rows = await db.feedback.findMany({
     where: { userId, kind: "rating", itemId: { in: itemIds } },
     select: { itemId: true, rating: true, comment: true },
   });
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   return new Map(
     rows.map((r) => [
       r.itemId,
@@ -107,17 +109,17 @@ export const looksLikeCorrection = (text: string) => CORRECTION.some((re) => re.
 
 /** When the user's new message corrects the answer before it, records that as feedback on it and queues learning. */
 export async function recordCorrection(
-  db: Db,
-  userId: string,
+  u: UserContext,
   message: { id: string; parentId: string | null; content: string; threadId: string },
 ) {
+  const { db, userId } = u;
   if (!message.parentId || !looksLikeCorrection(message.content)) return;
   const prev = await db.item.findFirst({
     where: { id: message.parentId, threadId: message.threadId, role: "assistant", status: "complete" },
     select: { id: true },
   });
   if (!prev) return;
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   const comment = c.seal(cutGraphemes(message.content, COMMENT_MAX_CHARS));
   const fb = await db.feedback.upsert({
     where: { itemId_kind: { itemId: prev.id, kind: "correction" } },
@@ -152,13 +154,14 @@ Reply with JSON only: {"lesson": {"text": "...", "kind": "preference"}}, {"lesso
 
 /** The feedback job: distils one feedback row into a memory (or raises the confidence of the one it matches). */
 export async function learnFromFeedback(
-  db: Db,
+  u: UserContext,
   conn: ModelConnection,
   feedbackId: string,
   version?: string,
 ): Promise<"learned" | "reinforced" | "corrected" | "nothing"> {
-  const fb = await db.feedback.findUnique({
-    where: { id: feedbackId },
+  const { db } = u;
+  const fb = await db.feedback.findFirst({
+    where: { id: feedbackId, userId: u.userId },
     include: {
       item: { select: { id: true, content: true, parentId: true, threadId: true } },
       user: { select: { memoryPaused: true, memoryReview: true } },
@@ -175,7 +178,7 @@ export async function learnFromFeedback(
     await done();
     return "nothing";
   }
-  const c = await cipherFor(db, fb.userId);
+  const c = u.cipher;
   const question = fb.item.parentId
     ? await db.item.findFirst({ where: { id: fb.item.parentId, role: "user" }, select: { content: true } })
     : null;
@@ -205,7 +208,7 @@ export async function learnFromFeedback(
   }
   const corrected =
     parsed.correct && used.some((m) => m.id === parsed.correct!.id)
-      ? await correctMemory(db, fb, parsed.correct, said)
+      ? await correctMemory(u, fb, parsed.correct, said)
       : false;
   if (!parsed.lesson) {
     await done();
@@ -215,8 +218,7 @@ export async function learnFromFeedback(
   let outcome: "learned" | "reinforced" = "learned";
   try {
     const m = await addMemory(
-      db,
-      fb.userId,
+      u,
       {
         text:
           parsed.lesson.kind === "procedure"
@@ -253,7 +255,7 @@ export async function learnFromFeedback(
  * a learned change and precedence applies (an explicit memory is not changed).
  */
 async function correctMemory(
-  db: Db,
+  u: UserContext,
   fb: { id: string; userId: string; threadId: string; item: { id: string } },
   fix: { id: string; text: string },
   said: string,
@@ -262,8 +264,7 @@ async function correctMemory(
     // Through the gate of lib/memory/writes.ts: pause and review apply; without the user's words a pinned or
     // user-written memory is only proposed.
     const r = await modelChange(
-      db,
-      fb.userId,
+      u,
       { op: "update", id: fix.id, text: fix.text },
       {
         reason: "Corrected by your feedback on an answer that used it",

@@ -3,10 +3,11 @@
 // Every function takes the signed-in user's id and touches only that user's
 // memories, whatever ids the caller (a tool call, a form) passes in.
 import { z } from "zod";
+import type { UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { callFunction } from "@/lib/db/function-calls";
 import type { Memory, MemoryActor, MemoryKind, MemorySource, MemoryStatus } from "@/lib/generated/prisma/client";
-import { cipherFor, sealJson, type ContentCipher } from "@/lib/crypto/content";
+import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import { redactSecrets } from "./secrets";
 import { NotFoundError, SecretRefusedError } from "@/lib/errors";
@@ -83,16 +84,11 @@ export type NewMemory = {
  * Adds a memory, or returns the existing one when the same text is already
  * remembered (de-duplication); a higher-precedence source takes it over.
  */
-export async function addMemory(
-  db: Db,
-  userId: string,
-  m: NewMemory,
-  actor: MemoryActor,
-  reason: string,
-): Promise<Memory> {
+export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor, reason: string): Promise<Memory> {
+  const { db, userId } = u;
   const text = clean(m.text);
   const norm = normalizeText(text);
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   // Only memories containing every word of the new one can be duplicates: the
   // full-text index finds them without reading all of the user's memories.
   const keyed = c.searchTerms(normalizeText(text).split(" ").filter(Boolean)).terms;
@@ -150,10 +146,11 @@ export async function addMemory(
   return openMemory(c, created);
 }
 
-export async function ownedMemory(db: Db, userId: string, id: string): Promise<Memory> {
+export async function ownedMemory(u: UserContext, id: string): Promise<Memory> {
+  const { db, userId } = u;
   const m = await db.memory.findFirst({ where: { id, userId } });
   if (!m) throw new NotFoundError("memory");
-  return openMemory(await cipherFor(db, userId), m);
+  return openMemory(u.cipher, m);
 }
 
 /**
@@ -161,8 +158,7 @@ export async function ownedMemory(db: Db, userId: string, id: string): Promise<M
  * a memory from a stronger source: it is kept archived instead, not lost.
  */
 export async function updateMemoryText(
-  db: Db,
-  userId: string,
+  u: UserContext,
   id: string,
   newText: string,
   by: {
@@ -173,9 +169,10 @@ export async function updateMemoryText(
     sourceItemId?: string | null;
   },
 ): Promise<{ memory: Memory; applied: boolean }> {
-  const current = await ownedMemory(db, userId, id);
+  const { db, userId } = u;
+  const current = await ownedMemory(u, id);
   const text = clean(newText);
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   if (RANK[by.source] < RANK[current.source]) {
     const loser = await db.memory.create({
       data: {
@@ -225,15 +222,15 @@ export async function updateMemoryText(
 }
 
 export async function setMemoryStatus(
-  db: Db,
-  userId: string,
+  u: UserContext,
   id: string,
   status: MemoryStatus,
   actor: MemoryActor,
   reason: string,
 ) {
-  const current = await ownedMemory(db, userId, id);
-  const c = await cipherFor(db, userId);
+  const { db, userId } = u;
+  const current = await ownedMemory(u, id);
+  const c = u.cipher;
   const sealed = c.seal(current.text);
   const m = await db.memory.update({
     where: { id },
@@ -246,9 +243,10 @@ export async function setMemoryStatus(
 const NAMED_MEMORY = / \(memory ([\w-]+)\)/g;
 
 /** A memory's versions, newest first (the memory must be the user's). */
-export async function memoryHistory(db: Db, userId: string, id: string) {
-  await ownedMemory(db, userId, id);
-  const c = await cipherFor(db, userId);
+export async function memoryHistory(u: UserContext, id: string) {
+  const { db, userId } = u;
+  await ownedMemory(u, id);
+  const c = u.cipher;
   const rows = await db.memoryVersion.findMany({
     where: { memoryId: id, userId },
     orderBy: { createdAt: "desc" },
@@ -271,9 +269,10 @@ export async function memoryHistory(db: Db, userId: string, id: string) {
   }));
 }
 
-export async function setPinned(db: Db, userId: string, id: string, pinned: boolean) {
-  await ownedMemory(db, userId, id);
-  return openMemory(await cipherFor(db, userId), await db.memory.update({ where: { id }, data: { pinned } }));
+export async function setPinned(u: UserContext, id: string, pinned: boolean) {
+  const { db } = u;
+  await ownedMemory(u, id);
+  return openMemory(u.cipher, await db.memory.update({ where: { id }, data: { pinned } }));
 }
 
 /**
@@ -423,8 +422,9 @@ export type RankedMemory = Pick<
  * adds its inverse document frequency over the user's memories (BM25 without
  * term frequency), so distinctive words decide the order.
  */
-export async function searchMemories(db: Db, userId: string, text: string, limit = 20): Promise<RankedMemory[]> {
-  const c = await cipherFor(db, userId);
+export async function searchMemories(u: UserContext, text: string, limit = 20): Promise<RankedMemory[]> {
+  const { db, userId } = u;
+  const c = u.cipher;
   const { config, terms } = c.searchTerms(queryTerms(text));
   if (!terms.length) return [];
   const rows = await callFunction<RankedMemory>(db, {
@@ -450,9 +450,10 @@ export const memoryListInput = z.object({
   sort: z.enum(["updated", "created", "used", "text"]).default("updated"),
 });
 
-export async function listMemories(db: Db, userId: string, input: z.input<typeof memoryListInput>) {
+export async function listMemories(u: UserContext, input: z.input<typeof memoryListInput>) {
+  const { db, userId } = u;
   const f = memoryListInput.parse(input);
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   const orderBy =
     f.sort === "created"
       ? { createdAt: "desc" as const }

@@ -7,8 +7,9 @@
 // memory that stays. Memories with equal normalised text never get this far:
 // addMemory merges those at once.
 import type { Db } from "@/lib/db/client";
+import { userContext } from "@/lib/user-context";
+import type { UserContext } from "@/lib/user-context";
 import { getConfig } from "@/lib/config";
-import { cipherFor } from "@/lib/crypto/content";
 import { outranks, retireMemory } from "./long-term";
 import { nearestMemories } from "./vectors";
 
@@ -31,13 +32,14 @@ export async function mergeNearDuplicates(db: Db, model: string, memoryIds: stri
       (h) => h.id !== row.id && h.score >= threshold,
     );
     if (!near) continue;
-    if (await mergePair(db, row.userId, row.id, near.id, near.score)) merged++;
+    if (await mergePair(await userContext(db, row.userId), row.id, near.id, near.score)) merged++;
   }
   return merged;
 }
 
-async function mergePair(db: Db, userId: string, a: string, b: string, score: number): Promise<boolean> {
-  const c = await cipherFor(db, userId);
+async function mergePair(u: UserContext, a: string, b: string, score: number): Promise<boolean> {
+  const { db, userId } = u;
+  const c = u.cipher;
   const pair = await db.memory.findMany({ where: { id: { in: [a, b] }, userId, status: "active" } });
   if (pair.length !== 2) return false; // one was changed or merged meanwhile
   // Close vectors can still be different facts when only a number differs

@@ -1,10 +1,10 @@
 // Memories on their own, to take elsewhere or bring back: JSON (importable)
 // and Markdown (for reading). Import skips memories already remembered.
 import { SecretRefusedError } from "@/lib/errors";
+import { onHandle, type UserContext } from "@/lib/user-context";
 import { z } from "zod";
 import { redactSecrets } from "./secrets";
 import type { Db } from "@/lib/db/client";
-import { cipherFor } from "@/lib/crypto/content";
 import { addMemory, memoryKindSchema, memoryTextSchema, openMemory, type NewMemory } from "./long-term";
 import { count } from "@/lib/text/plural";
 
@@ -14,8 +14,9 @@ export const MAX_IMPORT = 5000;
 
 const KIND_TITLES = { fact: "Facts", preference: "Preferences", procedure: "Procedures", other: "Other" } as const;
 
-async function allMemories(db: Db, userId: string) {
-  const c = await cipherFor(db, userId);
+async function allMemories(u: UserContext) {
+  const { db, userId } = u;
+  const c = u.cipher;
   const rows = await db.memory.findMany({
     where: { userId },
     orderBy: [{ kind: "asc" }, { createdAt: "asc" }],
@@ -24,8 +25,8 @@ async function allMemories(db: Db, userId: string) {
   return rows.map((m) => openMemory(c, m));
 }
 
-export async function memoriesJson(db: Db, userId: string, now = new Date()) {
-  const rows = await allMemories(db, userId);
+export async function memoriesJson(u: UserContext, now = new Date()) {
+  const rows = await allMemories(u);
   return {
     format: MEMORIES_FORMAT,
     version: MEMORIES_VERSION,
@@ -45,8 +46,8 @@ export async function memoriesJson(db: Db, userId: string, now = new Date()) {
   };
 }
 
-export async function memoriesMarkdown(db: Db, userId: string, now = new Date()): Promise<string> {
-  const rows = await allMemories(db, userId);
+export async function memoriesMarkdown(u: UserContext, now = new Date()): Promise<string> {
+  const rows = await allMemories(u);
   const out = [`# Mnemo memories`, ``, `Exported ${now.toISOString()}. ${count(rows.length, "memory", "memories")}.`];
   for (const kind of Object.keys(KIND_TITLES) as Array<keyof typeof KIND_TITLES>) {
     const group = rows.filter((m) => m.kind === kind);
@@ -88,7 +89,7 @@ export type ImportResult = { added: number; skipped: number; rejected: Array<{ i
  * secret guard reduced to an existing memory, or a repeat within the file,
  * counts as skipped, not added.
  */
-export async function importMemories(db: Db, userId: string, input: unknown): Promise<ImportResult> {
+export async function importMemories(u: UserContext, input: unknown): Promise<ImportResult> {
   const file = importFileSchema.parse(input);
   const result: ImportResult = { added: 0, skipped: 0, rejected: [] };
   const accepted: Array<{ text: string; m: (typeof file.memories)[number] }> = [];
@@ -107,8 +108,7 @@ export async function importMemories(db: Db, userId: string, input: unknown): Pr
   }
   // Imported by the user themselves: manual memories.
   const counts = await storeAll(
-    db,
-    userId,
+    u,
     accepted.map(({ text, m }) => ({
       text,
       kind: m.kind,
@@ -128,7 +128,7 @@ export const MAX_PASTED_LINES = 500;
  * a notes file): each line becomes a candidate memory in the review queue,
  * bullets and numbering removed. All or nothing, like the file import.
  */
-export async function importMemoryList(db: Db, userId: string, text: string): Promise<ImportResult> {
+export async function importMemoryList(u: UserContext, text: string): Promise<ImportResult> {
   const lines = listLines(text);
   if (lines.length > MAX_PASTED_LINES)
     throw new z.ZodError([
@@ -144,8 +144,7 @@ export async function importMemoryList(db: Db, userId: string, text: string): Pr
     else accepted.push(guarded!.text);
   }
   const counts = await storeAll(
-    db,
-    userId,
+    u,
     accepted.map((text) => ({ text, source: "manual" as const, status: "pending" as const })),
     "Pasted from another assistant's memory list",
   );
@@ -175,8 +174,7 @@ export function memoryOrigin(sourceRef: string | null): string | null {
  * them. The user's most deliberate memory, but written for another app: the user approves each line.
  */
 export async function importCustomInstructions(
-  db: Db,
-  userId: string,
+  u: UserContext,
   found: { about: string | null; howToRespond: string | null; threadId: string | null },
 ): Promise<{ added: number; skipped: number }> {
   const memories: NewMemory[] = [];
@@ -200,7 +198,7 @@ export async function importCustomInstructions(
   add(found.about, "fact", "about");
   add(found.howToRespond, "preference", "answers");
   if (!memories.length) return { added: 0, skipped };
-  const counts = await storeAll(db, userId, memories, "From your ChatGPT custom instructions (imported)");
+  const counts = await storeAll(u, memories, "From your ChatGPT custom instructions (imported)");
   return { added: counts.added, skipped: skipped + counts.skipped };
 }
 
@@ -210,18 +208,18 @@ export async function importCustomInstructions(
  * of a memory the user has, or of an earlier line, counts as skipped.
  */
 async function storeAll(
-  db: Db,
-  userId: string,
+  u: UserContext,
   memories: NewMemory[],
   reason: string,
 ): Promise<{ added: number; skipped: number }> {
+  const { db, userId } = u;
   let added = 0;
   let skipped = 0;
   await db.$transaction(
     async (tx) => {
       const before = new Set((await tx.memory.findMany({ where: { userId }, select: { id: true } })).map((r) => r.id));
       for (const m of memories) {
-        const stored = await addMemory(tx as Db, userId, m, "user", reason);
+        const stored = await addMemory(onHandle(u, tx as Db), m, "user", reason);
         if (before.has(stored.id)) skipped++;
         else {
           before.add(stored.id);

@@ -5,8 +5,7 @@
 // explicit and hand-made, most used) within a share of the budget, recall fills
 // the rest by relevance, and the other memories whatever room is left.
 // Order: pinned; explicit and manual; then inferred, by use and recency.
-import type { Db } from "@/lib/db/client";
-import { cipherFor } from "@/lib/crypto/content";
+import type { UserContext } from "@/lib/user-context";
 import { callFunction } from "@/lib/db/function-calls";
 import type { MemoryKind, MemorySource } from "@/lib/generated/prisma/client";
 
@@ -40,7 +39,8 @@ export const PROFILE_SHARE = 0.6;
  * and prompt cost of all of them. With `fitBudget` (recall), when they cost more
  * than that only the core set is read: the rest could not go in as profile.
  */
-export async function loadProfile(db: Db, userId: string, limit: number, fitBudget?: number): Promise<Profile> {
+export async function loadProfile(u: UserContext, limit: number, fitBudget?: number): Promise<Profile> {
+  const { db, userId } = u;
   type Row = Omit<ProfileMemory, "uses" | "id"> & { id: string | null; uses: number; n: number; cost: number };
   const rows = await callFunction<Row>(db, {
     // SQL in the migrations memory_profile_core_index and recall_reads_bounded_by_tokens (PL/pgSQL keeps its
@@ -57,7 +57,7 @@ export async function loadProfile(db: Db, userId: string, limit: number, fitBudg
       fitBudget == null ? null : Math.ceil(fitBudget * CORE_SHARE),
     ],
   });
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   return {
     memories: rows.flatMap(({ n: _n, cost: _c, id, ...m }) =>
       id === null ? [] : [{ ...m, id, text: c.open(m.text) }],

@@ -7,8 +7,9 @@
 // (lib/memory/vectors.ts), so a question finds what it shares no word with.
 // It goes into the prompt as one delimited data block (see memoryBlock).
 import type { Db } from "@/lib/db/client";
+import type { UserContext } from "@/lib/user-context";
 import { callFunction } from "@/lib/db/function-calls";
-import { cipherFor, indexWords } from "@/lib/crypto/content";
+import { indexWords } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
 import { excerpt } from "./excerpt";
@@ -112,22 +113,22 @@ function fuse(
 }
 
 export async function recall(
-  db: Db,
-  userId: string,
+  u: UserContext,
   message: string,
   opts: { budget: number; excludeThreadId?: string; passages?: boolean; neighbors?: number; semantic?: SemanticQuery },
 ): Promise<Recall> {
+  const { db, userId } = u;
   const budget = opts.budget;
   // Two messages either side of a hit: the question it answers, the answer it got.
   const n = opts.neighbors ?? 2;
   const wantPassages = opts.passages !== false;
   const dates = questionDates(message);
   const words = queryTerms(message);
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   const [profile, relevant, lexRows, sem, recent] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
-    loadProfile(db, userId, Math.max(50, Math.ceil(budget / 6)), budget),
-    searchMemories(db, userId, message, CANDIDATES),
+    loadProfile(u, Math.max(50, Math.ceil(budget / 6)), budget),
+    searchMemories(u, message, CANDIDATES),
     wantPassages
       ? searchPassages(db, userId, c.searchTerms(words), opts.excludeThreadId, passageHits(budget), n, dates)
       : Promise.resolve([]),
@@ -180,8 +181,7 @@ export async function recall(
   const memById = new Map<string, MemoryCandidate>(relevant.map((m) => [m.id, m]));
   for (const m of profile.memories) if (!memById.has(m.id)) memById.set(m.id, m);
   await loadMissingMemories(
-    db,
-    userId,
+    u,
     vecMemories.map((v) => v.id).filter((id) => !memById.has(id)),
     memById,
   );
@@ -488,9 +488,10 @@ async function recentExchanges(
 }
 
 /** Memories found only by vector, read (and decrypted) by id, the user's own and active only. */
-async function loadMissingMemories(db: Db, userId: string, ids: string[], into: Map<string, MemoryCandidate>) {
+async function loadMissingMemories(u: UserContext, ids: string[], into: Map<string, MemoryCandidate>) {
+  const { db, userId } = u;
   if (!ids.length) return;
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   const rows = await db.memory.findMany({
     where: { id: { in: ids }, userId, status: "active" },
     select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, needsRevalidation: true, tokens: true },

@@ -3,12 +3,12 @@
 // A thread's items form a tree (edits and regenerations branch); the session
 // works on the active branch: the path from the thread's active leaf to the root.
 // Ownership is not checked here: callers open a session through
-// `openSession(db, userId, threadId)` (lib/chat/threads.ts), which does.
+// `openSession(u, threadId)` (lib/chat/threads.ts), which does.
 import { sessionMayActSql, type SessionProof } from "@/lib/auth/session-check";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import type { ItemRole, ItemStatus } from "@/lib/generated/prisma/client";
-import { cipherForThread, openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
+import { openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { messageTokens } from "./tokens";
 import { NotFoundError } from "@/lib/errors";
@@ -121,10 +121,9 @@ export async function pathItems(
   threadId: string,
   leafId: string | null,
   limit: number,
-  cipher?: ContentCipher,
+  c: ContentCipher,
 ): Promise<SessionItem[]> {
   if (!leafId || limit <= 0) return [];
-  const c = cipher ?? (await cipherForThread(db, threadId));
   const rows = await db.$queryRawUnsafe<ItemRow[]>(
     `WITH RECURSIVE ${branchPath("$1", "$2", "$3")}
      SELECT ${itemColumns("path")} FROM path WHERE path."createdAt" >= $4 ORDER BY position ASC`,
@@ -150,7 +149,7 @@ export async function appendItems(
   db: Db,
   threadId: string,
   items: NewItem[],
-  opts: { parent?: string | null; ownerId?: string; session?: SessionProof; cipher?: ContentCipher } = {},
+  opts: { cipher: ContentCipher; parent?: string | null; ownerId?: string; session?: SessionProof },
 ): Promise<SessionItem[]> {
   return (await appendItemsMeta(db, threadId, items, opts)).items;
 }
@@ -162,10 +161,10 @@ export async function appendItemsMeta(
   db: Db,
   threadId: string,
   items: NewItem[],
-  opts: { parent?: string | null; ownerId?: string; session?: SessionProof; cipher?: ContentCipher } = {},
+  opts: { cipher: ContentCipher; parent?: string | null; ownerId?: string; session?: SessionProof },
 ): Promise<{ items: SessionItem[]; meta: AppendMeta | null }> {
   if (!items.length) return { items: [], meta: null };
-  const c = opts.cipher ?? (await cipherForThread(db, threadId));
+  const c = opts.cipher;
   const ids = items.map(() => crypto.randomUUID());
   const payload = items.map((it, ord) => ({
     id: ids[ord],
@@ -238,6 +237,8 @@ export class PrismaSession implements Session {
   constructor(
     private readonly db: Db,
     private readonly threadId: string,
+    /** The thread owner's cipher (lib/user-context.ts). */
+    private readonly cipher: ContentCipher,
   ) {}
 
   getSessionId(): string {
@@ -248,18 +249,18 @@ export class PrismaSession implements Session {
     if (limit !== undefined && limit <= 0) return [];
     const t = await this.db.thread.findUnique({ where: { id: this.threadId }, select: { activeLeafId: true } });
     if (!t) throw new NotFoundError("thread");
-    return pathItems(this.db, this.threadId, t.activeLeafId, limit ?? 2_147_483_647);
+    return pathItems(this.db, this.threadId, t.activeLeafId, limit ?? 2_147_483_647, this.cipher);
   }
 
   async addItems(items: NewItem[]): Promise<SessionItem[]> {
     if (!items.length) return [];
-    const added = await appendItems(this.db, this.threadId, items);
+    const added = await appendItems(this.db, this.threadId, items, { cipher: this.cipher });
     if (!added.length) throw new NotFoundError("thread");
     return added;
   }
 
   async popItem(): Promise<SessionItem | null> {
-    const c = await cipherForThread(this.db, this.threadId);
+    const c = this.cipher;
     return this.db.$transaction(async (tx) => {
       const [t] = await tx.$queryRawUnsafe<{ activeLeafId: string | null }[]>(
         `SELECT "activeLeafId" FROM "Thread" WHERE id = $1 FOR UPDATE`,

@@ -4,13 +4,14 @@
 // arguments are checked by the same schema. Every call is scoped to the
 // signed-in user, whatever ids it names.
 import { NotFoundError, SecretRefusedError } from "@/lib/errors";
+import type { UserContext } from "@/lib/user-context";
 import type OpenAI from "openai";
 import { z } from "zod";
-import type { Db } from "@/lib/db/client";
 import { addMemory, listMemories, memoryKindSchema, memoryTextSchema, searchMemories } from "./long-term";
 import { modelChange, type ChangeOutcome } from "./writes";
 
-export type ToolContext = { db: Db; userId: string; threadId: string; itemId: string; paused: boolean };
+/** The user's context and where the call came from. */
+export type ToolContext = UserContext & { threadId: string; itemId: string; paused: boolean };
 
 const memoryId = z.string().min(1).max(64);
 
@@ -87,8 +88,7 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
         if (ctx.paused) return out({ error: "The user has paused memory; nothing was saved. Tell them." });
         const a = args.remember.parse(json);
         const m = await addMemory(
-          ctx.db,
-          ctx.userId,
+          ctx,
           { text: a.text, kind: a.kind, source: "explicit", sourceThreadId: ctx.threadId, sourceItemId: ctx.itemId },
           "user",
           "Asked in chat to remember it",
@@ -98,23 +98,18 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
       case "update_memory": {
         // The model's change, through the gate of lib/memory/writes.ts (pause, review, protected memories).
         const a = args.update_memory.parse(json);
-        const r = await modelChange(
-          ctx.db,
-          ctx.userId,
-          { op: "update", id: a.id, text: a.text },
-          origin(ctx, "changed"),
-        );
+        const r = await modelChange(ctx, { op: "update", id: a.id, text: a.text }, origin(ctx, "changed"));
         return out(toolOutcome(r, "updated"), r.outcome !== "refused");
       }
       case "forget": {
         // Archived (restorable from the dashboard), or proposed for review: a model never deletes a memory.
         const a = args.forget.parse(json);
         let ids = a.ids ?? [];
-        if (!ids.length && a.query) ids = (await searchMemories(ctx.db, ctx.userId, a.query, 5)).map((m) => m.id);
+        if (!ids.length && a.query) ids = (await searchMemories(ctx, a.query, 5)).map((m) => m.id);
         const outcomes: ChangeOutcome[] = [];
         for (const id of ids.slice(0, 20))
           outcomes.push(
-            await modelChange(ctx.db, ctx.userId, { op: "archive", id }, origin(ctx, "forgotten")).catch((e) => {
+            await modelChange(ctx, { op: "archive", id }, origin(ctx, "forgotten")).catch((e) => {
               if (e instanceof NotFoundError) return { outcome: "refused" as const, why: e.message };
               throw e;
             }),
@@ -134,8 +129,8 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
       case "search_memory": {
         const a = args.search_memory.parse(json);
         const found = a.query.trim()
-          ? await searchMemories(ctx.db, ctx.userId, a.query, 20)
-          : (await listMemories(ctx.db, ctx.userId, { status: "active" })).slice(0, 30);
+          ? await searchMemories(ctx, a.query, 20)
+          : (await listMemories(ctx, { status: "active" })).slice(0, 30);
         return out({ memories: found.map((m) => ({ id: m.id, text: m.text, kind: m.kind })) });
       }
       default:

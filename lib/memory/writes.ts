@@ -12,9 +12,9 @@
 //   a model never deletes a memory.
 // The user's own edits on the dashboard go straight to lib/memory/long-term.ts.
 import { SecretRefusedError } from "@/lib/errors";
+import type { UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import type { Memory } from "@/lib/generated/prisma/client";
-import { cipherFor } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import {
   addMemory,
@@ -61,29 +61,28 @@ const protectedMemory = (m: Pick<Memory, "pinned" | "source">) => m.pinned || m.
 
 /** Applies, proposes or refuses one model-initiated change (see the top of this file). */
 export async function modelChange(
-  db: Db,
-  userId: string,
+  u: UserContext,
   change: ModelChange,
   origin: ChangeOrigin,
   known?: Policy,
 ): Promise<ChangeOutcome> {
+  const { db, userId } = u;
   const p = known ?? (await memoryPolicy(db, userId));
   if (p.paused) return { outcome: "refused", why: "The user has paused memory: nothing was changed." };
   if (change.op === "add") {
     const memory = await addMemory(
-      db,
-      userId,
+      u,
       { ...change.memory, status: p.review ? "pending" : "active" },
       "model",
       origin.reason,
     );
     return { outcome: "applied", memory };
   }
-  const target = await ownedMemory(db, userId, change.id);
+  const target = await ownedMemory(u, change.id);
   if (target.status !== "active") return { outcome: "refused", why: "That memory is not active." };
-  if (p.review || (protectedMemory(target) && !origin.userWords)) return propose(db, userId, target, change, origin);
+  if (p.review || (protectedMemory(target) && !origin.userWords)) return propose(u, target, change, origin);
   if (change.op === "update") {
-    const r = await updateMemoryText(db, userId, target.id, change.text, {
+    const r = await updateMemoryText(u, target.id, change.text, {
       actor: "model",
       source: origin.userWords ? "explicit" : "inferred",
       reason: origin.reason,
@@ -94,20 +93,20 @@ export async function modelChange(
       ? { outcome: "applied", memory: r.memory }
       : { outcome: "refused", why: "Kept the stronger memory." };
   }
-  const memory = await setMemoryStatus(db, userId, target.id, "archived", "model", origin.reason);
+  const memory = await setMemoryStatus(u, target.id, "archived", "model", origin.reason);
   return { outcome: "applied", memory };
 }
 
 /** A pending row that names its target: nothing changes until the user approves it. */
 async function propose(
-  db: Db,
-  userId: string,
+  u: UserContext,
   target: Memory,
   change: Exclude<ModelChange, { op: "add" }>,
   origin: ChangeOrigin,
 ): Promise<ChangeOutcome> {
+  const { db, userId } = u;
   const text = change.op === "update" ? cleanProposal(change.text) : target.text;
-  const c = await cipherFor(db, userId);
+  const c = u.cipher;
   // Asking twice for the same change leaves one proposal.
   const open = await db.memory.findMany({
     where: { userId, status: "pending", proposalForId: target.id, proposalOp: change.op },
@@ -144,12 +143,13 @@ function cleanProposal(text: string): string {
  * archived); a proposal is carried out on its target (or dropped), and the
  * proposal row itself is removed either way (its target's history keeps the change).
  */
-export async function reviewPending(db: Db, userId: string, id: string, approve: boolean): Promise<void> {
-  const m = await ownedMemory(db, userId, id);
+export async function reviewPending(u: UserContext, id: string, approve: boolean): Promise<void> {
+  const { db, userId } = u;
+  const m = await ownedMemory(u, id);
   if (m.status !== "pending") return;
   if (!m.proposalOp) {
     const verdict = approve ? "Approved in the review queue" : "Rejected in the review queue";
-    await setMemoryStatus(db, userId, m.id, approve ? "active" : "archived", "user", verdict);
+    await setMemoryStatus(u, m.id, approve ? "active" : "archived", "user", verdict);
     return;
   }
   const target = m.proposalForId
@@ -157,15 +157,14 @@ export async function reviewPending(db: Db, userId: string, id: string, approve:
     : null;
   if (approve && target) {
     if (m.proposalOp === "update")
-      await updateMemoryText(db, userId, target.id, m.text, {
+      await updateMemoryText(u, target.id, m.text, {
         actor: "user",
         source: target.source,
         reason: "Approved a change the model proposed",
         sourceThreadId: m.sourceThreadId,
         sourceItemId: m.sourceItemId,
       });
-    else
-      await setMemoryStatus(db, userId, target.id, "archived", "user", "Approved forgetting it, as the model proposed");
+    else await setMemoryStatus(u, target.id, "archived", "user", "Approved forgetting it, as the model proposed");
   }
   await db.memory.deleteMany({ where: { id: m.id, userId } });
 }

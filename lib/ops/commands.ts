@@ -5,6 +5,7 @@
 // holds the embedded database, lib/ops/cli.ts sends it to the app's operator
 // endpoint (app/api/ops/route.ts), which runs the same function in the app.
 import crypto from "node:crypto";
+import { userContext } from "@/lib/user-context";
 import fs from "node:fs";
 import path from "node:path";
 import type { Db } from "@/lib/db/client";
@@ -90,10 +91,13 @@ async function importCommand(ctx: CommandContext): Promise<number> {
   }
   const started = Date.now();
   const progress = throttled(ctx.err);
-  const { threadIds: _ids, ...report } = await importConversations(db, user.id, fs.createReadStream(full), (p) =>
-    progress(
-      `… ${count(p.conversations, "conversation")}, ${count(p.messages, "message")} imported (${p.duplicates} already there, ${p.skipped} skipped)`,
-    ),
+  const { threadIds: _ids, ...report } = await importConversations(
+    await userContext(db, user.id),
+    fs.createReadStream(full),
+    (p) =>
+      progress(
+        `… ${count(p.conversations, "conversation")}, ${count(p.messages, "message")} imported (${p.duplicates} already there, ${p.skipped} skipped)`,
+      ),
   );
   if (report.messages >= ANALYZE_AFTER_ROWS) await refreshStatistics();
   ctx.out(JSON.stringify({ ...report, seconds: Math.round((Date.now() - started) / 100) / 10 }));

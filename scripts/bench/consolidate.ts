@@ -12,6 +12,7 @@
 // verdicts and precedence), not a model. BENCH_JUDGE_BASE_URL, _MODEL and
 // _API_KEY use a real OpenAI-compatible memory model instead.
 import http from "node:http";
+import { userContext } from "@/lib/user-context";
 import { benchEngines } from "./env";
 
 const { createTestDb } = await import("../../testing/databases");
@@ -242,7 +243,7 @@ for (const engine of benchEngines()) {
   let judged = 0;
   for (;;) {
     runs++;
-    const c = await consolidateUser(t.db, user.id, conn);
+    const c = await consolidateUser(await userContext(t.db, user.id), conn);
     calls += c.modelCalls;
     judged += c.pairsJudged;
     if (!c.more) break;

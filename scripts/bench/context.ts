@@ -8,6 +8,8 @@
 // idle connections (BENCH_PAUSES). Prints a table, then one
 // JSON line.
 import os from "node:os";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import { benchEngines } from "./env";
 
 const { createTestDb } = await import("../../testing/databases");
@@ -82,16 +84,18 @@ async function benchEngine(
           role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const),
           content: sentence(i + k + u * 7),
         })),
+        { cipher: await threadCipher(t.db, th.id) },
       );
     }
   }
   // What a turn does: the window and the memory recall, read together, then the prompt.
   const assemble = async (threadId: string, leaf: string, question: string) => {
     const budget = getConfig().memory.tokenBudget;
+    const u = await userContext(t.db, user.id);
     const [ctx, r] = await readTogether(() =>
       Promise.all([
-        loadContext(t.db, threadId, leaf),
-        recall(t.db, user.id, question, { budget, excludeThreadId: threadId }),
+        loadContext(t.db, threadId, leaf, { cipher: u.cipher }),
+        recall(u, question, { budget, excludeThreadId: threadId }),
       ]),
     );
     buildPrompt(ctx, memoryBlock(r));
@@ -105,7 +109,7 @@ async function benchEngine(
         role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const),
         content: sentence(i + k),
       }));
-      const added = await appendItems(t.db, thread.id, batch);
+      const added = await appendItems(t.db, thread.id, batch, { cipher: await threadCipher(t.db, thread.id) });
       leaf = added[added.length - 1].id;
     }
     threads[size] = { id: thread.id, leaf };
@@ -133,7 +137,7 @@ async function benchEngine(
       const t0 = performance.now();
       await assemble(thread.id, leaf, question);
       const t1 = performance.now();
-      buildPrompt(await loadContext(t.db, thread.id, leaf));
+      buildPrompt(await loadContext(t.db, thread.id, leaf, { cipher: await threadCipher(t.db, thread.id) }));
       const t2 = performance.now();
       await t.db.$queryRawUnsafe("SELECT 1");
       if (i >= 20) {

@@ -9,6 +9,8 @@
 // is the job's own cost (claiming the next exchange, storing what it learns),
 // which must not grow with the size of the import. Prints a table, then one JSON line.
 import os from "node:os";
+import type { Db } from "@/lib/db/types";
+import { userContext } from "@/lib/user-context";
 import fs from "node:fs";
 import path from "node:path";
 import { benchEngines } from "./env";
@@ -146,7 +148,7 @@ const engines = (process.env.BENCH_ENGINES ?? benchEngines().join(","))
   .filter((e) => e === "pglite" || e === "postgres");
 const learnRows: Array<Record<string, string | number | null>> = [];
 /** Times one exchange at a time of "learn from this history" (50 of them). */
-async function learnTimes(db: Parameters<typeof learnFromImports>[0], userId: string): Promise<number[]> {
+async function learnTimes(db: Db, userId: string): Promise<number[]> {
   const mock = await startMockLlm();
   mock.script({ json: { decisions: [] }, times: 0 });
   await saveConnection(db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-chat" }, userId);
@@ -156,9 +158,10 @@ async function learnTimes(db: Parameters<typeof learnFromImports>[0], userId: st
   const conn = state.connection;
   await startLearning(db, userId);
   const times: number[] = [];
+  const u = await userContext(db, userId);
   for (let i = 0; i < 50; i++) {
     const t0 = performance.now();
-    await learnFromImports(db, conn, userId, { perRun: 1 });
+    await learnFromImports(u, conn, { perRun: 1 });
     times.push(performance.now() - t0);
   }
   await mock.close();
@@ -167,8 +170,9 @@ async function learnTimes(db: Parameters<typeof learnFromImports>[0], userId: st
 for (const engine of engines as Array<"pglite" | "postgres">) {
   const t = await createTestDb(engine);
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
-  const run = await measure(() => importConversations(t.db, user.id, fs.createReadStream(file)));
-  const again = await measure(() => importConversations(t.db, user.id, fs.createReadStream(file)));
+  const u = await userContext(t.db, user.id);
+  const run = await measure(() => importConversations(u, fs.createReadStream(file)));
+  const again = await measure(() => importConversations(u, fs.createReadStream(file)));
   if (run.value.messages !== messages || again.value.conversations !== 0)
     throw new Error(
       `unexpected report: ${JSON.stringify({ first: run.value.messages, again: again.value.conversations })}`,

@@ -2,9 +2,11 @@
 // BENCH_SIZES messages, 1,000 memories) once and prints EXPLAIN ANALYZE of
 // recall's passage search on the largest thread. `DATABASE_URL=… npx tsx scripts/bench/profile-recall.ts`
 import { benchEngines } from "./env";
+import { threadCipher } from "@/testing/ciphers";
 const { createTestDb } = await import("../../testing/databases");
 const { appendItems } = await import("../../lib/memory/session");
 const { recall } = await import("../../lib/memory/recall");
+const { userContext } = await import("../../lib/user-context");
 const { countTokens } = await import("../../lib/memory/tokens");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
@@ -38,6 +40,7 @@ for (const size of SIZES) {
         role: (i + k) % 2 === 0 ? ("user" as const) : ("assistant" as const),
         content: sentence(i + k),
       })),
+      { cipher: await threadCipher(t.db, th.id) },
     );
   }
   current = th.id;
@@ -76,9 +79,9 @@ const capture = t.db.$extends({
 if (process.env.PROFILE_WINDOW) {
   const { loadContext } = await import("../../lib/chat/context");
   const leafRow = await t.db.item.findFirstOrThrow({ where: { threadId: current }, orderBy: { position: "desc" } });
-  await loadContext(capture, current, leafRow.id);
+  await loadContext(capture, current, leafRow.id, { cipher: await threadCipher(capture, current) });
 }
-await recall(capture, user.id, `what did we say about the ${WORDS[5]} and memory 5?`, {
+await recall(await userContext(capture, user.id), `what did we say about the ${WORDS[5]} and memory 5?`, {
   budget: 800,
   excludeThreadId: current,
 });
@@ -166,7 +169,7 @@ for (let i = 0; i < Number(process.env.PROFILE_RUNS ?? 30); i++) {
   const q = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
   process.env.PROFILE_LOG = process.env.PROFILE_LOG_ALL || i % 20 === 19 ? "1" : "";
   const t0 = performance.now();
-  const r = await recall(timed, user.id, q, { budget: 800, excludeThreadId: current });
+  const r = await recall(await userContext(timed, user.id), q, { budget: 800, excludeThreadId: current });
   totals.push(performance.now() - t0);
   if (process.env.PROFILE_LOG)
     console.log(
@@ -178,13 +181,14 @@ const { loadContext } = await import("../../lib/chat/context");
 const { loadProfile } = await import("../../lib/memory/profile");
 const { searchMemories, queryTerms } = await import("../../lib/memory/long-term");
 const leaf = await t.db.item.findFirstOrThrow({ where: { threadId: current }, orderBy: { position: "desc" } });
+const u = await userContext(t.db, user.id);
 const parts: Record<string, (i: number) => Promise<unknown>> = {
-  window: () => loadContext(t.db, current, leaf.id),
-  profile: () => loadProfile(t.db, user.id, 134, 800),
+  window: () => loadContext(t.db, current, leaf.id, { cipher: u.cipher }),
+  profile: () => loadProfile(u, 134, 800),
   memorySearch: (i) =>
-    searchMemories(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, 40),
+    searchMemories(u, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, 40),
   recallNoPassages: (i) =>
-    recall(t.db, user.id, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, {
+    recall(u, `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`, {
       budget: 800,
       passages: false,
     }),

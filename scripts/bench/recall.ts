@@ -14,6 +14,8 @@
 // uses the project's test server instead (hashed words, no meaning: it checks
 // the mechanics and cost, not recall by meaning).
 import fs from "node:fs";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
 import os from "node:os";
 import path from "node:path";
 
@@ -126,7 +128,7 @@ async function main() {
             content: `${turn.speaker}: ${turn.text}${turn.blip_caption ? ` [shares a photo: ${turn.blip_caption}]` : ""}`,
             sourceRef: turn.dia_id,
           }));
-          await appendItems(t.db, thread.id, items);
+          await appendItems(t.db, thread.id, items, { cipher: await threadCipher(t.db, thread.id) });
           // The messages were written on the session's date (recall favours dates a question names).
           await t.db.item.updateMany({ where: { threadId: thread.id }, data: { createdAt: date } });
           for (const it of items)
@@ -185,7 +187,7 @@ async function main() {
           for (const budget of BUDGETS) {
             for (const variant of emb ? (["", ":hybrid"] as const) : ([""] as const)) {
               const t0 = performance.now();
-              const r = await recall(t.db, user.id, qa.question, {
+              const r = await recall(await userContext(t.db, user.id), qa.question, {
                 budget,
                 semantic: variant ? Promise.resolve(sem) : undefined,
               });

@@ -4,8 +4,8 @@
 // signed-in user's threads: another user's thread id gets the same "not found"
 // as an id that does not exist.
 import { z } from "zod";
-import { userAction, type ActionContext } from "@/lib/http/action";
-import type { Db } from "@/lib/db/types";
+import { userAction, type UserActionContext } from "@/lib/http/action";
+import type { UserContext } from "@/lib/user-context";
 import {
   clearThread,
   deleteThread,
@@ -22,15 +22,13 @@ import { rateAnswer, rateInput } from "@/lib/memory/feedback";
 
 const thread = z.tuple([threadIdSchema]);
 
-export const listThreadsAction = userAction(z.tuple([listThreadsInput]), ([input], { db, user }) =>
-  listThreads(db, user.id, input),
-);
+export const listThreadsAction = userAction(z.tuple([listThreadsInput]), ([input], ctx) => listThreads(ctx, input));
 
-export const loadThreadAction = userAction(thread, ([threadId], { db, user }) => threadView(db, user.id, threadId));
+export const loadThreadAction = userAction(thread, ([threadId], ctx) => threadView(ctx, threadId));
 
 export const renameThreadAction = userAction(
   z.tuple([threadIdSchema, z.string()]),
-  async ([threadId, title], { db, user }) => void (await renameThread(db, user.id, threadId, title)),
+  async ([threadId, title], ctx) => void (await renameThread(ctx, threadId, title)),
 );
 
 export const archiveThreadAction = userAction(
@@ -45,17 +43,17 @@ export const deleteThreadAction = userAction(
 
 /** Changes a thread, then returns its new view for the chat to show. */
 const changeThread =
-  (change: (db: Db, userId: string, threadId: string) => Promise<unknown>) =>
-  async ([threadId]: z.output<typeof thread>, { db, user }: ActionContext) => {
-    await change(db, user.id, threadId);
-    return threadView(db, user.id, threadId);
+  (change: (u: UserContext, threadId: string) => Promise<unknown>) =>
+  async ([threadId]: z.output<typeof thread>, ctx: UserActionContext) => {
+    await change(ctx, threadId);
+    return threadView(ctx, threadId);
   };
 
 export const switchBranchAction = userAction(
   z.tuple([threadIdSchema, threadIdSchema]),
-  async ([threadId, itemId], { db, user }) => {
-    await switchBranch(db, user.id, threadId, itemId);
-    return threadView(db, user.id, threadId);
+  async ([threadId, itemId], ctx) => {
+    await switchBranch(ctx.db, ctx.userId, threadId, itemId);
+    return threadView(ctx, threadId);
   },
 );
 
@@ -64,6 +62,4 @@ export const undoTurnAction = userAction(thread, changeThread(undoLastTurn));
 export const clearThreadAction = userAction(thread, changeThread(clearThread));
 
 /** 👍 / 👎 (rating 1 / -1, with an optional comment) on one of the user's answers; null removes the rating. */
-export const rateAnswerAction = userAction(z.tuple([rateInput]), ([input], { db, user }) =>
-  rateAnswer(db, user.id, input),
-);
+export const rateAnswerAction = userAction(z.tuple([rateInput]), ([input], ctx) => rateAnswer(ctx, input));

@@ -2,6 +2,7 @@
 // streamed (rows are read page by page; nothing large is held in memory).
 // X-Export-Rows says how many rows follow, one per line, for a progress bar.
 import { requireUser } from "@/lib/auth/session";
+import { userContext } from "@/lib/user-context";
 import { getDb } from "@/lib/db/client";
 import { route } from "@/lib/http/route";
 import { exportRowCount, exportUserData } from "@/lib/account/export";
@@ -12,7 +13,7 @@ export const GET = route("GET /api/export", async () => {
   const user = await requireUser();
   const db = await getDb();
   const rows = await exportRowCount(db, user.id);
-  const chunks = exportUserData(db, user.id);
+  const chunks = exportUserData(await userContext(db, user.id));
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {

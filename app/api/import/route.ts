@@ -6,6 +6,7 @@
 //   {"type":"done","report":{…}}  or  {"type":"error","error":"…"}
 // The proxy does not see this path (it would buffer the body); the session is checked here.
 import { revalidatePath } from "next/cache";
+import { userContext } from "@/lib/user-context";
 import { requireUser } from "@/lib/auth/session";
 import { getConfig } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
@@ -68,7 +69,11 @@ export const POST = route("POST /api/import", async (request: Request) => {
         send({ type: "progress", ...p, bytes });
       };
       try {
-        const { threadIds: _ids, ...report } = await importConversations(db, user.id, chunks(), progress);
+        const { threadIds: _ids, ...report } = await importConversations(
+          await userContext(db, user.id),
+          chunks(),
+          progress,
+        );
         send({ type: "done", report });
         if (report.messages >= ANALYZE_AFTER_ROWS) await refreshStatistics().catch(() => undefined); // the next background run would too
         try {

@@ -1,4 +1,5 @@
 import { NotFoundError } from "@/lib/errors";
+import { userContext } from "@/lib/user-context";
 import { notFound } from "next/navigation";
 import { ChatView } from "@/components/chat/chat-view";
 import { getConfig } from "@/lib/config";
@@ -15,7 +16,7 @@ export default async function ThreadPage({ params }: { params: Promise<{ id: str
   const db = await getDb();
   let view;
   try {
-    view = await threadView(db, user.id, id.slice(0, 64));
+    view = await threadView(await userContext(db, user.id), id.slice(0, 64));
   } catch (e) {
     if (e instanceof NotFoundError) notFound();
     throw e;

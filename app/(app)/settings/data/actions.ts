@@ -4,6 +4,7 @@
 // paste another assistant's memory list. (File imports are route handlers,
 // app/api/import and app/api/memories/import, for their bodies.)
 import { revalidatePath } from "next/cache";
+import { userContext } from "@/lib/user-context";
 import { z } from "zod";
 import { userAction } from "@/lib/http/action";
 import { AppError, NotFoundError } from "@/lib/errors";
@@ -64,7 +65,7 @@ const pasteInput = z.string().max(100_000, "That is too long (at most 100,000 ch
 
 /** Each line of another assistant's memory list becomes a memory waiting for review. */
 export const pasteMemoriesAction = userAction(z.tuple([pasteInput]), async ([text], { db, user }) => {
-  const r = await importMemoryList(db, user.id, text);
+  const r = await importMemoryList(await userContext(db, user.id), text);
   revalidatePath("/settings/memory");
   return r;
 });

@@ -3,8 +3,9 @@
 // validated, and scoped to the signed-in user's memories (another user's memory
 // id is "not found"). Each refreshes the dashboard.
 import { revalidatePath } from "next/cache";
+import { userContext } from "@/lib/user-context";
 import { z } from "zod";
-import { userAction, type ActionContext } from "@/lib/http/action";
+import { userAction, type UserActionContext } from "@/lib/http/action";
 import { reviewPending } from "@/lib/memory/writes";
 import { embedSoon } from "@/lib/memory/embed";
 import {
@@ -26,7 +27,7 @@ const id = z.string().trim().min(1).max(64);
 /** A dashboard action: the memory page shows the change at once. */
 function memoryAction<A extends z.ZodTuple<readonly z.ZodType[], null>, T>(
   args: A,
-  fn: (input: z.output<A>, ctx: ActionContext) => Promise<T>,
+  fn: (input: z.output<A>, ctx: UserActionContext) => Promise<T>,
 ) {
   return userAction(args, async (input, ctx) => {
     const data = await fn(input, ctx);
@@ -35,23 +36,20 @@ function memoryAction<A extends z.ZodTuple<readonly z.ZodType[], null>, T>(
   });
 }
 
-export const editMemoryAction = memoryAction(z.tuple([id, z.string()]), async ([memoryId, text], { db, user }) => {
-  await updateMemoryText(db, user.id, memoryId, text, {
+export const editMemoryAction = memoryAction(z.tuple([id, z.string()]), async ([memoryId, text], ctx) => {
+  await updateMemoryText(ctx, memoryId, text, {
     actor: "user",
     source: "manual",
     reason: "Edited on the memory dashboard",
   });
-  await embedSoon(db, user.id);
+  await embedSoon(ctx.db, ctx.userId);
 });
 
-export const addMemoryAction = memoryAction(
-  z.tuple([z.string(), memoryKindSchema]),
-  async ([text, kind], { db, user }) => {
-    await addMemory(db, user.id, { text, kind, source: "manual" }, "user", "Added on the memory dashboard");
-    await embedSoon(db, user.id);
-    await consolidateSoon(db, user.id);
-  },
-);
+export const addMemoryAction = memoryAction(z.tuple([z.string(), memoryKindSchema]), async ([text, kind], ctx) => {
+  await addMemory(ctx, { text, kind, source: "manual" }, "user", "Added on the memory dashboard");
+  await embedSoon(ctx.db, ctx.userId);
+  await consolidateSoon(ctx.db, ctx.userId);
+});
 
 /** "Tidy up now": merge duplicates and look for contradictions in the background. */
 export const consolidateNowAction = memoryAction(z.tuple([]), (_, { db, user }) => consolidateNow(db, user.id));
@@ -69,27 +67,28 @@ export const verifyProcedureAction = memoryAction(
 
 export const pinMemoryAction = memoryAction(
   z.tuple([id, z.boolean()]),
-  async ([memoryId, pinned], { db, user }) => void (await setPinned(db, user.id, memoryId, pinned)),
+  async ([memoryId, pinned], ctx) => void (await setPinned(ctx, memoryId, pinned)),
 );
 
 /** Approves or rejects a memory waiting for review; a proposal is carried out on its target. */
 export const reviewMemoryAction = memoryAction(
   z.tuple([id, z.boolean()]),
-  async ([memoryId, approve], { db, user }) => void (await reviewPending(db, user.id, memoryId, approve)),
+  async ([memoryId, approve], { db, user }) =>
+    void (await reviewPending(await userContext(db, user.id), memoryId, approve)),
 );
 
 export const restoreMemoryAction = memoryAction(
   z.tuple([id]),
-  async ([memoryId], { db, user }) =>
-    void (await setMemoryStatus(db, user.id, memoryId, "active", "user", "Restored on the memory dashboard")),
+  async ([memoryId], ctx) =>
+    void (await setMemoryStatus(ctx, memoryId, "active", "user", "Restored on the memory dashboard")),
 );
 
 export const deleteMemoriesAction = memoryAction(z.tuple([z.array(id).min(1).max(500)]), ([ids], { db, user }) =>
   deleteMemories(db, user.id, ids),
 );
 
-export const memoryHistoryAction = memoryAction(z.tuple([id]), async ([memoryId], { db, user }) => {
-  const rows = await memoryHistory(db, user.id, memoryId);
+export const memoryHistoryAction = memoryAction(z.tuple([id]), async ([memoryId], ctx) => {
+  const rows = await memoryHistory(ctx, memoryId);
   return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
 });
 

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { userContext } from "@/lib/user-context";
 import { pageUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { listMemories, memoryListInput } from "@/lib/memory/long-term";
@@ -36,12 +37,12 @@ export default async function MemoryPage({
   const db = await getDb();
   const budget = getConfig().memory.tokenBudget;
   const [memories, me, pending, profile, embedder, conflicts, cipher] = await Promise.all([
-    listMemories(db, user.id, filters),
+    listMemories(await userContext(db, user.id), filters),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
-    loadProfile(db, user.id, PROFILE_SCAN),
+    loadProfile(await userContext(db, user.id), PROFILE_SCAN),
     resolveEmbedder(db).catch(() => null),
-    listConflicts(db, user.id),
+    listConflicts(await userContext(db, user.id)),
     cipherFor(db, user.id),
   ]);
   const signals = await signalsForMemories(

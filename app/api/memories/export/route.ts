@@ -1,5 +1,6 @@
 // GET /api/memories/export?format=json|markdown: the signed-in user's memories on their own.
 import { z } from "zod";
+import { userContext } from "@/lib/user-context";
 import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { route } from "@/lib/http/route";
@@ -15,7 +16,7 @@ export const GET = route("GET /api/memories/export", async (request: Request) =>
   const db = await getDb();
   const date = new Date().toISOString().slice(0, 10);
   if (format.data === "markdown") {
-    return new Response(await memoriesMarkdown(db, user.id), {
+    return new Response(await memoriesMarkdown(await userContext(db, user.id)), {
       headers: {
         "Content-Type": "text/markdown; charset=utf-8",
         "Content-Disposition": `attachment; filename="mnemo-memories-${date}.md"`,
@@ -23,7 +24,7 @@ export const GET = route("GET /api/memories/export", async (request: Request) =>
       },
     });
   }
-  return new Response(JSON.stringify(await memoriesJson(db, user.id), null, 2), {
+  return new Response(JSON.stringify(await memoriesJson(await userContext(db, user.id)), null, 2), {
     headers: {
       "Content-Type": "application/json; charset=utf-8",
       "Content-Disposition": `attachment; filename="mnemo-memories-${date}.json"`,

@@ -2,6 +2,7 @@
 // JSON file (at most 5 MB, 5,000 entries), all or nothing (lib/memory/portable.ts).
 // A route handler, not a server action: server action bodies are capped at 1 MB.
 import { embedSoon } from "@/lib/memory/embed";
+import { userContext } from "@/lib/user-context";
 import { revalidatePath } from "next/cache";
 import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
@@ -21,7 +22,7 @@ export const POST = route("POST /api/memories/import", async (request: Request) 
     throw e;
   });
   const db = await getDb();
-  const data = await importMemories(db, user.id, json);
+  const data = await importMemories(await userContext(db, user.id), json);
   await embedSoon(db, user.id);
   revalidatePath("/settings/memory");
   return Response.json(data);
