@@ -45,7 +45,8 @@ describe.each(engines)("memory profile on %s", (engine) => {
     for (const question of ["What pets do I have?", "Can you suggest a snack for me?", "What's my job?"]) {
       const events = await collect(runTurn(t.db, user, { kind: "send", content: question }));
       const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
-      expect(done.memoriesUsed.map((m) => m.text).sort()).toEqual([...FOUR].sort());
+      // All four are given to the model (used or not: the mock's answer draws on none of them).
+      expect([...done.memoriesUsed, ...done.alsoGiven].map((m) => m.text).sort()).toEqual([...FOUR].sort());
       const sent = mock
         .chatRequests()
         .at(-1)!

@@ -39,6 +39,7 @@ function toUi(view: ThreadView): UiItem[] {
         toolCalls: i.toolCalls,
         toolName: i.toolName,
         memoriesUsed: i.memoriesUsed,
+        alsoGiven: i.alsoGiven,
         feedback: i.feedback,
         createdAt: new Date(i.createdAt).toISOString(),
       }))
@@ -210,11 +211,19 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
             );
           } else if (ev.type === "done" || ev.type === "error") {
             const used = ev.type === "done" ? ev.memoriesUsed : [];
+            const alsoGiven = ev.type === "done" ? ev.alsoGiven : [];
             if (ev.item)
               setItems((prev) =>
                 prev.map((i) =>
                   i.id === assistantId
-                    ? { ...i, ...ev.item, siblingIds: i.siblingIds, toolCalls: i.toolCalls, memoriesUsed: used }
+                    ? {
+                        ...i,
+                        ...ev.item,
+                        siblingIds: i.siblingIds,
+                        toolCalls: i.toolCalls,
+                        memoriesUsed: used,
+                        alsoGiven,
+                      }
                     : i,
                 ),
               );

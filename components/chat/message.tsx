@@ -223,22 +223,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
               <RefreshCw className="h-3.5 w-3.5" />
             </IconButton>
           )}
-          {item.memoriesUsed.length > 0 && (
-            <details className="mx-1 text-xs text-muted-foreground" data-testid="memories-used">
-              <summary className="cursor-pointer rounded px-1 py-0.5 hover:text-foreground">
-                Memories used ({item.memoriesUsed.length})
-              </summary>
-              <ul className="mt-1 grid gap-1 pl-2">
-                {item.memoriesUsed.map((m) => (
-                  <li key={m.id}>
-                    <Link className="text-primary hover:underline" href={`/settings/memory#memory-${m.id}`}>
-                      {m.text}
-                    </Link>
-                  </li>
-                ))}
-              </ul>
-            </details>
-          )}
+          <MemoriesUsed used={item.memoriesUsed} alsoGiven={item.alsoGiven ?? []} />
           <IconButton label="Model and token usage" onClick={() => setShowUsage((v) => !v)}>
             <Info className="h-3.5 w-3.5" />
           </IconButton>
@@ -251,5 +236,44 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
         </div>
       )}
     </div>
+  );
+}
+
+type MemoryRef = { id: string; text: string };
+
+function MemoryLinks({ memories }: { memories: MemoryRef[] }) {
+  return (
+    <ul className="mt-1 grid gap-1 pl-2">
+      {memories.map((m) => (
+        <li key={m.id}>
+          <Link className="text-primary hover:underline" href={`/settings/memory#memory-${m.id}`}>
+            {m.text}
+          </Link>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The memories the answer drew on; those the model was also given but the answer did not use, folded. */
+function MemoriesUsed({ used, alsoGiven }: { used: MemoryRef[]; alsoGiven: MemoryRef[] }) {
+  if (!used.length && !alsoGiven.length) return null;
+  const given = alsoGiven.length > 0 && (
+    <details className="mt-1 pl-2" data-testid="memories-also-given">
+      <summary className="cursor-pointer rounded px-1 py-0.5 hover:text-foreground">
+        {used.length ? "Also given to the model" : "Memories given to the model, none used"} ({alsoGiven.length})
+      </summary>
+      <MemoryLinks memories={alsoGiven} />
+    </details>
+  );
+  if (!used.length) return <div className="mx-1 text-xs text-muted-foreground">{given}</div>;
+  return (
+    <details className="mx-1 text-xs text-muted-foreground" data-testid="memories-used">
+      <summary className="cursor-pointer rounded px-1 py-0.5 hover:text-foreground">
+        Memories used ({used.length})
+      </summary>
+      <MemoryLinks memories={used} />
+      {given}
+    </details>
   );
 }

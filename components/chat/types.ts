@@ -13,7 +13,10 @@ export type UiItem = {
   toolCalls: Array<{ id: string; name: string; arguments: string }> | null;
   /** A tool note brought in by an import (another app's tool call and result): shown, folded. */
   toolName?: string | null;
+  /** The memories the answer drew on. */
   memoriesUsed: Array<{ id: string; text: string }>;
+  /** The other memories the model was given with the question (absent on old answers). */
+  alsoGiven?: Array<{ id: string; text: string }>;
   /** When it was written (ISO; absent on messages still being sent). */
   createdAt?: string;
   /** The user's rating of this answer (absent on answers just streamed). */

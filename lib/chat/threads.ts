@@ -109,6 +109,7 @@ export async function deleteThread(db: Db, userId: string, threadId: string) {
 export type ViewItem = SessionItem & {
   siblingIds: string[];
   memoriesUsed: Array<{ id: string; text: string }>;
+  alsoGiven: Array<{ id: string; text: string }>;
   feedback: AnswerFeedback | null;
 };
 export type ThreadView = {
@@ -147,14 +148,18 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
     db.item.aggregate({ where: { threadId }, _sum: { promptTokens: true, completionTokens: true } }),
     db.memoryUse.findMany({
       where: { userId, itemId: { in: shown.filter((i) => i.role === "assistant").map((i) => i.id) } },
-      select: { itemId: true, memory: { select: { id: true, text: true } } },
+      select: { itemId: true, used: true, memory: { select: { id: true, text: true } } },
     }),
     feedbackFor(u, answerIds),
   ]);
+  // Per answer: the memories it drew on, and the others it was given.
   const usedBy = new Map<string, Array<{ id: string; text: string }>>();
+  const givenTo = new Map<string, Array<{ id: string; text: string }>>();
   const c = u.cipher;
-  for (const u of uses)
-    usedBy.set(u.itemId, [...(usedBy.get(u.itemId) ?? []), { id: u.memory.id, text: c.open(u.memory.text) }]);
+  for (const row of uses) {
+    const into = row.used ? usedBy : givenTo;
+    into.set(row.itemId, [...(into.get(row.itemId) ?? []), { id: row.memory.id, text: c.open(row.memory.text) }]);
+  }
   const byParent = new Map<string | null, string[]>();
   for (const s of siblings) byParent.set(s.parentId, [...(byParent.get(s.parentId) ?? []), s.id]);
   return {
@@ -169,6 +174,7 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
       ...i,
       siblingIds: byParent.get(i.parentId) ?? [i.id],
       memoriesUsed: usedBy.get(i.id) ?? [],
+      alsoGiven: givenTo.get(i.id) ?? [],
       feedback: ratings.get(i.id) ?? null,
     })),
     totals: { promptTokens: totals._sum.promptTokens ?? 0, completionTokens: totals._sum.completionTokens ?? 0 },

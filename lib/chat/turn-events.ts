@@ -13,7 +13,8 @@ export type TurnEvent<I = SessionItem> =
   | { type: "start"; threadId: string; userItemId: string; assistantItemId: string; model: string }
   | { type: "delta"; text: string }
   | { type: "tool"; name: string; result: string; assistantItemId: string }
-  | { type: "done"; item: I; memoriesUsed: MemoryUsed[] }
+  /** memoriesUsed: the memories the answer drew on; alsoGiven: the rest of those the model was given. */
+  | { type: "done"; item: I; memoriesUsed: MemoryUsed[]; alsoGiven: MemoryUsed[] }
   | { type: "error"; message: string; item: I | null };
 
 /** The events as the browser parses them. */

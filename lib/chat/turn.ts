@@ -48,6 +48,7 @@ import { AppError, NotFoundError, isDatabaseUnavailable } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { readTogether } from "@/lib/db/function-calls";
 import type { MemoryUsed, TurnEvent } from "./turn-events";
+import { attributeMemories } from "@/lib/memory/attribution";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -353,8 +354,8 @@ class TurnRun {
         messages = [...messages, ...next.messages];
         r = { text: "", calls: new Map() };
       }
-      const final = await this.complete(r.text, recalled, ctx, useMemory);
-      yield { type: "done", item: final, memoriesUsed: memoriesUsed(recalled) };
+      const { final, uses } = await this.complete(r.text, recalled, ctx, useMemory);
+      yield { type: "done", item: final, ...uses };
       return final;
     } catch (e) {
       const ev = await this.fail(e, r.text);
@@ -538,8 +539,13 @@ class TurnRun {
     return { events, messages: toolMessages(r.text, toolCalls, results) };
   }
 
-  /** Step 5: save the answer, record which memories it was given, and queue the work after it. */
-  private async complete(text: string, recalled: Recall, ctx: Context, useMemory: boolean): Promise<SessionItem> {
+  /** Step 5: save the answer, record which memories it was given and drew on, and queue the work after it. */
+  private async complete(
+    text: string,
+    recalled: Recall,
+    ctx: Context,
+    useMemory: boolean,
+  ): Promise<{ final: SessionItem; uses: MemoryUses }> {
     const { db, userId, p } = this;
     const final = await finishRetrying(db, this.c, this.assistant.id, {
       content: text,
@@ -547,13 +553,14 @@ class TurnRun {
       promptTokens: this.usage.any ? this.usage.prompt : null,
       completionTokens: this.usage.any ? this.usage.completion : null,
     });
-    const used = memoriesUsed(recalled);
-    if (used.length)
+    const uses = memoryUses(text, p.userItem.content, recalled);
+    if (recalled.memories.length)
       await recordUses(
         db,
         userId,
         final.id,
-        used.map((m) => m.id),
+        recalled.memories.map((m) => m.id),
+        uses.memoriesUsed.map((m) => m.id),
       );
     // Work after the answer goes on the durable queue before the answer is
     // reported done: a process killed now still learns from it on restart.
@@ -566,7 +573,7 @@ class TurnRun {
     const jobs = afterAnswerJobs(p, userId, final.id, ctx.unsummarized.length > 0, useMemory);
     await enqueue(db, jobs).catch((e) => logBrief(`could not queue work after answer ${final.id}`, e));
     await this.charge();
-    return final;
+    return { final, uses };
   }
 
   /** How an answer that did not complete ends: stopped, failed with a sentence, or left to the sweeper. */
@@ -576,7 +583,7 @@ class TurnRun {
     if (this.abort.signal.aborted || e instanceof OpenAI.APIUserAbortError) {
       const item = await finishRetrying(this.db, this.c, id, { content: text, status: "stopped" });
       await this.charge();
-      return { type: "done", item, memoriesUsed: [] };
+      return { type: "done", item, memoriesUsed: [], alsoGiven: [] };
     }
     // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
     if (isDatabaseUnavailable(e)) throw e;
@@ -602,7 +609,14 @@ class TurnRun {
   }
 }
 
-const memoriesUsed = (recalled: Recall): MemoryUsed[] => recalled.memories.map((m) => ({ id: m.id, text: m.text }));
+type MemoryUses = { memoriesUsed: MemoryUsed[]; alsoGiven: MemoryUsed[] };
+
+/** The memories the answer drew on (read from its text, lib/memory/attribution.ts), and the rest it was given. */
+function memoryUses(answer: string, question: string, recalled: Recall): MemoryUses {
+  const given = recalled.memories.map((m) => ({ id: m.id, text: m.text }));
+  const used = new Set(attributeMemories(answer, question, given));
+  return { memoriesUsed: given.filter((m) => used.has(m.id)), alsoGiven: given.filter((m) => !used.has(m.id)) };
+}
 
 const logBrief = (what: string, e: unknown) =>
   console.error(`[mnemo] ${what}: ${(e as Error).message.split("\n").slice(-1)[0]}`);

@@ -293,7 +293,7 @@ export async function signalsForMemories(
     `SELECT mu."memoryId", count(DISTINCT mu."itemId")::int AS answers,
             count(f.id) FILTER (WHERE f.rating = 1)::int AS up, count(f.id) FILTER (WHERE f.rating = -1)::int AS down
      FROM "MemoryUse" mu LEFT JOIN "Feedback" f ON f."itemId" = mu."itemId" AND f.kind = 'rating'
-     WHERE mu."userId" = $1 AND mu."memoryId" = ANY($2::text[])
+     WHERE mu."userId" = $1 AND mu."memoryId" = ANY($2::text[]) AND mu.used
      GROUP BY mu."memoryId"`,
     userId,
     memoryIds,

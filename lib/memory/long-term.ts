@@ -280,18 +280,31 @@ export async function setPinned(u: UserContext, id: string, pinned: boolean) {
  * MemoryUse rows ("Memories used" under the answer), each memory's count of
  * uses and last use, in one statement. An answer recorded twice counts once.
  */
-export async function recordUses(db: Db, userId: string, itemId: string, memoryIds: string[]): Promise<void> {
+/**
+ * Records the memories given to the model with an answer, and which of them the answer drew on (`used`, by
+ * default all). Only a used memory counts a use (`useCount`, `lastUsedAt`): the profile's order, expiry of
+ * unused memories, ratings and procedure checks follow what answers drew on, not what they were given.
+ */
+export async function recordUses(
+  db: Db,
+  userId: string,
+  itemId: string,
+  given: string[],
+  used: string[] = given,
+): Promise<void> {
   await db.$executeRawUnsafe(
     `WITH added AS (
-       INSERT INTO "MemoryUse" ("itemId", "memoryId", "userId")
-       SELECT $1, m.id, $3 FROM "Memory" m WHERE m.id = ANY($2::text[]) AND m."userId" = $3
-       ON CONFLICT DO NOTHING RETURNING "memoryId"
+       INSERT INTO "MemoryUse" ("itemId", "memoryId", "userId", used)
+       SELECT $1, m.id, $3, m.id = ANY($5::text[]) FROM "Memory" m WHERE m.id = ANY($2::text[]) AND m."userId" = $3
+       ON CONFLICT DO NOTHING RETURNING "memoryId", used
      )
-     UPDATE "Memory" SET "lastUsedAt" = $4, "useCount" = "useCount" + 1 WHERE id IN (SELECT "memoryId" FROM added)`,
+     UPDATE "Memory" SET "lastUsedAt" = $4, "useCount" = "useCount" + 1
+     WHERE id IN (SELECT "memoryId" FROM added WHERE used)`,
     itemId,
-    memoryIds,
+    given,
     userId,
     new Date(),
+    used,
   );
 }
 

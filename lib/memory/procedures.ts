@@ -33,7 +33,7 @@ export function parseSteps(text: string): string[] | null {
 /** After a rating: procedures the answer used are verified (👍) or marked for re-validation (👎). */
 export async function onAnswerRated(db: Db, userId: string, itemId: string, rating: 1 | -1): Promise<number> {
   const used = await db.memoryUse.findMany({
-    where: { itemId, userId, memory: { kind: "procedure", status: "active" } },
+    where: { itemId, userId, used: true, memory: { kind: "procedure", status: "active" } },
     select: { memoryId: true },
   });
   if (!used.length) return 0;

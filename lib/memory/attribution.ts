@@ -1,0 +1,66 @@
+// Which of the memories sent with a question did the answer draw on? Read
+// after the answer, from its text, so it works with any model, including one
+// that ignores every instruction: a memory counts as used when the answer
+// carries enough of what is specific to it. Its words are weighed by how
+// specific they are: a word the question already said counts half (an answer
+// echoes its question), a word several of the sent memories share counts less,
+// and a name or a number (written with a capital inside the memory, or with
+// digits) is enough on its own. "Memories used" and every signal learned from
+// use (use counts, ratings, procedure checks, expiry) read this, not the list
+// of memories the model was given.
+import { indexWords } from "@/lib/crypto/content";
+
+export type SentMemory = { id: string; text: string };
+
+/** Words too general to show a memory was used ("user", "likes", "named"), after stemming. */
+const GENERAL = new Set(
+  indexWords(
+    "user users has have had name named called likes like liked prefers prefer preferred wants want " +
+      "enjoys enjoy lives live living works work working currently usually often always really very " +
+      "also his her their them my me your yours about from into when what who which there here",
+  ),
+);
+
+/** Share of a memory's specific weight the answer must carry, and the share that suffices with a name in it. */
+const USED_SHARE = 1 / 3;
+const NAMED_SHARE = 0.2;
+
+/** Words that name something (a capital inside the text, or digits), stemmed as the index stems them. */
+function namedWords(text: string): Set<string> {
+  const names = new Set<string>();
+  const tokens = text.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? [];
+  tokens.forEach((t, i) => {
+    const capitalInside = i > 0 && /^\p{Lu}/u.test(t) && !/[.!?]\s*$/.test(text.slice(0, text.indexOf(t)));
+    if (capitalInside || /\d/.test(t)) for (const w of indexWords(t)) names.add(w);
+  });
+  return names;
+}
+
+/** The ids of the sent memories the answer drew on, in the order they were sent. */
+export function attributeMemories(answer: string, question: string, sent: SentMemory[]): string[] {
+  if (!answer.trim() || !sent.length) return [];
+  const said = new Set(indexWords(answer));
+  const asked = new Set(indexWords(question));
+  const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter((w) => w.length > 1 && !GENERAL.has(w))));
+  const spread = new Map<string, number>();
+  for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
+  return sent
+    .filter((m, i) => {
+      const words = wordsOf[i];
+      if (!words.size) return false;
+      const names = namedWords(m.text);
+      let total = 0;
+      let carried = 0;
+      let namedCarried = false;
+      for (const w of words) {
+        const weight = (asked.has(w) ? 0.5 : 1) / (spread.get(w) ?? 1);
+        total += weight;
+        if (!said.has(w)) continue;
+        carried += weight;
+        if (names.has(w) && !asked.has(w)) namedCarried = true;
+      }
+      const share = carried / total;
+      return share >= USED_SHARE || (namedCarried && share >= NAMED_SHARE);
+    })
+    .map((m) => m.id);
+}

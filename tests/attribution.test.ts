@@ -1,0 +1,105 @@
+// "Memories used" means used: which of the memories sent with a question the answer drew on, read from the
+// answer's text (any model), and the signals that follow from it (use counts, ratings) for those memories only.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { userContext } from "@/lib/user-context";
+import { collect } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { addMemory } from "@/lib/memory/long-term";
+import { rateAnswer, signalsForMemories } from "@/lib/memory/feedback";
+import { threadView } from "@/lib/chat/threads";
+import { attributeMemories } from "@/lib/memory/attribution";
+
+const FOUR = [
+  { id: "dog", text: "Has a golden retriever named Biscuit" },
+  { id: "job", text: "Works as a night-shift nurse at St Mary's hospital" },
+  { id: "allergy", text: "Allergic to peanuts" },
+  { id: "sister", text: "Has a sister who lives in Porto" },
+];
+
+describe("attributeMemories", () => {
+  const cases: Array<[string, string, string[]]> = [
+    [
+      "Any tips to sleep better tomorrow?",
+      "Keep a regular schedule, avoid screens before bed, keep the room cool.",
+      [],
+    ],
+    ["What should I do this weekend?", "Take Biscuit for a long walk in the park; he will love fetch.", ["dog"]],
+    [
+      "Any tips to sleep better?",
+      "Since you work night shifts as a nurse, blackout curtains help after a shift.",
+      ["job"],
+    ],
+    ["What snack should I bring?", "Avoid anything with peanuts, given your allergy; fruit is safe.", ["allergy"]],
+    ["Where should I travel?", "Porto would be lovely, and you could visit your sister there.", ["sister"]],
+    [
+      "Plan my day",
+      "Walk Biscuit, then call your sister in Porto before your shift at the hospital.",
+      ["dog", "job", "sister"],
+    ],
+  ];
+  it.each(cases)("%s → %s", (question, answer, expected) => {
+    expect(attributeMemories(answer, question, FOUR)).toEqual(expected);
+  });
+
+  it("an answer that repeats the question's words does not use a memory sharing only those words", () => {
+    const q = "How do I get better sleep as a nurse?";
+    expect(attributeMemories(`Good question: how to get better sleep as a nurse.`, q, FOUR)).toEqual([]);
+  });
+
+  it("nothing is used by an empty answer", () => {
+    expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
+  });
+});
+
+describe.each(engines)("attribution in a turn on %s", (engine) => {
+  let t: TestDb;
+  let mock: MockLlm;
+  beforeAll(async () => {
+    mock = await startMockLlm();
+    t = await createTestDb(engine);
+    const admin = await t.db.user.create({ data: { email: `attr-admin-${engine}@example.com`, role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await mock?.close();
+  });
+  beforeEach(() => mock.reset());
+
+  it("lists only the memory the answer drew on; a 👎 changes only that memory's signals", async () => {
+    const user = (await t.db.user.create({ data: { email: `attr-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const ids = new Map<string, string>();
+    for (const m of FOUR) ids.set(m.id, (await addMemory(u, { text: m.text, source: "manual" }, "user", "t")).id);
+    mock.script({ match: "weekend", content: "Take Biscuit to the beach: golden retrievers love the water." });
+    mock.script({ match: "Feedback on an answer", json: { lesson: null }, times: 0 });
+
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "Ideas for the weekend?" }));
+    const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    expect(done.memoriesUsed.map((m) => m.id)).toEqual([ids.get("dog")]);
+    expect(done.alsoGiven.map((m) => m.id).sort()).toEqual(
+      [...ids.values()].filter((i) => i !== ids.get("dog")).sort(),
+    );
+    // All four were sent: attribution is about use, not about what the model saw.
+    const sent = JSON.stringify(mock.chatRequests().at(-1)!.body.messages);
+    for (const m of FOUR) expect(sent).toContain(m.text);
+
+    // The thread shows the same split after a reload.
+    const start = events[0] as Extract<TurnEvent, { type: "start" }>;
+    const view = await threadView(u, start.threadId);
+    const answer = view.items.find((i) => i.id === done.item.id)!;
+    expect(answer.memoriesUsed.map((m) => m.id)).toEqual([ids.get("dog")]);
+    expect(answer.alsoGiven).toHaveLength(3);
+
+    await rateAnswer(u, { itemId: done.item.id, rating: -1 });
+    const signals = await signalsForMemories(t.db, user, [...ids.values()]);
+    expect(signals.get(ids.get("dog")!)).toMatchObject({ answers: 1, down: 1 });
+    for (const [name, id] of ids) if (name !== "dog") expect(signals.get(id)).toBeUndefined();
+    const counts = await t.db.memory.findMany({ where: { userId: user }, select: { id: true, useCount: true } });
+    for (const m of counts) expect(m.useCount).toBe(m.id === ids.get("dog") ? 1 : 0);
+  });
+});
