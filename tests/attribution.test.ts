@@ -7,7 +7,7 @@ import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory, memoryHistory, setMuted } from "@/lib/memory/long-term";
 import { rateAnswer, signalsForMemories } from "@/lib/memory/feedback";
 import { threadView } from "@/lib/chat/threads";
 import { attributeMemories } from "@/lib/memory/attribution";
@@ -101,5 +101,39 @@ describe.each(engines)("attribution in a turn on %s", (engine) => {
     for (const [name, id] of ids) if (name !== "dog") expect(signals.get(id)).toBeUndefined();
     const counts = await t.db.memory.findMany({ where: { userId: user }, select: { id: true, useCount: true } });
     for (const m of counts) expect(m.useCount).toBe(m.id === ids.get("dog") ? 1 : 0);
+  });
+
+  it('a memory marked "don\'t mention this" is kept but reaches no model: not the prompt, the tools or learning', async () => {
+    const user = (await t.db.user.create({ data: { email: `muted-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const kept = await addMemory(u, { text: "Training for the Lisbon marathon", source: "manual" }, "user", "t");
+    const hidden = await addMemory(
+      u,
+      { text: "Recovering from a marathon knee injury", source: "manual" },
+      "user",
+      "t",
+    );
+    await setMuted(u, hidden.id, true);
+    mock.script({
+      match: "marathon",
+      toolCalls: [{ name: "search_memory", arguments: JSON.stringify({ query: "marathon knee" }) }],
+    });
+    mock.script({ match: "Existing related memories", json: { decisions: [] }, times: 0 });
+
+    await collect(runTurn(t.db, user, { kind: "send", content: "How should I train for my marathon knee?" }));
+    const requests = JSON.stringify(mock.chatRequests().map((r) => r.body.messages));
+    expect(requests).toContain(kept.text);
+    expect(requests).not.toContain(hidden.text);
+    // Kept, and still the user's to see.
+    const row = await t.db.memory.findUniqueOrThrow({ where: { id: hidden.id } });
+    expect(row).toMatchObject({ status: "active", muted: true });
+    const history = await memoryHistory(u, hidden.id);
+    expect(history[0].reason).toBe("Marked: don't mention this");
+
+    // Mentionable again: it is back in the prompt.
+    await setMuted(u, hidden.id, false);
+    mock.reset();
+    await collect(runTurn(t.db, user, { kind: "send", content: "And for my knee?" }));
+    expect(JSON.stringify(mock.chatRequests().at(-1)!.body.messages)).toContain(hidden.text);
   });
 });

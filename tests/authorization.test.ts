@@ -146,6 +146,7 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     },
     addMemoryAction: { call: (m) => m.addMemoryAction("Likes matrices" as never, "fact" as never), expect: SIGNED_IN },
     pinMemoryAction: { call: (m, fx) => m.pinMemoryAction(fx.memoryId as never, true as never), expect: OWNER_ONLY },
+    muteMemoryAction: { call: (m, fx) => m.muteMemoryAction(fx.memoryId as never, true as never), expect: OWNER_ONLY },
     reviewMemoryAction: {
       call: (m, fx) => m.reviewMemoryAction(fx.memoryId as never, true as never),
       expect: OWNER_ONLY,

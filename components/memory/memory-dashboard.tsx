@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useState, useTransition } from "react";
 import { toast } from "sonner";
-import { Brain, History, Pin, PinOff, Trash2 } from "lucide-react";
+import { Brain, Eye, EyeOff, History, Pin, PinOff, Trash2 } from "lucide-react";
 import { Button } from "@/components/ui/button";
 import { Alert } from "@/components/ui/alert";
 import { cn } from "@/lib/cn";
@@ -13,6 +13,7 @@ import {
   forgetMeAction,
   memoryHistoryAction,
   memorySettingsAction,
+  muteMemoryAction,
   pinMemoryAction,
   restoreMemoryAction,
   reviewMemoryAction,
@@ -32,6 +33,8 @@ type Mem = {
   source: string;
   status: string;
   pinned: boolean;
+  /** "Don't mention this": kept, never sent to a model. */
+  muted?: boolean;
   sourceThreadId: string | null;
   sourceItemId: string | null;
   /** Learned from a rating or a correction of the answer sourceItemId points at. */
@@ -191,6 +194,11 @@ function MemoryCard({
                   : "archived"}
               </span>
             )}
+            {m.muted && (
+              <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-muted">
+                not mentioned to the model
+              </span>
+            )}
             {m.origin && (
               <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-origin">
                 from {m.origin}
@@ -270,6 +278,22 @@ function MemoryCard({
                   Still right
                 </Button>
               )}
+              <Button
+                size="icon"
+                variant="ghost"
+                disabled={busy}
+                aria-label={m.muted ? "Mention this again" : "Don't mention this"}
+                title={m.muted ? "Mention this again" : "Don't mention this (kept, never sent to the model)"}
+                aria-pressed={!!m.muted}
+                onClick={() =>
+                  act(
+                    () => muteMemoryAction(m.id, !m.muted),
+                    m.muted ? "It may be mentioned again." : "Kept, and never sent to the model.",
+                  )
+                }
+              >
+                {m.muted ? <Eye className="h-4 w-4" /> : <EyeOff className="h-4 w-4" />}
+              </Button>
               <Button
                 size="icon"
                 variant="ghost"

@@ -85,6 +85,8 @@ type Row = {
   createdAt: Date;
   verifiedAt: Date | null;
   pinned: boolean;
+  /** "Don't mention this": never sent to the memory model. */
+  muted?: boolean;
   embedding: number[] | null;
   embeddingModel: string | null;
 };
@@ -142,7 +144,8 @@ async function activeRows(u: UserContext): Promise<Row[]> {
   const { db, userId } = u;
   const c = u.cipher;
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, embedding, "embeddingModel"
+    `SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, muted,
+            embedding, "embeddingModel"
      FROM "Memory" WHERE "userId" = $1 AND status = 'active' ORDER BY "createdAt"`,
     userId,
   );
@@ -276,7 +279,9 @@ async function judgePairs(
   counts: ConsolidationCounts,
 ) {
   const { db, userId } = u;
-  const { pairs, through, complete } = candidatePairs(await activeRows(u), await changeTimes(db, userId), since, model);
+  // A memory the user said not to mention is never sent to the memory model either.
+  const sendable = (await activeRows(u)).filter((r) => !r.muted);
+  const { pairs, through, complete } = candidatePairs(sendable, await changeTimes(db, userId), since, model);
   const settled = new Set<string>(); // a memory retired in this run is not judged again
   for (let start = 0; start < pairs.length; start += PAIRS_PER_CALL) {
     const batch = pairs

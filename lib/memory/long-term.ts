@@ -280,6 +280,27 @@ export async function setPinned(u: UserContext, id: string, pinned: boolean) {
  * MemoryUse rows ("Memories used" under the answer), each memory's count of
  * uses and last use, in one statement. An answer recorded twice counts once.
  */
+/** "Don't mention this": the memory stays, shown to the user, and is never sent to a model; a version records it. */
+export async function setMuted(u: UserContext, id: string, muted: boolean) {
+  const { db, userId } = u;
+  const m = await ownedMemory(u, id);
+  if (m.muted === muted) return openMemory(u.cipher, m);
+  const [updated] = await db.$transaction([
+    db.memory.update({ where: { id }, data: { muted } }),
+    db.memoryVersion.create({
+      data: {
+        memoryId: id,
+        userId,
+        oldText: null,
+        newText: null,
+        actor: "user",
+        reason: muted ? "Marked: don't mention this" : "Marked: may be mentioned again",
+      },
+    }),
+  ]);
+  return openMemory(u.cipher, updated);
+}
+
 /**
  * Records the memories given to the model with an answer, and which of them the answer drew on (`used`, by
  * default all). Only a used memory counts a use (`useCount`, `lastUsedAt`): the profile's order, expiry of

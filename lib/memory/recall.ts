@@ -493,7 +493,7 @@ async function loadMissingMemories(u: UserContext, ids: string[], into: Map<stri
   if (!ids.length) return;
   const c = u.cipher;
   const rows = await db.memory.findMany({
-    where: { id: { in: ids }, userId, status: "active" },
+    where: { id: { in: ids }, userId, status: "active", muted: false },
     select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, needsRevalidation: true, tokens: true },
   });
   for (const r of rows) into.set(r.id, { ...r, text: c.open(r.text) });

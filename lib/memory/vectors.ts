@@ -59,7 +59,7 @@ const literal = (v: number[]) => `[${v.map((x) => (Number.isFinite(x) ? x : 0)).
 
 /** The filter both indexes put on a user's memories (q's size is a number, never user text). */
 const memoryWhere = (dims: number) =>
-  `"userId" = $1 AND "embeddingModel" = $2 AND status = 'active' AND embedding IS NOT NULL
+  `"userId" = $1 AND "embeddingModel" = $2 AND status = 'active' AND NOT muted AND embedding IS NOT NULL
    AND array_length(embedding, 1) = ${dims} AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
 
 /** HNSW indexes at most 2,000 dimensions of `vector`; larger models are searched exactly. */

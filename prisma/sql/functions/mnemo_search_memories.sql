@@ -23,7 +23,7 @@ CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[]
        SELECT term, q FROM counted WHERE seen < common_words OR NOT EXISTS (SELECT 1 FROM counted WHERE seen < common_words)
      ), docs AS MATERIALIZED (
        SELECT m.id, m."updatedAt", m.search FROM "Memory" m
-       WHERE m."userId" = uid AND m.status = 'active' AND m.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
+       WHERE m."userId" = uid AND m.status = 'active' AND NOT m.muted AND m.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
          AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
      ), matches AS MATERIALIZED (
        SELECT d.id, d."updatedAt", u.term FROM docs d JOIN usable u ON d.search @@ u.q

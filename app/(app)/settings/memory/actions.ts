@@ -15,6 +15,7 @@ import {
   memoryKindSchema,
   memoryHistory,
   setMemoryStatus,
+  setMuted,
   setPinned,
   updateMemoryText,
 } from "@/lib/memory/long-term";
@@ -63,6 +64,12 @@ export const settleConflictAction = memoryAction(z.tuple([settleInput]), ([input
 export const verifyProcedureAction = memoryAction(
   z.tuple([id]),
   async ([memoryId], { db, user }) => void (await verifyProcedure(db, user.id, memoryId)),
+);
+
+/** "Don't mention this": kept, never sent to a model; or mentionable again. */
+export const muteMemoryAction = memoryAction(
+  z.tuple([id, z.boolean()]),
+  async ([memoryId, muted], ctx) => void (await setMuted(ctx, memoryId, muted)),
 );
 
 export const pinMemoryAction = memoryAction(

@@ -89,6 +89,7 @@ export default async function MemoryPage({
         source: m.source,
         status: m.status,
         pinned: m.pinned,
+        muted: m.muted,
         sourceThreadId: m.sourceThreadId,
         sourceItemId: m.sourceItemId,
         fromFeedback: !!m.sourceFeedbackId,
