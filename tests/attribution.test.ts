@@ -11,6 +11,7 @@ import { addMemory, memoryHistory, setMuted } from "@/lib/memory/long-term";
 import { rateAnswer, signalsForMemories } from "@/lib/memory/feedback";
 import { threadView } from "@/lib/chat/threads";
 import { attributeMemories } from "@/lib/memory/attribution";
+import { recall } from "@/lib/memory/recall";
 
 const FOUR = [
   { id: "dog", text: "Has a golden retriever named Biscuit" },
@@ -135,5 +136,28 @@ describe.each(engines)("attribution in a turn on %s", (engine) => {
     mock.reset();
     await collect(runTurn(t.db, user, { kind: "send", content: "And for my knee?" }));
     expect(JSON.stringify(mock.chatRequests().at(-1)!.body.messages)).toContain(hidden.text);
+  });
+
+  it('"remember this for a week" keeps it a week: recall leaves it out once the time is up', async () => {
+    const user = (await t.db.user.create({ data: { email: `expiry-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const before = Date.now();
+    mock.script({
+      match: "for a week",
+      toolCalls: [{ name: "remember", arguments: JSON.stringify({ text: "Staying at Hotel Miramar", forDays: 7 }) }],
+    });
+    await collect(runTurn(t.db, user, { kind: "send", content: "Remember for a week: I'm at Hotel Miramar" }));
+    const m = await t.db.memory.findFirstOrThrow({ where: { userId: user, text: { contains: "Miramar" } } });
+    const days = (m.expiresAt!.getTime() - before) / 86_400_000;
+    expect(days).toBeGreaterThan(6.99);
+    expect(days).toBeLessThan(7.01);
+    const recalled = async () => (await recall(u, "Which hotel am I at?", { budget: 500 })).memories.map((r) => r.id);
+    expect(await recalled()).toContain(m.id);
+    // The week passes (the clock is the database's): the memory stays, and recall leaves it out.
+    await t.db.memory.update({ where: { id: m.id }, data: { expiresAt: new Date(Date.now() + 1500) } });
+    expect(await recalled()).toContain(m.id);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await recalled()).not.toContain(m.id);
+    expect(await t.db.memory.count({ where: { id: m.id, status: "active" } })).toBe(1);
   });
 });

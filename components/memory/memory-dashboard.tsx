@@ -35,6 +35,8 @@ type Mem = {
   pinned: boolean;
   /** "Don't mention this": kept, never sent to a model. */
   muted?: boolean;
+  /** Kept for a while ("remember this for a week"): recall leaves it out after this (ISO). */
+  expiresAt?: string | null;
   sourceThreadId: string | null;
   sourceItemId: string | null;
   /** Learned from a rating or a correction of the answer sourceItemId points at. */
@@ -192,6 +194,12 @@ function MemoryCard({
                       : "proposed to forget: waiting for review"
                     : "waiting for review"
                   : "archived"}
+              </span>
+            )}
+            {m.expiresAt && (
+              <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-expiry">
+                {new Date(m.expiresAt) > new Date() ? "kept until " : "expired "}
+                {new Date(m.expiresAt).toLocaleDateString()}
               </span>
             )}
             {m.muted && (

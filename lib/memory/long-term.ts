@@ -78,6 +78,8 @@ export type NewMemory = {
   sourceFeedbackId?: string | null;
   /** Procedures: the ordered steps (already written into the text by procedureText). */
   steps?: string[];
+  /** "Remember this for a week": recall leaves it out from then on (it stays on the dashboard). */
+  expiresAt?: Date | null;
 };
 
 /**
@@ -134,6 +136,7 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
       sourceThreadId: m.sourceThreadId ?? null,
       sourceItemId: m.sourceItemId ?? null,
       sourceRef: m.sourceRef ?? null,
+      expiresAt: m.expiresAt ?? null,
       sourceFeedbackId: m.sourceFeedbackId ?? null,
       steps: (() => {
         const steps = m.steps?.length ? m.steps : m.kind === "procedure" ? parseSteps(text) : null;

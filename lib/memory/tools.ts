@@ -23,6 +23,13 @@ const TOOL_DEFINITIONS = {
     args: z.object({
       text: memoryTextSchema.describe('The memory, as a short third-person statement, e.g. "Prefers metric units".'),
       kind: memoryKindSchema.optional(),
+      forDays: z
+        .number()
+        .int()
+        .min(1)
+        .max(3650)
+        .optional()
+        .describe('Only when the user says how long to keep it ("for a week": 7). Omit to keep it until forgotten.'),
     }),
   },
   update_memory: {
@@ -89,11 +96,18 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
         const a = args.remember.parse(json);
         const m = await addMemory(
           ctx,
-          { text: a.text, kind: a.kind, source: "explicit", sourceThreadId: ctx.threadId, sourceItemId: ctx.itemId },
+          {
+            text: a.text,
+            kind: a.kind,
+            source: "explicit",
+            sourceThreadId: ctx.threadId,
+            sourceItemId: ctx.itemId,
+            expiresAt: a.forDays ? new Date(Date.now() + a.forDays * 86_400_000) : null,
+          },
           "user",
           "Asked in chat to remember it",
         );
-        return out({ saved: { id: m.id, text: m.text } }, true);
+        return out({ saved: { id: m.id, text: m.text, until: m.expiresAt?.toISOString().slice(0, 10) } }, true);
       }
       case "update_memory": {
         // The model's change, through the gate of lib/memory/writes.ts (pause, review, protected memories).

@@ -90,6 +90,7 @@ export default async function MemoryPage({
         status: m.status,
         pinned: m.pinned,
         muted: m.muted,
+        expiresAt: m.expiresAt?.toISOString() ?? null,
         sourceThreadId: m.sourceThreadId,
         sourceItemId: m.sourceItemId,
         fromFeedback: !!m.sourceFeedbackId,
