@@ -354,7 +354,7 @@ export function MemoryDashboard({
   memories: Mem[];
   filters: Filters;
   settings: { paused: boolean; review: boolean };
-  totals: { count: number; tokens: number; pending: number };
+  totals: { count: number; tokens: number; pending: number; muted?: number };
   meter: ProfileMeterProps;
   conflicts: Conflict[];
 }) {
@@ -378,6 +378,7 @@ export function MemoryDashboard({
           <p className="text-sm text-muted-foreground" data-testid="memory-totals">
             {count(totals.count, "active memory", "active memories")} · {count(totals.tokens, "token")} in the prompt
             {totals.pending > 0 && ` · ${formatCount(totals.pending)} waiting for review`}
+            {(totals.muted ?? 0) > 0 && ` · ${formatCount(totals.muted ?? 0)} not mentioned to the model`}
           </p>
         </div>
         <div className="flex flex-wrap gap-4 text-sm">

@@ -4,7 +4,6 @@
 // paste another assistant's memory list. (File imports are route handlers,
 // app/api/import and app/api/memories/import, for their bodies.)
 import { revalidatePath } from "next/cache";
-import { userContext } from "@/lib/user-context";
 import { z } from "zod";
 import { userAction } from "@/lib/http/action";
 import { AppError, NotFoundError } from "@/lib/errors";
@@ -64,8 +63,8 @@ export const startImportLearnAction = userAction(z.tuple([]), async (_, { db, us
 const pasteInput = z.string().max(100_000, "That is too long (at most 100,000 characters at a time).");
 
 /** Each line of another assistant's memory list becomes a memory waiting for review. */
-export const pasteMemoriesAction = userAction(z.tuple([pasteInput]), async ([text], { db, user }) => {
-  const r = await importMemoryList(await userContext(db, user.id), text);
+export const pasteMemoriesAction = userAction(z.tuple([pasteInput]), async ([text], ctx) => {
+  const r = await importMemoryList(ctx, text);
   revalidatePath("/settings/memory");
   return r;
 });

@@ -3,7 +3,6 @@
 // validated, and scoped to the signed-in user's memories (another user's memory
 // id is "not found"). Each refreshes the dashboard.
 import { revalidatePath } from "next/cache";
-import { userContext } from "@/lib/user-context";
 import { z } from "zod";
 import { userAction, type UserActionContext } from "@/lib/http/action";
 import { reviewPending } from "@/lib/memory/writes";
@@ -80,8 +79,7 @@ export const pinMemoryAction = memoryAction(
 /** Approves or rejects a memory waiting for review; a proposal is carried out on its target. */
 export const reviewMemoryAction = memoryAction(
   z.tuple([id, z.boolean()]),
-  async ([memoryId, approve], { db, user }) =>
-    void (await reviewPending(await userContext(db, user.id), memoryId, approve)),
+  async ([memoryId, approve], ctx) => void (await reviewPending(ctx, memoryId, approve)),
 );
 
 export const restoreMemoryAction = memoryAction(

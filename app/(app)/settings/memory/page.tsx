@@ -9,7 +9,7 @@ import { loadProfile, PROFILE_SHARE, profileSelection } from "@/lib/memory/profi
 import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { listConflicts } from "@/lib/memory/conflicts";
 import { signalsForMemories } from "@/lib/memory/feedback";
-import { cipherFor, openJson } from "@/lib/crypto/content";
+import { openJson } from "@/lib/crypto/content";
 import { stepsSchema } from "@/lib/memory/procedures";
 import { memoryOrigin } from "@/lib/memory/portable";
 
@@ -36,14 +36,16 @@ export default async function MemoryPage({
   const filters = parsed.success ? parsed.data : memoryListInput.parse({});
   const db = await getDb();
   const budget = getConfig().memory.tokenBudget;
-  const [memories, me, pending, profile, embedder, conflicts, cipher] = await Promise.all([
-    listMemories(await userContext(db, user.id), filters),
+  const u = await userContext(db, user.id); // the page's one context
+  const cipher = u.cipher;
+  const [memories, me, pending, muted, profile, embedder, conflicts] = await Promise.all([
+    listMemories(u, filters),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
-    loadProfile(await userContext(db, user.id), PROFILE_SCAN),
+    db.memory.count({ where: { userId: user.id, status: "active", muted: true } }),
+    loadProfile(u, PROFILE_SCAN),
     resolveEmbedder(db).catch(() => null),
-    listConflicts(await userContext(db, user.id)),
-    cipherFor(db, user.id),
+    listConflicts(u),
   ]);
   const signals = await signalsForMemories(
     db,
@@ -72,7 +74,7 @@ export default async function MemoryPage({
       filters={filters}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
       // One count on the page: the header says what the meter below says (a memory's line costs more than its words).
-      totals={{ count: profile.count, tokens: profile.cost, pending }}
+      totals={{ count: profile.count, tokens: profile.cost, pending, muted }}
       meter={{
         count: profile.count,
         cost: profile.cost,
