@@ -29,6 +29,8 @@ const { recall } = await import("../../lib/memory/recall");
 const { countTokens } = await import("../../lib/memory/tokens");
 const { UPKEEP_SQL } = await import("../../lib/db/statistics");
 const { percentile, round, table } = await import("./stats");
+const { locomoConversations, locomoFiles, locomoMessages, locomoSessions, parseLocomoDate } =
+  await import("./locomo-data");
 const { saveConnection, clearConnectionCache } = await import("../../lib/llm/connection");
 const { embedQuery } = await import("../../lib/llm/embeddings");
 const { embedPending } = await import("../../lib/memory/embed");
@@ -48,43 +50,6 @@ async function embeddingSetup(args: string[]): Promise<EmbeddingSetup | null> {
 
 // BENCH_BUDGETS=2000 for a quick run (the summary line reads the 2,000-token figures).
 const BUDGETS = (process.env.BENCH_BUDGETS ?? "500,1000,2000,4000").split(",").map(Number);
-type Turn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
-type Conv = Record<string, unknown> & {
-  qa: Array<{ question: string; answer?: unknown; evidence: string[]; category: number }>;
-};
-
-function files(args: string[]): string[] {
-  const out: string[] = [];
-  for (const a of args.length ? args : ["../shared/datasets/locomo/dev"]) {
-    const st = fs.statSync(a);
-    if (st.isDirectory())
-      out.push(
-        ...fs
-          .readdirSync(a)
-          .filter((f) => f.endsWith(".json"))
-          .sort()
-          .map((f) => path.join(a, f)),
-      );
-    else out.push(a);
-  }
-  return out;
-}
-
-/** LoCoMo files are either the original [{conversation, qa, observation}] list or one flat object. */
-function conversations(file: string): Conv[] {
-  const raw = JSON.parse(fs.readFileSync(file, "utf8"));
-  const list = Array.isArray(raw) ? raw : [raw];
-  return list.map((c) => ({ ...(c.conversation ?? {}), ...(c.observation ?? {}), ...c }));
-}
-
-function parseDate(s: string | undefined): Date {
-  const m = s?.match(/(\d+):(\d+)\s*(am|pm)\s+on\s+(\d+)\s+(\w+),?\s+(\d{4})/i);
-  if (!m) return new Date("2023-01-01T00:00:00Z");
-  let h = Number(m[1]) % 12;
-  if (m[3].toLowerCase() === "pm") h += 12;
-  return new Date(`${m[5]} ${m[4]}, ${m[6]} ${String(h).padStart(2, "0")}:${m[2]}:00 UTC`);
-}
-
 const evidenceIds = (e: unknown): string[] =>
   (Array.isArray(e) ? e : [e])
     .flatMap((x) => String(x ?? "").split(/[;,\s]+/))
@@ -95,7 +60,7 @@ type Row = { mode: string; budget: number | string; any: number[]; all: number[]
 
 async function main() {
   const args = process.argv.slice(2);
-  const inputs = files(args.filter((a) => !a.startsWith("--")));
+  const inputs = locomoFiles(args.filter((a) => !a.startsWith("--")));
   const emb = await embeddingSetup(args);
   const rows = new Map<string, Row>();
   const row = (mode: string, budget: number | string) => {
@@ -107,27 +72,17 @@ async function main() {
 
   for (const mode of ["messages_only", "with_memories"] as const) {
     for (const file of inputs) {
-      for (const conv of conversations(file)) {
+      for (const conv of locomoConversations(file)) {
         const t = await createTestDb("pglite");
         const user = await t.db.user.create({ data: { email: `${path.basename(file)}-${mode}@locomo.test` } });
-        const sessions = Object.keys(conv)
-          .map((k) => k.match(/^session_(\d+)$/)?.[1])
-          .filter((n): n is string => !!n && Array.isArray(conv[`session_${n}`]))
-          .map(Number)
-          .sort((a, b) => a - b);
+        const sessions = locomoSessions(conv);
         const allTurns: Array<{ id: string; text: string; tokens: number; date: Date }> = [];
         for (const n of sessions) {
-          const date = parseDate(conv[`session_${n}_date_time`] as string);
+          const date = parseLocomoDate(conv[`session_${n}_date_time`] as string);
           const thread = await t.db.thread.create({
             data: { userId: user.id, title: `Session ${n}`, createdAt: date, lastActivityAt: date },
           });
-          const turns = conv[`session_${n}`] as Turn[];
-          const speakerA = conv.speaker_a as string | undefined;
-          const items = turns.map((turn) => ({
-            role: turn.speaker === speakerA ? ("user" as const) : ("assistant" as const),
-            content: `${turn.speaker}: ${turn.text}${turn.blip_caption ? ` [shares a photo: ${turn.blip_caption}]` : ""}`,
-            sourceRef: turn.dia_id,
-          }));
+          const items = locomoMessages(conv, n);
           await appendItems(t.db, thread.id, items, { cipher: await threadCipher(t.db, thread.id) });
           // The messages were written on the session's date (recall favours dates a question names).
           await t.db.item.updateMany({ where: { threadId: thread.id }, data: { createdAt: date } });

@@ -1,0 +1,256 @@
+// The LoCoMo question-answering protocol, end to end through Mnemo's own
+// pipeline, with any OpenAI-compatible model (`npm run eval:locomo`, below).
+// For each conversation, on a fresh embedded database:
+//  1. ingest: one thread per session, the turns as messages on the session's
+//     date; then learning as the app does it: extraction on each exchange
+//     (user turn and the answer after it), consolidation, and embeddings when
+//     an embedding model is given;
+//  2. answer each question of categories 1-4 (5, adversarial, is left out, as
+//     in the published protocol) from Mnemo's recall at a stated token budget:
+//     the memory block goes to the model with the question;
+//  3. judge each answer with an LLM against the gold answer: CORRECT or WRONG,
+//     generous on wording and on date formats, as in the mem0 evaluation.
+// Reported: J (the share judged CORRECT, overall and per category), tokens per
+// answer (the memory block, and the whole prompt as the model counted it), and
+// latency (recall, and recall + answer: p50 / p95).
+import type { Db } from "@/lib/db/types";
+import { createTestDb } from "@/testing/databases";
+import { userContext, type UserContext } from "@/lib/user-context";
+import { appendItems } from "@/lib/memory/session";
+import { saveConnection, clearConnectionCache, resolveConnection, type ModelConnection } from "@/lib/llm/connection";
+import { openaiClient } from "@/lib/llm/client";
+import { extractMemories } from "@/lib/memory/extract";
+import { consolidateUser } from "@/lib/memory/consolidate";
+import { embedPending } from "@/lib/memory/embed";
+import { embedQuery } from "@/lib/llm/embeddings";
+import { memoryBlock, recall } from "@/lib/memory/recall";
+import { countTokens } from "@/lib/memory/tokens";
+import { percentile, round } from "../bench/stats";
+import {
+  locomoConversations,
+  locomoMessages,
+  locomoSessions,
+  parseLocomoDate,
+  type LocomoConversation,
+} from "../bench/locomo-data";
+
+export type EvalOptions = {
+  files: string[];
+  baseURL: string;
+  apiKey?: string;
+  model: string;
+  judgeModel: string;
+  embeddingModel?: string;
+  /** Tokens of memory per answer (MNEMO_MEMORY_TOKEN_BUDGET for this run). */
+  budget: number;
+  /** At most this many conversations / questions per conversation (0: all). */
+  maxConversations?: number;
+  maxQuestions?: number;
+  /** The judge's instructions, with {question}, {gold_answer} and {generated_answer}; JUDGE_PROMPT by default. */
+  judgePrompt?: string;
+  log?: (line: string) => void;
+};
+
+export type JudgedAnswer = {
+  conversation: string;
+  question: string;
+  category: number;
+  gold: string;
+  answer: string;
+  correct: boolean;
+  memoryTokens: number;
+  promptTokens: number | null;
+  recallMs: number;
+  answerMs: number;
+};
+
+export type EvalReport = {
+  J: number;
+  byCategory: Record<string, { J: number; n: number }>;
+  questions: number;
+  memories: number;
+  memoryTokensMean: number;
+  promptTokensMean: number | null;
+  recallMs: { p50: number | null; p95: number | null };
+  answerMs: { p50: number | null; p95: number | null };
+  answers: JudgedAnswer[];
+};
+
+/** The answering instructions: the memory block is the only source (no conversation is in the prompt). */
+export const ANSWER_SYSTEM = [
+  "You answer questions about the user's past conversations from what Mnemo remembers about them.",
+  "Use only the information in the memory block. Turn relative dates into dates, using the dates shown",
+  "with the passages; when facts disagree, prefer the most recent. Answer in a few words; if the memory",
+  "does not say, answer that it does not say.",
+].join(" ");
+
+/**
+ * The judge's instructions, following the protocol of the mem0 evaluation (metrics/llm_judge.py): generous on
+ * wording and length, the same date or period in any format counts, one label in JSON. For figures strictly
+ * comparable with published ones, pass that file's ACCURACY_PROMPT with --judge-prompt.
+ */
+export const JUDGE_PROMPT = `Label a generated answer to a question as CORRECT or WRONG.
+You get (1) a question one person asked about another person's past conversations, (2) the gold answer, which is
+short and names what the question is about, and (3) a generated answer.
+Be generous: a generated answer that is longer, or worded differently, is CORRECT as long as it is about the same
+thing as the gold answer. For a question about time, it is CORRECT when it refers to the same date or period, in
+any format or as a relative reference that resolves to it.
+
+Question: {question}
+Gold answer: {gold_answer}
+Generated answer: {generated_answer}
+
+Reply with JSON only: {"label": "CORRECT"} or {"label": "WRONG"}.`;
+
+/** Runs the protocol; prints progress through `log`. */
+export async function runLocomoEval(o: EvalOptions): Promise<EvalReport> {
+  const log = o.log ?? (() => undefined);
+  const answers: JudgedAnswer[] = [];
+  let memories = 0;
+  const judge = openaiClient({ baseURL: o.baseURL, apiKey: o.apiKey, chatModel: o.judgeModel, memoryModel: "" });
+  let convs = o.files.flatMap((f) => locomoConversations(f).map((c, i) => ({ name: `${f}#${i}`, conv: c })));
+  if (o.maxConversations) convs = convs.slice(0, o.maxConversations);
+  for (const { name, conv } of convs) {
+    const t = await createTestDb("pglite");
+    try {
+      const { u, conn } = await setUp(t.db, o, name);
+      await ingest(u, conn, conv, log);
+      memories += await t.db.memory.count({ where: { userId: u.userId, status: "active" } });
+      let qa = conv.qa.filter((q) => Number(q.category) !== 5);
+      if (o.maxQuestions) qa = qa.slice(0, o.maxQuestions);
+      for (const q of qa) {
+        const a = await answerOne(u, conn, q.question, o.budget);
+        const gold = String(q.answer ?? "");
+        const correct = await judged(judge, o, q.question, gold, a.answer);
+        answers.push({ conversation: name, question: q.question, category: Number(q.category), gold, correct, ...a });
+        log(`${correct ? "CORRECT" : "WRONG  "} [${q.category}] ${q.question} → ${a.answer.slice(0, 80)}`);
+      }
+    } finally {
+      await t.close();
+    }
+  }
+  return report(answers, memories);
+}
+
+/** A database with the model connection saved, and the conversation's user. */
+async function setUp(db: Db, o: EvalOptions, name: string) {
+  const admin = await db.user.create({ data: { email: "eval-admin@locomo.test", role: "ADMIN" } });
+  await saveConnection(
+    db,
+    {
+      baseURL: o.baseURL,
+      apiKey: o.apiKey,
+      chatModel: o.model,
+      memoryModel: o.model,
+      embeddingModel: o.embeddingModel ?? "",
+    },
+    admin.id,
+  );
+  clearConnectionCache(db);
+  const state = await resolveConnection(db);
+  if (!state.configured) throw new Error(`The model connection is not usable: ${state.reason}`);
+  const user = await db.user.create({ data: { email: `eval-${name.replace(/\W+/g, "-")}@locomo.test` } });
+  return { u: await userContext(db, user.id), conn: state.connection };
+}
+
+/** Step 1: messages, then learning from each exchange, consolidation and embeddings, as the app does. */
+async function ingest(u: UserContext, conn: ModelConnection, conv: LocomoConversation, log: (l: string) => void) {
+  const { db } = u;
+  for (const n of locomoSessions(conv)) {
+    const date = parseLocomoDate(conv[`session_${n}_date_time`] as string);
+    const thread = await db.thread.create({
+      data: { userId: u.userId, title: `Session ${n}`, createdAt: date, lastActivityAt: date },
+    });
+    const items = await appendItems(db, thread.id, locomoMessages(conv, n), { cipher: u.cipher });
+    await db.item.updateMany({ where: { threadId: thread.id }, data: { createdAt: date } });
+    let learned = 0;
+    for (let i = 0; i < items.length; i++) {
+      if (items[i].role !== "user") continue;
+      const next = items[i + 1]?.role === "assistant" ? items[i + 1] : null;
+      const question = `[${date.toISOString().slice(0, 10)}] ${items[i].content}`;
+      const r = await extractMemories(u, conn, {
+        threadId: thread.id,
+        userItemId: items[i].id,
+        question,
+        answer: next?.content ?? "",
+        review: false,
+      });
+      learned += r.applied.length;
+    }
+    log(`session ${n}: ${items.length} messages, ${learned} memory changes`);
+  }
+  await consolidateUser(u, conn);
+  if (conn.embeddingModel) await embedPending(db, { userId: u.userId });
+}
+
+/** Step 2: recall at the budget, then the model's answer from the memory block alone. */
+async function answerOne(u: UserContext, conn: ModelConnection, question: string, budget: number) {
+  const t0 = performance.now();
+  const r = await recall(u, question, {
+    budget,
+    semantic: conn.embeddingModel ? embedQuery(u.db, question, u.userId) : undefined,
+  });
+  const block = memoryBlock(r) ?? "(Mnemo remembers nothing relevant.)";
+  const recallMs = performance.now() - t0;
+  const res = await openaiClient(conn).chat.completions.create({
+    model: conn.chatModel,
+    temperature: 0,
+    messages: [
+      { role: "system", content: ANSWER_SYSTEM },
+      { role: "system", content: block },
+      { role: "user", content: `Answer the question: ${question}` },
+    ],
+  });
+  return {
+    answer: (res.choices[0]?.message?.content ?? "").trim(),
+    memoryTokens: countTokens(block),
+    promptTokens: res.usage?.prompt_tokens ?? null,
+    recallMs,
+    answerMs: performance.now() - t0,
+  };
+}
+
+/** Step 3: the judge's label (anything but a CORRECT label counts as WRONG). */
+async function judged(judge: ReturnType<typeof openaiClient>, o: EvalOptions, q: string, gold: string, answer: string) {
+  const prompt = (o.judgePrompt ?? JUDGE_PROMPT)
+    .replaceAll("{question}", q)
+    .replaceAll("{gold_answer}", gold)
+    .replaceAll("{generated_answer}", answer);
+  const res = await judge.chat.completions.create({
+    model: o.judgeModel,
+    temperature: 0,
+    response_format: { type: "json_object" },
+    messages: [{ role: "user", content: prompt }],
+  });
+  const text = res.choices[0]?.message?.content ?? "";
+  try {
+    return (
+      (JSON.parse(text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1)) as { label?: string }).label === "CORRECT"
+    );
+  } catch {
+    return false;
+  }
+}
+
+function report(answers: JudgedAnswer[], memories: number): EvalReport {
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+  const share = (xs: JudgedAnswer[]) => round(mean(xs.map((a) => (a.correct ? 1 : 0))), 3) ?? 0;
+  const byCategory: EvalReport["byCategory"] = {};
+  for (const c of [...new Set(answers.map((a) => a.category))].sort()) {
+    const of = answers.filter((a) => a.category === c);
+    byCategory[c] = { J: share(of), n: of.length };
+  }
+  const prompt = answers.map((a) => a.promptTokens).filter((n): n is number => n !== null);
+  const ms = (xs: number[]) => ({ p50: round(percentile(xs, 50), 1), p95: round(percentile(xs, 95), 1) });
+  return {
+    J: share(answers),
+    byCategory,
+    questions: answers.length,
+    memories,
+    memoryTokensMean: round(mean(answers.map((a) => a.memoryTokens)), 0) ?? 0,
+    promptTokensMean: prompt.length ? round(mean(prompt), 0) : null,
+    recallMs: ms(answers.map((a) => a.recallMs)),
+    answerMs: ms(answers.map((a) => a.answerMs)),
+    answers,
+  };
+}
