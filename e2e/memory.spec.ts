@@ -78,6 +78,16 @@ test("memory: learned from chat, shown, injected, edited, deleted, forgotten", a
   await given.locator("summary").click();
   await expect(given.getByRole("link", { name: "Likes pizza" })).toBeVisible();
 
+  // A 👎 on this answer counts against the memory it drew on, not the one it was only given.
+  await page.getByRole("button", { name: "Bad answer" }).last().click();
+  await expect(page.getByRole("button", { name: "Bad answer" }).last()).toHaveAttribute("aria-pressed", "true");
+  const card = (text: string) => page.getByTestId("memory").filter({ hasText: text });
+  await expect(async () => {
+    await page.goto("/settings/memory");
+    await expect(card("User's name is Sara").getByTestId("memory-signals")).toContainText("1 👎", { timeout: 1000 });
+  }).toPass({ timeout: 10_000 });
+  await expect(card("Likes pizza").getByTestId("memory-signals")).toHaveCount(0);
+
   // Edit it: the next request carries the new text.
   await page.goto("/settings/memory");
   await page.getByRole("button", { name: "Edit memory: User's name is Sara" }).click();
