@@ -65,6 +65,8 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     await add(user, "Brother lives in Porto", "inferred");
     const stale = await add(user, "Maybe likes jazz", "inferred", { confidence: 0.3 });
     await t.db.memory.update({ where: { id: stale.id }, data: { createdAt: new Date(Date.now() - 200 * 86_400_000) } });
+    // Given to the model with an answer that did not draw on it: still never used, so still low-value.
+    await recordUses(t.db, user, "an-answer", [stale.id], []);
     // Equal text but for case and punctuation (e.g. from an import): merged without the model.
     const dup = await t.db.memory.create({ data: { userId: user, text: "works as a nurse!", source: "inferred" } });
 

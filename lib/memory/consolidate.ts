@@ -340,7 +340,7 @@ async function expireLowValue(db: Db, userId: string, days: number, now: Date): 
       confidence: { lt: LOW_CONFIDENCE },
       lastUsedAt: null,
       createdAt: { lt: cutoff },
-      uses: { none: {} },
+      uses: { none: { used: true } }, // given to answers that never drew on it: still unused
     },
     select: { id: true, text: true },
   });

@@ -183,12 +183,14 @@ export async function learnFromFeedback(
     ? await db.item.findFirst({ where: { id: fb.item.parentId, role: "user" }, select: { content: true } })
     : null;
   const said = fb.comment ? c.open(fb.comment) : "";
+  // Every memory the model was given with the question, not only those the answer was seen to draw on: a
+  // correction may be about one the attribution missed.
   const used = await db.memory.findMany({
     where: { userId: fb.userId, status: "active", uses: { some: { itemId: fb.item.id } } },
     select: { id: true, text: true },
   });
   const usedList = used.length
-    ? `\nMemories the answer used:\n${used.map((m) => `- id=${m.id}: ${JSON.stringify(c.open(m.text))}`).join("\n")}`
+    ? `\nMemories the model was given with the question:\n${used.map((m) => `- id=${m.id}: ${JSON.stringify(c.open(m.text))}`).join("\n")}`
     : "";
   const signal =
     fb.kind === "correction"
