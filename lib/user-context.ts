@@ -1,15 +1,33 @@
 // One user's context for a request or a job: the database handle, who the user
-// is, and their content cipher (lib/crypto/content.ts). Made once where the
-// request or job starts (a server action, a route, a job handler, a command)
-// and passed down: the data modules take it and never look the user's key up
-// themselves.
+// is, their content cipher (lib/crypto/content.ts) and their memory settings.
+// Made once where the request or job starts (a server action, a route, a job
+// handler, a command) and passed down: the data modules take it and never look
+// the user's key or settings up themselves.
 import type { Db } from "@/lib/db/types";
 import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
 
-export type UserContext = { readonly db: Db; readonly userId: string; readonly cipher: ContentCipher };
+/** What the user decided about learning: paused (nothing is learned), review (the model only proposes). */
+export type MemorySettings = { paused: boolean; review: boolean };
+
+export type UserContext = {
+  readonly db: Db;
+  readonly userId: string;
+  readonly cipher: ContentCipher;
+  /**
+   * The user's memory settings as they are now. Read at each call, not once: a pause the user sets while a job or an
+   * agent run is under way stops its next write. (The chat turn reads them in its append statement instead.)
+   */
+  settings(): Promise<MemorySettings>;
+};
 
 export async function userContext(db: Db, userId: string): Promise<UserContext> {
-  return { db, userId, cipher: await cipherFor(db, userId) };
+  const cipher = await cipherFor(db, userId);
+  return { db, userId, cipher, settings: () => memorySettings(db, userId) };
+}
+
+async function memorySettings(db: Db, userId: string): Promise<MemorySettings> {
+  const u = await db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true, memoryReview: true } });
+  return { paused: !!u?.memoryPaused, review: !!u?.memoryReview };
 }
 
 /** The same user's context on another handle (a transaction's client): the cipher is kept. */

@@ -19,7 +19,8 @@ import { userContext } from "@/lib/user-context";
 import { rateAnswer } from "@/lib/memory/feedback";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
-import { LIST_TABLES_SQL, USER_DATA } from "@/lib/account/user-data";
+import { LIST_TABLES_SQL, USER_DATA, tableSql, userRowsSql } from "@/lib/account/user-data";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { exportUserData } from "@/lib/account/export";
 import { deleteAccount } from "@/lib/account/delete";
 import { cipherFor, forgetCachedKeys, isSealed, setEncryptionKeys } from "@/lib/crypto/content";
@@ -136,15 +137,15 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
 }
 
 export async function tables(db: Db): Promise<string[]> {
-  return (await db.$queryRawUnsafe<Array<{ name: string }>>(LIST_TABLES_SQL)).map((r) => r.name);
+  return (await db.$queryRaw<Array<{ name: string }>>(LIST_TABLES_SQL)).map((r) => r.name);
 }
 
 /** Rows in `table` where any column, as text, contains `needle` (case-insensitive). */
 export async function rowsContaining(db: Db, table: string, needle: string): Promise<number> {
-  const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
-    `SELECT count(*)::int AS n FROM "${table}" x WHERE strpos(lower(row_to_json(x)::text), lower($1)) > 0`,
-    needle,
-  );
+  const [r] = await db.$queryRaw<Array<{ n: number }>>`
+    SELECT count(*)::int AS n FROM ${Prisma.raw(`"${table.replaceAll('"', '""')}"`)} x
+    WHERE strpos(lower(row_to_json(x)::text), lower(${needle})) > 0
+  `;
   return r.n;
 }
 
@@ -152,10 +153,9 @@ async function userRowCounts(db: Db, userId: string): Promise<Record<string, num
   const out: Record<string, number> = {};
   for (const [table, e] of Object.entries(USER_DATA)) {
     if (!e.rows) continue;
-    const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
-      `SELECT count(*)::int AS n FROM "${table}" WHERE ${e.rows}`,
-      userId,
-    );
+    const [r] = await db.$queryRaw<Array<{ n: number }>>`
+      SELECT count(*)::int AS n FROM ${tableSql(table)} WHERE ${userRowsSql(table, userId)}
+    `;
     out[table] = r.n;
   }
   return out;
@@ -248,10 +248,9 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     if (parsed.format !== "mnemo-export" || parsed.version !== 1) details.push("export has the wrong format/version");
     for (const [table, e] of Object.entries(USER_DATA)) {
       if (!e.rows) continue;
-      const keys = await db.$queryRawUnsafe<Array<{ k: string }>>(
-        `SELECT (${e.key})::text AS k FROM "${table}" WHERE ${e.rows}`,
-        alice.id,
-      );
+      const keys = await db.$queryRaw<Array<{ k: string }>>`
+        SELECT (${Prisma.raw(e.key)})::text AS k FROM ${tableSql(table)} WHERE ${userRowsSql(table, alice.id)}
+      `;
       if (!keys.length && table !== "VerificationToken")
         details.push(`seed made no "${table}" row (the export check would be empty)`);
       for (const { k } of keys) {

@@ -1,6 +1,6 @@
 // The code's shape, checked: only lib/user-context.ts looks up a user's cipher; lib/ has no import cycles (type-only imports included: a newcomer cannot tell
 // which of a cycle's modules loads first), no module but lib/errors.ts defines an error the user is shown,
-// and every server action goes through lib/http/action.ts's wrappers.
+// every server action goes through lib/http/action.ts's wrappers, and raw SQL is a tagged template with a row type.
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -99,5 +99,20 @@ describe("architecture", () => {
       (f) => f !== "lib/user-context.ts" && !f.startsWith("lib/crypto/") && /\bcipherFor(Thread)?\(/.test(read(f)),
     );
     expect(lookups).toEqual([]);
+  });
+
+  it("raw SQL is a tagged template (values bound by Prisma) with a row type", () => {
+    // The batched function calls (lib/db/function-calls.ts) build one statement from typed `FunctionCall`s.
+    const files = [...filesUnder("lib"), ...filesUnder("app"), ...filesUnder("testing")];
+    const unsafe = files.filter(
+      (f) => f !== "lib/db/function-calls.ts" && /\$(query|execute)RawUnsafe\b/.test(read(f)),
+    );
+    expect(unsafe).toEqual([]);
+    const untyped = files.flatMap((f) =>
+      [...read(f).matchAll(/\$queryRaw(?!Unsafe)(?!<)/g)].map(
+        (m) => `${f}:${read(f).slice(0, m.index).split("\n").length}`,
+      ),
+    );
+    expect(untyped).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@
 import type { Db } from "@/lib/db/client";
 import { forgetCachedKeys } from "@/lib/crypto/content";
 import { lockAccounts, otherActiveAdmins } from "@/lib/auth/users";
-import { USER_DATA } from "./user-data";
+import { USER_DATA, tableSql, userRowsSql } from "./user-data";
 import { LastAdminError, NotFoundError } from "@/lib/errors";
 
 /** What the user types to confirm deleting their own account. */
@@ -24,13 +24,13 @@ export async function deleteAccount(
       throw new LastAdminError();
     for (const [table, entry] of Object.entries(USER_DATA)) {
       if (entry.onDelete === "delete" && table !== "User")
-        await tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE ${entry.rows}`, userId);
+        await tx.$executeRaw`DELETE FROM ${tableSql(table)} WHERE ${userRowsSql(table, userId)}`;
     }
-    await tx.$executeRawUnsafe(`UPDATE "AppSetting" SET "updatedBy" = NULL WHERE "updatedBy" = $1`, userId);
+    await tx.$executeRaw`UPDATE "AppSetting" SET "updatedBy" = NULL WHERE "updatedBy" = ${userId}`;
     // Item → Item parent links cascade too, but breaking them first keeps the
     // cascade from walking long branches one level at a time.
-    await tx.$executeRawUnsafe(`UPDATE "Item" SET "parentId" = NULL WHERE ${USER_DATA.Item.rows}`, userId);
-    await tx.$executeRawUnsafe(`DELETE FROM "User" WHERE id = $1`, userId);
+    await tx.$executeRaw`UPDATE "Item" SET "parentId" = NULL WHERE ${userRowsSql("Item", userId)}`;
+    await tx.$executeRaw`DELETE FROM "User" WHERE id = ${userId}`;
     // The record says an account was deleted, and by whom; it names no one deleted.
     await tx.auditLog.create({
       data: {

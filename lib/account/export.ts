@@ -4,7 +4,8 @@
 import type { Db } from "@/lib/db/client";
 import { type UserContext } from "@/lib/user-context";
 import { openJson, type ContentCipher } from "@/lib/crypto/content";
-import { USER_DATA } from "./user-data";
+import { Prisma } from "@/lib/generated/prisma/client";
+import { USER_DATA, tableSql, userRowsSql } from "./user-data";
 
 export const EXPORT_FORMAT = "mnemo-export";
 export const EXPORT_VERSION = 1;
@@ -16,8 +17,8 @@ const line = (v: unknown) => JSON.stringify(v);
 export async function exportRowCount(db: Db, userId: string): Promise<number> {
   const counts = Object.entries(USER_DATA)
     .filter(([, e]) => e.rows)
-    .map(([table, e]) => `(SELECT count(*) FROM "${table}" WHERE ${e.rows})`);
-  const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT (${counts.join(" + ")})::int AS n`, userId);
+    .map(([table]) => Prisma.sql`(SELECT count(*) FROM ${tableSql(table)} WHERE ${userRowsSql(table, userId)})`);
+  const [r] = await db.$queryRaw<Array<{ n: number }>>`SELECT (${Prisma.join(counts, " + ")})::int AS n`;
   return r.n;
 }
 
@@ -54,7 +55,7 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
   const user = await db.user.findUnique({ where: { id: userId } });
   if (!user) return;
   const c = u.cipher;
-  const q = <T>(sql: string) => db.$queryRawUnsafe<T[]>(sql, userId);
+  const rowsOf = (table: string) => userRowsSql(table, userId);
 
   yield `{\n"format": ${line(EXPORT_FORMAT)},\n"version": ${EXPORT_VERSION},\n"exportedAt": ${line(now.toISOString())},\n`;
   yield `"profile": ${line({ id: user.id, name: user.name, email: user.email, emailVerified: user.emailVerified, image: user.image, role: user.role, disabled: user.disabled, hasPassword: !!user.passwordHash, createdAt: user.createdAt, updatedAt: user.updatedAt })},\n`;
@@ -77,9 +78,9 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
   yield* array(
     "sessions",
     (async function* () {
-      yield await q<unknown>(
-        `SELECT encode(sha256(convert_to("sessionToken", 'UTF8')), 'hex') AS "tokenSha256", expires, "createdAt" FROM "Session" WHERE ${USER_DATA.Session.rows}`,
-      );
+      yield await db.$queryRaw<
+        unknown[]
+      >`SELECT encode(sha256(convert_to("sessionToken", 'UTF8')), 'hex') AS "tokenSha256", expires, "createdAt" FROM "Session" WHERE ${rowsOf("Session")}`;
     })(),
   );
   yield* array(
@@ -91,17 +92,17 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
   yield* array(
     "verificationTokens",
     (async function* () {
-      yield await q<unknown>(
-        `SELECT identifier, encode(sha256(convert_to(token, 'UTF8')), 'hex') AS "tokenSha256", expires FROM "VerificationToken" WHERE ${USER_DATA.VerificationToken.rows}`,
-      );
+      yield await db.$queryRaw<
+        unknown[]
+      >`SELECT identifier, encode(sha256(convert_to(token, 'UTF8')), 'hex') AS "tokenSha256", expires FROM "VerificationToken" WHERE ${rowsOf("VerificationToken")}`;
     })(),
   );
   yield* array(
     "rateLimits",
     (async function* () {
-      yield await q<unknown>(
-        `SELECT key, points, expire FROM "RateLimiterFlexible" WHERE ${USER_DATA.RateLimiterFlexible.rows}`,
-      );
+      yield await db.$queryRaw<
+        unknown[]
+      >`SELECT key, points, expire FROM "RateLimiterFlexible" WHERE ${rowsOf("RateLimiterFlexible")}`;
     })(),
   );
   yield* array(
@@ -237,11 +238,11 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
       });
     })(),
   );
-  const usage = await q<{ model: string | null; promptTokens: number; completionTokens: number; answers: number }>(
-    `SELECT i.model, COALESCE(sum(i."promptTokens"), 0)::int AS "promptTokens", COALESCE(sum(i."completionTokens"), 0)::int AS "completionTokens",
+  const usage = await db.$queryRaw<
+    { model: string | null; promptTokens: number; completionTokens: number; answers: number }[]
+  >`SELECT i.model, COALESCE(sum(i."promptTokens"), 0)::int AS "promptTokens", COALESCE(sum(i."completionTokens"), 0)::int AS "completionTokens",
             count(*)::int AS answers
-     FROM "Item" i WHERE ${USER_DATA.Item.rows} AND i.role = 'assistant' GROUP BY i.model ORDER BY 1`,
-  );
+     FROM "Item" i WHERE ${rowsOf("Item")} AND i.role = 'assistant' GROUP BY i.model ORDER BY 1`;
   const ledger = await db.usageDay.findMany({ where: { userId }, orderBy: { day: "asc" } });
   const days = ledger.map((d) => ({ key: `${d.userId}:${d.day.toISOString().slice(0, 10)}`, ...d }));
   yield `,\n"usage": ${line({ byModel: usage, byDay: days })}\n}\n`;

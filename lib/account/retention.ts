@@ -73,31 +73,26 @@ export async function runRetention(
   const cutoff = retentionCutoff(now, s);
   await db.$transaction(async (tx) => {
     // Summaries through an expired message summarise only expired messages.
-    counts.summaries = await tx.$executeRawUnsafe(
-      `DELETE FROM "Summary" s USING "Item" i WHERE i.id = s."throughItemId" AND i."createdAt" < $1`,
-      cutoff,
-    );
+    counts.summaries = await tx.$executeRaw`
+      DELETE FROM "Summary" s USING "Item" i WHERE i.id = s."throughItemId" AND i."createdAt" < ${cutoff}
+    `;
     // Expired messages are the oldest part of each branch: detach the newer
     // messages from them first (a parent's delete would cascade down the branch).
-    await tx.$executeRawUnsafe(
-      `UPDATE "Item" c SET "parentId" = NULL FROM "Item" p
-       WHERE c."parentId" = p.id AND p."createdAt" < $1 AND c."createdAt" >= $1`,
-      cutoff,
-    );
-    await tx.$executeRawUnsafe(
-      `UPDATE "Thread" t SET "activeLeafId" = NULL FROM "Item" i WHERE i.id = t."activeLeafId" AND i."createdAt" < $1`,
-      cutoff,
-    );
-    await tx.$executeRawUnsafe(
-      `UPDATE "Item" SET "parentId" = NULL WHERE "createdAt" < $1 AND "parentId" IS NOT NULL`,
-      cutoff,
-    );
-    counts.messages = await tx.$executeRawUnsafe(`DELETE FROM "Item" WHERE "createdAt" < $1`, cutoff);
+    await tx.$executeRaw`
+      UPDATE "Item" c SET "parentId" = NULL FROM "Item" p
+       WHERE c."parentId" = p.id AND p."createdAt" < ${cutoff} AND c."createdAt" >= ${cutoff}
+    `;
+    await tx.$executeRaw`
+      UPDATE "Thread" t SET "activeLeafId" = NULL FROM "Item" i WHERE i.id = t."activeLeafId" AND i."createdAt" < ${cutoff}
+    `;
+    await tx.$executeRaw`
+      UPDATE "Item" SET "parentId" = NULL WHERE "createdAt" < ${cutoff} AND "parentId" IS NOT NULL
+    `;
+    counts.messages = await tx.$executeRaw`DELETE FROM "Item" WHERE "createdAt" < ${cutoff}`;
     // Threads left without any message, and inactive since the cutoff, go too.
-    counts.threads = await tx.$executeRawUnsafe(
-      `DELETE FROM "Thread" t WHERE t."lastActivityAt" < $1 AND NOT EXISTS (SELECT 1 FROM "Item" i WHERE i."threadId" = t.id)`,
-      cutoff,
-    );
+    counts.threads = await tx.$executeRaw`
+      DELETE FROM "Thread" t WHERE t."lastActivityAt" < ${cutoff} AND NOT EXISTS (SELECT 1 FROM "Item" i WHERE i."threadId" = t.id)
+    `;
   });
   return counts;
 }

@@ -20,22 +20,16 @@ export async function recordUsage(db: Db, userId: string, delta: UsageDelta, now
     tokens: Math.max(0, Math.round(delta.tokens ?? 0)),
   };
   if (!d.turns && !d.modelCalls && !d.embeddingCalls && !d.tokens) return;
-  await db.$executeRawUnsafe(
-    `INSERT INTO "UsageDay" ("userId", day, turns, "modelCalls", "embeddingCalls", tokens, "updatedAt")
-     SELECT $1, $2::date, $3, $4, $5, $6, now() WHERE EXISTS (SELECT 1 FROM "User" WHERE id = $1)
+  await db.$executeRaw`
+    INSERT INTO "UsageDay" ("userId", day, turns, "modelCalls", "embeddingCalls", tokens, "updatedAt")
+     SELECT ${userId}, ${ledgerDay(now)}::date, ${d.turns}, ${d.modelCalls}, ${d.embeddingCalls}, ${d.tokens}, now() WHERE EXISTS (SELECT 1 FROM "User" WHERE id = ${userId})
      ON CONFLICT ("userId", day) DO UPDATE SET
        turns = "UsageDay".turns + EXCLUDED.turns,
        "modelCalls" = "UsageDay"."modelCalls" + EXCLUDED."modelCalls",
        "embeddingCalls" = "UsageDay"."embeddingCalls" + EXCLUDED."embeddingCalls",
        tokens = "UsageDay".tokens + EXCLUDED.tokens,
-       "updatedAt" = now()`,
-    userId,
-    ledgerDay(now),
-    d.turns,
-    d.modelCalls,
-    d.embeddingCalls,
-    d.tokens,
-  );
+       "updatedAt" = now()
+  `;
 }
 
 /** Tokens a model answer reports (`usage`), or 0. */

@@ -25,16 +25,15 @@ export async function usageAndLimits(
   userId: string,
   now = new Date(),
 ): Promise<{ usage: Usage; limits: Limits }> {
-  const [row] = await db.$queryRawUnsafe<
+  const day = ledgerDay(now);
+  const [row] = await db.$queryRaw<
     Array<{ messages: number | null; tokens: number | null; msgLimit: number | null; tokLimit: number | null }>
-  >(
-    `SELECT (SELECT turns FROM "UsageDay" WHERE "userId" = u.id AND day = $2::date) AS messages,
-            (SELECT tokens FROM "UsageDay" WHERE "userId" = u.id AND day = $2::date) AS tokens,
-            u."dailyMessageLimit" AS "msgLimit", u."dailyTokenLimit" AS "tokLimit"
-     FROM "User" u WHERE u.id = $1`,
-    userId,
-    ledgerDay(now),
-  );
+  >`
+    SELECT (SELECT turns FROM "UsageDay" WHERE "userId" = u.id AND day = ${day}::date) AS messages,
+           (SELECT tokens FROM "UsageDay" WHERE "userId" = u.id AND day = ${day}::date) AS tokens,
+           u."dailyMessageLimit" AS "msgLimit", u."dailyTokenLimit" AS "tokLimit"
+    FROM "User" u WHERE u.id = ${userId}
+  `;
   const d = getConfig().limits;
   return {
     usage: { messages: row?.messages ?? 0, tokens: row?.tokens ?? 0 },
@@ -103,11 +102,9 @@ export const forgetLimitsCache = () => (cache.__mnemoAnyLimits = null);
 /** Today's usage for these users, from the ledger (the admin page). */
 export async function usageTodayByUser(db: Db, userIds: string[], now = new Date()): Promise<Map<string, Usage>> {
   if (!userIds.length) return new Map();
-  const rows = await db.$queryRawUnsafe<Array<{ userId: string } & Usage>>(
-    `SELECT "userId", turns AS messages, tokens FROM "UsageDay" WHERE "userId" = ANY($1::text[]) AND day = $2::date`,
-    userIds,
-    ledgerDay(now),
-  );
+  const rows = await db.$queryRaw<Array<{ userId: string } & Usage>>`
+    SELECT "userId", turns AS messages, tokens FROM "UsageDay" WHERE "userId" = ANY(${userIds}::text[]) AND day = ${ledgerDay(now)}::date
+  `;
   return new Map(rows.map(({ userId, ...u }) => [userId, u]));
 }
 

@@ -9,6 +9,8 @@
 // keys remove them with the User row; "detach" = the row stays, the user's id
 // is set to null by the foreign key; "delete" = removed explicitly).
 
+import { Prisma } from "@/lib/generated/prisma/client";
+
 export type TableEntry = {
   rows: string | null;
   key: string;
@@ -102,5 +104,22 @@ export const USER_DATA: Record<string, TableEntry> = {
 };
 
 /** Tables in the database (public schema), for comparing with USER_DATA. */
-export const LIST_TABLES_SQL = `SELECT table_name AS name FROM information_schema.tables
+export const LIST_TABLES_SQL = Prisma.sql`SELECT table_name AS name FROM information_schema.tables
   WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`;
+
+/** A table of this registry as a quoted identifier (names come from here, never from input). */
+export function tableSql(table: string): Prisma.Sql {
+  if (!(table in USER_DATA)) throw new Error(`${table} is not in USER_DATA`);
+  return Prisma.raw(`"${table}"`);
+}
+
+/** The table's `rows` predicate for one user, as a query fragment (each $1 becomes a parameter). */
+export function userRowsSql(table: string, userId: string): Prisma.Sql {
+  const rows = USER_DATA[table]?.rows;
+  if (!rows) throw new Error(`${table} holds no user's rows`);
+  const parts = rows.split("$1");
+  return new Prisma.Sql(
+    parts,
+    parts.slice(1).map(() => userId),
+  );
+}

@@ -6,12 +6,11 @@ import type { Db } from "@/lib/db/client";
 export type FeedbackWeek = { model: string; week: Date; up: number; down: number };
 
 export async function feedbackByModel(db: Db, weeks = 12): Promise<FeedbackWeek[]> {
-  return db.$queryRawUnsafe<FeedbackWeek[]>(
-    `SELECT COALESCE(i.model, 'unknown') AS model, date_trunc('week', f."createdAt") AS week,
+  return db.$queryRaw<FeedbackWeek[]>`
+    SELECT COALESCE(i.model, 'unknown') AS model, date_trunc('week', f."createdAt") AS week,
             count(*) FILTER (WHERE f.rating = 1)::int AS up, count(*) FILTER (WHERE f.rating = -1)::int AS down
      FROM "Feedback" f JOIN "Item" i ON i.id = f."itemId"
-     WHERE f.kind = 'rating' AND f."createdAt" > now() - make_interval(weeks => $1)
-     GROUP BY 1, 2 ORDER BY 1, 2`,
-    weeks,
-  );
+     WHERE f.kind = 'rating' AND f."createdAt" > now() - make_interval(weeks => ${weeks})
+     GROUP BY 1, 2 ORDER BY 1, 2
+  `;
 }

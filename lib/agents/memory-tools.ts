@@ -9,7 +9,6 @@ import { z } from "zod";
 import { addMemory, memoryKindSchema } from "@/lib/memory/long-term";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { embedQuery } from "@/lib/llm/embeddings";
-import { memoryPolicy } from "@/lib/memory/writes";
 
 /** `u`: the user's context (lib/user-context.ts), made by the caller once for the agent run. */
 export function mnemoMemoryTools(u: UserContext, opts: { budget?: number; threadId?: string } = {}) {
@@ -34,7 +33,7 @@ export function mnemoMemoryTools(u: UserContext, opts: { budget?: number; thread
     parameters: z.object({ text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact") }),
     async execute({ text, kind }) {
       // The user's "pause learning" holds for agents too.
-      if ((await memoryPolicy(db, userId)).paused)
+      if ((await u.settings()).paused)
         return JSON.stringify({ error: "The user has paused memory; nothing was saved. Tell them." });
       try {
         const m = await addMemory(

@@ -48,7 +48,7 @@ const FIRST_USER_LOCK = 727_073_70;
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
 /** Takes the accounts lock for the rest of the transaction. */
-export const lockAccounts = (tx: Tx) => tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`);
+export const lockAccounts = (tx: Tx) => tx.$executeRaw`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK}::bigint)`;
 /** Active admins other than `userId` (call under lockAccounts). */
 export const otherActiveAdmins = (tx: Tx, userId: string) =>
   tx.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } });

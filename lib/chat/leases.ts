@@ -15,12 +15,10 @@ export const INTERRUPTED_MESSAGE = "This answer was interrupted before it finish
  * Extends the lease of an answer that is still streaming; false when it is no longer streaming (stopped, swept, gone).
  */
 export async function renewLease(db: Db, itemId: string): Promise<boolean> {
-  const n = await db.$executeRawUnsafe(
-    `UPDATE "Item" SET "leaseExpiresAt" = timezone('UTC', now()) + make_interval(secs => $2)
-     WHERE id = $1 AND status = 'streaming'`,
-    itemId,
-    LEASE_SECONDS,
-  );
+  const n = await db.$executeRaw`
+    UPDATE "Item" SET "leaseExpiresAt" = timezone('UTC', now()) + make_interval(secs => ${LEASE_SECONDS})
+     WHERE id = ${itemId} AND status = 'streaming'
+  `;
   return n > 0;
 }
 
@@ -30,12 +28,9 @@ export async function renewLease(db: Db, itemId: string): Promise<boolean> {
  * its last update.
  */
 export async function sweepExpiredAnswers(db: Db, threadId?: string): Promise<number> {
-  return db.$executeRawUnsafe(
-    `UPDATE "Item" SET status = 'interrupted', error = $1, "leaseExpiresAt" = NULL, "updatedAt" = timezone('UTC', now())
-     WHERE status = 'streaming' AND ($3::text IS NULL OR "threadId" = $3)
-       AND COALESCE("leaseExpiresAt", "updatedAt" + make_interval(secs => $2)) < timezone('UTC', now())`,
-    INTERRUPTED_MESSAGE,
-    LEASE_SECONDS,
-    threadId ?? null,
-  );
+  return db.$executeRaw`
+    UPDATE "Item" SET status = 'interrupted', error = ${INTERRUPTED_MESSAGE}, "leaseExpiresAt" = NULL, "updatedAt" = timezone('UTC', now())
+     WHERE status = 'streaming' AND (${threadId ?? null}::text IS NULL OR "threadId" = ${threadId ?? null})
+       AND COALESCE("leaseExpiresAt", "updatedAt" + make_interval(secs => ${LEASE_SECONDS})) < timezone('UTC', now())
+  `;
 }

@@ -185,15 +185,13 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
 /** Makes the branch through `itemId` active, down to its newest leaf. */
 export async function switchBranch(db: Db, userId: string, threadId: string, itemId: string) {
   await ownedThread(db, userId, threadId);
-  const [leaf] = await db.$queryRawUnsafe<{ id: string }[]>(
-    `WITH RECURSIVE d AS (
-       SELECT id, position FROM "Item" WHERE id = $1 AND "threadId" = $2
+  const [leaf] = await db.$queryRaw<{ id: string }[]>`
+    WITH RECURSIVE d AS (
+       SELECT id, position FROM "Item" WHERE id = ${itemId} AND "threadId" = ${threadId}
        UNION ALL
        SELECT c.id, c.position FROM "Item" c JOIN d ON c."parentId" = d.id
-     ) SELECT id FROM d ORDER BY position DESC LIMIT 1`,
-    itemId,
-    threadId,
-  );
+     ) SELECT id FROM d ORDER BY position DESC LIMIT 1
+  `;
   if (!leaf) throw new NotFoundError("thread");
   await db.thread.update({ where: { id: threadId }, data: { activeLeafId: leaf.id } });
 }

@@ -105,13 +105,10 @@ async function loadUserKeys(db: Db, userId: string, create: boolean): Promise<Us
     if (!create) return null;
     const w = wrapDataKey(key, userId, crypto.randomBytes(32));
     // Two instances may race to make the first key: one insert wins, both read it back.
-    await db.$executeRawUnsafe(
-      `INSERT INTO "UserKey" ("userId", version, "masterKeyId", wrapped)
-       SELECT $1, 1, $2, $3 WHERE EXISTS (SELECT 1 FROM "User" WHERE id = $1) ON CONFLICT DO NOTHING`,
-      userId,
-      w.masterKeyId,
-      w.wrapped,
-    );
+    await db.$executeRaw`
+      INSERT INTO "UserKey" ("userId", version, "masterKeyId", wrapped)
+       SELECT ${userId}, 1, ${w.masterKeyId}, ${w.wrapped} WHERE EXISTS (SELECT 1 FROM "User" WHERE id = ${userId}) ON CONFLICT DO NOTHING
+    `;
     rows = await db.userKey.findMany({ where: { userId }, orderBy: { version: "asc" } });
     if (!rows.length) throw new KeyMissingError("No such user.");
   }

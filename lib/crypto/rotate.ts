@@ -7,7 +7,8 @@
 //     instance still holding an older key in memory keeps writing readable rows.
 // Safe to run again: rows already under the newest key are left alone.
 import type { Db } from "@/lib/db/client";
-import { USER_DATA } from "@/lib/account/user-data";
+import { tableSql, userRowsSql } from "@/lib/account/user-data";
+import { Prisma } from "@/lib/generated/prisma/client";
 import {
   cipherFor,
   forgetCachedKeys,
@@ -35,18 +36,16 @@ const versionOf = (v: string) => Number(v.split(":")[1]);
 async function resealUser(db: Db, userId: string, c: ContentCipher, current: number): Promise<number> {
   let changed = 0;
   for (const { table, columns } of SEALED) {
-    const where = USER_DATA[table].rows!;
     let after = "";
     for (;;) {
-      const rows = await db.$queryRawUnsafe<Array<Record<string, unknown>>>(
-        `SELECT id, ${columns.map((col) => `"${col.name}"`).join(", ")} FROM "${table}" WHERE (${where}) AND id > $2 ORDER BY id LIMIT 500`,
-        userId,
-        after,
-      );
+      const cols = Prisma.join(columns.map((col) => Prisma.raw(`"${col.name}"`)));
+      const rows = await db.$queryRaw<Array<Record<string, unknown>>>`
+        SELECT id, ${cols} FROM ${tableSql(table)} WHERE (${userRowsSql(table, userId)}) AND id > ${after}
+        ORDER BY id LIMIT 500
+      `;
       if (!rows.length) break;
       for (const row of rows) {
-        const sets: string[] = [];
-        const values: unknown[] = [];
+        const sets: Prisma.Sql[] = [];
         for (const col of columns) {
           const raw = row[col.name];
           if (raw === null || raw === undefined) continue;
@@ -54,19 +53,14 @@ async function resealUser(db: Db, userId: string, c: ContentCipher, current: num
           if (isSealed(stored) && versionOf(stored) === current) continue;
           const plain = isSealed(stored) ? c.open(stored) : stored;
           const sealed = c.seal(plain);
-          values.push(col.json ? JSON.stringify(sealed) : sealed);
-          sets.push(`"${col.name}" = $${values.length}${col.json ? "::jsonb" : ""}`);
-          if (col.tokens) {
-            values.push(c.searchTokens(plain));
-            sets.push(`"${col.tokens}" = $${values.length}`);
-          }
+          const column = Prisma.raw(`"${col.name}"`);
+          sets.push(
+            col.json ? Prisma.sql`${column} = ${JSON.stringify(sealed)}::jsonb` : Prisma.sql`${column} = ${sealed}`,
+          );
+          if (col.tokens) sets.push(Prisma.sql`${Prisma.raw(`"${col.tokens}"`)} = ${c.searchTokens(plain)}`);
         }
         if (sets.length) {
-          values.push(row.id);
-          await db.$executeRawUnsafe(
-            `UPDATE "${table}" SET ${sets.join(", ")} WHERE id = $${values.length}`,
-            ...values,
-          );
+          await db.$executeRaw`UPDATE ${tableSql(table)} SET ${Prisma.join(sets)} WHERE id = ${row.id}`;
           changed++;
         }
       }
@@ -79,13 +73,14 @@ async function resealUser(db: Db, userId: string, c: ContentCipher, current: num
 async function namesVersion(db: Db, userId: string, version: number): Promise<boolean> {
   const prefix = `enc1:${version}:%`;
   for (const { table, columns } of SEALED) {
-    const cond = columns.map((col) => `"${col.name}"::text LIKE $2 OR "${col.name}"::text LIKE $3`).join(" OR ");
-    const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
-      `SELECT count(*)::int AS n FROM "${table}" WHERE (${USER_DATA[table].rows}) AND (${cond})`,
-      userId,
-      prefix,
-      `"${prefix}`,
-    );
+    const cond = columns.map((col) => {
+      const column = Prisma.raw(`"${col.name}"::text`);
+      return Prisma.sql`${column} LIKE ${prefix} OR ${column} LIKE ${`"${prefix}`}`;
+    });
+    const [r] = await db.$queryRaw<Array<{ n: number }>>`
+      SELECT count(*)::int AS n FROM ${tableSql(table)}
+      WHERE (${userRowsSql(table, userId)}) AND (${Prisma.join(cond, " OR ")})
+    `;
     if (r.n) return true;
   }
   return false;

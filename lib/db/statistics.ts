@@ -8,13 +8,14 @@
 // (by VACUUM, or once it passes 4 MB). Without it, every turn of a PGlite user
 // would read thousands of recent messages' entries (measured: half of the
 // passage search's time at 10,000 messages), so the same schedule merges them.
+import { Prisma } from "@/lib/generated/prisma/client";
 import { getDatabase } from "./client";
 
 /** What autovacuum does for recall on a server: planner statistics, and the search indexes' pending entries merged. */
 export const UPKEEP_SQL = [
-  "ANALYZE",
-  `SELECT gin_clean_pending_list('"Item_search_idx"'::regclass)`,
-  `SELECT gin_clean_pending_list('"Memory_search_idx"'::regclass)`,
+  Prisma.sql`ANALYZE`,
+  Prisma.sql`SELECT gin_clean_pending_list('"Item_search_idx"'::regclass)`,
+  Prisma.sql`SELECT gin_clean_pending_list('"Memory_search_idx"'::regclass)`,
 ];
 
 export const ANALYZE_EVERY_MS = 30 * 60_000;
@@ -25,6 +26,6 @@ export const ANALYZE_AFTER_ROWS = 1_000;
 export async function refreshStatistics(): Promise<boolean> {
   const { prisma, database } = await getDatabase();
   if (database.target.kind !== "pglite") return false;
-  for (const sql of UPKEEP_SQL) await prisma.$executeRawUnsafe(sql);
+  for (const sql of UPKEEP_SQL) await prisma.$executeRaw(sql);
   return true;
 }

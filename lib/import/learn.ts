@@ -10,6 +10,7 @@
 //   twice and a restart goes on where it stopped.
 // - Pausing learning stops it; asking again resumes.
 import type { Db } from "@/lib/db/client";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { type UserContext } from "@/lib/user-context";
 import { getConfig } from "@/lib/config";
 import type { ModelConnection } from "@/lib/llm/connection";
@@ -31,7 +32,7 @@ export type LearnPlan = {
 };
 
 // An exchange: a user message and the first finished answer below it (past tool notes and tool calls).
-const ANSWER = `
+const ANSWER = Prisma.sql`
   JOIN LATERAL (
     WITH RECURSIVE d AS (
       SELECT c.id, c.role, c.status, c.content, c.position, 1 AS depth FROM "Item" c WHERE c."parentId" = u.id
@@ -46,17 +47,16 @@ export async function learnPlan(db: Db, userId: string): Promise<LearnPlan> {
   const [[row], user] = await Promise.all([
     // Counted cheaply (the data page polls it): a user message whose direct reply is a finished answer
     // or a tool note. The job itself looks past tool notes for the answer.
-    db.$queryRawUnsafe<Array<{ threads: number; done: number; remaining: number; running: number }>>(
-      `SELECT count(DISTINCT t.id)::int AS threads,
+    db.$queryRaw<Array<{ threads: number; done: number; remaining: number; running: number }>>`
+      SELECT count(DISTINCT t.id)::int AS threads,
               count(u.id) FILTER (WHERE u.position <= COALESCE(t."importLearnedThrough", -1))::int AS done,
               count(u.id) FILTER (WHERE u.position > COALESCE(t."importLearnedThrough", -1))::int AS remaining,
               count(DISTINCT t.id) FILTER (WHERE t."importLearn" = 'queued')::int AS running
        FROM "Thread" t
        LEFT JOIN "Item" u ON u."threadId" = t.id AND u.role = 'user'
          AND EXISTS (SELECT 1 FROM "Item" a WHERE a."parentId" = u.id AND (a.role = 'tool' OR (a.role = 'assistant' AND a.status = 'complete')))
-       WHERE t."userId" = $1 AND t."importSource" IS NOT NULL`,
-      userId,
-    ),
+       WHERE t."userId" = ${userId} AND t."importSource" IS NOT NULL
+    `,
     db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true } }),
   ]);
   return {
@@ -115,26 +115,21 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
     });
     if (!thread) return null;
     const learned = thread.importLearnedThrough;
-    const [next] = await db.$queryRawUnsafe<Exchange[]>(
-      `SELECT u."threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer
-       FROM "Item" u ${ANSWER}
-       WHERE u."threadId" = $1 AND u.role = 'user' AND u.position > COALESCE($2::int, -1)
-       ORDER BY u.position LIMIT 1`,
-      thread.id,
-      learned,
-    );
+    const [next] = await db.$queryRaw<Exchange[]>`
+      SELECT u."threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer
+      FROM "Item" u ${ANSWER}
+      WHERE u."threadId" = ${thread.id} AND u.role = 'user' AND u.position > COALESCE(${learned}::int, -1)
+      ORDER BY u.position LIMIT 1
+    `;
     // The mark must not have moved since it was read: another worker may be claiming in this thread.
-    const unmoved = `id = $1 AND "importLearn" = 'queued' AND COALESCE("importLearnedThrough", -1) = COALESCE($2::int, -1)`;
+    const unmoved = Prisma.sql`id = ${thread.id} AND "importLearn" = 'queued'
+      AND COALESCE("importLearnedThrough", -1) = COALESCE(${learned}::int, -1)`;
     if (!next) {
-      await db.$executeRawUnsafe(`UPDATE "Thread" SET "importLearn" = 'done' WHERE ${unmoved}`, thread.id, learned);
+      await db.$executeRaw`UPDATE "Thread" SET "importLearn" = 'done' WHERE ${unmoved}`;
       continue;
     }
-    const claimed = await db.$executeRawUnsafe(
-      `UPDATE "Thread" SET "importLearnedThrough" = $3 WHERE ${unmoved}`,
-      thread.id,
-      learned,
-      next.position,
-    );
+    const claimed =
+      await db.$executeRaw`UPDATE "Thread" SET "importLearnedThrough" = ${next.position} WHERE ${unmoved}`;
     if (claimed) return { ...next, learned };
     // Another worker moved the mark first: look again.
   }
@@ -150,8 +145,7 @@ export async function learnFromImports(
   opts: { perRun?: number } = {},
 ): Promise<{ read: number; left: boolean }> {
   const { db, userId } = u;
-  const user = await db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true } });
-  if (!user || user.memoryPaused) return { read: 0, left: false };
+  if ((await u.settings()).paused) return { read: 0, left: false };
   const c = u.cipher;
   const limit = opts.perRun ?? getConfig().import.learnPerMinute;
   const started = Date.now();
@@ -172,12 +166,9 @@ export async function learnFromImports(
       });
     } catch (e) {
       // The model failed: give the exchange back, so the job's retry reads it.
-      await db.$executeRawUnsafe(
-        `UPDATE "Thread" SET "importLearnedThrough" = $3::int WHERE id = $1 AND "importLearnedThrough" = $2`,
-        ex.threadId,
-        ex.position,
-        ex.learned,
-      );
+      await db.$executeRaw`
+        UPDATE "Thread" SET "importLearnedThrough" = ${ex.learned}::int WHERE id = ${ex.threadId} AND "importLearnedThrough" = ${ex.position}
+      `;
       if (!(e instanceof UsageLimitSkip)) throw e;
       // Today's allowance is used up: go on after midnight UTC.
       const tomorrow = new Date(

@@ -52,18 +52,15 @@ export async function writeConversation(
           select: { id: true },
         });
         for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-          await tx.$executeRawUnsafe(
-            `INSERT INTO "Item" (id, "threadId", "userId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId",
+          await tx.$executeRaw`
+            INSERT INTO "Item" (id, "threadId", "userId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId",
                                "toolName", status, model, tokens, "sourceRef", "createdAt", "updatedAt")
-           SELECT x.id, $1, $2, x."parentId", x.position, x.role::"ItemRole", x.content, x."searchTokens", x."toolCalls", x."toolCallId",
+           SELECT x.id, ${thread.id}, ${userId}, x."parentId", x.position, x.role::"ItemRole", x.content, x."searchTokens", x."toolCalls", x."toolCallId",
                   x."toolName", x.status::"ItemStatus", x.model, x.tokens, x."sourceRef", x."createdAt", x."createdAt"
-           FROM jsonb_to_recordset($3::jsonb) AS x(id text, "parentId" text, position int, role text, content text, "searchTokens" text,
+           FROM jsonb_to_recordset(${JSON.stringify(rows.slice(i, i + INSERT_BATCH))}::jsonb) AS x(id text, "parentId" text, position int, role text, content text, "searchTokens" text,
                   "toolCalls" jsonb, "toolCallId" text, "toolName" text, status text, model text, tokens int, "sourceRef" text,
-                  "createdAt" timestamp)`,
-            thread.id,
-            userId,
-            JSON.stringify(rows.slice(i, i + INSERT_BATCH)),
-          );
+                  "createdAt" timestamp)
+          `;
         }
         const active = rows.find((r) => r.sourceRef === conv.activeRef) ?? rows.at(-1);
         await tx.thread.update({

@@ -83,17 +83,16 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
     case "extract": {
       const p = payloadOf("extract", payload);
       // Settings are read now, not when the answer was written: pausing learning stops queued work too.
-      const [user, thread] = await Promise.all([
-        db.user.findUnique({ where: { id: p.userId }, select: { memoryPaused: true, memoryReview: true } }),
-        db.thread.findFirst({ where: { id: p.threadId, userId: p.userId }, select: { temporary: true } }),
-      ]);
-      if (!user || !thread || thread.temporary || user.memoryPaused) return;
+      const thread = await db.thread.findFirst({ where: { id: p.threadId, userId: p.userId }, select: { temporary: true } });
+      if (!thread || thread.temporary) return;
       const u = await userContext(db, p.userId);
+      const settings = await u.settings();
+      if (settings.paused) return;
       const ex = await exchange(u, p.threadId, p.userItemId, p.answerItemId);
       if (!ex) return;
       const conn = await connection(db);
       const exchangeIds = { threadId: p.threadId, userItemId: p.userItemId };
-      await extractMemories(u, conn, { ...exchangeIds, ...ex, review: user.memoryReview });
+      await extractMemories(u, conn, { ...exchangeIds, ...ex, review: settings.review });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
       await consolidateSoon(db, p.userId);
       // What was just learned gets its vector next (with no embedding model, recall is lexical and there is nothing to

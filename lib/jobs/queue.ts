@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type { Db } from "@/lib/db/client";
-import type { Job } from "@/lib/generated/prisma/client";
+import { Prisma, type Job } from "@/lib/generated/prisma/client";
 
 export type JobKind = "title" | "summary" | "extract" | "embed" | "feedback" | "import-learn" | "consolidate";
 export type NewJob = {
@@ -45,7 +45,7 @@ export function onEnqueue(w: Waker): () => void {
 }
 
 /** The columns hold UTC without a zone. */
-const UTC_NOW = `timezone('UTC', now())`;
+const UTC_NOW = Prisma.sql`timezone('UTC', now())`;
 
 /**
  * Enqueues jobs; a dedupe key already queued or done adds nothing. One plain
@@ -54,68 +54,54 @@ const UTC_NOW = `timezone('UTC', now())`;
  */
 export async function enqueue(db: Db, jobs: NewJob[]): Promise<void> {
   if (!jobs.length) return;
-  const params: unknown[] = [];
   const rows = jobs.map((j) => {
     const delaySeconds = j.runAt ? Math.max(0, (j.runAt.getTime() - Date.now()) / 1000) : 0;
-    const payload = JSON.stringify(j.payload);
-    params.push(randomUUID(), j.kind, j.userId ?? null, payload, j.dedupeKey ?? null, j.maxAttempts ?? 5, delaySeconds);
-    const n = params.length - 7;
-    const runAt = `${UTC_NOW} + make_interval(secs => $${n + 7}::float8)`;
-    const values = `$${n + 1}, $${n + 2}, $${n + 3}::text, $${n + 4}::jsonb, $${n + 5}::text, $${n + 6}::int`;
-    return `(${values}, ${runAt}, ${UTC_NOW}, ${UTC_NOW})`;
+    return Prisma.sql`(${randomUUID()}, ${j.kind}, ${j.userId ?? null}::text, ${JSON.stringify(j.payload)}::jsonb,
+      ${j.dedupeKey ?? null}::text, ${j.maxAttempts ?? 5}::int, ${UTC_NOW} + make_interval(secs => ${delaySeconds}::float8),
+      ${UTC_NOW}, ${UTC_NOW})`;
   });
-  await db.$executeRawUnsafe(
-    `INSERT INTO "Job" (id, kind, "userId", payload, "dedupeKey", "maxAttempts", "runAt", "createdAt", "updatedAt")
-     VALUES ${rows.join(", ")}
-     ON CONFLICT ("dedupeKey") DO NOTHING`,
-    ...params,
-  );
+  await db.$executeRaw`
+    INSERT INTO "Job" (id, kind, "userId", payload, "dedupeKey", "maxAttempts", "runAt", "createdAt", "updatedAt")
+    VALUES ${Prisma.join(rows)}
+    ON CONFLICT ("dedupeKey") DO NOTHING
+  `;
   for (const w of wakers) w();
 }
 
 /** Claims up to `limit` due jobs for this worker, in one statement. */
 export async function claim(db: Db, limit: number, kinds?: JobKind[]): Promise<Job[]> {
-  const rows = await db.$queryRawUnsafe<Job[]>(
-    `UPDATE "Job" SET status = 'running', attempts = attempts + 1, "lockedBy" = $1,
-            "lockedUntil" = timezone('UTC', now()) + make_interval(secs => $2), "updatedAt" = timezone('UTC', now())
+  const rows = await db.$queryRaw<Job[]>`
+    UPDATE "Job" SET status = 'running', attempts = attempts + 1, "lockedBy" = ${WORKER_ID},
+            "lockedUntil" = timezone('UTC', now()) + make_interval(secs => ${LOCK_SECONDS}), "updatedAt" = timezone('UTC', now())
      WHERE id IN (
        SELECT id FROM "Job"
        WHERE ((status = 'queued' AND "runAt" <= timezone('UTC', now()))
               OR (status = 'running' AND "lockedUntil" < timezone('UTC', now())))
-         AND ($4::text[] IS NULL OR kind = ANY($4::text[]))
-       ORDER BY "runAt" LIMIT $3
+         AND (${kinds ?? null}::text[] IS NULL OR kind = ANY(${kinds ?? null}::text[]))
+       ORDER BY "runAt" LIMIT ${limit}
        FOR UPDATE SKIP LOCKED
      )
      RETURNING id, kind, "userId", payload, "dedupeKey", status::text AS status, attempts, "maxAttempts", "runAt",
-               "lockedUntil", "lockedBy", "lastError", "createdAt", "updatedAt", "finishedAt"`,
-    WORKER_ID,
-    LOCK_SECONDS,
-    limit,
-    kinds ?? null,
-  );
+               "lockedUntil", "lockedBy", "lastError", "createdAt", "updatedAt", "finishedAt"
+  `;
   return rows.sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
 }
 
 /** Renews this worker's claim on a running job; false once the claim was lost to another worker. */
 export async function renewLock(db: Db, job: Job): Promise<boolean> {
-  const n = await db.$executeRawUnsafe(
-    `UPDATE "Job" SET "lockedUntil" = timezone('UTC', now()) + make_interval(secs => $3)
-     WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
-    job.id,
-    WORKER_ID,
-    LOCK_SECONDS,
-  );
+  const n = await db.$executeRaw`
+    UPDATE "Job" SET "lockedUntil" = timezone('UTC', now()) + make_interval(secs => ${LOCK_SECONDS})
+     WHERE id = ${job.id} AND "lockedBy" = ${WORKER_ID} AND status = 'running'
+  `;
   return n > 0;
 }
 
 export async function complete(db: Db, job: Job): Promise<void> {
-  await db.$executeRawUnsafe(
-    `UPDATE "Job" SET status = 'done', "finishedAt" = timezone('UTC', now()), "lockedUntil" = NULL, "lastError" = NULL,
+  await db.$executeRaw`
+    UPDATE "Job" SET status = 'done', "finishedAt" = timezone('UTC', now()), "lockedUntil" = NULL, "lastError" = NULL,
             "updatedAt" = timezone('UTC', now())
-     WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
-    job.id,
-    WORKER_ID,
-  );
+     WHERE id = ${job.id} AND "lockedBy" = ${WORKER_ID} AND status = 'running'
+  `;
 }
 
 /** Backoff before attempt n+1: 5 s, 20 s, 80 s, … at most an hour. */
@@ -123,18 +109,14 @@ export const backoffSeconds = (attempts: number) => Math.min(3600, 5 * 4 ** Math
 
 export async function fail(db: Db, job: Job, error: string): Promise<"retry" | "failed"> {
   const final = job.attempts >= job.maxAttempts;
-  await db.$executeRawUnsafe(
-    `UPDATE "Job" SET status = $3::text::"JobStatus", "lastError" = $4, "lockedUntil" = NULL,
-            "runAt" = timezone('UTC', now()) + make_interval(secs => $5),
-            "finishedAt" = CASE WHEN $3::text = 'failed' THEN timezone('UTC', now()) END,
-            "updatedAt" = timezone('UTC', now())
-     WHERE id = $1 AND "lockedBy" = $2 AND status = 'running'`,
-    job.id,
-    WORKER_ID,
-    final ? "failed" : "queued",
-    error.slice(0, 1000),
-    backoffSeconds(job.attempts),
-  );
+  const status = final ? "failed" : "queued";
+  await db.$executeRaw`
+    UPDATE "Job" SET status = ${status}::text::"JobStatus", "lastError" = ${error.slice(0, 1000)}, "lockedUntil" = NULL,
+           "runAt" = timezone('UTC', now()) + make_interval(secs => ${backoffSeconds(job.attempts)}),
+           "finishedAt" = CASE WHEN ${status}::text = 'failed' THEN timezone('UTC', now()) END,
+           "updatedAt" = timezone('UTC', now())
+    WHERE id = ${job.id} AND "lockedBy" = ${WORKER_ID} AND status = 'running'
+  `;
   return final ? "failed" : "retry";
 }
 
@@ -146,10 +128,10 @@ export async function fail(db: Db, job: Job, error: string): Promise<"retry" | "
 export async function queueHealth(db: Db) {
   const [counts, lag, failures] = await Promise.all([
     db.job.groupBy({ by: ["kind", "status"], _count: { _all: true } }),
-    db.$queryRawUnsafe<Array<{ seconds: number | null }>>(
-      `SELECT extract(epoch FROM timezone('UTC', now()) - min("runAt"))::float8 AS seconds
-       FROM "Job" WHERE status = 'queued' AND "runAt" <= timezone('UTC', now())`,
-    ),
+    db.$queryRaw<Array<{ seconds: number | null }>>`
+      SELECT extract(epoch FROM timezone('UTC', now()) - min("runAt"))::float8 AS seconds
+       FROM "Job" WHERE status = 'queued' AND "runAt" <= timezone('UTC', now())
+    `,
     db.job.findMany({
       where: { OR: [{ status: "failed" }, { status: "queued", attempts: { gt: 0 } }] },
       orderBy: { updatedAt: "desc" },

@@ -11,9 +11,9 @@ import { consolidateUser, emptyCounts } from "./consolidate";
 export async function consolidateAll(db: Db) {
   const started = new Date();
   const hour = started.toISOString().slice(0, 13);
-  const users = await db.$queryRawUnsafe<Array<{ id: string }>>(
-    `SELECT DISTINCT "userId" AS id FROM "Memory" WHERE status = 'active'`,
-  );
+  const users = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT DISTINCT "userId" AS id FROM "Memory" WHERE status = 'active'
+  `;
   await enqueue(
     db,
     users.map((u) => ({

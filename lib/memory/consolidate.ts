@@ -143,12 +143,11 @@ export async function consolidateUser(
 async function activeRows(u: UserContext): Promise<Row[]> {
   const { db, userId } = u;
   const c = u.cipher;
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, muted,
+  const rows = await db.$queryRaw<Row[]>`
+    SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, muted,
             embedding, "embeddingModel"
-     FROM "Memory" WHERE "userId" = $1 AND status = 'active' ORDER BY "createdAt"`,
-    userId,
-  );
+     FROM "Memory" WHERE "userId" = ${userId} AND status = 'active' ORDER BY "createdAt"
+  `;
   return rows.map((r) => ({
     ...r,
     text: c.open(r.text),
@@ -201,12 +200,11 @@ const cosine = (a: number[], b: number[]) => {
  * status or a settled conflict is no reason to judge it again).
  */
 async function changeTimes(db: Db, userId: string): Promise<Map<string, Date>> {
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; at: Date }>>(
-    `SELECT m.id, GREATEST(m."createdAt", COALESCE((SELECT max(v."createdAt") FROM "MemoryVersion" v
+  const rows = await db.$queryRaw<Array<{ id: string; at: Date }>>`
+    SELECT m.id, GREATEST(m."createdAt", COALESCE((SELECT max(v."createdAt") FROM "MemoryVersion" v
                                                     WHERE v."memoryId" = m.id AND v."oldText" IS DISTINCT FROM v."newText"), m."createdAt")) AS at
-     FROM "Memory" m WHERE m."userId" = $1 AND m.status = 'active'`,
-    userId,
-  );
+     FROM "Memory" m WHERE m."userId" = ${userId} AND m.status = 'active'
+  `;
   return new Map(rows.map((r) => [r.id, new Date(r.at)]));
 }
 
@@ -380,14 +378,12 @@ export async function consolidateNow(db: Db, userId: string): Promise<void> {
 export async function consolidateSoon(db: Db, userId: string): Promise<void> {
   // One statement after every learning job; the count stops at the threshold.
   const threshold = getConfig().memory.consolidation.afterNewMemories;
-  const [user] = await db.$queryRawUnsafe<Array<{ consolidatedAt: Date | null; fresh: number }>>(
-    `SELECT u."consolidatedAt",
+  const [user] = await db.$queryRaw<Array<{ consolidatedAt: Date | null; fresh: number }>>`
+    SELECT u."consolidatedAt",
             (SELECT count(*)::int FROM (SELECT 1 FROM "Memory" m
-               WHERE m."userId" = u.id AND m."createdAt" > coalesce(u."consolidatedAt", '-infinity') LIMIT $2) f) AS fresh
-     FROM "User" u WHERE u.id = $1`,
-    userId,
-    threshold,
-  );
+               WHERE m."userId" = u.id AND m."createdAt" > coalesce(u."consolidatedAt", '-infinity') LIMIT ${threshold}) f) AS fresh
+     FROM "User" u WHERE u.id = ${userId}
+  `;
   if (!user || user.fresh < threshold) return;
   // One queued run per generation: the key changes once a run has happened.
   await enqueue(db, [

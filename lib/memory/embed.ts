@@ -22,38 +22,30 @@ const BATCH = 64;
 
 /** Rows of this user (or of everyone) that still need a vector for `model`. */
 export async function countPending(db: Db, model: string, userId?: string): Promise<number> {
-  const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
-    `SELECT ((SELECT count(*) FROM "Memory" WHERE ($1::text IS NULL OR "userId" = $1) AND status <> 'archived'
-               AND "embeddingModel" IS DISTINCT FROM $2)
+  const [r] = await db.$queryRaw<Array<{ n: number }>>`
+    SELECT ((SELECT count(*) FROM "Memory" WHERE (${userId ?? null}::text IS NULL OR "userId" = ${userId ?? null}) AND status <> 'archived'
+               AND "embeddingModel" IS DISTINCT FROM ${model})
            + (SELECT count(*) FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
-               WHERE ($1::text IS NULL OR t."userId" = $1) AND NOT t.temporary AND i.role IN ('user', 'assistant')
-                 AND i.status IN ('complete', 'stopped') AND i.content <> '' AND i."embeddingModel" IS DISTINCT FROM $2))::int AS n`,
-    userId ?? null,
-    model,
-  );
+               WHERE (${userId ?? null}::text IS NULL OR t."userId" = ${userId ?? null}) AND NOT t.temporary AND i.role IN ('user', 'assistant')
+                 AND i.status IN ('complete', 'stopped') AND i.content <> '' AND i."embeddingModel" IS DISTINCT FROM ${model}))::int AS n
+  `;
   return r?.n ?? 0;
 }
 
 /** The next rows to embed: memories first (few, and recall leans on them), then messages, oldest id first. */
 async function nextPending(db: Db, model: string, userId: string | undefined, limit: number): Promise<Pending[]> {
-  const memories = await db.$queryRawUnsafe<Pending[]>(
-    `SELECT 'Memory' AS "table", id, "userId", text FROM "Memory"
-     WHERE ($1::text IS NULL OR "userId" = $1) AND status <> 'archived' AND "embeddingModel" IS DISTINCT FROM $2
-     ORDER BY id LIMIT $3`,
-    userId ?? null,
-    model,
-    limit,
-  );
+  const memories = await db.$queryRaw<Pending[]>`
+    SELECT 'Memory' AS "table", id, "userId", text FROM "Memory"
+     WHERE (${userId ?? null}::text IS NULL OR "userId" = ${userId ?? null}) AND status <> 'archived' AND "embeddingModel" IS DISTINCT FROM ${model}
+     ORDER BY id LIMIT ${limit}
+  `;
   if (memories.length >= limit) return memories;
-  const items = await db.$queryRawUnsafe<Pending[]>(
-    `SELECT 'Item' AS "table", i.id, t."userId", i.content AS text FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
-     WHERE ($1::text IS NULL OR t."userId" = $1) AND NOT t.temporary AND i.role IN ('user', 'assistant')
-       AND i.status IN ('complete', 'stopped') AND i.content <> '' AND i."embeddingModel" IS DISTINCT FROM $2
-     ORDER BY i.id LIMIT $3`,
-    userId ?? null,
-    model,
-    limit - memories.length,
-  );
+  const items = await db.$queryRaw<Pending[]>`
+    SELECT 'Item' AS "table", i.id, t."userId", i.content AS text FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
+     WHERE (${userId ?? null}::text IS NULL OR t."userId" = ${userId ?? null}) AND NOT t.temporary AND i.role IN ('user', 'assistant')
+       AND i.status IN ('complete', 'stopped') AND i.content <> '' AND i."embeddingModel" IS DISTINCT FROM ${model}
+     ORDER BY i.id LIMIT ${limit - memories.length}
+  `;
   return [...memories, ...items];
 }
 
@@ -61,13 +53,15 @@ async function nextPending(db: Db, model: string, userId: string | undefined, li
 async function store(db: Db, e: Embedder, rows: Pending[], sealed: string[], vectors: Array<number[] | null>) {
   await db.$transaction(
     rows.map((r, i) =>
-      db.$executeRawUnsafe(
-        `UPDATE "${r.table}" SET embedding = $1::real[], "embeddingModel" = $2 WHERE id = $3 AND ${r.table === "Memory" ? "text" : "content"} = $4`,
-        vectors[i],
-        e.model,
-        r.id,
-        sealed[i],
-      ),
+      r.table === "Memory"
+        ? db.$executeRaw`
+            UPDATE "Memory" SET embedding = ${vectors[i]}::real[], "embeddingModel" = ${e.model}
+            WHERE id = ${r.id} AND text = ${sealed[i]}
+          `
+        : db.$executeRaw`
+            UPDATE "Item" SET embedding = ${vectors[i]}::real[], "embeddingModel" = ${e.model}
+            WHERE id = ${r.id} AND content = ${sealed[i]}
+          `,
     ),
   );
   const dims = vectors.find((v) => v)?.length;
@@ -174,9 +168,9 @@ export async function embedSoon(db: Db, userId: string): Promise<void> {
 /** After the embedding model changed: every user with memories or threads gets a job that re-embeds what they have. */
 export async function queueReembedAll(db: Db): Promise<number> {
   if (!(await resolveEmbedder(db))) return 0;
-  const users = await db.$queryRawUnsafe<Array<{ id: string }>>(
-    `SELECT DISTINCT "userId" AS id FROM "Memory" UNION SELECT DISTINCT "userId" AS id FROM "Thread"`,
-  );
+  const users = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT DISTINCT "userId" AS id FROM "Memory" UNION SELECT DISTINCT "userId" AS id FROM "Thread"
+  `;
   await enqueue(
     db,
     users.map((u) => ({ kind: "embed" as const, userId: u.id, payload: { userId: u.id } })),

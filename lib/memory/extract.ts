@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { memoryKindSchema, searchMemories } from "./long-term";
-import { memoryPolicy, modelChange, type ModelChange } from "./writes";
+import { modelChange, type ModelChange } from "./writes";
 import { cutGraphemes } from "@/lib/text/policy";
 import { procedureText, stepsSchema } from "./procedures";
 
@@ -60,10 +60,9 @@ export async function applyDecisions(
   input: { threadId: string; userItemId: string; review: boolean },
   decisions: Decision[],
 ): Promise<ExtractionResult> {
-  const { db } = u;
   const result: ExtractionResult = { applied: [], rejected: 0 };
   // Every change goes through the gate of lib/memory/writes.ts: pause, review, protected memories.
-  const now = await memoryPolicy(db, u.userId);
+  const now = await u.settings();
   const policy = { paused: now.paused, review: now.review || input.review };
   const from = { sourceThreadId: input.threadId, sourceItemId: input.userItemId };
   for (const d of decisions) {

@@ -291,14 +291,12 @@ export async function signalsForMemories(
   memoryIds: string[],
 ): Promise<Map<string, MemorySignals>> {
   if (!memoryIds.length) return new Map();
-  const rows = await db.$queryRawUnsafe<Array<{ memoryId: string } & MemorySignals>>(
-    `SELECT mu."memoryId", count(DISTINCT mu."itemId")::int AS answers,
+  const rows = await db.$queryRaw<Array<{ memoryId: string } & MemorySignals>>`
+    SELECT mu."memoryId", count(DISTINCT mu."itemId")::int AS answers,
             count(f.id) FILTER (WHERE f.rating = 1)::int AS up, count(f.id) FILTER (WHERE f.rating = -1)::int AS down
      FROM "MemoryUse" mu LEFT JOIN "Feedback" f ON f."itemId" = mu."itemId" AND f.kind = 'rating'
-     WHERE mu."userId" = $1 AND mu."memoryId" = ANY($2::text[]) AND mu.used
-     GROUP BY mu."memoryId"`,
-    userId,
-    memoryIds,
-  );
+     WHERE mu."userId" = ${userId} AND mu."memoryId" = ANY(${memoryIds}::text[]) AND mu.used
+     GROUP BY mu."memoryId"
+  `;
   return new Map(rows.map(({ memoryId, ...s }) => [memoryId, s]));
 }

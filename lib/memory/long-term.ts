@@ -95,21 +95,18 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
   // full-text index finds them without reading all of the user's memories.
   const keyed = c.searchTerms(normalizeText(text).split(" ").filter(Boolean)).terms;
   const candidates = c.enabled
-    ? await db.$queryRawUnsafe<Array<{ id: string }>>(
-        `SELECT id FROM "Memory" WHERE "userId" = $1 AND status <> 'archived'
-           AND ($2 = '' OR search @@ mnemo_user_query($1, 'simple', $2)) LIMIT 200`,
-        userId,
-        keyed.join(" "),
-      )
-    : await db.$queryRawUnsafe<Array<{ id: string }>>(
-        `SELECT id FROM "Memory"
-         WHERE "userId" = $1 AND status <> 'archived'
-           AND (CASE WHEN numnode(mnemo_user_query($1, 'english', $2)) > 0 THEN search @@ mnemo_user_query($1, 'english', $2)
-                     ELSE lower(text) = lower($2) END)
-         LIMIT 50`,
-        userId,
-        text,
-      );
+    ? await db.$queryRaw<Array<{ id: string }>>`
+        SELECT id FROM "Memory" WHERE "userId" = ${userId} AND status <> 'archived'
+           AND (${keyed.join(" ")}::text = '' OR search @@ mnemo_user_query(${userId}, 'simple', ${keyed.join(" ")}))
+         LIMIT 200
+      `
+    : await db.$queryRaw<Array<{ id: string }>>`
+        SELECT id FROM "Memory"
+         WHERE "userId" = ${userId} AND status <> 'archived'
+           AND (CASE WHEN numnode(mnemo_user_query(${userId}, 'english', ${text})) > 0 THEN search @@ mnemo_user_query(${userId}, 'english', ${text})
+                     ELSE lower(text) = lower(${text}) END)
+         LIMIT 50
+      `;
   const rows = candidates.length
     ? await db.memory.findMany({ where: { id: { in: candidates.map((x) => x.id) } } })
     : [];
@@ -316,20 +313,15 @@ export async function recordUses(
   given: string[],
   used: string[] = given,
 ): Promise<void> {
-  await db.$executeRawUnsafe(
-    `WITH added AS (
+  await db.$executeRaw`
+    WITH added AS (
        INSERT INTO "MemoryUse" ("itemId", "memoryId", "userId", used)
-       SELECT $1, m.id, $3, m.id = ANY($5::text[]) FROM "Memory" m WHERE m.id = ANY($2::text[]) AND m."userId" = $3
+       SELECT ${itemId}, m.id, ${userId}, m.id = ANY(${used}::text[]) FROM "Memory" m WHERE m.id = ANY(${given}::text[]) AND m."userId" = ${userId}
        ON CONFLICT DO NOTHING RETURNING "memoryId", used
      )
-     UPDATE "Memory" SET "lastUsedAt" = $4, "useCount" = "useCount" + 1
-     WHERE id IN (SELECT "memoryId" FROM added WHERE used)`,
-    itemId,
-    given,
-    userId,
-    new Date(),
-    used,
-  );
+     UPDATE "Memory" SET "lastUsedAt" = ${new Date()}, "useCount" = "useCount" + 1
+     WHERE id IN (SELECT "memoryId" FROM added WHERE used)
+  `;
 }
 
 export async function deleteMemories(db: Db, userId: string, ids: string[]): Promise<number> {

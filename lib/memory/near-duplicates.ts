@@ -21,11 +21,9 @@ export async function mergeNearDuplicates(db: Db, model: string, memoryIds: stri
   const threshold = getConfig().memory.mergeSimilarity;
   if (!memoryIds.length || threshold > 1) return 0;
   let merged = 0;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; userId: string; embedding: number[] | null }>>(
-    `SELECT id, "userId", embedding FROM "Memory" WHERE id = ANY($1::text[]) AND status = 'active' AND "embeddingModel" = $2`,
-    memoryIds,
-    model,
-  );
+  const rows = await db.$queryRaw<Array<{ id: string; userId: string; embedding: number[] | null }>>`
+    SELECT id, "userId", embedding FROM "Memory" WHERE id = ANY(${memoryIds}::text[]) AND status = 'active' AND "embeddingModel" = ${model}
+  `;
   for (const row of rows) {
     if (!row.embedding?.length) continue;
     const near = (await nearestMemories(db, row.userId, model, row.embedding, 2)).find(

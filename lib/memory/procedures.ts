@@ -82,14 +82,12 @@ export async function onAnswerRated(db: Db, userId: string, itemId: string, rati
 /** Procedures not verified (nor created) within `days` are marked for re-validation. Returns how many. */
 export async function markStaleProcedures(db: Db, days: number, userId?: string): Promise<number> {
   if (days <= 0) return 0;
-  const stale = await db.$queryRawUnsafe<Array<{ id: string; userId: string; text: string }>>(
-    `SELECT id, "userId", text FROM "Memory"
+  const stale = await db.$queryRaw<Array<{ id: string; userId: string; text: string }>>`
+    SELECT id, "userId", text FROM "Memory"
      WHERE kind = 'procedure' AND status = 'active' AND NOT "needsRevalidation"
-       AND COALESCE("verifiedAt", "createdAt") < timezone('UTC', now()) - make_interval(days => $1)
-       AND ($2::text IS NULL OR "userId" = $2::text)`,
-    days,
-    userId ?? null,
-  );
+       AND COALESCE("verifiedAt", "createdAt") < timezone('UTC', now()) - make_interval(days => ${days})
+       AND (${userId ?? null}::text IS NULL OR "userId" = ${userId ?? null}::text)
+  `;
   for (const m of stale) {
     await db.memory.update({
       where: { id: m.id },

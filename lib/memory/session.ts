@@ -7,7 +7,7 @@
 import { sessionMayActSql, type SessionProof } from "@/lib/auth/session-check";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
-import type { ItemRole, ItemStatus } from "@/lib/generated/prisma/client";
+import { Prisma, type ItemRole, type ItemStatus } from "@/lib/generated/prisma/client";
 import { openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { messageTokens } from "./tokens";
@@ -57,10 +57,12 @@ export interface Session {
 }
 
 /** An item's columns as ItemRow reads them (the window function, migration context_window_function, returns these). */
-export const itemColumns = (t: string) =>
-  `${t}.id, ${t}."parentId", ${t}.position, ${t}.role::text AS role, ${t}.content, ${t}."toolCalls", ${t}."toolCallId",
+export const itemColumns = (table: "i" | "d" | "ins" | "path") => {
+  const t = table;
+  return Prisma.raw(`${t}.id, ${t}."parentId", ${t}.position, ${t}.role::text AS role, ${t}.content, ${t}."toolCalls", ${t}."toolCallId",
    ${t}."toolName", ${t}.status::text AS status, ${t}.error, ${t}.model, ${t}.tokens, ${t}."promptTokens",
-   ${t}."completionTokens", ${t}."sourceRef", ${t}."createdAt"`;
+   ${t}."completionTokens", ${t}."sourceRef", ${t}."createdAt"`);
+};
 
 /** Only the fields a client may see (never internal columns such as userId or searchTokens). */
 export function publicItem(i: SessionItem): SessionItem {
@@ -98,15 +100,14 @@ export const openItem = (c: ContentCipher, r: ItemRow): SessionItem => ({
  * CTEs `walk` (recursive) and `path`: the items on the branch ending at the
  * leaf, at most `limit` steps up the parent links, with itemColumns. The walk
  * carries ids only: whole rows (search vectors, embeddings) would be copied at
- * every step. Arguments name the query's parameters; use after WITH RECURSIVE.
+ * every step. Use after WITH RECURSIVE.
  * (The per-turn window, which also stops at the token budget, is the function
  * in the migration context_window_function.)
  */
-export const branchPath = (leaf: string, thread: string, limit: string) =>
-  `walk AS (
-       SELECT i.id, i."parentId", 1 AS depth FROM "Item" i WHERE i.id = ${leaf} AND i."threadId" = ${thread}
+export const branchPath = (leafId: string, threadId: string, limit: number) => Prisma.sql`walk AS (
+       SELECT i.id, i."parentId", 1 AS depth FROM "Item" i WHERE i.id = ${leafId} AND i."threadId" = ${threadId}
        UNION ALL
-       SELECT i.id, i."parentId", w.depth + 1 FROM "Item" i JOIN walk w ON i.id = w."parentId" WHERE w.depth < ${limit}
+       SELECT i.id, i."parentId", w.depth + 1 FROM "Item" i JOIN walk w ON i.id = w."parentId" WHERE w.depth < ${limit}::int
      ), path AS MATERIALIZED (
        SELECT ${itemColumns("i")} FROM walk w JOIN "Item" i ON i.id = w.id
      )`;
@@ -124,14 +125,10 @@ export async function pathItems(
   c: ContentCipher,
 ): Promise<SessionItem[]> {
   if (!leafId || limit <= 0) return [];
-  const rows = await db.$queryRawUnsafe<ItemRow[]>(
-    `WITH RECURSIVE ${branchPath("$1", "$2", "$3")}
-     SELECT ${itemColumns("path")} FROM path WHERE path."createdAt" >= $4 ORDER BY position ASC`,
-    leafId,
-    threadId,
-    limit,
-    retentionCutoff(),
-  );
+  const rows = await db.$queryRaw<ItemRow[]>`
+    WITH RECURSIVE ${branchPath(leafId, threadId, limit)}
+    SELECT ${itemColumns("path")} FROM path WHERE path."createdAt" >= ${retentionCutoff()} ORDER BY position ASC
+  `;
   return rows.map((r) => openItem(c, r));
 }
 
@@ -185,42 +182,44 @@ export async function appendItemsMeta(
     sourceRef: it.sourceRef ?? null,
   }));
   const explicitParent = opts.parent !== undefined;
-  const rows = await db.$queryRawUnsafe<Array<ItemRow & Record<string, unknown>>>(
-    `WITH upd AS (
+  const p = {
+    threadId,
+    payload: JSON.stringify(payload),
+    explicit: explicitParent,
+    parent: explicitParent ? opts.parent : null,
+    leaf: ids[ids.length - 1],
+    count: items.length,
+    ownerId: opts.ownerId ?? null,
+    sid: opts.session?.sid ?? null,
+    authAt: opts.session?.authAt ?? null,
+  };
+  const rows = await db.$queryRaw<Array<ItemRow & Record<string, unknown>>>`
+    WITH upd AS (
        UPDATE "Thread" t SET
-         "appendParentId" = CASE WHEN $3::boolean THEN $4::text ELSE t."activeLeafId" END,
-         "activeLeafId" = $5::text,
-         "nextPosition" = t."nextPosition" + $6::int,
+         "appendParentId" = CASE WHEN ${p.explicit}::boolean THEN ${p.parent}::text ELSE t."activeLeafId" END,
+         "activeLeafId" = ${p.leaf}::text,
+         "nextPosition" = t."nextPosition" + ${p.count}::int,
          "lastActivityAt" = now(),
          "updatedAt" = now()
-       WHERE t.id = $1
-         AND ($7::text IS NULL OR (t."userId" = $7::text AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = $7::text AND NOT u.disabled)))
-         AND ($8::text IS NULL OR ${sessionMayActSql("$7::text", "$8::text", "$9::bigint")})
-         AND (NOT $3::boolean OR $4::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = $4::text AND p."threadId" = $1))
-       RETURNING t."appendParentId" AS parent, t."nextPosition" - $6::int AS base, t.temporary, t."userId"
+       WHERE t.id = ${p.threadId}
+         AND (${p.ownerId}::text IS NULL OR (t."userId" = ${p.ownerId}::text AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = ${p.ownerId}::text AND NOT u.disabled)))
+         AND (${p.sid}::text IS NULL OR ${sessionMayActSql(Prisma.sql`${p.ownerId}::text`, Prisma.sql`${p.sid}::text`, Prisma.sql`${p.authAt}::bigint`)})
+         AND (NOT ${p.explicit}::boolean OR ${p.parent}::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = ${p.parent}::text AND p."threadId" = ${p.threadId}))
+       RETURNING t."appendParentId" AS parent, t."nextPosition" - ${p.count}::int AS base, t.temporary, t."userId"
      ), ins AS (
        INSERT INTO "Item" (id, "threadId", "userId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId", "toolName",
                            status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt", "updatedAt")
-       SELECT x.id, $1, upd."userId", CASE WHEN x.ord = 0 THEN upd.parent ELSE x.prev END, upd.base + x.ord, x.role::"ItemRole", x.content, x."searchTokens",
+       SELECT x.id, ${p.threadId}::text, upd."userId", CASE WHEN x.ord = 0 THEN upd.parent ELSE x.prev END, upd.base + x.ord, x.role::"ItemRole", x.content, x."searchTokens",
               x."toolCalls", x."toolCallId", x."toolName", x.status::"ItemStatus", x.error, x.model, x.tokens,
               x."promptTokens", x."completionTokens", x."sourceRef", now(), now()
-       FROM upd, jsonb_to_recordset($2::jsonb) AS x(id text, ord int, prev text, role text, content text, "searchTokens" text, "toolCalls" jsonb,
+       FROM upd, jsonb_to_recordset(${p.payload}::jsonb) AS x(id text, ord int, prev text, role text, content text, "searchTokens" text, "toolCalls" jsonb,
               "toolCallId" text, "toolName" text, status text, error text, model text, tokens int, "promptTokens" int,
               "completionTokens" int, "sourceRef" text)
        RETURNING *
      )
      SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review"
-     FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" ORDER BY ins.position ASC`,
-    threadId,
-    JSON.stringify(payload),
-    explicitParent,
-    explicitParent ? opts.parent : null,
-    ids[ids.length - 1],
-    items.length,
-    opts.ownerId ?? null,
-    opts.session?.sid ?? null,
-    opts.session?.authAt ?? null,
-  );
+     FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" ORDER BY ins.position ASC
+  `;
   const first = rows[0] as
     (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null }) | undefined;
   return {
@@ -262,16 +261,14 @@ export class PrismaSession implements Session {
   async popItem(): Promise<SessionItem | null> {
     const c = this.cipher;
     return this.db.$transaction(async (tx) => {
-      const [t] = await tx.$queryRawUnsafe<{ activeLeafId: string | null }[]>(
-        `SELECT "activeLeafId" FROM "Thread" WHERE id = $1 FOR UPDATE`,
-        this.threadId,
-      );
+      const [t] = await tx.$queryRaw<{ activeLeafId: string | null }[]>`
+        SELECT "activeLeafId" FROM "Thread" WHERE id = ${this.threadId} FOR UPDATE
+      `;
       if (!t) throw new NotFoundError("thread");
       if (!t.activeLeafId) return null;
-      const [leaf] = await tx.$queryRawUnsafe<ItemRow[]>(
-        `DELETE FROM "Item" d WHERE d.id = $1 RETURNING ${itemColumns("d")}`,
-        t.activeLeafId,
-      );
+      const [leaf] = await tx.$queryRaw<ItemRow[]>`
+        DELETE FROM "Item" d WHERE d.id = ${t.activeLeafId} RETURNING ${itemColumns("d")}
+      `;
       await tx.thread.update({ where: { id: this.threadId }, data: { activeLeafId: leaf?.parentId ?? null } });
       return leaf ? openItem(c, leaf) : null;
     });
@@ -280,7 +277,7 @@ export class PrismaSession implements Session {
   async clearSession(): Promise<void> {
     await this.db.$transaction([
       this.db.summary.deleteMany({ where: { threadId: this.threadId } }),
-      this.db.$executeRawUnsafe(`UPDATE "Item" SET "parentId" = NULL WHERE "threadId" = $1`, this.threadId),
+      this.db.$executeRaw`UPDATE "Item" SET "parentId" = NULL WHERE "threadId" = ${this.threadId}`,
       this.db.item.deleteMany({ where: { threadId: this.threadId } }),
       this.db.thread.update({ where: { id: this.threadId }, data: { activeLeafId: null } }),
     ]);

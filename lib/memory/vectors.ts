@@ -10,6 +10,7 @@
 //   app. The user's message vectors are kept in memory between turns (one
 //   Float32Array) and reloaded only when the set of embedded rows changes.
 import type { Db } from "@/lib/db/types";
+import { Prisma } from "@/lib/generated/prisma/client";
 
 export type VectorHit = { id: string; score: number };
 
@@ -29,8 +30,7 @@ const chosen = new WeakMap<Db, Promise<VectorIndex>>();
 export function vectorIndex(db: Db): Promise<VectorIndex> {
   let p = chosen.get(db);
   if (!p) {
-    p = db
-      .$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'vector'`)
+    p = db.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'vector'`
       .then((r) => r[0]?.n > 0)
       .catch(() => false)
       .then((pgvector): VectorIndex => (pgvector ? new PgvectorIndex(db) : new ExactScanIndex(db)));
@@ -57,10 +57,19 @@ export async function ensureVectorIndex(db: Db, dims: number): Promise<void> {
 
 const literal = (v: number[]) => `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(",")}]`;
 
-/** The filter both indexes put on a user's memories (q's size is a number, never user text). */
-const memoryWhere = (dims: number) =>
-  `"userId" = $1 AND "embeddingModel" = $2 AND status = 'active' AND NOT muted AND embedding IS NOT NULL
-   AND array_length(embedding, 1) = ${dims} AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
+/**
+ * A vector size as SQL text: a type modifier (`vector(1536)`) cannot be a parameter, and a partial index's
+ * predicate matches only a literal.
+ */
+function dimsSql(dims: number): Prisma.Sql {
+  if (!Number.isInteger(dims) || dims <= 0) throw new Error(`not a vector size: ${dims}`);
+  return Prisma.raw(String(dims));
+}
+
+/** The filter both indexes put on a user's memories. */
+const memoryWhere = (userId: string, model: string, dims: number) => Prisma.sql`
+  "userId" = ${userId} AND "embeddingModel" = ${model} AND status = 'active' AND NOT muted AND embedding IS NOT NULL
+  AND array_length(embedding, 1) = ${dimsSql(dims)} AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
 
 /** HNSW indexes at most 2,000 dimensions of `vector`; larger models are searched exactly. */
 const HNSW_MAX_DIMS = 2000;
@@ -75,34 +84,29 @@ class PgvectorIndex implements VectorIndex {
   }
 
   nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
-    return this.db.$queryRawUnsafe<VectorHit[]>(
-      `SELECT id, (1 - (embedding::vector <=> $3::vector))::float8 AS score FROM "Memory" WHERE ${memoryWhere(q.length)}
-       ORDER BY embedding::vector <=> $3::vector LIMIT $4`,
-      userId,
-      model,
-      literal(q),
-      k,
-    );
+    const v = literal(q);
+    return this.db.$queryRaw<VectorHit[]>`
+      SELECT id, (1 - (embedding::vector <=> ${v}::vector))::float8 AS score
+      FROM "Memory" WHERE ${memoryWhere(userId, model, q.length)}
+      ORDER BY embedding::vector <=> ${v}::vector LIMIT ${k}::int
+    `;
   }
 
   async nearestMessages(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
-    const dims = q.length;
-    if (dims > HNSW_MAX_DIMS) return this.exact.nearestMessages(userId, model, q, k);
+    if (q.length > HNSW_MAX_DIMS) return this.exact.nearestMessages(userId, model, q, k);
+    const dims = dimsSql(q.length);
+    const v = literal(q);
     // The HNSW index answers the inner ORDER BY … LIMIT; relaxed_order lets it
     // keep scanning past other users' rows, so the outer query re-sorts.
     const [, rows] = await this.db.$transaction([
-      this.db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
-      this.db.$queryRawUnsafe<VectorHit[]>(
-        `SELECT id, (1 - d)::float8 AS score FROM (
-           SELECT id, (embedding::vector(${dims})) <=> $3::vector(${dims}) AS d FROM "Item"
-           WHERE "userId" = $1 AND "embeddingModel" = $2 AND array_length(embedding, 1) = ${dims}
-           ORDER BY (embedding::vector(${dims})) <=> $3::vector(${dims}) LIMIT $4
-         ) n ORDER BY d`,
-        userId,
-        model,
-        literal(q),
-        k,
-      ),
+      this.db.$executeRaw`SET LOCAL hnsw.iterative_scan = relaxed_order`,
+      this.db.$queryRaw<VectorHit[]>`
+        SELECT id, (1 - d)::float8 AS score FROM (
+          SELECT id, (embedding::vector(${dims})) <=> ${v}::vector(${dims}) AS d FROM "Item"
+          WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dims}
+          ORDER BY (embedding::vector(${dims})) <=> ${v}::vector(${dims}) LIMIT ${k}::int
+        ) n ORDER BY d
+      `,
     ]);
     return rows;
   }
@@ -112,11 +116,11 @@ class PgvectorIndex implements VectorIndex {
     if (dims > HNSW_MAX_DIMS) return Promise.resolve();
     let p = this.indexed.get(dims);
     if (!p) {
-      p = this.db
-        .$executeRawUnsafe(
-          `CREATE INDEX CONCURRENTLY IF NOT EXISTS "Item_embedding_hnsw_${dims}" ON "Item"
-           USING hnsw ((embedding::vector(${dims})) vector_cosine_ops) WHERE array_length(embedding, 1) = ${dims}`,
-        )
+      p = this.db.$executeRaw`
+          CREATE INDEX CONCURRENTLY IF NOT EXISTS ${Prisma.raw(`"Item_embedding_hnsw_${dims}"`)} ON "Item"
+          USING hnsw ((embedding::vector(${dimsSql(dims)})) vector_cosine_ops)
+          WHERE array_length(embedding, 1) = ${dimsSql(dims)}
+        `
         .then(() => undefined)
         .catch((e) => {
           this.indexed.delete(dims);
@@ -135,11 +139,9 @@ class ExactScanIndex implements VectorIndex {
   constructor(private readonly db: Db) {}
 
   async nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
-    const rows = await this.db.$queryRawUnsafe<Array<{ id: string; embedding: number[] }>>(
-      `SELECT id, embedding FROM "Memory" WHERE ${memoryWhere(q.length)}`,
-      userId,
-      model,
-    );
+    const rows = await this.db.$queryRaw<Array<{ id: string; embedding: number[] }>>`
+      SELECT id, embedding FROM "Memory" WHERE ${memoryWhere(userId, model, q.length)}
+    `;
     return topK(
       rows.map((r) => r.id),
       (i) => rows[i].embedding,
@@ -166,22 +168,19 @@ async function messageVectors(db: Db, userId: string, model: string, dims: numbe
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
   const key = `${userId}\u0000${model}\u0000${dims}`;
-  const [mark] = await db.$queryRawUnsafe<Array<{ n: number; m: string | null }>>(
-    `SELECT count(*)::int AS n, max(id) AS m FROM "Item" WHERE "userId" = $1 AND "embeddingModel" = $2`,
-    userId,
-    model,
-  );
+  const [mark] = await db.$queryRaw<Array<{ n: number; m: string | null }>>`
+    SELECT count(*)::int AS n, max(id) AS m FROM "Item" WHERE "userId" = ${userId} AND "embeddingModel" = ${model}
+  `;
   const hit = cache.get(key);
   if (hit && hit.count === mark.n && hit.maxId === mark.m) {
     cache.delete(key);
     cache.set(key, hit); // most recently used last
     return hit;
   }
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; embedding: number[] }>>(
-    `SELECT id, embedding FROM "Item" WHERE "userId" = $1 AND "embeddingModel" = $2 AND array_length(embedding, 1) = ${dims}`,
-    userId,
-    model,
-  );
+  const rows = await db.$queryRaw<Array<{ id: string; embedding: number[] }>>`
+    SELECT id, embedding FROM "Item"
+    WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dimsSql(dims)}
+  `;
   const data = new Float32Array(rows.length * dims);
   rows.forEach((r, i) => data.set(normalized(r.embedding), i * dims));
   const set: VectorSet = { ids: rows.map((r) => r.id), data, count: mark.n, maxId: mark.m };

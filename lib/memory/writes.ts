@@ -12,8 +12,7 @@
 //   a model never deletes a memory.
 // The user's own edits on the dashboard go straight to lib/memory/long-term.ts.
 import { SecretRefusedError } from "@/lib/errors";
-import type { UserContext } from "@/lib/user-context";
-import type { Db } from "@/lib/db/client";
+import type { MemorySettings, UserContext } from "@/lib/user-context";
 import type { Memory } from "@/lib/generated/prisma/client";
 import { countTokens } from "./tokens";
 import {
@@ -49,12 +48,6 @@ export type ChangeOutcome =
   | { outcome: "proposed"; proposalId: string }
   | { outcome: "refused"; why: string };
 
-export type Policy = { paused: boolean; review: boolean };
-
-export async function memoryPolicy(db: Db, userId: string): Promise<Policy> {
-  const u = await db.user.findUnique({ where: { id: userId }, select: { memoryPaused: true, memoryReview: true } });
-  return { paused: !!u?.memoryPaused, review: !!u?.memoryReview };
-}
 
 /** Only through the review queue: pinned memories and what the user wrote or asked for. */
 const protectedMemory = (m: Pick<Memory, "pinned" | "source">) => m.pinned || m.source !== "inferred";
@@ -64,10 +57,9 @@ export async function modelChange(
   u: UserContext,
   change: ModelChange,
   origin: ChangeOrigin,
-  known?: Policy,
+  known?: MemorySettings,
 ): Promise<ChangeOutcome> {
-  const { db, userId } = u;
-  const p = known ?? (await memoryPolicy(db, userId));
+  const p = known ?? (await u.settings());
   if (p.paused) return { outcome: "refused", why: "The user has paused memory: nothing was changed." };
   if (change.op === "add") {
     const memory = await addMemory(

@@ -128,7 +128,7 @@ async function benchEngine(
       `UPDATE "Memory" m SET "useCount" = u.n FROM (SELECT "memoryId", count(*)::int AS n FROM "MemoryUse" GROUP BY 1) u WHERE u."memoryId" = m.id`,
     );
     // What autovacuum (PostgreSQL) or the app's periodic upkeep (PGlite, lib/db/statistics.ts) does as a history grows.
-    for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
+    for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
     const times: number[] = [];
     const windowOnly: number[] = [];
     const floor: number[] = [];

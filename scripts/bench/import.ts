@@ -194,7 +194,7 @@ for (const engine of engines as Array<"pglite" | "postgres">) {
     ratio: round(again.seconds / parse.seconds, 1),
   });
   // What the app does after a large import (app/api/import/route.ts): planner statistics, search-index upkeep.
-  for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
+  for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
   const learnMs = await learnTimes(t.db, user.id);
   learnRows.push({
     engine,

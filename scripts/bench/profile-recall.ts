@@ -47,7 +47,7 @@ for (const size of SIZES) {
 }
 // The upkeep bench:context runs (statistics, GIN pending lists merged).
 const { UPKEEP_SQL } = await import("../../lib/db/statistics");
-for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
+for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
 // Log every query's time during recall.
 const timed = t.db.$extends({
   query: {

@@ -110,7 +110,7 @@ async function main() {
         }
         const fullTokens = allTurns.reduce((s, x) => s + x.tokens, 0);
         // Planner statistics, as the app's schedule (lib/db/statistics.ts) would have gathered by then.
-        if (!process.env.BENCH_NO_ANALYZE) for (const sql of UPKEEP_SQL) await t.db.$executeRawUnsafe(sql);
+        if (!process.env.BENCH_NO_ANALYZE) for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
         if (emb) {
           const admin = await t.db.user.create({ data: { email: `bench-admin-${mode}@locomo.test`, role: "ADMIN" } });
           await saveConnection(

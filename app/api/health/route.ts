@@ -6,7 +6,7 @@ export const dynamic = "force-dynamic";
 export async function GET() {
   try {
     const db = await getDb();
-    await db.$queryRaw`SELECT 1`;
+    await db.$queryRaw<Array<{ ok: number }>>`SELECT 1 AS ok`;
     return Response.json({ ok: true });
   } catch {
     return Response.json({ ok: false }, { status: 503 });
