@@ -47,16 +47,17 @@ describe.each(engines)("the memory write gate on %s", (engine) => {
       status: "active",
     });
     const pending = await t.db.memory.findMany({ where: { userId: id, status: "pending" } });
-    expect(pending.map((p) => p.proposalOp).sort()).toEqual(["archive", "update"]);
+    expect(pending.map((p) => p.proposalOp).sort()).toEqual(["end", "supersede"]);
     // Proposals never reach a prompt.
     const recalled = await recall(await userContext(t.db, id), "Where do I live? Atlantis?", { budget: 800 });
     expect(recalled.memories.map((x) => x.text)).toEqual(["Lives in Lisbon"]);
-    // Approving the removal archives the target (restorable); the other proposal is rejected.
-    await reviewPending(await userContext(t.db, id), pending.find((p) => p.proposalOp === "archive")!.id, true);
-    await reviewPending(await userContext(t.db, id), pending.find((p) => p.proposalOp === "update")!.id, false);
+    // Approving "no longer true" closes the target as past (kept, recalled for the past); the other is rejected.
+    await reviewPending(await userContext(t.db, id), pending.find((p) => p.proposalOp === "end")!.id, true);
+    await reviewPending(await userContext(t.db, id), pending.find((p) => p.proposalOp === "supersede")!.id, false);
     expect(await t.db.memory.findUniqueOrThrow({ where: { id: m.id } })).toMatchObject({
       text: "Lives in Lisbon",
-      status: "archived",
+      status: "past",
+      validUntil: expect.any(Date),
     });
     expect(await t.db.memory.count({ where: { userId: id, status: "pending" } })).toBe(0);
   });

@@ -100,7 +100,7 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(mock.chatRequests()[0].body.response_format).toEqual({ type: "json_object" });
   });
 
-  it("UPDATE: changes the text and writes a version; the prompt lists related memories with ids", async () => {
+  it("UPDATE: changes the text and writes a version, keeping the old fact as past; the prompt lists related memories with ids", async () => {
     const m = await t.db.memory.findFirstOrThrow({ where: { userId: alice, text: "Lives in Lisbon" } });
     mock.script({ json: { decisions: [{ op: "UPDATE", id: m.id, text: "Lives in Porto" }] } });
     await extract("Actually I live in Porto now, not Lisbon");
@@ -114,13 +114,21 @@ describe.each(engines)("long-term memory on %s", (engine) => {
       [null, "Lives in Lisbon", "model"],
       ["Lives in Lisbon", "Lives in Porto", "model"],
     ]);
+    // The old fact is closed, not lost: a past memory, true until now, replaced by this one.
+    const past = await t.db.memory.findFirstOrThrow({ where: { userId: alice, status: "past" } });
+    expect(past).toMatchObject({ text: "Lives in Lisbon", supersededById: m.id, validFrom: m.createdAt });
+    expect(Date.now() - past.validUntil!.getTime()).toBeLessThan(60_000);
+    expect(after.validFrom).toEqual(past.validUntil);
   });
 
-  it("DELETE archives what the model learned; NONE changes nothing; malformed output changes nothing", async () => {
+  it("DELETE closes what is no longer true (a past memory); NONE changes nothing; malformed output changes nothing", async () => {
     const m = await t.db.memory.findFirstOrThrow({ where: { userId: alice, text: "Lives in Porto" } });
     mock.script({ json: { decisions: [{ op: "DELETE", id: m.id }] } });
     await extract("I don't live in Porto any more");
-    expect((await t.db.memory.findUniqueOrThrow({ where: { id: m.id } })).status).toBe("archived");
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: m.id } })).toMatchObject({
+      status: "past",
+      validUntil: expect.any(Date),
+    });
     const before = await t.db.memory.count();
     mock.script(
       { json: { decisions: [{ op: "NONE" }] } },
@@ -155,15 +163,15 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(target).toMatchObject({ text: "Is vegetarian", status: "active" });
     const proposals = await t.db.memory.findMany({ where: { userId: alice, proposalForId: explicit.id } });
     expect(proposals.map((p) => [p.proposalOp, p.text, p.status]).sort()).toEqual([
-      ["archive", "Is vegetarian", "pending"],
-      ["update", "Eats fish", "pending"],
+      ["end", "Is vegetarian", "pending"],
+      ["supersede", "Eats fish", "pending"],
     ]);
     // The user rejects the removal and approves the correction: the target gets a version, the proposals go.
-    await reviewPending(await userContext(t.db, alice), proposals.find((p) => p.proposalOp === "archive")!.id, false);
-    await reviewPending(await userContext(t.db, alice), proposals.find((p) => p.proposalOp === "update")!.id, true);
+    await reviewPending(await userContext(t.db, alice), proposals.find((p) => p.proposalOp === "end")!.id, false);
+    await reviewPending(await userContext(t.db, alice), proposals.find((p) => p.proposalOp === "supersede")!.id, true);
     const after = await t.db.memory.findUniqueOrThrow({ where: { id: explicit.id }, include: { versions: true } });
     expect(after).toMatchObject({ text: "Eats fish", status: "active", source: "explicit" });
-    expect(after.versions.map((v) => v.reason)).toContain("Approved a change the model proposed");
+    expect(after.versions.map((v) => v.reason).join("\n")).toContain("Approved a change the model proposed");
     expect(await t.db.memory.count({ where: { proposalForId: explicit.id } })).toBe(0);
     // A manual edit does override an inferred memory, and a user's word overrides a manual one.
     const inferred = await addMemory(

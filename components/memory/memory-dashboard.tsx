@@ -35,6 +35,10 @@ type Mem = {
   pinned: boolean;
   /** "Don't mention this": kept, never sent to a model. */
   muted?: boolean;
+  /** When it was true ("from March 2021 until June 2025", "since June 2025"), when that says more than its dates. */
+  validity?: string | null;
+  /** Its timeline: the past memories it replaced, newest first. */
+  before?: Array<{ text: string; span: string }>;
   /** Kept for a while ("remember this for a week"): recall leaves it out after this (ISO). */
   expiresAt?: string | null;
   sourceThreadId: string | null;
@@ -56,6 +60,19 @@ type Mem = {
   signals?: { answers: number; up: number; down: number } | null;
   /** A change the model proposed to another memory: approve carries it out. */
   proposal?: { op: string; target: string | null } | null;
+};
+// What approving a proposal does (lib/memory/writes.ts): "supersede" and "end" keep the old fact as past.
+const PROPOSAL_BADGE: Record<string, string> = {
+  update: "proposed correction: waiting for review",
+  supersede: "proposed change: waiting for review",
+  archive: "proposed to forget: waiting for review",
+  end: "proposed as no longer true: waiting for review",
+};
+const PROPOSAL_TARGET: Record<string, string> = {
+  update: "Would correct: ",
+  supersede: "Would replace (kept as past): ",
+  archive: "Would forget: ",
+  end: "Would mark as no longer true: ",
 };
 type Version = {
   id: string;
@@ -189,11 +206,16 @@ function MemoryCard({
               >
                 {m.status === "pending"
                   ? m.proposal
-                    ? m.proposal.op === "update"
-                      ? "proposed change: waiting for review"
-                      : "proposed to forget: waiting for review"
+                    ? (PROPOSAL_BADGE[m.proposal.op] ?? "proposed change: waiting for review")
                     : "waiting for review"
-                  : "archived"}
+                  : m.status === "past"
+                    ? "no longer true"
+                    : "archived"}
+              </span>
+            )}
+            {m.validity && (
+              <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-validity">
+                true {m.validity}
               </span>
             )}
             {m.expiresAt && (
@@ -225,9 +247,22 @@ function MemoryCard({
           </div>
           {m.proposal && (
             <p className="mt-1 text-sm text-muted-foreground" data-testid="proposal-target">
-              {m.proposal.op === "update" ? "Would replace: " : "Would forget: "}
+              {PROPOSAL_TARGET[m.proposal.op] ?? "Would change: "}
               <span className="line-through">{m.proposal.target ?? "(a memory that no longer exists)"}</span>
             </p>
+          )}
+          {!!m.before?.length && (
+            <ol
+              className="mt-1 grid gap-0.5 text-xs text-muted-foreground"
+              aria-label="Before this"
+              data-testid="timeline"
+            >
+              {m.before.map((b, i) => (
+                <li key={i}>
+                  Before: <span className="line-through">{b.text}</span> ({b.span})
+                </li>
+              ))}
+            </ol>
           )}
           {m.steps && !editing && (
             <ol className="mt-1 list-decimal pl-5 text-sm text-muted-foreground" aria-label="Steps">
@@ -265,7 +300,7 @@ function MemoryCard({
                 Reject
               </Button>
             </>
-          ) : m.status === "archived" ? (
+          ) : m.status === "past" ? null : m.status === "archived" ? (
             <Button
               size="sm"
               variant="outline"
@@ -430,7 +465,7 @@ export function MemoryDashboard({
           [
             ["kind", "Kind", ["fact", "preference", "procedure", "other"]],
             ["source", "Source", ["explicit", "inferred", "manual", "feedback"]],
-            ["status", "Status", ["active", "pending", "archived"]],
+            ["status", "Status", ["active", "pending", "archived", "past"]],
           ] as const
         ).map(([name, label, opts]) => (
           <div className="grid gap-1" key={name}>

@@ -38,7 +38,7 @@ export type ImportProgress = Pick<ImportReport, "conversations" | "messages" | "
 
 const MAX_MEMORIES = 5_000;
 const MAX_THREAD_IDS = 10_000;
-const MEMORY_STATUSES = new Set(["active", "pending", "archived"]);
+const MEMORY_STATUSES = new Set(["active", "pending", "archived", "past"]);
 
 export async function importConversations(
   u: UserContext,
@@ -145,7 +145,14 @@ async function importExportedMemories(u: UserContext, rows: unknown[]) {
   const memories = rows
     .map((r) => (r && typeof r === "object" ? (r as Record<string, unknown>) : {}))
     .filter((m) => typeof m.text === "string" && MEMORY_STATUSES.has(String(m.status ?? "active")))
-    .map((m) => ({ text: m.text, kind: m.kind ?? "fact", status: m.status ?? "active", pinned: m.pinned === true }));
+    .map((m) => ({
+      text: m.text,
+      kind: m.kind ?? "fact",
+      status: m.status ?? "active",
+      pinned: m.pinned === true,
+      validFrom: m.validFrom,
+      validUntil: m.validUntil,
+    }));
   const r = await importMemories(u, { format: "mnemo-memories", version: 1, memories });
   return { added: r.added, skipped: r.skipped + r.rejected.length + (rows.length - memories.length) };
 }

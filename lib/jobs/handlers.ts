@@ -83,7 +83,10 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
     case "extract": {
       const p = payloadOf("extract", payload);
       // Settings are read now, not when the answer was written: pausing learning stops queued work too.
-      const thread = await db.thread.findFirst({ where: { id: p.threadId, userId: p.userId }, select: { temporary: true } });
+      const thread = await db.thread.findFirst({
+        where: { id: p.threadId, userId: p.userId },
+        select: { temporary: true },
+      });
       if (!thread || thread.temporary) return;
       const u = await userContext(db, p.userId);
       const settings = await u.settings();

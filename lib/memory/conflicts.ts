@@ -81,5 +81,5 @@ export async function settleConflict(db: Db, userId: string, input: z.input<type
     return;
   }
   const [kept, dropped] = keep === "memory" ? [m, o] : [o, m];
-  await retireMemory(db, userId, kept.id, dropped.id, "You chose the other memory as true now", "user");
+  await retireMemory(db, userId, kept.id, dropped.id, "You chose the other memory as true now", "user", true);
 }

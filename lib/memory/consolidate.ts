@@ -316,7 +316,17 @@ async function judgePairs(
         await db.memory.update({ where: { id: a.id }, data: { conflictWithId: b.id } });
         await db.memory.update({ where: { id: b.id }, data: { conflictWithId: a.id } });
         counts.conflictsForUser++;
-      } else if (await retireMemory(db, userId, keep.id, drop.id, "Contradicted by a memory that takes precedence")) {
+      } else if (
+        await retireMemory(
+          db,
+          userId,
+          keep.id,
+          drop.id,
+          "Contradicted by a memory that takes precedence",
+          "model",
+          true,
+        )
+      ) {
         counts.contradictionsSettled++;
         settled.add(drop.id);
       }

@@ -21,7 +21,13 @@ export const decisionSchema = z.discriminatedUnion("op", [
     confidence: z.number().min(0).max(1).default(0.7),
     steps: stepsSchema.optional().catch(undefined),
   }),
-  z.object({ op: z.literal("UPDATE"), id: z.string().min(1).max(64), text: z.string().min(1).max(500) }),
+  z.object({
+    op: z.literal("UPDATE"),
+    id: z.string().min(1).max(64),
+    text: z.string().min(1).max(500),
+    // "changed": it was true and is not now (kept as a past memory); "corrected": it was never right, or lacked detail.
+    why: z.enum(["changed", "corrected"]).optional().catch(undefined),
+  }),
   z.object({ op: z.literal("DELETE"), id: z.string().min(1).max(64) }),
   z.object({ op: z.literal("NONE") }),
 ]);
@@ -31,7 +37,7 @@ export type Decision = z.infer<typeof decisionSchema>;
 const INSTRUCTIONS = `You maintain a user's long-term memory for a chat assistant. From the latest exchange, decide what durable information about the USER is worth remembering: facts about them (name, family, work, places), stable preferences, and procedures they want followed. Ignore small talk, one-off requests, and anything about the assistant. Never record passwords, keys, card or account numbers.
 Existing related memories are listed with ids. Reply with JSON only: {"decisions": [...]}, each one of
 {"op":"ADD","text":"<short third-person statement>","kind":"fact|preference|procedure|other","confidence":0-1}  (a procedure: "text" names the task and "steps":["...","..."] lists them in order)
-{"op":"UPDATE","id":"<existing id>","text":"<corrected statement>"}  (the user changed or corrected it)
+{"op":"UPDATE","id":"<existing id>","text":"<new statement>","why":"changed|corrected"}  ("changed": it was true and now is not, e.g. they moved or changed jobs; "corrected": it was never right, or only lacked detail)
 {"op":"DELETE","id":"<existing id>"}  (no longer true)
 {"op":"NONE"}  (nothing to change)`;
 
@@ -85,8 +91,8 @@ export async function applyDecisions(
               },
             }
           : d.op === "UPDATE"
-            ? { op: "update", id: d.id, text: d.text }
-            : { op: "archive", id: d.id };
+            ? { op: "update", id: d.id, text: d.text, closesOld: d.why !== "corrected" }
+            : { op: "end", id: d.id };
       const reason =
         d.op === "ADD"
           ? "Learned from the conversation"

@@ -14,6 +14,7 @@ import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { parseSteps } from "./procedures";
+import { closeAsPast, validSince } from "./validity";
 
 export const MEMORY_MAX_CHARS = 500;
 export const memoryTextSchema = z
@@ -80,6 +81,9 @@ export type NewMemory = {
   steps?: string[];
   /** "Remember this for a week": recall leaves it out from then on (it stays on the dashboard). */
   expiresAt?: Date | null;
+  /** When it became true, and (a past memory) when it stopped: lib/memory/validity.ts. */
+  validFrom?: Date | null;
+  validUntil?: Date | null;
 };
 
 /**
@@ -96,13 +100,13 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
   const keyed = c.searchTerms(normalizeText(text).split(" ").filter(Boolean)).terms;
   const candidates = c.enabled
     ? await db.$queryRaw<Array<{ id: string }>>`
-        SELECT id FROM "Memory" WHERE "userId" = ${userId} AND status <> 'archived'
+        SELECT id FROM "Memory" WHERE "userId" = ${userId} AND status NOT IN ('archived', 'past')
            AND (${keyed.join(" ")}::text = '' OR search @@ mnemo_user_query(${userId}, 'simple', ${keyed.join(" ")}))
          LIMIT 200
       `
     : await db.$queryRaw<Array<{ id: string }>>`
         SELECT id FROM "Memory"
-         WHERE "userId" = ${userId} AND status <> 'archived'
+         WHERE "userId" = ${userId} AND status NOT IN ('archived', 'past')
            AND (CASE WHEN numnode(mnemo_user_query(${userId}, 'english', ${text})) > 0 THEN search @@ mnemo_user_query(${userId}, 'english', ${text})
                      ELSE lower(text) = lower(${text}) END)
          LIMIT 50
@@ -134,6 +138,8 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
       sourceItemId: m.sourceItemId ?? null,
       sourceRef: m.sourceRef ?? null,
       expiresAt: m.expiresAt ?? null,
+      validFrom: m.validFrom ?? null,
+      validUntil: m.validUntil ?? null,
       sourceFeedbackId: m.sourceFeedbackId ?? null,
       steps: (() => {
         const steps = m.steps?.length ? m.steps : m.kind === "procedure" ? parseSteps(text) : null;
@@ -167,6 +173,8 @@ export async function updateMemoryText(
     reason: string;
     sourceThreadId?: string | null;
     sourceItemId?: string | null;
+    /** The world changed (they moved): the old text is kept as a past memory, true until now (lib/memory/validity.ts). */
+    closesOld?: boolean;
   },
 ): Promise<{ memory: Memory; applied: boolean }> {
   const { db, userId } = u;
@@ -198,25 +206,38 @@ export async function updateMemoryText(
     return { memory: openMemory(c, loser), applied: false };
   }
   if (text === current.text) return { memory: current, applied: true };
-  const memory = await db.memory.update({
-    where: { id },
-    data: {
-      ...storedText(c, text),
-      source: RANK[by.source] >= RANK[current.source] ? by.source : current.source,
-      tokens: countTokens(text),
-      // A procedure's steps follow its text; a hand edit also counts as the user re-stating it.
-      ...(current.kind === "procedure"
-        ? {
-            steps: (sealJson(c, parseSteps(text)) ?? Prisma.DbNull) as never,
-            needsRevalidation: by.actor === "user" ? false : current.needsRevalidation,
-          }
-        : {}),
-      sourceThreadId: by.sourceThreadId ?? current.sourceThreadId,
-      sourceItemId: by.sourceItemId ?? current.sourceItemId,
-      versions: {
-        create: { userId, oldText: c.seal(current.text), newText: c.seal(text), actor: by.actor, reason: by.reason },
+  const now = new Date();
+  const closing = !!by.closesOld && current.status === "active" && current.kind !== "procedure";
+  const memory = await db.$transaction(async (tx) => {
+    if (closing)
+      await closeAsPast(tx, current, storedText(c, current.text), now, `${by.reason}: no longer true (memory ${id})`);
+    return tx.memory.update({
+      where: { id },
+      data: {
+        ...(closing ? { validFrom: now } : {}),
+        ...storedText(c, text),
+        source: RANK[by.source] >= RANK[current.source] ? by.source : current.source,
+        tokens: countTokens(text),
+        // A procedure's steps follow its text; a hand edit also counts as the user re-stating it.
+        ...(current.kind === "procedure"
+          ? {
+              steps: (sealJson(c, parseSteps(text)) ?? Prisma.DbNull) as never,
+              needsRevalidation: by.actor === "user" ? false : current.needsRevalidation,
+            }
+          : {}),
+        sourceThreadId: by.sourceThreadId ?? current.sourceThreadId,
+        sourceItemId: by.sourceItemId ?? current.sourceItemId,
+        versions: {
+          create: {
+            userId,
+            oldText: c.seal(current.text),
+            newText: c.seal(text),
+            actor: by.actor,
+            reason: closing ? `${by.reason} (the earlier fact is kept as past)` : by.reason,
+          },
+        },
       },
-    },
+    });
   });
   return { memory: openMemory(c, memory), applied: true };
 }
@@ -235,6 +256,27 @@ export async function setMemoryStatus(
   const m = await db.memory.update({
     where: { id },
     data: { status, versions: { create: { userId, oldText: sealed, newText: sealed, actor, reason } } },
+  });
+  return openMemory(c, m);
+}
+
+/** No longer true (they quit that job): kept as a past memory, true until now, out of recall but for the past. */
+export async function endMemory(u: UserContext, id: string, actor: MemoryActor, reason: string) {
+  const { db, userId } = u;
+  const current = await ownedMemory(u, id);
+  if (current.kind === "procedure") return setMemoryStatus(u, id, "archived", actor, reason);
+  const c = u.cipher;
+  const sealed = c.seal(current.text);
+  const m = await db.memory.update({
+    where: { id },
+    data: {
+      status: "past",
+      validFrom: validSince(current),
+      validUntil: new Date(),
+      pinned: false,
+      conflictWithId: null,
+      versions: { create: { userId, oldText: sealed, newText: sealed, actor, reason } },
+    },
   });
   return openMemory(c, m);
 }
@@ -343,16 +385,26 @@ export async function retireMemory(
   dropId: string,
   reason: string,
   actor: MemoryActor = "model",
+  /** The two disagree (not a duplicate): an older `drop` was true until `keep` was, so it is kept as past. */
+  contradicts = false,
 ) {
   return db.$transaction(async (tx) => {
     const pair = await tx.memory.findMany({ where: { id: { in: [keepId, dropId] }, userId, status: "active" } });
     const keep = pair.find((m) => m.id === keepId);
     const drop = pair.find((m) => m.id === dropId);
     if (!keep || !drop) return false;
+    const past = contradicts && drop.kind !== "procedure" && validSince(drop) < validSince(keep);
     await tx.memory.update({
       where: { id: drop.id },
       data: {
-        status: "archived",
+        ...(past
+          ? {
+              status: "past" as const,
+              validFrom: validSince(drop),
+              validUntil: validSince(keep),
+              supersededById: keep.id,
+            }
+          : { status: "archived" as const }),
         pinned: false,
         conflictWithId: null,
         versions: {
@@ -475,7 +527,7 @@ export const memoryListInput = z.object({
   kind: memoryKindSchema.optional(),
   // "feedback": learned from a rating or a correction (any source).
   source: z.enum(["explicit", "inferred", "manual", "feedback"]).optional(),
-  status: z.enum(["active", "pending", "archived"]).optional(),
+  status: z.enum(["active", "pending", "archived", "past"]).optional(),
   sort: z.enum(["updated", "created", "used", "text"]).default("updated"),
 });
 

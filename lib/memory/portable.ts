@@ -40,6 +40,8 @@ export async function memoriesJson(u: UserContext, now = new Date()) {
       confidence: m.confidence,
       createdAt: m.createdAt.toISOString(),
       updatedAt: m.updatedAt.toISOString(),
+      validFrom: m.validFrom?.toISOString() ?? null,
+      validUntil: m.validUntil?.toISOString() ?? null,
       sourceThreadId: m.sourceThreadId,
       sourceItemId: m.sourceItemId,
     })),
@@ -72,8 +74,11 @@ export const importFileSchema = z.object({
       z.object({
         text: z.string(),
         kind: memoryKindSchema.default("fact"),
-        status: z.enum(["active", "pending", "archived"]).default("active"),
+        status: z.enum(["active", "pending", "archived", "past"]).default("active"),
         pinned: z.boolean().default(false),
+        // When it was true (a past memory needs its end).
+        validFrom: z.coerce.date().nullish().catch(null),
+        validUntil: z.coerce.date().nullish().catch(null),
       }),
     )
     .max(MAX_IMPORT, `At most ${MAX_IMPORT} memories per import.`),
@@ -113,8 +118,10 @@ export async function importMemories(u: UserContext, input: unknown): Promise<Im
       text,
       kind: m.kind,
       source: "manual" as const,
-      status: m.status,
+      status: m.status === "past" && !m.validUntil ? ("archived" as const) : m.status,
       pinned: m.pinned,
+      validFrom: m.validFrom ?? null,
+      validUntil: m.status === "past" ? m.validUntil : null,
     })),
     "Imported from a file",
   );

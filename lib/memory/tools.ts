@@ -33,8 +33,9 @@ const TOOL_DEFINITIONS = {
     }),
   },
   update_memory: {
-    description: "Change the text of an existing memory (use search_memory first to find its id).",
-    args: z.object({ id: memoryId, text: memoryTextSchema }),
+    description:
+      'Change the text of an existing memory (use search_memory first to find its id). why: "changed" when it was true and no longer is (the user moved, changed jobs: the old fact is kept as past), "corrected" when it was wrong.',
+    args: z.object({ id: memoryId, text: memoryTextSchema, why: z.enum(["changed", "corrected"]).default("changed") }),
   },
   forget: {
     description:
@@ -112,7 +113,11 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
       case "update_memory": {
         // The model's change, through the gate of lib/memory/writes.ts (pause, review, protected memories).
         const a = args.update_memory.parse(json);
-        const r = await modelChange(ctx, { op: "update", id: a.id, text: a.text }, origin(ctx, "changed"));
+        const r = await modelChange(
+          ctx,
+          { op: "update", id: a.id, text: a.text, closesOld: a.why === "changed" },
+          origin(ctx, "changed"),
+        );
         return out(toolOutcome(r, "updated"), r.outcome !== "refused");
       }
       case "forget": {

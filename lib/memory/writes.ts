@@ -17,6 +17,7 @@ import type { Memory } from "@/lib/generated/prisma/client";
 import { countTokens } from "./tokens";
 import {
   addMemory,
+  endMemory,
   memoryTextSchema,
   ownedMemory,
   setMemoryStatus,
@@ -27,8 +28,12 @@ import { redactSecrets } from "./secrets";
 
 export type ModelChange =
   | { op: "add"; memory: Omit<NewMemory, "status"> }
-  | { op: "update"; id: string; text: string }
-  | { op: "archive"; id: string };
+  /** `closesOld`: the old text was true until now (kept as a past memory); false: it was wrong, or only less detailed. */
+  | { op: "update"; id: string; text: string; closesOld?: boolean }
+  /** Forgotten (archived, restorable). */
+  | { op: "archive"; id: string }
+  /** No longer true: kept as a past memory, true until now (lib/memory/validity.ts). */
+  | { op: "end"; id: string };
 
 export type ChangeOrigin = {
   /** Why, for the version row and the review queue (e.g. "Corrected by the conversation"). */
@@ -47,7 +52,6 @@ export type ChangeOutcome =
   | { outcome: "applied"; memory: Memory }
   | { outcome: "proposed"; proposalId: string }
   | { outcome: "refused"; why: string };
-
 
 /** Only through the review queue: pinned memories and what the user wrote or asked for. */
 const protectedMemory = (m: Pick<Memory, "pinned" | "source">) => m.pinned || m.source !== "inferred";
@@ -80,12 +84,16 @@ export async function modelChange(
       reason: origin.reason,
       sourceThreadId: origin.sourceThreadId,
       sourceItemId: origin.sourceItemId,
+      closesOld: change.closesOld,
     });
     return r.applied
       ? { outcome: "applied", memory: r.memory }
       : { outcome: "refused", why: "Kept the stronger memory." };
   }
-  const memory = await setMemoryStatus(u, target.id, "archived", "model", origin.reason);
+  const memory =
+    change.op === "end"
+      ? await endMemory(u, target.id, "model", origin.reason)
+      : await setMemoryStatus(u, target.id, "archived", "model", origin.reason);
   return { outcome: "applied", memory };
 }
 
@@ -98,10 +106,12 @@ async function propose(
 ): Promise<ChangeOutcome> {
   const { db, userId } = u;
   const text = change.op === "update" ? cleanProposal(change.text) : target.text;
+  // The review queue names what approving does: an update that closes the old text, or one that fixes it.
+  const op = change.op === "update" && change.closesOld ? "supersede" : change.op;
   const c = u.cipher;
   // Asking twice for the same change leaves one proposal.
   const open = await db.memory.findMany({
-    where: { userId, status: "pending", proposalForId: target.id, proposalOp: change.op },
+    where: { userId, status: "pending", proposalForId: target.id, proposalOp: op },
   });
   const same = open.find((m) => c.open(m.text) === text);
   if (same) return { outcome: "proposed", proposalId: same.id };
@@ -113,7 +123,7 @@ async function propose(
       kind: target.kind,
       source: "inferred",
       status: "pending",
-      proposalOp: change.op,
+      proposalOp: op,
       proposalForId: target.id,
       sourceThreadId: origin.sourceThreadId ?? null,
       sourceItemId: origin.sourceItemId ?? null,
@@ -148,14 +158,17 @@ export async function reviewPending(u: UserContext, id: string, approve: boolean
     ? await db.memory.findFirst({ where: { id: m.proposalForId, userId, status: "active" } })
     : null;
   if (approve && target) {
-    if (m.proposalOp === "update")
+    if (m.proposalOp === "update" || m.proposalOp === "supersede")
       await updateMemoryText(u, target.id, m.text, {
         actor: "user",
         source: target.source,
         reason: "Approved a change the model proposed",
         sourceThreadId: m.sourceThreadId,
         sourceItemId: m.sourceItemId,
+        closesOld: m.proposalOp === "supersede",
       });
+    else if (m.proposalOp === "end")
+      await endMemory(u, target.id, "user", "Approved that it is no longer true, as the model proposed");
     else await setMemoryStatus(u, target.id, "archived", "user", "Approved forgetting it, as the model proposed");
   }
   await db.memory.deleteMany({ where: { id: m.id, userId } });

@@ -17,6 +17,7 @@ import { memoryOrigin } from "@/lib/memory/portable";
 const PROFILE_SCAN = 2000;
 
 export const metadata: Metadata = { title: "Memory" };
+import { spanText, validSince } from "@/lib/memory/validity";
 export const dynamic = "force-dynamic";
 
 export default async function MemoryPage({
@@ -47,11 +48,25 @@ export default async function MemoryPage({
     resolveEmbedder(db).catch(() => null),
     listConflicts(u),
   ]);
-  const signals = await signalsForMemories(
-    db,
-    user.id,
-    memories.map((m) => m.id),
-  );
+  const [signals, replaced] = await Promise.all([
+    signalsForMemories(
+      db,
+      user.id,
+      memories.map((m) => m.id),
+    ),
+    // A memory's timeline: the past memories it replaced, newest first.
+    db.memory.findMany({
+      where: { userId: user.id, status: "past", supersededById: { in: memories.map((m) => m.id) } },
+      select: { text: true, validFrom: true, validUntil: true, createdAt: true, supersededById: true },
+      orderBy: { validUntil: "desc" },
+    }),
+  ]);
+  const before = new Map<string, Array<{ text: string; span: string }>>();
+  for (const p of replaced) {
+    const list = before.get(p.supersededById!) ?? [];
+    list.push({ text: cipher.open(p.text), span: spanText({ validFrom: validSince(p), validUntil: p.validUntil }) });
+    before.set(p.supersededById!, list);
+  }
   // Proposals (a model's change to another memory, lib/memory/writes.ts) show what they would change.
   const targetIds = memories.flatMap((m) => (m.proposalForId ? [m.proposalForId] : []));
   const targets = new Map(
@@ -93,6 +108,12 @@ export default async function MemoryPage({
         pinned: m.pinned,
         muted: m.muted,
         expiresAt: m.expiresAt?.toISOString() ?? null,
+        // Shown when it says more than "since it was learned": a past memory's span, or a replacement's start.
+        validity:
+          m.status === "past" || before.has(m.id)
+            ? spanText({ validFrom: validSince(m), validUntil: m.status === "past" ? m.validUntil : null })
+            : null,
+        before: before.get(m.id) ?? [],
         sourceThreadId: m.sourceThreadId,
         sourceItemId: m.sourceItemId,
         fromFeedback: !!m.sourceFeedbackId,

@@ -1,0 +1,117 @@
+// Memories that know when they were true. When a newer fact replaces an older
+// one ("lives in Lisbon" → "lives in Porto"), the older is not hidden: it is
+// kept as a *past* memory, closed at the time it stopped being true
+// (`validUntil`) and linked to the memory that replaced it (`supersededById`).
+// Recall leaves past memories out unless the question is about the past ("last
+// year", "before I moved", a date); the dashboard shows each memory's timeline.
+//
+// Three things close a memory: an extraction or a tool's UPDATE that says the
+// world changed (not one that only adds detail or fixes a mistake), settling a
+// conflict in favour of the newer memory, and consolidation dropping an older
+// memory that a stronger, newer one contradicts.
+import type { UserContext } from "@/lib/user-context";
+import type { Memory } from "@/lib/generated/prisma/client";
+import { indexWords } from "@/lib/crypto/content";
+import type { Db } from "@/lib/db/types";
+import { questionDates, type DateRange } from "./dates";
+
+type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
+
+/** When a memory became true: its own `validFrom`, else when it was learned. */
+export const validSince = (m: Pick<Memory, "validFrom" | "createdAt">): Date => m.validFrom ?? m.createdAt;
+
+/**
+ * Keeps `current`'s text (as stored, sealed) as a past memory, true from when `current` became true until `until`,
+ * replaced by `current.id` (which now holds the newer text). Part of the caller's transaction.
+ */
+export async function closeAsPast(
+  tx: Tx,
+  current: Memory,
+  sealed: { text: string; searchTokens: string | null },
+  until: Date,
+  reason: string,
+): Promise<Memory> {
+  return tx.memory.create({
+    data: {
+      userId: current.userId,
+      text: sealed.text,
+      searchTokens: sealed.searchTokens,
+      kind: current.kind,
+      source: current.source,
+      status: "past",
+      confidence: current.confidence,
+      muted: current.muted,
+      sourceThreadId: current.sourceThreadId,
+      sourceItemId: current.sourceItemId,
+      sourceRef: current.sourceRef,
+      tokens: current.tokens,
+      validFrom: validSince(current),
+      validUntil: until,
+      supersededById: current.id,
+      createdAt: current.createdAt,
+      versions: {
+        create: { userId: current.userId, oldText: null, newText: sealed.text, actor: "model", reason },
+      },
+    },
+  });
+}
+
+// Words and phrases that ask about an earlier time than now.
+const PAST_CUE =
+  /\b(used to|before|previous(ly)?|former(ly)?|earlier|back (then|when|in)|ago|last (year|month|week|summer|winter|spring|autumn|fall|time)|(in|during|since) (19|20)\d\d|when did i|where did i|what did i|did i (use|live|work|have|own|study)|what was my|where was i|who was my|which .* did i|until|no longer|any ?more|still)\b/i;
+
+/** Whether the question is about the past, and the earlier dates it names (empty: no date, only a cue). */
+export function pastQuestion(question: string, now = new Date()): { about: boolean; ranges: DateRange[] } {
+  const ranges = questionDates(question, now).filter((r) => r.start < now);
+  return { about: ranges.length > 0 || PAST_CUE.test(question), ranges };
+}
+
+export type PastMemory = {
+  id: string;
+  text: string;
+  kind: Memory["kind"];
+  pinned: boolean;
+  sourceRef: string | null;
+  needsRevalidation: boolean;
+  tokens: number;
+  validFrom: Date;
+  validUntil: Date;
+};
+
+/** How many of the user's newest past memories are read and ranked (past facts are few next to current ones). */
+const PAST_ROWS = 200;
+
+/**
+ * The user's past memories for a question about the past, most relevant first: the question's words they share
+ * (stemmed), then overlap with a date the question names, then the most recently closed.
+ */
+export async function pastMemories(u: UserContext, question: string, ranges: DateRange[]): Promise<PastMemory[]> {
+  const rows = await u.db.$queryRaw<Array<PastMemory & { validFrom: Date | null; createdAt: Date }>>`
+    SELECT id, text, kind::text AS kind, pinned, "sourceRef", "needsRevalidation", tokens,
+           "validFrom", "validUntil", "createdAt"
+    FROM "Memory"
+    WHERE "userId" = ${u.userId} AND status = 'past' AND NOT muted AND "validUntil" IS NOT NULL
+    ORDER BY "validUntil" DESC LIMIT ${PAST_ROWS}::int
+  `;
+  const asked = new Set(indexWords(question));
+  const scored = rows.map((r) => {
+    const m: PastMemory = { ...r, text: u.cipher.open(r.text), validFrom: r.validFrom ?? r.createdAt };
+    const shared = new Set(indexWords(m.text).filter((w) => asked.has(w))).size;
+    const inRange = ranges.some((d) => m.validFrom < d.end && m.validUntil > d.start);
+    return { m, score: shared + (inRange ? 2 : 0) };
+  });
+  return scored
+    .filter((s) => s.score > 0 || !asked.size)
+    .sort((a, b) => b.score - a.score || b.m.validUntil.getTime() - a.m.validUntil.getTime())
+    .map((s) => s.m);
+}
+
+const MONTH_YEAR = new Intl.DateTimeFormat("en", { month: "long", year: "numeric", timeZone: "UTC" });
+
+/** "from March 2021 until June 2025": how a past memory's span reads in the prompt and on the dashboard. */
+export function spanText(m: { validFrom: Date; validUntil: Date | null }): string {
+  const from = MONTH_YEAR.format(m.validFrom);
+  if (!m.validUntil) return `since ${from}`;
+  const until = MONTH_YEAR.format(m.validUntil);
+  return from === until ? `until ${until}` : `from ${from} until ${until}`;
+}

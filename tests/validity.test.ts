@@ -1,0 +1,181 @@
+// Memories that know when they were true (lib/memory/validity.ts): a replaced
+// fact is closed, not hidden; recall gives it only for questions about the past,
+// and the request the model receives says when it was true.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { userContext } from "@/lib/user-context";
+import { addMemory } from "@/lib/memory/long-term";
+import { applyDecisions } from "@/lib/memory/extract";
+import { memoryBlock, recall } from "@/lib/memory/recall";
+import { pastQuestion, spanText } from "@/lib/memory/validity";
+import { settleConflict } from "@/lib/memory/conflicts";
+import { runMemoryTool } from "@/lib/memory/tools";
+import { memoriesJson, importMemories } from "@/lib/memory/portable";
+import { runTurn } from "@/lib/chat/turn";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { collect, deferred } from "./helpers/turns";
+
+describe("questions about the past", () => {
+  const now = new Date("2026-11-25T12:00:00Z");
+  it.each([
+    ["Where did I live last year?", true],
+    ["What was my job before I moved?", true],
+    ["Where was I working in March 2024?", true],
+    ["Did I use to have a cat?", true],
+    ["Where do I live?", false],
+    ["Any tips to sleep better tomorrow?", false],
+    ["What should I cook tonight?", false],
+  ])("%s → %s", (q, about) => {
+    expect(pastQuestion(q, now).about).toBe(about);
+  });
+
+  it("a named month is a range recall can match a memory's span against", () => {
+    const r = pastQuestion("Where was I working in March 2024?", now).ranges;
+    expect(r).toEqual([{ start: new Date("2024-03-01T00:00:00Z"), end: new Date("2024-04-01T00:00:00Z") }]);
+  });
+
+  it("a span reads as months", () => {
+    const from = new Date("2021-03-10T00:00:00Z");
+    expect(spanText({ validFrom: from, validUntil: new Date("2025-06-02T00:00:00Z") })).toBe(
+      "from March 2021 until June 2025",
+    );
+    expect(spanText({ validFrom: from, validUntil: null })).toBe("since March 2021");
+  });
+});
+
+describe.each(engines)("memory validity on %s", (engine) => {
+  let t: TestDb;
+  let mock: MockLlm;
+  let n = 0;
+  const { defer, flush } = deferred(() => t.db);
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    mock = await startMockLlm();
+  });
+  afterAll(async () => {
+    await mock?.close();
+    await t?.close();
+  });
+  beforeEach(() => mock.reset());
+
+  const newUser = async () => {
+    const id = (await t.db.user.create({ data: { email: `validity-${engine}-${n++}@example.com` } })).id;
+    return userContext(t.db, id);
+  };
+  const block = async (u: Awaited<ReturnType<typeof newUser>>, q: string) =>
+    memoryBlock(await recall(u, q, { budget: 1000, passages: false })) ?? "";
+
+  it("an extraction UPDATE closes the old fact; recall gives it only when the question is about the past", async () => {
+    const u = await newUser();
+    const lisbon = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
+    await addMemory(u, { text: "Has a dog named Rex", source: "explicit" }, "user", "said so");
+    await applyDecisions(u, { threadId: "t", userItemId: "i", review: false }, [
+      { op: "UPDATE", id: lisbon.id, text: "Lives in Porto" },
+    ]);
+    const now = await block(u, "Where do I live?");
+    expect(now).toContain("Lives in Porto");
+    expect(now).not.toContain("Lisbon");
+    const then = await block(u, "Where did I live last year?");
+    expect(then).toContain("Lives in Porto");
+    const month = new Intl.DateTimeFormat("en", { month: "long", year: "numeric", timeZone: "UTC" }).format(new Date());
+    expect(then).toMatch(
+      new RegExp(`True in the past[^\\n]*\\n- Lives in Lisbon \\((from ${month} )?until ${month}\\)`),
+    );
+    // A correction ("it was never right") changes the text in place: nothing is kept as past.
+    const dog = await t.db.memory.findFirstOrThrow({ where: { userId: u.userId, text: "Has a dog named Rex" } });
+    await applyDecisions(u, { threadId: "t", userItemId: "i", review: false }, [
+      { op: "UPDATE", id: dog.id, text: "Has a dog named Rexy", why: "corrected" },
+    ]);
+    expect(await t.db.memory.count({ where: { userId: u.userId, status: "past" } })).toBe(1);
+  });
+
+  it("a past memory from a named time is found by the date, and the model's request carries it", async () => {
+    const u = await newUser();
+    await addMemory(
+      u,
+      {
+        text: "Works as a nurse at Santa Maria hospital",
+        source: "explicit",
+        status: "past",
+        validFrom: new Date("2022-01-01T00:00:00Z"),
+        validUntil: new Date("2024-09-01T00:00:00Z"),
+      },
+      "user",
+      "imported",
+    );
+    await addMemory(u, { text: "Works as a teacher", source: "explicit" }, "user", "said so");
+    // No word in common with the memory: the date the question names matches its span.
+    expect(await block(u, "What was I doing in March 2023?")).toContain(
+      "Works as a nurse at Santa Maria hospital (from January 2022 until September 2024)",
+    );
+    expect(await block(u, "What was I doing in March 2025?")).not.toContain("nurse");
+    // Through a whole turn: the request the test server receives.
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, u.userId);
+    clearConnectionCache(t.db);
+    await collect(runTurn(t.db, u.userId, { kind: "send", content: "Where did I work before?" }, { defer }));
+    await flush();
+    const sent = JSON.stringify(mock.chatRequests().find((r) => r.body.stream)?.body.messages);
+    expect(sent).toContain("Works as a nurse at Santa Maria hospital");
+    expect(sent).toContain("Works as a teacher");
+    mock.reset();
+    await collect(runTurn(t.db, u.userId, { kind: "send", content: "Where do I work?" }, { defer }));
+    await flush();
+    const present = JSON.stringify(mock.chatRequests().find((r) => r.body.stream)?.body.messages);
+    expect(present).toContain("Works as a teacher");
+    expect(present).not.toContain("nurse");
+  });
+
+  it("settling a conflict for the newer memory closes the older; keeping the older archives the newer", async () => {
+    const u = await newUser();
+    const old = await addMemory(u, { text: "Works at Acme", source: "explicit" }, "user", "said so");
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await addMemory(u, { text: "Works at Initech", source: "explicit" }, "user", "said so");
+    await t.db.memory.update({ where: { id: old.id }, data: { conflictWithId: newer.id } });
+    await t.db.memory.update({ where: { id: newer.id }, data: { conflictWithId: old.id } });
+    await settleConflict(t.db, u.userId, { memoryId: newer.id, otherId: old.id, keep: "memory" });
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: old.id } })).toMatchObject({
+      status: "past",
+      supersededById: newer.id,
+      validUntil: newer.createdAt,
+    });
+
+    const a = await addMemory(u, { text: "Drinks coffee", source: "explicit" }, "user", "said so");
+    await new Promise((r) => setTimeout(r, 5));
+    const b = await addMemory(u, { text: "Never drinks coffee", source: "explicit" }, "user", "said so");
+    await t.db.memory.update({ where: { id: a.id }, data: { conflictWithId: b.id } });
+    await t.db.memory.update({ where: { id: b.id }, data: { conflictWithId: a.id } });
+    await settleConflict(t.db, u.userId, { memoryId: a.id, otherId: b.id, keep: "memory" });
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: b.id } })).toMatchObject({ status: "archived" });
+  });
+
+  it("the update_memory tool says whether the world changed; a memory said again is not its past self", async () => {
+    const u = await newUser();
+    const m = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
+    const ctx = { ...u, threadId: "t", itemId: "i", paused: false };
+    await runMemoryTool(ctx, "update_memory", JSON.stringify({ id: m.id, text: "Lives in Porto", why: "changed" }));
+    expect(await t.db.memory.findFirst({ where: { userId: u.userId, status: "past" } })).toMatchObject({
+      text: "Lives in Lisbon",
+    });
+    // Moving back: "Lives in Lisbon" is a new current memory, not the past one revived.
+    const back = await addMemory(u, { text: "Lives in Lisbon", source: "explicit" }, "user", "said so");
+    expect(back.status).toBe("active");
+    expect(await t.db.memory.count({ where: { userId: u.userId, status: "past" } })).toBe(1);
+  });
+
+  it("past memories and their spans round-trip through the memories file", async () => {
+    const u = await newUser();
+    const m = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
+    await applyDecisions(u, { threadId: "t", userItemId: "i", review: false }, [
+      { op: "UPDATE", id: m.id, text: "Lives in Porto" },
+    ]);
+    const file = await memoriesJson(u);
+    const v = await newUser();
+    await importMemories(v, JSON.parse(JSON.stringify(file)));
+    const past = await t.db.memory.findFirstOrThrow({ where: { userId: v.userId, status: "past" } });
+    const original = file.memories.find((x) => x.status === "past")!;
+    expect(past.text).toBe("Lives in Lisbon");
+    expect(past.validUntil?.toISOString()).toBe(original.validUntil);
+    expect(await t.db.memory.count({ where: { userId: v.userId, status: "active" } })).toBe(1);
+  });
+});
