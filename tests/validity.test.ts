@@ -35,6 +35,15 @@ describe("questions about the past", () => {
     expect(r).toEqual([{ start: new Date("2024-03-01T00:00:00Z"), end: new Date("2024-04-01T00:00:00Z") }]);
   });
 
+  it("before a month, and a month with no year, are the last such month that has begun", () => {
+    expect(pastQuestion("Where did I work before May?", now).ranges).toEqual([
+      { start: new Date(0), end: new Date("2026-05-01T00:00:00Z") },
+    ]);
+    expect(pastQuestion("What did I do in December?", now).ranges).toEqual([
+      { start: new Date("2025-12-01T00:00:00Z"), end: new Date("2026-01-01T00:00:00Z") },
+    ]);
+  });
+
   it("a span reads as months", () => {
     const from = new Date("2021-03-10T00:00:00Z");
     expect(spanText({ validFrom: from, validUntil: new Date("2025-06-02T00:00:00Z") })).toBe(
@@ -147,6 +156,33 @@ describe.each(engines)("memory validity on %s", (engine) => {
     await t.db.memory.update({ where: { id: b.id }, data: { conflictWithId: a.id } });
     await settleConflict(t.db, u.userId, { memoryId: a.id, otherId: b.id, keep: "memory" });
     expect(await t.db.memory.findUniqueOrThrow({ where: { id: b.id } })).toMatchObject({ status: "archived" });
+  });
+
+  it("a conflict settled in May: now gets the new fact, before May the old one, on the request the model receives", async () => {
+    const u = await newUser();
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, u.userId);
+    clearConnectionCache(t.db);
+    const acme = await addMemory(u, { text: "Works at Acme as an engineer", source: "explicit" }, "user", "said so");
+    const ini = await addMemory(u, { text: "Works at Initech as a manager", source: "explicit" }, "user", "said so");
+    const may = new Date(Date.UTC(new Date().getUTCFullYear() - (new Date().getUTCMonth() < 4 ? 1 : 0), 4, 12));
+    await t.db.memory.update({
+      where: { id: acme.id },
+      data: { createdAt: new Date(may.getTime() - 200 * 86_400_000), conflictWithId: ini.id },
+    });
+    await t.db.memory.update({ where: { id: ini.id }, data: { createdAt: may, conflictWithId: acme.id } });
+    await settleConflict(t.db, u.userId, { memoryId: ini.id, otherId: acme.id, keep: "memory" });
+    const sent = async (q: string) => {
+      mock.reset();
+      await collect(runTurn(t.db, u.userId, { kind: "send", content: q }, { defer }));
+      await flush();
+      return JSON.stringify(mock.chatRequests().find((r) => r.body.stream)?.body.messages);
+    };
+    const now = await sent("Where do I work now?");
+    expect(now).toContain("Works at Initech as a manager");
+    expect(now).not.toContain("Acme");
+    const before = await sent("Where did I work before May?");
+    expect(before).toContain("Works at Acme as an engineer");
+    expect(before).toContain("until May");
   });
 
   it("the update_memory tool says whether the world changed; a memory said again is not its past self", async () => {

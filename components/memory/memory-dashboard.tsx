@@ -21,6 +21,7 @@ import {
   consolidateNowAction,
 } from "@/app/(app)/settings/memory/actions";
 import type { Conflict } from "@/lib/memory/conflicts";
+import { AboutYou } from "./about-you";
 import { ConflictsInbox } from "./conflicts-inbox";
 import type { Result } from "@/lib/http/action";
 import { ProfileMeter, type ProfileMeterProps } from "./profile-meter";
@@ -379,6 +380,7 @@ function MemoryCard({
 }
 
 export function MemoryDashboard({
+  about,
   conflicts,
   memories,
   filters,
@@ -386,6 +388,7 @@ export function MemoryDashboard({
   totals,
   meter,
 }: {
+  about: { text: string | null; at: string | null; edited: boolean };
   memories: Mem[];
   filters: Filters;
   settings: { paused: boolean; review: boolean };
@@ -442,6 +445,7 @@ export function MemoryDashboard({
           </label>
         </div>
       </div>
+      <AboutYou about={about} busy={busy} act={act} />
       <ConflictsInbox conflicts={conflicts} busy={busy} act={act} />
       <ProfileMeter {...meter} />
       {settings.paused && (

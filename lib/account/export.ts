@@ -60,6 +60,7 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
   yield `{\n"format": ${line(EXPORT_FORMAT)},\n"version": ${EXPORT_VERSION},\n"exportedAt": ${line(now.toISOString())},\n`;
   yield `"profile": ${line({ id: user.id, name: user.name, email: user.email, emailVerified: user.emailVerified, image: user.image, role: user.role, disabled: user.disabled, hasPassword: !!user.passwordHash, createdAt: user.createdAt, updatedAt: user.updatedAt })},\n`;
   yield `"settings": ${line({ memoryPaused: user.memoryPaused, memoryReview: user.memoryReview, memoryResetAt: user.memoryResetAt })},\n`;
+  yield `"aboutYou": ${line({ summary: openOrNull(c, user.aboutSummary), writtenAt: user.aboutSummaryAt, byYou: user.aboutSummaryEdited })},\n`;
   yield* array(
     "accounts",
     (async function* () {

@@ -147,7 +147,7 @@ type Prepared = {
   firstExchange: boolean;
   meta: AppendMeta;
 };
-const NO_META: AppendMeta = { temporary: false, memoryPaused: false, memoryReview: false };
+const NO_META: AppendMeta = { temporary: false, memoryPaused: false, memoryReview: false, aboutSummary: null };
 
 /** What the three kinds of request share while their question and answer are saved. */
 /** The user's context (db, userId, cipher `c`) while their question and answer are saved. */
@@ -381,6 +381,7 @@ class TurnRun {
           ? recall(this.u, p.userItem.content, {
               budget: memBudget,
               excludeThreadId: p.threadId,
+              about: p.meta.aboutSummary,
               // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
               semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content, userId) : undefined,
             })

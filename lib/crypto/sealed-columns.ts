@@ -12,6 +12,7 @@ export type SealedColumn = {
 };
 
 export const SEALED_COLUMNS: ReadonlyArray<{ table: string; columns: SealedColumn[] }> = [
+  { table: "User", columns: [{ name: "aboutSummary" }] },
   { table: "Thread", columns: [{ name: "title" }] },
   {
     table: "Item",

@@ -16,6 +16,7 @@ import { embedPending, queueEmbedding } from "@/lib/memory/embed";
 import { learnFromFeedback } from "@/lib/memory/feedback";
 import { learnFromImports } from "@/lib/import/learn";
 import { consolidateSoon, consolidateUser } from "@/lib/memory/consolidate";
+import { refreshAbout } from "@/lib/memory/about";
 import type { JobKind } from "./queue";
 
 const id = z.string().min(1).max(64);
@@ -125,7 +126,10 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
     case "consolidate": {
       const p = payloadOf("consolidate", payload);
       const state = await resolveConnectionCached(db);
-      await consolidateUser(await userContext(db, p.userId), state.configured ? state.connection : null);
+      const u = await userContext(db, p.userId);
+      await consolidateUser(u, state.configured ? state.connection : null);
+      // Then "What Mnemo knows about you", from the memories as consolidation left them.
+      if (state.configured) await refreshAbout(u, state.connection);
       return;
     }
     case "import-learn": {

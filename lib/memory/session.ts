@@ -151,7 +151,13 @@ export async function appendItems(
   return (await appendItemsMeta(db, threadId, items, opts)).items;
 }
 
-export type AppendMeta = { temporary: boolean; memoryPaused: boolean; memoryReview: boolean };
+export type AppendMeta = {
+  temporary: boolean;
+  memoryPaused: boolean;
+  memoryReview: boolean;
+  /** "What Mnemo knows about you" (lib/memory/about.ts), opened; recall uses it when the memories do not all fit. */
+  aboutSummary: string | null;
+};
 
 /** appendItems, also returning the thread's and owner's flags read in the same statement. */
 export async function appendItemsMeta(
@@ -217,17 +223,24 @@ export async function appendItemsMeta(
               "completionTokens" int, "sourceRef" text)
        RETURNING *
      )
-     SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review"
+     SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review", u."aboutSummary" AS "m_about"
      FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" ORDER BY ins.position ASC
   `;
   const first = rows[0] as
-    (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null }) | undefined;
+    | (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null; m_about: string | null })
+    | undefined;
   return {
-    items: rows.map(({ m_temporary: _t, m_paused: _p, m_review: _r, ...r }: ItemRow & Record<string, unknown>) =>
-      openItem(c, r as ItemRow),
+    items: rows.map(
+      ({ m_temporary: _t, m_paused: _p, m_review: _r, m_about: _a, ...r }: ItemRow & Record<string, unknown>) =>
+        openItem(c, r as ItemRow),
     ),
     meta: first
-      ? { temporary: first.m_temporary, memoryPaused: !!first.m_paused, memoryReview: !!first.m_review }
+      ? {
+          temporary: first.m_temporary,
+          memoryPaused: !!first.m_paused,
+          memoryReview: !!first.m_review,
+          aboutSummary: first.m_about ? c.open(first.m_about) : null,
+        }
       : null,
   };
 }

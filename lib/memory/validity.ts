@@ -60,9 +60,31 @@ export async function closeAsPast(
 const PAST_CUE =
   /\b(used to|before|previous(ly)?|former(ly)?|earlier|back (then|when|in)|ago|last (year|month|week|summer|winter|spring|autumn|fall|time)|(in|during|since) (19|20)\d\d|when did i|where did i|what did i|did i (use|live|work|have|own|study)|what was my|where was i|who was my|which .* did i|until|no longer|any ?more|still)\b/i;
 
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+// "before May", "before March 2024", "until June": everything up to that month's start.
+const BEFORE_MONTH =
+  /\b(?:before|until|till|prior to)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:,?\s+((?:19|20)\d\d))?\b/gi;
+// "in May" with no year: the last May that has begun.
+const IN_MONTH =
+  /\b(?:in|during)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b(?!\.?,?\s+(?:19|20)\d\d)/gi;
+
+/** The year of the last `month` (0-11) that has begun by `now`. */
+const lastYearOf = (month: number, now: Date) =>
+  month <= now.getUTCMonth() ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
+
 /** Whether the question is about the past, and the earlier dates it names (empty: no date, only a cue). */
 export function pastQuestion(question: string, now = new Date()): { about: boolean; ranges: DateRange[] } {
   const ranges = questionDates(question, now).filter((r) => r.start < now);
+  for (const m of question.matchAll(BEFORE_MONTH)) {
+    const month = MONTHS.indexOf(m[1].toLowerCase());
+    const year = m[2] ? Number(m[2]) : lastYearOf(month, now);
+    ranges.push({ start: new Date(0), end: new Date(Date.UTC(year, month, 1)) });
+  }
+  for (const m of question.matchAll(IN_MONTH)) {
+    const month = MONTHS.indexOf(m[1].toLowerCase());
+    const year = lastYearOf(month, now);
+    ranges.push({ start: new Date(Date.UTC(year, month, 1)), end: new Date(Date.UTC(year, month + 1, 1)) });
+  }
   return { about: ranges.length > 0 || PAST_CUE.test(question), ranges };
 }
 

@@ -21,6 +21,7 @@ import {
 import { settleConflict, settleInput } from "@/lib/memory/conflicts";
 import { verifyProcedure } from "@/lib/memory/procedures";
 import { consolidateNow, consolidateSoon } from "@/lib/memory/consolidate";
+import { aboutTextSchema, releaseAbout, saveAbout } from "@/lib/memory/about";
 
 const id = z.string().trim().min(1).max(64);
 
@@ -110,3 +111,12 @@ const forgetConfirmation = z
 export const forgetMeAction = memoryAction(z.tuple([forgetConfirmation]), (_, { db, user }) =>
   forgetEverything(db, user.id),
 );
+
+/** "What Mnemo knows about you", in the user's own words (kept until they ask for a new one); empty clears it. */
+export const saveAboutAction = memoryAction(z.tuple([aboutTextSchema]), ([text], ctx) => saveAbout(ctx, text));
+
+/** "Write it again from my memories": the model writes it at the next consolidation, queued now. */
+export const releaseAboutAction = memoryAction(z.tuple([]), async (_, ctx) => {
+  await releaseAbout(ctx);
+  await consolidateNow(ctx.db, ctx.userId);
+});

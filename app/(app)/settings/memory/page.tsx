@@ -18,6 +18,7 @@ const PROFILE_SCAN = 2000;
 
 export const metadata: Metadata = { title: "Memory" };
 import { spanText, validSince } from "@/lib/memory/validity";
+import { readAbout } from "@/lib/memory/about";
 export const dynamic = "force-dynamic";
 
 export default async function MemoryPage({
@@ -39,7 +40,7 @@ export default async function MemoryPage({
   const budget = getConfig().memory.tokenBudget;
   const u = await userContext(db, user.id); // the page's one context
   const cipher = u.cipher;
-  const [memories, me, pending, muted, profile, embedder, conflicts] = await Promise.all([
+  const [memories, me, pending, muted, profile, embedder, conflicts, about] = await Promise.all([
     listMemories(u, filters),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
@@ -47,6 +48,7 @@ export default async function MemoryPage({
     loadProfile(u, PROFILE_SCAN),
     resolveEmbedder(db).catch(() => null),
     listConflicts(u),
+    readAbout(u),
   ]);
   const [signals, replaced] = await Promise.all([
     signalsForMemories(
@@ -85,6 +87,7 @@ export default async function MemoryPage({
   const scanned = new Set(profile.memories.map((m) => m.id));
   return (
     <MemoryDashboard
+      about={{ text: about.text, at: about.at?.toISOString() ?? null, edited: about.edited }}
       conflicts={conflicts}
       filters={filters}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
