@@ -50,6 +50,13 @@ describe("attributeMemories", () => {
     expect(attributeMemories(`Good question: how to get better sleep as a nurse.`, q, FOUR)).toEqual([]);
   });
 
+  it("a memory the model cites counts as used, though the answer shares none of its words", () => {
+    const answer = "Get some fresh air first thing in the morning. [memory: Has a sister who lives]";
+    expect(attributeMemories(answer, "How do I wake up better?", FOUR)).toEqual(["sister"]);
+    // A citation that matches no memory well adds nothing.
+    expect(attributeMemories("Rest well. [memory: likes chess]", "Tips?", FOUR)).toEqual([]);
+  });
+
   it("nothing is used by an empty answer", () => {
     expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
   });
@@ -102,6 +109,21 @@ describe.each(engines)("attribution in a turn on %s", (engine) => {
     for (const [name, id] of ids) if (name !== "dog") expect(signals.get(id)).toBeUndefined();
     const counts = await t.db.memory.findMany({ where: { userId: user }, select: { id: true, useCount: true } });
     for (const m of counts) expect(m.useCount).toBe(m.id === ids.get("dog") ? 1 : 0);
+  });
+
+  it("the prompt asks for citations; the answer is saved and shown without them, and they count", async () => {
+    const user = (await t.db.user.create({ data: { email: `cite-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const ids = new Map<string, string>();
+    for (const m of FOUR) ids.set(m.id, (await addMemory(u, { text: m.text, source: "manual" }, "user", "t")).id);
+    mock.script({ match: "morning", content: "Try a short walk at sunrise. [memory: Allergic to peanuts] Eat well." });
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "A good morning routine?" }));
+    const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    expect(JSON.stringify(mock.chatRequests().at(-1)!.body.messages)).toContain("[memory: its first few words]");
+    expect(done.item.content).toBe("Try a short walk at sunrise. Eat well.");
+    expect(done.memoriesUsed.map((m) => m.id)).toEqual([ids.get("allergy")]);
+    const view = await threadView(u, (events[0] as Extract<TurnEvent, { type: "start" }>).threadId);
+    expect(view.items.find((i) => i.id === done.item.id)?.content).toBe("Try a short walk at sunrise. Eat well.");
   });
 
   it('a memory marked "don\'t mention this" is kept but reaches no model: not the prompt, the tools or learning', async () => {

@@ -134,7 +134,8 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
       where: { userId: user, text: "Likes dark roast coffee" },
       include: { versions: true },
     });
-    expect(coffee.status).toBe("archived");
+    // Learned before the memory that contradicts it: kept as past (true until that one), not hidden.
+    expect(coffee.status).toBe("past");
     expect((await memoryHistory(await userContext(t.db, user), coffee.id))[0].reason).toBe(
       "Contradicted by a memory that takes precedence: Dislikes dark roast coffee",
     );
@@ -147,7 +148,11 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     await settleConflict(t.db, user, { memoryId: conflict.b.id, otherId: conflict.a.id, keep: "memory" });
     expect(await listConflicts(await userContext(t.db, user))).toEqual([]);
     const lisbon = await t.db.memory.findUniqueOrThrow({ where: { id: conflict.a.id }, include: { versions: true } });
-    expect(lisbon.status).toBe("archived");
+    // Lisbon was true until Porto was learned: closed, recalled for questions about the past.
+    expect(lisbon).toMatchObject({ status: "past", supersededById: conflict.b.id });
+    expect(lisbon.validUntil).toEqual(
+      (await t.db.memory.findUniqueOrThrow({ where: { id: conflict.b.id } })).createdAt,
+    );
     expect(lisbon.versions.at(-1)).toMatchObject({
       actor: "user",
       reason: `You chose the other memory as true now (memory ${conflict.b.id})`, // no user text at rest

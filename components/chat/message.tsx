@@ -1,4 +1,5 @@
 "use client";
+import { stripCitations } from "@/lib/memory/citation-format";
 import { useState } from "react";
 import Link from "next/link";
 import { Brain, Check, ChevronLeft, ChevronRight, Copy, Info, Pencil, RefreshCw, RotateCcw } from "lucide-react";
@@ -185,7 +186,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
     >
       <div className={cn("text-sm", streaming && !item.content && "text-muted-foreground")}>
         {item.content ? (
-          <Markdown text={item.content} />
+          <Markdown text={stripCitations(item.content, item.status === "streaming")} />
         ) : streaming ? (
           <span className="animate-pulse">Thinking…</span>
         ) : null}

@@ -49,6 +49,7 @@ import { cleanText } from "@/lib/text/policy";
 import { readTogether } from "@/lib/db/function-calls";
 import type { MemoryUsed, TurnEvent } from "./turn-events";
 import { attributeMemories } from "@/lib/memory/attribution";
+import { stripCitations } from "@/lib/memory/citation-format";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -122,13 +123,17 @@ class ModelIdleError extends Error {
   }
 }
 
-/** Saves an answer's final state, retrying briefly: a database restart should not leave it streaming. */
+/**
+ * Saves an answer's final state, retrying briefly: a database restart should not leave it streaming. Saved as the
+ * user reads it: without the model's memory citations (attribution has read them).
+ */
 async function finishRetrying(
   db: Db,
   c: ContentCipher,
   itemId: string,
   data: Partial<SessionItem>,
 ): Promise<SessionItem> {
+  if (data.content !== undefined) data = { ...data, content: stripCitations(data.content) };
   for (let attempt = 0; ; attempt++) {
     try {
       return await finish(db, c, itemId, data);
@@ -483,7 +488,10 @@ class TurnRun {
         const id = this.assistant.id;
         flushing = flushing.then(async () => {
           const r = await this.db.item
-            .updateMany({ where: { id, status: "streaming" }, data: { content: this.c.seal(snapshot) } })
+            .updateMany({
+              where: { id, status: "streaming" },
+              data: { content: this.c.seal(stripCitations(snapshot, true)) },
+            })
             .catch(() => ({ count: 1 }));
           if (r.count === 0) this.abort.abort(); // stopped from another instance
         });

@@ -7,8 +7,10 @@
 // and a name or a number (written with a capital inside the memory, or with
 // digits) is enough on its own. "Memories used" and every signal learned from
 // use (use counts, ratings, procedure checks, expiry) read this, not the list
-// of memories the model was given.
+// of memories the model was given. A model that cites what it used
+// ("[memory: Has a dog]", lib/memory/citation-format.ts) adds those too.
 import { indexWords } from "@/lib/crypto/content";
+import { citations } from "./citation-format";
 
 export type SentMemory = { id: string; text: string };
 
@@ -36,9 +38,31 @@ function namedWords(text: string): Set<string> {
   return names;
 }
 
+/** Share of a citation's words a memory must hold to be the one cited. */
+const CITED_SHARE = 0.6;
+
+/** The sent memories the answer cites: for each citation, the memory holding most of its words. */
+function citedMemories(answer: string, sent: SentMemory[]): Set<string> {
+  const out = new Set<string>();
+  const wordsOf = sent.map((m) => new Set(indexWords(m.text)));
+  for (const quote of citations(answer)) {
+    const words = indexWords(quote);
+    if (!words.length) continue;
+    let best = -1;
+    let bestShare = 0;
+    wordsOf.forEach((w, i) => {
+      const share = words.filter((x) => w.has(x)).length / words.length;
+      if (share > bestShare) [best, bestShare] = [i, share];
+    });
+    if (best >= 0 && bestShare >= CITED_SHARE) out.add(sent[best].id);
+  }
+  return out;
+}
+
 /** The ids of the sent memories the answer drew on, in the order they were sent. */
 export function attributeMemories(answer: string, question: string, sent: SentMemory[]): string[] {
   if (!answer.trim() || !sent.length) return [];
+  const cited = citedMemories(answer, sent);
   const said = new Set(indexWords(answer));
   const asked = new Set(indexWords(question));
   const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter((w) => w.length > 1 && !GENERAL.has(w))));
@@ -46,6 +70,7 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
   return sent
     .filter((m, i) => {
+      if (cited.has(m.id)) return true;
       const words = wordsOf[i];
       if (!words.size) return false;
       const names = namedWords(m.text);
