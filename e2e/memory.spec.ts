@@ -262,7 +262,11 @@ test("consolidation: two things the user said that cannot both be true are settl
     await expect(page.getByText(text)).toBeVisible();
   }
   // The memory model's verdict on the one pair the run sends.
-  await script([{ match: `Lives in Porto ${tag}`, json: { verdicts: [{ pair: 0, verdict: "conflict" }] } }]);
+  await script([
+    { match: `Lives in Porto ${tag}`, json: { verdicts: [{ pair: 0, verdict: "conflict" }] } },
+    // Then "What Mnemo knows about you", written after the run.
+    { system: "What Mnemo knows about you", json: { summary: `You live in Porto ${tag}.` } },
+  ]);
   await page.getByRole("button", { name: "Tidy up" }).click();
   await expect(async () => {
     await page.goto("/settings/memory");
@@ -272,12 +276,27 @@ test("consolidation: two things the user said that cannot both be true are settl
   await page.screenshot({ path: "test-results/memory-conflict.png", fullPage: true });
   await page.getByRole("button", { name: `Keep “Lives in Porto ${tag}”` }).click();
   await expect(page.getByTestId("conflicts")).toHaveCount(0);
-  await page.goto("/settings/memory?status=archived");
-  const archived = page.getByTestId("memory");
-  await expect(archived).toHaveCount(1);
-  await expect(archived).toContainText(`Lives in Lisbon ${tag}`);
-  await archived.getByRole("button", { name: "History" }).click();
-  await expect(archived.getByRole("list", { name: "History" })).toContainText(
+  // Lisbon was true until Porto: kept as past, with its span, and shown on Porto's timeline.
+  await page.goto("/settings/memory?status=past");
+  const past = page.getByTestId("memory");
+  await expect(past).toHaveCount(1);
+  await expect(past).toContainText(`Lives in Lisbon ${tag}`);
+  await expect(past).toContainText("no longer true");
+  await expect(past.getByTestId("memory-validity")).toContainText("until");
+  await past.getByRole("button", { name: "History" }).click();
+  await expect(past.getByRole("list", { name: "History" })).toContainText(
     `You chose the other memory as true now: Lives in Porto ${tag}`,
   );
+  await page.goto("/settings/memory");
+  await expect(page.getByTestId("timeline")).toContainText(`Lives in Lisbon ${tag}`);
+  await expect(page.getByTestId("about-text")).toContainText(`You live in Porto ${tag}`);
+  await page.screenshot({ path: "test-results/memory-validity.png", fullPage: true });
+  // A question about the past gets the old fact with its span; one about now does not.
+  await page.goto("/");
+  await send(page, "Where did I live last year?");
+  const then = memoryBlockOf(await chatRequest("Where did I live last year?"))!;
+  expect(then).toContain(`Lives in Lisbon ${tag} (until`);
+  await newChat(page);
+  await send(page, "Where do I live now?");
+  expect(memoryBlockOf(await chatRequest("Where do I live now?"))).not.toContain(`Lives in Lisbon ${tag}`);
 });

@@ -59,6 +59,17 @@ const schema = z.object({
         .min(0.5, "a number between 0.5 and 1.01")
         .max(1.01, "a number between 0.5 and 1.01"),
     ),
+  MNEMO_ATTRIBUTION_SIMILARITY: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? Number(v) : 0.6))
+    .pipe(
+      z
+        .number({ error: "a number between 0 and 1.01" })
+        .min(0, "a number between 0 and 1.01")
+        .max(1.01, "a number between 0 and 1.01"),
+    ),
   MNEMO_PASSWORD_MIN_LENGTH: intWithDefault(10, 8),
   MNEMO_SIGNIN_LIMIT_PER_EMAIL: intWithDefault(10),
   MNEMO_SIGNIN_LIMIT_PER_IP: intWithDefault(50),
@@ -152,6 +163,8 @@ export type Config = {
     tokenBudget: number;
     expireUnusedDays: number;
     mergeSimilarity: number;
+    /** An answer whose vector is at least this similar to a memory it was given drew on it (above 1: never). */
+    attributionSimilarity: number;
     consolidation: Consolidation;
     /** How long a comment-less 👎 waits for its comment before the memory model reads it. */
     feedbackGraceSeconds: number;
@@ -316,6 +329,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       feedbackGraceSeconds: env.MNEMO_FEEDBACK_GRACE_SECONDS,
       expireUnusedDays: env.MNEMO_MEMORY_EXPIRE_DAYS,
       mergeSimilarity: env.MNEMO_MEMORY_MERGE_SIMILARITY,
+      attributionSimilarity: env.MNEMO_ATTRIBUTION_SIMILARITY,
       consolidation: {
         procedureRevalidateDays: env.MNEMO_PROCEDURE_REVALIDATE_DAYS,
         afterNewMemories: env.MNEMO_CONSOLIDATE_AFTER,

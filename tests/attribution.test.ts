@@ -12,6 +12,7 @@ import { rateAnswer, signalsForMemories } from "@/lib/memory/feedback";
 import { threadView } from "@/lib/chat/threads";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { recall } from "@/lib/memory/recall";
+import { embedPending } from "@/lib/memory/embed";
 
 const FOUR = [
   { id: "dog", text: "Has a golden retriever named Biscuit" },
@@ -109,6 +110,38 @@ describe.each(engines)("attribution in a turn on %s", (engine) => {
     for (const [name, id] of ids) if (name !== "dog") expect(signals.get(id)).toBeUndefined();
     const counts = await t.db.memory.findMany({ where: { userId: user }, select: { id: true, useCount: true } });
     for (const m of counts) expect(m.useCount).toBe(m.id === ids.get("dog") ? 1 : 0);
+  });
+
+  it("with an embedding model, an answer close in meaning to a memory it was given counts as using it", async () => {
+    const user = (await t.db.user.create({ data: { email: `meaning-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const ids = new Map<string, string>();
+    for (const m of FOUR) ids.set(m.id, (await addMemory(u, { text: m.text, source: "manual" }, "user", "t")).id);
+    const admin = await t.db.user.findFirstOrThrow({ where: { role: "ADMIN", email: { startsWith: "attr-admin" } } });
+    const model = { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" };
+    await saveConnection(t.db, { ...model, embeddingModel: "mock-embed-48" }, admin.id);
+    clearConnectionCache(t.db);
+    try {
+      await embedPending(t.db, { userId: user }); // the memories' vectors
+      // No word of the memory in the answer, but the same meaning (the test server embeds it like the memory).
+      mock.script({ match: "evening", content: "A calm stroll with your four-legged friend would be perfect." });
+      mock.scriptEmbeddings({ match: "four-legged friend", like: "Has a golden retriever named Biscuit" });
+      const events = await collect(runTurn(t.db, user, { kind: "send", content: "Plans for the evening?" }));
+      const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+      expect(done.memoriesUsed).toEqual([]); // words alone found nothing
+      await embedPending(t.db, { userId: user }); // the answer's vector, as the embed job makes it
+      const view = await threadView(u, (events[0] as Extract<TurnEvent, { type: "start" }>).threadId);
+      const answer = view.items.find((i) => i.id === done.item.id)!;
+      expect(answer.memoriesUsed.map((m) => m.id)).toEqual([ids.get("dog")]);
+      const dog = await t.db.memory.findUniqueOrThrow({ where: { id: ids.get("dog")! } });
+      expect(dog.useCount).toBe(1);
+      // A second pass changes nothing.
+      await embedPending(t.db, { userId: user });
+      expect((await t.db.memory.findUniqueOrThrow({ where: { id: dog.id } })).useCount).toBe(1);
+    } finally {
+      await saveConnection(t.db, model, admin.id);
+      clearConnectionCache(t.db);
+    }
   });
 
   it("the prompt asks for citations; the answer is saved and shown without them, and they count", async () => {

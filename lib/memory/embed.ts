@@ -13,6 +13,7 @@ import { embedTexts, resolveEmbedder, type Embedder } from "@/lib/llm/embeddings
 import { enqueue } from "@/lib/jobs/queue";
 import { ensureVectorIndex } from "./vectors";
 import { mergeNearDuplicates } from "./near-duplicates";
+import { attributeByMeaning } from "./attribution-by-meaning";
 import OpenAI from "openai";
 
 type Pending = { table: "Memory" | "Item"; id: string; userId: string; text: string };
@@ -66,6 +67,12 @@ async function store(db: Db, e: Embedder, rows: Pending[], sealed: string[], vec
   );
   const dims = vectors.find((v) => v)?.length;
   if (dims) await ensureVectorIndex(db, dims);
+  // Answers with their vectors now: the memories they drew on by meaning, not only by words.
+  await attributeByMeaning(
+    db,
+    e.model,
+    rows.filter((r, i) => r.table === "Item" && vectors[i]).map((r) => r.id),
+  );
   // New or changed memories: merge any that says the same thing in other words.
   await mergeNearDuplicates(
     db,
