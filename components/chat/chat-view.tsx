@@ -109,6 +109,19 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   }, [items]);
 
+  // Opened at a message (a search result: /c/<id>#item-<itemId>): show it, marked, instead of the end.
+  useEffect(() => {
+    const target = window.location.hash.startsWith("#item-")
+      ? document.getElementById(window.location.hash.slice(1))
+      : null;
+    if (!target) return;
+    stick.current = false;
+    target.scrollIntoView({ block: "center" });
+    target.setAttribute("data-found", "true");
+    const t = setTimeout(() => target.removeAttribute("data-found"), 4000);
+    return () => clearTimeout(t);
+  }, [threadId]);
+
   // An answer that is still being written elsewhere (e.g. after a reload): poll until it ends.
   const someoneStreaming = !busy && items.some((i) => i.status === "streaming");
   useEffect(() => {

@@ -93,7 +93,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
     return (
       <div
         id={`item-${item.id}`}
-        className="group flex scroll-mt-16 flex-col items-end gap-1"
+        className="group flex scroll-mt-16 flex-col items-end gap-1 rounded-md data-[found=true]:ring-2 data-[found=true]:ring-primary"
         data-testid="message-user"
         data-item-id={item.id}
       >
@@ -179,7 +179,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
   return (
     <div
       id={`item-${item.id}`}
-      className="group flex scroll-mt-16 flex-col gap-1"
+      className="group flex scroll-mt-16 flex-col gap-1 rounded-md data-[found=true]:ring-2 data-[found=true]:ring-primary"
       data-testid="message-assistant"
       data-status={item.status}
       data-item-id={item.id}

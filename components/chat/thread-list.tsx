@@ -5,15 +5,26 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
 import { DropdownMenu } from "radix-ui";
 import { Archive, ArchiveRestore, MoreHorizontal, Pencil, Search, Trash2 } from "lucide-react";
-import { archiveThreadAction, deleteThreadAction, listThreadsAction, renameThreadAction } from "@/app/(app)/c/actions";
+import {
+  archiveThreadAction,
+  deleteThreadAction,
+  listThreadsAction,
+  renameThreadAction,
+  searchMessagesAction,
+  switchBranchAction,
+} from "@/app/(app)/c/actions";
 import type { ThreadSummary } from "@/lib/chat/threads";
+import type { MessageHit } from "@/lib/chat/search";
 import { cn } from "@/lib/cn";
 import { THREADS_CHANGED } from "./events";
 
 const menuItem =
   "flex cursor-pointer select-none items-center gap-2 rounded-sm px-2 py-1.5 text-sm outline-none data-[highlighted]:bg-accent data-[highlighted]:text-accent-foreground";
 
-/** The sidebar's threads: newest first, loaded a page at a time as you scroll, searchable by title. */
+/**
+ * The sidebar's threads: newest first, loaded a page at a time as you scroll. The search box finds threads by title
+ * and, below them, messages by what they say.
+ */
 export function ThreadList() {
   const [threads, setThreads] = useState<ThreadSummary[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -45,6 +56,37 @@ export function ThreadList() {
     const t = setTimeout(() => void load(true), q ? 250 : 0);
     return () => clearTimeout(t);
   }, [load, q]);
+
+  // Messages by content, beside the title matches.
+  const [hits, setHits] = useState<MessageHit[]>([]);
+  const [hitsCursor, setHitsCursor] = useState<string | null>(null);
+  const [importedOnly, setImportedOnly] = useState(false);
+  const searchMessages = useCallback(
+    async (from: string | null) => {
+      if (!q.trim()) return;
+      const r = await searchMessagesAction({
+        q,
+        imported: importedOnly ? true : undefined,
+        cursor: from ?? undefined,
+      });
+      if (!r.ok) return toast.error(r.error);
+      setHits((prev) => (from ? [...prev, ...r.data.hits] : r.data.hits));
+      setHitsCursor(r.data.nextCursor);
+    },
+    [q, importedOnly],
+  );
+  useEffect(() => {
+    if (!q.trim()) return; // the list is hidden while the box is empty
+    const t = setTimeout(() => void searchMessages(null), 250);
+    return () => clearTimeout(t);
+  }, [q, searchMessages]);
+
+  /** Opens the thread on the branch that holds the message, scrolled to it. */
+  async function openHit(h: MessageHit) {
+    const r = await switchBranchAction(h.threadId, h.itemId);
+    if (!r.ok) return toast.error(r.error);
+    router.push(`/c/${h.threadId}#item-${h.itemId}`);
+  }
 
   useEffect(() => {
     const onChange = () => void load(true);
@@ -87,14 +129,14 @@ export function ThreadList() {
       <div className="relative">
         <Search className="pointer-events-none absolute left-2 top-2.5 h-4 w-4 text-muted-foreground" aria-hidden />
         <label htmlFor="thread-search" className="sr-only">
-          Search threads by title
+          Search chats
         </label>
         <input
           id="thread-search"
           type="search"
           value={q}
           onChange={(e) => setQ(e.target.value)}
-          placeholder="Search titles"
+          placeholder="Search chats"
           className="h-9 w-full rounded-md border border-input bg-background pl-8 pr-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
         />
       </div>
@@ -186,6 +228,64 @@ export function ThreadList() {
         <p className="px-2 py-2 text-xs text-muted-foreground">
           {q ? "No thread titles match." : archived ? "No archived threads." : "Your conversations will appear here."}
         </p>
+      )}
+      {q.trim() && (
+        <section aria-label="Messages" className="grid gap-1" data-testid="message-hits">
+          <div className="flex items-center justify-between px-2 text-xs text-muted-foreground">
+            <span>Messages</span>
+            <label className="flex items-center gap-1">
+              <input
+                type="checkbox"
+                className="h-3.5 w-3.5"
+                checked={importedOnly}
+                onChange={(e) => setImportedOnly(e.target.checked)}
+              />
+              Imported only
+            </label>
+          </div>
+          <ul className="grid grid-cols-[minmax(0,1fr)] gap-0.5">
+            {hits.map((h) => (
+              <li key={h.itemId}>
+                <button
+                  type="button"
+                  onClick={() => void openHit(h)}
+                  className="w-full rounded-md px-2 py-1.5 text-left text-xs hover:bg-accent focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+                  data-testid="message-hit"
+                >
+                  <span className="flex justify-between gap-2 text-muted-foreground">
+                    <span className="truncate font-medium text-foreground">{h.threadTitle ?? "Untitled"}</span>
+                    <span className="shrink-0">{new Date(h.createdAt).toLocaleDateString()}</span>
+                  </span>
+                  <span className="line-clamp-3 break-words">
+                    {h.role === "user" ? "You: " : ""}
+                    {h.snippet.map((p, i) =>
+                      p.hit ? (
+                        <mark
+                          key={i}
+                          className="rounded-sm bg-amber-300/60 px-0.5 text-foreground dark:bg-amber-500/40"
+                        >
+                          {p.text}
+                        </mark>
+                      ) : (
+                        <span key={i}>{p.text}</span>
+                      ),
+                    )}
+                  </span>
+                </button>
+              </li>
+            ))}
+          </ul>
+          {hits.length === 0 && <p className="px-2 text-xs text-muted-foreground">No messages match.</p>}
+          {hitsCursor && (
+            <button
+              type="button"
+              className="px-2 text-left text-xs text-primary hover:underline"
+              onClick={() => void searchMessages(hitsCursor)}
+            >
+              More messages
+            </button>
+          )}
+        </section>
       )}
       <div ref={sentinel} aria-hidden className="h-4" />
       {loading && <p className="px-2 text-xs text-muted-foreground">Loading…</p>}

@@ -4,6 +4,7 @@
 // signed-in user's threads: another user's thread id gets the same "not found"
 // as an id that does not exist.
 import { z } from "zod";
+import { searchMessages, searchMessagesInput } from "@/lib/chat/search";
 import { userAction, type UserActionContext } from "@/lib/http/action";
 import type { UserContext } from "@/lib/user-context";
 import {
@@ -63,3 +64,8 @@ export const clearThreadAction = userAction(thread, changeThread(clearThread));
 
 /** 👍 / 👎 (rating 1 / -1, with an optional comment) on one of the user's answers; null removes the rating. */
 export const rateAnswerAction = userAction(z.tuple([rateInput]), ([input], ctx) => rateAnswer(ctx, input));
+
+/** The sidebar's search by content: the user's messages matching every word, newest first. */
+export const searchMessagesAction = userAction(z.tuple([searchMessagesInput]), ([input], ctx) =>
+  searchMessages(ctx, input),
+);

@@ -1,0 +1,84 @@
+// Searching past chats by what was said (lib/chat/search.ts): every word must
+// match, newest first, a page at a time, only the user's own non-temporary
+// threads, with or without encryption at rest, and with the matched words marked.
+import crypto from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { userContext, type UserContext } from "@/lib/user-context";
+import { appendItems } from "@/lib/memory/session";
+import { setEncryptionKeys } from "@/lib/crypto/content";
+import { searchMessages, snippet } from "@/lib/chat/search";
+import { indexWords } from "@/lib/crypto/content";
+
+afterEach(() => setEncryptionKeys(undefined));
+
+describe("snippets", () => {
+  it("mark each matched word, stemmed and in any case, around the first match", () => {
+    const text = `${"word ".repeat(40)}We planted Tomatoes in the garden. The tomato harvest was great. ${"tail ".repeat(40)}`;
+    const parts = snippet(text, new Set(indexWords("tomato")));
+    expect(parts[0]).toEqual({ text: "…", hit: false });
+    expect(parts.at(-1)).toEqual({ text: "…", hit: false });
+    expect(parts.filter((p) => p.hit).map((p) => p.text)).toEqual(["Tomatoes", "tomato"]);
+    expect(parts.map((p) => p.text).join("").length).toBeLessThan(200);
+  });
+});
+
+describe.each(engines)("searching messages on %s", (engine) => {
+  let t: TestDb;
+  let n = 0;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+
+  const newUser = async () =>
+    userContext(t.db, (await t.db.user.create({ data: { email: `search-${engine}-${n++}@example.com` } })).id);
+  const thread = async (u: UserContext, texts: string[], data: { temporary?: boolean; importSource?: string } = {}) => {
+    const th = await t.db.thread.create({ data: { userId: u.userId, title: u.cipher.seal("Garden chat"), ...data } });
+    const items = await appendItems(
+      t.db,
+      th.id,
+      texts.map((content, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content })),
+      { cipher: u.cipher },
+    );
+    return { threadId: th.id, items };
+  };
+
+  for (const encrypted of [false, true]) {
+    it(`finds messages by words from their body, newest first, only the user's own (encryption ${encrypted ? "on" : "off"})`, async () => {
+      if (encrypted) setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+      const u = await newUser();
+      const other = await newUser();
+      const old = await thread(u, ["My tomatoes have blight on the leaves", "Remove the affected leaves."]);
+      const recent = await thread(u, ["Which tomato variety resists blight?", "Try Mountain Magic."]);
+      await thread(u, ["blight on my tomatoes again"], { temporary: true });
+      await thread(other, ["tomato blight everywhere"]);
+      const r = await searchMessages(u, { q: "tomato blight" });
+      expect(r.hits.map((h) => h.itemId)).toEqual([recent.items[0].id, old.items[0].id]);
+      expect(r.hits[0]).toMatchObject({ threadId: recent.threadId, threadTitle: "Garden chat", role: "user" });
+      expect(r.hits[0].snippet.filter((p) => p.hit).map((p) => p.text)).toEqual(["tomato", "blight"]);
+      // A word only the answer said finds the answer.
+      expect((await searchMessages(u, { q: "affected" })).hits.map((h) => h.itemId)).toEqual([old.items[1].id]);
+      expect((await searchMessages(u, { q: "zucchini" })).hits).toEqual([]);
+      // Every word must match.
+      expect((await searchMessages(u, { q: "blight magic" })).hits).toEqual([]);
+    });
+  }
+
+  it("pages with a cursor and filters to imported conversations", async () => {
+    const u = await newUser();
+    const mine = await thread(u, ["sourdough starter one", "ok", "sourdough starter two", "ok"]);
+    const imported = await thread(u, ["sourdough starter from before"], { importSource: "chatgpt" });
+    const first = await searchMessages(u, { q: "sourdough", limit: 2 });
+    expect(first.hits).toHaveLength(2);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await searchMessages(u, { q: "sourdough", limit: 2, cursor: first.nextCursor! });
+    const all = [...first.hits, ...second.hits].map((h) => h.itemId);
+    expect(new Set(all).size).toBe(3);
+    expect(second.nextCursor).toBeNull();
+    const only = await searchMessages(u, { q: "sourdough", imported: true });
+    expect(only.hits.map((h) => [h.itemId, h.imported])).toEqual([[imported.items[0].id, true]]);
+    const own = await searchMessages(u, { q: "sourdough", imported: false });
+    expect(own.hits.map((h) => h.itemId).sort()).toEqual([mine.items[0].id, mine.items[2].id].sort());
+  });
+});
