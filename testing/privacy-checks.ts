@@ -21,6 +21,7 @@ import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { LIST_TABLES_SQL, USER_DATA, tableSql, userRowsSql } from "@/lib/account/user-data";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { saveAbout } from "@/lib/memory/about";
 import { exportUserData } from "@/lib/account/export";
 import { deleteAccount } from "@/lib/account/delete";
 import { cipherFor, forgetCachedKeys, isSealed, setEncryptionKeys } from "@/lib/crypto/content";
@@ -63,8 +64,10 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     m("feedback"),
     m("merged"),
     m("step"),
+    m("about"),
   ];
-  const [title, question, answer, toolarg, branch, summary, memory, memoryEdit, feedback, merged, step] = markers;
+  const [title, question, answer, toolarg, branch, summary, memory, memoryEdit, feedback, merged, step, about] =
+    markers;
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
   });
@@ -133,6 +136,8 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
   await db.job.create({
     data: { kind: "title", userId: user.id, payload: { threadId: thread.id }, dedupeKey: `seed-${tag}` },
   });
+  // "What Mnemo knows about you", in the user's words.
+  await saveAbout(await userContext(db, user.id), `You keep ${about} in the garden.`);
   return { id: user.id, email: user.email, markers, threadId: thread.id };
 }
 

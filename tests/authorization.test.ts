@@ -118,6 +118,11 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
   },
   "app/(app)/c/actions.ts": {
     listThreadsAction: { call: (m) => m.listThreadsAction({} as never), expect: SIGNED_IN },
+    // Anyone signed in may search, and finds only their own messages (the owner's secret reaches no one else).
+    searchMessagesAction: {
+      call: (m, fx) => m.searchMessagesAction({ q: fx.secret } as never),
+      expect: SIGNED_IN,
+    },
     loadThreadAction: { call: (m, fx) => m.loadThreadAction(fx.threadId as never), expect: OWNER_ONLY },
     renameThreadAction: {
       call: (m, fx) => m.renameThreadAction(fx.threadId as never, "Renamed" as never),
@@ -172,6 +177,8 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       expect: OWNER_ONLY,
     },
     consolidateNowAction: { call: (m) => m.consolidateNowAction(), expect: SIGNED_IN },
+    saveAboutAction: { call: (m) => m.saveAboutAction("I like tea." as never), expect: SIGNED_IN },
+    releaseAboutAction: { call: (m) => m.releaseAboutAction(), expect: SIGNED_IN },
     verifyProcedureAction: {
       call: async (m, fx) => {
         await (state.db as TestDb["db"]).memory.update({

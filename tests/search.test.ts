@@ -81,4 +81,27 @@ describe.each(engines)("searching messages on %s", (engine) => {
     const own = await searchMessages(u, { q: "sourdough", imported: false });
     expect(own.hits.map((h) => h.itemId).sort()).toEqual([mine.items[0].id, mine.items[2].id].sort());
   });
+
+  it("a word in thousands of messages still gives exactly the newest, page after page", async () => {
+    const u = await newUser();
+    const texts = (from: number, n: number) => Array.from({ length: n }, (_, i) => `common kettle note ${from + i}`);
+    const a = await thread(u, texts(0, 500));
+    await thread(u, texts(500, 500), { temporary: true });
+    const b = await thread(u, texts(1000, 700));
+    await thread(u, ["nothing relevant here"]);
+    // What the newest-first order is, read directly.
+    const expected = await t.db.item.findMany({
+      where: { threadId: { in: [a.threadId, b.threadId] } },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      select: { id: true },
+    });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 3; page++) {
+      const r = await searchMessages(u, { q: "kettle", limit: 50, cursor });
+      seen.push(...r.hits.map((h) => h.itemId));
+      cursor = r.nextCursor ?? undefined;
+    }
+    expect(seen).toEqual(expected.slice(0, 150).map((e) => e.id));
+  });
 });

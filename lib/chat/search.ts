@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { UserContext } from "@/lib/user-context";
 import { indexWords } from "@/lib/crypto/content";
 import { queryTerms } from "@/lib/memory/long-term";
+import { Prisma } from "@/lib/generated/prisma/client";
 
 export const searchMessagesInput = z.object({
   q: z.string().trim().min(1).max(200),
@@ -48,22 +49,16 @@ export async function searchMessages(u: UserContext, input: z.input<typeof searc
   if (!terms.length) return { hits: [] as MessageHit[], nextCursor: null };
   const [afterAt, afterId] = parseCursor(cursor);
   // Every word must match (mnemo_user_query ANDs them); the index holds only this user's lexemes.
-  // The matches come from the search index first (MATERIALIZED: never a walk of every message by date that tests
-  // each one), then the newest of them are read.
-  const rows = await u.db.$queryRaw<Row[]>`
-    WITH m AS MATERIALIZED (
-      SELECT id FROM "Item" WHERE search @@ mnemo_user_query(${u.userId}, ${config}::regconfig, ${terms.join(" ")})
-    )
-    SELECT i.id, i."threadId", i.role::text AS role, i.content, i."createdAt", t.title,
-           t."importSource" IS NOT NULL AS imported
-    FROM m JOIN "Item" i ON i.id = m.id JOIN "Thread" t ON t.id = i."threadId"
-    WHERE t."userId" = ${u.userId} AND NOT t.temporary
-      AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped', 'interrupted')
-      AND (${imported ?? null}::boolean IS NULL OR (t."importSource" IS NOT NULL) = ${imported ?? null}::boolean)
-      AND (${afterAt}::timestamp IS NULL OR (i."createdAt", i.id) < (${afterAt}::timestamp, ${afterId}::text))
-    ORDER BY i."createdAt" DESC, i.id DESC
-    LIMIT ${limit + 1}::int
-  `;
+  const query = {
+    userId: u.userId,
+    config,
+    body: terms.join(" "),
+    imported: imported ?? null,
+    afterAt,
+    afterId,
+    limit,
+  };
+  const rows = await newestMatches(u, query);
   const page = rows.slice(0, limit);
   const asked = new Set(indexWords(words.join(" ")));
   const hits = page.map((r): MessageHit => ({
@@ -77,6 +72,88 @@ export async function searchMessages(u: UserContext, input: z.input<typeof searc
   }));
   const last = page.at(-1);
   return { hits, nextCursor: rows.length > limit && last ? `${last.createdAt.toISOString()}|${last.id}` : null };
+}
+
+type Query = {
+  userId: string;
+  config: string;
+  body: string;
+  imported: boolean | null;
+  afterAt: Date | null;
+  afterId: string | null;
+  limit: number;
+};
+
+/** Matches read from the index before deciding how to find the newest: past this, a word is "common". */
+const FEW_MATCHES = 1000;
+/** The windows of the user's newest messages searched in turn for a common word. */
+const WINDOWS = [2_000, 20_000, 200_000];
+
+/**
+ * The newest limit+1 matches, at a cost that does not grow with the history. A query with few matches reads them
+ * all from the index and sorts them. A common one (more than FEW_MATCHES) would sort thousands: instead the
+ * user's newest messages are tested a window at a time (by the userId/createdAt index), and the first window
+ * holding limit+1 matches holds the newest ones, since every message outside it is older.
+ */
+async function newestMatches(u: UserContext, q: Query): Promise<Row[]> {
+  const tsq = Prisma.sql`mnemo_user_query(${q.userId}, ${q.config}::regconfig, ${q.body})`;
+  const rows = await u.db.$queryRaw<Array<Row & { total: number }>>`
+    WITH m AS MATERIALIZED (SELECT id FROM "Item" WHERE search @@ ${tsq} LIMIT ${FEW_MATCHES}::int)
+    SELECT ${columns}, (SELECT count(*) FROM m)::int AS total
+    FROM m JOIN "Item" i ON i.id = m.id JOIN "Thread" t ON t.id = i."threadId"
+    WHERE ${filters(q)}
+    ORDER BY i."createdAt" DESC, i.id DESC LIMIT ${q.limit + 1}::int
+  `;
+  const total = rows[0]?.total ?? (await matchCount(u, tsq));
+  if (total < FEW_MATCHES) return rows;
+  for (const window of WINDOWS) {
+    const found = await u.db.$queryRaw<Array<Row & { seen: number }>>`
+      WITH w AS MATERIALIZED (
+        SELECT id FROM "Item"
+        WHERE "userId" = ${q.userId}
+          AND (${q.afterAt}::timestamp IS NULL OR ("createdAt", id) < (${q.afterAt}::timestamp, ${q.afterId}::text))
+        ORDER BY "createdAt" DESC, id DESC LIMIT ${window}::int
+      )
+      SELECT ${columns}, (SELECT count(*) FROM w)::int AS seen
+      FROM w JOIN "Item" i ON i.id = w.id JOIN "Thread" t ON t.id = i."threadId"
+      WHERE i.search @@ ${tsq} AND ${filters(q)}
+      ORDER BY i."createdAt" DESC, i.id DESC LIMIT ${q.limit + 1}::int
+    `;
+    // Enough matches, or the window reached the user's first message: these are the newest.
+    if (found.length > q.limit || (found[0]?.seen ?? (await windowSize(u, q, window))) < window) return found;
+  }
+  return u.db.$queryRaw<Row[]>`
+    SELECT ${columns} FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
+    WHERE i.search @@ ${tsq} AND ${filters(q)}
+    ORDER BY i."createdAt" DESC, i.id DESC LIMIT ${q.limit + 1}::int
+  `;
+}
+
+const columns = Prisma.sql`i.id, i."threadId", i.role::text AS role, i.content, i."createdAt", t.title,
+  t."importSource" IS NOT NULL AS imported`;
+
+/** The user's own non-temporary messages and answers, past the cursor, imported or not as asked. */
+const filters = (q: Query) => Prisma.sql`t."userId" = ${q.userId} AND NOT t.temporary
+  AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped', 'interrupted')
+  AND (${q.imported}::boolean IS NULL OR (t."importSource" IS NOT NULL) = ${q.imported}::boolean)
+  AND (${q.afterAt}::timestamp IS NULL OR (i."createdAt", i.id) < (${q.afterAt}::timestamp, ${q.afterId}::text))`;
+
+async function matchCount(u: UserContext, tsq: Prisma.Sql): Promise<number> {
+  const [r] = await u.db.$queryRaw<Array<{ n: number }>>`
+    SELECT count(*)::int AS n FROM (SELECT 1 FROM "Item" WHERE search @@ ${tsq} LIMIT ${FEW_MATCHES}::int) x
+  `;
+  return r.n;
+}
+
+async function windowSize(u: UserContext, q: Query, window: number): Promise<number> {
+  const [r] = await u.db.$queryRaw<Array<{ n: number }>>`
+    SELECT count(*)::int AS n FROM (
+      SELECT 1 FROM "Item" WHERE "userId" = ${q.userId}
+        AND (${q.afterAt}::timestamp IS NULL OR ("createdAt", id) < (${q.afterAt}::timestamp, ${q.afterId}::text))
+      LIMIT ${window}::int
+    ) x
+  `;
+  return r.n;
 }
 
 function parseCursor(cursor: string | undefined): [Date | null, string | null] {

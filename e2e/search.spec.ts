@@ -1,0 +1,32 @@
+import { expect, test, type Page } from "@playwright/test";
+import { register, uniqueEmail } from "./helpers";
+
+async function send(page: Page, text: string) {
+  await page.getByLabel("Message", { exact: true }).fill(text);
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", /complete|failed/);
+}
+
+test("search finds a message by a word from its body and opens the thread at it", async ({ page }) => {
+  test.setTimeout(60_000);
+  await register(page, uniqueEmail("searcher"));
+  const word = `zucchini${Date.now().toString(36)}`;
+  await send(page, `My ${word} plants have powdery mildew, what should I do?`);
+  await expect(page).toHaveURL(/\/c\//);
+  const threadUrl = page.url();
+  for (let i = 0; i < 6; i++) await send(page, `Filler question number ${i} about something else entirely.`);
+  await page.getByRole("link", { name: "New chat" }).click();
+  await send(page, "A different conversation about the weather.");
+
+  await page.getByLabel("Search chats").fill(word);
+  const hit = page.getByTestId("message-hit");
+  await expect(hit).toHaveCount(2); // the question, and the mock's answer that echoes it
+  await expect(hit.first().locator("mark")).toHaveText(word);
+  await page.screenshot({ path: "test-results/search-hits.png" });
+  await hit.last().click(); // the older one: the question
+  await expect(page).toHaveURL(new RegExp(`${threadUrl.split("/c/")[1]}#item-`));
+  const found = page.locator('[data-found="true"]');
+  await expect(found).toContainText(word);
+  await expect(found).toBeInViewport();
+  await page.screenshot({ path: "test-results/search-opened.png" });
+});
