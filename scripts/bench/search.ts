@@ -55,7 +55,9 @@ async function benchEngine(engine: "pglite" | "postgres") {
     }
   }
   for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
-  console.error(`${engine}: ${MESSAGES + MESSAGES / 10} messages written in ${Math.round((Date.now() - started) / 1000)} s`);
+  console.error(
+    `${engine}: ${MESSAGES + MESSAGES / 10} messages written in ${Math.round((Date.now() - started) / 1000)} s`,
+  );
   const u = await userContext(t.db, user.id);
   const rows: Array<Record<string, string | number | null>> = [];
   const all: number[] = [];
