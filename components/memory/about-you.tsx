@@ -22,7 +22,11 @@ export function AboutYou({
   const [draft, setDraft] = useState(about.text ?? "");
   const when = about.at ? new Date(about.at).toLocaleDateString() : null;
   return (
-    <section aria-labelledby="about-heading" className="grid gap-2 rounded-lg border border-border p-4" data-testid="about-you">
+    <section
+      aria-labelledby="about-heading"
+      className="grid gap-2 rounded-lg border border-border p-4"
+      data-testid="about-you"
+    >
       <div className="flex flex-wrap items-baseline justify-between gap-2">
         <h2 id="about-heading" className="font-medium">
           What Mnemo knows about you
