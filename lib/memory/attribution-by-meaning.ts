@@ -7,21 +7,9 @@
 // the answer shows it from the next load of the thread.
 import type { Db } from "@/lib/db/types";
 import { getConfig } from "@/lib/config";
+import { cosine } from "./vectors";
 
 type Candidate = { itemId: string; memoryId: string; answer: number[]; memory: number[] };
-
-function cosine(a: number[], b: number[]): number {
-  if (a.length !== b.length) return 0;
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na && nb ? dot / Math.sqrt(na * nb) : 0;
-}
 
 /** Marks as used the given-but-unused memories of these answers that their vectors show they drew on. */
 export async function attributeByMeaning(db: Db, model: string, itemIds: string[]): Promise<number> {

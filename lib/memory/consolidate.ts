@@ -26,6 +26,7 @@ import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { normalizeText, outranks, queryTerms, retireMemory, standing } from "./long-term";
 import { mergeNearDuplicates } from "./near-duplicates";
 import { markStaleProcedures } from "./procedures";
+import { cosine } from "./vectors";
 
 export type ConsolidationCounts = {
   merged: number;
@@ -182,17 +183,6 @@ const weightedJaccard = (a: Set<string>, b: Set<string>, idf: Map<string, number
   }
   for (const w of b) union += idf.get(w)!;
   return inter / Math.max(1e-9, union);
-};
-const cosine = (a: number[], b: number[]) => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return dot / (Math.sqrt(na * nb) || 1);
 };
 
 /**

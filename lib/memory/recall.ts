@@ -229,13 +229,19 @@ export async function recall(
   const seen = new Set<string>();
   const usedItems = new Set<string>();
   const kinds = new Set<string>();
-  const takeMemory = (m: MemoryCandidate) => {
-    if (seen.has(m.id) || budget - tokens <= MEMORY_LINE_OVERHEAD) return;
+  const pastBudget = Math.floor(budget * PAST_SHARE);
+  /**
+   * Takes a memory when it fits the budget (a past one: its share of it, under its own heading, its span
+   * costing a few tokens more). Returns whether it was taken.
+   */
+  const takeMemory = (m: MemoryCandidate & Pick<RecalledMemory, "validFrom" | "validUntil">, past = false) => {
+    if (seen.has(m.id) || budget - tokens <= MEMORY_LINE_OVERHEAD) return false;
+    const heading = past ? PAST_HEADING_KEY : m.kind;
     // The stored count (kept on every text change) spares the tokenizer; rows without one are counted here.
-    const cost = memoryCost(m) + (kinds.has(m.kind) ? 0 : HEADING_TOKENS);
-    if (tokens + cost > budget) return;
+    const cost = memoryCost(m) + (past ? PAST_SUFFIX_TOKENS : 0) + (kinds.has(heading) ? 0 : HEADING_TOKENS);
+    if (tokens + cost > (past ? pastBudget : budget)) return false;
     seen.add(m.id);
-    kinds.add(m.kind);
+    kinds.add(heading);
     memories.push({
       id: m.id,
       text: m.text,
@@ -243,8 +249,10 @@ export async function recall(
       pinned: m.pinned,
       sourceRef: m.sourceRef,
       needsRevalidation: m.needsRevalidation,
+      ...(past ? { validFrom: m.validFrom, validUntil: m.validUntil } : {}),
     });
     tokens += cost;
+    return true;
   };
   // A long message shows as an excerpt: the hit's own message up to `caps.hit` tokens, its neighbours and the
   // recent exchanges up to `caps.context` (lib/memory/excerpt.ts).
@@ -305,24 +313,7 @@ export async function recall(
   // and most used, lib/memory/profile.ts); then memories and passages interleaved
   // by fused relevance (each list scaled to its best) per cost fill the rest.
   // A question about the past first gets what was true then, within its share of the budget.
-  const pastBudget = Math.floor(budget * PAST_SHARE);
-  for (const m of past) {
-    const cost = memoryCost(m) + PAST_SUFFIX_TOKENS + (kinds.has(PAST_HEADING_KEY) ? 0 : HEADING_TOKENS);
-    if (tokens + cost > pastBudget) break;
-    kinds.add(PAST_HEADING_KEY);
-    seen.add(m.id);
-    memories.push({
-      id: m.id,
-      text: m.text,
-      kind: m.kind,
-      pinned: m.pinned,
-      sourceRef: m.sourceRef,
-      needsRevalidation: m.needsRevalidation,
-      validFrom: m.validFrom,
-      validUntil: m.validUntil,
-    });
-    tokens += cost;
-  }
+  for (const m of past) if (!takeMemory(m, true)) break;
   const { take, rest, fits } = profileSelection(profile, budget);
   // Past the budget, the summary of every memory stands in for those left out (within the profile's share).
   let about: string | undefined;

@@ -189,6 +189,20 @@ async function messageVectors(db: Db, userId: string, model: string, dims: numbe
   return set;
 }
 
+/** Cosine similarity of two vectors (0 when their sizes differ or one is all zeros). */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) return 0;
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
 function normalized(v: ArrayLike<number>): Float32Array {
   let n = 0;
   for (let i = 0; i < v.length; i++) n += v[i] * v[i];
