@@ -5,6 +5,7 @@
 // the user's key or settings up themselves.
 import type { Db } from "@/lib/db/types";
 import { cipherFor, type ContentCipher } from "@/lib/crypto/content";
+import { GENERAL_SCOPE, projectScope, type MemoryScope } from "@/lib/projects/scope";
 
 /** What the user decided about learning: paused (nothing is learned), review (the model only proposes). */
 export type MemorySettings = { paused: boolean; review: boolean };
@@ -18,11 +19,16 @@ export type UserContext = {
    * agent run is under way stops its next write. (The chat turn reads them in its append statement instead.)
    */
   settings(): Promise<MemorySettings>;
+  /**
+   * Which memories and conversations recall, the memory tools and learning may reach (lib/projects/scope.ts): a
+   * project thread's work is scoped to it; everything else has general scope.
+   */
+  readonly scope: MemoryScope;
 };
 
-export async function userContext(db: Db, userId: string): Promise<UserContext> {
+export async function userContext(db: Db, userId: string, scope = GENERAL_SCOPE): Promise<UserContext> {
   const cipher = await cipherFor(db, userId);
-  return { db, userId, cipher, settings: () => memorySettings(db, userId) };
+  return { db, userId, cipher, settings: () => memorySettings(db, userId), scope };
 }
 
 async function memorySettings(db: Db, userId: string): Promise<MemorySettings> {
@@ -33,8 +39,14 @@ async function memorySettings(db: Db, userId: string): Promise<MemorySettings> {
 /** The same user's context on another handle (a transaction's client): the cipher is kept. */
 export const onHandle = (u: UserContext, db: Db): UserContext => ({ ...u, db });
 
-/** The context of a thread's owner (jobs that know only the thread), or null when the thread is gone. */
+/** The same user's context in another memory scope (a project's thread). */
+export const inMemoryScope = (u: UserContext, scope: MemoryScope): UserContext => ({ ...u, scope });
+
+/** The context of a thread's owner (jobs that know only the thread), in the thread's scope; null when it is gone. */
 export async function threadOwnerContext(db: Db, threadId: string): Promise<UserContext | null> {
-  const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true } });
-  return t ? userContext(db, t.userId) : null;
+  const t = await db.thread.findUnique({
+    where: { id: threadId },
+    select: { userId: true, project: { select: { id: true, memoryMode: true } } },
+  });
+  return t ? userContext(db, t.userId, projectScope(t.project)) : null;
 }

@@ -4,6 +4,7 @@ import { AccountMenu } from "@/components/shell/account-menu";
 import { buttonVariants } from "@/components/ui/button";
 import { pageUser } from "@/lib/auth/session";
 import { ThreadList } from "@/components/chat/thread-list";
+import { ProjectList } from "@/components/projects/project-list";
 
 export default async function AppLayout({ children }: { children: React.ReactNode }) {
   // The shell only needs the session; each page checks the rest itself (the password page must render here).
@@ -17,6 +18,7 @@ export default async function AppLayout({ children }: { children: React.ReactNod
           <a href="/" className={buttonVariants({ variant: "outline", className: "justify-start" })}>
             <MessageSquarePlus className="h-4 w-4" aria-hidden /> New chat
           </a>
+          <ProjectList />
           <ThreadList />
         </div>
       }

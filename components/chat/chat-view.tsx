@@ -2,7 +2,8 @@
 import { THREADS_CHANGED } from "./events";
 import { Fragment, useCallback, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
-import { Eraser, Undo2 } from "lucide-react";
+import { Eraser, Folder, Undo2 } from "lucide-react";
+import Link from "next/link";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { clearThreadAction, loadThreadAction, switchBranchAction, undoTurnAction } from "@/app/(app)/c/actions";
@@ -17,6 +18,8 @@ type Props = {
   initial: ThreadView | null;
   modelMissing: string | null;
   maxChars: number;
+  /** A new chat started in this project (an existing thread names its own). */
+  project?: { id: string; name: string } | null;
 };
 
 function toUi(view: ThreadView): UiItem[] {
@@ -74,7 +77,7 @@ function pendingItem(id: string, role: UiItem["role"], content: string, status: 
   };
 }
 
-export function ChatView({ initial, modelMissing, maxChars }: Props) {
+export function ChatView({ initial, modelMissing, maxChars, project: newIn = null }: Props) {
   const [threadId, setThreadId] = useState<string | null>(initial?.thread.id ?? null);
   const [title, setTitle] = useState(initial?.thread.title ?? null);
   const [items, setItems] = useState<UiItem[]>(initial ? toUi(initial) : []);
@@ -83,6 +86,7 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
   const [busy, setBusy] = useState(false);
   const [temporary, setTemporary] = useState(initial?.thread.temporary ?? false);
   const imported = initial?.thread.imported ?? null;
+  const project = initial ? initial.thread.project : newIn;
   const abortRef = useRef<AbortController | null>(null);
   const streamingId = useRef<string | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -279,7 +283,13 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
     setDraft("");
     const user = pendingItem("pending-user", "user", content, "complete");
     const ok = await stream(
-      { kind: "send", threadId: threadId ?? undefined, content, temporary: threadId ? undefined : temporary },
+      {
+        kind: "send",
+        threadId: threadId ?? undefined,
+        content,
+        temporary: threadId ? undefined : temporary,
+        projectId: threadId || temporary ? undefined : project?.id,
+      },
       { user },
     );
     if (!ok) setDraft(content); // never lose what the user typed
@@ -315,6 +325,16 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
   return (
     <div className="flex h-full flex-col">
       <div className="flex min-h-12 items-center gap-2 border-b border-border px-4 py-2">
+        {project && !temporary && (
+          <Link
+            href={`/p/${project.id}`}
+            className="flex max-w-[40%] shrink-0 items-center gap-1 truncate rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground hover:text-foreground"
+            data-testid="thread-project"
+          >
+            <Folder className="h-3.5 w-3.5 shrink-0" aria-hidden />
+            <span className="truncate">{project.name}</span>
+          </Link>
+        )}
         <h1 className="min-w-0 flex-1 truncate text-sm font-medium" data-testid="thread-title">
           {title ?? (temporary ? "Temporary chat" : "New chat")}
           {temporary && (
@@ -378,6 +398,12 @@ export function ChatView({ initial, modelMissing, maxChars }: Props) {
               <p className="mt-2 text-sm text-muted-foreground">
                 Your conversation is saved in this thread and sent back to the model each turn.
               </p>
+              {!threadId && project && (
+                <p className="mt-2 text-sm text-muted-foreground" data-testid="new-in-project">
+                  In the project <span className="font-medium text-foreground">{project.name}</span>: its instructions
+                  and memories go with every answer.
+                </p>
+              )}
               {!threadId && (
                 <label className="mt-6 inline-flex items-center gap-2 text-sm">
                   <input

@@ -4,7 +4,7 @@ import { usePathname, useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
 import { DropdownMenu } from "radix-ui";
-import { Archive, ArchiveRestore, MoreHorizontal, Pencil, Search, Trash2 } from "lucide-react";
+import { Archive, ArchiveRestore, Folder, FolderInput, MoreHorizontal, Pencil, Search, Trash2 } from "lucide-react";
 import {
   archiveThreadAction,
   deleteThreadAction,
@@ -17,13 +17,17 @@ import type { ThreadSummary } from "@/lib/chat/threads";
 import type { MessageHit } from "@/lib/chat/search";
 import { cn } from "@/lib/cn";
 import { THREADS_CHANGED } from "./events";
+import { moveThreadAction } from "@/app/(app)/p/actions";
+import { useProjects } from "@/components/projects/project-list";
+import { PROJECTS_CHANGED } from "@/components/projects/events";
 
 const menuItem =
   "flex cursor-pointer select-none items-center gap-2 rounded-sm px-2 py-1.5 text-sm outline-none data-[highlighted]:bg-accent data-[highlighted]:text-accent-foreground";
 
 /**
- * The sidebar's threads: newest first, loaded a page at a time as you scroll. The search box finds threads by title
- * and, below them, messages by what they say.
+ * The sidebar's threads: newest first, loaded a page at a time as you scroll; chats in a project are listed on the
+ * project's page, not here (a search covers them too). The search box finds threads by title and, below them,
+ * messages by what they say.
  */
 export function ThreadList() {
   const [threads, setThreads] = useState<ThreadSummary[]>([]);
@@ -42,6 +46,7 @@ export function ThreadList() {
       const r = await listThreadsAction({
         q: q || undefined,
         archived,
+        project: q ? undefined : "none",
         cursor: reset ? undefined : (from ?? undefined),
       });
       setLoading(false);
@@ -61,19 +66,21 @@ export function ThreadList() {
   const [hits, setHits] = useState<MessageHit[]>([]);
   const [hitsCursor, setHitsCursor] = useState<string | null>(null);
   const [importedOnly, setImportedOnly] = useState(false);
+  const [inProject, setInProject] = useState("");
   const searchMessages = useCallback(
     async (from: string | null) => {
       if (!q.trim()) return;
       const r = await searchMessagesAction({
         q,
         imported: importedOnly ? true : undefined,
+        project: inProject || undefined,
         cursor: from ?? undefined,
       });
       if (!r.ok) return toast.error(r.error);
       setHits((prev) => (from ? [...prev, ...r.data.hits] : r.data.hits));
       setHitsCursor(r.data.nextCursor);
     },
-    [q, importedOnly],
+    [q, importedOnly, inProject],
   );
   useEffect(() => {
     if (!q.trim()) return; // the list is hidden while the box is empty
@@ -115,6 +122,16 @@ export function ThreadList() {
     if (!r.ok) return toast.error(r.error);
     setThreads((prev) => prev.filter((t) => t.id !== id));
     toast.success(value ? "Thread archived." : "Thread restored.");
+  }
+  const projects = useProjects();
+  const projectName = (id: string | null) => projects.find((p) => p.id === id)?.name;
+  async function move(t: ThreadSummary, projectId: string | null) {
+    const r = await moveThreadAction(t.id, projectId);
+    if (!r.ok) return toast.error(r.error);
+    window.dispatchEvent(new Event(PROJECTS_CHANGED));
+    void load(true);
+    if (pathname === `/c/${t.id}`) router.refresh();
+    toast.success(projectId ? `Moved to ${projectName(projectId) ?? "the project"}.` : "Moved out of the project.");
   }
   async function remove(t: ThreadSummary) {
     if (!window.confirm(`Delete "${t.title ?? "Untitled"}"? This cannot be undone.`)) return;
@@ -193,6 +210,9 @@ export function ThreadList() {
                   className="min-w-0 flex-1 truncate rounded-md px-2 py-1.5 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
                 >
                   {t.title ?? "Untitled"}
+                  {t.projectId && projectName(t.projectId) && (
+                    <span className="ml-1 text-xs text-muted-foreground">· {projectName(t.projectId)}</span>
+                  )}
                 </Link>
               )}
               <DropdownMenu.Root>
@@ -214,6 +234,35 @@ export function ThreadList() {
                       {t.archived ? <ArchiveRestore className="h-4 w-4" /> : <Archive className="h-4 w-4" />}{" "}
                       {t.archived ? "Unarchive" : "Archive"}
                     </DropdownMenu.Item>
+                    <DropdownMenu.Sub>
+                      <DropdownMenu.SubTrigger className={menuItem}>
+                        <FolderInput className="h-4 w-4" /> Move to project
+                      </DropdownMenu.SubTrigger>
+                      <DropdownMenu.Portal>
+                        <DropdownMenu.SubContent className="z-50 min-w-40 max-w-64 rounded-md border border-border bg-card p-1 shadow-md">
+                          {projects.map((p) => (
+                            <DropdownMenu.Item
+                              key={p.id}
+                              className={menuItem}
+                              disabled={t.projectId === p.id}
+                              onSelect={() => void move(t, p.id)}
+                            >
+                              <Folder className="h-4 w-4 shrink-0" /> <span className="truncate">{p.name}</span>
+                            </DropdownMenu.Item>
+                          ))}
+                          {t.projectId && (
+                            <DropdownMenu.Item className={menuItem} onSelect={() => void move(t, null)}>
+                              No project
+                            </DropdownMenu.Item>
+                          )}
+                          {!projects.length && (
+                            <DropdownMenu.Item className={menuItem} onSelect={() => router.push("/p/new")}>
+                              New project…
+                            </DropdownMenu.Item>
+                          )}
+                        </DropdownMenu.SubContent>
+                      </DropdownMenu.Portal>
+                    </DropdownMenu.Sub>
                     <DropdownMenu.Item className={cn(menuItem, "text-destructive")} onSelect={() => void remove(t)}>
                       <Trash2 className="h-4 w-4" /> Delete
                     </DropdownMenu.Item>
@@ -233,6 +282,22 @@ export function ThreadList() {
         <section aria-label="Messages" className="grid gap-1" data-testid="message-hits">
           <div className="flex items-center justify-between px-2 text-xs text-muted-foreground">
             <span>Messages</span>
+            {projects.length > 0 && (
+              <select
+                aria-label="In project"
+                value={inProject}
+                onChange={(e) => setInProject(e.target.value)}
+                className="h-6 max-w-28 rounded border border-input bg-background text-xs"
+              >
+                <option value="">All chats</option>
+                <option value="none">No project</option>
+                {projects.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+            )}
             <label className="flex items-center gap-1">
               <input
                 type="checkbox"

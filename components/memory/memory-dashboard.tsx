@@ -20,6 +20,7 @@ import {
   verifyProcedureAction,
   consolidateNowAction,
 } from "@/app/(app)/settings/memory/actions";
+import { moveMemoryAction } from "@/app/(app)/p/actions";
 import type { Conflict } from "@/lib/memory/conflicts";
 import { AboutYou } from "./about-you";
 import { ConflictsInbox } from "./conflicts-inbox";
@@ -36,6 +37,8 @@ type Mem = {
   pinned: boolean;
   /** "Don't mention this": kept, never sent to a model. */
   muted?: boolean;
+  /** The project it belongs to (null: general memory). */
+  projectId?: string | null;
   /** When it was true ("from March 2021 until June 2025", "since June 2025"), when that says more than its dates. */
   validity?: string | null;
   /** Its timeline: the past memories it replaced, newest first. */
@@ -83,7 +86,8 @@ type Version = {
   reason: string;
   createdAt: string;
 };
-type Filters = { q?: string; kind?: string; source?: string; status?: string; sort: string };
+type Filters = { q?: string; kind?: string; source?: string; status?: string; sort: string; scope?: string };
+type ProjectRef = { id: string; name: string };
 
 const select =
   "h-9 rounded-md border border-input bg-background px-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
@@ -94,8 +98,10 @@ function MemoryCard({
   onSelect,
   busy,
   act,
+  projects,
 }: {
   m: Mem;
+  projects: ProjectRef[];
   selected: boolean;
   onSelect: (v: boolean) => void;
   busy: boolean;
@@ -225,6 +231,15 @@ function MemoryCard({
                 {new Date(m.expiresAt).toLocaleDateString()}
               </span>
             )}
+            {m.projectId && (
+              <Link
+                href={`/p/${m.projectId}`}
+                className="rounded bg-sky-500/15 px-1.5 py-0.5 text-sky-800 hover:underline dark:text-sky-300"
+                data-testid="memory-scope"
+              >
+                in {projects.find((p) => p.id === m.projectId)?.name ?? "a project"}
+              </Link>
+            )}
             {m.muted && (
               <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-muted">
                 not mentioned to the model
@@ -350,6 +365,29 @@ function MemoryCard({
               </Button>
             </>
           )}
+          {projects.length > 0 && (
+            <select
+              aria-label="Move to"
+              title="Move to general memory or a project"
+              className="h-8 max-w-36 rounded-md border border-input bg-background px-1 text-xs"
+              value={m.projectId ?? ""}
+              disabled={busy}
+              data-testid="memory-move"
+              onChange={(e) =>
+                act(
+                  () => moveMemoryAction(m.id, e.target.value || null),
+                  e.target.value ? "Moved to the project." : "Moved to general memory.",
+                )
+              }
+            >
+              <option value="">General memory</option>
+              {projects.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          )}
           <Button
             size="icon"
             variant="ghost"
@@ -384,6 +422,7 @@ export function MemoryDashboard({
   conflicts,
   memories,
   filters,
+  projects = [],
   settings,
   totals,
   meter,
@@ -391,6 +430,7 @@ export function MemoryDashboard({
   about: { text: string | null; at: string | null; edited: boolean };
   memories: Mem[];
   filters: Filters;
+  projects?: ProjectRef[];
   settings: { paused: boolean; review: boolean };
   totals: { count: number; tokens: number; pending: number; muted?: number };
   meter: ProfileMeterProps;
@@ -406,7 +446,7 @@ export function MemoryDashboard({
       if (!r.ok) toast.error(r.error);
       else if (ok) toast.success(ok);
     });
-  const filtered = !!(filters.q || filters.kind || filters.source || filters.status);
+  const filtered = !!(filters.q || filters.kind || filters.source || filters.status || filters.scope);
 
   return (
     <div className="mx-auto grid max-w-4xl gap-6 px-4 py-8">
@@ -486,6 +526,22 @@ export function MemoryDashboard({
             </select>
           </div>
         ))}
+        {projects.length > 0 && (
+          <div className="grid gap-1">
+            <label htmlFor="mem-scope" className="text-xs text-muted-foreground">
+              Scope
+            </label>
+            <select id="mem-scope" name="scope" defaultValue={filters.scope ?? ""} className={cn(select, "max-w-44")}>
+              <option value="">All</option>
+              <option value="general">General memory</option>
+              {projects.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
         <div className="grid gap-1">
           <label htmlFor="mem-sort" className="text-xs text-muted-foreground">
             Sort
@@ -581,6 +637,7 @@ export function MemoryDashboard({
             <MemoryCard
               key={`${m.id}-${m.updatedAt}`}
               m={m}
+              projects={projects}
               busy={busy}
               act={act}
               selected={selected.has(m.id)}

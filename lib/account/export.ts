@@ -116,6 +116,15 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     })(),
   );
 
+  yield* array(
+    "projects",
+    (async function* () {
+      // Threads and memories name their project by id (projectId).
+      const rows = await db.project.findMany({ where: { userId }, orderBy: { createdAt: "asc" } });
+      yield rows.map((p) => ({ ...p, name: c.open(p.name), instructions: c.open(p.instructions) }));
+    })(),
+  );
+
   // Threads, each followed by its items (every branch) and summaries.
   yield ',\n"threads": [';
   let firstThread = true;

@@ -47,6 +47,12 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "delete",
     why: "sign-in attempt counters keyed by email",
   },
+  Project: {
+    rows: `"userId" = $1`,
+    key: "id",
+    onDelete: "cascade",
+    why: "projects: names, instructions and memory mode",
+  },
   Thread: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "conversations" },
   Item: { rows: threadRows, key: "id", onDelete: "cascade", why: "messages, every branch" },
   Summary: { rows: threadRows, key: "id", onDelete: "cascade", why: "summaries of older turns" },

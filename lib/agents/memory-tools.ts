@@ -3,22 +3,32 @@
 // relevant memories and passages, within a token budget) and `remember`
 // (an explicit memory, with the same secret guard and de-duplication as chat).
 import { SecretRefusedError } from "@/lib/errors";
-import type { UserContext } from "@/lib/user-context";
+import { inMemoryScope, type UserContext } from "@/lib/user-context";
+import { threadScope } from "@/lib/projects/scope";
 import { tool } from "@openai/agents";
 import { z } from "zod";
 import { addMemory, memoryKindSchema } from "@/lib/memory/long-term";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { embedQuery } from "@/lib/llm/embeddings";
 
-/** `u`: the user's context (lib/user-context.ts), made by the caller once for the agent run. */
-export function mnemoMemoryTools(u: UserContext, opts: { budget?: number; threadId?: string } = {}) {
-  const { db, userId } = u;
+/**
+ * `u`: the user's context (lib/user-context.ts), made by the caller once for the agent run. With `threadId`, recall
+ * and remember work in that thread's project scope (lib/projects/scope.ts) whatever scope `u` has.
+ */
+export function mnemoMemoryTools(given: UserContext, opts: { budget?: number; threadId?: string } = {}) {
+  const { db, userId } = given;
+  let scoped: Promise<UserContext> | undefined;
+  const context = () =>
+    (scoped ??= opts.threadId
+      ? threadScope(db, userId, opts.threadId).then((s) => inMemoryScope(given, s))
+      : Promise.resolve(given));
   const recallTool = tool({
     name: "recall_memory",
     description:
       "Look up what Mnemo remembers about the user that is relevant to a query: facts, preferences, procedures and passages from earlier conversations.",
     parameters: z.object({ query: z.string().min(1).max(2000) }),
     async execute({ query }) {
+      const u = await context();
       const r = await recall(u, query, {
         budget: opts.budget ?? 800,
         excludeThreadId: opts.threadId,
@@ -32,6 +42,7 @@ export function mnemoMemoryTools(u: UserContext, opts: { budget?: number; thread
     description: "Save a durable fact, preference or procedure about the user when they ask you to remember it.",
     parameters: z.object({ text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact") }),
     async execute({ text, kind }) {
+      const u = await context();
       // The user's "pause learning" holds for agents too.
       if ((await u.settings()).paused)
         return JSON.stringify({ error: "The user has paused memory; nothing was saved. Tell them." });

@@ -12,7 +12,8 @@
 // Other item kinds (reasoning, hosted tools, computer use) are not stored; the
 // SDK replays without them.
 import type { AgentInputItem, Session } from "@openai/agents";
-import { userContext } from "@/lib/user-context";
+import { inMemoryScope, userContext } from "@/lib/user-context";
+import { threadScope } from "@/lib/projects/scope";
 import type { Db } from "@/lib/db/client";
 import { createThread, openSession } from "@/lib/chat/threads";
 import type { NewItem, PrismaSession, SessionItem } from "@/lib/memory/session";
@@ -111,7 +112,9 @@ export class MnemoSession implements Session {
   static async open(db: Db, userId: string, threadId?: string, opts: { title?: string } = {}): Promise<MnemoSession> {
     const u = await userContext(db, userId); // the agent session's one context
     const id = threadId ?? (await createThread(u, { title: opts.title ?? "Agent session" })).id;
-    return new MnemoSession(await openSession(u, id));
+    // No thread of another user's gets past openSession; a project's thread works in its project's scope.
+    const scoped = threadId ? inMemoryScope(u, await threadScope(db, userId, threadId)) : u;
+    return new MnemoSession(await openSession(scoped, id));
   }
 
   async getSessionId(): Promise<string> {

@@ -103,8 +103,15 @@ export function buildPrompt(
   ctx: Context,
   memoryBlock: string | null = null,
   systemPrompt = getConfig().chat.systemPrompt,
+  /** The thread's project's instructions, written by the user: part of the system prompt. */
+  projectInstructions = "",
 ): Msg[] {
   const messages: Msg[] = [{ role: "system", content: systemPrompt }];
+  if (projectInstructions.trim())
+    messages.push({
+      role: "system",
+      content: `The user's instructions for this project:\n${projectInstructions.trim()}`,
+    });
   if (memoryBlock) messages.push({ role: "system", content: memoryBlock });
   if (ctx.summary) {
     messages.push({

@@ -13,6 +13,8 @@ export const searchMessagesInput = z.object({
   q: z.string().trim().min(1).max(200),
   /** true: only conversations imported from another app; false: only Mnemo's own. */
   imported: z.boolean().optional(),
+  /** A project's id: only its chats; "none": only chats in no project. */
+  project: z.string().trim().max(64).optional(),
   cursor: z.string().max(200).optional(),
   limit: z.number().int().min(1).max(50).default(20),
 });
@@ -43,7 +45,7 @@ type Row = {
 const AROUND = 70;
 
 export async function searchMessages(u: UserContext, input: z.input<typeof searchMessagesInput>) {
-  const { q, imported, cursor, limit } = searchMessagesInput.parse(input);
+  const { q, imported, project, cursor, limit } = searchMessagesInput.parse(input);
   const words = queryTerms(q);
   const { config, terms } = u.cipher.searchTerms(words);
   if (!terms.length) return { hits: [] as MessageHit[], nextCursor: null };
@@ -54,6 +56,7 @@ export async function searchMessages(u: UserContext, input: z.input<typeof searc
     config,
     body: terms.join(" "),
     imported: imported ?? null,
+    project: project === undefined ? null : project === "none" ? "" : project,
     afterAt,
     afterId,
     limit,
@@ -79,6 +82,8 @@ type Query = {
   config: string;
   body: string;
   imported: boolean | null;
+  /** null: any; "": no project; else that project. */
+  project: string | null;
   afterAt: Date | null;
   afterId: string | null;
   limit: number;
@@ -136,6 +141,7 @@ const columns = Prisma.sql`i.id, i."threadId", i.role::text AS role, i.content, 
 const filters = (q: Query) => Prisma.sql`t."userId" = ${q.userId} AND NOT t.temporary
   AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped', 'interrupted')
   AND (${q.imported}::boolean IS NULL OR (t."importSource" IS NOT NULL) = ${q.imported}::boolean)
+  AND (${q.project}::text IS NULL OR COALESCE(t."projectId", '') = ${q.project}::text)
   AND (${q.afterAt}::timestamp IS NULL OR (i."createdAt", i.id) < (${q.afterAt}::timestamp, ${q.afterId}::text))`;
 
 async function matchCount(u: UserContext, tsq: Prisma.Sql): Promise<number> {

@@ -19,19 +19,39 @@ export const titleSchema = z
   .transform(cleanText)
   .pipe(z.string().trim().min(1, "A title cannot be empty.").max(120, "A title is at most 120 characters."));
 
-export type ThreadSummary = { id: string; title: string | null; lastActivityAt: string; archived: boolean };
+export type ThreadSummary = {
+  id: string;
+  title: string | null;
+  lastActivityAt: string;
+  archived: boolean;
+  projectId: string | null;
+};
 
-export async function createThread(u: UserContext, opts: { temporary?: boolean; title?: string } = {}) {
+export async function createThread(
+  u: UserContext,
+  opts: { temporary?: boolean; title?: string; projectId?: string | null } = {},
+) {
   const { db, userId } = u;
+  // A thread goes only into a project of the same user's.
+  if (opts.projectId && !(await db.project.findFirst({ where: { id: opts.projectId, userId }, select: { id: true } })))
+    throw new NotFoundError("project");
   await db.thread.deleteMany({ where: { userId, temporary: true } });
   const c = u.cipher;
   return db.thread.create({
-    data: { userId, temporary: !!opts.temporary, title: opts.title === undefined ? undefined : c.seal(opts.title) },
+    data: {
+      userId,
+      temporary: !!opts.temporary,
+      title: opts.title === undefined ? undefined : c.seal(opts.title),
+      projectId: opts.projectId ?? null,
+    },
   });
 }
 
 export async function ownedThread(db: Db, userId: string, threadId: string) {
-  const t = await db.thread.findFirst({ where: { id: threadId, userId } });
+  const t = await db.thread.findFirst({
+    where: { id: threadId, userId },
+    include: { project: { select: { id: true, name: true } } },
+  });
   if (!t) throw new NotFoundError("thread");
   // Temporary chats end when their user starts another chat, or after MNEMO_TEMPORARY_CHAT_HOURS.
   if (t.temporary && t.createdAt < temporaryCutoff()) {
@@ -50,13 +70,15 @@ export const listThreadsInput = z.object({
   cursor: z.string().max(200).optional(),
   q: z.string().trim().max(200).optional(),
   archived: z.boolean().default(false),
+  // "none": general chats only; a project's id: that project's; absent: all.
+  project: z.string().trim().max(64).optional(),
   limit: z.number().int().min(1).max(100).default(30),
 });
 
 /** A page of the user's threads, newest activity first (keyset pagination). */
 export async function listThreads(u: UserContext, input: z.input<typeof listThreadsInput>) {
   const { db, userId } = u;
-  const { cursor, q, archived, limit } = listThreadsInput.parse(input);
+  const { cursor, q, archived, limit, project } = listThreadsInput.parse(input);
   const c = u.cipher;
   let after: { at: Date; id: string } | undefined;
   if (cursor) {
@@ -68,6 +90,7 @@ export async function listThreads(u: UserContext, input: z.input<typeof listThre
       userId,
       archived,
       temporary: false,
+      ...(project ? { projectId: project === "none" ? null : project } : {}),
       // Encrypted titles are searched after decryption, below.
       ...(q && !c.enabled ? { title: { contains: q, mode: "insensitive" as const } } : {}),
       ...(after
@@ -76,7 +99,7 @@ export async function listThreads(u: UserContext, input: z.input<typeof listThre
     },
     orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
     take: q && c.enabled ? 5000 : limit + 1,
-    select: { id: true, title: true, lastActivityAt: true, archived: true },
+    select: { id: true, title: true, lastActivityAt: true, archived: true, projectId: true },
   });
   const opened = rows.map((t) => ({ ...t, title: t.title === null ? null : c.open(t.title) }));
   const matching =
@@ -118,6 +141,8 @@ export type ThreadView = {
     title: string | null;
     temporary: boolean;
     archived: boolean;
+    /** Its project, or null for a general chat. */
+    project: { id: string; name: string } | null;
     /** Imported conversations: the app it came from and when it started there. */
     imported: { source: string; startedAt: string } | null;
   };
@@ -168,6 +193,7 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
       title: t.title === null ? null : c.open(t.title),
       temporary: t.temporary,
       archived: t.archived,
+      project: t.project ? { id: t.project.id, name: c.open(t.project.name) } : null,
       imported: t.importSource ? { source: t.importSource, startedAt: t.createdAt.toISOString() } : null,
     },
     items: shown.map((i) => ({

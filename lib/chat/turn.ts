@@ -11,7 +11,8 @@
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
 import { recordUsage } from "@/lib/account/usage-ledger";
-import { userContext, type UserContext } from "@/lib/user-context";
+import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
+import { projectScope } from "@/lib/projects/scope";
 import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
 import OpenAI from "openai";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
@@ -72,7 +73,14 @@ const id = z.string().trim().min(1).max(64);
 export function turnRequestSchema() {
   const content = messageSchema();
   return z.discriminatedUnion("kind", [
-    z.object({ kind: z.literal("send"), threadId: id.optional(), content, temporary: z.boolean().optional() }),
+    z.object({
+      kind: z.literal("send"),
+      threadId: id.optional(),
+      content,
+      temporary: z.boolean().optional(),
+      // A new thread in this project (ignored when threadId is given).
+      projectId: id.optional(),
+    }),
     z.object({ kind: z.literal("edit"), threadId: id, itemId: id, content }),
     z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id }),
   ]);
@@ -152,7 +160,13 @@ type Prepared = {
   firstExchange: boolean;
   meta: AppendMeta;
 };
-const NO_META: AppendMeta = { temporary: false, memoryPaused: false, memoryReview: false, aboutSummary: null };
+const NO_META: AppendMeta = {
+  temporary: false,
+  memoryPaused: false,
+  memoryReview: false,
+  aboutSummary: null,
+  project: null,
+};
 
 /** What the three kinds of request share while their question and answer are saved. */
 /** The user's context (db, userId, cipher `c`) while their question and answer are saved. */
@@ -203,6 +217,7 @@ async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send
       await createThread(s.u, {
         temporary: req.temporary,
         title: provisionalTitle(req.content),
+        projectId: req.temporary ? null : req.projectId,
       })
     ).id;
   const { items: added, meta } = await appendItemsMeta(
@@ -329,12 +344,15 @@ class TurnRun {
   private readonly db: Db;
   private readonly userId: string;
   private readonly c: ContentCipher;
+  /** The user's context in the thread's memory scope (lib/projects/scope.ts): recall, tools and learning use it. */
+  private readonly u: UserContext;
 
   constructor(
-    private readonly u: UserContext,
+    given: UserContext,
     private readonly p: Prepared,
   ) {
-    ({ db: this.db, userId: this.userId, cipher: this.c } = u);
+    this.u = inMemoryScope(given, projectScope(p.meta.project));
+    ({ db: this.db, userId: this.userId, cipher: this.c } = this.u);
     this.assistant = p.assistant;
   }
 
@@ -343,7 +361,8 @@ class TurnRun {
     const useMemory = !this.p.meta.temporary; // long-term memory is neither read nor written in temporary chats
     const { ctx, recalled, overLimit } = await this.readContext(useMemory);
     onContext?.(ctx);
-    let messages = buildPrompt(ctx, memoryBlock(recalled));
+    const instructions = this.p.meta.project?.instructions;
+    let messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions);
     const tools = useMemory ? MEMORY_TOOLS : undefined;
     trackGeneration(this.assistant.id, this.userId, this.abort);
     this.startHeartbeat();
@@ -386,7 +405,8 @@ class TurnRun {
           ? recall(this.u, p.userItem.content, {
               budget: memBudget,
               excludeThreadId: p.threadId,
-              about: p.meta.aboutSummary,
+              // The summary is of general memory: not for a project that sees its own memories only.
+              about: this.u.scope.general ? p.meta.aboutSummary : null,
               // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
               semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content, userId) : undefined,
             })

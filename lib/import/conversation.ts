@@ -46,6 +46,18 @@ export type ImportedConversation = {
   dropped?: DroppedMessages;
   /** What the user told the other app about themselves and how to answer (ChatGPT's custom instructions). */
   customInstructions?: CustomInstructions;
+  /** The project the conversation belonged to there: it lands in a Mnemo project of the same name. */
+  project?: ImportedProject;
+};
+
+export type ImportedProject = {
+  /** The project's id in the other app (a second import finds the same Mnemo project). */
+  ref: string;
+  name: string;
+  instructions?: string;
+  memoryMode?: "shared" | "project_only";
+  /** Mnemo's own export: the project's id, so importing it back into the same account reuses it. */
+  sameAs?: string;
 };
 
 export type CustomInstructions = { about: string | null; howToRespond: string | null };

@@ -11,7 +11,8 @@
 // - Pausing learning stops it; asking again resumes.
 import type { Db } from "@/lib/db/client";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { type UserContext } from "@/lib/user-context";
+import { inMemoryScope, type UserContext } from "@/lib/user-context";
+import { projectScope, type MemoryScope } from "@/lib/projects/scope";
 import { getConfig } from "@/lib/config";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { extractMemories } from "@/lib/memory/extract";
@@ -96,6 +97,8 @@ type Exchange = {
   question: string;
   answer: string;
   learned: number | null;
+  /** The conversation's project scope: what it teaches belongs there. */
+  scope: MemoryScope;
 };
 
 /**
@@ -111,11 +114,11 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
     const thread = await db.thread.findFirst({
       where: { userId, importLearn: "queued" },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-      select: { id: true, importLearnedThrough: true },
+      select: { id: true, importLearnedThrough: true, project: { select: { id: true, memoryMode: true } } },
     });
     if (!thread) return null;
     const learned = thread.importLearnedThrough;
-    const [next] = await db.$queryRaw<Exchange[]>`
+    const [next] = await db.$queryRaw<Array<Omit<Exchange, "learned" | "scope">>>`
       SELECT u."threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer
       FROM "Item" u ${ANSWER}
       WHERE u."threadId" = ${thread.id} AND u.role = 'user' AND u.position > COALESCE(${learned}::int, -1)
@@ -130,7 +133,7 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
     }
     const claimed =
       await db.$executeRaw`UPDATE "Thread" SET "importLearnedThrough" = ${next.position} WHERE ${unmoved}`;
-    if (claimed) return { ...next, learned };
+    if (claimed) return { ...next, learned, scope: projectScope(thread.project) };
     // Another worker moved the mark first: look again.
   }
 }
@@ -157,7 +160,8 @@ export async function learnFromImports(
       break;
     }
     try {
-      await extractMemories(u, conn, {
+      // What a project's conversation teaches belongs to the project (lib/projects/scope.ts).
+      await extractMemories(inMemoryScope(u, ex.scope), conn, {
         threadId: ex.threadId,
         userItemId: ex.userItemId,
         question: c.open(ex.question),

@@ -12,11 +12,12 @@ import {
   text,
   type ImportFormat,
   type ImportedConversation,
+  type ImportedProject,
 } from "./conversation";
 import { isChatGpt, parseChatGpt } from "./formats/chatgpt";
 import { isClaude, parseClaude } from "./formats/claude";
 import { isLibreChat, parseLibreChat } from "./formats/librechat";
-import { parseMnemoThread } from "./formats/mnemo";
+import { parseMnemoProject, parseMnemoThread } from "./formats/mnemo";
 import { isOpenWebUi, parseOpenWebUi } from "./formats/open-webui";
 import { nextTick } from "./yield";
 
@@ -24,6 +25,7 @@ type Obj = Record<string, unknown>;
 
 export type ImportEntry =
   | { kind: "conversation"; conversation: ImportedConversation }
+  | { kind: "project"; project: ImportedProject | null }
   | {
       kind: "skipped";
       format: ImportFormat | null;
@@ -113,12 +115,13 @@ export async function* readExport(
     if (first !== "[" && first !== "{") throw new AppError(NOT_JSON, 400);
     // Mnemo's export writes its format first; other objects are one conversation each.
     mnemo = first === "{" && /^\s*\{\s*"format"\s*:\s*"mnemo-export"/.test(sample);
-    const paths = first === "[" ? ["$.*"] : mnemo ? ["$.threads.*", "$.memories.*"] : ["$"];
+    const paths = first === "[" ? ["$.*"] : mnemo ? ["$.projects.*", "$.threads.*", "$.memories.*"] : ["$"];
     const p = new JSONParser({ paths, keepStack: false });
     p.onValue = ({ value, stack }) => {
       started = true;
       const under = str(stack[1]?.key);
       if (mnemo && under === "memories") ready.push({ kind: "memory", memory: value });
+      else if (mnemo && under === "projects") ready.push({ kind: "project", project: parseMnemoProject(value) });
       else ready.push(toEntry(value, mnemo));
     };
     p.write(sample);

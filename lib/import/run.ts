@@ -2,15 +2,16 @@
 // (lib/import/read.ts), stores each conversation in its own transaction
 // (lib/import/write.ts: a broken one is reported and skipped, the rest land),
 // and reports what happened. Used by POST /api/import and `npm run import`.
-import type { UserContext } from "@/lib/user-context";
+import { inMemoryScope, type UserContext } from "@/lib/user-context";
+import { exactScope } from "@/lib/projects/scope";
 import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { embedSoon } from "@/lib/memory/embed";
 import { importCustomInstructions, importMemories } from "@/lib/memory/portable";
 import { getConfig } from "@/lib/config";
-import { FORMAT_NAMES, type CustomInstructions, type ImportFormat } from "./conversation";
+import { FORMAT_NAMES, type CustomInstructions, type ImportFormat, type ImportedProject } from "./conversation";
 import { readExport } from "./read";
 import { unzipIfNeeded } from "./unzip";
-import { writeConversation } from "./write";
+import { importedProject, writeConversation } from "./write";
 
 export type SkipReason = { reason: string; count: number; examples: string[] };
 
@@ -38,6 +39,7 @@ export type ImportProgress = Pick<ImportReport, "conversations" | "messages" | "
 
 const MAX_MEMORIES = 5_000;
 const MAX_THREAD_IDS = 10_000;
+const MAX_PROJECTS = 1_000;
 const MEMORY_STATUSES = new Set(["active", "pending", "archived", "past"]);
 
 export async function importConversations(
@@ -58,6 +60,9 @@ export async function importConversations(
   };
   const formats = new Set<ImportFormat>();
   const memories: unknown[] = [];
+  // Projects named by Mnemo's export, by ref; and the Mnemo project each became (memories follow them there).
+  const projects = new Map<string, ImportedProject>();
+  const projectIds = new Map<string, string>();
   // Custom instructions repeat in every conversation: each distinct version once, with the first thread that had it.
   const instructions = new Map<string, CustomInstructions & { threadId: string | null }>();
   const noteInstructions = (ci: CustomInstructions | undefined, threadId: string | null) => {
@@ -83,7 +88,7 @@ export async function importConversations(
   }
 
   report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
-  if (memories.length) report.memories = await importExportedMemories(u, memories);
+  if (memories.length) report.memories = await importExportedMemories(u, memories, projects, projectIds);
   for (const found of instructions.values()) {
     const r = await importCustomInstructions(u, found);
     report.customInstructions = {
@@ -97,6 +102,10 @@ export async function importConversations(
   async function readAll() {
     const limits = { maxInflatedBytes: getConfig().import.maxBytes };
     for await (const entry of readExport(unzipIfNeeded(chunks, limits))) {
+      if (entry.kind === "project") {
+        if (entry.project && projects.size < MAX_PROJECTS) projects.set(entry.project.ref, entry.project);
+        continue;
+      }
       if (entry.kind === "memory") {
         if (memories.length < MAX_MEMORIES) memories.push(entry.memory);
         else skip(`more than ${MAX_MEMORIES.toLocaleString("en-US")} memories`, null);
@@ -109,10 +118,13 @@ export async function importConversations(
       } else {
         const conv = entry.conversation;
         formats.add(conv.format);
+        // Mnemo's export names its projects once, ahead of the threads; a thread carries the id.
+        if (conv.project && !conv.project.name) conv.project = projects.get(conv.project.ref);
         for (const [reason, n] of Object.entries(conv.dropped ?? {}))
           count(report.droppedMessages, reason, conv.title, n);
         try {
           const r = await writeConversation(db, userId, conv, cipher);
+          if (r.status === "imported" && r.projectId && conv.project) projectIds.set(conv.project.ref, r.projectId);
           noteInstructions(conv.customInstructions, r.status === "imported" ? r.threadId : null);
           if (r.status === "duplicate") report.duplicates++;
           else {
@@ -140,12 +152,30 @@ export async function importConversations(
   }
 }
 
-/** Memories from Mnemo's full export, through the memories import (duplicates of what the user has are skipped). */
-async function importExportedMemories(u: UserContext, rows: unknown[]) {
-  const memories = rows
+/**
+ * Memories from Mnemo's full export, through the memories import (duplicates of what the user has are skipped),
+ * each into its project: the one its threads landed in, else one made for it.
+ */
+async function importExportedMemories(
+  u: UserContext,
+  rows: unknown[],
+  projects: Map<string, ImportedProject>,
+  projectIds: Map<string, string>,
+) {
+  const valid = rows
     .map((r) => (r && typeof r === "object" ? (r as Record<string, unknown>) : {}))
-    .filter((m) => typeof m.text === "string" && MEMORY_STATUSES.has(String(m.status ?? "active")))
-    .map((m) => ({
+    .filter((m) => typeof m.text === "string" && MEMORY_STATUSES.has(String(m.status ?? "active")));
+  const byProject = new Map<string | null, Array<Record<string, unknown>>>();
+  for (const m of valid) {
+    const ref = typeof m.projectId === "string" ? `mnemo:${m.projectId}` : null;
+    const key = ref && projects.has(ref) ? ref : null;
+    byProject.set(key, [...(byProject.get(key) ?? []), m]);
+  }
+  let added = 0;
+  let skipped = rows.length - valid.length;
+  for (const [ref, group] of byProject) {
+    const projectId = ref ? (projectIds.get(ref) ?? (await importedProject(u, projects.get(ref)!))) : null;
+    const memories = group.map((m) => ({
       text: m.text,
       kind: m.kind ?? "fact",
       status: m.status ?? "active",
@@ -153,6 +183,13 @@ async function importExportedMemories(u: UserContext, rows: unknown[]) {
       validFrom: m.validFrom,
       validUntil: m.validUntil,
     }));
-  const r = await importMemories(u, { format: "mnemo-memories", version: 1, memories });
-  return { added: r.added, skipped: r.skipped + r.rejected.length + (rows.length - memories.length) };
+    const r = await importMemories(inMemoryScope(u, exactScope(projectId)), {
+      format: "mnemo-memories",
+      version: 1,
+      memories,
+    });
+    added += r.added;
+    skipped += r.skipped + r.rejected.length;
+  }
+  return { added, skipped };
 }

@@ -7,14 +7,15 @@ import type { Db } from "@/lib/db/client";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { messageTokens } from "@/lib/memory/tokens";
 import { cutGraphemes } from "@/lib/text/policy";
-import type { ImportedConversation } from "./conversation";
+import type { ImportedConversation, ImportedProject } from "./conversation";
 
 /** A longer message is cut (and says so): one pasted book should not fill every context window. */
 export const MAX_IMPORTED_MESSAGE_CHARS = 100_000;
 const INSERT_BATCH = 500;
 
 export type WriteResult =
-  { status: "imported"; threadId: string; messages: number; branches: number } | { status: "duplicate" };
+  | { status: "imported"; threadId: string; messages: number; branches: number; projectId: string | null }
+  | { status: "duplicate" };
 
 const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === "P2002" ||
@@ -39,9 +40,11 @@ export async function writeConversation(
         const first = rows[0]?.createdAt ?? new Date().toISOString();
         const last = rows.reduce((max, r) => (r.createdAt > max ? r.createdAt : max), first);
         const created = conv.createdAt?.toISOString() ?? first;
+        const projectId = conv.project ? await importedProject({ db: tx as Db, userId, cipher }, conv.project) : null;
         const thread = await tx.thread.create({
           data: {
             userId,
+            projectId,
             title: conv.title ? cipher.seal(cutGraphemes(conv.title, 200)) : null,
             archived: !!conv.archived,
             importSource: conv.format,
@@ -74,6 +77,7 @@ export async function writeConversation(
           threadId: thread.id,
           messages: rows.length,
           branches: Math.max(0, leaves - 1),
+          projectId,
         } as const;
       },
       { timeout: 120_000 },
@@ -82,6 +86,34 @@ export async function writeConversation(
     if (isUniqueViolation(e)) return { status: "duplicate" }; // the same file imported twice at once
     throw e;
   }
+}
+
+/**
+ * The Mnemo project an imported project lands in: the same one when it is this account's own (Mnemo's export
+ * imported back), the one an earlier import made, or a new one of the same name.
+ */
+export async function importedProject(
+  u: { db: Db; userId: string; cipher: ContentCipher },
+  p: ImportedProject,
+): Promise<string> {
+  const { db, userId, cipher } = u;
+  const found = await db.project.findFirst({
+    where: { userId, OR: [{ importRef: p.ref }, ...(p.sameAs ? [{ id: p.sameAs }] : [])] },
+    select: { id: true },
+  });
+  if (found) return found.id;
+  const name = cutGraphemes(p.name.trim() || "Imported project", 80);
+  const made = await db.project.create({
+    data: {
+      userId,
+      name: cipher.seal(name),
+      instructions: cipher.seal(cutGraphemes(p.instructions ?? "", 4000)),
+      memoryMode: p.memoryMode ?? "shared",
+      importRef: p.ref,
+    },
+    select: { id: true },
+  });
+  return made.id;
 }
 
 /** The conversation's messages as Item rows: new ids, positions in tree order, times carried down when missing. */

@@ -4,6 +4,7 @@
 // job that runs twice after a crash does no harm.
 import { z } from "zod";
 import { threadOwnerContext, userContext, type UserContext } from "@/lib/user-context";
+import { projectScope } from "@/lib/projects/scope";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { resolveConnectionCached } from "@/lib/llm/connection";
@@ -86,10 +87,11 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       // Settings are read now, not when the answer was written: pausing learning stops queued work too.
       const thread = await db.thread.findFirst({
         where: { id: p.threadId, userId: p.userId },
-        select: { temporary: true },
+        select: { temporary: true, project: { select: { id: true, memoryMode: true } } },
       });
       if (!thread || thread.temporary) return;
-      const u = await userContext(db, p.userId);
+      // Learned in a project: it belongs to the project, and only the project's memories are candidates to change.
+      const u = await userContext(db, p.userId, projectScope(thread.project));
       const settings = await u.settings();
       if (settings.paused) return;
       const ex = await exchange(u, p.threadId, p.userItemId, p.answerItemId);
@@ -113,10 +115,14 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
     }
     case "feedback": {
       const p = payloadOf("feedback", payload);
-      const fb = await db.feedback.findUnique({ where: { id: p.feedbackId }, select: { userId: true } });
+      const fb = await db.feedback.findUnique({
+        where: { id: p.feedbackId },
+        select: { userId: true, item: { select: { thread: { select: { project: true } } } } },
+      });
       if (!fb) return; // removed since
       const conn = await connection(db);
-      const u = await userContext(db, fb.userId);
+      // A lesson from a project's answer belongs to the project.
+      const u = await userContext(db, fb.userId, projectScope(fb.item.thread.project));
       const learned = (await learnFromFeedback(u, conn, p.feedbackId, p.version)) !== "nothing";
       if (learned && conn.embeddingModel) {
         await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);

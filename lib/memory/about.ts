@@ -48,7 +48,14 @@ export async function refreshAbout(u: UserContext, conn: ModelConnection, opts: 
   });
   if (!user || user.aboutSummaryEdited || user.memoryPaused) return false;
   const memories = await db.memory.findMany({
-    where: { userId, status: "active", muted: false, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
+    // General memory only: a project's memories stay in the project (lib/projects/scope.ts).
+    where: {
+      userId,
+      projectId: null,
+      status: "active",
+      muted: false,
+      OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
+    },
     orderBy: [{ pinned: "desc" }, { useCount: "desc" }, { updatedAt: "desc" }],
     select: { text: true, kind: true, updatedAt: true },
     take: MEMORIES_READ,

@@ -90,6 +90,8 @@ type Row = {
   muted?: boolean;
   embedding: number[] | null;
   embeddingModel: string | null;
+  /** Its project (null: general memory). Consolidation never pairs memories of two places. */
+  projectId?: string | null;
 };
 
 export async function consolidateUser(
@@ -146,7 +148,7 @@ async function activeRows(u: UserContext): Promise<Row[]> {
   const c = u.cipher;
   const rows = await db.$queryRaw<Row[]>`
     SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, muted,
-            embedding, "embeddingModel"
+            embedding, "embeddingModel", "projectId"
      FROM "Memory" WHERE "userId" = ${userId} AND status = 'active' ORDER BY "createdAt"
   `;
   return rows.map((r) => ({
@@ -161,8 +163,9 @@ async function activeRows(u: UserContext): Promise<Row[]> {
 async function mergeEqualText(u: UserContext): Promise<number> {
   const { db, userId } = u;
   const byText = new Map<string, Row[]>();
-  for (const r of await activeRows(u))
-    byText.set(normalizeText(r.text), [...(byText.get(normalizeText(r.text)) ?? []), r]);
+  // Equal text in two projects (or a project and general memory) is two memories: each place keeps its own.
+  const key = (r: Row) => `${r.projectId ?? ""}\u0000${normalizeText(r.text)}`;
+  for (const r of await activeRows(u)) byText.set(key(r), [...(byText.get(key(r)) ?? []), r]);
   let merged = 0;
   for (const group of byText.values()) {
     if (group.length < 2) continue;
@@ -241,7 +244,7 @@ export function candidatePairs(rows: Row[], at: Map<string, Date>, since: Date, 
   for (const x of order) {
     const mine: Array<[Row, Row, number]> = [];
     for (const y of rows) {
-      if (y.kind !== x.kind || !before(y, x)) continue;
+      if (y.kind !== x.kind || (y.projectId ?? null) !== (x.projectId ?? null) || !before(y, x)) continue;
       const sim = similarity(x, y, terms.get(x.id)!, terms.get(y.id)!, idf, model);
       if (sim > 0) mine.push([x, y, sim]);
     }

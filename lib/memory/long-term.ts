@@ -3,6 +3,7 @@
 // Every function takes the signed-in user's id and touches only that user's
 // memories, whatever ids the caller (a tool call, a form) passes in.
 import { z } from "zod";
+import { scopeParams, scopeSql, scopeWhere } from "@/lib/projects/scope";
 import type { UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { callFunction } from "@/lib/db/function-calls";
@@ -100,13 +101,13 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
   const keyed = c.searchTerms(normalizeText(text).split(" ").filter(Boolean)).terms;
   const candidates = c.enabled
     ? await db.$queryRaw<Array<{ id: string }>>`
-        SELECT id FROM "Memory" WHERE "userId" = ${userId} AND status NOT IN ('archived', 'past')
+        SELECT id FROM "Memory" WHERE "userId" = ${userId} AND ${scopeSql(u.scope)} AND status NOT IN ('archived', 'past')
            AND (${keyed.join(" ")}::text = '' OR search @@ mnemo_user_query(${userId}, 'simple', ${keyed.join(" ")}))
          LIMIT 200
       `
     : await db.$queryRaw<Array<{ id: string }>>`
         SELECT id FROM "Memory"
-         WHERE "userId" = ${userId} AND status NOT IN ('archived', 'past')
+         WHERE "userId" = ${userId} AND ${scopeSql(u.scope)} AND status NOT IN ('archived', 'past')
            AND (CASE WHEN numnode(mnemo_user_query(${userId}, 'english', ${text})) > 0 THEN search @@ mnemo_user_query(${userId}, 'english', ${text})
                      ELSE lower(text) = lower(${text}) END)
          LIMIT 50
@@ -128,6 +129,8 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
   const created = await db.memory.create({
     data: {
       userId,
+      // Learned in a project: it belongs to the project (lib/projects/scope.ts).
+      projectId: u.scope.projectId,
       ...storedText(c, text),
       kind: m.kind ?? "fact",
       source: m.source,
@@ -185,6 +188,7 @@ export async function updateMemoryText(
     const loser = await db.memory.create({
       data: {
         userId,
+        projectId: current.projectId,
         ...storedText(c, text),
         kind: current.kind,
         source: by.source,
@@ -392,7 +396,8 @@ export async function retireMemory(
     const pair = await tx.memory.findMany({ where: { id: { in: [keepId, dropId] }, userId, status: "active" } });
     const keep = pair.find((m) => m.id === keepId);
     const drop = pair.find((m) => m.id === dropId);
-    if (!keep || !drop) return false;
+    // Never across projects: what one place learned does not retire another's (lib/projects/scope.ts).
+    if (!keep || !drop || keep.projectId !== drop.projectId) return false;
     const past = contradicts && drop.kind !== "procedure" && validSince(drop) < validSince(keep);
     await tx.memory.update({
       where: { id: drop.id },
@@ -512,8 +517,8 @@ export async function searchMemories(u: UserContext, text: string, limit = 20): 
     // SQL in the migration recall_functions (PL/pgSQL keeps its plan): ranked on
     // narrow rows, and a word in COMMON_MEMORY_WORD memories or more is left out
     // when the question has rarer ones.
-    call: `mnemo_search_memories($1, $2::int, $3::text[], $4::regconfig, $5::int)`,
-    params: [userId, limit, terms, config, COMMON_MEMORY_WORD],
+    call: `mnemo_search_memories($1, $2::int, $3::text[], $4::regconfig, $5::int, $6::text, $7::boolean)`,
+    params: [userId, limit, terms, config, COMMON_MEMORY_WORD, ...scopeParams(u.scope)],
     dates: ["updatedAt"],
   });
   return rows.map((m) => openMemory(c, m));
@@ -529,9 +534,16 @@ export const memoryListInput = z.object({
   source: z.enum(["explicit", "inferred", "manual", "feedback"]).optional(),
   status: z.enum(["active", "pending", "archived", "past"]).optional(),
   sort: z.enum(["updated", "created", "used", "text"]).default("updated"),
+  // Where the memory belongs: "general" (no project) or a project's id.
+  scope: z.string().trim().max(64).optional(),
 });
 
-export async function listMemories(u: UserContext, input: z.input<typeof memoryListInput>) {
+/** The user's memories for the dashboard (every scope, or the one asked), or in the context's scope (a model's). */
+export async function listMemories(
+  u: UserContext,
+  input: z.input<typeof memoryListInput>,
+  opts: { inContextScope?: boolean } = {},
+) {
   const { db, userId } = u;
   const f = memoryListInput.parse(input);
   const c = u.cipher;
@@ -548,6 +560,8 @@ export async function listMemories(u: UserContext, input: z.input<typeof memoryL
     ...(f.kind ? { kind: f.kind } : {}),
     ...(f.source === "feedback" ? { sourceFeedbackId: { not: null } } : f.source ? { source: f.source } : {}),
     ...(f.status ? { status: f.status } : {}),
+    ...(f.scope ? { projectId: f.scope === "general" ? null : f.scope } : {}),
+    ...(opts.inContextScope ? scopeWhere(u.scope) : {}),
   };
   if (!c.enabled) {
     const rows = await db.memory.findMany({

@@ -20,6 +20,7 @@ import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
 import { pastMemories, pastQuestion, spanText, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
 import { CITATION_REQUEST } from "./citation-format";
+import { scopeParams, scopeWhere, type MemoryScope } from "@/lib/projects/scope";
 
 export type RecalledMemory = Pick<
   RankedMemory,
@@ -161,11 +162,13 @@ export async function recall(
     loadProfile(u, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(u, message, CANDIDATES),
     wantPassages
-      ? searchPassages(db, userId, c.searchTerms(words), opts.excludeThreadId, passageHits(budget), n, dates)
+      ? searchPassages(db, userId, u.scope, c.searchTerms(words), opts.excludeThreadId, passageHits(budget), n, dates)
       : Promise.resolve([]),
     opts.semantic ?? Promise.resolve(null),
     // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
-    wantPassages ? recentExchanges(db, userId, opts.excludeThreadId, budget) : Promise.resolve([] as RecentRow[]),
+    wantPassages
+      ? recentExchanges(db, userId, u.scope, opts.excludeThreadId, budget)
+      : Promise.resolve([] as RecentRow[]),
     // Past memories only for a question about the past, read beside the rest (no extra round trip in sequence).
     aboutPast.about ? pastMemories(u, message, aboutPast.ranges) : Promise.resolve([] as PastMemory[]),
   ]);
@@ -182,6 +185,7 @@ export async function recall(
     ? await passagesAround(
         db,
         userId,
+        u.scope,
         vecMessages.filter((h) => !lexHitIds.has(h.id)),
         opts.excludeThreadId,
         n,
@@ -516,13 +520,14 @@ function toPassage(rows: Neighbor[], text: (r: Neighbor) => string, recent = fal
 async function recentExchanges(
   db: Db,
   userId: string,
+  scope: MemoryScope,
   excludeThreadId: string | undefined,
   budget: number,
 ): Promise<RecentRow[]> {
   return callFunction<RecentRow>(db, {
     // SQL in the migration recall_reads_bounded_by_tokens (PL/pgSQL keeps its plan): each thread's newest
     // messages while those before them show less than the budget (a line shows at most its cap).
-    call: `mnemo_recent_exchanges($1, $2, $3::timestamp, $4::int, $5::int, $6::int, $7::int)`,
+    call: `mnemo_recent_exchanges($1, $2, $3::timestamp, $4::int, $5::int, $6::int, $7::int, $8::text, $9::boolean)`,
     params: [
       userId,
       excludeThreadId ?? null,
@@ -531,6 +536,7 @@ async function recentExchanges(
       RECENT_MESSAGES,
       budget,
       lineCaps(budget).context + MESSAGE_OVERHEAD,
+      ...scopeParams(scope),
     ],
     dates: ["createdAt"],
   });
@@ -542,7 +548,7 @@ async function loadMissingMemories(u: UserContext, ids: string[], into: Map<stri
   if (!ids.length) return;
   const c = u.cipher;
   const rows = await db.memory.findMany({
-    where: { id: { in: ids }, userId, status: "active", muted: false },
+    where: { id: { in: ids }, userId, status: "active", muted: false, ...scopeWhere(u.scope) },
     select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, needsRevalidation: true, tokens: true },
   });
   for (const r of rows) into.set(r.id, { ...r, text: c.open(r.text) });
@@ -552,6 +558,7 @@ async function loadMissingMemories(u: UserContext, ids: string[], into: Map<stri
 async function passagesAround(
   db: Db,
   userId: string,
+  scope: MemoryScope,
   hits: VectorHit[],
   excludeThreadId: string | undefined,
   n: number,
@@ -559,8 +566,16 @@ async function passagesAround(
   if (!hits.length) return [];
   return callFunction<NeighborRow>(db, {
     // SQL in the migration recall_functions: the same filters and neighbours as the word search.
-    call: `mnemo_hits_with_neighbours($1, $2, $3::text[], $4::float8[], $5::int, $6::timestamp)`,
-    params: [userId, excludeThreadId ?? null, hits.map((h) => h.id), hits.map((h) => h.score), n, retentionCutoff()],
+    call: `mnemo_hits_with_neighbours($1, $2, $3::text[], $4::float8[], $5::int, $6::timestamp, $7::text, $8::boolean)`,
+    params: [
+      userId,
+      excludeThreadId ?? null,
+      hits.map((h) => h.id),
+      hits.map((h) => h.score),
+      n,
+      retentionCutoff(),
+      ...scopeParams(scope),
+    ],
     dates: PASSAGE_DATES,
   });
 }
@@ -569,6 +584,7 @@ async function passagesAround(
 async function searchPassages(
   db: Db,
   userId: string,
+  scope: MemoryScope,
   { config, terms }: { config: string; terms: string[] },
   excludeThreadId: string | undefined,
   limit: number,
@@ -583,7 +599,7 @@ async function searchPassages(
     // rare words are looked up in the index. SQL and its reasoning: the migration
     // recall_functions (PL/pgSQL keeps its plan).
     call: `mnemo_recall_passages($1, $2, $3::int, $4::int, $5::text[], $6::int, $7::regconfig, $8::timestamp,
-       $9::timestamp[], $10::timestamp[], $11::float8, $12::int, $13::int)`,
+       $9::timestamp[], $10::timestamp[], $11::float8, $12::int, $13::int, $14::text, $15::boolean)`,
     params: [
       userId,
       excludeThreadId ?? null,
@@ -598,6 +614,7 @@ async function searchPassages(
       DATE_BONUS,
       SAMPLE_DOCS,
       FETCH_ROWS,
+      ...scopeParams(scope),
     ],
     dates: PASSAGE_DATES,
   });

@@ -12,6 +12,7 @@ import { openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { messageTokens } from "./tokens";
 import { NotFoundError } from "@/lib/errors";
+import type { ProjectMemoryMode } from "@/lib/projects/scope";
 
 export type ToolCall = { id: string; name: string; arguments: string };
 
@@ -157,6 +158,8 @@ export type AppendMeta = {
   memoryReview: boolean;
   /** "What Mnemo knows about you" (lib/memory/about.ts), opened; recall uses it when the memories do not all fit. */
   aboutSummary: string | null;
+  /** The thread's project (its instructions opened), or null for a general chat. */
+  project: { id: string; memoryMode: ProjectMemoryMode; instructions: string } | null;
 };
 
 /** appendItems, also returning the thread's and owner's flags read in the same statement. */
@@ -211,7 +214,7 @@ export async function appendItemsMeta(
          AND (${p.ownerId}::text IS NULL OR (t."userId" = ${p.ownerId}::text AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = ${p.ownerId}::text AND NOT u.disabled)))
          AND (${p.sid}::text IS NULL OR ${sessionMayActSql(Prisma.sql`${p.ownerId}::text`, Prisma.sql`${p.sid}::text`, Prisma.sql`${p.authAt}::bigint`)})
          AND (NOT ${p.explicit}::boolean OR ${p.parent}::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = ${p.parent}::text AND p."threadId" = ${p.threadId}))
-       RETURNING t."appendParentId" AS parent, t."nextPosition" - ${p.count}::int AS base, t.temporary, t."userId"
+       RETURNING t."appendParentId" AS parent, t."nextPosition" - ${p.count}::int AS base, t.temporary, t."userId", t."projectId"
      ), ins AS (
        INSERT INTO "Item" (id, "threadId", "userId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId", "toolName",
                            status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt", "updatedAt")
@@ -223,16 +226,34 @@ export async function appendItemsMeta(
               "completionTokens" int, "sourceRef" text)
        RETURNING *
      )
-     SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review", u."aboutSummary" AS "m_about"
-     FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" ORDER BY ins.position ASC
+     SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review", u."aboutSummary" AS "m_about",
+            pr.id AS "m_project", pr."memoryMode"::text AS "m_mode", pr.instructions AS "m_instructions"
+     FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" LEFT JOIN "Project" pr ON pr.id = upd."projectId"
+     ORDER BY ins.position ASC
   `;
   const first = rows[0] as
-    | (ItemRow & { m_temporary: boolean; m_paused: boolean | null; m_review: boolean | null; m_about: string | null })
+    | (ItemRow & {
+        m_temporary: boolean;
+        m_paused: boolean | null;
+        m_review: boolean | null;
+        m_about: string | null;
+        m_project: string | null;
+        m_mode: ProjectMemoryMode | null;
+        m_instructions: string | null;
+      })
     | undefined;
   return {
     items: rows.map(
-      ({ m_temporary: _t, m_paused: _p, m_review: _r, m_about: _a, ...r }: ItemRow & Record<string, unknown>) =>
-        openItem(c, r as ItemRow),
+      ({
+        m_temporary: _t,
+        m_paused: _p,
+        m_review: _r,
+        m_about: _a,
+        m_project: _pr,
+        m_mode: _m,
+        m_instructions: _i,
+        ...r
+      }: ItemRow & Record<string, unknown>) => openItem(c, r as ItemRow),
     ),
     meta: first
       ? {
@@ -240,6 +261,9 @@ export async function appendItemsMeta(
           memoryPaused: !!first.m_paused,
           memoryReview: !!first.m_review,
           aboutSummary: first.m_about ? c.open(first.m_about) : null,
+          project: first.m_project
+            ? { id: first.m_project, memoryMode: first.m_mode!, instructions: c.open(first.m_instructions ?? "") }
+            : null,
         }
       : null,
   };

@@ -149,7 +149,9 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
         const a = args.search_memory.parse(json);
         const found = a.query.trim()
           ? await searchMemories(ctx, a.query, 20)
-          : (await listMemories(ctx, { status: "active" })).filter((m) => !m.muted).slice(0, 30);
+          : (await listMemories(ctx, { status: "active" }, { inContextScope: true }))
+              .filter((m) => !m.muted)
+              .slice(0, 30);
         return out({ memories: found.map((m) => ({ id: m.id, text: m.text, kind: m.kind })) });
       }
       default:

@@ -11,7 +11,8 @@
 // - otherwise an update is a new version and a removal archives (restorable):
 //   a model never deletes a memory.
 // The user's own edits on the dashboard go straight to lib/memory/long-term.ts.
-import { SecretRefusedError } from "@/lib/errors";
+import { NotFoundError, SecretRefusedError } from "@/lib/errors";
+import { inScope } from "@/lib/projects/scope";
 import type { MemorySettings, UserContext } from "@/lib/user-context";
 import type { Memory } from "@/lib/generated/prisma/client";
 import { countTokens } from "./tokens";
@@ -75,6 +76,8 @@ export async function modelChange(
     return { outcome: "applied", memory };
   }
   const target = await ownedMemory(u, change.id);
+  // A model works in its thread's scope: a memory it was never shown (another project's) is out of its reach.
+  if (!inScope(u.scope, target.projectId)) throw new NotFoundError("memory");
   if (target.status !== "active") return { outcome: "refused", why: "That memory is not active." };
   if (p.review || (protectedMemory(target) && !origin.userWords)) return propose(u, target, change, origin);
   if (change.op === "update") {
@@ -118,6 +121,7 @@ async function propose(
   const row = await db.memory.create({
     data: {
       userId,
+      projectId: target.projectId,
       text: c.seal(text),
       searchTokens: c.searchTokens(text),
       kind: target.kind,

@@ -10,6 +10,7 @@ import {
   toDate,
   type ImportedConversation,
   type ImportedMessage,
+  type ImportedProject,
 } from "../conversation";
 
 type Obj = Record<string, unknown>;
@@ -55,5 +56,22 @@ export function parseMnemoThread(entry: Obj): ImportedConversation {
     activeRef,
     archived: t.archived === true,
     dropped,
+    // Named from the export's "projects" (read before its threads) by lib/import/run.ts.
+    project: str(t.projectId) ? { ref: `mnemo:${str(t.projectId)}`, name: "", sameAs: str(t.projectId)! } : undefined,
+  };
+}
+
+/** One entry of the export's "projects". */
+export function parseMnemoProject(v: unknown): ImportedProject | null {
+  const p = obj(v);
+  const id = str(p.id);
+  const name = text(p.name).trim().slice(0, 80);
+  if (!id || !name) return null;
+  return {
+    ref: `mnemo:${id}`,
+    sameAs: id,
+    name,
+    instructions: text(p.instructions).slice(0, 4000),
+    memoryMode: p.memoryMode === "project_only" ? "project_only" : "shared",
   };
 }

@@ -1,6 +1,7 @@
 -- mnemo_hits_with_neighbours: its current source. Change it here, then `npm run db:functions -- <migration_name>` writes the
 -- migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
-CREATE OR REPLACE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread text, hit_ids text[], hit_ranks float8[], n int, since timestamp)
+CREATE OR REPLACE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread text, hit_ids text[], hit_ranks float8[], n int, since timestamp,
+                                                      scope_project text, scope_general boolean)
   RETURNS SETOF mnemo_passage_row
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
   AS $$
@@ -8,7 +9,7 @@ CREATE OR REPLACE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread t
   BEGIN
     RETURN QUERY
     WITH mine AS MATERIALIZED (
-       SELECT * FROM mnemo_searchable_threads(uid, exclude_thread, since)
+       SELECT * FROM mnemo_searchable_threads(uid, exclude_thread, since, scope_project, scope_general)
      ), hits AS MATERIALIZED (
        SELECT h.id, h."threadId", h.position, h."createdAt", x.rank, m.title, m."createdAt" AS "threadAt", m.since
        FROM unnest(hit_ids, hit_ranks) AS x(id, rank)

@@ -14,7 +14,7 @@
 -- is left out inside the index (its tag, migration thread_tagged_search).
 CREATE OR REPLACE FUNCTION mnemo_recall_passages(
   uid text, exclude_thread text, lim int, n int, words text[], common_docs int, cfg regconfig, since timestamp,
-  date_starts timestamp[], date_ends timestamp[], date_bonus float8, sample_docs int, fetch_rows int)
+  date_starts timestamp[], date_ends timestamp[], date_bonus float8, sample_docs int, fetch_rows int, scope_project text, scope_general boolean)
   RETURNS SETOF mnemo_passage_row
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
   AS $$
@@ -27,7 +27,7 @@ CREATE OR REPLACE FUNCTION mnemo_recall_passages(
        SELECT term, q AS anywhere, CASE WHEN exclude_thread IS NULL THEN q ELSE q && mnemo_not_thread(exclude_thread) END AS q
        FROM terms WHERE numnode(q) > 0
      ), mine AS MATERIALIZED (
-       SELECT * FROM mnemo_searchable_threads(uid, exclude_thread, since)
+       SELECT * FROM mnemo_searchable_threads(uid, exclude_thread, since, scope_project, scope_general)
      ), total AS MATERIALIZED (
        -- The user's message count, cheaply: positions handed out per thread.
        SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = uid
@@ -68,6 +68,6 @@ CREATE OR REPLACE FUNCTION mnemo_recall_passages(
        ORDER BY rank DESC, d.position DESC LIMIT lim
      )
     SELECT * FROM mnemo_hits_with_neighbours(uid, exclude_thread,
-      ARRAY(SELECT h.id FROM hits h ORDER BY h.rank DESC, h.id), ARRAY(SELECT h.rank FROM hits h ORDER BY h.rank DESC, h.id), n, since);
+      ARRAY(SELECT h.id FROM hits h ORDER BY h.rank DESC, h.id), ARRAY(SELECT h.rank FROM hits h ORDER BY h.rank DESC, h.id), n, since, scope_project, scope_general);
   END
   $$;

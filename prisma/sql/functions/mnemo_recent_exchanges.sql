@@ -1,7 +1,7 @@
 -- mnemo_recent_exchanges: its current source. Change it here, then `npm run db:functions -- <migration_name>` writes the
 -- migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
 CREATE OR REPLACE FUNCTION mnemo_recent_exchanges(uid text, exclude_thread text, since timestamp, threads int, per_thread int,
-                                       cap_tokens int, line_cap int)
+                                       cap_tokens int, line_cap int, scope_project text, scope_general boolean)
   RETURNS TABLE (id text, "threadId" text, "position" int, role text, content text, "sourceRef" text, title text,
                  "createdAt" timestamp(3), tokens int, "historyMessages" int)
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
@@ -14,6 +14,7 @@ CREATE OR REPLACE FUNCTION mnemo_recent_exchanges(uid text, exclude_thread text,
               GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since) AS since
        FROM "Thread" t JOIN "User" u ON u.id = t."userId"
        WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+         AND ((scope_general AND t."projectId" IS NULL) OR t."projectId" = scope_project)
      ), history AS MATERIALIZED (
        SELECT COALESCE(sum(s."nextPosition"), 0)::int AS n FROM searchable s
      ), mine AS MATERIALIZED (

@@ -19,6 +19,7 @@ const PROFILE_SCAN = 2000;
 export const metadata: Metadata = { title: "Memory" };
 import { spanText, validSince } from "@/lib/memory/validity";
 import { readAbout } from "@/lib/memory/about";
+import { listProjects } from "@/lib/projects/projects";
 export const dynamic = "force-dynamic";
 
 export default async function MemoryPage({
@@ -34,13 +35,14 @@ export default async function MemoryPage({
     source: raw.source || undefined,
     status: raw.status || undefined,
     sort: raw.sort || undefined,
+    scope: raw.scope || undefined,
   });
   const filters = parsed.success ? parsed.data : memoryListInput.parse({});
   const db = await getDb();
   const budget = getConfig().memory.tokenBudget;
   const u = await userContext(db, user.id); // the page's one context
   const cipher = u.cipher;
-  const [memories, me, pending, muted, profile, embedder, conflicts, about] = await Promise.all([
+  const [memories, me, pending, muted, profile, embedder, conflicts, about, projects] = await Promise.all([
     listMemories(u, filters),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
@@ -49,6 +51,7 @@ export default async function MemoryPage({
     resolveEmbedder(db).catch(() => null),
     listConflicts(u),
     readAbout(u),
+    listProjects(u),
   ]);
   const [signals, replaced] = await Promise.all([
     signalsForMemories(
@@ -90,6 +93,7 @@ export default async function MemoryPage({
       about={{ text: about.text, at: about.at?.toISOString() ?? null, edited: about.edited }}
       conflicts={conflicts}
       filters={filters}
+      projects={projects.map((p) => ({ id: p.id, name: p.name }))}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
       // One count on the page: the header says what the meter below says (a memory's line costs more than its words).
       totals={{ count: profile.count, tokens: profile.cost, pending, muted }}
@@ -110,6 +114,7 @@ export default async function MemoryPage({
         status: m.status,
         pinned: m.pinned,
         muted: m.muted,
+        projectId: m.projectId,
         expiresAt: m.expiresAt?.toISOString() ?? null,
         // Shown when it says more than "since it was learned": a past memory's span, or a replacement's start.
         validity:

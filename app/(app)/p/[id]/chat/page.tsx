@@ -1,0 +1,37 @@
+import { notFound } from "next/navigation";
+import { NotFoundError } from "@/lib/errors";
+import { userContext } from "@/lib/user-context";
+import { ChatView } from "@/components/chat/chat-view";
+import { getConfig } from "@/lib/config";
+import { getDb } from "@/lib/db/client";
+import { resolveConnection } from "@/lib/llm/connection";
+import { pageUser } from "@/lib/auth/session";
+import { getProject } from "@/lib/projects/projects";
+
+export const dynamic = "force-dynamic";
+
+/** A new chat in a project: its first message makes the thread there. */
+export default async function NewProjectChatPage({ params }: { params: Promise<{ id: string }> }) {
+  const user = await pageUser();
+  const { id } = await params;
+  const db = await getDb();
+  let project;
+  try {
+    project = await getProject(await userContext(db, user.id), id.slice(0, 64));
+  } catch (e) {
+    if (e instanceof NotFoundError) notFound();
+    throw e;
+  }
+  const state = await resolveConnection(db);
+  // eslint-disable-next-line react-hooks/purity -- a server component: one render per request, never re-rendered
+  const visit = Date.now();
+  return (
+    <ChatView
+      key={visit}
+      initial={null}
+      project={{ id: project.id, name: project.name }}
+      modelMissing={state.configured ? null : state.reason}
+      maxChars={getConfig().chat.maxMessageChars}
+    />
+  );
+}

@@ -1,0 +1,19 @@
+import { pageUser } from "@/lib/auth/session";
+import { ProjectForm } from "@/components/projects/project-form";
+
+export const dynamic = "force-dynamic";
+
+export default async function NewProjectPage() {
+  await pageUser();
+  return (
+    <div className="mx-auto w-full max-w-2xl overflow-y-auto px-4 py-8">
+      <h1 className="text-xl font-semibold">New project</h1>
+      <p className="mt-1 text-sm text-muted-foreground">
+        A project keeps its chats, its instructions and what Mnemo learns in it together.
+      </p>
+      <div className="mt-6">
+        <ProjectForm />
+      </div>
+    </div>
+  );
+}

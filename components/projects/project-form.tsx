@@ -1,0 +1,107 @@
+"use client";
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import { toast } from "sonner";
+import { Button } from "@/components/ui/button";
+import { Input } from "@/components/ui/input";
+import { Label } from "@/components/ui/label";
+import { createProjectAction, updateProjectAction } from "@/app/(app)/p/actions";
+import type { ProjectSummary } from "@/lib/projects/projects";
+import type { ProjectMemoryMode } from "@/lib/projects/scope";
+import { PROJECTS_CHANGED } from "./events";
+
+const MODES: Array<{ value: ProjectMemoryMode; label: string; help: string }> = [
+  {
+    value: "shared",
+    label: "Shared memory",
+    help: "Chats here also see your general memories and chats. What is learned here stays in the project.",
+  },
+  {
+    value: "project_only",
+    label: "Project only",
+    help: "Chats here see only this project's memories and chats. Nothing from the project is used outside it.",
+  },
+];
+
+/** Creates a project, or (given one) changes its name, instructions and memory mode. */
+export function ProjectForm({ project }: { project?: ProjectSummary }) {
+  const router = useRouter();
+  const [name, setName] = useState(project?.name ?? "");
+  const [instructions, setInstructions] = useState(project?.instructions ?? "");
+  const [mode, setMode] = useState<ProjectMemoryMode>(project?.memoryMode ?? "shared");
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function save(e: React.FormEvent) {
+    e.preventDefault();
+    setSaving(true);
+    setError(null);
+    const input = { name, instructions, memoryMode: mode };
+    const r = project ? await updateProjectAction({ id: project.id, ...input }) : await createProjectAction(input);
+    setSaving(false);
+    if (!r.ok) return setError(r.error); // what the user typed stays in the form
+    window.dispatchEvent(new Event(PROJECTS_CHANGED));
+    if (project) {
+      toast.success("Project saved.");
+      router.refresh();
+    } else router.push(`/p/${(r.data as { id: string }).id}`);
+  }
+
+  return (
+    <form onSubmit={save} className="grid gap-4" aria-label={project ? "Project settings" : "New project"}>
+      <div className="grid gap-1.5">
+        <Label htmlFor="project-name">Name</Label>
+        <Input
+          id="project-name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          maxLength={80}
+          required
+          autoFocus={!project}
+        />
+      </div>
+      <div className="grid gap-1.5">
+        <Label htmlFor="project-instructions">Instructions</Label>
+        <textarea
+          id="project-instructions"
+          value={instructions}
+          onChange={(e) => setInstructions(e.target.value)}
+          maxLength={4000}
+          rows={5}
+          placeholder="How should answers in this project be? E.g. “You are helping me write a mystery novel set in 1920s Lisbon.”"
+          className="w-full rounded-md border border-input bg-background px-3 py-2 text-sm shadow-sm placeholder:text-muted-foreground focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+        />
+        <p className="text-xs text-muted-foreground">Sent with every message in this project.</p>
+      </div>
+      <fieldset className="grid gap-2">
+        <legend className="mb-1 text-sm font-medium">Memory</legend>
+        {MODES.map((m) => (
+          <label key={m.value} className="flex items-start gap-2 rounded-md border border-border p-3 text-sm">
+            <input
+              type="radio"
+              name="memory-mode"
+              value={m.value}
+              checked={mode === m.value}
+              onChange={() => setMode(m.value)}
+              className="mt-0.5 h-4 w-4"
+            />
+            <span>
+              <span className="font-medium">{m.label}</span>
+              <span className="block text-muted-foreground">{m.help}</span>
+            </span>
+          </label>
+        ))}
+      </fieldset>
+      {error && (
+        <p role="alert" className="text-sm text-destructive">
+          {error}
+        </p>
+      )}
+      <div>
+        <Button type="submit" disabled={saving || !name.trim()}>
+          {saving ? "Saving…" : project ? "Save" : "Create project"}
+        </Button>
+      </div>
+    </form>
+  );
+}

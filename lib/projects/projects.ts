@@ -1,0 +1,146 @@
+// Projects as the user sees them: a name, instructions sent with every answer in the project, its threads and its
+// memories, and a memory mode (lib/projects/scope.ts). Every function takes the user's context and touches only
+// their rows; another user's project looks exactly like one that does not exist. Names and instructions are the
+// user's words: sealed with encryption at rest (lib/crypto/sealed-columns.ts).
+import { z } from "zod";
+import { NotFoundError } from "@/lib/errors";
+import { cleanText } from "@/lib/text/policy";
+import type { UserContext } from "@/lib/user-context";
+import type { Db } from "@/lib/db/types";
+import type { ProjectMemoryMode } from "./scope";
+
+export const projectIdSchema = z.string().trim().min(1).max(64);
+const nameSchema = z
+  .string()
+  .transform(cleanText)
+  .pipe(z.string().trim().min(1, "A project needs a name.").max(80, "A project name is at most 80 characters."));
+const instructionsSchema = z
+  .string()
+  .transform(cleanText)
+  .pipe(z.string().trim().max(4000, "Instructions are at most 4,000 characters."));
+const modeSchema = z.enum(["shared", "project_only"]);
+
+export const projectInput = z.object({
+  name: nameSchema,
+  instructions: instructionsSchema.default(""),
+  memoryMode: modeSchema.default("shared"),
+});
+export const projectChanges = z.object({
+  id: projectIdSchema,
+  name: nameSchema.optional(),
+  instructions: instructionsSchema.optional(),
+  memoryMode: modeSchema.optional(),
+});
+
+export type ProjectSummary = {
+  id: string;
+  name: string;
+  instructions: string;
+  memoryMode: ProjectMemoryMode;
+  threads: number;
+  memories: number;
+  createdAt: string;
+};
+
+/** The user's projects, oldest first (a stable order in the sidebar), with how many threads and memories each has. */
+export async function listProjects(u: UserContext): Promise<ProjectSummary[]> {
+  const rows = await u.db.project.findMany({
+    where: { userId: u.userId },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    include: { _count: { select: { threads: { where: { temporary: false } }, memories: true } } },
+  });
+  return rows.map((p) => ({
+    id: p.id,
+    name: u.cipher.open(p.name),
+    instructions: u.cipher.open(p.instructions),
+    memoryMode: p.memoryMode,
+    threads: p._count.threads,
+    memories: p._count.memories,
+    createdAt: p.createdAt.toISOString(),
+  }));
+}
+
+export async function ownedProject(db: Db, userId: string, id: string) {
+  const p = await db.project.findFirst({ where: { id, userId } });
+  if (!p) throw new NotFoundError("project");
+  return p;
+}
+
+export async function getProject(u: UserContext, id: string): Promise<ProjectSummary> {
+  const p = (await listProjects(u)).find((x) => x.id === id);
+  if (!p) throw new NotFoundError("project");
+  return p;
+}
+
+export async function createProject(u: UserContext, input: z.input<typeof projectInput>) {
+  const f = projectInput.parse(input);
+  const c = u.cipher;
+  return u.db.project.create({
+    data: {
+      userId: u.userId,
+      name: c.seal(f.name),
+      instructions: c.seal(f.instructions),
+      memoryMode: f.memoryMode,
+    },
+    select: { id: true },
+  });
+}
+
+export async function updateProject(u: UserContext, input: z.input<typeof projectChanges>) {
+  const f = projectChanges.parse(input);
+  const c = u.cipher;
+  const r = await u.db.project.updateMany({
+    where: { id: f.id, userId: u.userId },
+    data: {
+      ...(f.name !== undefined ? { name: c.seal(f.name) } : {}),
+      ...(f.instructions !== undefined ? { instructions: c.seal(f.instructions) } : {}),
+      ...(f.memoryMode ? { memoryMode: f.memoryMode } : {}),
+    },
+  });
+  if (!r.count) throw new NotFoundError("project");
+}
+
+/** Deletes the project with its threads and its memories (the user is told how many first). */
+export async function deleteProject(u: UserContext, id: string) {
+  const r = await u.db.project.deleteMany({ where: { id, userId: u.userId } });
+  if (!r.count) throw new NotFoundError("project");
+}
+
+/**
+ * Moves a thread into a project (or out: null). Its messages then count as the project's conversation for recall;
+ * memories already learned from it stay where they are (move them on the memory page).
+ */
+export async function moveThread(u: UserContext, threadId: string, projectId: string | null) {
+  if (projectId) await ownedProject(u.db, u.userId, projectId);
+  const r = await u.db.thread.updateMany({ where: { id: threadId, userId: u.userId }, data: { projectId } });
+  if (!r.count) throw new NotFoundError("thread");
+}
+
+/** Moves a memory into a project (or into general memory: null), with a version saying so. */
+export async function moveMemory(u: UserContext, memoryId: string, projectId: string | null) {
+  const { db, userId } = u;
+  const [m] = await Promise.all([
+    db.memory.findFirst({ where: { id: memoryId, userId }, select: { projectId: true } }),
+    projectId ? ownedProject(db, userId, projectId) : Promise.resolve(null),
+  ]);
+  if (!m) throw new NotFoundError("memory");
+  if (m.projectId === projectId) return;
+  // Project names are user text and version reasons are not sealed: the reason says where by kind only.
+  const reason = !projectId
+    ? "Moved out of its project into general memory"
+    : m.projectId
+      ? "Moved into another project"
+      : "Moved from general memory into a project";
+  await db.memory.update({
+    where: { id: memoryId },
+    data: {
+      projectId,
+      // A conflict is between memories of one place: moving one away ends it.
+      conflictWithId: null,
+      versions: {
+        create: { userId, oldText: null, newText: null, actor: "user", reason },
+      },
+    },
+  });
+  await db.memory.updateMany({ where: { userId, conflictWithId: memoryId }, data: { conflictWithId: null } });
+}

@@ -1,0 +1,214 @@
+// Projects (lib/projects): memory that stays where it belongs. Checked on the request the test server receives:
+// a project-only thread never carries a memory or passage from outside, a shared one sees general memory too, a
+// general chat never sees a project's; what a project learns stays there; moving a memory moves where it is recalled.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
+import { addMemory, listMemories } from "@/lib/memory/long-term";
+import { createThread } from "@/lib/chat/threads";
+import { appendItems } from "@/lib/memory/session";
+import { runTurn } from "@/lib/chat/turn";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { createProject, deleteProject, moveMemory, moveThread, updateProject } from "@/lib/projects/projects";
+import { exactScope } from "@/lib/projects/scope";
+import { consolidateUser } from "@/lib/memory/consolidate";
+import { modelChange } from "@/lib/memory/writes";
+import { exportUserData } from "@/lib/account/export";
+import { importConversations } from "@/lib/import/run";
+import { searchMessages } from "@/lib/chat/search";
+import { collect, deferred } from "./helpers/turns";
+
+const EXTRACTION = "You maintain a user's long-term memory";
+// What is stored (the question names them too, so the request is checked for the stored words).
+const REX = "Has a dog named Rex";
+const BIKE = "red Cannondale Synapse";
+const ALVES = "The detective is Inspector Alves";
+const WEAPON = "murder weapon is a silver letter opener";
+
+describe.each(engines)("projects on %s", (engine) => {
+  let t: TestDb;
+  let mock: MockLlm;
+  let n = 0;
+  const { defer, flush } = deferred(() => t.db);
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    mock = await startMockLlm();
+  });
+  afterAll(async () => {
+    await mock?.close();
+    await t?.close();
+  });
+  beforeEach(() => mock.reset());
+
+  async function newUser() {
+    const id = (await t.db.user.create({ data: { email: `projects-${engine}-${n++}@example.com` } })).id;
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, id);
+    clearConnectionCache(t.db);
+    return userContext(t.db, id);
+  }
+  /** A finished exchange in a thread (so other threads' recall can find it as a passage). */
+  async function said(u: UserContext, threadId: string, question: string, answer: string) {
+    await appendItems(
+      t.db,
+      threadId,
+      [
+        { role: "user", content: question },
+        { role: "assistant", content: answer },
+      ],
+      { cipher: u.cipher },
+    );
+  }
+  /** The messages of the answer request the test server received for one turn. */
+  async function sent(u: UserContext, req: { content: string; threadId?: string; projectId?: string }) {
+    const before = mock.chatRequests().length;
+    const events = await collect(runTurn(t.db, u.userId, { kind: "send", ...req }, { defer }));
+    await flush();
+    const start = events.find((e) => e.type === "start") as { threadId: string } | undefined;
+    const body = mock
+      .chatRequests()
+      .slice(before)
+      .find((r) => r.body.stream)?.body;
+    return { text: JSON.stringify(body?.messages ?? []), threadId: start!.threadId };
+  }
+
+  /** General memory and a general chat about a bike; a project with its own memory and a chat about its plot. */
+  async function world(memoryMode: "shared" | "project_only") {
+    const u = await newUser();
+    await addMemory(u, { text: "Has a dog named Rex", source: "explicit" }, "user", "said so");
+    const general = await createThread(u, { title: "Bikes" });
+    await said(u, general.id, "My bike is a red Cannondale Synapse", "Nice bike.");
+    const p = await createProject(u, {
+      name: "Novel",
+      instructions: "Answer as a crime-fiction editor.",
+      memoryMode,
+    });
+    const inProject = inMemoryScope(u, exactScope(p.id));
+    await addMemory(inProject, { text: "The detective is Inspector Alves", source: "explicit" }, "user", "said");
+    const plot = await createThread(u, { title: "Plot", projectId: p.id });
+    await said(u, plot.id, "The murder weapon is a silver letter opener", "A classic.");
+    return { u, p, general, plot };
+  }
+  const ASK = "Remind me about Rex, my Cannondale bike, Inspector Alves and the silver letter opener";
+
+  it("a project-only thread carries nothing from outside: no general memory, no other chat's passage", async () => {
+    const { u, p } = await world("project_only");
+    const { text } = await sent(u, { content: ASK, projectId: p.id });
+    expect(text).toContain("Answer as a crime-fiction editor.");
+    expect(text).toContain(ALVES);
+    expect(text).toContain(WEAPON); // a passage from the project's own other thread
+    expect(text).not.toContain(REX);
+    expect(text).not.toContain(BIKE);
+  });
+
+  it("a shared project sees general memory too; a general chat never sees the project's", async () => {
+    const { u, p } = await world("shared");
+    const inside = await sent(u, { content: ASK, projectId: p.id });
+    expect(inside.text).toContain(ALVES);
+    expect(inside.text).toContain(REX);
+    expect(inside.text).toContain(BIKE);
+    const outside = await sent(u, { content: ASK });
+    expect(outside.text).toContain(REX);
+    expect(outside.text).toContain(BIKE);
+    expect(outside.text).not.toContain(ALVES);
+    expect(outside.text).not.toContain(WEAPON);
+    expect(outside.text).not.toContain("crime-fiction editor");
+  });
+
+  it("a memory learned in a project stays in it, and the extraction is shown only the project's memories", async () => {
+    const { u, p } = await world("project_only");
+    mock.script({ system: EXTRACTION, json: { decisions: [{ op: "ADD", text: "The novel is set in 1920s Lisbon" }] } });
+    const { threadId } = await sent(u, { content: "Inspector Alves works in 1920s Lisbon", projectId: p.id });
+    const extraction = mock.chatRequests().find((r) => JSON.stringify(r.body.messages).includes(EXTRACTION));
+    expect(extraction).toBeDefined();
+    expect(JSON.stringify(extraction!.body.messages)).not.toContain(REX);
+    const learned = await t.db.memory.findFirstOrThrow({ where: { userId: u.userId, text: { contains: "1920s" } } });
+    expect(learned).toMatchObject({ projectId: p.id, sourceThreadId: threadId });
+    // Not in a general chat's prompt, even when asked about it by name.
+    expect((await sent(u, { content: "Where is my novel set, 1920s Lisbon?" })).text).not.toContain("The novel is set");
+  });
+
+  it("moving a memory changes where it is recalled, with a version saying so", async () => {
+    const { u, p } = await world("shared");
+    const rex = await t.db.memory.findFirstOrThrow({ where: { userId: u.userId, text: "Has a dog named Rex" } });
+    await moveMemory(u, rex.id, p.id);
+    expect((await sent(u, { content: "Tell me about my dog Rex" })).text).not.toContain("Has a dog named Rex");
+    expect((await sent(u, { content: "Tell me about my dog Rex", projectId: p.id })).text).toContain(
+      "Has a dog named Rex",
+    );
+    await moveMemory(u, rex.id, null);
+    expect((await sent(u, { content: "Tell me about my dog Rex" })).text).toContain("Has a dog named Rex");
+    const reasons = (await t.db.memoryVersion.findMany({ where: { memoryId: rex.id } })).map((v) => v.reason);
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        "Moved from general memory into a project",
+        "Moved out of its project into general memory",
+      ]),
+    );
+  });
+
+  it("a thread moved into a project-only project takes its passages with it; mode changes apply at once", async () => {
+    const { u, p, general } = await world("shared");
+    await moveThread(u, general.id, p.id);
+    expect((await sent(u, { content: ASK })).text).not.toContain(BIKE);
+    await updateProject(u, { id: p.id, memoryMode: "project_only" });
+    const inside = await sent(u, { content: ASK, projectId: p.id });
+    expect(inside.text).toContain(BIKE);
+    expect(inside.text).not.toContain(REX);
+  });
+
+  it("another user's project, thread or memory is out of reach", async () => {
+    const { u, p } = await world("shared");
+    const other = await newUser();
+    await expect(createThread(other, { projectId: p.id })).rejects.toThrow(/not found/i);
+    await expect(updateProject(other, { id: p.id, name: "Mine" })).rejects.toThrow(/not found/i);
+    const alves = await t.db.memory.findFirstOrThrow({ where: { userId: u.userId, projectId: p.id } });
+    await expect(moveMemory(other, alves.id, null)).rejects.toThrow(/not found/i);
+    const mine = await createThread(other, {});
+    await expect(moveThread(other, mine.id, p.id)).rejects.toThrow(/not found/i);
+    // A model in a general chat cannot touch a project's memory by naming its id.
+    await expect(modelChange(u, { op: "archive", id: alves.id }, { reason: "test" })).rejects.toThrow(/not found/i);
+    expect((await t.db.memory.findUniqueOrThrow({ where: { id: alves.id } })).status).toBe("active");
+  });
+
+  it("consolidation never merges across projects", async () => {
+    const u = await newUser();
+    const p = await createProject(u, { name: "Garden" });
+    await addMemory(u, { text: "Prefers tea", source: "inferred" }, "model", "learned");
+    await addMemory(inMemoryScope(u, exactScope(p.id)), { text: "Prefers tea", source: "inferred" }, "model", "x");
+    await consolidateUser(u, null);
+    expect(await t.db.memory.count({ where: { userId: u.userId, text: "Prefers tea", status: "active" } })).toBe(2);
+  });
+
+  it("content search filters by project; the export carries projects and an import brings them back", async () => {
+    const { u, p, plot } = await world("project_only");
+    expect((await searchMessages(u, { q: "letter opener", project: p.id })).hits).toHaveLength(1);
+    expect((await searchMessages(u, { q: "letter opener", project: "none" })).hits).toHaveLength(0);
+    expect((await searchMessages(u, { q: "Cannondale", project: p.id })).hits).toHaveLength(0);
+
+    let file = "";
+    for await (const chunk of exportUserData(u)) file += chunk;
+    const parsed = JSON.parse(file) as { projects: Array<{ id: string; name: string; instructions: string }> };
+    expect(parsed.projects).toMatchObject([
+      { id: p.id, name: "Novel", instructions: "Answer as a crime-fiction editor.", memoryMode: "project_only" },
+    ]);
+    // Into another account: the project is made again, its thread and memory land in it.
+    const fresh = await newUser();
+    const report = await importConversations(fresh, [file]);
+    expect(report.conversations).toBe(2);
+    const [made] = await t.db.project.findMany({ where: { userId: fresh.userId } });
+    expect(made).toMatchObject({ name: "Novel", memoryMode: "project_only" });
+    const plotCopy = await t.db.thread.findFirstOrThrow({
+      where: { userId: fresh.userId, importRef: `mnemo:${plot.id}` },
+    });
+    expect(plotCopy.projectId).toBe(made.id);
+    const memories = await listMemories(fresh, { scope: made.id });
+    expect(memories.map((m) => m.text)).toEqual(["The detective is Inspector Alves"]);
+    expect((await listMemories(fresh, { scope: "general" })).map((m) => m.text)).toEqual(["Has a dog named Rex"]);
+
+    // Deleting the project deletes its threads and memories, nothing else.
+    await deleteProject(u, p.id);
+    expect(await t.db.thread.count({ where: { id: plot.id } })).toBe(0);
+    expect(await t.db.memory.count({ where: { userId: u.userId } })).toBe(1);
+  });
+});
