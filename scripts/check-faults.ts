@@ -366,6 +366,33 @@ async function crossUser(a: Client, b: Client, mock: MockLlm) {
   }
 }
 
+/** Projects over HTTP: another user can neither start a chat in A's project nor move their thread into it. */
+async function projects(app: AppProcess, a: Client, b: Client) {
+  const made = await callAction(app, a, "/", "createProjectAction", [{ name: "PROJECT-MARKER plans" }]);
+  const id = /"id":"([^"]+)"/.exec(made.text)?.[1];
+  check(!!id, `a user makes a project through its server action (${made.status})`);
+  if (!id) return;
+  const intruder = await b.postJson("send into another's project", "/api/chat", {
+    kind: "send",
+    content: "INTRUDER-MARKER project",
+    projectId: id,
+  });
+  check(intruder.status === 404, `a chat started in another user's project is refused (${intruder.status})`);
+  const own = await a.chat("send in one's own project", {
+    kind: "send",
+    content: "hello from the project",
+    projectId: id,
+  });
+  check(last(own).type === "done", "the owner's chat in the project is answered");
+  const listed = await callAction(app, b, "/", "listProjectsAction", []);
+  const seen = listed.text.includes("PROJECT-MARKER");
+  if (seen) tally.cross_user_effects++;
+  check(!seen, "another user's project list does not show it");
+  const exported = await b.request("other user's export", "/api/export");
+  if (exported.text.includes("PROJECT-MARKER") || exported.text.includes("INTRUDER-MARKER project"))
+    tally.cross_user_effects++;
+}
+
 async function imports(a: Client) {
   const big = JSON.stringify([{ title: "x", mapping: {}, filler: "y".repeat(4_200_000) }]);
   const tooBig = await a.request("oversized import", "/api/import", {
@@ -1043,6 +1070,7 @@ async function main() {
     await awkwardText(a);
     await modelFaults(a, mock);
     await crossUser(a, b, mock);
+    await projects(app, a, b);
     await importBombs(app, a, bombs);
     await guessing(app);
     await usageLedger(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)), mock);

@@ -26,6 +26,8 @@ import { exportUserData } from "@/lib/account/export";
 import { deleteAccount } from "@/lib/account/delete";
 import { cipherFor, forgetCachedKeys, isSealed, setEncryptionKeys } from "@/lib/crypto/content";
 import { createThread } from "@/lib/chat/threads";
+import { createProject } from "@/lib/projects/projects";
+import { exactScope } from "@/lib/projects/scope";
 import { saveSummary } from "@/lib/chat/summaries";
 import { appendItems } from "@/lib/memory/session";
 import { addMemory, retireMemory, updateMemoryText } from "@/lib/memory/long-term";
@@ -65,9 +67,25 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     m("merged"),
     m("step"),
     m("about"),
+    m("project"),
+    m("instructions"),
   ];
-  const [title, question, answer, toolarg, branch, summary, memory, memoryEdit, feedback, merged, step, about] =
-    markers;
+  const [
+    title,
+    question,
+    answer,
+    toolarg,
+    branch,
+    summary,
+    memory,
+    memoryEdit,
+    feedback,
+    merged,
+    step,
+    about,
+    projectName,
+    instructions,
+  ] = markers;
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
   });
@@ -136,6 +154,18 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
   await db.job.create({
     data: { kind: "title", userId: user.id, payload: { threadId: thread.id }, dedupeKey: `seed-${tag}` },
   });
+  // A project (its name and instructions are the user's words), a thread in it and what it learned.
+  const project = await createProject(await userContext(db, user.id), {
+    name: `Project ${projectName}`,
+    instructions: `Write like ${instructions}`,
+  });
+  await createThread(await userContext(db, user.id), { title: "In the project", projectId: project.id });
+  await addMemory(
+    await userContext(db, user.id, exactScope(project.id)),
+    { text: "Writes in the mornings", source: "explicit" },
+    "user",
+    "test",
+  );
   // "What Mnemo knows about you", in the user's words.
   await saveAbout(await userContext(db, user.id), `You keep ${about} in the garden.`);
   return { id: user.id, email: user.email, markers, threadId: thread.id };

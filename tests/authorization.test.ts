@@ -43,6 +43,7 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { appendItems } from "@/lib/memory/session";
 import { addMemory } from "@/lib/memory/long-term";
 import { createThread } from "@/lib/chat/threads";
+import { createProject } from "@/lib/projects/projects";
 import { trackGeneration, untrackGeneration } from "@/lib/chat/turn";
 
 type Subject = "owner" | "other" | "admin" | "anon";
@@ -58,6 +59,8 @@ type Fixture = {
   /** The owner's answer as a generation running in this process (aborted = stopped). */
   live: AbortController;
   memoryId: string;
+  /** The owner's project, named and instructed with the secret. */
+  projectId: string;
   secret: string;
 };
 type Entry = {
@@ -192,6 +195,24 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     memoryHistoryAction: { call: (m, fx) => m.memoryHistoryAction(fx.memoryId as never), expect: OWNER_ONLY },
     memorySettingsAction: { call: (m) => m.memorySettingsAction({ paused: true } as never), expect: SIGNED_IN },
     forgetMeAction: { call: (m) => m.forgetMeAction("forget me" as never), expect: SIGNED_IN },
+  },
+  "app/(app)/p/actions.ts": {
+    // Anyone signed in lists and makes projects: their own only (the owner's secret name reaches no one else).
+    listProjectsAction: { call: (m) => m.listProjectsAction(), expect: SIGNED_IN },
+    createProjectAction: { call: (m) => m.createProjectAction({ name: "Garden" } as never), expect: SIGNED_IN },
+    updateProjectAction: {
+      call: (m, fx) => m.updateProjectAction({ id: fx.projectId, name: "Renamed" } as never),
+      expect: OWNER_ONLY,
+    },
+    deleteProjectAction: { call: (m, fx) => m.deleteProjectAction(fx.projectId as never), expect: OWNER_ONLY },
+    moveThreadAction: {
+      call: (m, fx) => m.moveThreadAction(fx.threadId as never, fx.projectId as never),
+      expect: OWNER_ONLY,
+    },
+    moveMemoryAction: {
+      call: (m, fx) => m.moveMemoryAction(fx.memoryId as never, fx.projectId as never),
+      expect: OWNER_ONLY,
+    },
   },
   "app/(app)/settings/password/actions.ts": {
     changePasswordAction: {
@@ -391,6 +412,10 @@ describe("authorization matrix", () => {
       "t",
     );
     const live = trackGeneration(s.id, owner.id);
+    const project = await createProject(await userContext(t.db, owner.id), {
+      name: `Project ${secret}`,
+      instructions: `Instructions ${secret}`,
+    });
     return {
       owner,
       other,
@@ -401,6 +426,7 @@ describe("authorization matrix", () => {
       streamingItemId: s.id,
       live,
       memoryId: mem.id,
+      projectId: project.id,
       secret,
     };
   }

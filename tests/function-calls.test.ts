@@ -121,7 +121,7 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     const seen = await t.db.$transaction(async (tx) => {
       const thread = await tx.thread.create({ data: { userId: user.id, title: "not committed yet" } });
       const rows = await callFunction<{ id: string }>(tx as unknown as Db, {
-        call: "mnemo_searchable_threads($1, NULL, $2::timestamp)",
+        call: "mnemo_searchable_threads($1, NULL, $2::timestamp, NULL, true)",
         params: [user.id, new Date(0)],
       });
       return { thread: thread.id, rows: rows.map((r) => r.id) };

@@ -422,7 +422,7 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     );
     const rows = (cap: number | null) =>
       t.db.$queryRawUnsafe<Array<{ position: number }>>(
-        `SELECT position FROM mnemo_recent_exchanges($1, NULL, NULL::timestamp, 8, 24, $2::int, 104)`,
+        `SELECT position FROM mnemo_recent_exchanges($1, NULL, NULL::timestamp, 8, 24, $2::int, 104, NULL, true)`,
         jo,
         cap,
       );

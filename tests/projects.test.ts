@@ -18,6 +18,10 @@ import { exportUserData } from "@/lib/account/export";
 import { importConversations } from "@/lib/import/run";
 import { searchMessages } from "@/lib/chat/search";
 import { collect, deferred } from "./helpers/turns";
+import fs from "node:fs";
+
+const fixture = (name: string) =>
+  JSON.parse(fs.readFileSync(`tests/fixtures/import/${name}`, "utf8")) as Array<Record<string, unknown>>;
 
 const EXTRACTION = "You maintain a user's long-term memory";
 // What is stored (the question names them too, so the request is checked for the stored words).
@@ -210,5 +214,26 @@ describe.each(engines)("projects on %s", (engine) => {
     await deleteProject(u, p.id);
     expect(await t.db.thread.count({ where: { id: plot.id } })).toBe(0);
     expect(await t.db.memory.count({ where: { userId: u.userId } })).toBe(1);
+  });
+
+  it("ChatGPT and Claude conversations that belonged to a project land in one; a second import finds the same", async () => {
+    const u = await newUser();
+    const [gpt] = fixture("chatgpt-conversations.json");
+    const [claude] = fixture("claude-conversations.json");
+    const files = () => [
+      JSON.stringify([{ ...gpt, gizmo_id: "g-p-67a1b2c3d4e5", gizmo_type: "snorlax" }]),
+      JSON.stringify([
+        { ...claude, project_uuid: "0f1e2d3c-aaaa", project: { uuid: "0f1e2d3c-aaaa", name: "Thesis" } },
+      ]),
+    ];
+    for (const f of files()) await importConversations(u, [f]);
+    const projects = await t.db.project.findMany({ where: { userId: u.userId }, orderBy: { name: "asc" } });
+    expect(projects.map((p) => p.name)).toEqual(["ChatGPT project 67a1b2c3", "Thesis"]);
+    const threads = await t.db.thread.findMany({ where: { userId: u.userId }, select: { projectId: true } });
+    expect(threads.map((x) => x.projectId).sort()).toEqual(projects.map((p) => p.id).sort());
+    // Renamed by the user, found again by its id: a second import adds no project.
+    await updateProject(u, { id: projects[0].id, name: "Kitchen remodel" });
+    for (const f of files()) await importConversations(u, [f]);
+    expect(await t.db.project.count({ where: { userId: u.userId } })).toBe(2);
   });
 });

@@ -5,11 +5,12 @@
 // makes before calling the model; and the app's own time to the first streamed
 // token with the test server answering instantly; and, as the machine's floor
 // in the same run, one `SELECT 1` after each turn; and the assembly after a pause longer than the pool keeps
-// idle connections (BENCH_PAUSES). Prints a table, then one
-// JSON line.
+// idle connections (BENCH_PAUSES); and the 10,000-message thread again inside one of ten projects (BENCH_PROJECTS),
+// in each memory mode. Prints a table, then one JSON line.
 import os from "node:os";
 import { threadCipher } from "@/testing/ciphers";
-import { userContext } from "@/lib/user-context";
+import { inMemoryScope, userContext } from "@/lib/user-context";
+import { GENERAL_SCOPE, projectScope, type MemoryScope } from "@/lib/projects/scope";
 import { benchEngines } from "./env";
 
 const { createTestDb } = await import("../../testing/databases");
@@ -57,10 +58,20 @@ const OTHER_MESSAGES = Number(process.env.BENCH_OTHER_MESSAGES ?? 2000);
 /** Context assemblies timed after a pause longer than the pool's idle timeout (BENCH_PAUSES=0 to skip). */
 const PAUSES = Number(process.env.BENCH_PAUSES ?? 5);
 const PAUSE_MS = 11_000;
+/** Projects the user has, each with its own memories and a thread (BENCH_PROJECTS=0 to skip the case). */
+const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 10);
+const PROJECT_MEMORIES = 100;
+const PROJECT_MESSAGES = 1_000;
+type ProjectCase = { p50: number; p95: number };
 
-async function benchEngine(
-  engine: "pglite" | "postgres",
-): Promise<EngineResult & { roundTrips: number; ttft: number[]; afterPause: number[] }> {
+async function benchEngine(engine: "pglite" | "postgres"): Promise<
+  EngineResult & {
+    roundTrips: number;
+    ttft: number[];
+    afterPause: number[];
+    projects: Partial<Record<"shared" | "project_only", ProjectCase>>;
+  }
+> {
   const t = await createTestDb(engine);
   const user = await t.db.user.create({ data: { email: `bench-${engine}@example.com` } });
   const res: EngineResult = { engine, p50: {}, p95: {}, windowP95: {}, select1P95: {} };
@@ -89,9 +100,9 @@ async function benchEngine(
     }
   }
   // What a turn does: the window and the memory recall, read together, then the prompt.
-  const assemble = async (threadId: string, leaf: string, question: string) => {
+  const assemble = async (threadId: string, leaf: string, question: string, scope: MemoryScope = GENERAL_SCOPE) => {
     const budget = getConfig().memory.tokenBudget;
-    const u = await userContext(t.db, user.id);
+    const u = inMemoryScope(await userContext(t.db, user.id), scope);
     const [ctx, r] = await readTogether(() =>
       Promise.all([
         loadContext(t.db, threadId, leaf, { cipher: u.cipher }),
@@ -152,6 +163,8 @@ async function benchEngine(
     res.select1P95[size] = percentile(floor, 95);
   }
 
+  const projects = await benchProjects(threads[TTFT_SIZE], assemble);
+
   // After a pause, as between a person's messages: past the pool's idle timeout (10 s), connections it let
   // close must be opened again and their server processes must plan the functions anew.
   const afterPause: number[] = [];
@@ -211,7 +224,58 @@ async function benchEngine(
   }
   await mock.close();
   await t.close();
-  return { ...res, roundTrips, ttft, afterPause };
+  return { ...res, roundTrips, ttft, afterPause, projects };
+
+  /** The big thread moved into the first of PROJECTS projects (each with memories and a thread), timed per mode. */
+  async function benchProjects(
+    big: { id: string; leaf: string },
+    run: (threadId: string, leaf: string, question: string, scope: MemoryScope) => Promise<void>,
+  ) {
+    const out: Partial<Record<"shared" | "project_only", ProjectCase>> = {};
+    if (PROJECTS <= 0) return out;
+    const ids: string[] = [];
+    for (let p = 0; p < PROJECTS; p++) {
+      const project = await t.db.project.create({ data: { userId: user.id, name: `Project ${p}` } });
+      ids.push(project.id);
+      await t.db.memory.createMany({
+        data: Array.from({ length: PROJECT_MEMORIES }, (_, i) => {
+          const text = `Project ${p} memory ${i}: ${sentence(p * 1000 + i).slice(0, 120)}`;
+          return {
+            userId: user.id,
+            projectId: project.id,
+            text,
+            source: "inferred" as const,
+            tokens: countTokens(text),
+          };
+        }),
+      });
+      const th = await t.db.thread.create({ data: { userId: user.id, projectId: project.id } });
+      await appendItems(
+        t.db,
+        th.id,
+        Array.from({ length: PROJECT_MESSAGES }, (_, k) => ({
+          role: k % 2 === 0 ? ("user" as const) : ("assistant" as const),
+          content: sentence(p * 7 + k),
+        })),
+        { cipher: await threadCipher(t.db, th.id) },
+      );
+    }
+    for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
+    await t.db.thread.update({ where: { id: big.id }, data: { projectId: ids[0] } });
+    for (const memoryMode of ["shared", "project_only"] as const) {
+      const scope = projectScope({ id: ids[0], memoryMode });
+      const times: number[] = [];
+      for (let i = 0; i < ITERATIONS + 20; i++) {
+        const question = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
+        const t0 = performance.now();
+        await run(big.id, big.leaf, question, scope);
+        if (i >= 20) times.push(performance.now() - t0);
+      }
+      out[memoryMode] = { p50: percentile(times, 50), p95: percentile(times, 95) };
+    }
+    await t.db.thread.update({ where: { id: big.id }, data: { projectId: null } });
+    return out;
+  }
 }
 
 /** `--runs N` (or BENCH_RUNS): N full runs; the summary gives the median and the worst across them. */
@@ -259,6 +323,20 @@ function printRun(results: RunResult[], run: number) {
       })),
     ),
   );
+  if (PROJECTS > 0)
+    console.log(
+      table(
+        results.flatMap((r) =>
+          (["shared", "project_only"] as const).map((mode) => ({
+            engine: r.engine,
+            [`${TTFT_SIZE}_messages_in_project_of_${PROJECTS}`]: mode,
+            p50_ms: round(r.projects[mode]?.p50 ?? NaN),
+            p95_ms: round(r.projects[mode]?.p95 ?? NaN),
+            "p95/p95(100)": round((r.projects[mode]?.p95 ?? NaN) / r.p95[100]),
+          })),
+        ),
+      ),
+    );
   const pg = results.find((r) => r.engine === "postgres");
   const lite = results.find((r) => r.engine === "pglite");
   console.log(

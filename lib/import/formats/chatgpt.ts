@@ -10,6 +10,7 @@ import {
   toDate,
   type CustomInstructions,
   type ImportedConversation,
+  type ImportedProject,
   type ImportedMessage,
 } from "../conversation";
 
@@ -204,5 +205,18 @@ export function parseChatGpt(c: Obj): ImportedConversation {
     archived: c.is_archived === true,
     dropped,
     customInstructions: customInstructions(mapping),
+    project: chatGptProject(c),
   };
+}
+
+/**
+ * A conversation in a ChatGPT project names it by the project's gizmo id ("g-p-…", gizmo_type "snorlax"); the
+ * export has no project names, so the Mnemo project is named after the id until the user renames it (the next
+ * import finds it by the id whatever its name).
+ */
+function chatGptProject(c: Obj): ImportedProject | undefined {
+  const id = str(c.gizmo_id) ?? str(c.conversation_template_id);
+  if (!id || !(id.startsWith("g-p-") || c.gizmo_type === "snorlax")) return undefined;
+  const named = text(c.project_name) || text(obj(c.project).name);
+  return { ref: `chatgpt:${id}`, name: named || `ChatGPT project ${id.slice(4, 12)}` };
 }

@@ -11,6 +11,7 @@ import {
   text,
   toDate,
   type ImportedConversation,
+  type ImportedProject,
   type ImportedMessage,
 } from "../conversation";
 
@@ -89,5 +90,19 @@ export function parseClaude(c: Obj): ImportedConversation {
     messages: messages.messages,
     activeRef: messages.activeRef,
     dropped: messages.dropped,
+    project: claudeProject(c),
+  };
+}
+
+/** A conversation in a Claude project: `project_uuid`, or `project: {uuid, name}`; the name when the file has it. */
+function claudeProject(c: Obj): ImportedProject | undefined {
+  const p = obj(c.project);
+  const id = str(c.project_uuid) ?? str(p.uuid);
+  if (!id) return undefined;
+  const name = text(p.name) || text(c.project_name);
+  return {
+    ref: `claude:${id}`,
+    name: name || `Claude project ${id.slice(0, 8)}`,
+    instructions: text(p.prompt_template) || undefined,
   };
 }
