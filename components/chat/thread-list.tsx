@@ -18,7 +18,7 @@ import type { MessageHit } from "@/lib/chat/search";
 import { cn } from "@/lib/cn";
 import { THREADS_CHANGED } from "./events";
 import { moveThreadAction } from "@/app/(app)/p/actions";
-import { useProjects } from "@/components/projects/project-list";
+import { useProjectList } from "@/components/projects/project-list";
 import { PROJECTS_CHANGED } from "@/components/projects/events";
 
 const menuItem =
@@ -123,7 +123,7 @@ export function ThreadList() {
     setThreads((prev) => prev.filter((t) => t.id !== id));
     toast.success(value ? "Thread archived." : "Thread restored.");
   }
-  const projects = useProjects();
+  const projects = useProjectList();
   const projectName = (id: string | null) => projects.find((p) => p.id === id)?.name;
   async function move(t: ThreadSummary, projectId: string | null) {
     const r = await moveThreadAction(t.id, projectId);
@@ -280,33 +280,35 @@ export function ThreadList() {
       )}
       {q.trim() && (
         <section aria-label="Messages" className="grid gap-1" data-testid="message-hits">
-          <div className="flex items-center justify-between px-2 text-xs text-muted-foreground">
+          <div className="grid gap-1 px-2 text-xs text-muted-foreground">
             <span>Messages</span>
-            {projects.length > 0 && (
-              <select
-                aria-label="In project"
-                value={inProject}
-                onChange={(e) => setInProject(e.target.value)}
-                className="h-6 max-w-28 rounded border border-input bg-background text-xs"
-              >
-                <option value="">All chats</option>
-                <option value="none">No project</option>
-                {projects.map((p) => (
-                  <option key={p.id} value={p.id}>
-                    {p.name}
-                  </option>
-                ))}
-              </select>
-            )}
-            <label className="flex items-center gap-1">
-              <input
-                type="checkbox"
-                className="h-3.5 w-3.5"
-                checked={importedOnly}
-                onChange={(e) => setImportedOnly(e.target.checked)}
-              />
-              Imported only
-            </label>
+            <div className="flex flex-wrap items-center gap-x-3 gap-y-1">
+              {projects.length > 0 && (
+                <select
+                  aria-label="In project"
+                  value={inProject}
+                  onChange={(e) => setInProject(e.target.value)}
+                  className="h-6 max-w-28 rounded border border-input bg-background text-xs"
+                >
+                  <option value="">All chats</option>
+                  <option value="none">No project</option>
+                  {projects.map((p) => (
+                    <option key={p.id} value={p.id}>
+                      {p.name}
+                    </option>
+                  ))}
+                </select>
+              )}
+              <label className="flex items-center gap-1">
+                <input
+                  type="checkbox"
+                  className="h-3.5 w-3.5"
+                  checked={importedOnly}
+                  onChange={(e) => setImportedOnly(e.target.checked)}
+                />
+                Imported only
+              </label>
+            </div>
           </div>
           <ul className="grid grid-cols-[minmax(0,1fr)] gap-0.5">
             {hits.map((h) => (

@@ -11,7 +11,7 @@ import { PROJECTS_CHANGED } from "./events";
 
 /** The user's projects, kept current across the page (creating, renaming, deleting one). */
 export function useProjects() {
-  const [projects, setProjects] = useState<ProjectSummary[]>([]);
+  const [projects, setProjects] = useState<ProjectSummary[] | null>(null);
   const load = useCallback(async () => {
     const r = await listProjectsAction();
     if (r.ok) setProjects(r.data);
@@ -28,9 +28,15 @@ export function useProjects() {
   return projects;
 }
 
+/** The user's projects, or none while they load. */
+export function useProjectList(): ProjectSummary[] {
+  return useProjects() ?? [];
+}
+
 /** The sidebar's projects: each opens its page (its chats, a new chat in it, its settings). */
 export function ProjectList() {
-  const projects = useProjects();
+  const loaded = useProjects();
+  const projects = loaded ?? [];
   const pathname = usePathname();
   return (
     <nav aria-label="Projects" className="grid grid-cols-[minmax(0,1fr)] gap-0.5" data-testid="project-list">
@@ -63,7 +69,7 @@ export function ProjectList() {
           </Link>
         );
       })}
-      {!projects.length && (
+      {loaded && !projects.length && (
         <Link href="/p/new" className="px-2 py-1 text-xs text-muted-foreground hover:underline">
           Group chats and memories in a project
         </Link>

@@ -1,0 +1,88 @@
+import { expect, test, type Page } from "@playwright/test";
+import { mockUrl, register, uniqueEmail } from "./helpers";
+
+type Recorded = { path: string; body: { model: string; messages: { role: string; content: string }[] } };
+
+async function script(replies: object[]) {
+  await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ replies }) });
+}
+/** The chat request whose last message is `text`, as the model server received it. */
+async function chatRequest(text: string): Promise<string> {
+  const r = await (await fetch(`${mockUrl()}/__mock/requests`)).json();
+  const found = (r.requests as Recorded[]).filter(
+    (q) =>
+      q.path === "/v1/chat/completions" && q.body.model === "mock-chat" && q.body.messages.at(-1)?.content === text,
+  );
+  expect(found.length, `a chat request ending with ${text}`).toBeGreaterThan(0);
+  return JSON.stringify(found.at(-1)!.body.messages);
+}
+async function send(page: Page, text: string) {
+  await page.getByLabel("Message", { exact: true }).fill(text);
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", /complete|failed/);
+}
+
+test("a project: instructions reach the model, its memory stays in it, search finds its messages", async ({ page }) => {
+  test.setTimeout(120_000);
+  await register(page, uniqueEmail("projects"));
+  const tag = Date.now().toString(36);
+  // A general memory the project-only project must never see.
+  await page.goto("/settings/memory");
+  await page.getByLabel("New memory").fill(`Has a cat named Miso ${tag}`);
+  await page.getByRole("button", { name: "Add" }).click();
+  await expect(page.getByTestId("memory")).toHaveCount(1);
+
+  // Create the project from the sidebar.
+  await page.getByRole("link", { name: "New project" }).first().click();
+  await page.getByLabel("Name").fill(`Novel ${tag}`);
+  await page.getByLabel("Instructions").fill(`Answer as a crime-fiction editor ${tag}.`);
+  await page.getByLabel(/Project only/).check();
+  await page.screenshot({ path: "test-results/projects-new.png" });
+  await page.getByRole("button", { name: "Create project" }).click();
+  await expect(page.getByTestId("project-name")).toHaveText(`Novel ${tag}`);
+  await expect(page.getByTestId("project-list")).toContainText(`Novel ${tag}`);
+
+  // A chat in it: the model is asked to remember something, and gets the instructions, not the general memory.
+  await page.getByTestId("project-new-chat").click();
+  await expect(page.getByTestId("new-in-project")).toContainText(`Novel ${tag}`);
+  const word = `quillfeather${tag}`;
+  const question = `remember ${tag}: the ${word} is the murder weapon, and what about my cat Miso?`;
+  await script([
+    {
+      match: `remember ${tag}`,
+      toolCalls: [{ name: "remember", arguments: { text: `The murder weapon is a ${word}`, kind: "fact" } }],
+    },
+    { match: `remember ${tag}`, content: "Noted for the novel." },
+  ]);
+  await send(page, question);
+  await expect(page).toHaveURL(/\/c\//);
+  const threadUrl = page.url();
+  await expect(page.getByTestId("thread-project")).toContainText(`Novel ${tag}`);
+  const sent = await chatRequest(question);
+  expect(sent).toContain(`Answer as a crime-fiction editor ${tag}.`);
+  expect(sent).not.toContain(`Has a cat named Miso ${tag}`);
+  await page.screenshot({ path: "test-results/projects-chat.png" });
+
+  // The memory page shows the memory in the project, and the scope filter finds it there.
+  await page.goto("/settings/memory");
+  const learned = page.getByTestId("memory").filter({ hasText: word });
+  await expect(learned.getByTestId("memory-scope")).toHaveText(`in Novel ${tag}`);
+  await page.getByLabel("Scope").selectOption({ label: `Novel ${tag}` });
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page.getByTestId("memory")).toHaveCount(1);
+  await page.screenshot({ path: "test-results/projects-memory.png", fullPage: true });
+
+  // A general chat does not get it.
+  await page.getByRole("link", { name: "New chat" }).click();
+  await send(page, `what was the murder weapon ${tag}?`);
+  expect(await chatRequest(`what was the murder weapon ${tag}?`)).not.toContain(`The murder weapon is a ${word}`);
+
+  // Search finds the project's message by a word from its body, and the click lands on it.
+  await page.getByLabel("Search chats").fill(word);
+  const hit = page.getByTestId("message-hit");
+  await expect(hit.first()).toBeVisible();
+  await hit.last().click();
+  await expect(page).toHaveURL(new RegExp(`${threadUrl.split("/c/")[1]}#item-`));
+  await expect(page.locator('[data-found="true"]')).toContainText(word);
+  await page.screenshot({ path: "test-results/projects-search.png" });
+});
