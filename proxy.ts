@@ -41,5 +41,6 @@ export async function proxy(req: NextRequest, ev: NextFetchEvent) {
 }
 
 export const config = {
-  matcher: ["/((?!api/auth|api/import|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
+  // /v1 (the OpenAI-compatible API) authenticates by API key, never by the browser session.
+  matcher: ["/((?!api/auth|api/import|v1/|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
 };

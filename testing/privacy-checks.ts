@@ -27,6 +27,7 @@ import { deleteAccount } from "@/lib/account/delete";
 import { cipherFor, forgetCachedKeys, isSealed, setEncryptionKeys } from "@/lib/crypto/content";
 import { createThread } from "@/lib/chat/threads";
 import { createProject } from "@/lib/projects/projects";
+import { createApiKey } from "@/lib/keys/api-keys";
 import { exactScope } from "@/lib/projects/scope";
 import { saveSummary } from "@/lib/chat/summaries";
 import { appendItems } from "@/lib/memory/session";
@@ -69,6 +70,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     m("about"),
     m("project"),
     m("instructions"),
+    m("apikey"),
   ];
   const [
     title,
@@ -85,6 +87,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     about,
     projectName,
     instructions,
+    keyName,
   ] = markers;
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
@@ -166,6 +169,8 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     "user",
     "test",
   );
+  // A personal API key, named by the user.
+  await createApiKey(await userContext(db, user.id), { name: `Key ${keyName}`, scopes: ["chat"] });
   // "What Mnemo knows about you", in the user's words.
   await saveAbout(await userContext(db, user.id), `You keep ${about} in the garden.`);
   return { id: user.id, email: user.email, markers, threadId: thread.id };

@@ -44,6 +44,7 @@ import { appendItems } from "@/lib/memory/session";
 import { addMemory } from "@/lib/memory/long-term";
 import { createThread } from "@/lib/chat/threads";
 import { createProject } from "@/lib/projects/projects";
+import { createApiKey } from "@/lib/keys/api-keys";
 import { trackGeneration, untrackGeneration } from "@/lib/chat/turn";
 
 type Subject = "owner" | "other" | "admin" | "anon";
@@ -61,6 +62,8 @@ type Fixture = {
   memoryId: string;
   /** The owner's project, named and instructed with the secret. */
   projectId: string;
+  /** The owner's API key. */
+  apiKeyId: string;
   secret: string;
 };
 type Entry = {
@@ -214,6 +217,14 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       expect: OWNER_ONLY,
     },
   },
+  "app/(app)/settings/keys/actions.ts": {
+    // Anyone signed in makes keys for themselves; revoking reaches only one's own.
+    createApiKeyAction: {
+      call: (m) => m.createApiKeyAction({ name: "laptop", scopes: ["chat"] } as never),
+      expect: SIGNED_IN,
+    },
+    revokeApiKeyAction: { call: (m, fx) => m.revokeApiKeyAction(fx.apiKeyId as never), expect: OWNER_ONLY },
+  },
   "app/(app)/settings/password/actions.ts": {
     changePasswordAction: {
       call: (m) =>
@@ -306,6 +317,16 @@ const ROUTES: Record<string, Record<string, Entry>> = {
     },
   },
   "app/api/health/route.ts": { GET: { call: (m) => m.GET(), expect: PUBLIC } },
+  // The OpenAI-compatible API takes API keys only: no browser session reaches it (tests/api.test.ts covers keys).
+  "app/v1/models/route.ts": {
+    GET: { call: (m) => m.GET(new Request("http://mnemo.test/v1/models") as never), expect: NOBODY },
+  },
+  "app/v1/chat/completions/route.ts": {
+    POST: {
+      call: (m) => m.POST(json({ messages: [{ role: "user", content: "hi" }] }) as never),
+      expect: NOBODY,
+    },
+  },
   "app/api/ops/route.ts": {
     POST: { call: (m) => m.POST(json({ command: "jobs:retention", args: [], cwd: "/" }) as never), expect: NOBODY },
   },
@@ -427,6 +448,7 @@ describe("authorization matrix", () => {
       live,
       memoryId: mem.id,
       projectId: project.id,
+      apiKeyId: (await createApiKey(await userContext(t.db, owner.id), { name: `Key ${secret}` })).id,
       secret,
     };
   }

@@ -342,6 +342,14 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
               temporary · not saved
             </span>
           )}
+          {initial?.thread.via && (
+            <span
+              className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground"
+              data-testid="thread-via"
+            >
+              via {initial.thread.via}
+            </span>
+          )}
           {imported && (
             <span
               className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground"

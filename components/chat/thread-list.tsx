@@ -210,6 +210,7 @@ export function ThreadList() {
                   className="min-w-0 flex-1 truncate rounded-md px-2 py-1.5 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
                 >
                   {t.title ?? "Untitled"}
+                  {t.via && <span className="ml-1 text-xs text-muted-foreground">· via {t.via}</span>}
                   {t.projectId && projectName(t.projectId) && (
                     <span className="ml-1 text-xs text-muted-foreground">· {projectName(t.projectId)}</span>
                   )}

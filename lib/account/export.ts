@@ -125,6 +125,15 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     })(),
   );
 
+  yield* array(
+    "apiKeys",
+    (async function* () {
+      // Which keys exist and what they may do; never the key's hash.
+      const rows = await db.apiKey.findMany({ where: { userId }, orderBy: { createdAt: "asc" }, omit: { hash: true } });
+      yield rows.map((k) => ({ ...k, name: c.open(k.name) }));
+    })(),
+  );
+
   // Threads, each followed by its items (every branch) and summaries.
   yield ',\n"threads": [';
   let firstThread = true;

@@ -53,6 +53,12 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "cascade",
     why: "projects: names, instructions and memory mode",
   },
+  ApiKey: {
+    rows: `"userId" = $1`,
+    key: "id",
+    onDelete: "cascade",
+    why: "personal API keys: names, scopes, last use (exported without the key's hash)",
+  },
   Thread: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "conversations" },
   Item: { rows: threadRows, key: "id", onDelete: "cascade", why: "messages, every branch" },
   Summary: { rows: threadRows, key: "id", onDelete: "cascade", why: "summaries of older turns" },

@@ -36,6 +36,9 @@ export const AUDIT_ACTIONS = [
   "user.password",
   "user.invite",
   "user.create",
+  // A user's own personal API keys (lib/keys/api-keys.ts).
+  "apikey.create",
+  "apikey.revoke",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -25,6 +25,8 @@ export type ThreadSummary = {
   lastActivityAt: string;
   archived: boolean;
   projectId: string | null;
+  /** Made through /v1 with this key (its name), or null. */
+  via: string | null;
 };
 
 export async function createThread(
@@ -50,7 +52,7 @@ export async function createThread(
 export async function ownedThread(db: Db, userId: string, threadId: string) {
   const t = await db.thread.findFirst({
     where: { id: threadId, userId },
-    include: { project: { select: { id: true, name: true } } },
+    include: { project: { select: { id: true, name: true } }, apiKey: { select: { name: true } } },
   });
   if (!t) throw new NotFoundError("thread");
   // Temporary chats end when their user starts another chat, or after MNEMO_TEMPORARY_CHAT_HOURS.
@@ -99,9 +101,20 @@ export async function listThreads(u: UserContext, input: z.input<typeof listThre
     },
     orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
     take: q && c.enabled ? 5000 : limit + 1,
-    select: { id: true, title: true, lastActivityAt: true, archived: true, projectId: true },
+    select: {
+      id: true,
+      title: true,
+      lastActivityAt: true,
+      archived: true,
+      projectId: true,
+      apiKey: { select: { name: true } },
+    },
   });
-  const opened = rows.map((t) => ({ ...t, title: t.title === null ? null : c.open(t.title) }));
+  const opened = rows.map(({ apiKey, ...t }) => ({
+    ...t,
+    title: t.title === null ? null : c.open(t.title),
+    via: apiKey ? c.open(apiKey.name) : null,
+  }));
   const matching =
     q && c.enabled
       ? opened.filter((t) => t.title?.toLowerCase().includes(q.toLowerCase())).slice(0, limit + 1)
@@ -141,6 +154,8 @@ export type ThreadView = {
     title: string | null;
     temporary: boolean;
     archived: boolean;
+    /** Made through /v1 with this key (its name), or null. */
+    via: string | null;
     /** Its project, or null for a general chat. */
     project: { id: string; name: string } | null;
     /** Imported conversations: the app it came from and when it started there. */
@@ -194,6 +209,7 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
       temporary: t.temporary,
       archived: t.archived,
       project: t.project ? { id: t.project.id, name: c.open(t.project.name) } : null,
+      via: t.apiKey ? c.open(t.apiKey.name) : null,
       imported: t.importSource ? { source: t.importSource, startedAt: t.createdAt.toISOString() } : null,
     },
     items: shown.map((i) => ({

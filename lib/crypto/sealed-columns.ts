@@ -14,6 +14,7 @@ export type SealedColumn = {
 export const SEALED_COLUMNS: ReadonlyArray<{ table: string; columns: SealedColumn[] }> = [
   { table: "User", columns: [{ name: "aboutSummary" }] },
   { table: "Project", columns: [{ name: "name" }, { name: "instructions" }] },
+  { table: "ApiKey", columns: [{ name: "name" }] },
   { table: "Thread", columns: [{ name: "title" }] },
   {
     table: "Item",

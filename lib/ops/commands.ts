@@ -210,7 +210,53 @@ async function migrateCommand(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
+/** `npm run apikey -- --user <email> --name <name> [--scope chat,memory:read] [--project <name>]`: prints one key. */
+async function apiKeyCommand(ctx: CommandContext): Promise<number> {
+  const { createApiKey, API_SCOPES } = await import("@/lib/keys/api-keys");
+  const { listProjects } = await import("@/lib/projects/projects");
+  const email = arg(ctx.args, "--user");
+  const name = arg(ctx.args, "--name");
+  const scopes = (arg(ctx.args, "--scope") ?? "chat")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const projectName = arg(ctx.args, "--project");
+  if (!email || !name) {
+    ctx.err(
+      "Usage: npm run apikey -- --user <email> --name <name> [--scope chat,memory:read,memory:write] [--project <name>]",
+    );
+    return 2;
+  }
+  const unknown = scopes.filter((s) => !(API_SCOPES as readonly string[]).includes(s));
+  if (unknown.length) {
+    ctx.err(`Unknown scope ${unknown.join(", ")}: use ${API_SCOPES.join(", ")}.`);
+    return 2;
+  }
+  const db = await ctx.db();
+  const user = await db.user.findUnique({ where: { email: email.toLowerCase() }, select: { id: true } });
+  if (!user) {
+    ctx.err(`No user with the email ${email}.`);
+    return 1;
+  }
+  const u = await userContext(db, user.id);
+  let projectId: string | null = null;
+  if (projectName) {
+    const matches = (await listProjects(u)).filter((p) => p.name === projectName);
+    if (matches.length !== 1) {
+      ctx.err(
+        matches.length ? `${matches.length} projects are named ${projectName}.` : `No project named ${projectName}.`,
+      );
+      return 1;
+    }
+    projectId = matches[0].id;
+  }
+  const made = await createApiKey(u, { name, scopes: scopes as never, projectId });
+  ctx.out(made.key);
+  return 0;
+}
+
 export const COMMANDS = {
+  apikey: { startup: true, run: apiKeyCommand },
   import: { startup: true, run: importCommand },
   "memory:embed": { startup: true, run: embedCommand },
   "jobs:retention": { startup: false, run: retentionCommand },

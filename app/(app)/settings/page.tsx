@@ -17,6 +17,12 @@ export default async function SettingsPage() {
         <span className="font-medium">Password</span>
         <span className="block text-sm text-muted-foreground">Change your password; other devices are signed out.</span>
       </Link>
+      <Link href="/settings/keys" className="rounded-lg border border-border p-4 hover:bg-accent">
+        <span className="font-medium">API keys</span>
+        <span className="block text-sm text-muted-foreground">
+          Let other tools (an OpenAI client, Open WebUI, scripts) use your memory through Mnemo.
+        </span>
+      </Link>
       <Link href="/settings/data" className="rounded-lg border border-border p-4 hover:bg-accent">
         <span className="font-medium">Your data</span>
         <span className="block text-sm text-muted-foreground">

@@ -1,0 +1,18 @@
+// GET /v1/models: the model Mnemo answers with, for OpenAI clients that list models first (Open WebUI, LibreChat).
+// Any key of the user's with the "chat" scope.
+import { getDb } from "@/lib/db/client";
+import { authenticateKey } from "@/lib/keys/api-keys";
+import { resolveConnectionCached } from "@/lib/llm/connection";
+import { v1Route } from "@/lib/api/v1-route";
+
+export const dynamic = "force-dynamic";
+
+export const GET = v1Route("GET /v1/models", async (request: Request) => {
+  const db = await getDb();
+  await authenticateKey(db, request, "chat");
+  const state = await resolveConnectionCached(db);
+  const data = state.configured
+    ? [{ id: state.connection.chatModel, object: "model", created: 0, owned_by: "mnemo" }]
+    : [];
+  return Response.json({ object: "list", data }, { headers: { "cache-control": "no-store" } });
+});

@@ -1,0 +1,322 @@
+// POST /v1/chat/completions for other tools: any `openai` client, Open WebUI or LibreChat can use Mnemo as its
+// model server and get the user's memory. The client sends its whole `messages` array, as OpenAI clients do; Mnemo
+// adds the memory block (recalled for the last user message, in the key's project scope), forwards the request to
+// the configured model with the client's tools, and answers in OpenAI's format, streamed or not.
+//
+// The exchange is kept in a thread the web app lists as "via <key name>". A client conversation is recognised by
+// a hash of the key, the request's `user` field and the conversation's first user message: every follow-up an
+// OpenAI client sends starts with the same messages, so it continues the same thread; a new first message starts
+// a new one. Only what is new is stored (the last user message and the answer). Learning follows the app's rules
+// (pause, review, the usage ledger and daily limits).
+import crypto from "node:crypto";
+import type OpenAI from "openai";
+import { z } from "zod";
+import { AppError } from "@/lib/errors";
+import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
+import { openaiClient } from "@/lib/llm/client";
+import { embedQuery } from "@/lib/llm/embeddings";
+import { checkLimits } from "@/lib/account/usage-limits";
+import { recordUsage } from "@/lib/account/usage-ledger";
+import { getConfig } from "@/lib/config";
+import { enqueue, type NewJob } from "@/lib/jobs/queue";
+import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
+import { recordUses } from "@/lib/memory/long-term";
+import { attributeMemories } from "@/lib/memory/attribution";
+import { stripCitations } from "@/lib/memory/citation-format";
+import { appendItems } from "@/lib/memory/session";
+import { provisionalTitle } from "@/lib/chat/titles";
+import type { KeyCaller } from "@/lib/keys/api-keys";
+
+type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+
+const contentPart = z.object({ type: z.string().max(40), text: z.string().optional() }).passthrough();
+const messageSchema = z
+  .object({
+    role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+    content: z.union([z.string(), z.array(contentPart).max(200), z.null()]).optional(),
+    name: z.string().max(64).optional(),
+    tool_calls: z
+      .array(
+        z.object({
+          id: z.string().max(200),
+          type: z.literal("function"),
+          function: z.object({ name: z.string().max(200), arguments: z.string().max(200_000) }),
+        }),
+      )
+      .max(64)
+      .optional(),
+    tool_call_id: z.string().max(200).optional(),
+  })
+  .passthrough();
+const toolSchema = z.object({
+  type: z.literal("function"),
+  function: z.object({ name: z.string().min(1).max(64), description: z.string().max(4000).optional() }).passthrough(),
+});
+
+export const completionInput = z.object({
+  model: z.string().max(200).optional(),
+  messages: z.array(messageSchema).min(1, "messages must not be empty").max(2000),
+  stream: z.boolean().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().optional(),
+  tools: z.array(toolSchema).max(128).optional(),
+  tool_choice: z.unknown().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  max_tokens: z.number().int().min(1).max(1_000_000).optional(),
+  max_completion_tokens: z.number().int().min(1).max(1_000_000).optional(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).optional(),
+  user: z.string().max(200).optional(),
+});
+export type CompletionInput = z.infer<typeof completionInput>;
+
+const textOf = (m: z.infer<typeof messageSchema>) =>
+  typeof m.content === "string"
+    ? m.content
+    : (m.content ?? []).map((p) => (p.type === "text" && typeof p.text === "string" ? p.text : "")).join("");
+
+/** What one request did, for its answer and for storing it. */
+type Exchange = {
+  threadId: string;
+  question: string | null;
+  userItemId: string | null;
+  recalled: Recall;
+  messages: Msg[];
+  model: string;
+  conn: ModelConnection;
+};
+
+/** The thread of this client conversation (made on its first request), and the request's new user message stored. */
+async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Exchange> {
+  const { u } = caller;
+  const state = await resolveConnectionCached(u.db);
+  if (!state.configured) throw new AppError(state.reason, 409);
+  const over = await checkLimits(u.db, u.userId);
+  if (over) throw new AppError(over, 429);
+  const users = input.messages.filter((m) => m.role === "user");
+  const last = input.messages.at(-1)!;
+  const question = last.role === "user" ? textOf(last) : null;
+  const opening = users[0] ? textOf(users[0]) : textOf(input.messages[0]);
+  const clientRef = crypto
+    .createHash("sha256")
+    .update(`${caller.keyId}\u0000${input.user ?? ""}\u0000${opening}`)
+    .digest("hex");
+  const threadId = await clientThread(caller, clientRef, opening);
+  const userItemId = question
+    ? (
+        await appendItems(u.db, threadId, [{ role: "user", content: question }], {
+          cipher: u.cipher,
+          ownerId: u.userId,
+        })
+      )[0]?.id
+    : null;
+  // Memory for the last thing the user said (a tool round's follow-up recalls for the same question again).
+  const ask = question ?? (users.length ? textOf(users.at(-1)!) : "");
+  const budget = getConfig().memory.tokenBudget;
+  const recalled =
+    ask && budget > 0
+      ? await recall(u, ask, {
+          budget,
+          excludeThreadId: threadId,
+          semantic: state.connection.embeddingModel ? embedQuery(u.db, ask, u.userId) : undefined,
+        })
+      : { memories: [], passages: [], tokens: 0 };
+  return {
+    threadId,
+    question,
+    userItemId,
+    recalled,
+    messages: withMemory(input, memoryBlock(recalled)),
+    model: state.connection.chatModel,
+    conn: state.connection,
+  };
+}
+
+/** The thread a client conversation continues, or a new one (two first requests at once make one thread). */
+async function clientThread(caller: KeyCaller, clientRef: string, opening: string): Promise<string> {
+  const { u } = caller;
+  const found = await u.db.thread.findUnique({ where: { userId_clientRef: { userId: u.userId, clientRef } } });
+  if (found) return found.id;
+  try {
+    const made = await u.db.thread.create({
+      data: {
+        userId: u.userId,
+        clientRef,
+        apiKeyId: caller.keyId,
+        projectId: u.scope.projectId,
+        title: u.cipher.seal(provisionalTitle(opening || "Conversation")),
+      },
+    });
+    return made.id;
+  } catch (e) {
+    if ((e as { code?: string })?.code !== "P2002") throw e;
+    return (await u.db.thread.findUniqueOrThrow({ where: { userId_clientRef: { userId: u.userId, clientRef } } })).id;
+  }
+}
+
+/** The client's messages with the memory block after its own leading system messages. */
+function withMemory(input: CompletionInput, block: string | null): Msg[] {
+  const messages = input.messages as unknown as Msg[];
+  if (!block) return messages;
+  const lead = messages.findIndex((m) => m.role !== "system" && m.role !== "developer");
+  const at = lead < 0 ? messages.length : lead;
+  return [...messages.slice(0, at), { role: "system", content: block }, ...messages.slice(at)];
+}
+
+function upstreamRequest(input: CompletionInput, x: Exchange) {
+  return {
+    model: x.model,
+    messages: x.messages,
+    ...(input.tools ? { tools: input.tools as unknown as OpenAI.Chat.Completions.ChatCompletionTool[] } : {}),
+    ...(input.tool_choice !== undefined
+      ? { tool_choice: input.tool_choice as OpenAI.Chat.Completions.ChatCompletionToolChoiceOption }
+      : {}),
+    ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+    ...(input.top_p !== undefined ? { top_p: input.top_p } : {}),
+    ...(input.max_tokens !== undefined ? { max_tokens: input.max_tokens } : {}),
+    ...(input.max_completion_tokens !== undefined ? { max_completion_tokens: input.max_completion_tokens } : {}),
+    ...(input.stop !== undefined ? { stop: input.stop } : {}),
+  };
+}
+
+type ToolCall = { id: string; name: string; arguments: string };
+type Answer = { text: string; toolCalls: ToolCall[]; usage: { prompt: number; completion: number } | null };
+
+/** Stores the answer, records which memories it was given and drew on, charges the ledger, queues learning. */
+async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> {
+  const { u } = caller;
+  const text = stripCitations(a.text);
+  const [answer] = await appendItems(
+    u.db,
+    x.threadId,
+    [
+      {
+        role: "assistant",
+        content: text,
+        toolCalls: a.toolCalls.length ? a.toolCalls : undefined,
+        model: x.model,
+        promptTokens: a.usage?.prompt,
+        completionTokens: a.usage?.completion,
+      },
+    ],
+    { cipher: u.cipher, ownerId: u.userId },
+  );
+  if (!answer) return; // the thread was deleted meanwhile
+  const given = x.recalled.memories.map((m) => ({ id: m.id, text: m.text }));
+  if (given.length)
+    await recordUses(
+      u.db,
+      u.userId,
+      answer.id,
+      given.map((m) => m.id),
+      attributeMemories(a.text, x.question ?? "", given),
+    );
+  await recordUsage(u.db, u.userId, {
+    turns: 1,
+    modelCalls: 1,
+    tokens: (a.usage?.prompt ?? 0) + (a.usage?.completion ?? 0),
+  }).catch(() => undefined);
+  const settings = await u.settings();
+  const jobs: NewJob[] = [];
+  if (x.userItemId && !settings.paused && text)
+    jobs.push({
+      kind: "extract",
+      userId: u.userId,
+      payload: { userId: u.userId, threadId: x.threadId, userItemId: x.userItemId, answerItemId: answer.id },
+      dedupeKey: `extract:${answer.id}`,
+    });
+  jobs.push({ kind: "embed", userId: u.userId, payload: { userId: u.userId }, dedupeKey: `embed:${answer.id}` });
+  await enqueue(u.db, jobs).catch(() => undefined);
+}
+
+const completionId = () => `chatcmpl-${crypto.randomBytes(12).toString("hex")}`;
+
+/** A non-streaming answer, as OpenAI's chat.completion. */
+export async function completeOnce(
+  caller: KeyCaller,
+  input: CompletionInput,
+): Promise<OpenAI.Chat.Completions.ChatCompletion> {
+  const x = await prepare(caller, input);
+  const r = await openaiClient(x.conn).chat.completions.create({ ...upstreamRequest(input, x), stream: false });
+  const choice = r.choices[0];
+  const toolCalls = (choice?.message.tool_calls ?? []).flatMap((t) =>
+    t.type === "function" ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [],
+  );
+  const answer: Answer = {
+    text: choice?.message.content ?? "",
+    toolCalls,
+    usage: r.usage ? { prompt: r.usage.prompt_tokens, completion: r.usage.completion_tokens } : null,
+  };
+  await finish(caller, x, answer);
+  return {
+    id: completionId(),
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: x.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: stripCitations(answer.text),
+          refusal: null,
+          ...(choice?.message.tool_calls?.length ? { tool_calls: choice.message.tool_calls } : {}),
+        },
+        finish_reason: choice?.finish_reason ?? "stop",
+        logprobs: null,
+      },
+    ],
+    ...(r.usage ? { usage: r.usage } : {}),
+  };
+}
+
+/** A streamed answer, as OpenAI's chat.completion.chunk events (then the exchange is stored). */
+export async function completeStreaming(caller: KeyCaller, input: CompletionInput): Promise<AsyncGenerator<Chunk>> {
+  const x = await prepare(caller, input);
+  const upstream = await openaiClient(x.conn).chat.completions.create({
+    ...upstreamRequest(input, x),
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const wantUsage = !!input.stream_options?.include_usage;
+  return (async function* () {
+    const id = completionId();
+    const created = Math.floor(Date.now() / 1000);
+    const answer: Answer = { text: "", toolCalls: [], usage: null };
+    const calls = new Map<number, ToolCall>();
+    let shown = 0; // characters of the answer (citations removed) already sent
+    try {
+      for await (const chunk of upstream) {
+        if (chunk.usage)
+          answer.usage = { prompt: chunk.usage.prompt_tokens, completion: chunk.usage.completion_tokens };
+        const choice = chunk.choices[0];
+        if (!choice) {
+          if (chunk.usage && wantUsage)
+            yield { id, object: "chat.completion.chunk", created, model: x.model, choices: [], usage: chunk.usage };
+          continue;
+        }
+        const delta = { ...choice.delta };
+        if (typeof delta.content === "string") {
+          answer.text += delta.content;
+          const visible = stripCitations(answer.text, true);
+          delta.content = visible.slice(shown);
+          shown = Math.max(shown, visible.length);
+        }
+        for (const t of delta.tool_calls ?? []) {
+          const c = calls.get(t.index) ?? { id: "", name: "", arguments: "" };
+          calls.set(t.index, {
+            id: t.id ?? c.id,
+            name: c.name + (t.function?.name ?? ""),
+            arguments: c.arguments + (t.function?.arguments ?? ""),
+          });
+        }
+        yield { id, object: "chat.completion.chunk", created, model: x.model, choices: [{ ...choice, delta }] };
+      }
+    } finally {
+      answer.toolCalls = [...calls.values()];
+      await finish(caller, x, answer).catch((e) =>
+        console.error(`[mnemo] /v1 answer not stored: ${(e as Error).message}`),
+      );
+    }
+  })();
+}

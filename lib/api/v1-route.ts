@@ -1,0 +1,44 @@
+// Route handlers under /v1 (the OpenAI-compatible API): authenticated by a personal API key (lib/keys/api-keys.ts),
+// never by the browser session, and answering errors in OpenAI's shape ({error: {message, type, code}}) so every
+// OpenAI client reports them as it would OpenAI's own.
+import { z } from "zod";
+import { publicError } from "@/lib/errors";
+
+const TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  403: "permission_error",
+  404: "not_found_error",
+  409: "invalid_request_error",
+  413: "invalid_request_error",
+  415: "invalid_request_error",
+  429: "rate_limit_error",
+};
+
+export function v1Error(e: unknown, where: string): Response {
+  const p =
+    e instanceof z.ZodError
+      ? { status: 400, message: `${e.issues[0].path.join(".") || "body"}: ${e.issues[0].message}`, ref: undefined }
+      : publicError(e, where);
+  return Response.json(
+    {
+      error: {
+        message: p.message,
+        type: TYPES[p.status] ?? "server_error",
+        code: null,
+        ...(p.ref ? { ref: p.ref } : {}),
+      },
+    },
+    { status: p.status, headers: { "cache-control": "no-store" } },
+  );
+}
+
+export function v1Route<A extends unknown[]>(where: string, handler: (...args: A) => Promise<Response>) {
+  return async (...args: A): Promise<Response> => {
+    try {
+      return await handler(...args);
+    } catch (e) {
+      return v1Error(e, where);
+    }
+  };
+}

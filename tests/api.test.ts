@@ -1,0 +1,227 @@
+// The OpenAI-compatible API (/v1) with personal API keys: the real `openai` client against the real route handlers
+// (its fetch calls them in-process), the real database, and the test model server behind them.
+import OpenAI from "openai";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+
+const state = vi.hoisted(() => ({ db: null as unknown }));
+vi.mock("@/lib/db/client", () => ({ getDb: async () => state.db, getDatabase: async () => ({ prisma: state.db }) }));
+
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { userContext, inMemoryScope, type UserContext } from "@/lib/user-context";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { addMemory } from "@/lib/memory/long-term";
+import { createApiKey, revokeApiKey } from "@/lib/keys/api-keys";
+import { createProject } from "@/lib/projects/projects";
+import { exactScope } from "@/lib/projects/scope";
+import { listThreads } from "@/lib/chat/threads";
+import { exportUserData } from "@/lib/account/export";
+import { runDueJobs } from "@/lib/jobs/worker";
+import * as models from "@/app/v1/models/route";
+import * as completions from "@/app/v1/chat/completions/route";
+
+/** The real client, its requests answered by the route handlers. */
+function client(apiKey: string) {
+  return new OpenAI({
+    apiKey,
+    baseURL: "http://mnemo.test/v1",
+    maxRetries: 0,
+    fetch: async (url, init) => {
+      const req = new Request(String(url), init as RequestInit);
+      const path = new URL(req.url).pathname;
+      if (path === "/v1/models") return models.GET(req);
+      if (path === "/v1/chat/completions") return completions.POST(req);
+      return new Response("{}", { status: 404 });
+    },
+  });
+}
+
+describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
+  let t: TestDb;
+  let mock: MockLlm;
+  let n = 0;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    state.db = t.db;
+    mock = await startMockLlm();
+  });
+  afterAll(async () => {
+    await mock?.close();
+    await t?.close();
+  });
+  beforeEach(() => mock.reset());
+
+  async function newUser(): Promise<UserContext> {
+    const id = (await t.db.user.create({ data: { email: `api-${engine}-${n++}@example.com` } })).id;
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, id);
+    clearConnectionCache(t.db);
+    return userContext(t.db, id);
+  }
+  const answerRequest = () => mock.chatRequests().find((r) => r.body.model === "mock-chat");
+
+  it("non-streaming: the memory block reaches the model; the exchange is a thread via the key; a follow-up continues it", async () => {
+    const u = await newUser();
+    await addMemory(u, { text: "Allergic to peanuts", source: "explicit" }, "user", "said so");
+    const { key } = await createApiKey(u, { name: "laptop", scopes: ["chat"] });
+    mock.script({ content: "Skip the satay." });
+    const first = [
+      { role: "system" as const, content: "You are a cooking helper." },
+      { role: "user" as const, content: "Any peanut-free snack ideas?" },
+    ];
+    const r = await client(key).chat.completions.create({ model: "anything", messages: first });
+    expect(r.object).toBe("chat.completion");
+    expect(r.choices[0].message.content).toBe("Skip the satay.");
+    const sent = answerRequest()!.body.messages as Array<{ role: string; content: string }>;
+    expect(sent[0]).toEqual({ role: "system", content: "You are a cooking helper." });
+    expect(sent[1].content).toContain("Allergic to peanuts");
+    expect(sent.at(-1)!.content).toBe("Any peanut-free snack ideas?");
+    const { threads } = await listThreads(u, {});
+    expect(threads).toHaveLength(1);
+    expect(threads[0].via).toBe("laptop");
+    // The client sends the whole conversation again: the same thread, only the new message and answer are added.
+    mock.script({ content: "Apples with sunflower butter." });
+    await client(key).chat.completions.create({
+      model: "anything",
+      messages: [...first, { role: "assistant", content: "Skip the satay." }, { role: "user", content: "And sweet?" }],
+    });
+    expect((await listThreads(u, {})).threads).toHaveLength(1);
+    const items = await t.db.item.findMany({ where: { threadId: threads[0].id }, orderBy: { position: "asc" } });
+    expect(items.map((i) => [i.role, i.content])).toEqual([
+      ["user", "Any peanut-free snack ideas?"],
+      ["assistant", "Skip the satay."],
+      ["user", "And sweet?"],
+      ["assistant", "Apples with sunflower butter."],
+    ]);
+    // Learning follows: the extraction job is queued for each exchange.
+    expect(await t.db.job.count({ where: { userId: u.userId, kind: "extract" } })).toBe(2);
+  });
+
+  it("streaming: chat.completion.chunk events, usage when asked, citations removed; models lists the model", async () => {
+    const u = await newUser();
+    await addMemory(u, { text: "Has a dog named Rex", source: "explicit" }, "user", "said so");
+    const { key } = await createApiKey(u, { name: "script", scopes: ["chat"] });
+    mock.script({ content: "Rex would love a walk [memory: Has a dog named Rex] today.", chunkDelayMs: 1 });
+    const stream = await client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "What should I do with my dog this weekend?" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let usage = false;
+    for await (const chunk of stream) {
+      expect(chunk.object).toBe("chat.completion.chunk");
+      text += chunk.choices[0]?.delta.content ?? "";
+      if (chunk.usage) usage = true;
+    }
+    expect(text).toBe("Rex would love a walk today.");
+    expect(usage).toBe(true);
+    expect(JSON.stringify(answerRequest()!.body.messages)).toContain("Has a dog named Rex");
+    // Stored as the user reads it, and the cited memory counts as used.
+    const answer = await t.db.item.findFirstOrThrow({ where: { userId: u.userId, role: "assistant" } });
+    expect(answer.content).toBe("Rex would love a walk today.");
+    expect(await t.db.memoryUse.count({ where: { itemId: answer.id, used: true } })).toBe(1);
+    const list = await client(key).models.list();
+    expect(list.data.map((m) => m.id)).toEqual(["mock-chat"]);
+  });
+
+  it("client tools pass through to the model and its calls come back to the client", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "agent", scopes: ["chat"] });
+    mock.script({ toolCalls: [{ name: "get_weather", arguments: { city: "Porto" } }] });
+    const tools = [
+      {
+        type: "function" as const,
+        function: { name: "get_weather", description: "Weather", parameters: { type: "object", properties: {} } },
+      },
+    ];
+    const r = await client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "Weather in Porto?" }],
+      tools,
+    });
+    expect(r.choices[0].message.tool_calls?.[0]).toMatchObject({ function: { name: "get_weather" } });
+    expect(answerRequest()!.body.tools).toEqual(tools);
+  });
+
+  it("a revoked key, a wrong scope and a key in the URL are refused, and nothing is stored", async () => {
+    const u = await newUser();
+    const revoked = await createApiKey(u, { name: "old", scopes: ["chat"] });
+    await revokeApiKey(u, revoked.id);
+    const readOnly = await createApiKey(u, { name: "reader", scopes: ["memory:read"] });
+    const good = await createApiKey(u, { name: "good", scopes: ["chat"] });
+    const ask = (key: string) =>
+      client(key).chat.completions.create({ model: "x", messages: [{ role: "user", content: "hello" }] });
+    await expect(ask(revoked.key)).rejects.toMatchObject({ status: 401 });
+    await expect(ask(readOnly.key)).rejects.toMatchObject({ status: 403 });
+    await expect(ask("mnemo_made-up-key")).rejects.toMatchObject({ status: 401 });
+    const inUrl = await completions.POST(
+      new Request(`http://mnemo.test/v1/chat/completions?api_key=${good.key}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ messages: [{ role: "user", content: "hello" }] }),
+      }),
+    );
+    expect(inUrl.status).toBe(401);
+    expect(((await inUrl.json()) as { error: { message: string } }).error.message).toMatch(/never in a URL/);
+    expect(await t.db.thread.count({ where: { userId: u.userId } })).toBe(0);
+    expect(mock.chatRequests()).toHaveLength(0);
+  });
+
+  it("a key limited to a project-only project recalls only that project's memory, and what it teaches lands there", async () => {
+    const u = await newUser();
+    await addMemory(u, { text: "Has a cat named Miso", source: "explicit" }, "user", "said so");
+    const p = await createProject(u, { name: "Novel", memoryMode: "project_only" });
+    await addMemory(
+      inMemoryScope(u, exactScope(p.id)),
+      { text: "The detective is Alves", source: "explicit" },
+      "user",
+      "x",
+    );
+    const { key } = await createApiKey(u, { name: "writer", scopes: ["chat"], projectId: p.id });
+    await runDueJobs(t.db); // earlier tests' learning first: the scripted extraction below is this test's
+    mock.script({
+      system: "You maintain a user's long-term memory",
+      json: { decisions: [{ op: "ADD", text: "The novel is set in Lisbon" }] },
+    });
+    await client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "Tell me about my cat and the detective; the novel is set in Lisbon" }],
+    });
+    const sent = JSON.stringify(answerRequest()!.body.messages);
+    expect(sent).toContain("The detective is Alves");
+    expect(sent).not.toContain("Has a cat named Miso");
+    await runDueJobs(t.db);
+    expect(
+      await t.db.memory.findFirst({ where: { userId: u.userId, text: "The novel is set in Lisbon" } }),
+    ).toMatchObject({
+      projectId: p.id,
+    });
+    expect((await t.db.thread.findFirstOrThrow({ where: { userId: u.userId } })).projectId).toBe(p.id);
+  });
+
+  it("keys are audited, exported without their hash, and another user's key reaches only that user's data", async () => {
+    const u = await newUser();
+    const other = await newUser();
+    await addMemory(other, { text: "Other user's secret fact", source: "explicit" }, "user", "x");
+    const { key, id } = await createApiKey(u, { name: "phone", scopes: ["chat"] });
+    await revokeApiKey(u, id);
+    expect(
+      (await t.db.auditLog.findMany({ where: { subjectUserId: u.userId }, orderBy: { at: "asc" } })).map(
+        (a) => a.action,
+      ),
+    ).toEqual(["apikey.create", "apikey.revoke"]);
+    let file = "";
+    for await (const chunk of exportUserData(u)) file += chunk;
+    const exported = JSON.parse(file) as { apiKeys: Array<Record<string, unknown>> };
+    expect(exported.apiKeys).toMatchObject([{ id, name: "phone", scopes: ["chat"] }]);
+    expect(exported.apiKeys[0]).not.toHaveProperty("hash");
+    expect(file).not.toContain(key);
+    const mine = await createApiKey(u, { name: "laptop", scopes: ["chat"] });
+    await client(mine.key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "secret fact?" }],
+    });
+    expect(JSON.stringify(answerRequest()!.body.messages)).not.toContain("Other user's secret fact");
+  });
+});
