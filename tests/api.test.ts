@@ -19,6 +19,10 @@ import { exportUserData } from "@/lib/account/export";
 import { runDueJobs } from "@/lib/jobs/worker";
 import * as models from "@/app/v1/models/route";
 import * as completions from "@/app/v1/chat/completions/route";
+import * as mcp from "@/app/mcp/route";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { appendItems } from "@/lib/memory/session";
 
 /** The real client, its requests answered by the route handlers. */
 function client(apiKey: string) {
@@ -223,5 +227,97 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
       messages: [{ role: "user", content: "secret fact?" }],
     });
     expect(JSON.stringify(answerRequest()!.body.messages)).not.toContain("Other user's secret fact");
+  });
+});
+
+describe.each(engines)("the MCP server on %s", (engine) => {
+  let t: TestDb;
+  let n = 0;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    state.db = t.db;
+  });
+  afterAll(async () => t?.close());
+
+  async function connect(key: string) {
+    const c = new Client({ name: "mnemo-test", version: "1.0.0" });
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL("http://mnemo.test/mcp"), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+        fetch: async (url, init) => {
+          const req = new Request(String(url), init as RequestInit);
+          return req.method === "GET" ? mcp.GET(req) : req.method === "DELETE" ? mcp.DELETE(req) : mcp.POST(req);
+        },
+      }),
+    );
+    return c;
+  }
+  const data = (r: unknown) => JSON.parse((r as { content: Array<{ text: string }> }).content[0].text);
+
+  it("the SDK's own client lists and calls every tool and reads the profile resource", async () => {
+    state.db = t.db;
+    const u = await userContext(
+      t.db,
+      (await t.db.user.create({ data: { email: `mcp-${engine}-${n++}@example.com` } })).id,
+    );
+    const thread = await t.db.thread.create({ data: { userId: u.userId, title: u.cipher.seal("Plants") } });
+    await appendItems(t.db, thread.id, [{ role: "user", content: "My fig tree dropped its leaves" }], {
+      cipher: u.cipher,
+    });
+    const { key } = await createApiKey(u, { name: "claude-desktop", scopes: ["memory:read", "memory:write"] });
+    const c = await connect(key);
+    const names = (await c.listTools()).tools.map((x) => x.name).sort();
+    expect(names).toEqual([
+      "forget",
+      "list_memories",
+      "remember",
+      "search_conversations",
+      "search_memory",
+      "update_memory",
+    ]);
+    const saved = data(await c.callTool({ name: "remember", arguments: { text: "Grows a fig tree on the balcony" } }));
+    expect(saved).toMatchObject({ applied: true });
+    const id = saved.memory.id as string;
+    expect(data(await c.callTool({ name: "search_memory", arguments: { query: "fig tree" } })).memories).toEqual([
+      expect.objectContaining({ id, text: "Grows a fig tree on the balcony" }),
+    ]);
+    expect(data(await c.callTool({ name: "list_memories", arguments: {} })).memories).toHaveLength(1);
+    expect(
+      data(
+        await c.callTool({ name: "update_memory", arguments: { id, text: "Grows two fig trees", why: "corrected" } }),
+      ),
+    ).toMatchObject({ proposedForReview: true }); // the user said it: only a proposal changes it
+    const found = data(await c.callTool({ name: "search_conversations", arguments: { query: "fig leaves" } }));
+    expect(found.messages[0]).toMatchObject({ thread: "Plants", role: "user" });
+    const profile = await c.readResource({ uri: "mnemo://memory/profile" });
+    expect(JSON.stringify(profile.contents)).toContain("Grows a fig tree on the balcony");
+    await c.close();
+  });
+
+  it("a forget under review becomes a proposal; a read-only key cannot write; a bad key is refused", async () => {
+    state.db = t.db;
+    const u = await userContext(
+      t.db,
+      (await t.db.user.create({ data: { email: `mcp-${engine}-${n++}@example.com` } })).id,
+    );
+    await t.db.user.update({ where: { id: u.userId }, data: { memoryReview: true } });
+    const m = await addMemory(u, { text: "Drinks oat milk", source: "inferred" }, "model", "learned");
+    const writer = await createApiKey(u, { name: "cursor", scopes: ["memory:read", "memory:write"] });
+    const c = await connect(writer.key);
+    expect(data(await c.callTool({ name: "forget", arguments: { id: m.id } }))).toMatchObject({
+      proposedForReview: true,
+    });
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: m.id } })).toMatchObject({ status: "active" });
+    expect(await t.db.memory.count({ where: { userId: u.userId, proposalForId: m.id, proposalOp: "archive" } })).toBe(
+      1,
+    );
+    await c.close();
+    const reader = await createApiKey(u, { name: "reader", scopes: ["memory:read"] });
+    const r = await connect(reader.key);
+    const refused = await r.callTool({ name: "remember", arguments: { text: "Should not be saved" } });
+    expect(refused.isError).toBe(true);
+    expect(await t.db.memory.count({ where: { userId: u.userId, text: "Should not be saved" } })).toBe(0);
+    await r.close();
+    await expect(connect("mnemo_not-a-real-key")).rejects.toThrow();
   });
 });

@@ -321,6 +321,17 @@ const ROUTES: Record<string, Record<string, Entry>> = {
   "app/v1/models/route.ts": {
     GET: { call: (m) => m.GET(new Request("http://mnemo.test/v1/models") as never), expect: NOBODY },
   },
+  "app/mcp/route.ts": {
+    POST: {
+      call: (m) => m.POST(json({ jsonrpc: "2.0", id: 1, method: "tools/list" }) as never),
+      expect: NOBODY,
+    },
+    GET: { call: (m) => m.GET(new Request("http://mnemo.test/mcp") as never), expect: NOBODY },
+    DELETE: {
+      call: (m) => m.DELETE(new Request("http://mnemo.test/mcp", { method: "DELETE" }) as never),
+      expect: NOBODY,
+    },
+  },
   "app/v1/chat/completions/route.ts": {
     POST: {
       call: (m) => m.POST(json({ messages: [{ role: "user", content: "hi" }] }) as never),

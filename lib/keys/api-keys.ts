@@ -103,10 +103,11 @@ export type KeyCaller = { u: UserContext; keyId: string; keyName: string; scopes
 const URL_KEY_PARAMS = ["api_key", "apikey", "key", "token", "access_token"];
 
 /**
- * The caller of a /v1 request: a live key of an enabled user in `Authorization: Bearer`, holding `scope`.
- * 401 without a valid key (or with one in the URL), 403 with a key that lacks the scope.
+ * The caller of a /v1 or /mcp request: a live key of an enabled user in `Authorization: Bearer`, holding `scope`
+ * (any of them for null: /mcp checks each tool's). 401 without a valid key (or with one in the URL), 403 with a key
+ * that lacks the scope.
  */
-export async function authenticateKey(db: Db, request: Request, scope: ApiScope): Promise<KeyCaller> {
+export async function authenticateKey(db: Db, request: Request, scope: ApiScope | null): Promise<KeyCaller> {
   const url = new URL(request.url);
   if (URL_KEY_PARAMS.some((p) => url.searchParams.has(p)))
     throw new UnauthorizedError(
@@ -120,7 +121,7 @@ export async function authenticateKey(db: Db, request: Request, scope: ApiScope)
     include: { user: { select: { disabled: true } }, project: { select: { id: true, memoryMode: true } } },
   });
   if (!key || key.revokedAt || key.user.disabled) throw new UnauthorizedError("This API key is not valid.");
-  if (!key.scopes.includes(scope)) throw new AppError(`This API key lacks the “${scope}” scope.`, 403);
+  if (scope && !key.scopes.includes(scope)) throw new AppError(`This API key lacks the “${scope}” scope.`, 403);
   // Last use, at most once a minute per key (a busy client must not write on every request).
   if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000)
     await db.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } }).catch(() => undefined);
