@@ -90,6 +90,7 @@ const schema = z.object({
   MNEMO_MESSAGE_RETENTION_DAYS: intWithDefault(0, 0),
   MNEMO_TEMPORARY_CHAT_HOURS: intWithDefault(24, 1),
   MNEMO_ADMIN_THREAD_ACCESS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
+  MNEMO_LOCAL_ENDPOINTS: optional.pipe(z.string().max(2000).optional()),
   MNEMO_MODEL_IDLE_TIMEOUT_SECONDS: intWithDefault(60, 1),
   MNEMO_JOBS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
   MNEMO_JOB_LANES: intWithDefault(4, 1),
@@ -175,6 +176,8 @@ export type Config = {
   retention: { messageDays: number; temporaryChatHours: number };
   /** Whether admins may open users' threads and memories (always audited). */
   adminThreadAccess: boolean;
+  /** Model server hosts the admin marks local, beside loopback and private addresses (private memories may go). */
+  localEndpoints: string[];
   /** Largest export file accepted; memory-model calls per minute when learning from imported history. */
   import: { maxBytes: number; learnPerMinute: number };
   /** Who may create an account (lib/auth/registration.ts). */
@@ -339,6 +342,10 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     encryption: { key: env.MNEMO_ENCRYPTION_KEY, previousKey: env.MNEMO_ENCRYPTION_KEY_PREVIOUS },
     retention: { messageDays: env.MNEMO_MESSAGE_RETENTION_DAYS, temporaryChatHours: env.MNEMO_TEMPORARY_CHAT_HOURS },
     adminThreadAccess: env.MNEMO_ADMIN_THREAD_ACCESS !== "off",
+    localEndpoints: (env.MNEMO_LOCAL_ENDPOINTS ?? "")
+      .split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
     import: { maxBytes: env.MNEMO_IMPORT_MAX_MB * 1024 * 1024, learnPerMinute: env.MNEMO_IMPORT_LEARN_PER_MINUTE },
     limits: { dailyMessages: env.MNEMO_DAILY_MESSAGE_LIMIT, dailyTokens: env.MNEMO_DAILY_TOKEN_LIMIT },
     registration: env.MNEMO_REGISTRATION ?? "open",

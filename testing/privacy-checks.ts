@@ -28,6 +28,7 @@ import { cipherFor, forgetCachedKeys, isSealed, setEncryptionKeys } from "@/lib/
 import { createThread } from "@/lib/chat/threads";
 import { createProject } from "@/lib/projects/projects";
 import { createApiKey } from "@/lib/keys/api-keys";
+import { recordSend } from "@/lib/memory/disclosure";
 import { exactScope } from "@/lib/projects/scope";
 import { saveSummary } from "@/lib/chat/summaries";
 import { appendItems } from "@/lib/memory/session";
@@ -169,6 +170,14 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     "user",
     "test",
   );
+  // What left the box: one request that carried the memory.
+  await recordSend(db, {
+    userId: user.id,
+    memoryIds: [mem.id],
+    model: "m",
+    baseURL: "http://127.0.0.1:9/v1",
+    client: "web",
+  });
   // A personal API key, named by the user.
   await createApiKey(await userContext(db, user.id), { name: `Key ${keyName}`, scopes: ["chat"] });
   // "What Mnemo knows about you", in the user's words.

@@ -23,6 +23,7 @@ import * as mcp from "@/app/mcp/route";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { appendItems } from "@/lib/memory/session";
+import { whereMemoriesWent } from "@/lib/memory/disclosure";
 
 /** The real client, its requests answered by the route handlers. */
 function client(apiKey: string) {
@@ -319,5 +320,68 @@ describe.each(engines)("the MCP server on %s", (engine) => {
     expect(await t.db.memory.count({ where: { userId: u.userId, text: "Should not be saved" } })).toBe(0);
     await r.close();
     await expect(connect("mnemo_not-a-real-key")).rejects.toThrow();
+  });
+});
+
+describe.each(engines)("what left the box on %s", (engine) => {
+  let t: TestDb;
+  let mock: MockLlm;
+  let n = 0;
+  const realFetch = globalThis.fetch;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    mock = await startMockLlm();
+    // A model server that is not on this machine, as far as Mnemo can tell: its name routes to the test server.
+    vi.spyOn(globalThis, "fetch").mockImplementation((input, init) => {
+      const url = String(input instanceof Request ? input.url : input).replace("remote-model.test", "127.0.0.1");
+      return realFetch(input instanceof Request ? new Request(url, input) : url, init);
+    });
+  });
+  afterAll(async () => {
+    vi.restoreAllMocks();
+    await mock?.close();
+    await t?.close();
+  });
+
+  it("a private memory never reaches a non-local endpoint, and the record of what was sent shows only the rest", async () => {
+    state.db = t.db;
+    const id = (await t.db.user.create({ data: { email: `trail-${engine}-${n++}@example.com` } })).id;
+    const remote = mock.url.replace("127.0.0.1", "remote-model.test");
+    await saveConnection(t.db, { baseURL: remote, chatModel: "mock-chat", memoryModel: "mock-memory" }, id);
+    clearConnectionCache(t.db);
+    const u = await userContext(t.db, id);
+    const secret = await addMemory(u, { text: "Takes sertraline every morning", source: "explicit" }, "user", "x");
+    await t.db.memory.update({ where: { id: secret.id }, data: { private: true } });
+    const open = await addMemory(u, { text: "Takes the train every morning", source: "explicit" }, "user", "x");
+    const { key } = await createApiKey(u, { name: "laptop", scopes: ["chat"] });
+    await client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "What do I take every morning?" }],
+    });
+    const sent = JSON.stringify(mock.chatRequests().at(-1)!.body.messages);
+    expect(sent).toContain("Takes the train every morning");
+    expect(sent).not.toContain("sertraline");
+    const trail = await whereMemoriesWent(u, 7);
+    expect(trail.memories.map((m) => m.memoryId)).toEqual([open.id]);
+    expect(trail.destinations).toEqual([
+      expect.objectContaining({
+        model: "mock-chat",
+        local: false,
+        times: 1,
+        byClient: [{ client: "key “laptop”", times: 1 }],
+      }),
+    ]);
+    // On a local server the private memory goes in, and the record says where.
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, id);
+    clearConnectionCache(t.db);
+    await client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "What medicine do I take every morning?" }],
+    });
+    expect(JSON.stringify(mock.chatRequests().at(-1)!.body.messages)).toContain("sertraline");
+    const after = await whereMemoriesWent(u, 7);
+    expect(after.memories.find((m) => m.memoryId === secret.id)?.destinations).toEqual([
+      expect.objectContaining({ local: true, times: 1 }),
+    ]);
   });
 });

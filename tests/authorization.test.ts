@@ -156,6 +156,10 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       expect: OWNER_ONLY,
     },
     addMemoryAction: { call: (m) => m.addMemoryAction("Likes matrices" as never, "fact" as never), expect: SIGNED_IN },
+    privateMemoryAction: {
+      call: (m, fx) => m.privateMemoryAction(fx.memoryId as never, true as never),
+      expect: OWNER_ONLY,
+    },
     pinMemoryAction: { call: (m, fx) => m.pinMemoryAction(fx.memoryId as never, true as never), expect: OWNER_ONLY },
     muteMemoryAction: { call: (m, fx) => m.muteMemoryAction(fx.memoryId as never, true as never), expect: OWNER_ONLY },
     reviewMemoryAction: {

@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useState, useTransition } from "react";
 import { toast } from "sonner";
-import { Brain, Eye, EyeOff, History, Pin, PinOff, Trash2 } from "lucide-react";
+import { Brain, Eye, EyeOff, History, Lock, LockOpen, Pin, PinOff, Trash2 } from "lucide-react";
 import { Button } from "@/components/ui/button";
 import { Alert } from "@/components/ui/alert";
 import { cn } from "@/lib/cn";
@@ -15,6 +15,7 @@ import {
   memorySettingsAction,
   muteMemoryAction,
   pinMemoryAction,
+  privateMemoryAction,
   restoreMemoryAction,
   reviewMemoryAction,
   verifyProcedureAction,
@@ -39,6 +40,8 @@ type Mem = {
   muted?: boolean;
   /** The project it belongs to (null: general memory). */
   projectId?: string | null;
+  /** "Private: never sent off this machine". */
+  private?: boolean;
   /** When it was true ("from March 2021 until June 2025", "since June 2025"), when that says more than its dates. */
   validity?: string | null;
   /** Its timeline: the past memories it replaced, newest first. */
@@ -240,6 +243,11 @@ function MemoryCard({
                 in {projects.find((p) => p.id === m.projectId)?.name ?? "a project"}
               </Link>
             )}
+            {m.private && (
+              <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-private">
+                private: stays on this machine
+              </span>
+            )}
             {m.muted && (
               <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-muted">
                 not mentioned to the model
@@ -352,6 +360,22 @@ function MemoryCard({
                 }
               >
                 {m.muted ? <Eye className="h-4 w-4" /> : <EyeOff className="h-4 w-4" />}
+              </Button>
+              <Button
+                size="icon"
+                variant="ghost"
+                disabled={busy}
+                aria-label={m.private ? "Allow sending to any model server" : "Private: never send off this machine"}
+                title={m.private ? "Allow sending to any model server" : "Private: never send off this machine"}
+                aria-pressed={!!m.private}
+                onClick={() =>
+                  act(
+                    () => privateMemoryAction(m.id, !m.private),
+                    m.private ? "It may go to any model server again." : "Private: it stays on this machine.",
+                  )
+                }
+              >
+                {m.private ? <LockOpen className="h-4 w-4" /> : <Lock className="h-4 w-4" />}
               </Button>
               <Button
                 size="icon"

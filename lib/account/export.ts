@@ -222,6 +222,13 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     })(),
   );
   yield* array(
+    "memorySends",
+    (async function* () {
+      // What left the box: which memories went to which model server, when, through which client.
+      yield await db.memorySend.findMany({ where: { userId }, orderBy: { at: "asc" } });
+    })(),
+  );
+  yield* array(
     "feedback",
     (async function* () {
       // Ratings and corrections of answers, comments readable.

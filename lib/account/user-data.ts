@@ -100,6 +100,12 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "cascade",
     why: "background work queued for the user's answers (ids only, no text)",
   },
+  MemorySend: {
+    rows: `"userId" = $1`,
+    key: "id",
+    onDelete: "cascade",
+    why: "what left the box: which memories went to which model server, through which client (ids and hosts, no text)",
+  },
   UsageDay: {
     rows: `"userId" = $1`,
     key: `"userId" || ':' || to_char(day, 'YYYY-MM-DD')`,

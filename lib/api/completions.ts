@@ -26,6 +26,8 @@ import { stripCitations } from "@/lib/memory/citation-format";
 import { appendItems } from "@/lib/memory/session";
 import { provisionalTitle } from "@/lib/chat/titles";
 import type { KeyCaller } from "@/lib/keys/api-keys";
+import { inMemoryScope, type UserContext } from "@/lib/user-context";
+import { isLocalEndpoint, recordSend } from "@/lib/memory/disclosure";
 
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -77,6 +79,8 @@ const textOf = (m: z.infer<typeof messageSchema>) =>
 
 /** What one request did, for its answer and for storing it. */
 type Exchange = {
+  /** The key's user in its scope, private memories allowed only for a local model server. */
+  u: UserContext;
   threadId: string;
   question: string | null;
   userItemId: string | null;
@@ -88,9 +92,9 @@ type Exchange = {
 
 /** The thread of this client conversation (made on its first request), and the request's new user message stored. */
 async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Exchange> {
-  const { u } = caller;
-  const state = await resolveConnectionCached(u.db);
+  const state = await resolveConnectionCached(caller.u.db);
   if (!state.configured) throw new AppError(state.reason, 409);
+  const u = inMemoryScope(caller.u, { ...caller.u.scope, privateOk: isLocalEndpoint(state.connection.baseURL) });
   const over = await checkLimits(u.db, u.userId);
   if (over) throw new AppError(over, 429);
   const users = input.messages.filter((m) => m.role === "user");
@@ -122,6 +126,7 @@ async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Excha
         })
       : { memories: [], passages: [], tokens: 0 };
   return {
+    u,
     threadId,
     question,
     userItemId,
@@ -211,6 +216,14 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
       given.map((m) => m.id),
       attributeMemories(a.text, x.question ?? "", given),
     );
+  await recordSend(u.db, {
+    userId: u.userId,
+    memoryIds: given.map((m) => m.id),
+    model: x.model,
+    baseURL: x.conn.baseURL,
+    client: "api",
+    apiKeyId: caller.keyId,
+  }).catch(() => undefined);
   await recordUsage(u.db, u.userId, {
     turns: 1,
     modelCalls: 1,

@@ -12,6 +12,7 @@ import { listMemories, memoryKindSchema, memoryTextSchema, searchMemories } from
 import { modelChange, type ChangeOutcome } from "@/lib/memory/writes";
 import { loadProfile } from "@/lib/memory/profile";
 import { searchMessages } from "@/lib/chat/search";
+import { recordSend } from "@/lib/memory/disclosure";
 
 type ToolResult = { content: Array<{ type: "text"; text: string }>; isError?: boolean };
 const result = (value: unknown, isError = false): ToolResult => ({
@@ -23,6 +24,18 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
   const { u } = caller;
   const server = new McpServer({ name: "mnemo", version: "1.0.0" });
   const origin = { reason: `Through MCP (key “${caller.keyName}”)` };
+  /** What left the box: memories an MCP client's model was given (never counted as local). */
+  const sent = async <T extends { id: string }>(memories: T[]) => {
+    await recordSend(u.db, {
+      userId: u.userId,
+      memoryIds: memories.map((m) => m.id),
+      model: "MCP client",
+      baseURL: "mcp",
+      client: "mcp",
+      apiKeyId: caller.keyId,
+    }).catch(() => undefined);
+    return memories;
+  };
   /** Runs a tool body when the key has the scope; the user's errors come back as tool errors. */
   const guarded =
     <A>(scope: ApiScope, fn: (args: A) => Promise<unknown>) =>
@@ -50,7 +63,7 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
       inputSchema: { query: z.string().min(1).max(200) },
     },
     guarded("memory:read", async ({ query }: { query: string }) => ({
-      memories: (await searchMemories(u, query, 20)).map((m) => ({ id: m.id, text: m.text, kind: m.kind })),
+      memories: (await sent(await searchMemories(u, query, 20))).map((m) => ({ id: m.id, text: m.text, kind: m.kind })),
     })),
   );
   server.registerTool(
@@ -59,12 +72,11 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
       description: "List the user's active memories, newest first (at most 100).",
       inputSchema: { kind: memoryKindSchema.optional() },
     },
-    guarded("memory:read", async ({ kind }: { kind?: z.infer<typeof memoryKindSchema> }) => ({
-      memories: (await listMemories(u, { status: "active", kind }, { inContextScope: true }))
-        .filter((m) => !m.muted)
-        .slice(0, 100)
-        .map((m) => ({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned })),
-    })),
+    guarded("memory:read", async ({ kind }: { kind?: z.infer<typeof memoryKindSchema> }) => {
+      const active = await listMemories(u, { status: "active", kind }, { inContextScope: true });
+      const shown = await sent(active.filter((m) => !m.muted).slice(0, 100));
+      return { memories: shown.map((m) => ({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned })) };
+    }),
   );
   server.registerTool(
     "remember",
@@ -127,6 +139,7 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
     async (uri) => {
       if (!caller.scopes.includes("memory:read")) throw new NotFoundError("item");
       const profile = await loadProfile(u, 200);
+      await sent(profile.memories);
       const text = profile.memories.map((m) => `- ${m.text}${m.pinned ? " (pinned)" : ""}`).join("\n");
       return { contents: [{ uri: uri.href, mimeType: "text/plain", text: text || "(no memories yet)" }] };
     },

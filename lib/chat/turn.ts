@@ -13,6 +13,7 @@
 import { recordUsage } from "@/lib/account/usage-ledger";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
+import { isLocalEndpoint, recordSend } from "@/lib/memory/disclosure";
 import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
 import OpenAI from "openai";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
@@ -340,6 +341,7 @@ class TurnRun {
   private heartbeat?: ReturnType<typeof setInterval>;
   private usage = { prompt: 0, completion: 0, any: false };
   private modelCalls = 0; // for the usage ledger, whatever way the answer ends
+  private sentMemoryIds: string[] = []; // what left the box with this answer's requests
 
   private readonly db: Db;
   private readonly userId: string;
@@ -351,7 +353,8 @@ class TurnRun {
     given: UserContext,
     private readonly p: Prepared,
   ) {
-    this.u = inMemoryScope(given, projectScope(p.meta.project));
+    // Private memories only for a model on this machine (lib/memory/disclosure.ts).
+    this.u = inMemoryScope(given, { ...projectScope(p.meta.project), privateOk: isLocalEndpoint(p.conn.baseURL) });
     ({ db: this.db, userId: this.userId, cipher: this.c } = this.u);
     this.assistant = p.assistant;
   }
@@ -414,6 +417,7 @@ class TurnRun {
         checkLimits(db, userId),
       ]),
     );
+    this.sentMemoryIds = recalled.memories.map((m) => m.id);
     return { ctx, recalled, overLimit };
   }
 
@@ -630,6 +634,13 @@ class TurnRun {
     if (!this.modelCalls) return;
     const calls = this.modelCalls;
     this.modelCalls = 0;
+    await recordSend(this.db, {
+      userId: this.userId,
+      memoryIds: this.sentMemoryIds,
+      model: this.p.conn.chatModel,
+      baseURL: this.p.conn.baseURL,
+      client: "web",
+    }).catch((e) => logBrief("what left the box", e));
     await recordUsage(this.db, this.userId, {
       turns: 1,
       modelCalls: calls,

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { threadOwnerContext, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
+import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { resolveConnectionCached } from "@/lib/llm/connection";
@@ -91,12 +92,14 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       });
       if (!thread || thread.temporary) return;
       // Learned in a project: it belongs to the project, and only the project's memories are candidates to change.
-      const u = await userContext(db, p.userId, projectScope(thread.project));
+      const conn = await connection(db);
+      // Private memories are shown to the memory model only when it runs on this machine (lib/memory/disclosure.ts).
+      const scope = { ...projectScope(thread.project), privateOk: isLocalEndpoint(conn.baseURL) };
+      const u = await userContext(db, p.userId, scope);
       const settings = await u.settings();
       if (settings.paused) return;
       const ex = await exchange(u, p.threadId, p.userItemId, p.answerItemId);
       if (!ex) return;
-      const conn = await connection(db);
       const exchangeIds = { threadId: p.threadId, userItemId: p.userItemId };
       await extractMemories(u, conn, { ...exchangeIds, ...ex, review: settings.review });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);

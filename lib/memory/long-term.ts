@@ -3,7 +3,7 @@
 // Every function takes the signed-in user's id and touches only that user's
 // memories, whatever ids the caller (a tool call, a form) passes in.
 import { z } from "zod";
-import { scopeParams, scopeSql, scopeWhere } from "@/lib/projects/scope";
+import { memoryScopeParams, memoryScopeWhere, scopeSql } from "@/lib/projects/scope";
 import type { UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { callFunction } from "@/lib/db/function-calls";
@@ -347,6 +347,27 @@ export async function setMuted(u: UserContext, id: string, muted: boolean) {
   return openMemory(u.cipher, updated);
 }
 
+/** "Private: never sent off this machine": the memory goes only to a model server on a local address. */
+export async function setPrivate(u: UserContext, id: string, isPrivate: boolean) {
+  const { db, userId } = u;
+  const m = await ownedMemory(u, id);
+  if (m.private === isPrivate) return openMemory(u.cipher, m);
+  const [updated] = await db.$transaction([
+    db.memory.update({ where: { id }, data: { private: isPrivate } }),
+    db.memoryVersion.create({
+      data: {
+        memoryId: id,
+        userId,
+        oldText: null,
+        newText: null,
+        actor: "user",
+        reason: isPrivate ? "Marked private: never sent off this machine" : "No longer private",
+      },
+    }),
+  ]);
+  return openMemory(u.cipher, updated);
+}
+
 /**
  * Records the memories given to the model with an answer, and which of them the answer drew on (`used`, by
  * default all). Only a used memory counts a use (`useCount`, `lastUsedAt`): the profile's order, expiry of
@@ -517,8 +538,8 @@ export async function searchMemories(u: UserContext, text: string, limit = 20): 
     // SQL in the migration recall_functions (PL/pgSQL keeps its plan): ranked on
     // narrow rows, and a word in COMMON_MEMORY_WORD memories or more is left out
     // when the question has rarer ones.
-    call: `mnemo_search_memories($1, $2::int, $3::text[], $4::regconfig, $5::int, $6::text, $7::boolean)`,
-    params: [userId, limit, terms, config, COMMON_MEMORY_WORD, ...scopeParams(u.scope)],
+    call: `mnemo_search_memories($1, $2::int, $3::text[], $4::regconfig, $5::int, $6::text, $7::boolean, $8::boolean)`,
+    params: [userId, limit, terms, config, COMMON_MEMORY_WORD, ...memoryScopeParams(u.scope)],
     dates: ["updatedAt"],
   });
   return rows.map((m) => openMemory(c, m));
@@ -561,7 +582,7 @@ export async function listMemories(
     ...(f.source === "feedback" ? { sourceFeedbackId: { not: null } } : f.source ? { source: f.source } : {}),
     ...(f.status ? { status: f.status } : {}),
     ...(f.scope ? { projectId: f.scope === "general" ? null : f.scope } : {}),
-    ...(opts.inContextScope ? scopeWhere(u.scope) : {}),
+    ...(opts.inContextScope ? memoryScopeWhere(u.scope) : {}),
   };
   if (!c.enabled) {
     const rows = await db.memory.findMany({

@@ -6,7 +6,7 @@
 // the rest by relevance, and the other memories whatever room is left.
 // Order: pinned; explicit and manual; then inferred, by use and recency.
 import type { UserContext } from "@/lib/user-context";
-import { scopeParams } from "@/lib/projects/scope";
+import { memoryScopeParams } from "@/lib/projects/scope";
 import { callFunction } from "@/lib/db/function-calls";
 import type { MemoryKind, MemorySource } from "@/lib/generated/prisma/client";
 
@@ -48,7 +48,7 @@ export async function loadProfile(u: UserContext, limit: number, fitBudget?: num
     // plan): past the budget, counting stops and the core set is read group by group through an index.
     // Past the budget, rows of the core set come while those before them cost less than its share (migration
     // recall_reads_bounded_by_tokens), pinned ones always, at most as many as its share holds of the shortest lines.
-    call: `mnemo_memory_profile($1, $2::int, $3::int, $4::int, $5::int, $6::int, $7::text, $8::boolean)`,
+    call: `mnemo_memory_profile($1, $2::int, $3::int, $4::int, $5::int, $6::int, $7::text, $8::boolean, $9::boolean)`,
     params: [
       userId,
       limit,
@@ -56,7 +56,7 @@ export async function loadProfile(u: UserContext, limit: number, fitBudget?: num
       fitBudget ?? null,
       fitBudget == null ? limit : Math.min(limit, Math.ceil((fitBudget * CORE_SHARE) / (MEMORY_LINE_OVERHEAD + 1))),
       fitBudget == null ? null : Math.ceil(fitBudget * CORE_SHARE),
-      ...scopeParams(u.scope),
+      ...memoryScopeParams(u.scope),
     ],
   });
   const c = u.cipher;

@@ -20,7 +20,7 @@ import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
 import { pastMemories, pastQuestion, spanText, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
 import { CITATION_REQUEST } from "./citation-format";
-import { scopeParams, scopeWhere, type MemoryScope } from "@/lib/projects/scope";
+import { memoryScopeWhere, scopeParams, type MemoryScope } from "@/lib/projects/scope";
 
 export type RecalledMemory = Pick<
   RankedMemory,
@@ -548,7 +548,7 @@ async function loadMissingMemories(u: UserContext, ids: string[], into: Map<stri
   if (!ids.length) return;
   const c = u.cipher;
   const rows = await db.memory.findMany({
-    where: { id: { in: ids }, userId, status: "active", muted: false, ...scopeWhere(u.scope) },
+    where: { id: { in: ids }, userId, status: "active", muted: false, ...memoryScopeWhere(u.scope) },
     select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, needsRevalidation: true, tokens: true },
   });
   for (const r of rows) into.set(r.id, { ...r, text: c.open(r.text) });

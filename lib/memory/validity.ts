@@ -14,7 +14,7 @@ import type { Memory } from "@/lib/generated/prisma/client";
 import { indexWords } from "@/lib/crypto/content";
 import type { Db } from "@/lib/db/types";
 import { questionDates, type DateRange } from "./dates";
-import { scopeSql } from "@/lib/projects/scope";
+import { memoryScopeSql } from "@/lib/projects/scope";
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
@@ -114,7 +114,7 @@ export async function pastMemories(u: UserContext, question: string, ranges: Dat
     SELECT id, text, kind::text AS kind, pinned, "sourceRef", "needsRevalidation", tokens,
            "validFrom", "validUntil", "createdAt"
     FROM "Memory"
-    WHERE "userId" = ${u.userId} AND ${scopeSql(u.scope)} AND status = 'past' AND NOT muted AND "validUntil" IS NOT NULL
+    WHERE "userId" = ${u.userId} AND ${memoryScopeSql(u.scope)} AND status = 'past' AND NOT muted AND "validUntil" IS NOT NULL
     ORDER BY "validUntil" DESC LIMIT ${PAST_ROWS}::int
   `;
   const asked = new Set(indexWords(question));

@@ -3,6 +3,8 @@
 // project sees its own alone. Nothing a project learned is ever seen outside it, in either mode: the mode only
 // says what the project sees. One predicate, the same in Prisma (scopeWhere) and in SQL (the functions'
 // scope_project / scope_general arguments): (general AND projectId IS NULL) OR projectId = project.
+// The scope also says whether memories marked private ("never sent off this machine") may be read: only when the
+// model the reads are for is on a local address (lib/memory/disclosure.ts). Off by default.
 import { Prisma } from "@/lib/generated/prisma/client";
 import type { Db } from "@/lib/db/types";
 
@@ -13,6 +15,8 @@ export type MemoryScope = {
   readonly projectId: string | null;
   /** Whether general memory (no project) is in scope. */
   readonly general: boolean;
+  /** Whether private memories may be read: the model they go to is local. Absent: they may not. */
+  readonly privateOk?: boolean;
 };
 
 /** A general chat's scope, and the scope of every user-facing list (the dashboard filters on its own). */
@@ -41,8 +45,22 @@ export function scopeSql(s: MemoryScope, column = Prisma.sql`"projectId"`): Pris
   return Prisma.sql`((${s.general}::boolean AND ${column} IS NULL) OR ${column} = ${s.projectId}::text)`;
 }
 
-/** The two arguments the SQL functions take for the scope. */
+/** The two arguments the SQL functions over threads take for the scope. */
 export const scopeParams = (s: MemoryScope): [string | null, boolean] => [s.projectId, s.general];
+
+/** The three arguments the SQL functions over memories take: the scope, and whether private memories may come. */
+export const memoryScopeParams = (s: MemoryScope): [string | null, boolean, boolean] => [
+  s.projectId,
+  s.general,
+  !!s.privateOk,
+];
+
+/** The scope as a Prisma filter on Memory rows (private ones left out unless they may be read). */
+export const memoryScopeWhere = (s: MemoryScope) => ({ ...scopeWhere(s), ...(s.privateOk ? {} : { private: false }) });
+
+/** The same as a raw-query predicate on "Memory". */
+export const memoryScopeSql = (s: MemoryScope) =>
+  Prisma.sql`(${scopeSql(s)} AND (${!!s.privateOk}::boolean OR NOT "private"))`;
 
 /** Whether a memory (or thread) in `projectId` is in the scope. */
 export const inScope = (s: MemoryScope, projectId: string | null) =>

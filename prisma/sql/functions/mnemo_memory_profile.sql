@@ -1,7 +1,8 @@
 -- mnemo_memory_profile: its current source. Change it here, then `npm run db:functions -- <migration_name>` writes the
 -- migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
 CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead int, fit_budget int, core_lim int, core_budget int,
-                                                scope_project text, scope_general boolean)
+                                                scope_project text, scope_general boolean,
+                                                scope_private boolean)
   RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "sourceRef" text,
                  "needsRevalidation" boolean, n int, cost int, uses int)
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
@@ -13,7 +14,7 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
     t int;
   BEGIN
     FOR t IN SELECT m.tokens FROM "Memory" m
-             WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND m.status = 'active' AND NOT m.muted AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+             WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
     LOOP
       total_n := total_n + 1;
       total_cost := total_cost + t + line_overhead;
@@ -25,7 +26,7 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
       WITH shown AS (
         SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
               COALESCE(m."lastUsedAt", m."updatedAt") AS seen
-        FROM "Memory" m WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND m.status = 'active' AND NOT m.muted AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+        FROM "Memory" m WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
         ORDER BY m.pinned DESC, (m.source IN ('explicit', 'manual')) DESC, m."useCount" DESC, seen DESC, m.id COLLATE "C"
         LIMIT lim
       )
@@ -43,7 +44,7 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
         SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
                      COALESCE(m."lastUsedAt", m."updatedAt") AS seen
         FROM "Memory" m
-        WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND m.status = 'active' AND NOT m.muted AND m.pinned = g.pinned AND m.source = g.source
+        WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted AND m.pinned = g.pinned AND m.source = g.source
           AND m."useCount" >= g.min_uses AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
         ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
         LIMIT core_lim

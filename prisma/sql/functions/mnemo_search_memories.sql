@@ -7,7 +7,8 @@
 -- through the index, stopping there) is left out when rarer ones are asked: its
 -- weight is near zero, and it would make every memory a candidate.
 CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[], cfg regconfig, common_words int,
-                                                 scope_project text, scope_general boolean)
+                                                 scope_project text, scope_general boolean,
+                                                 scope_private boolean)
   RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "updatedAt" timestamp(3),
                  "sourceRef" text, "needsRevalidation" boolean, rank float8)
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
@@ -24,7 +25,7 @@ CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[]
        SELECT term, q FROM counted WHERE seen < common_words OR NOT EXISTS (SELECT 1 FROM counted WHERE seen < common_words)
      ), docs AS MATERIALIZED (
        SELECT m.id, m."updatedAt", m.search FROM "Memory" m
-       WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND m.status = 'active' AND NOT m.muted AND m.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
+       WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted AND m.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
          AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
      ), matches AS MATERIALIZED (
        SELECT d.id, d."updatedAt", u.term FROM docs d JOIN usable u ON d.search @@ u.q

@@ -12,6 +12,9 @@ import { DeleteAccount } from "@/components/account/delete-account";
 import { ConversationImport } from "@/components/account/conversation-import";
 import { MemoryListPaste } from "@/components/account/memory-list-paste";
 import { learnPlan } from "@/lib/import/learn";
+import { userContext } from "@/lib/user-context";
+import { whereMemoriesWent } from "@/lib/memory/disclosure";
+import { MemoryTrail } from "@/components/account/memory-trail";
 
 export const metadata: Metadata = { title: "Your data" };
 export const dynamic = "force-dynamic";
@@ -25,6 +28,8 @@ const ACTIONS: Record<string, string> = {
   "user.password": "set a temporary password for you",
   "user.create": "created your account",
   "user.enable": "enabled your account",
+  "apikey.create": "(you) made an API key",
+  "apikey.revoke": "(you) revoked an API key",
 };
 
 function Section({
@@ -54,10 +59,11 @@ function Section({
 export default async function DataPage() {
   const session = await pageUser();
   const db = await getDb();
-  const [user, audits, plan] = await Promise.all([
+  const [user, audits, plan, trail] = await Promise.all([
     db.user.findUniqueOrThrow({ where: { id: session.id }, select: { passwordHash: true } }),
     auditAboutUser(db, session.id),
     learnPlan(db, session.id),
+    userContext(db, session.id).then((u) => whereMemoriesWent(u, 7)),
   ]);
   const retention = retentionSettings();
   const fmt = (iso: string) =>
@@ -104,6 +110,14 @@ export default async function DataPage() {
       >
         <MemoryTransfer />
         <MemoryListPaste />
+      </Section>
+
+      <Section
+        id="trail-heading"
+        title="Where did my memories go?"
+        description="Every request that carried your memories to a model in the last 7 days: which model, at which server, through which client (this app, or which API key). A memory marked private is only ever sent to a model server on this machine."
+      >
+        <MemoryTrail trail={trail} />
       </Section>
 
       <Section

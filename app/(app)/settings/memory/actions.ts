@@ -15,6 +15,7 @@ import {
   memoryHistory,
   setMemoryStatus,
   setMuted,
+  setPrivate,
   setPinned,
   updateMemoryText,
 } from "@/lib/memory/long-term";
@@ -70,6 +71,11 @@ export const verifyProcedureAction = memoryAction(
 export const muteMemoryAction = memoryAction(
   z.tuple([id, z.boolean()]),
   async ([memoryId, muted], ctx) => void (await setMuted(ctx, memoryId, muted)),
+);
+
+export const privateMemoryAction = memoryAction(
+  z.tuple([id, z.boolean()]),
+  async ([memoryId, isPrivate], ctx) => void (await setPrivate(ctx, memoryId, isPrivate)),
 );
 
 export const pinMemoryAction = memoryAction(

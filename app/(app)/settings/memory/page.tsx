@@ -115,6 +115,7 @@ export default async function MemoryPage({
         pinned: m.pinned,
         muted: m.muted,
         projectId: m.projectId,
+        private: m.private,
         expiresAt: m.expiresAt?.toISOString() ?? null,
         // Shown when it says more than "since it was learned": a past memory's span, or a replacement's start.
         validity:
