@@ -393,6 +393,48 @@ async function projects(app: AppProcess, a: Client, b: Client) {
     tally.cross_user_effects++;
 }
 
+/** API keys over HTTP on the production build: /v1 and /mcp take a key in the header only, and a revoked one never. */
+async function apiKeys(app: AppProcess, a: Client) {
+  const made = await callAction(app, a, "/settings/keys", "createApiKeyAction", [
+    { name: "fault-key", scopes: ["chat", "memory:read"] },
+  ]);
+  const key = /"key":"(mnemo_[^"]+)"/.exec(made.text)?.[1];
+  const id = /"id":"([^"]+)"/.exec(made.text)?.[1];
+  check(!!key && !!id, `a key is made through its server action (${made.status})`);
+  if (!key || !id) return;
+  const ask = (url: string, headers: Record<string, string>) =>
+    fetch(app.base + url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ model: "x", messages: [{ role: "user", content: "hello through the API" }] }),
+    });
+  const ok = await ask("/v1/chat/completions", { authorization: `Bearer ${key}` });
+  const body = (await ok.json().catch(() => ({}))) as { object?: string };
+  check(ok.status === 200 && body.object === "chat.completion", `/v1/chat/completions answers a key (${ok.status})`);
+  const inUrl = await ask(`/v1/chat/completions?api_key=${key}`, {});
+  check(inUrl.status === 401, `a key in the URL is refused (${inUrl.status})`);
+  const cookieOnly = await ask("/v1/chat/completions", { cookie: a.cookie });
+  check(cookieOnly.status === 401, `a browser session alone does not reach /v1 (${cookieOnly.status})`);
+  const mcp = await fetch(app.base + "/mcp", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${key}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "check-faults", version: "1" } },
+    }),
+  });
+  check(mcp.status === 200 && (await mcp.text()).includes("mnemo"), `/mcp initializes with a key (${mcp.status})`);
+  await callAction(app, a, "/settings/keys", "revokeApiKeyAction", [id]);
+  const revoked = await ask("/v1/chat/completions", { authorization: `Bearer ${key}` });
+  check(revoked.status === 401, `a revoked key is refused at once (${revoked.status})`);
+}
+
 async function imports(a: Client) {
   const big = JSON.stringify([{ title: "x", mapping: {}, filler: "y".repeat(4_200_000) }]);
   const tooBig = await a.request("oversized import", "/api/import", {
@@ -1071,6 +1113,7 @@ async function main() {
     await modelFaults(a, mock);
     await crossUser(a, b, mock);
     await projects(app, a, b);
+    await apiKeys(app, a);
     await importBombs(app, a, bombs);
     await guessing(app);
     await usageLedger(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)), mock);

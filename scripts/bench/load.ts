@@ -5,12 +5,16 @@
 // every sent message was stored, and reports the queued work (learning, titles,
 // summaries) still waiting when the load stopped and, on PostgreSQL, how long the
 // app took to finish it: a throughput that leaves a growing backlog is not one.
-// Prints a table, then one JSON line.
+// `--instances N` (PostgreSQL only) runs N app instances on the one database, users spread across them;
+// `--api` sends every other user's chats through /v1/chat/completions with the real `openai` client (streaming,
+// a personal API key each) instead of the web route. Prints a table, then one JSON line.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { signInOverHttp } from "../../testing/app-process";
+import crypto from "node:crypto";
+import OpenAI from "openai";
 import { startMockLlm } from "../../testing/mock-llm";
 import { createPostgresDatabase } from "../../testing/databases";
 import { openDatabase, resolveDatabaseTarget } from "../../lib/db/engine";
@@ -22,7 +26,17 @@ import { percentile, round, table } from "./stats";
 const USERS = Number(process.env.BENCH_USERS ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const PORT = Number(process.env.BENCH_PORT ?? 3300);
-const base = `http://127.0.0.1:${PORT}`;
+const argValue = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const INSTANCES = Math.max(1, Number(argValue("--instances") ?? process.env.BENCH_INSTANCES ?? 1) || 1);
+const API = process.argv.includes("--api") || process.env.BENCH_API === "1";
+const bases = Array.from({ length: INSTANCES }, (_, i) => `http://127.0.0.1:${PORT + i}`);
+const base = bases[0];
+/** The API key of load user i (stored hashed, as the app does). */
+const apiKeyOf = (i: number) => `mnemo_load${i}_${"k".repeat(20)}`;
+const usesApi = (i: number) => API && i % 2 === 1;
 const PASSWORD = "load-test-password";
 
 type Jobs = { pending: number; done: number; failed: number };
@@ -53,6 +67,11 @@ async function prepareDatabase(): Promise<Prepared> {
         `INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`,
         [`load-user-${i}`, `load${i}@example.com`, hash, i === 0 ? "ADMIN" : "USER"],
       );
+      if (usesApi(i))
+        await c.query(
+          `INSERT INTO "ApiKey" (id, "userId", name, prefix, hash, scopes) VALUES ($1, $2, 'load', 'mnemo_', $3, ARRAY['chat'])`,
+          [`load-key-${i}`, `load-user-${i}`, crypto.createHash("sha256").update(apiKeyOf(i)).digest("hex")],
+        );
     }
   });
   await db.close();
@@ -88,36 +107,42 @@ async function main() {
   const mock = await startMockLlm();
   mock.script({ content: "Thanks, noted. Here is a short answer with a few words to stream back.", times: 0 });
   const { env, count, jobs } = await prepareDatabase();
+  if (INSTANCES > 1 && !env.DATABASE_URL)
+    throw new Error("--instances needs PostgreSQL (DATABASE_URL): the embedded database has one owner process.");
   // BENCH_APP_NODE_ARGS: extra node flags for the app, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.BENCH_APP_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const app = spawn(
-    process.execPath,
-    [...nodeArgs, "node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"],
-    {
-      env: {
-        ...process.env,
-        ...env,
-        NODE_ENV: "production",
-        AUTH_SECRET: "load-secret-load-secret-load-secret-load-00",
-        OPENAI_BASE_URL: mock.url,
-        OPENAI_API_KEY: "k",
-        MNEMO_CHAT_MODEL: "mock-chat",
-        MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
-        MNEMO_REGISTER_LIMIT_PER_IP: "100000",
+  const apps = bases.map((_, n) =>
+    spawn(
+      process.execPath,
+      [...nodeArgs, "node_modules/next/dist/bin/next", "start", "-p", String(PORT + n), "-H", "127.0.0.1"],
+      {
+        env: {
+          ...process.env,
+          ...env,
+          NODE_ENV: "production",
+          AUTH_SECRET: "load-secret-load-secret-load-secret-load-00",
+          OPENAI_BASE_URL: mock.url,
+          OPENAI_API_KEY: "k",
+          MNEMO_CHAT_MODEL: "mock-chat",
+          MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
+          MNEMO_REGISTER_LIMIT_PER_IP: "100000",
+        },
+        stdio: ["ignore", "ignore", "inherit"],
       },
-      stdio: ["ignore", "ignore", "inherit"],
-    },
+    ),
   );
+  const app = apps[0];
   try {
-    for (let i = 0; i < 120; i++) {
-      if (
-        await fetch(`${base}/api/health`)
-          .then((r) => r.ok)
-          .catch(() => false)
-      )
-        break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    for (const b of bases)
+      for (let i = 0; i < 120; i++) {
+        if (
+          await fetch(`${b}/api/health`)
+            .then((r) => r.ok)
+            .catch(() => false)
+        )
+          break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
     const cookies: string[] = [];
     for (let i = 0; i < USERS; i++) cookies.push(await signIn(i));
 
@@ -126,6 +151,8 @@ async function main() {
     let errors = 0;
     const chats = new Set<string>();
     const ttft: number[] = [];
+    const apiTtft: number[] = [];
+    let apiAnswers = 0;
     const errorKinds = new Map<string, number>();
     const deadline = Date.now() + SECONDS * 1000;
     const t0 = Date.now();
@@ -134,12 +161,44 @@ async function main() {
       cookies.map(async (cookie, u) => {
         let threadId: string | undefined;
         let turn = 0;
+        const at = bases[u % bases.length]; // users spread over the instances
+        if (usesApi(u)) {
+          const client = new OpenAI({ baseURL: `${at}/v1`, apiKey: apiKeyOf(u), maxRetries: 0 });
+          let history: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [];
+          while (Date.now() < deadline) {
+            if (turn % 5 === 0) history = []; // a new client conversation every five turns
+            const content = `api user ${u} turn ${turn}: how are you today?`;
+            history.push({ role: "user", content });
+            const start = performance.now();
+            sent++;
+            try {
+              const stream = await client.chat.completions.create({ model: "x", messages: history, stream: true });
+              let text = "";
+              for await (const chunk of stream) {
+                const d = chunk.choices[0]?.delta.content;
+                if (d && !text) apiTtft.push(performance.now() - start);
+                text += d ?? "";
+              }
+              if (!text) throw new Error("empty API answer");
+              history.push({ role: "assistant", content: text });
+              okAnswers++;
+              apiAnswers++;
+            } catch (e) {
+              errors++;
+              history.pop();
+              const k = `api: ${(e as Error).message.slice(0, 80)}`;
+              errorKinds.set(k, (errorKinds.get(k) ?? 0) + 1);
+            }
+            turn++;
+          }
+          return;
+        }
         while (Date.now() < deadline) {
           if (turn % 5 === 0) threadId = undefined; // a new chat every five turns
           const start = performance.now();
           sent++;
           try {
-            const res = await fetch(`${base}/api/chat`, {
+            const res = await fetch(`${at}/api/chat`, {
               method: "POST",
               headers: { "content-type": "application/json", cookie },
               body: JSON.stringify({ kind: "send", threadId, content: `user ${u} turn ${turn}: how are you today?` }),
@@ -187,17 +246,20 @@ async function main() {
       while ((await jobs()).pending > 0 && Date.now() - d0 < 300_000) await new Promise((r) => setTimeout(r, 500));
       drainSeconds = round((Date.now() - d0) / 1000, 1);
     }
-    app.kill("SIGTERM");
-    await new Promise((r) => app.once("exit", r));
+    for (const a of apps) {
+      a.kill("SIGTERM");
+      await new Promise((r) => a.once("exit", r));
+    }
     const stored = await count();
     const jobCounts = await jobs();
     console.log(
-      `Load: ${USERS} users for ${SECONDS} s through next start (${env.DATABASE_URL ? "PostgreSQL" : "PGlite"}), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
+      `Load: ${USERS} users for ${SECONDS} s through ${INSTANCES} next start instance(s) (${env.DATABASE_URL ? "PostgreSQL" : "PGlite"})${API ? ", half of them through /v1/chat/completions" : ""}, ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
     );
     console.log(
       table([
         {
           users: USERS,
+          instances: INSTANCES,
           seconds: round(elapsed, 1),
           chats: chats.size,
           sent,
@@ -207,6 +269,13 @@ async function main() {
           errors,
           ttft_p50_ms: round(percentile(ttft, 50)),
           ttft_p95_ms: round(percentile(ttft, 95)),
+          ...(API
+            ? {
+                api_answered: apiAnswers,
+                api_ttft_p50_ms: round(percentile(apiTtft, 50)),
+                api_ttft_p95_ms: round(percentile(apiTtft, 95)),
+              }
+            : {}),
           jobs_pending_at_stop: backlog,
           drain_s: drainSeconds,
           // Answers per second counting the time to finish their queued work: what the app can keep up with.
@@ -225,6 +294,10 @@ async function main() {
         messages_stored: stored.user,
         errors,
         ttft_p95_ms: round(percentile(ttft, 95)),
+        instances: INSTANCES,
+        api_answered: API ? apiAnswers : null,
+        api_ttft_p95_ms: API ? round(percentile(apiTtft, 95)) : null,
+        lost_messages: Math.max(0, okAnswers - stored.user),
         jobs_pending_at_stop: backlog,
         drain_s: drainSeconds,
         sustained_turns_per_s: drainSeconds === null ? null : round(okAnswers / (elapsed + drainSeconds), 1),
@@ -234,7 +307,7 @@ async function main() {
       }),
     );
   } finally {
-    if (app.exitCode === null) app.kill("SIGTERM");
+    for (const a of apps) if (a.exitCode === null) a.kill("SIGTERM");
     await mock.close();
   }
 }
