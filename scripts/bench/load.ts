@@ -131,7 +131,6 @@ async function main() {
       },
     ),
   );
-  const app = apps[0];
   try {
     for (const b of bases)
       for (let i = 0; i < 120; i++) {
