@@ -28,8 +28,8 @@ const ACTIONS: Record<string, string> = {
   "user.password": "set a temporary password for you",
   "user.create": "created your account",
   "user.enable": "enabled your account",
-  "apikey.create": "(you) made an API key",
-  "apikey.revoke": "(you) revoked an API key",
+  "apikey.create": "made an API key",
+  "apikey.revoke": "revoked an API key",
 };
 
 function Section({
@@ -122,8 +122,8 @@ export default async function DataPage() {
 
       <Section
         id="audit-heading"
-        title="Administrator access"
-        description="Every time an administrator opened your conversations or memories, or changed your account, it is recorded here. Records cannot be changed or deleted."
+        title="Access record"
+        description="Every time an administrator opened your conversations or memories or changed your account, and every API key you made or revoked, is recorded here. Records cannot be changed or deleted."
       >
         {audits.length === 0 ? (
           <p className="text-sm text-muted-foreground" data-testid="audit-empty">
@@ -133,7 +133,8 @@ export default async function DataPage() {
           <ul className="grid gap-2 text-sm" data-testid="audit-list">
             {audits.map((a) => (
               <li key={a.id} className="rounded-md bg-muted/50 px-3 py-2">
-                An administrator ({a.actor}) {ACTIONS[a.action] ?? a.action}
+                {a.action.startsWith("apikey.") ? "You" : `An administrator (${a.actor})`}{" "}
+                {ACTIONS[a.action] ?? a.action}
                 {a.threadId ? (
                   <>
                     {" "}
