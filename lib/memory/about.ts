@@ -54,6 +54,8 @@ export async function refreshAbout(u: UserContext, conn: ModelConnection, opts: 
       projectId: null,
       status: "active",
       muted: false,
+      // Nor private memories: the summary goes into prompts for any model server.
+      private: false,
       OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
     },
     orderBy: [{ pinned: "desc" }, { useCount: "desc" }, { updatedAt: "desc" }],

@@ -27,6 +27,7 @@ import { normalizeText, outranks, queryTerms, retireMemory, standing } from "./l
 import { mergeNearDuplicates } from "./near-duplicates";
 import { markStaleProcedures } from "./procedures";
 import { cosine } from "./vectors";
+import { isLocalEndpoint } from "./disclosure";
 
 export type ConsolidationCounts = {
   merged: number;
@@ -88,6 +89,8 @@ type Row = {
   pinned: boolean;
   /** "Don't mention this": never sent to the memory model. */
   muted?: boolean;
+  /** "Private": sent to the memory model only when it runs on this machine (lib/memory/disclosure.ts). */
+  private?: boolean;
   embedding: number[] | null;
   embeddingModel: string | null;
   /** Its project (null: general memory). Consolidation never pairs memories of two places. */
@@ -147,7 +150,7 @@ async function activeRows(u: UserContext): Promise<Row[]> {
   const { db, userId } = u;
   const c = u.cipher;
   const rows = await db.$queryRaw<Row[]>`
-    SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, muted,
+    SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, muted, private,
             embedding, "embeddingModel", "projectId"
      FROM "Memory" WHERE "userId" = ${userId} AND status = 'active' ORDER BY "createdAt"
   `;
@@ -271,7 +274,8 @@ async function judgePairs(
 ) {
   const { db, userId } = u;
   // A memory the user said not to mention is never sent to the memory model either.
-  const sendable = (await activeRows(u)).filter((r) => !r.muted);
+  const local = isLocalEndpoint(conn.baseURL);
+  const sendable = (await activeRows(u)).filter((r) => !r.muted && (local || !r.private));
   const { pairs, through, complete } = candidatePairs(sendable, await changeTimes(db, userId), since, model);
   const settled = new Set<string>(); // a memory retired in this run is not judged again
   for (let start = 0; start < pairs.length; start += PAIRS_PER_CALL) {

@@ -59,8 +59,8 @@ export const memoryScopeParams = (s: MemoryScope): [string | null, boolean, bool
 export const memoryScopeWhere = (s: MemoryScope) => ({ ...scopeWhere(s), ...(s.privateOk ? {} : { private: false }) });
 
 /** The same as a raw-query predicate on "Memory". */
-export const memoryScopeSql = (s: MemoryScope) =>
-  Prisma.sql`(${scopeSql(s)} AND (${!!s.privateOk}::boolean OR NOT "private"))`;
+export const memoryScopeSql = (scope: MemoryScope) =>
+  Prisma.sql`(${scopeSql(scope)} AND (${!!scope.privateOk}::boolean OR NOT "private"))`;
 
 /** Whether a memory (or thread) in `projectId` is in the scope. */
 export const inScope = (s: MemoryScope, projectId: string | null) =>
