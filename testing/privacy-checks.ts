@@ -72,6 +72,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     m("project"),
     m("instructions"),
     m("apikey"),
+    m("sentto"),
   ];
   const [
     title,
@@ -89,6 +90,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     projectName,
     instructions,
     keyName,
+    sentTo,
   ] = markers;
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
@@ -171,10 +173,10 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     "test",
   );
   // What left the box: one request that carried the memory.
-  await recordSend(db, {
+  await recordSend(db, (await userContext(db, user.id)).cipher, {
     userId: user.id,
     memoryIds: [mem.id],
-    model: "m",
+    model: `model-${sentTo}`,
     baseURL: "http://127.0.0.1:9/v1",
     client: "web",
   });

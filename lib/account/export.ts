@@ -225,7 +225,8 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     "memorySends",
     (async function* () {
       // What left the box: which memories went to which model server, when, through which client.
-      yield await db.memorySend.findMany({ where: { userId }, orderBy: { at: "asc" } });
+      const rows = await db.memorySend.findMany({ where: { userId }, orderBy: { at: "asc" } });
+      yield rows.map((s) => ({ ...s, model: c.open(s.model), endpoint: c.open(s.endpoint) }));
     })(),
   );
   yield* array(

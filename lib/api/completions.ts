@@ -216,7 +216,7 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
       given.map((m) => m.id),
       attributeMemories(a.text, x.question ?? "", given),
     );
-  await recordSend(u.db, {
+  await recordSend(u.db, u.cipher, {
     userId: u.userId,
     memoryIds: given.map((m) => m.id),
     model: x.model,

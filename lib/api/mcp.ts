@@ -26,7 +26,7 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
   const origin = { reason: `Through MCP (key “${caller.keyName}”)` };
   /** What left the box: memories an MCP client's model was given (never counted as local). */
   const sent = async <T extends { id: string }>(memories: T[]) => {
-    await recordSend(u.db, {
+    await recordSend(u.db, u.cipher, {
       userId: u.userId,
       memoryIds: memories.map((m) => m.id),
       model: "MCP client",

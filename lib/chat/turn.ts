@@ -634,7 +634,7 @@ class TurnRun {
     if (!this.modelCalls) return;
     const calls = this.modelCalls;
     this.modelCalls = 0;
-    await recordSend(this.db, {
+    await recordSend(this.db, this.c, {
       userId: this.userId,
       memoryIds: this.sentMemoryIds,
       model: this.p.conn.chatModel,

@@ -15,6 +15,8 @@ export const SEALED_COLUMNS: ReadonlyArray<{ table: string; columns: SealedColum
   { table: "User", columns: [{ name: "aboutSummary" }] },
   { table: "Project", columns: [{ name: "name" }, { name: "instructions" }] },
   { table: "ApiKey", columns: [{ name: "name" }] },
+  // Where memories went: the model and the server (the memory ids and the client kind are not user text).
+  { table: "MemorySend", columns: [{ name: "model" }, { name: "endpoint" }] },
   { table: "Thread", columns: [{ name: "title" }] },
   {
     table: "Item",

@@ -1,7 +1,8 @@
 // What left the box: which memories went to which model, at which endpoint, through which client, and when. Every
 // model request that carried memories (a chat turn, a /v1 completion) and every MCP answer that read them is
-// recorded as one MemorySend row (memory ids, model, host, client, key); the data page answers "where did my
-// memories go?" from them, per memory and per destination. The rows hold ids and host names only, no memory text.
+// recorded as one MemorySend row (memory ids, model, host, client, key; model and host sealed at rest), and so is
+// the memory model's extraction, which is shown related memories. The data page answers "where did my memories go?"
+// from them, per memory and per destination. No memory text is copied into them.
 //
 // A memory marked private is never sent off this machine: recall, the tools and learning read private memories only
 // when the model they go to is on a local address (loopback, private networks, or a host the admin lists in
@@ -9,6 +10,7 @@
 import { isIP } from "node:net";
 import type { Db } from "@/lib/db/types";
 import type { UserContext } from "@/lib/user-context";
+import type { ContentCipher } from "@/lib/crypto/content";
 import { getConfig } from "@/lib/config";
 
 /** Where the `openai` SDK goes when no base URL is set. */
@@ -54,20 +56,21 @@ export type SendRecord = {
   model: string;
   /** The model server's base URL (its host is kept), or "mcp" for an MCP client. */
   baseURL: string | undefined;
-  client: "web" | "api" | "mcp";
+  /** "learning": the memory model's own calls (extraction shown related memories). */
+  client: "web" | "api" | "mcp" | "learning";
   apiKeyId?: string | null;
 };
 
-/** Records one request that carried memories (nothing when it carried none). */
-export async function recordSend(db: Db, r: SendRecord): Promise<void> {
+/** Records one request that carried memories (nothing when it carried none); model and host sealed at rest. */
+export async function recordSend(db: Db, cipher: ContentCipher, r: SendRecord): Promise<void> {
   if (!r.memoryIds.length) return;
   const mcp = r.baseURL === "mcp";
   await db.memorySend.create({
     data: {
       userId: r.userId,
       memoryIds: [...new Set(r.memoryIds)],
-      model: r.model,
-      endpoint: mcp ? "mcp" : endpointHost(r.baseURL),
+      model: cipher.seal(r.model),
+      endpoint: cipher.seal(mcp ? "mcp" : endpointHost(r.baseURL)),
       local: mcp ? false : isLocalEndpoint(r.baseURL),
       client: r.client,
       apiKeyId: r.apiKeyId ?? null,
@@ -85,86 +88,75 @@ export type Destination = {
 };
 export type MemoryTrail = { memoryId: string; text: string; private: boolean; destinations: Destination[] };
 
+/** Rows read for the data page at most (a week of very heavy use); the page says when it stopped there. */
+const MAX_SENDS = 20_000;
+
 /** Where the user's memories went in the last `days` days: per memory (most sent first) and per destination. */
 export async function whereMemoriesWent(u: UserContext, days = 7) {
   const since = new Date(Date.now() - days * 86_400_000);
-  const rows = await u.db.$queryRaw<
-    Array<{
-      memoryId: string;
-      model: string;
-      endpoint: string;
-      local: boolean;
-      client: string;
-      keyName: string | null;
-      n: number;
-    }>
-  >`
-    SELECT x."memoryId", s.model, s.endpoint, s.local, s.client, k.name AS "keyName", count(*)::int AS n
-    FROM "MemorySend" s CROSS JOIN LATERAL unnest(s."memoryIds") AS x("memoryId")
-    LEFT JOIN "ApiKey" k ON k.id = s."apiKeyId"
-    WHERE s."userId" = ${u.userId} AND s.at >= ${since}
-    GROUP BY 1, 2, 3, 4, 5, 6
-  `;
-  const clientName = (client: string, key: string | null) =>
-    client === "web" ? "web chat" : `${client === "mcp" ? "MCP, " : ""}key “${key ? u.cipher.open(key) : "deleted"}”`;
-  const memories = rows.length
+  const c = u.cipher;
+  const [sends, keys] = await Promise.all([
+    u.db.memorySend.findMany({
+      where: { userId: u.userId, at: { gte: since } },
+      orderBy: { at: "desc" },
+      take: MAX_SENDS,
+      select: { memoryIds: true, model: true, endpoint: true, local: true, client: true, apiKeyId: true },
+    }),
+    u.db.apiKey.findMany({ where: { userId: u.userId }, select: { id: true, name: true } }),
+  ]);
+  const keyName = new Map(keys.map((k) => [k.id, c.open(k.name)]));
+  const clientName = (client: string, keyId: string | null) =>
+    client === "web"
+      ? "web chat"
+      : client === "learning"
+        ? "learning"
+        : `${client === "mcp" ? "MCP, " : ""}key “${(keyId && keyName.get(keyId)) || "deleted"}”`;
+  const perDestination = new Map<string, Destination & { memories: Set<string> }>();
+  const perMemory = new Map<string, Destination[]>();
+  for (const s of sends) {
+    const d = { model: c.open(s.model), endpoint: c.open(s.endpoint), local: s.local };
+    const key = `${d.model}\u0000${d.endpoint}`;
+    const client = clientName(s.client, s.apiKeyId);
+    const dest = perDestination.get(key) ?? { ...d, times: 0, byClient: [], memories: new Set<string>() };
+    dest.times++;
+    bump(dest.byClient, client, 1);
+    for (const id of s.memoryIds) {
+      dest.memories.add(id);
+      const list = perMemory.get(id) ?? [];
+      addTo(list, d, client);
+      perMemory.set(id, list);
+    }
+    perDestination.set(key, dest);
+  }
+  const memories = perMemory.size
     ? await u.db.memory.findMany({
-        where: { userId: u.userId, id: { in: [...new Set(rows.map((r) => r.memoryId))] } },
+        where: { userId: u.userId, id: { in: [...perMemory.keys()] } },
         select: { id: true, text: true, private: true },
       })
     : [];
-  const byMemory = new Map<string, MemoryTrail>(
-    memories.map((m) => [m.id, { memoryId: m.id, text: u.cipher.open(m.text), private: m.private, destinations: [] }]),
-  );
-  const perDestination = new Map<string, Destination & { memories: Set<string> }>();
-  for (const r of rows) {
-    const trail = byMemory.get(r.memoryId);
-    const key = `${r.model}\u0000${r.endpoint}`;
-    const client = clientName(r.client, r.keyName);
-    if (trail) addTo(trail.destinations, r, client);
-    const d = perDestination.get(key) ?? {
-      model: r.model,
-      endpoint: r.endpoint,
-      local: r.local,
-      times: 0,
-      byClient: [],
-      memories: new Set(),
-    };
-    d.memories.add(r.memoryId);
-    perDestination.set(key, d);
-  }
-  const sends = await u.db.memorySend.groupBy({
-    by: ["model", "endpoint", "client", "apiKeyId"],
-    where: { userId: u.userId, at: { gte: since } },
-    _count: { _all: true },
-  });
-  const keyNames = new Map(
-    (await u.db.apiKey.findMany({ where: { userId: u.userId }, select: { id: true, name: true } })).map((k) => [
-      k.id,
-      k.name,
-    ]),
-  );
-  for (const s of sends) {
-    const d = perDestination.get(`${s.model}\u0000${s.endpoint}`);
-    if (!d) continue;
-    d.times += s._count._all;
-    bump(d.byClient, clientName(s.client, s.apiKeyId ? (keyNames.get(s.apiKeyId) ?? null) : null), s._count._all);
-  }
   const total = (t: MemoryTrail) => t.destinations.reduce((n, d) => n + d.times, 0);
   return {
     days,
-    memories: [...byMemory.values()].sort((a, b) => total(b) - total(a)),
+    capped: sends.length === MAX_SENDS,
+    memories: memories
+      .map((m): MemoryTrail => ({
+        memoryId: m.id,
+        text: c.open(m.text),
+        private: m.private,
+        destinations: perMemory.get(m.id)!,
+      }))
+      .sort((a, b) => total(b) - total(a)),
     destinations: [...perDestination.values()]
-      .map(({ memories, ...d }) => ({ ...d, memories: memories.size }))
+      .map(({ memories: ids, ...d }) => ({ ...d, memories: ids.size }))
       .sort((a, b) => b.times - a.times),
   };
 }
 
-function addTo(list: Destination[], r: { model: string; endpoint: string; local: boolean; n: number }, client: string) {
-  let d = list.find((x) => x.model === r.model && x.endpoint === r.endpoint);
-  if (!d) list.push((d = { model: r.model, endpoint: r.endpoint, local: r.local, times: 0, byClient: [] }));
-  d.times += r.n;
-  bump(d.byClient, client, r.n);
+function addTo(list: Destination[], d: { model: string; endpoint: string; local: boolean }, client: string) {
+  let found = list.find((x) => x.model === d.model && x.endpoint === d.endpoint);
+  if (!found) list.push((found = { ...d, times: 0, byClient: [] }));
+  found.times++;
+  bump(found.byClient, client, 1);
 }
 
 function bump(list: Array<{ client: string; times: number }>, client: string, n: number) {

@@ -4,6 +4,7 @@
 // written (lib/memory/secrets.ts); precedence keeps explicit and hand-edited
 // memories above inferred ones (lib/memory/long-term.ts).
 import { NotFoundError, SecretRefusedError } from "@/lib/errors";
+import { recordSend } from "./disclosure";
 import { type UserContext } from "@/lib/user-context";
 import { z } from "zod";
 import type { ModelConnection } from "@/lib/llm/connection";
@@ -57,6 +58,14 @@ export async function extractMemories(
     extractionSchema,
     { db, userId: u.userId },
   );
+  // What left the box: the related memories went to the memory model with the exchange.
+  await recordSend(db, u.cipher, {
+    userId: u.userId,
+    memoryIds: related.map((m) => m.id),
+    model: conn.memoryModel,
+    baseURL: conn.baseURL,
+    client: "learning",
+  }).catch(() => undefined);
   if (!parsed) return { applied: [], rejected: 1 }; // malformed output changes nothing
   return applyDecisions(u, input, parsed.decisions);
 }
