@@ -320,6 +320,17 @@ describe.each(engines)("the MCP server on %s", (engine) => {
     expect(await t.db.memory.count({ where: { userId: u.userId, text: "Should not be saved" } })).toBe(0);
     await r.close();
     await expect(connect("mnemo_not-a-real-key")).rejects.toThrow();
+    // Another user's key names this user's memory: not found, nothing changes.
+    const other = await userContext(
+      t.db,
+      (await t.db.user.create({ data: { email: `mcp-${engine}-${n++}@x.com` } })).id,
+    );
+    const theirs = await connect((await createApiKey(other, { name: "x", scopes: ["memory:write"] })).key);
+    const tried = await theirs.callTool({ name: "forget", arguments: { id: m.id } });
+    expect(tried.isError).toBe(true);
+    expect(JSON.stringify(tried.content)).toMatch(/not found/i);
+    expect(await t.db.memory.count({ where: { proposalForId: m.id } })).toBe(1); // still only this user's proposal
+    await theirs.close();
   });
 });
 

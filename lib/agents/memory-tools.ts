@@ -10,6 +10,7 @@ import { z } from "zod";
 import { addMemory, memoryKindSchema } from "@/lib/memory/long-term";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { embedQuery } from "@/lib/llm/embeddings";
+import { recordSend } from "@/lib/memory/disclosure";
 
 /**
  * `u`: the user's context (lib/user-context.ts), made by the caller once for the agent run. With `threadId`, recall
@@ -34,6 +35,14 @@ export function mnemoMemoryTools(given: UserContext, opts: { budget?: number; th
         excludeThreadId: opts.threadId,
         semantic: embedQuery(db, query, userId),
       });
+      // What left the box: the agent's own model reads these (never counted as local: no private memory goes).
+      await recordSend(db, u.cipher, {
+        userId,
+        memoryIds: r.memories.map((m) => m.id),
+        model: "Agents SDK",
+        baseURL: "agent",
+        client: "agent",
+      }).catch(() => undefined);
       return memoryBlock(r) ?? "Nothing relevant is remembered.";
     },
   });

@@ -5,6 +5,7 @@
 // longer all fit the prompt's budget, the summary goes in ahead of the relevant
 // ones (lib/memory/recall.ts), so the model still sees the whole person.
 import { z } from "zod";
+import { recordSend } from "./disclosure";
 import type { UserContext } from "@/lib/user-context";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
@@ -59,7 +60,7 @@ export async function refreshAbout(u: UserContext, conn: ModelConnection, opts: 
       OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
     },
     orderBy: [{ pinned: "desc" }, { useCount: "desc" }, { updatedAt: "desc" }],
-    select: { text: true, kind: true, updatedAt: true },
+    select: { id: true, text: true, kind: true, updatedAt: true },
     take: MEMORIES_READ,
   });
   const newest = memories.reduce((t, m) => Math.max(t, m.updatedAt.getTime()), 0);
@@ -70,6 +71,13 @@ export async function refreshAbout(u: UserContext, conn: ModelConnection, opts: 
   }
   const list = memories.map((m) => `- (${m.kind}) ${JSON.stringify(u.cipher.open(m.text))}`).join("\n");
   const reply = await askMemoryModelJson(conn, INSTRUCTIONS, `Memories:\n${list}`, replySchema, { db, userId });
+  await recordSend(db, u.cipher, {
+    userId,
+    memoryIds: memories.map((m) => m.id),
+    model: conn.memoryModel,
+    baseURL: conn.baseURL,
+    client: "learning",
+  }).catch(() => undefined);
   if (!reply) return false;
   const text = redactSecrets(reply.summary.trim().slice(0, ABOUT_MAX_CHARS)).text;
   // Written only while the user has not meanwhile written their own.

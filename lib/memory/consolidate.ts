@@ -27,7 +27,7 @@ import { normalizeText, outranks, queryTerms, retireMemory, standing } from "./l
 import { mergeNearDuplicates } from "./near-duplicates";
 import { markStaleProcedures } from "./procedures";
 import { cosine } from "./vectors";
-import { isLocalEndpoint } from "./disclosure";
+import { isLocalEndpoint, recordSend } from "./disclosure";
 
 export type ConsolidationCounts = {
   merged: number;
@@ -288,6 +288,13 @@ async function judgePairs(
       .join("\n");
     counts.modelCalls++;
     const parsed = await askMemoryModelJson(conn, JUDGE, `Pairs:\n${list}`, verdictSchema, { db, userId });
+    await recordSend(db, u.cipher, {
+      userId,
+      memoryIds: batch.flatMap(([a, b]) => [a.id, b.id]),
+      model: conn.memoryModel,
+      baseURL: conn.baseURL,
+      client: "learning",
+    }).catch(() => undefined);
     if (!parsed) continue; // malformed output changes nothing
     for (const v of parsed.verdicts) {
       const pair = batch[v.pair];

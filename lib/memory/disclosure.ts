@@ -54,23 +54,23 @@ export type SendRecord = {
   userId: string;
   memoryIds: string[];
   model: string;
-  /** The model server's base URL (its host is kept), or "mcp" for an MCP client. */
+  /** The model server's base URL (its host is kept); "mcp" or "agent" for an MCP client's or an agent's own model. */
   baseURL: string | undefined;
-  /** "learning": the memory model's own calls (extraction shown related memories). */
-  client: "web" | "api" | "mcp" | "learning";
+  /** "learning": the memory model's own calls (extraction, feedback lessons, consolidation, the summary). */
+  client: "web" | "api" | "mcp" | "agent" | "learning";
   apiKeyId?: string | null;
 };
 
 /** Records one request that carried memories (nothing when it carried none); model and host sealed at rest. */
 export async function recordSend(db: Db, cipher: ContentCipher, r: SendRecord): Promise<void> {
   if (!r.memoryIds.length) return;
-  const mcp = r.baseURL === "mcp";
+  const mcp = r.baseURL === "mcp" || r.baseURL === "agent";
   await db.memorySend.create({
     data: {
       userId: r.userId,
       memoryIds: [...new Set(r.memoryIds)],
       model: cipher.seal(r.model),
-      endpoint: cipher.seal(mcp ? "mcp" : endpointHost(r.baseURL)),
+      endpoint: cipher.seal(mcp ? r.baseURL! : endpointHost(r.baseURL)),
       local: mcp ? false : isLocalEndpoint(r.baseURL),
       client: r.client,
       apiKeyId: r.apiKeyId ?? null,
@@ -108,8 +108,8 @@ export async function whereMemoriesWent(u: UserContext, days = 7) {
   const clientName = (client: string, keyId: string | null) =>
     client === "web"
       ? "web chat"
-      : client === "learning"
-        ? "learning"
+      : client === "learning" || client === "agent"
+        ? client
         : `${client === "mcp" ? "MCP, " : ""}key “${(keyId && keyName.get(keyId)) || "deleted"}”`;
   const perDestination = new Map<string, Destination & { memories: Set<string> }>();
   const perMemory = new Map<string, Destination[]>();

@@ -6,6 +6,7 @@
 // provenance is the feedback. The same lesson again raises its confidence
 // instead of adding a copy. Never in temporary chats or while learning is paused.
 import { z } from "zod";
+import { isLocalEndpoint, recordSend } from "./disclosure";
 import { type UserContext } from "@/lib/user-context";
 import { onAnswerRated, procedureText, stepsSchema } from "./procedures";
 import type { Db } from "@/lib/db/client";
@@ -186,7 +187,13 @@ export async function learnFromFeedback(
   // Every memory the model was given with the question, not only those the answer was seen to draw on: a
   // correction may be about one the attribution missed.
   const used = await db.memory.findMany({
-    where: { userId: fb.userId, status: "active", uses: { some: { itemId: fb.item.id } } },
+    where: {
+      userId: fb.userId,
+      status: "active",
+      uses: { some: { itemId: fb.item.id } },
+      // A private memory goes to the memory model only when it runs on this machine (lib/memory/disclosure.ts).
+      ...(isLocalEndpoint(conn.baseURL) ? {} : { private: false }),
+    },
     select: { id: true, text: true },
   });
   const usedList = used.length
@@ -203,6 +210,13 @@ export async function learnFromFeedback(
     lessonSchema,
     { db, userId: fb.userId },
   );
+  await recordSend(db, c, {
+    userId: fb.userId,
+    memoryIds: used.map((m) => m.id),
+    model: conn.memoryModel,
+    baseURL: conn.baseURL,
+    client: "learning",
+  }).catch(() => undefined);
   // Malformed output teaches nothing; retrying would ask the same.
   if (!parsed) {
     await done();
