@@ -85,4 +85,8 @@ test("a project: instructions reach the model, its memory stays in it, search fi
   await expect(page).toHaveURL(new RegExp(`${threadUrl.split("/c/")[1]}#item-`));
   await expect(page.locator('[data-found="true"]')).toContainText(word);
   await page.screenshot({ path: "test-results/projects-search.png" });
+
+  // The sidebar groups the project's chats under it.
+  await page.getByRole("button", { name: `Show the chats of Novel ${tag}` }).click();
+  await expect(page.getByTestId("project-threads-nav").getByRole("link")).toHaveCount(2); // the chat, "New chat in…"
 });
