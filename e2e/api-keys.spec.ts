@@ -15,7 +15,8 @@ test("an API key: made once on the settings page, used by the openai client, sho
   await expect(page.getByTestId("memory")).toHaveCount(1);
 
   await page.goto("/settings/keys");
-  await page.getByLabel("Name").fill("laptop");
+  await expect(page.getByRole("heading", { name: "API keys" })).toBeVisible();
+  await page.getByLabel("Name", { exact: true }).fill("laptop");
   await page.getByRole("button", { name: "Create key" }).click();
   const key = (await page.getByTestId("new-key-value").textContent())!.trim();
   expect(key).toMatch(/^mnemo_/);
@@ -34,7 +35,8 @@ test("an API key: made once on the settings page, used by the openai client, sho
   await page.goto("/");
   await expect(page.getByTestId("thread-list")).toContainText("via laptop");
   await page.goto("/settings/data");
-  await expect(page.getByTestId("memory-destination")).toContainText("mock-chat");
+  // The chat model through the key, and the memory model's extraction afterwards ("learning").
+  await expect(page.getByTestId("memory-destination").filter({ hasText: "mock-chat" })).toContainText("key “laptop”");
   await expect(page.getByTestId("memory-sent")).toContainText(`Allergic to peanuts ${tag}`);
   await expect(page.getByTestId("memory-sent")).toContainText("key “laptop”");
   await page.getByTestId("memory-trail").scrollIntoViewIfNeeded();

@@ -34,7 +34,8 @@ test("a project: instructions reach the model, its memory stays in it, search fi
 
   // Create the project from the sidebar.
   await page.getByRole("link", { name: "New project" }).first().click();
-  await page.getByLabel("Name").fill(`Novel ${tag}`);
+  await expect(page.getByRole("heading", { name: "New project" })).toBeVisible();
+  await page.getByLabel("Name", { exact: true }).fill(`Novel ${tag}`);
   await page.getByLabel("Instructions").fill(`Answer as a crime-fiction editor ${tag}.`);
   await page.getByLabel(/Project only/).check();
   await page.screenshot({ path: "test-results/projects-new.png" });
