@@ -41,12 +41,26 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
       SELECT c.* FROM (VALUES (true, 'explicit'::"MemorySource", 0), (true, 'manual', 0), (true, 'inferred', 0),
                               (false, 'explicit', 0), (false, 'manual', 0), (false, 'inferred', 1)) AS g(pinned, source, min_uses)
       CROSS JOIN LATERAL (
-        SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
-                     COALESCE(m."lastUsedAt", m."updatedAt") AS seen
-        FROM "Memory" m
-        WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted AND m.pinned = g.pinned AND m.source = g.source
-          AND m."useCount" >= g.min_uses AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
-        ORDER BY m."useCount" DESC, seen DESC, m.id COLLATE "C"
+        -- General memory and the project's, each read through the (userId, projectId, ...) index in use order:
+        -- one OR over both would walk every memory of the user past the ones out of scope.
+        SELECT p.* FROM (
+          (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
+                  COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+           FROM "Memory" m
+           WHERE scope_general AND m."userId" = uid AND m."projectId" IS NULL AND m.status = 'active' AND m.pinned = g.pinned
+             AND m.source = g.source AND NOT m.muted AND (scope_private OR NOT m.private)
+             AND m."useCount" >= g.min_uses AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+           ORDER BY m."useCount" DESC LIMIT core_lim)
+          UNION ALL
+          (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
+                  COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+           FROM "Memory" m
+           WHERE scope_project IS NOT NULL AND m."userId" = uid AND m."projectId" = scope_project AND m.status = 'active'
+             AND m.pinned = g.pinned AND m.source = g.source AND NOT m.muted AND (scope_private OR NOT m.private)
+             AND m."useCount" >= g.min_uses AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+           ORDER BY m."useCount" DESC LIMIT core_lim)
+        ) p
+        ORDER BY p."useCount" DESC, p.seen DESC, p.id COLLATE "C"
         LIMIT core_lim
       ) c
       ORDER BY c.pinned DESC, (c.source IN ('explicit', 'manual')) DESC, c."useCount" DESC, c.seen DESC, c.id COLLATE "C"
