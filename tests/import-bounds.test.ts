@@ -5,7 +5,7 @@ import { strToU8, zipSync } from "fflate";
 import { pruneTree, type ImportedMessage } from "@/lib/import/conversation";
 import { parseChatGpt } from "@/lib/import/formats/chatgpt";
 import { readExport } from "@/lib/import/read";
-import { unzipIfNeeded } from "@/lib/import/unzip";
+import { unzipIfNeeded, type SideFiles } from "@/lib/import/unzip";
 
 const node = (id: string, parent: string | null, text: string | null, children: string[] = []) => ({
   id,
@@ -79,6 +79,18 @@ describe("zip bombs", () => {
       status: 413,
       message: expect.stringMatching(/import limit/),
     });
+  });
+
+  it("Claude's projects.json kept aside counts against the same limit", async () => {
+    const zip = zipSync({
+      "projects.json": strToU8(`[${" ".repeat(3 * 1024 * 1024)}]`),
+      "conversations.json": strToU8("[]"),
+    });
+    const side: SideFiles = [];
+    await expect(drain(unzipIfNeeded([zip], { maxInflatedBytes: 1024 * 1024 }, side))).rejects.toMatchObject({
+      status: 413,
+    });
+    expect(side.flatMap((f) => f.chunks).reduce((n, c) => n + c.length, 0)).toBeLessThanOrEqual(1024 * 1024);
   });
 
   it("a zip far more compressed than any export (1,000×) is refused past 32 MB, under the size limit", async () => {

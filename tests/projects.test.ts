@@ -19,6 +19,7 @@ import { importConversations } from "@/lib/import/run";
 import { searchMessages } from "@/lib/chat/search";
 import { collect, deferred } from "./helpers/turns";
 import fs from "node:fs";
+import { strToU8, zipSync } from "fflate";
 
 const fixture = (name: string) =>
   JSON.parse(fs.readFileSync(`tests/fixtures/import/${name}`, "utf8")) as Array<Record<string, unknown>>;
@@ -235,5 +236,64 @@ describe.each(engines)("projects on %s", (engine) => {
     await updateProject(u, { id: projects[0].id, name: "Kitchen remodel" });
     for (const f of files()) await importConversations(u, [f]);
     expect(await t.db.project.count({ where: { userId: u.userId } })).toBe(2);
+  });
+
+  it("Claude's export zip: projects.json names the projects and brings their instructions, wherever it sits", async () => {
+    const [claude] = fixture("claude-conversations.json");
+    // The shape of Claude's projects.json (docs abridged); the starter project is Anthropic's example.
+    const projectsJson = [
+      {
+        uuid: "0f1e2d3c-aaaa",
+        name: "Thesis",
+        description: "",
+        is_private: true,
+        is_starter_project: false,
+        prompt_template: "Reply as my thesis supervisor.",
+        created_at: "2025-03-01T10:00:00Z",
+        updated_at: "2025-03-01T10:00:00Z",
+        creator: { uuid: "u-1", full_name: "Ana" },
+        docs: [{ uuid: "d-1", filename: "outline.md", content: "# Outline\n".repeat(2000) }],
+      },
+      { uuid: "5a5a5a5a-bbbb", name: "Garden", prompt_template: "", is_starter_project: false, docs: [] },
+      { uuid: "9c9c9c9c-cccc", name: "How to use Claude", prompt_template: "", is_starter_project: true, docs: [] },
+    ];
+    // A conversation naming its project by id only comes first in the zip; projects.json after it.
+    const conversations = [{ ...claude, project_uuid: "0f1e2d3c-aaaa" }];
+    const zip = zipSync({
+      "conversations.json": strToU8(JSON.stringify(conversations)),
+      "users.json": strToU8("[]"),
+      "projects.json": strToU8(JSON.stringify(projectsJson)),
+    });
+    const u = await newUser();
+    const report = await importConversations(u, [zip]);
+    expect(report.conversations).toBe(1);
+    expect(report.projects).toEqual({ added: 1, named: 1 });
+    const projects = await t.db.project.findMany({ where: { userId: u.userId }, orderBy: { name: "asc" } });
+    expect(projects.map((p) => [p.name, p.instructions])).toEqual([
+      ["Garden", ""],
+      ["Thesis", "Reply as my thesis supervisor."],
+    ]);
+    const thread = await t.db.thread.findFirstOrThrow({ where: { userId: u.userId } });
+    expect(thread.projectId).toBe(projects[1].id);
+
+    // Renamed since: a second import (newer layout, one file per project, before the conversations) keeps the name.
+    await updateProject(u, { id: projects[1].id, name: "PhD", instructions: "Be brief." });
+    const again = zipSync({
+      "projects/0f1e2d3c-aaaa.json": strToU8(JSON.stringify(projectsJson[0])),
+      "projects/5a5a5a5a-bbbb.json": strToU8(JSON.stringify(projectsJson[1])),
+      "conversations.json": strToU8(JSON.stringify(conversations)),
+    });
+    const second = await importConversations(u, [again]);
+    expect(second).toMatchObject({ conversations: 0, duplicates: 1, projects: { added: 0, named: 0 } });
+    const after = await t.db.project.findMany({ where: { userId: u.userId }, orderBy: { name: "asc" } });
+    expect(after.map((p) => [p.name, p.instructions])).toEqual([
+      ["Garden", ""],
+      ["PhD", "Be brief."],
+    ]);
+
+    // projects.json chosen on its own: the projects, no conversations and nothing skipped.
+    const other = await newUser();
+    const alone = await importConversations(other, [JSON.stringify(projectsJson)]);
+    expect(alone).toMatchObject({ conversations: 0, skipped: { count: 0 }, projects: { added: 2, named: 0 } });
   });
 });

@@ -50,6 +50,10 @@ function summary(r: Report): string {
     parts.push(
       `${plural(r.droppedMessages.count, "message")} left out: ${r.droppedMessages.reasons.map((x) => `${x.reason} (${n(x.count)})`).join("; ")}.`,
     );
+  if (r.projects?.added || r.projects?.named)
+    parts.push(
+      `Projects: ${n(r.projects.added)} added${r.projects.named ? `, ${n(r.projects.named)} given their names and instructions` : ""} (see Projects in the sidebar).`,
+    );
   if (r.memories) parts.push(`Memories: ${n(r.memories.added)} added, ${n(r.memories.skipped)} already there.`);
   if (r.customInstructions?.added)
     parts.push(

@@ -1,6 +1,6 @@
 // Reads an export file as a stream, one conversation at a time, so a 200 MB
 // conversations.json never sits in memory whole. The root decides the layout:
-// - an array: ChatGPT, Claude, Open WebUI (or LibreChat) conversations;
+// - an array: ChatGPT, Claude, Open WebUI (or LibreChat) conversations, or Claude's projects.json;
 // - Mnemo's own export: an object whose `threads` and `memories` are streamed;
 // - any other object: one conversation (LibreChat's or Open WebUI's single export).
 import { JSONParser } from "@streamparser/json";
@@ -15,7 +15,7 @@ import {
   type ImportedProject,
 } from "./conversation";
 import { isChatGpt, parseChatGpt } from "./formats/chatgpt";
-import { isClaude, parseClaude } from "./formats/claude";
+import { isClaude, isClaudeProject, parseClaude, parseClaudeProject } from "./formats/claude";
 import { isLibreChat, parseLibreChat } from "./formats/librechat";
 import { parseMnemoProject, parseMnemoThread } from "./formats/mnemo";
 import { isOpenWebUi, parseOpenWebUi } from "./formats/open-webui";
@@ -25,7 +25,7 @@ type Obj = Record<string, unknown>;
 
 export type ImportEntry =
   | { kind: "conversation"; conversation: ImportedConversation }
-  | { kind: "project"; project: ImportedProject | null }
+  | { kind: "project"; project: (ImportedProject & { starter?: boolean }) | null }
   | {
       kind: "skipped";
       format: ImportFormat | null;
@@ -53,6 +53,7 @@ const parsers: Record<Exclude<ImportFormat, "mnemo">, (v: Obj) => ImportedConver
 
 function toEntry(value: unknown, mnemo: boolean): ImportEntry {
   const v = value && typeof value === "object" && !Array.isArray(value) ? (value as Obj) : {};
+  if (!mnemo && isClaudeProject(v)) return { kind: "project", project: parseClaudeProject(v) };
   const format = mnemo ? "mnemo" : detectConversation(v);
   const title = text(v.title) || text(v.name) || text((v.thread as Obj | undefined)?.title) || null;
   if (!format)

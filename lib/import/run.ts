@@ -9,9 +9,10 @@ import { embedSoon } from "@/lib/memory/embed";
 import { importCustomInstructions, importMemories } from "@/lib/memory/portable";
 import { getConfig } from "@/lib/config";
 import { FORMAT_NAMES, type CustomInstructions, type ImportFormat, type ImportedProject } from "./conversation";
-import { readExport } from "./read";
-import { unzipIfNeeded } from "./unzip";
-import { importedProject, writeConversation } from "./write";
+import { readExport, type ImportEntry } from "./read";
+import { unzipIfNeeded, type SideFiles } from "./unzip";
+import { importedProject, settleImportedProject, writeConversation } from "./write";
+import { claudePlaceholderName } from "./formats/claude";
 
 export type SkipReason = { reason: string; count: number; examples: string[] };
 
@@ -26,6 +27,8 @@ export type ImportReport = {
   skipped: { count: number; reasons: SkipReason[] };
   /** Messages left out of imported conversations (repeated ids, reply cycles), by reason. */
   droppedMessages: { count: number; reasons: SkipReason[] };
+  /** Projects the file lists (Claude's projects.json, Mnemo's export): made, or named when only their id was known. */
+  projects?: { added: number; named: number };
   /** Mnemo's own export also carries memories. */
   memories?: { added: number; skipped: number };
   /** ChatGPT's custom instructions, as memories waiting for review. */
@@ -61,7 +64,7 @@ export async function importConversations(
   const formats = new Set<ImportFormat>();
   const memories: unknown[] = [];
   // Projects named by Mnemo's export, by ref; and the Mnemo project each became (memories follow them there).
-  const projects = new Map<string, ImportedProject>();
+  const projects = new Map<string, ImportedProject & { starter?: boolean }>();
   const projectIds = new Map<string, string>();
   // Custom instructions repeat in every conversation: each distinct version once, with the first thread that had it.
   const instructions = new Map<string, CustomInstructions & { threadId: string | null }>();
@@ -89,6 +92,7 @@ export async function importConversations(
 
   report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
   if (memories.length) report.memories = await importExportedMemories(u, memories, projects, projectIds);
+  if (projects.size) report.projects = await settleProjects(u, projects, projectIds);
   for (const found of instructions.values()) {
     const r = await importCustomInstructions(u, found);
     report.customInstructions = {
@@ -101,55 +105,80 @@ export async function importConversations(
 
   async function readAll() {
     const limits = { maxInflatedBytes: getConfig().import.maxBytes };
-    for await (const entry of readExport(unzipIfNeeded(chunks, limits))) {
-      if (entry.kind === "project") {
-        if (entry.project && projects.size < MAX_PROJECTS) projects.set(entry.project.ref, entry.project);
-        continue;
-      }
-      if (entry.kind === "memory") {
-        if (memories.length < MAX_MEMORIES) memories.push(entry.memory);
-        else skip(`more than ${MAX_MEMORIES.toLocaleString("en-US")} memories`, null);
-        continue;
-      }
-      if (entry.kind === "skipped") {
-        if (entry.format) formats.add(entry.format);
-        noteInstructions(entry.customInstructions, null);
-        skip(entry.reason, entry.title);
-      } else {
-        const conv = entry.conversation;
-        formats.add(conv.format);
-        // Mnemo's export names its projects once, ahead of the threads; a thread carries the id.
-        if (conv.project && !conv.project.name) conv.project = projects.get(conv.project.ref);
-        for (const [reason, n] of Object.entries(conv.dropped ?? {}))
-          count(report.droppedMessages, reason, conv.title, n);
-        try {
-          const r = await writeConversation(db, userId, conv, cipher);
-          if (r.status === "imported" && r.projectId && conv.project) projectIds.set(conv.project.ref, r.projectId);
-          noteInstructions(conv.customInstructions, r.status === "imported" ? r.threadId : null);
-          if (r.status === "duplicate") report.duplicates++;
-          else {
-            report.conversations++;
-            report.messages += r.messages;
-            report.branches += r.branches;
-            if (report.threadIds.length < MAX_THREAD_IDS) report.threadIds.push(r.threadId);
-          }
-        } catch (e) {
-          if (isDatabaseUnavailable(e)) throw e; // nothing after this would land either
-          console.error(
-            `[import] a ${FORMAT_NAMES[conv.format]} conversation could not be stored:`,
-            (e as Error)?.message,
-          );
-          skip("it could not be stored", conv.title);
-        }
-      }
-      onProgress?.({
-        conversations: report.conversations,
-        messages: report.messages,
-        duplicates: report.duplicates,
-        skipped: report.skipped.count,
-      });
-    }
+    const side: SideFiles = [];
+    for await (const entry of readExport(unzipIfNeeded(chunks, limits, side))) await take(entry);
+    // Claude's projects.json, wherever it sat in the zip: only its projects are taken.
+    for (const file of side)
+      for await (const entry of readExport(file.chunks)) if (entry.kind === "project") await take(entry);
   }
+
+  async function take(entry: ImportEntry) {
+    if (entry.kind === "project") {
+      if (entry.project && projects.size < MAX_PROJECTS) projects.set(entry.project.ref, entry.project);
+      return;
+    }
+    if (entry.kind === "memory") {
+      if (memories.length < MAX_MEMORIES) memories.push(entry.memory);
+      else skip(`more than ${MAX_MEMORIES.toLocaleString("en-US")} memories`, null);
+      return;
+    }
+    if (entry.kind === "skipped") {
+      if (entry.format) formats.add(entry.format);
+      noteInstructions(entry.customInstructions, null);
+      skip(entry.reason, entry.title);
+    } else {
+      const conv = entry.conversation;
+      formats.add(conv.format);
+      // Mnemo's export names its projects once, ahead of the threads; a thread carries the id.
+      if (conv.project && !conv.project.name) conv.project = projects.get(conv.project.ref);
+      for (const [reason, n] of Object.entries(conv.dropped ?? {}))
+        count(report.droppedMessages, reason, conv.title, n);
+      try {
+        const r = await writeConversation(db, userId, conv, cipher);
+        if (r.status === "imported" && r.projectId && conv.project) projectIds.set(conv.project.ref, r.projectId);
+        noteInstructions(conv.customInstructions, r.status === "imported" ? r.threadId : null);
+        if (r.status === "duplicate") report.duplicates++;
+        else {
+          report.conversations++;
+          report.messages += r.messages;
+          report.branches += r.branches;
+          if (report.threadIds.length < MAX_THREAD_IDS) report.threadIds.push(r.threadId);
+        }
+      } catch (e) {
+        if (isDatabaseUnavailable(e)) throw e; // nothing after this would land either
+        console.error(
+          `[import] a ${FORMAT_NAMES[conv.format]} conversation could not be stored:`,
+          (e as Error)?.message,
+        );
+        skip("it could not be stored", conv.title);
+      }
+    }
+    onProgress?.({
+      conversations: report.conversations,
+      messages: report.messages,
+      duplicates: report.duplicates,
+      skipped: report.skipped.count,
+    });
+  }
+}
+
+/**
+ * The projects the file listed that no thread or memory brought in: Claude's projects.json (its starter project
+ * left out unless a conversation was in it), a Mnemo project left empty. Those already made get their names.
+ */
+async function settleProjects(
+  u: UserContext,
+  projects: Map<string, ImportedProject & { starter?: boolean }>,
+  projectIds: Map<string, string>,
+) {
+  const out = { added: 0, named: 0 };
+  for (const [ref, p] of projects) {
+    if (p.starter && !projectIds.has(ref)) continue;
+    const claudeId = ref.startsWith("claude:") ? ref.slice("claude:".length) : null;
+    const r = await settleImportedProject(u, p, claudeId ? claudePlaceholderName(claudeId) : null);
+    if (r !== "kept") out[r]++;
+  }
+  return out;
 }
 
 /**

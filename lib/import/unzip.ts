@@ -1,8 +1,10 @@
 // ChatGPT and Claude send their exports as a zip. Rather than asking people to
 // unpack it, the import reads the zip as it arrives (fflate's streaming Unzip,
 // which inflates synchronously as each piece comes in) and passes on the
-// bytes of the `conversations.json` inside; other files (images, audio) are
-// skipped unread. A body that is not a zip passes through unchanged.
+// bytes of the `conversations.json` inside. Claude's `projects.json` (or
+// `projects/<uuid>.json`) is kept aside for the caller, within the same limits,
+// whichever comes first in the zip; other files (images, audio) are skipped
+// unread. A body that is not a zip passes through unchanged.
 //
 // A zip bomb is refused as it inflates: the inflated bytes are capped at the
 // import's size limit, and past 32 MB they may not exceed 100 times the
@@ -15,16 +17,25 @@ import { nextTick } from "./yield";
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04]; // "PK\x03\x04"
 const WANTED = /(^|\/)conversations\.json$/i;
+/** Claude's projects: one projects.json, or one file per project under projects/. */
+const SIDE = /(^|\/)projects(\.json|\/[^/]+\.json)$/i;
 /** Compressed bytes inflated between two turns of the event loop (deflate inflates at most ~1,000×). */
 const SLICE = 16 * 1024;
 const RATIO_FREE_BYTES = 32 * 1024 * 1024;
 const MAX_RATIO = 100;
+const MAX_SIDE_FILES = 1_000;
 
 export type UnzipLimits = { maxInflatedBytes: number };
+/** Files read beside conversations.json, each as its inflated chunks (filled once the zip has been read). */
+export type SideFiles = Array<{ name: string; chunks: Uint8Array[] }>;
 
 type Chunks = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
 
-export async function* unzipIfNeeded(chunks: Chunks, limits: UnzipLimits): AsyncGenerator<Uint8Array | string> {
+export async function* unzipIfNeeded(
+  chunks: Chunks,
+  limits: UnzipLimits,
+  side?: SideFiles,
+): AsyncGenerator<Uint8Array | string> {
   const it = (
     Symbol.asyncIterator in chunks
       ? chunks[Symbol.asyncIterator]()
@@ -47,20 +58,31 @@ export async function* unzipIfNeeded(chunks: Chunks, limits: UnzipLimits): Async
   let compressed = 0;
   let failure: Error | null = null;
   let bomb = false;
+  /** Counts inflated bytes against the limits; false (and the file stopped) when they are passed. */
+  const within = (n: number, file: { terminate(): void }) => {
+    bytes += n;
+    if (bytes > limits.maxInflatedBytes || (bytes > RATIO_FREE_BYTES && bytes > compressed * MAX_RATIO)) {
+      bomb = true;
+      file.terminate();
+    }
+    return !bomb;
+  };
   const unzip = new Unzip((file) => {
+    if (side && SIDE.test(file.name) && side.length < MAX_SIDE_FILES) {
+      const kept = { name: file.name, chunks: [] as Uint8Array[] };
+      side.push(kept);
+      file.ondata = (err, data) => {
+        if (err) failure = err;
+        else if (data.length && within(data.length, file)) kept.chunks.push(data);
+      };
+      file.start();
+      return;
+    }
     if (found || !WANTED.test(file.name)) return; // not started: skipped
     found = true;
     file.ondata = (err, data, final) => {
       if (err) failure = err;
-      else if (data.length) {
-        bytes += data.length;
-        if (bytes > limits.maxInflatedBytes || (bytes > RATIO_FREE_BYTES && bytes > compressed * MAX_RATIO)) {
-          bomb = true;
-          file.terminate();
-          return;
-        }
-        out.push(data);
-      }
+      else if (data.length && within(data.length, file)) out.push(data);
       if (final) complete = true;
     };
     file.start();

@@ -116,6 +116,36 @@ export async function importedProject(
   return made.id;
 }
 
+/**
+ * A project the file lists on its own (Claude's projects.json, or a Mnemo project with no threads or memories):
+ * made when missing; a project an import named after its id only (a conversation came before projects.json) gets
+ * the file's name and instructions. A project the user has renamed or given instructions keeps them.
+ */
+export async function settleImportedProject(
+  u: { db: Db; userId: string; cipher: ContentCipher },
+  p: ImportedProject,
+  placeholderName: string | null,
+): Promise<"added" | "named" | "kept"> {
+  const { db, userId, cipher } = u;
+  const found = await db.project.findFirst({
+    where: { userId, OR: [{ importRef: p.ref }, ...(p.sameAs ? [{ id: p.sameAs }] : [])] },
+    select: { id: true, name: true, instructions: true },
+  });
+  if (!found) {
+    await importedProject(u, p);
+    return "added";
+  }
+  const data: { name?: string; instructions?: string } = {};
+  const name = cutGraphemes(p.name.trim(), 80);
+  if (placeholderName && name && name !== placeholderName && cipher.open(found.name) === placeholderName)
+    data.name = cipher.seal(name);
+  if (p.instructions && !cipher.open(found.instructions ?? "").trim())
+    data.instructions = cipher.seal(cutGraphemes(p.instructions, 4000));
+  if (!data.name && !data.instructions) return "kept";
+  await db.project.update({ where: { id: found.id }, data });
+  return "named";
+}
+
 /** The conversation's messages as Item rows: new ids, positions in tree order, times carried down when missing. */
 function itemRows(conv: ImportedConversation, userId: string, cipher: ContentCipher) {
   const ids = new Map<string, string>();

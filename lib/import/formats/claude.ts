@@ -2,7 +2,8 @@
 // {uuid, name, created_at, chat_messages: [{uuid, sender, text, content[],
 // attachments[], files[], created_at, parent_message_uuid?}]}. Attachments
 // with extracted text keep it; binary files (images, PDFs without text) are
-// left out with a note saying so.
+// left out with a note saying so. Its projects.json gives project names and
+// instructions (see parseClaudeProject).
 import {
   chain,
   pruneTree,
@@ -102,7 +103,31 @@ function claudeProject(c: Obj): ImportedProject | undefined {
   const name = text(p.name) || text(c.project_name);
   return {
     ref: `claude:${id}`,
-    name: name || `Claude project ${id.slice(0, 8)}`,
+    name: name || claudePlaceholderName(id),
     instructions: text(p.prompt_template) || undefined,
+  };
+}
+
+/** The name a Claude project gets when a conversation names it before its projects.json entry is read. */
+export const claudePlaceholderName = (id: string) => `Claude project ${id.slice(0, 8)}`;
+
+/**
+ * One entry of Claude's projects.json (or of projects/<uuid>.json in newer exports): {uuid, name, description,
+ * is_private, is_starter_project, prompt_template, docs[{filename, content}], creator}. The export's conversations
+ * do not say which project they were in, so these give names and instructions, not threads.
+ */
+export const isClaudeProject = (v: Obj) =>
+  !!str(v.uuid) &&
+  typeof v.name === "string" &&
+  !("chat_messages" in v) &&
+  ("prompt_template" in v || "is_starter_project" in v || Array.isArray(v.docs));
+
+export function parseClaudeProject(v: Obj): ImportedProject & { starter: boolean } {
+  const id = str(v.uuid)!;
+  return {
+    ref: `claude:${id}`,
+    name: text(v.name) || claudePlaceholderName(id),
+    instructions: text(v.prompt_template) || undefined,
+    starter: v.is_starter_project === true,
   };
 }
