@@ -66,11 +66,17 @@ test("a project: instructions reach the model, its memory stays in it, search fi
 
   // The memory page shows the memory in the project, and the scope filter finds it there.
   await page.goto("/settings/memory");
+  // The meter speaks for chats outside projects, and says the project's memory is not among them.
+  await expect(page.getByTestId("profile-meter")).toContainText("What the model sees in chats outside projects");
+  await expect(page.getByTestId("profile-meter")).toContainText("1 more memory is kept in projects");
   const learned = page.getByTestId("memory").filter({ hasText: word });
   await expect(learned.getByTestId("memory-scope")).toHaveText(`in Novel ${tag}`);
   await page.getByLabel("Scope").selectOption({ label: `Novel ${tag}` });
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page.getByTestId("memory")).toHaveCount(1);
+  // Filtered to the project: the meter counts what its chats get (project-only: its one memory).
+  await expect(page.getByTestId("profile-meter")).toContainText(`What the model sees in Novel ${tag}`);
+  await expect(page.getByTestId("profile-meter")).toContainText("Your 1 active memory takes");
   await page.screenshot({ path: "test-results/projects-memory.png", fullPage: true });
 
   // A general chat does not get it.

@@ -78,6 +78,13 @@ function ReadOnlyThread({ view }: { view: ThreadView }) {
       <h3 className="font-medium">
         {view.thread.title ?? "Untitled"} <span className="text-xs font-normal text-muted-foreground">(read-only)</span>
       </h3>
+      {(view.thread.project || view.thread.via) && (
+        <p className="text-xs text-muted-foreground" data-testid="review-thread-place">
+          {view.thread.project && <>In project “{view.thread.project.name}”</>}
+          {view.thread.project && view.thread.via && " · "}
+          {view.thread.via && <>via {view.thread.via}</>}
+        </p>
+      )}
       {view.items.length === 0 && <p className="text-sm text-muted-foreground">This conversation is empty.</p>}
       {view.items.map((i) => (
         <div key={i.id} className={i.role === "user" ? "rounded-md bg-muted px-3 py-2" : "px-3 py-1"}>

@@ -456,7 +456,7 @@ export function MemoryDashboard({
   filters: Filters;
   projects?: ProjectRef[];
   settings: { paused: boolean; review: boolean };
-  totals: { count: number; tokens: number; pending: number; muted?: number };
+  totals: { count: number; tokens: number; pending: number; muted?: number; inProjects?: number };
   meter: ProfileMeterProps;
   conflicts: Conflict[];
 }) {
@@ -479,6 +479,7 @@ export function MemoryDashboard({
           <h1 className="text-2xl font-semibold">Memory</h1>
           <p className="text-sm text-muted-foreground" data-testid="memory-totals">
             {count(totals.count, "active memory", "active memories")} · {count(totals.tokens, "token")} in the prompt
+            {(totals.inProjects ?? 0) > 0 && ` · ${formatCount(totals.inProjects ?? 0)} more in projects`}
             {totals.pending > 0 && ` · ${formatCount(totals.pending)} waiting for review`}
             {(totals.muted ?? 0) > 0 && ` · ${formatCount(totals.muted ?? 0)} not mentioned to the model`}
           </p>

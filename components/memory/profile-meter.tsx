@@ -4,6 +4,10 @@
 // go into every answer, and whether recall also works by meaning (an embedding
 // model is set) or by words only.
 export type ProfileMeterProps = {
+  /** The project whose chats the meter describes (its memories, and general ones when shared); null: no project. */
+  place?: { name: string; shared: boolean } | null;
+  /** Active memories kept in projects, which chats in no project never see (counted when place is null). */
+  inProjects?: number;
   count: number;
   cost: number;
   budget: number;
@@ -15,6 +19,8 @@ export type ProfileMeterProps = {
 };
 
 export function ProfileMeter({
+  place = null,
+  inProjects = 0,
   count,
   cost,
   budget,
@@ -32,8 +38,20 @@ export function ProfileMeter({
       data-testid="profile-meter"
     >
       <h2 id="profile-heading" className="font-medium">
-        What the model sees
+        What the model sees{place ? ` in ${place.name}` : inProjects > 0 ? " in chats outside projects" : ""}
       </h2>
+      {place ? (
+        <p className="text-muted-foreground">
+          {place.shared
+            ? "This project's chats get its own memories and your general ones."
+            : "This project's chats get only its own memories."}
+        </p>
+      ) : inProjects > 0 ? (
+        <p className="text-muted-foreground">
+          {inProjects.toLocaleString("en-US")} more {inProjects === 1 ? "memory is" : "memories are"} kept in projects
+          and go only into their chats (choose a project under Scope to see its share).
+        </p>
+      ) : null}
       <div
         className="relative h-2.5 w-full overflow-hidden rounded-full bg-muted"
         role="meter"

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
-import { userContext } from "@/lib/user-context";
+import { inMemoryScope, userContext } from "@/lib/user-context";
+import { projectScope } from "@/lib/projects/scope";
 import { pageUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { listMemories, memoryListInput } from "@/lib/memory/long-term";
@@ -42,16 +43,19 @@ export default async function MemoryPage({
   const budget = getConfig().memory.tokenBudget;
   const u = await userContext(db, user.id); // the page's one context
   const cipher = u.cipher;
-  const [memories, me, pending, muted, profile, embedder, conflicts, about, projects] = await Promise.all([
+  const projects = await listProjects(u);
+  // The meter shows what one place's chats see: the project filtered to, else chats in no project.
+  const place = projects.find((p) => p.id === filters.scope) ?? null;
+  const [memories, me, pending, muted, profile, embedder, conflicts, about, inProjects] = await Promise.all([
     listMemories(u, filters),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
     db.memory.count({ where: { userId: user.id, status: "active", muted: true } }),
-    loadProfile(u, PROFILE_SCAN),
+    loadProfile(inMemoryScope(u, projectScope(place)), PROFILE_SCAN),
     resolveEmbedder(db).catch(() => null),
     listConflicts(u),
     readAbout(u),
-    listProjects(u),
+    place ? 0 : db.memory.count({ where: { userId: user.id, status: "active", projectId: { not: null } } }),
   ]);
   const [signals, replaced] = await Promise.all([
     signalsForMemories(
@@ -96,8 +100,10 @@ export default async function MemoryPage({
       projects={projects.map((p) => ({ id: p.id, name: p.name }))}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
       // One count on the page: the header says what the meter below says (a memory's line costs more than its words).
-      totals={{ count: profile.count, tokens: profile.cost, pending, muted }}
+      totals={{ count: profile.count, tokens: profile.cost, pending, muted, inProjects }}
       meter={{
+        place: place ? { name: place.name, shared: place.memoryMode === "shared" } : null,
+        inProjects,
         count: profile.count,
         cost: profile.cost,
         budget,
