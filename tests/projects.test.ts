@@ -106,6 +106,87 @@ describe.each(engines)("projects on %s", (engine) => {
     expect(text).not.toContain(BIKE);
   });
 
+  it("a project's own message is found even when far more messages outside it share the word", async () => {
+    const u = await newUser();
+    // 2,100 general messages with the word (more than recall's index lookup reads), then newer ones without it.
+    const armoury = await createThread(u, { title: "Armoury" });
+    const lines = (n: number, f: (i: number) => string) =>
+      Array.from({ length: n }, (_, i) => ({
+        role: i % 2 ? ("assistant" as const) : ("user" as const),
+        content: f(i),
+      }));
+    await appendItems(
+      t.db,
+      armoury.id,
+      lines(2100, (i) => `The quillon of sword ${i} is bent`),
+      { cipher: u.cipher },
+    );
+    const other = await createThread(u, { title: "Weather" });
+    await appendItems(
+      t.db,
+      other.id,
+      lines(600, (i) => `Rain again on day ${i}`),
+      { cipher: u.cipher },
+    );
+    const p = await createProject(u, { name: "Novel", memoryMode: "project_only" });
+    const plot = await createThread(u, { title: "Plot", projectId: p.id });
+    await said(u, plot.id, "The dagger's quillon is engraved with a raven", "A striking clue.");
+    // Newer chat in the project, so the clue is found by search, not as a recent exchange.
+    await appendItems(
+      t.db,
+      plot.id,
+      lines(60, (i) => `Chapter ${i} drafted`),
+      { cipher: u.cipher },
+    );
+    const notes = await createThread(u, { title: "Notes", projectId: p.id });
+    await appendItems(
+      t.db,
+      notes.id,
+      lines(60, (i) => `Note ${i} filed`),
+      { cipher: u.cipher },
+    );
+    const { text } = await sent(u, { content: "What is engraved on the quillon?", projectId: p.id });
+    expect(text).toContain("engraved with a raven");
+    expect(text).not.toContain("is bent");
+  });
+
+  it("a general chat finds its message even when a project holds far more messages with the word", async () => {
+    const u = await newUser();
+    const lines = (n: number, f: (i: number) => string) =>
+      Array.from({ length: n }, (_, i) => ({
+        role: i % 2 ? ("assistant" as const) : ("user" as const),
+        content: f(i),
+      }));
+    const p = await createProject(u, { name: "Armoury", memoryMode: "project_only" });
+    const armoury = await createThread(u, { title: "Swords", projectId: p.id });
+    await appendItems(
+      t.db,
+      armoury.id,
+      lines(2100, (i) => `The quillon of sword ${i} is bent`),
+      { cipher: u.cipher },
+    );
+    const other = await createThread(u, { title: "Weather" });
+    await appendItems(
+      t.db,
+      other.id,
+      lines(600, (i) => `Rain again on day ${i}`),
+      { cipher: u.cipher },
+    );
+    const heirloom = await createThread(u, { title: "Heirloom" });
+    await said(u, heirloom.id, "Grandpa's quillon is engraved with a raven", "A lovely heirloom.");
+    await appendItems(
+      t.db,
+      heirloom.id,
+      lines(60, (i) => `Photo ${i} sorted`),
+      { cipher: u.cipher },
+    );
+    // Many general chats: the scope is told by the few threads it leaves out.
+    for (let i = 0; i < 40; i++) await said(u, (await createThread(u, { title: `Chat ${i}` })).id, `Hi ${i}`, "Hello");
+    const { text } = await sent(u, { content: "What is engraved on the quillon?" });
+    expect(text).toContain("engraved with a raven");
+    expect(text).not.toContain("is bent");
+  });
+
   it("a shared project sees general memory too; a general chat never sees the project's", async () => {
     const { u, p } = await world("shared");
     const inside = await sent(u, { content: ASK, projectId: p.id });

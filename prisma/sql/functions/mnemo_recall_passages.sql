@@ -11,7 +11,11 @@
 -- messages add up to `fetch_rows`, are looked up in the index (at most
 -- 2 x fetch_rows rows), so the rows read do not grow with the history. When
 -- every word is common, the sample itself is searched. The current thread
--- is left out inside the index (its tag, migration thread_tagged_search).
+-- is left out inside the index (its tag, migration thread_tagged_search), and
+-- so, when the memory scope leaves threads out (a project's chat, or a chat
+-- beside projects), is every thread outside it: by the tags of the threads in
+-- scope when they are few, else of those outside when they are few. The
+-- lookup's rows are then all in scope, and none is read only to be dropped.
 CREATE OR REPLACE FUNCTION mnemo_recall_passages(
   uid text, exclude_thread text, lim int, n int, words text[], common_docs int, cfg regconfig, since timestamp,
   date_starts timestamp[], date_ends timestamp[], date_bonus float8, sample_docs int, fetch_rows int, scope_project text, scope_general boolean)
@@ -21,13 +25,30 @@ CREATE OR REPLACE FUNCTION mnemo_recall_passages(
   #variable_conflict use_column
   BEGIN
     RETURN QUERY
-    WITH terms AS MATERIALIZED (
+    WITH mine AS MATERIALIZED (
+       SELECT * FROM mnemo_searchable_threads(uid, exclude_thread, since, scope_project, scope_general)
+     ), outside AS MATERIALIZED (
+       -- The user's threads the scope leaves out (besides exclude_thread), at most 33 of them: enough to choose.
+       SELECT t.id FROM "Thread" t
+       WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
+         AND NOT EXISTS (SELECT 1 FROM mine m WHERE m.id = t.id)
+       LIMIT 33
+     ), place AS MATERIALIZED (
+       SELECT CASE
+         WHEN NOT EXISTS (SELECT 1 FROM outside) THEN NULL
+         WHEN (SELECT count(*) FROM mine) BETWEEN 1 AND 32 THEN
+           (SELECT string_agg('''' || mnemo_thread_tag(m.id) || '''', ' | ')::tsquery FROM mine m)
+         WHEN (SELECT count(*) FROM outside) <= 32 THEN
+           !! (SELECT string_agg('''' || mnemo_thread_tag(o.id) || '''', ' | ')::tsquery FROM outside o)
+       END AS keep
+     ), terms AS MATERIALIZED (
        SELECT w AS term, mnemo_user_query(uid, cfg, w) AS q FROM unnest(words) AS w
      ), usable AS MATERIALIZED (
-       SELECT term, q AS anywhere, CASE WHEN exclude_thread IS NULL THEN q ELSE q && mnemo_not_thread(exclude_thread) END AS q
-       FROM terms WHERE numnode(q) > 0
-     ), mine AS MATERIALIZED (
-       SELECT * FROM mnemo_searchable_threads(uid, exclude_thread, since, scope_project, scope_general)
+       SELECT term, q AS anywhere,
+              CASE WHEN p.keep IS NOT NULL AND exclude_thread IS NULL THEN q && p.keep
+                   WHEN p.keep IS NOT NULL THEN q && mnemo_not_thread(exclude_thread) && p.keep
+                   WHEN exclude_thread IS NULL THEN q ELSE q && mnemo_not_thread(exclude_thread) END AS q
+       FROM terms CROSS JOIN place p WHERE numnode(q) > 0
      ), total AS MATERIALIZED (
        -- The user's message count, cheaply: positions handed out per thread.
        SELECT GREATEST(sum("nextPosition"), 1)::float8 AS n FROM "Thread" WHERE "userId" = uid
