@@ -407,6 +407,26 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(countTokens(memoryBlock(r)!)).toBeLessThan(560); // the block's own header aside, within budget
   });
 
+  it("a passage that does not fit whole goes in narrowed around its hit, not left out", async () => {
+    const uma = (await t.db.user.create({ data: { email: `uma-${engine}@example.com` } })).id;
+    const th = await t.db.thread.create({ data: { userId: uma, title: "Moving" } });
+    // Long neighbours (about 90 tokens each) around a short hit: the whole passage costs far more than the budget.
+    const long = (i: number) => `Boxes and tape and ${"packing ".repeat(80)}round ${i}.`;
+    const texts = [long(1), long(2), "The piano goes to my cousin in Braga.", long(3), long(4)];
+    await appendItems(
+      t.db,
+      th.id,
+      texts.map((content, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content })),
+      { cipher: await threadCipher(t.db, th.id) },
+    );
+    const r = await recall(await userContext(t.db, uma), "who gets the piano?", { budget: 150 });
+    const found = r.passages.filter((p) => !p.recent);
+    expect(found).toHaveLength(1);
+    expect(found[0].lines.some((l) => l.includes("piano goes to my cousin"))).toBe(true);
+    expect(found[0].lines.length).toBeLessThan(texts.length);
+    expect(r.tokens).toBeLessThanOrEqual(150);
+  });
+
   it("the recent exchanges are read only as far as the budget, however long the messages", async () => {
     const jo = (await t.db.user.create({ data: { email: `jo-${engine}@example.com` } })).id;
     const th = await t.db.thread.create({ data: { userId: jo, title: "Imported" } });

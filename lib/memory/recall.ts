@@ -270,10 +270,15 @@ export async function recall(
   // A found passage's rows (with the text each shows) and cost, so a later hit next to it can join it.
   const taken = new Map<Passage, { rows: Neighbor[]; text: Map<string, string>; cost: number }>();
   const takePassage = (h: Hit) => {
-    const rows = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
+    const fresh = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
     // The lines' estimated costs are about a floor of the passage's cost: one that cannot fit is never tokenized.
-    const floor = rows.reduce((sum, r) => sum + shownTokens(h, r), 0);
-    if (!rows.length || tokens + floor > budget) return;
+    const floorOf = (rs: Neighbor[]) => rs.reduce((sum, r) => sum + shownTokens(h, r), 0) + HEADER_TOKENS;
+    // A passage that does not fit whole goes in narrowed around its hit (nearest neighbours first), rather than
+    // not at all: the hit is what matched, its neighbours only context.
+    let rows = fresh;
+    for (let reach = n - 1; reach >= 0 && rows.length && tokens + floorOf(rows) > budget; reach--)
+      rows = fresh.filter((r) => r.threadId !== h.threadId || Math.abs(r.position - h.position) <= reach);
+    if (!rows.length || tokens + floorOf(rows) - HEADER_TOKENS > budget) return;
     const text = new Map(rows.map((r) => [r.id, shown(h)(r)]));
     // Rows that continue (or bridge) passages already taken from the thread join them: one passage, one header.
     const joined = adjoining(h.threadId, rows);
