@@ -257,6 +257,27 @@ describe.each(engines)("projects on %s", (engine) => {
     expect((await t.db.memory.findUniqueOrThrow({ where: { id: alves.id } })).status).toBe("active");
   });
 
+  it("moving into a project while it is being deleted: moved before, or 'not found' after, never a broken row", async () => {
+    const u = await newUser();
+    for (let i = 0; i < 5; i++) {
+      const p = await createProject(u, { name: `Doomed ${i}` });
+      const th = await createThread(u, {});
+      const m = await addMemory(u, { text: `Fact ${i} worth keeping`, source: "explicit" }, "user", "said");
+      const results = await Promise.allSettled([
+        moveThread(u, th.id, p.id),
+        moveMemory(u, m.id, p.id),
+        createThread(u, { projectId: p.id }),
+        deleteProject(u, p.id),
+      ]);
+      for (const r of results.slice(0, 3))
+        if (r.status === "rejected") expect(String((r.reason as Error).message)).toMatch(/not found/i);
+      expect(results[3].status).toBe("fulfilled");
+      // Whatever the order, nothing points at the deleted project.
+      expect(await t.db.thread.count({ where: { projectId: p.id } })).toBe(0);
+      expect(await t.db.memory.count({ where: { projectId: p.id } })).toBe(0);
+    }
+  });
+
   it("consolidation never merges across projects", async () => {
     const u = await newUser();
     const p = await createProject(u, { name: "Garden" });

@@ -2,6 +2,7 @@
 // and only ever touches that user's rows; another user's thread looks exactly
 // like a thread that does not exist.
 import { NotFoundError } from "@/lib/errors";
+import { projectGone } from "@/lib/projects/projects";
 import type { UserContext } from "@/lib/user-context";
 import { feedbackFor, type AnswerFeedback } from "@/lib/memory/feedback";
 import { z } from "zod";
@@ -39,14 +40,16 @@ export async function createThread(
     throw new NotFoundError("project");
   await db.thread.deleteMany({ where: { userId, temporary: true } });
   const c = u.cipher;
-  return db.thread.create({
-    data: {
-      userId,
-      temporary: !!opts.temporary,
-      title: opts.title === undefined ? undefined : c.seal(opts.title),
-      projectId: opts.projectId ?? null,
-    },
-  });
+  return db.thread
+    .create({
+      data: {
+        userId,
+        temporary: !!opts.temporary,
+        title: opts.title === undefined ? undefined : c.seal(opts.title),
+        projectId: opts.projectId ?? null,
+      },
+    })
+    .catch(projectGone);
 }
 
 export async function ownedThread(db: Db, userId: string, threadId: string) {

@@ -112,8 +112,17 @@ export async function deleteProject(u: UserContext, id: string) {
  */
 export async function moveThread(u: UserContext, threadId: string, projectId: string | null) {
   if (projectId) await ownedProject(u.db, u.userId, projectId);
-  const r = await u.db.thread.updateMany({ where: { id: threadId, userId: u.userId }, data: { projectId } });
+  const r = await u.db.thread
+    .updateMany({ where: { id: threadId, userId: u.userId }, data: { projectId } })
+    .catch(projectGone);
   if (!r.count) throw new NotFoundError("thread");
+}
+
+/** A project deleted between the ownership check and the write: the write's foreign key refuses it. */
+export function projectGone(e: unknown): never {
+  const code = (e as { code?: string })?.code;
+  if (code === "P2003" || /foreign key/i.test(String((e as Error)?.message ?? ""))) throw new NotFoundError("project");
+  throw e;
 }
 
 /** Moves a memory into a project (or into general memory: null), with a version saying so. */
@@ -131,16 +140,21 @@ export async function moveMemory(u: UserContext, memoryId: string, projectId: st
     : m.projectId
       ? "Moved into another project"
       : "Moved from general memory into a project";
-  await db.memory.update({
-    where: { id: memoryId },
-    data: {
-      projectId,
-      // A conflict is between memories of one place: moving one away ends it.
-      conflictWithId: null,
-      versions: {
-        create: { userId, oldText: null, newText: null, actor: "user", reason },
-      },
-    },
-  });
-  await db.memory.updateMany({ where: { userId, conflictWithId: memoryId }, data: { conflictWithId: null } });
+  // One write: the move, its version and the end of any conflict it was in land together or not at all.
+  await db
+    .$transaction([
+      db.memory.update({
+        where: { id: memoryId },
+        data: {
+          projectId,
+          // A conflict is between memories of one place: moving one away ends it.
+          conflictWithId: null,
+          versions: {
+            create: { userId, oldText: null, newText: null, actor: "user", reason },
+          },
+        },
+      }),
+      db.memory.updateMany({ where: { userId, conflictWithId: memoryId }, data: { conflictWithId: null } }),
+    ])
+    .catch(projectGone);
 }
