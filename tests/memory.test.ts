@@ -17,7 +17,7 @@ import {
   updateMemoryText,
 } from "@/lib/memory/long-term";
 import { extractMemories } from "@/lib/memory/extract";
-import { memoryBlock, recall } from "@/lib/memory/recall";
+import { memoryBlock, passageWordBonus, recall, type Hit } from "@/lib/memory/recall";
 import { runMemoryTool } from "@/lib/memory/tools";
 import { appendItems } from "@/lib/memory/session";
 import { countTokens } from "@/lib/memory/tokens";
@@ -405,6 +405,39 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(memoryBlock(r)!.match(/"Garden":/g)).toHaveLength(found.length + r.passages.filter((p) => p.recent).length);
     expect(r.tokens).toBeLessThanOrEqual(500);
     expect(countTokens(memoryBlock(r)!)).toBeLessThan(560); // the block's own header aside, within budget
+  });
+
+  it("a question word only a hit's neighbour holds lifts its passage; one the hit has already does not", () => {
+    const row = (threadId: string, position: number, content: string) => ({
+      id: `${threadId}-${position}`,
+      threadId,
+      position,
+      role: position % 2 ? "assistant" : "user",
+      content,
+      sourceRef: null,
+      title: null,
+      createdAt: new Date(0),
+      tokens: 10,
+    });
+    const hit = (threadId: string, lines: string[]): Hit => ({
+      threadId,
+      position: 1,
+      at: new Date(0),
+      rows: lines.map((l, i) => row(threadId, i, l)),
+    });
+    const asked = new Set(["bike", "chain"]);
+    const bonus = passageWordBonus(
+      asked,
+      new Map([
+        ["a", hit("a", ["How was the ride?", "The bike was fine", "Then the chain snapped"])],
+        ["b", hit("b", ["How was the ride?", "The bike was fine", "Then it rained"])],
+        ["c", hit("c", ["Check the chain", "The bike chain is new", "The chain again"])],
+      ]),
+    );
+    expect(bonus.get("a")).toBeGreaterThan(0);
+    expect(bonus.get("a")).toBeLessThan(1);
+    expect(bonus.has("b")).toBe(false);
+    expect(bonus.has("c")).toBe(false);
   });
 
   it("a passage that does not fit whole goes in narrowed around its hit, not left out", async () => {

@@ -53,7 +53,7 @@ export type Recall = {
 export type SemanticQuery = Promise<{ model: string; vector: number[] } | null>;
 
 /** A message recall may show; `tokens` is its stored count (the line costs about that much). */
-type Neighbor = {
+export type Neighbor = {
   id: string;
   threadId: string;
   position: number;
@@ -67,7 +67,7 @@ type Neighbor = {
 /** A recent message, with how many messages the user's searchable threads hold. */
 type RecentRow = Neighbor & { historyMessages: number };
 type NeighborRow = Neighbor & { hit: string; hitPosition: number; hitAt: Date; rank: number };
-type Hit = { threadId: string; position: number; at: Date; rows: Neighbor[] };
+export type Hit = { threadId: string; position: number; at: Date; rows: Neighbor[] };
 
 // A memory: one line under its kind's heading, JSON-escaped like a passage line (no surrounding quotes, so it
 // costs its text's tokens and little more). A procedure that needs re-validation goes in with its caveat: the
@@ -210,6 +210,13 @@ export async function recall(
   // Vector hits in another (excluded, temporary, forgotten) thread found no rows: they drop out here.
   const vectorHits = vecMessages.filter((v) => hits.has(v.id)).slice(0, CANDIDATES);
   const hitScores = fuse(lexicalHits, vectorHits);
+  const asked = new Set(indexWords(words.join(" ")));
+  // A passage goes in whole, so the question's words its neighbours hold count too (see passageWordBonus).
+  for (const [key, bonus] of passageWordBonus(asked, hits)) {
+    const score = hitScores.get(key);
+    if (score !== undefined) hitScores.set(key, score * (1 + bonus));
+  }
+
   const inDates = (d: Date) => dates.some((r) => d >= r.start && d < r.end);
   for (const v of vectorHits)
     if (!lexHitIds.has(v.id) && inDates(hits.get(v.id)!.at))
@@ -261,7 +268,6 @@ export async function recall(
   // A long message shows as an excerpt: the hit's own message up to `caps.hit` tokens, its neighbours and the
   // recent exchanges up to `caps.context` (lib/memory/excerpt.ts).
   const caps = lineCaps(budget);
-  const asked = new Set(indexWords(words.join(" ")));
   const capOf = (h: Hit | null, r: Neighbor) =>
     h && r.position === h.position && r.threadId === h.threadId ? caps.hit : caps.context;
   // What a message's line costs as shown: its text's tokens up to the cap (the role label aside).
@@ -460,6 +466,67 @@ function wordWeights(asked: Set<string>, hits: Hit[], recent: Neighbor[]): WordW
   return { weights, total: [...weights.values()].reduce((a, b) => a + b, 0), wordsOf };
 }
 type WordWeights = { weights: Map<string, number>; total: number; wordsOf: Map<string, Set<string>> };
+
+/**
+ * Per hit, the share of the question's word weight (wordWeights) that only its neighbours hold: a passage is shown
+ * whole, so a question word in the message before or after the hit tells as much about the passage as one in the
+ * hit. Relative to the whole question's weight (not to what the hit matched), so a hit that matches little is not
+ * lifted past one that matches much. Each message is stemmed once, however many passages share it.
+ */
+export function passageWordBonus(asked: Set<string>, hits: Map<string, Hit>): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!asked.size || !hits.size) return out;
+  const starts = wordStarts(asked);
+  const stems = new Map<string, Set<string>>();
+  const wordsOf = (r: Neighbor) => {
+    let w = stems.get(r.id);
+    if (!w) stems.set(r.id, (w = askedWordsIn(r.content, asked, starts)));
+    return w;
+  };
+  // Each word's weight: BM25's inverse document frequency over the hits' own messages (as wordWeights).
+  const own = new Map([...hits].map(([key, h]) => [key, h.rows.find((r) => r.position === h.position)]));
+  const ownWords = [...own.values()].map((r) => (r ? wordsOf(r) : new Set<string>()));
+  const weights = new Map(
+    [...asked].map((w) => {
+      const d = ownWords.filter((ws) => ws.has(w)).length;
+      return [w, Math.log(1 + (ownWords.length - d + 0.5) / (d + 0.5))] as const;
+    }),
+  );
+  const total = [...weights.values()].reduce((a, b) => a + b, 0);
+  if (total <= 0) return out;
+  for (const [key, h] of hits) {
+    const mine = own.get(key);
+    const hitWords = mine ? wordsOf(mine) : new Set<string>();
+    let extra = 0;
+    const counted = new Set<string>();
+    for (const r of h.rows)
+      if (r !== mine)
+        for (const w of wordsOf(r))
+          if (!hitWords.has(w) && !counted.has(w)) {
+            counted.add(w);
+            extra += weights.get(w) ?? 0;
+          }
+    if (extra > 0) out.set(key, extra / total);
+  }
+  return out;
+}
+
+const NO_WORDS: ReadonlySet<string> = new Set();
+/**
+ * The question's stems a text holds. Only a text containing the start of one is stemmed (a stem is its word's
+ * start but for its last letter, "happi" for "happy"): most neighbours hold none, and stemming is the cost here.
+ */
+function askedWordsIn(text: string, asked: Set<string>, starts: RegExp): Set<string> {
+  if (!starts.test(text)) return NO_WORDS as Set<string>;
+  return new Set(indexWords(text).filter((w) => asked.has(w)));
+}
+
+/** Matches a word beginning like one of the stems (each but its last letter), case-insensitively. */
+function wordStarts(stems: Set<string>): RegExp {
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const starts = [...stems].map((w) => escape(w.slice(0, Math.max(1, w.length - 1))));
+  return new RegExp(`(?<![\\p{L}\\p{N}])(?:${starts.join("|")})`, "iu");
+}
 
 /** The share of the question's word weight the hit message itself contains. */
 function matchedShare({ weights, total, wordsOf }: WordWeights, hit: Hit): number {
