@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { mockUrl, register, uniqueEmail } from "./helpers";
+import { adminEmail, mockUrl, register, signInOk, uniqueEmail } from "./helpers";
 
 type Recorded = { path: string; body: { model: string; messages: { role: string; content: string }[] } };
 
@@ -22,9 +22,13 @@ async function send(page: Page, text: string) {
   await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", /complete|failed/);
 }
 
-test("a project: instructions reach the model, its memory stays in it, search finds its messages", async ({ page }) => {
-  test.setTimeout(120_000);
-  await register(page, uniqueEmail("projects"));
+test("a project: instructions reach the model, its memory stays in it, search finds its messages", async ({
+  page,
+  browser,
+}) => {
+  test.setTimeout(150_000);
+  const email = uniqueEmail("projects");
+  await register(page, email);
   const tag = Date.now().toString(36);
   // A general memory the project-only project must never see.
   await page.goto("/settings/memory");
@@ -96,4 +100,25 @@ test("a project: instructions reach the model, its memory stays in it, search fi
   // The sidebar groups the project's chats under it.
   await page.getByRole("button", { name: `Show the chats of Novel ${tag}` }).click();
   await expect(page.getByTestId("project-threads-nav").getByRole("link")).toHaveCount(2); // the chat, "New chat in…"
+
+  // An admin who opens the chat (with a reason, audited) sees which project it is in.
+  const adminCtx = await browser.newContext();
+  const admin = await adminCtx.newPage();
+  await signInOk(admin, adminEmail());
+  await admin.goto("/admin");
+  await admin.getByLabel("Search users by email or name").fill(email);
+  await admin.getByRole("button", { name: "Search" }).click();
+  await admin.getByRole("link", { name: `Review ${email}` }).click();
+  await expect(admin.getByText(`Novel ${tag}`)).toHaveCount(0); // names are user text: hidden until a reason
+  // The project's chat is the older of the user's two.
+  await expect(admin.getByRole("button", { name: /Open conversation/ })).toHaveCount(2);
+  await admin
+    .getByRole("button", { name: /Open conversation/ })
+    .last()
+    .click();
+  await admin.getByLabel(/Reason for opening this conversation/).fill("Support request #7");
+  await admin.getByRole("button", { name: "Record reason and open" }).click();
+  await expect(admin.getByTestId("review-thread-place")).toHaveText(`In project “Novel ${tag}”`);
+  await admin.screenshot({ path: "test-results/projects-admin-review.png", fullPage: true });
+  await adminCtx.close();
 });
