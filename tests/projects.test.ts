@@ -77,6 +77,26 @@ describe.each(engines)("projects on %s", (engine) => {
     return { text: JSON.stringify(body?.messages ?? []), threadId: start!.threadId };
   }
 
+  /** `n` alternating user and assistant messages. */
+  const lines = (n: number, f: (i: number) => string) =>
+    Array.from({ length: n }, (_, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content: f(i) }));
+  /** 2,100 messages with the word "quillon" (more than recall's index lookup reads), then 600 newer ones without. */
+  async function swordsThenRain(u: UserContext, threadId: string) {
+    await appendItems(
+      t.db,
+      threadId,
+      lines(2100, (i) => `The quillon of sword ${i} is bent`),
+      { cipher: u.cipher },
+    );
+    const other = await createThread(u, { title: "Weather" });
+    await appendItems(
+      t.db,
+      other.id,
+      lines(600, (i) => `Rain again on day ${i}`),
+      { cipher: u.cipher },
+    );
+  }
+
   /** General memory and a general chat about a bike; a project with its own memory and a chat about its plot. */
   async function world(memoryMode: "shared" | "project_only") {
     const u = await newUser();
@@ -108,26 +128,9 @@ describe.each(engines)("projects on %s", (engine) => {
 
   it("a project's own message is found even when far more messages outside it share the word", async () => {
     const u = await newUser();
-    // 2,100 general messages with the word (more than recall's index lookup reads), then newer ones without it.
+    // General messages with the word, more than the lookup reads; newer ones without it.
     const armoury = await createThread(u, { title: "Armoury" });
-    const lines = (n: number, f: (i: number) => string) =>
-      Array.from({ length: n }, (_, i) => ({
-        role: i % 2 ? ("assistant" as const) : ("user" as const),
-        content: f(i),
-      }));
-    await appendItems(
-      t.db,
-      armoury.id,
-      lines(2100, (i) => `The quillon of sword ${i} is bent`),
-      { cipher: u.cipher },
-    );
-    const other = await createThread(u, { title: "Weather" });
-    await appendItems(
-      t.db,
-      other.id,
-      lines(600, (i) => `Rain again on day ${i}`),
-      { cipher: u.cipher },
-    );
+    await swordsThenRain(u, armoury.id);
     const p = await createProject(u, { name: "Novel", memoryMode: "project_only" });
     const plot = await createThread(u, { title: "Plot", projectId: p.id });
     await said(u, plot.id, "The dagger's quillon is engraved with a raven", "A striking clue.");
@@ -152,26 +155,9 @@ describe.each(engines)("projects on %s", (engine) => {
 
   it("a general chat finds its message even when a project holds far more messages with the word", async () => {
     const u = await newUser();
-    const lines = (n: number, f: (i: number) => string) =>
-      Array.from({ length: n }, (_, i) => ({
-        role: i % 2 ? ("assistant" as const) : ("user" as const),
-        content: f(i),
-      }));
     const p = await createProject(u, { name: "Armoury", memoryMode: "project_only" });
     const armoury = await createThread(u, { title: "Swords", projectId: p.id });
-    await appendItems(
-      t.db,
-      armoury.id,
-      lines(2100, (i) => `The quillon of sword ${i} is bent`),
-      { cipher: u.cipher },
-    );
-    const other = await createThread(u, { title: "Weather" });
-    await appendItems(
-      t.db,
-      other.id,
-      lines(600, (i) => `Rain again on day ${i}`),
-      { cipher: u.cipher },
-    );
+    await swordsThenRain(u, armoury.id);
     const heirloom = await createThread(u, { title: "Heirloom" });
     await said(u, heirloom.id, "Grandpa's quillon is engraved with a raven", "A lovely heirloom.");
     await appendItems(
