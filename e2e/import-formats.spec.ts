@@ -1,6 +1,8 @@
 // One browser test per import format, on the apps' own files (tests/fixtures/import/real): what the user reads
 // in the imported thread has no HTML, no citation markers and no reasoning; tool calls are folded tool notes.
+import fs from "node:fs";
 import path from "node:path";
+import { strToU8, zipSync } from "fflate";
 import { expect, test, type Page } from "@playwright/test";
 import { register, uniqueEmail } from "./helpers";
 
@@ -61,6 +63,31 @@ test("Claude: attachments as text, thinking absent", async ({ page }) => {
   const text = await readThread(page, "Knitting pattern");
   expect(text).not.toMatch(LEAKS);
   expect(text).toContain("64 stitches divide evenly by 4");
+});
+
+test("Claude's export zip: its projects.json becomes projects with their instructions", async ({ page }) => {
+  await register(page, uniqueEmail("import-claude-zip"));
+  const tag = Date.now().toString(36);
+  const projects = [
+    { uuid: `p-${tag}`, name: `Thesis ${tag}`, prompt_template: "Reply as my supervisor.", is_starter_project: false },
+    { uuid: `s-${tag}`, name: "How to use Claude", prompt_template: "", is_starter_project: true, docs: [] },
+  ];
+  const file = path.resolve("test-results", `claude-export-${tag}.zip`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(
+    file,
+    zipSync({
+      "conversations.json": fs.readFileSync(OURS("claude-conversations.json")),
+      "projects.json": strToU8(JSON.stringify(projects)),
+      "users.json": strToU8("[]"),
+    }),
+  );
+  await importFile(page, file, "Imported 1 conversation (2 messages) from Claude.");
+  await expect(page.getByTestId("import-result")).toContainText("Projects: 1 added");
+  await page.reload();
+  await page.getByRole("link", { name: `Thesis ${tag}` }).click();
+  await expect(page.getByLabel("Instructions")).toHaveValue("Reply as my supervisor.");
+  await expect(page.getByRole("link", { name: "How to use Claude" })).toHaveCount(0);
 });
 
 test("Open WebUI: reasoning absent, tool calls and code runs as folded notes, no HTML", async ({ page }) => {
