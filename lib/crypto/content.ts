@@ -18,6 +18,7 @@ import crypto from "node:crypto";
 import { stemmer } from "stemmer";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
+import { ALTERNATIVES } from "@/lib/memory/related-words";
 
 const PREFIX = "enc1:";
 
@@ -176,7 +177,24 @@ function userCipher(userId: string, k: UserKeys): ContentCipher {
       }
     },
     searchTokens: (text) => [...new Set(indexWords(text))].map(token).join(" "),
-    searchTerms: (words) => ({ config: "simple", terms: [...new Set(words.flatMap(indexWords))].map(token) }),
+    // A term with alternatives (lib/memory/related-words.ts) stays one term: each alternative its words' tokens.
+    searchTerms: (words) => ({
+      config: "simple",
+      terms: [
+        ...new Set(
+          words.flatMap((w) =>
+            w.includes(ALTERNATIVES)
+              ? [
+                  w
+                    .split(ALTERNATIVES)
+                    .map((a) => indexWords(a).map(token).join(" "))
+                    .join(ALTERNATIVES),
+                ]
+              : indexWords(w).map(token),
+          ),
+        ),
+      ],
+    }),
   };
 }
 

@@ -17,7 +17,7 @@ CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[]
   BEGIN
     RETURN QUERY
     WITH terms AS MATERIALIZED (
-       SELECT mnemo_user_query(uid, cfg, w) AS q, w AS term FROM unnest(words) AS w
+       SELECT mnemo_term_query(uid, cfg, w) AS q, w AS term FROM unnest(words) AS w
      ), counted AS MATERIALIZED (
        SELECT term, q, (SELECT count(*) FROM (SELECT 1 FROM "Memory" m WHERE m.search @@ t.q LIMIT common_words) x) AS seen
        FROM terms t WHERE numnode(q) > 0
@@ -32,7 +32,9 @@ CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[]
      ), total AS MATERIALIZED (
        SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" m WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND m.status = 'active'
      ), idf AS MATERIALIZED (
-       SELECT m.term, ln(1 + (total.n - count(*) + 0.5) / (count(*) + 0.5)) AS w FROM matches m CROSS JOIN total GROUP BY m.term, total.n
+       SELECT m.term, ln(1 + (total.n - count(*) + 0.5) / (count(*) + 0.5))
+                        * CASE WHEN strpos(m.term, E'\x1F') > 0 THEN 0.5 ELSE 1 END AS w
+       FROM matches m CROSS JOIN total GROUP BY m.term, total.n
      ), ranked AS MATERIALIZED (
        SELECT m.id, m."updatedAt", sum(idf.w)::float8 AS rank FROM matches m JOIN idf ON idf.term = m.term
        GROUP BY m.id, m."updatedAt" ORDER BY rank DESC, m."updatedAt" DESC LIMIT lim

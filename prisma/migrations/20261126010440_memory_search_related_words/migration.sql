@@ -1,0 +1,57 @@
+-- from prisma/sql/functions/mnemo_search_memories.sql
+-- mnemo_search_memories: its current source. Change it here, then `npm run db:functions -- <migration_name>` writes the
+-- migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
+-- The user's active memories ranked by relevance to the words: each matching
+-- word adds its inverse document frequency over the user's memories (BM25
+-- without term frequency). Ranked on narrow rows; the wide columns are read for
+-- the winners only. A word found in `common_words` memories or more (counted
+-- through the index, stopping there) is left out when rarer ones are asked: its
+-- weight is near zero, and it would make every memory a candidate.
+CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[], cfg regconfig, common_words int,
+                                                 scope_project text, scope_general boolean,
+                                                 scope_private boolean)
+  RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "updatedAt" timestamp(3),
+                 "sourceRef" text, "needsRevalidation" boolean, rank float8)
+  LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
+  AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
+    WITH terms AS MATERIALIZED (
+       SELECT mnemo_term_query(uid, cfg, w) AS q, w AS term FROM unnest(words) AS w
+     ), counted AS MATERIALIZED (
+       SELECT term, q, (SELECT count(*) FROM (SELECT 1 FROM "Memory" m WHERE m.search @@ t.q LIMIT common_words) x) AS seen
+       FROM terms t WHERE numnode(q) > 0
+     ), usable AS MATERIALIZED (
+       SELECT term, q FROM counted WHERE seen < common_words OR NOT EXISTS (SELECT 1 FROM counted WHERE seen < common_words)
+     ), docs AS MATERIALIZED (
+       SELECT m.id, m."updatedAt", m.search FROM "Memory" m
+       WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted AND m.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
+         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+     ), matches AS MATERIALIZED (
+       SELECT d.id, d."updatedAt", u.term FROM docs d JOIN usable u ON d.search @@ u.q
+     ), total AS MATERIALIZED (
+       SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" m WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND m.status = 'active'
+     ), idf AS MATERIALIZED (
+       SELECT m.term, ln(1 + (total.n - count(*) + 0.5) / (count(*) + 0.5))
+                        * CASE WHEN strpos(m.term, E'\x1F') > 0 THEN 0.5 ELSE 1 END AS w
+       FROM matches m CROSS JOIN total GROUP BY m.term, total.n
+     ), ranked AS MATERIALIZED (
+       SELECT m.id, m."updatedAt", sum(idf.w)::float8 AS rank FROM matches m JOIN idf ON idf.term = m.term
+       GROUP BY m.id, m."updatedAt" ORDER BY rank DESC, m."updatedAt" DESC LIMIT lim
+     )
+    SELECT d.id, d.text, d.kind::text, d.source::text, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation", r.rank
+    FROM ranked r JOIN "Memory" d ON d.id = r.id
+    ORDER BY r.rank DESC, r."updatedAt" DESC;
+  END
+  $$;
+
+-- from prisma/sql/functions/mnemo_term_query.sql
+-- mnemo_term_query: its current source. Change it here, then `npm run db:functions -- <migration_name>` writes the
+-- migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
+-- A recall search term's query: its alternatives (separated by U+001F, lib/memory/related-words.ts), each every
+-- one of its words (mnemo_user_query), any of them matching. A term without alternatives is mnemo_user_query's.
+CREATE OR REPLACE FUNCTION mnemo_term_query(uid text, cfg regconfig, term text) RETURNS tsquery
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT COALESCE(string_agg('(' || q::text || ')', ' | '), '')::tsquery
+        FROM unnest(string_to_array(term, E'\x1F')) AS a, mnemo_user_query(uid, cfg, a) AS q WHERE numnode(q) > 0 $$;

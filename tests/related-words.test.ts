@@ -1,0 +1,86 @@
+// Memory search by related words (WordNet, lib/memory/related-words.ts): a question naming a kind of thing finds the
+// memory naming a member of it ("martial arts" → taekwondo), on both engines and with encryption at rest, while a
+// memory naming the asked word itself still ranks first and names are never read as nouns.
+import crypto from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { userContext } from "@/lib/user-context";
+import { addMemory, queryTerms, searchMemories } from "@/lib/memory/long-term";
+import { recall } from "@/lib/memory/recall";
+import { ALTERNATIVES, MAX_RELATED, relatedWords, withRelatedWords } from "@/lib/memory/related-words";
+import { setEncryptionKeys } from "@/lib/crypto/content";
+
+describe("related words", () => {
+  it("lists the kinds of a noun, plural or compound, nearest first and bounded", () => {
+    expect(relatedWords("martial art")).toEqual(expect.arrayContaining(["taekwondo", "karate", "judo"]));
+    expect(relatedWords("desserts")).toEqual(expect.arrayContaining(["ice cream", "mousse"]));
+    expect(relatedWords("kid")).toContain("child"); // the word's own synonyms come first
+    expect(relatedWords("sport").length).toBeLessThanOrEqual(MAX_RELATED);
+    expect(relatedWords("martial art")).not.toContain("martial art");
+    expect(relatedWords("qwzxv")).toEqual([]);
+  });
+
+  it("adds a term of alternatives after each noun, a known compound's in place of its head's, none for names", () => {
+    const q = "What martial arts has John done? Which European countries did he see?";
+    const terms = withRelatedWords(queryTerms(q), q);
+    const related = terms.filter((t) => t.includes(ALTERNATIVES)).map((t) => t.split(ALTERNATIVES));
+    // The question's own words stay terms of their own.
+    expect(terms).toEqual(expect.arrayContaining(["martial", "arts", "john", "european", "countries"]));
+    expect(related.find((a) => a[0] === "arts")).toEqual(expect.arrayContaining(["taekwondo"]));
+    expect(related.find((a) => a[0] === "countries")).toEqual(expect.arrayContaining(["spain", "england"]));
+    // "john" is a name here, not WordNet's noun for a toilet.
+    expect(related.some((a) => a[0] === "john")).toBe(false);
+    expect(terms.join(" ")).not.toContain("toilet");
+    // Lowercase, it is a noun like any other.
+    expect(withRelatedWords(["john"], "where is the john").join(" ")).toContain("toilet");
+  });
+});
+
+describe.each(engines)("memory search by related words on %s", (engine) => {
+  let t: TestDb;
+  let n = 0;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+  afterEach(() => setEncryptionKeys(undefined));
+
+  async function userWith(texts: string[]) {
+    const user = await t.db.user.create({ data: { email: `related-${engine}-${n++}@example.com` } });
+    for (const text of texts)
+      await addMemory(await userContext(t.db, user.id), { text, source: "manual" }, "user", "t");
+    return userContext(t.db, user.id);
+  }
+  const found = async (u: Awaited<ReturnType<typeof userWith>>, q: string) =>
+    (await searchMemories(u, q)).map((m) => m.text);
+
+  it("finds a memory naming a kind of what the question names", async () => {
+    const u = await userWith([
+      "Practises taekwondo on Tuesday evenings",
+      "Is allergic to peanuts",
+      "Works as a nurse in Porto",
+      "Favourite food is coconut ice cream",
+    ]);
+    expect(await found(u, "What martial arts do I do?")).toEqual(["Practises taekwondo on Tuesday evenings"]);
+    expect((await found(u, "Which desserts do I like?"))[0]).toBe("Favourite food is coconut ice cream");
+    // And recall puts it in front of the model.
+    const r = await recall(u, "Any martial arts class near me?", { budget: 60, passages: false });
+    expect(r.memories.map((m) => m.text)).toContain("Practises taekwondo on Tuesday evenings");
+  });
+
+  it("ranks a memory naming the asked word above one naming only a related word", async () => {
+    const u = await userWith(["Wants to try a martial art next year", "Practises taekwondo on Tuesday evenings"]);
+    expect(await found(u, "What martial art do I do?")).toEqual([
+      "Wants to try a martial art next year",
+      "Practises taekwondo on Tuesday evenings",
+    ]);
+  });
+
+  it("works the same with encryption at rest (alternatives searched by their tokens)", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    const u = await userWith(["Practises taekwondo on Tuesday evenings", "Is allergic to peanuts"]);
+    expect(u.cipher.enabled).toBe(true);
+    expect(await found(u, "What martial arts do I do?")).toEqual(["Practises taekwondo on Tuesday evenings"]);
+    expect(await found(u, "Which desserts do I like?")).toEqual([]);
+  });
+});
