@@ -14,6 +14,7 @@ import {
   forgetEverything,
   outranks,
   searchMemories,
+  setPinned,
   updateMemoryText,
 } from "@/lib/memory/long-term";
 import { extractMemories } from "@/lib/memory/extract";
@@ -337,6 +338,26 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(after.versions[0].reason).toBe("Expired: unused for 30 days");
     expect((await t.db.memory.findUniqueOrThrow({ where: { id: pinned.id } })).status).toBe("active");
     await t.db.memory.updateMany({ where: { userId: bob }, data: { status: "active" } });
+  });
+
+  // Needs two connections at once: PGlite serves one process's statements one at a time, so the sweep runs through.
+  it.runIf(engine === "postgres")("expiry leaves alone a memory the user pins while the sweep runs", async () => {
+    const user = (await t.db.user.create({ data: { email: `sweep-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    await t.db.memory.createMany({
+      data: Array.from({ length: 120 }, (_, i) => ({ userId: user, text: `Old fact ${i}`, source: "manual" as const })),
+    });
+    const ids = (await t.db.memory.findMany({ where: { userId: user }, orderBy: { id: "asc" } })).map((m) => m.id);
+    const sweep = expireUnusedMemories(t.db, user, 30, new Date(Date.now() + 40 * 86_400_000));
+    // Once the sweep has read its rows and archived the first, the user pins the rest.
+    while (!(await t.db.memory.count({ where: { userId: user, status: "archived" } })))
+      await new Promise((r) => setTimeout(r, 2));
+    const pinnedLater = ids.slice(-40);
+    for (const id of pinnedLater) await setPinned(u, id, true);
+    const archived = await sweep;
+    const stillActive = await t.db.memory.count({ where: { id: { in: pinnedLater }, status: "active" } });
+    expect(stillActive).toBe(pinnedLater.length);
+    expect(archived).toBe(await t.db.memory.count({ where: { userId: user, status: "archived" } }));
   });
 
   it("escapes memory text so it cannot leave the data block", async () => {

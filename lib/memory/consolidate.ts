@@ -23,7 +23,7 @@ import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { enqueue } from "@/lib/jobs/queue";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
-import { normalizeText, outranks, queryTerms, retireMemory, standing } from "./long-term";
+import { archiveWhere, normalizeText, outranks, queryTerms, retireMemory, standing } from "./long-term";
 import { mergeNearDuplicates } from "./near-duplicates";
 import { markStaleProcedures } from "./procedures";
 import { cosine } from "./vectors";
@@ -343,9 +343,10 @@ async function judgePairs(
 async function expireLowValue(db: Db, userId: string, days: number, now: Date): Promise<number> {
   if (days <= 0) return 0;
   const cutoff = new Date(now.getTime() - days * 86_400_000);
-  const rows = await db.memory.findMany({
-    where: {
-      userId,
+  return archiveWhere(
+    db,
+    userId,
+    {
       status: "active",
       source: "inferred",
       pinned: false,
@@ -354,26 +355,8 @@ async function expireLowValue(db: Db, userId: string, days: number, now: Date): 
       createdAt: { lt: cutoff },
       uses: { none: { used: true } }, // given to answers that never drew on it: still unused
     },
-    select: { id: true, text: true },
-  });
-  for (const m of rows) {
-    await db.memory.update({
-      where: { id: m.id },
-      data: {
-        status: "archived",
-        versions: {
-          create: {
-            userId,
-            oldText: m.text,
-            newText: m.text,
-            actor: "model",
-            reason: `Expired: learned with low confidence and never used in ${days} days`,
-          },
-        },
-      },
-    });
-  }
-  return rows.length;
+    `Expired: learned with low confidence and never used in ${days} days`,
+  );
 }
 
 /** "Tidy up now" on the dashboard: a run for this user soon (one a minute at most). */

@@ -474,33 +474,40 @@ export async function forgetEverything(db: Db, userId: string): Promise<number> 
 export async function expireUnusedMemories(db: Db, userId: string, days: number, now = new Date()): Promise<number> {
   if (days <= 0) return 0;
   const cutoff = new Date(now.getTime() - days * 86_400_000);
-  const stale = await db.memory.findMany({
-    where: {
-      userId,
+  return archiveWhere(
+    db,
+    userId,
+    {
       status: "active",
       pinned: false,
       OR: [{ lastUsedAt: { lt: cutoff } }, { lastUsedAt: null, updatedAt: { lt: cutoff } }],
     },
-    select: { id: true, text: true },
-  });
-  for (const m of stale) {
-    await db.memory.update({
-      where: { id: m.id },
-      data: {
-        status: "archived",
-        versions: {
-          create: {
-            userId,
-            oldText: m.text,
-            newText: m.text,
-            actor: "model",
-            reason: `Expired: unused for ${days} days`,
-          },
-        },
-      },
+    `Expired: unused for ${days} days`,
+  );
+}
+
+/**
+ * A sweep's archiving (expiry, consolidation): the memories matching `where`, each archived with a version saying
+ * why, restorable from the dashboard. Each is archived only if it still matches when written, in one transaction
+ * with its version: a memory the user pinned, used or changed after the sweep read it is left alone.
+ */
+export async function archiveWhere(db: Db, userId: string, where: Prisma.MemoryWhereInput, reason: string) {
+  const rows = await db.memory.findMany({ where: { ...where, userId }, select: { id: true } });
+  let archived = 0;
+  for (const { id } of rows) {
+    const done = await db.$transaction(async (tx) => {
+      const m = await tx.memory.findFirst({ where: { ...where, id, userId }, select: { text: true } });
+      if (!m) return false;
+      const r = await tx.memory.updateMany({ where: { ...where, id, userId }, data: { status: "archived" } });
+      if (!r.count) return false;
+      await tx.memoryVersion.create({
+        data: { memoryId: id, userId, oldText: m.text, newText: m.text, actor: "model", reason },
+      });
+      return true;
     });
+    if (done) archived++;
   }
-  return stale.length;
+  return archived;
 }
 
 /** Words for an OR full-text query: letters and digits only (no tsquery syntax gets through). */
