@@ -20,6 +20,7 @@ import {
 import { extractMemories } from "@/lib/memory/extract";
 import { memoryBlock, passageWordBonus, recall, type Hit } from "@/lib/memory/recall";
 import { runMemoryTool } from "@/lib/memory/tools";
+import { markStaleProcedures, verifyProcedure } from "@/lib/memory/procedures";
 import { appendItems } from "@/lib/memory/session";
 import { countTokens } from "@/lib/memory/tokens";
 
@@ -359,6 +360,32 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(stillActive).toBe(pinnedLater.length);
     expect(archived).toBe(await t.db.memory.count({ where: { userId: user, status: "archived" } }));
   });
+
+  it.runIf(engine === "postgres")(
+    "a procedure the user verifies while the sweep runs is not marked stale",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `stale-${engine}@example.com` } })).id;
+      const longAgo = new Date(Date.now() - 40 * 86_400_000);
+      await t.db.memory.createMany({
+        data: Array.from({ length: 120 }, (_, i) => ({
+          userId: user,
+          text: `To deploy ${i}: run the script`,
+          kind: "procedure" as const,
+          source: "manual" as const,
+          createdAt: longAgo,
+        })),
+      });
+      const ids = (await t.db.memory.findMany({ where: { userId: user }, orderBy: { id: "asc" } })).map((m) => m.id);
+      const sweep = markStaleProcedures(t.db, 30, user);
+      while (!(await t.db.memory.count({ where: { userId: user, needsRevalidation: true } })))
+        await new Promise((r) => setTimeout(r, 2));
+      const verifiedLater = ids.slice(-40);
+      for (const id of verifiedLater) await verifyProcedure(t.db, user, id);
+      const marked = await sweep;
+      expect(await t.db.memory.count({ where: { id: { in: verifiedLater }, needsRevalidation: true } })).toBe(0);
+      expect(marked).toBe(await t.db.memory.count({ where: { userId: user, needsRevalidation: true } }));
+    },
+  );
 
   it("escapes memory text so it cannot leave the data block", async () => {
     const block = memoryBlock({

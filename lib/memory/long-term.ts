@@ -16,6 +16,7 @@ import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { parseSteps } from "./procedures";
+import { archiveWhere } from "./sweeps";
 import { closeAsPast, validSince } from "./validity";
 
 export const MEMORY_MAX_CHARS = 500;
@@ -484,30 +485,6 @@ export async function expireUnusedMemories(db: Db, userId: string, days: number,
     },
     `Expired: unused for ${days} days`,
   );
-}
-
-/**
- * A sweep's archiving (expiry, consolidation): the memories matching `where`, each archived with a version saying
- * why, restorable from the dashboard. Each is archived only if it still matches when written, in one transaction
- * with its version: a memory the user pinned, used or changed after the sweep read it is left alone.
- */
-export async function archiveWhere(db: Db, userId: string, where: Prisma.MemoryWhereInput, reason: string) {
-  const rows = await db.memory.findMany({ where: { ...where, userId }, select: { id: true } });
-  let archived = 0;
-  for (const { id } of rows) {
-    const done = await db.$transaction(async (tx) => {
-      const m = await tx.memory.findFirst({ where: { ...where, id, userId }, select: { text: true } });
-      if (!m) return false;
-      const r = await tx.memory.updateMany({ where: { ...where, id, userId }, data: { status: "archived" } });
-      if (!r.count) return false;
-      await tx.memoryVersion.create({
-        data: { memoryId: id, userId, oldText: m.text, newText: m.text, actor: "model", reason },
-      });
-      return true;
-    });
-    if (done) archived++;
-  }
-  return archived;
 }
 
 /** Words for an OR full-text query: letters and digits only (no tsquery syntax gets through). */

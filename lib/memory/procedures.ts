@@ -9,6 +9,7 @@
 import { NotFoundError } from "@/lib/errors";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
+import { changeWhere } from "./sweeps";
 // long-term.ts imports this module too; the class is only used inside functions, after both have loaded.
 
 export const stepsSchema = z.array(z.string().trim().min(1).max(200)).min(1).max(12);
@@ -82,30 +83,20 @@ export async function onAnswerRated(db: Db, userId: string, itemId: string, rati
 /** Procedures not verified (nor created) within `days` are marked for re-validation. Returns how many. */
 export async function markStaleProcedures(db: Db, days: number, userId?: string): Promise<number> {
   if (days <= 0) return 0;
-  const stale = await db.$queryRaw<Array<{ id: string; userId: string; text: string }>>`
-    SELECT id, "userId", text FROM "Memory"
-     WHERE kind = 'procedure' AND status = 'active' AND NOT "needsRevalidation"
-       AND COALESCE("verifiedAt", "createdAt") < timezone('UTC', now()) - make_interval(days => ${days})
-       AND (${userId ?? null}::text IS NULL OR "userId" = ${userId ?? null}::text)
-  `;
-  for (const m of stale) {
-    await db.memory.update({
-      where: { id: m.id },
-      data: {
-        needsRevalidation: true,
-        versions: {
-          create: {
-            userId: m.userId,
-            oldText: m.text,
-            newText: m.text,
-            actor: "model",
-            reason: `Needs re-validation: not verified for ${days} days`,
-          },
-        },
-      },
-    });
-  }
-  return stale.length;
+  const cutoff = new Date(Date.now() - days * 86_400_000);
+  return changeWhere(
+    db,
+    {
+      ...(userId ? { userId } : {}),
+      kind: "procedure",
+      status: "active",
+      needsRevalidation: false,
+      // Not verified (or, never verified, not created) since the cutoff: verifying it during the sweep spares it.
+      OR: [{ verifiedAt: { lt: cutoff } }, { verifiedAt: null, createdAt: { lt: cutoff } }],
+    },
+    { needsRevalidation: true },
+    `Needs re-validation: not verified for ${days} days`,
+  );
 }
 
 /** The user confirms a procedure is still right. */
