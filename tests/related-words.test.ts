@@ -37,6 +37,8 @@ describe("related words", () => {
     // "john" is a name here, not WordNet's noun for a toilet.
     expect(related.some((a) => a[0] === "john")).toBe(false);
     expect(terms.join(" ")).not.toContain("toilet");
+    // Nor are pronouns: "he" is not WordNet's helium.
+    expect(related.some((a) => a[0] === "he")).toBe(false);
     // A question of many nouns gets a bounded query: the first nouns' related words, the rest none.
     const many = "animals plants foods drinks sports games books films songs cities countries tools vehicles";
     const bounded = withRelatedWords(queryTerms(many), many).filter((t) => t.includes(ALTERNATIVES));

@@ -175,7 +175,9 @@ export function withRelatedWords(words: string[], message: string): string[] {
     if (left <= 0) continue; // nor looked up: a long list of nouns costs no more than a few
     // A compound WordNet lists is one whatever its case ("European country"); a lone capitalised word is a name.
     const compound = i > 0 ? relatedWords(`${words[i - 1]} ${words[i]}`) : [];
-    const related = (compound.length ? compound : names.has(words[i]) ? [] : relatedWords(words[i])).slice(0, left);
+    // A word of one or two letters is a pronoun or an abbreviation ("he" is not helium, "us" not the United States).
+    const alone = names.has(words[i]) || words[i].length < 3 ? [] : relatedWords(words[i]);
+    const related = (compound.length ? compound : alone).slice(0, left);
     left -= related.length;
     if (related.length) out.push([words[i], ...related].join(ALTERNATIVES));
   }
@@ -186,10 +188,13 @@ export function withRelatedWords(words: string[], message: string): string[] {
 function namesIn(message: string): Set<string> {
   const capital = new Set<string>();
   const lower = new Set<string>();
+  let end = 0;
   for (const m of message.matchAll(/[\p{L}\p{N}]+/gu)) {
     const w = m[0];
-    if (m.index === 0 || /[.!?]\s*$/.test(message.slice(0, m.index))) continue;
-    (/^\p{Lu}/u.test(w) ? capital : lower).add(w.toLowerCase());
+    // A sentence's first word is capitalised anyway. Only the gap since the last word is read: linear in the message.
+    const first = m.index === 0 || /[.!?]/.test(message.slice(end, m.index));
+    end = m.index + w.length;
+    if (!first) (/^\p{Lu}/u.test(w) ? capital : lower).add(w.toLowerCase());
   }
   return new Set([...capital].filter((w) => !lower.has(w)));
 }
