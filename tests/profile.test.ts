@@ -13,6 +13,7 @@ import { addMemory, recordUses } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
 import { CORE_SHARE, loadProfile, MEMORY_LINE_OVERHEAD, PROFILE_SHARE, profileSelection } from "@/lib/memory/profile";
 import { appendItems } from "@/lib/memory/session";
+import { countTokens } from "@/lib/memory/tokens";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -205,6 +206,22 @@ describe.each(engines)("memory profile on %s", (engine) => {
     expect(all.memories.map((m) => m.id)).not.toContain(expired.id);
     expect(all.memories.map((m) => m.id)).not.toContain(archived.id);
     expect(profileSelection(all, 100_000).fits).toBe(true);
+  });
+
+  it("past the budget, relevant memories fill as much of it as they need, not a fixed number", async () => {
+    const user = (await t.db.user.create({ data: { email: `many-relevant-${engine}@example.com` } })).id;
+    const lakes = Array.from({ length: 60 }, (_, i) => `Took the kayak out on lake number ${i} one summer`);
+    const other = Array.from({ length: 240 }, (_, i) => `Visited museum number ${i} in a city during trip ${i}`);
+    await t.db.memory.createMany({
+      data: [...lakes, ...other].map((text) => ({ userId: user, text, source: "inferred", tokens: countTokens(text) })),
+    });
+    const r = await recall(await userContext(t.db, user), "Where have I taken the kayak?", {
+      budget: 2000,
+      passages: false,
+    });
+    // 300 memories do not fit 2,000 tokens; the 60 about kayaks (~900 tokens) do, and nothing else matches.
+    expect(r.memories.filter((m) => m.text.includes("kayak"))).toHaveLength(60);
+    expect(r.tokens).toBeLessThanOrEqual(2000);
   });
 
   it("past the budget, recall reads the core set only as far as its share of the budget, pinned ones always", async () => {

@@ -107,6 +107,15 @@ const CANDIDATES = 40;
  * most CANDIDATES. More are read, decoded and thrown away.
  */
 const PASSAGE_TOKENS = 50;
+/**
+ * Memories searched: about as many as the budget could hold (a memory line costs ~20 tokens), at least CANDIDATES,
+ * at most MAX_MEMORY_HITS. A fixed 40 left a large budget to passages when more memories were relevant (the
+ * questions whose answer is a list: "What activities does she do?").
+ */
+const MEMORY_TOKENS = 20;
+const MAX_MEMORY_HITS = 150;
+const memoryHits = (budget: number) =>
+  Math.max(CANDIDATES, Math.min(MAX_MEMORY_HITS, Math.ceil(budget / MEMORY_TOKENS)));
 const passageHits = (budget: number) => Math.max(4, Math.min(CANDIDATES, Math.ceil(budget / PASSAGE_TOKENS)));
 /**
  * Fusion: a candidate's score is its word-match score scaled to the best match
@@ -160,7 +169,7 @@ export async function recall(
   const [profile, relevant, lexRows, sem, recent, past] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(u, Math.max(50, Math.ceil(budget / 6)), budget),
-    searchMemories(u, message, CANDIDATES),
+    searchMemories(u, message, memoryHits(budget)),
     wantPassages
       ? searchPassages(db, userId, u.scope, c.searchTerms(words), opts.excludeThreadId, passageHits(budget), n, dates)
       : Promise.resolve([]),
