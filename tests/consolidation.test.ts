@@ -167,6 +167,31 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(mock.chatRequests()).toHaveLength(0);
   });
 
+  it("a memory the user deletes while the model judges it: no half-marked conflict, the run goes on", async () => {
+    const user = await newUser();
+    const lisbon = await add(user, "Lives in Lisbon", "explicit");
+    const porto = await add(user, "Lives in Porto", "explicit");
+    // The verdict arrives after the user deleted one side (the request waits; the delete runs meanwhile).
+    mock.script({ match: "Pairs:", json: { verdicts: [{ pair: 0, verdict: "conflict" }] }, delayMs: 300 });
+    let deleted: Promise<unknown> | undefined;
+    mock.onRequest = (r) => {
+      if (JSON.stringify(r.body).includes("Pairs:"))
+        // .then(): a Prisma query runs only once something waits on it.
+        deleted = t.db.memory.delete({ where: { id: porto.id } }).then(() => undefined);
+    };
+    try {
+      const counts = await consolidateUser(await userContext(t.db, user), conn);
+      expect(deleted).toBeDefined();
+      await deleted;
+      expect(counts).toMatchObject({ conflictsForUser: 0, modelCalls: 1 });
+    } finally {
+      mock.onRequest = undefined;
+    }
+    const left = await t.db.memory.findUniqueOrThrow({ where: { id: lisbon.id } });
+    expect(left).toMatchObject({ status: "active", conflictWithId: null });
+    expect(await listConflicts(await userContext(t.db, user))).toEqual([]);
+  });
+
   it("procedures: steps kept, verified by 👍, marked by 👎 and by age, sent with a caveat", async () => {
     const user = await newUser();
     const text = procedureText("Deploying the blog", ["Run the tests", "Build the site", "Upload to the server"]);

@@ -5,7 +5,7 @@ import { NotFoundError } from "@/lib/errors";
 import type { UserContext } from "@/lib/user-context";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import { retireMemory } from "./long-term";
+import { ChangedMeanwhile, retireMemory } from "./long-term";
 
 export type Conflict = {
   a: { id: string; text: string; createdAt: string };
@@ -39,6 +39,31 @@ export async function listConflicts(u: UserContext): Promise<Conflict[]> {
   return out;
 }
 
+/**
+ * Marks two active memories as contradicting each other, for the user to decide (consolidation). Both or neither:
+ * when one is no longer active (the user deleted or archived it meanwhile) nothing changes. Returns whether marked.
+ */
+export async function markConflict(db: Db, userId: string, aId: string, bId: string): Promise<boolean> {
+  try {
+    await db.$transaction(async (tx) => {
+      for (const [x, y] of [
+        [aId, bId],
+        [bId, aId],
+      ]) {
+        const r = await tx.memory.updateMany({
+          where: { id: x, userId, status: "active" },
+          data: { conflictWithId: y },
+        });
+        if (!r.count) throw new ChangedMeanwhile();
+      }
+    });
+    return true;
+  } catch (e) {
+    if (e instanceof ChangedMeanwhile) return false;
+    throw e;
+  }
+}
+
 export const settleInput = z.object({
   memoryId: z.string().min(1).max(64),
   otherId: z.string().min(1).max(64),
@@ -58,28 +83,41 @@ export async function settleConflict(db: Db, userId: string, input: z.input<type
   const o = pair.find((x) => x.id === otherId);
   if (!m || !o || m.conflictWithId !== o.id) throw new NotFoundError("memory");
   if (keep === "both") {
-    await db.$transaction([
-      db.memory.update({
-        where: { id: m.id },
-        data: {
-          conflictWithId: null,
-          versions: {
-            create: { userId, oldText: m.text, newText: m.text, actor: "user", reason: "You kept both: both are true" },
+    // Each side changes only while it is still active and in this conflict: one the user deleted, edited or settled
+    // in another tab meanwhile makes the whole answer "not found", never half of it.
+    await db.$transaction(async (tx) => {
+      for (const [x, y] of [
+        [m, o],
+        [o, m],
+      ]) {
+        const r = await tx.memory.updateMany({
+          where: { id: x.id, userId, status: "active", conflictWithId: y.id, text: x.text },
+          data: { conflictWithId: null },
+        });
+        if (!r.count) throw new NotFoundError("memory");
+        await tx.memoryVersion.create({
+          data: {
+            memoryId: x.id,
+            userId,
+            oldText: x.text,
+            newText: x.text,
+            actor: "user",
+            reason: "You kept both: both are true",
           },
-        },
-      }),
-      db.memory.update({
-        where: { id: o.id },
-        data: {
-          conflictWithId: null,
-          versions: {
-            create: { userId, oldText: o.text, newText: o.text, actor: "user", reason: "You kept both: both are true" },
-          },
-        },
-      }),
-    ]);
+        });
+      }
+    });
     return;
   }
   const [kept, dropped] = keep === "memory" ? [m, o] : [o, m];
-  await retireMemory(db, userId, kept.id, dropped.id, "You chose the other memory as true now", "user", true);
+  const done = await retireMemory(
+    db,
+    userId,
+    kept.id,
+    dropped.id,
+    "You chose the other memory as true now",
+    "user",
+    true,
+  );
+  if (!done) throw new NotFoundError("memory");
 }

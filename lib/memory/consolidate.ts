@@ -25,6 +25,7 @@ import { enqueue } from "@/lib/jobs/queue";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { normalizeText, outranks, queryTerms, retireMemory, standing } from "./long-term";
 import { archiveWhere } from "./sweeps";
+import { markConflict } from "./conflicts";
 import { mergeNearDuplicates } from "./near-duplicates";
 import { markStaleProcedures } from "./procedures";
 import { cosine } from "./vectors";
@@ -314,13 +315,7 @@ async function judgePairs(
       } else if ((standing(a) >= 2 && standing(b) >= 2) || drop.pinned) {
         // Both stated by the user, or the loser is pinned: only the user can say which is true now
         // (a model never retires a pinned memory on its own; lib/memory/writes.ts).
-        await db.memory.updateMany({
-          where: { id: { in: [a.id, b.id] }, userId, status: "active" },
-          data: { conflictWithId: null },
-        });
-        await db.memory.update({ where: { id: a.id }, data: { conflictWithId: b.id } });
-        await db.memory.update({ where: { id: b.id }, data: { conflictWithId: a.id } });
-        counts.conflictsForUser++;
+        if (await markConflict(db, userId, a.id, b.id)) counts.conflictsForUser++;
       } else if (
         await retireMemory(
           db,

@@ -415,15 +415,17 @@ export async function retireMemory(
   /** The two disagree (not a duplicate): an older `drop` was true until `keep` was, so it is kept as past. */
   contradicts = false,
 ) {
-  return db.$transaction(async (tx) => {
+  const retired = db.$transaction(async (tx) => {
     const pair = await tx.memory.findMany({ where: { id: { in: [keepId, dropId] }, userId, status: "active" } });
     const keep = pair.find((m) => m.id === keepId);
     const drop = pair.find((m) => m.id === dropId);
     // Never across projects: what one place learned does not retire another's (lib/projects/scope.ts).
     if (!keep || !drop || keep.projectId !== drop.projectId) return false;
     const past = contradicts && drop.kind !== "procedure" && validSince(drop) < validSince(keep);
-    await tx.memory.update({
-      where: { id: drop.id },
+    // Each write only while its memory is still active: one deleted or retired by another request since the read
+    // rolls the whole change back (nothing half done, no error for the caller).
+    const changed = await tx.memory.updateMany({
+      where: { id: drop.id, userId, status: "active" },
       data: {
         ...(past
           ? {
@@ -435,27 +437,39 @@ export async function retireMemory(
           : { status: "archived" as const }),
         pinned: false,
         conflictWithId: null,
-        versions: {
-          create: {
-            userId,
-            oldText: drop.text,
-            newText: drop.text,
-            actor,
-            reason: `${reason} (memory ${keep.id})`.slice(0, 1000),
-          },
-        },
       },
     });
-    await tx.memory.update({
-      where: { id: keep.id },
+    if (!changed.count) throw new ChangedMeanwhile();
+    await tx.memoryVersion.create({
       data: {
-        ...(drop.pinned ? { pinned: true } : {}),
-        ...(keep.conflictWithId === drop.id ? { conflictWithId: null } : {}),
+        memoryId: drop.id,
+        userId,
+        oldText: drop.text,
+        newText: drop.text,
+        actor,
+        reason: `${reason} (memory ${keep.id})`.slice(0, 1000),
       },
     });
+    const stillActive = { id: keep.id, userId, status: "active" as const };
+    const data = {
+      ...(drop.pinned ? { pinned: true } : {}),
+      ...(keep.conflictWithId === drop.id ? { conflictWithId: null } : {}),
+    };
+    // (An update with nothing to set reports no rows, so then the check is a count.)
+    const kept = Object.keys(data).length
+      ? (await tx.memory.updateMany({ where: stillActive, data })).count
+      : await tx.memory.count({ where: stillActive });
+    if (!kept) throw new ChangedMeanwhile();
     return true;
   });
+  return retired.catch((e) => {
+    if (e instanceof ChangedMeanwhile) return false;
+    throw e;
+  });
 }
+
+/** Thrown inside a transaction to roll it back when a memory it writes changed since it was read. */
+export class ChangedMeanwhile extends Error {}
 
 /** "Forget me": deletes every memory and stops recalling earlier conversations. */
 export async function forgetEverything(db: Db, userId: string): Promise<number> {
