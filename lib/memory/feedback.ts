@@ -255,13 +255,28 @@ export async function learnFromFeedback(
     // The lesson was already known: this signal confirms it.
     if (m.createdAt < started) {
       outcome = "reinforced";
-      await db.memory.update({ where: { id: m.id }, data: { confidence: Math.min(1, m.confidence + 0.15) } });
+      await reinforce(db, m.id);
     }
   } catch (e) {
     if (!(e instanceof SecretRefusedError)) throw e;
   }
   await done();
   return outcome;
+}
+
+/** How much one more confirming signal raises a memory's confidence (at most to 1). */
+const REINFORCE = 0.15;
+
+/**
+ * Raises a memory's confidence in the database itself: two signals handled at once both count, and a memory the user
+ * deleted meanwhile is no error.
+ */
+async function reinforce(db: Db, id: string) {
+  const raised = await db.memory.updateMany({
+    where: { id, confidence: { lte: 1 - REINFORCE } },
+    data: { confidence: { increment: REINFORCE } },
+  });
+  if (!raised.count) await db.memory.updateMany({ where: { id, confidence: { lt: 1 } }, data: { confidence: 1 } });
 }
 
 /**
