@@ -323,48 +323,31 @@ export async function setPinned(u: UserContext, id: string, pinned: boolean) {
   return openMemory(u.cipher, await db.memory.update({ where: { id }, data: { pinned } }));
 }
 
-/**
- * Records that an answer used these memories (the user's own only): the
- * MemoryUse rows ("Memories used" under the answer), each memory's count of
- * uses and last use, in one statement. An answer recorded twice counts once.
- */
 /** "Don't mention this": the memory stays, shown to the user, and is never sent to a model; a version records it. */
-export async function setMuted(u: UserContext, id: string, muted: boolean) {
-  const { db, userId } = u;
-  const m = await ownedMemory(u, id);
-  if (m.muted === muted) return openMemory(u.cipher, m);
-  const [updated] = await db.$transaction([
-    db.memory.update({ where: { id }, data: { muted } }),
-    db.memoryVersion.create({
-      data: {
-        memoryId: id,
-        userId,
-        oldText: null,
-        newText: null,
-        actor: "user",
-        reason: muted ? "Marked: don't mention this" : "Marked: may be mentioned again",
-      },
-    }),
-  ]);
-  return openMemory(u.cipher, updated);
+export function setMuted(u: UserContext, id: string, muted: boolean) {
+  return setMark(u, id, "muted", muted, muted ? "Marked: don't mention this" : "Marked: may be mentioned again");
 }
 
 /** "Private: never sent off this machine": the memory goes only to a model server on a local address. */
-export async function setPrivate(u: UserContext, id: string, isPrivate: boolean) {
+export function setPrivate(u: UserContext, id: string, isPrivate: boolean) {
+  return setMark(
+    u,
+    id,
+    "private",
+    isPrivate,
+    isPrivate ? "Marked private: never sent off this machine" : "No longer private",
+  );
+}
+
+/** A user's mark on their memory (muted, private), with a version saying so; unchanged marks write nothing. */
+async function setMark(u: UserContext, id: string, mark: "muted" | "private", value: boolean, reason: string) {
   const { db, userId } = u;
   const m = await ownedMemory(u, id);
-  if (m.private === isPrivate) return openMemory(u.cipher, m);
+  if (m[mark] === value) return openMemory(u.cipher, m);
   const [updated] = await db.$transaction([
-    db.memory.update({ where: { id }, data: { private: isPrivate } }),
+    db.memory.update({ where: { id }, data: { [mark]: value } }),
     db.memoryVersion.create({
-      data: {
-        memoryId: id,
-        userId,
-        oldText: null,
-        newText: null,
-        actor: "user",
-        reason: isPrivate ? "Marked private: never sent off this machine" : "No longer private",
-      },
+      data: { memoryId: id, userId, oldText: null, newText: null, actor: "user", reason },
     }),
   ]);
   return openMemory(u.cipher, updated);
