@@ -31,53 +31,37 @@ export function parseSteps(text: string): string[] | null {
   return parts.length >= 2 ? parts : null;
 }
 
-/** After a rating: procedures the answer used are verified (👍) or marked for re-validation (👎). */
+/**
+ * After a rating: procedures the answer used are verified (👍) or marked for re-validation (👎), each with a version.
+ * One deleted or archived since the answer is left alone (the rating itself is already saved). Returns how many.
+ */
 export async function onAnswerRated(db: Db, userId: string, itemId: string, rating: 1 | -1): Promise<number> {
   const used = await db.memoryUse.findMany({
     where: { itemId, userId, used: true, memory: { kind: "procedure", status: "active" } },
     select: { memoryId: true },
   });
   if (!used.length) return 0;
-  const ids = used.map((u) => u.memoryId);
-  const rows = await db.memory.findMany({
-    where: { id: { in: ids } },
-    select: { id: true, text: true, needsRevalidation: true },
-  });
-  await db.$transaction(
-    rows.map((m) =>
-      db.memory.update({
-        where: { id: m.id },
-        data:
-          rating === 1
-            ? {
-                verifiedAt: new Date(),
-                needsRevalidation: false,
-                versions: {
-                  create: {
-                    userId,
-                    oldText: m.text,
-                    newText: m.text,
-                    actor: "user",
-                    reason: "Verified: an answer that followed it was rated good",
-                  },
-                },
-              }
-            : {
-                needsRevalidation: true,
-                versions: {
-                  create: {
-                    userId,
-                    oldText: m.text,
-                    newText: m.text,
-                    actor: "user",
-                    reason: "Needs re-validation: an answer that followed it was rated bad",
-                  },
-                },
-              },
-      }),
-    ),
-  );
-  return rows.length;
+  const where = {
+    id: { in: used.map((u) => u.memoryId) },
+    userId,
+    kind: "procedure" as const,
+    status: "active" as const,
+  };
+  return rating === 1
+    ? changeWhere(
+        db,
+        where,
+        { verifiedAt: new Date(), needsRevalidation: false },
+        "Verified: an answer that followed it was rated good",
+        "user",
+      )
+    : changeWhere(
+        db,
+        where,
+        { needsRevalidation: true },
+        "Needs re-validation: an answer that followed it was rated bad",
+        "user",
+      );
 }
 
 /** Procedures not verified (nor created) within `days` are marked for re-validation. Returns how many. */

@@ -1,8 +1,9 @@
-// Sweeps over memories (expiry, low-value expiry, procedures due for re-validation): each memory a sweep chose
-// changes only if it still qualifies when written, in one transaction with the version that says why. A sweep reads
-// its rows first and writes them one by one; the user may pin, use, verify, edit or delete one in between.
+// Sweeps over memories (expiry, low-value expiry, procedures due for re-validation or used by a rated answer): each
+// memory a sweep chose changes only if it still qualifies when written, in one transaction with the version that says
+// why. A sweep reads its rows first and writes them one by one; the user may pin, use, verify, edit or delete one in
+// between.
 import type { Db } from "@/lib/db/client";
-import type { Prisma } from "@/lib/generated/prisma/client";
+import type { MemoryActor, Prisma } from "@/lib/generated/prisma/client";
 
 /** A sweep's archiving (expiry, consolidation): see changeWhere. Archived memories are restorable from the dashboard. */
 export function archiveWhere(db: Db, userId: string, where: Prisma.MemoryWhereInput, reason: string) {
@@ -19,6 +20,7 @@ export async function changeWhere(
   where: Prisma.MemoryWhereInput,
   data: Prisma.MemoryUpdateManyMutationInput,
   reason: string,
+  actor: MemoryActor = "model",
 ): Promise<number> {
   const rows = await db.memory.findMany({ where, select: { id: true } });
   let changed = 0;
@@ -29,7 +31,7 @@ export async function changeWhere(
       const r = await tx.memory.updateMany({ where: { ...where, id }, data });
       if (!r.count) return false;
       await tx.memoryVersion.create({
-        data: { memoryId: id, userId: m.userId, oldText: m.text, newText: m.text, actor: "model", reason },
+        data: { memoryId: id, userId: m.userId, oldText: m.text, newText: m.text, actor, reason },
       });
       return true;
     });
