@@ -58,3 +58,37 @@ export function saveAdminEmail(email: string) {
 export function adminEmail(): string {
   return JSON.parse(fs.readFileSync(ADMIN_FILE, "utf8")).email;
 }
+
+/** A request the mock model server received, as it recorded it. */
+export type MockRequest = {
+  id: number;
+  path: string;
+  body: { model: string; messages: { role: string; content: string }[] };
+};
+
+/** Scripts the mock model server's next replies (see testing/mock-llm.ts). */
+export async function scriptReplies(replies: object[]) {
+  await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ replies }) });
+}
+
+/** Every request the mock model server has received. */
+export async function mockRequests(): Promise<MockRequest[]> {
+  return (await (await fetch(`${mockUrl()}/__mock/requests`)).json()).requests;
+}
+
+/** The last chat request (not a title, summary or extraction) whose last message is `text`. */
+export async function chatRequest(text: string): Promise<MockRequest> {
+  const found = (await mockRequests()).filter(
+    (q) =>
+      q.path === "/v1/chat/completions" && q.body.model === "mock-chat" && q.body.messages.at(-1)?.content === text,
+  );
+  expect(found.length, `a chat request ending with ${text}`).toBeGreaterThan(0);
+  return found.at(-1)!;
+}
+
+/** Sends a message in the open chat and waits until its answer has finished (or failed). */
+export async function send(page: Page, text: string) {
+  await page.getByLabel("Message", { exact: true }).fill(text);
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", /complete|failed/);
+}

@@ -1,29 +1,18 @@
 import { expect, test, type Page } from "@playwright/test";
-import { adminEmail, mockUrl, register, signInOk, uniqueEmail } from "./helpers";
+import {
+  adminEmail,
+  chatRequest,
+  mockRequests,
+  register,
+  scriptReplies as script,
+  send,
+  signInOk,
+  uniqueEmail,
+  type MockRequest,
+} from "./helpers";
 
-type Recorded = { path: string; body: { model: string; messages: { role: string; content: string }[] } };
-
-async function script(replies: object[]) {
-  await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ replies }) });
-}
-/** The chat request (not title/summary/extraction) whose last message is `text`. */
-async function chatRequest(text: string): Promise<Recorded> {
-  const r = await (await fetch(`${mockUrl()}/__mock/requests`)).json();
-  const found = (r.requests as Recorded[]).filter(
-    (q) =>
-      q.path === "/v1/chat/completions" && q.body.model === "mock-chat" && q.body.messages.at(-1)?.content === text,
-  );
-  expect(found.length, `a chat request ending with ${text}`).toBeGreaterThan(0);
-  return found.at(-1)!;
-}
-const memoryBlockOf = (req: Recorded) =>
+const memoryBlockOf = (req: MockRequest) =>
   req.body.messages.find((m) => m.role === "system" && m.content.startsWith("<user_memory>"))?.content;
-
-async function send(page: Page, text: string) {
-  await page.getByLabel("Message", { exact: true }).fill(text);
-  await page.keyboard.press("Enter");
-  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", /complete|failed/);
-}
 
 async function newChat(page: Page) {
   await page.getByRole("link", { name: "New chat" }).click();
@@ -167,8 +156,7 @@ test("the model's memory search finds a memory by a related word (WordNet's file
   await send(page, `which sports ${tag} do I do?`);
   await expect(page.getByTestId("message-assistant").last()).toContainText("You practise taekwondo.");
   // "martial arts" shares no word with the memory: only its related words (taekwondo, karate, …) find it.
-  const r = await (await fetch(`${mockUrl()}/__mock/requests`)).json();
-  const toolResults = (r.requests as Recorded[])
+  const toolResults = (await mockRequests())
     .flatMap((q) => q.body.messages ?? [])
     .filter((m) => m.role === "tool" && m.content.includes('"memories"'));
   expect(toolResults.length).toBeGreaterThan(0);

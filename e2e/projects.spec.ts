@@ -1,26 +1,8 @@
-import { expect, test, type Page } from "@playwright/test";
-import { adminEmail, mockUrl, register, signInOk, uniqueEmail } from "./helpers";
+import { expect, test } from "@playwright/test";
+import { adminEmail, chatRequest, register, scriptReplies as script, send, signInOk, uniqueEmail } from "./helpers";
 
-type Recorded = { path: string; body: { model: string; messages: { role: string; content: string }[] } };
-
-async function script(replies: object[]) {
-  await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ replies }) });
-}
 /** The chat request whose last message is `text`, as the model server received it. */
-async function chatRequest(text: string): Promise<string> {
-  const r = await (await fetch(`${mockUrl()}/__mock/requests`)).json();
-  const found = (r.requests as Recorded[]).filter(
-    (q) =>
-      q.path === "/v1/chat/completions" && q.body.model === "mock-chat" && q.body.messages.at(-1)?.content === text,
-  );
-  expect(found.length, `a chat request ending with ${text}`).toBeGreaterThan(0);
-  return JSON.stringify(found.at(-1)!.body.messages);
-}
-async function send(page: Page, text: string) {
-  await page.getByLabel("Message", { exact: true }).fill(text);
-  await page.keyboard.press("Enter");
-  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", /complete|failed/);
-}
+const sentMessages = async (text: string) => JSON.stringify((await chatRequest(text)).body.messages);
 
 test("a project: instructions reach the model, its memory stays in it, search finds its messages", async ({
   page,
@@ -63,7 +45,7 @@ test("a project: instructions reach the model, its memory stays in it, search fi
   await expect(page).toHaveURL(/\/c\//);
   const threadUrl = page.url();
   await expect(page.getByTestId("thread-project")).toContainText(`Novel ${tag}`);
-  const sent = await chatRequest(question);
+  const sent = await sentMessages(question);
   expect(sent).toContain(`Answer as a crime-fiction editor ${tag}.`);
   expect(sent).not.toContain(`Has a cat named Miso ${tag}`);
   await page.screenshot({ path: "test-results/projects-chat.png" });
@@ -86,7 +68,7 @@ test("a project: instructions reach the model, its memory stays in it, search fi
   // A general chat does not get it.
   await page.getByRole("link", { name: "New chat" }).click();
   await send(page, `what was the murder weapon ${tag}?`);
-  expect(await chatRequest(`what was the murder weapon ${tag}?`)).not.toContain(`The murder weapon is a ${word}`);
+  expect(await sentMessages(`what was the murder weapon ${tag}?`)).not.toContain(`The murder weapon is a ${word}`);
 
   // Search finds the project's message by a word from its body, and the click lands on it.
   await page.getByLabel("Search chats").fill(word);

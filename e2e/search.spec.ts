@@ -1,11 +1,5 @@
-import { expect, test, type Page } from "@playwright/test";
-import { register, uniqueEmail } from "./helpers";
-
-async function send(page: Page, text: string) {
-  await page.getByLabel("Message", { exact: true }).fill(text);
-  await page.keyboard.press("Enter");
-  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", /complete|failed/);
-}
+import { expect, test } from "@playwright/test";
+import { register, send, uniqueEmail } from "./helpers";
 
 test("search finds a message by a word from its body and opens the thread at it", async ({ page }) => {
   test.setTimeout(60_000);
