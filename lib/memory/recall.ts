@@ -469,12 +469,20 @@ function wordWeights(asked: Set<string>, hits: Hit[], recent: Neighbor[]): WordW
   }
   // Each message stemmed once: the hits' words are looked up again by matchedShare.
   const wordsOf = new Map([...texts].map(([id, text]) => [id, new Set(indexWords(text))]));
-  const df = new Map([...asked].map((w) => [w, 0]));
-  for (const words of wordsOf.values()) for (const w of asked) if (words.has(w)) df.set(w, df.get(w)! + 1);
-  const weights = new Map([...df].map(([w, d]) => [w, Math.log(1 + (texts.size - d + 0.5) / (d + 0.5))]));
+  const weights = idfWeights(asked, [...wordsOf.values()]);
   return { weights, total: [...weights.values()].reduce((a, b) => a + b, 0), wordsOf };
 }
 type WordWeights = { weights: Map<string, number>; total: number; wordsOf: Map<string, Set<string>> };
+
+/** Each asked word's BM25 inverse document frequency over these documents (each given as its set of words). */
+function idfWeights(asked: Set<string>, docs: Set<string>[]): Map<string, number> {
+  return new Map(
+    [...asked].map((w) => {
+      const d = docs.filter((words) => words.has(w)).length;
+      return [w, Math.log(1 + (docs.length - d + 0.5) / (d + 0.5))] as const;
+    }),
+  );
+}
 
 /**
  * Per hit, the share of the question's word weight (wordWeights) that only its neighbours hold: a passage is shown
@@ -495,12 +503,7 @@ export function passageWordBonus(asked: Set<string>, hits: Map<string, Hit>): Ma
   // Each word's weight: BM25's inverse document frequency over the hits' own messages (as wordWeights).
   const own = new Map([...hits].map(([key, h]) => [key, h.rows.find((r) => r.position === h.position)]));
   const ownWords = [...own.values()].map((r) => (r ? wordsOf(r) : new Set<string>()));
-  const weights = new Map(
-    [...asked].map((w) => {
-      const d = ownWords.filter((ws) => ws.has(w)).length;
-      return [w, Math.log(1 + (ownWords.length - d + 0.5) / (d + 0.5))] as const;
-    }),
-  );
+  const weights = idfWeights(asked, ownWords);
   const total = [...weights.values()].reduce((a, b) => a + b, 0);
   if (total <= 0) return out;
   for (const [key, h] of hits) {
