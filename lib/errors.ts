@@ -155,6 +155,16 @@ export function markUnavailable(e: unknown): never {
 
 export type PublicError = { status: number; message: string; ref?: string };
 
+export const CHANGED_MEANWHILE =
+  "That changed while you were working on it (deleted or edited elsewhere). Reload to see it as it is now.";
+/**
+ * Prisma's codes for a row that went away between a request's check and its write ("record to update not found",
+ * a missing related row) and for a write that lost a race with another transaction: both are another tab, another
+ * device or a background job getting there first, not a fault.
+ */
+const RACE_CODES = new Set(["P2025", "P2018", "P2034"]);
+const isRace = (e: unknown) => RACE_CODES.has(String((e as { code?: unknown } | undefined)?.code ?? ""));
+
 /** What the user is told about an error; internal details are logged under a reference. */
 export function publicError(e: unknown, where = "request"): PublicError {
   if (e instanceof AppError) return { status: e.status, message: e.message };
@@ -163,6 +173,10 @@ export function publicError(e: unknown, where = "request"): PublicError {
   if (isDatabaseUnavailable(e)) {
     logError(ref, where, e, true);
     return { status: 503, message: DATABASE_DOWN, ref };
+  }
+  if (isRace(e)) {
+    logError(ref, where, e, true);
+    return { status: 409, message: CHANGED_MEANWHILE, ref };
   }
   logError(ref, where, e);
   return {

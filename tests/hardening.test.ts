@@ -21,7 +21,7 @@ import { claim, LOCK_SECONDS, queueHealth, renewLock, type JobKind } from "@/lib
 import { importMemories } from "@/lib/memory/portable";
 import { redactSecrets } from "@/lib/memory/secrets";
 import { cleanText, cutGraphemes, truncate } from "@/lib/text/policy";
-import { publicError, DATABASE_DOWN } from "@/lib/errors";
+import { publicError, CHANGED_MEANWHILE, DATABASE_DOWN } from "@/lib/errors";
 import { assertSameOrigin, readJson } from "@/lib/http/route";
 
 let mock: MockLlm;
@@ -123,6 +123,16 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     clearConnectionCache(t.db);
   });
   afterAll(async () => t?.close());
+
+  it("a write to a row deleted since the request checked it says so (409), not 'something went wrong'", async () => {
+    const m = await t.db.memory.create({ data: { userId: alice, text: "Keeps bees", source: "manual" } });
+    await t.db.memory.delete({ where: { id: m.id } });
+    const err = await t.db.memory.update({ where: { id: m.id }, data: { pinned: true } }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(publicError(err, "test")).toMatchObject({ status: 409, message: CHANGED_MEANWHILE });
+  });
 
   it("a first message with an emoji at the title's cut point, NULs and lone surrogates is answered", async () => {
     const content = `${"x".repeat(56)}😀 tail of the first message\u0000 with a lone \uD83D surrogate`;
