@@ -23,9 +23,14 @@ describe("questions about the past", () => {
     ["What was my job before I moved?", true],
     ["Where was I working in March 2024?", true],
     ["Did I use to have a cat?", true],
+    ["What were my hobbies in the past?", true],
+    ["Where were my parents living at the time?", true],
+    ["Where am I originally from?", true],
     ["Where do I live?", false],
     ["Any tips to sleep better tomorrow?", false],
     ["What should I cook tonight?", false],
+    ["What are my hobbies?", false],
+    ["Where are my parents living?", false],
   ])("%s → %s", (q, about) => {
     expect(pastQuestion(q, now).about).toBe(about);
   });

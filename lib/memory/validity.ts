@@ -60,7 +60,7 @@ export async function closeAsPast(
 
 // Words and phrases that ask about an earlier time than now.
 const PAST_CUE =
-  /\b(used to|before|previous(ly)?|former(ly)?|earlier|back (then|when|in)|ago|last (year|month|week|summer|winter|spring|autumn|fall|time)|(in|during|since) (19|20)\d\d|when did i|where did i|what did i|did i (use|live|work|have|own|study)|what was my|where was i|who was my|which .* did i|until|no longer|any ?more|still)\b/i;
+  /\b(used to|before|previous(ly)?|former(ly)?|earlier|back (then|when|in)|ago|last (year|month|week|summer|winter|spring|autumn|fall|time)|(in|during|since) (19|20)\d\d|when did i|where did i|what did i|did i (use|live|work|have|own|study)|what (was|were) my|where (was|were) (i|my)|who (was|were) my|in the past|originally|at the time|in those days|which .* did i|until|no longer|any ?more|still)\b/i;
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 // "before May", "before March 2024", "until June": everything up to that month's start.
