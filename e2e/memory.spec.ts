@@ -161,6 +161,19 @@ test("the model's memory search finds a memory by a related word (WordNet's file
     .filter((m) => m.role === "tool" && m.content.includes('"memories"'));
   expect(toolResults.length).toBeGreaterThan(0);
   expect(toolResults.at(-1)!.content).toContain("Practises taekwondo on Tuesday evenings");
+
+  // The dashboard's search says what contains the words, then what the same search finds for them.
+  await page.goto("/settings/memory");
+  await page.getByLabel("Search", { exact: true }).fill("martial arts");
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/q=martial/);
+  await expect(page.getByTestId("memory-empty")).toContainText("No memories match these filters");
+  const related = page.getByTestId("memory-related");
+  await expect(related).toContainText("Related memories");
+  await expect(related.getByRole("list", { name: "Related memories" })).toContainText(
+    "Practises taekwondo on Tuesday evenings",
+  );
+  await related.screenshot({ path: "test-results/memory-related-search.png" });
 });
 
 test("memory dashboard: a profile past its share of the budget says which memories always go in", async ({ page }) => {
@@ -194,8 +207,8 @@ test("memory dashboard: empty state, phone-sized screen, another user's memories
   await page.goto("/settings/memory");
   await expect(page.getByTestId("memory-empty")).toContainText("doesn’t remember anything about you yet");
   await expect(page.getByTestId("profile-meter")).toContainText("Nothing is added to answers yet");
-  // The e2e server has no embedding model: the dashboard says relevance is by words only.
-  await expect(page.getByTestId("recall-mode")).toContainText("words only");
+  // The e2e server has no embedding model: the dashboard says relevance is by words (and related words).
+  await expect(page.getByTestId("recall-mode")).toContainText("no embedding model is set");
   await page.getByLabel("New memory").fill("Prefers metric units");
   await page.getByRole("button", { name: "Add" }).click();
   await expect(page.getByTestId("memory")).toHaveCount(1);

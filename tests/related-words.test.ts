@@ -5,7 +5,7 @@ import crypto from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { userContext } from "@/lib/user-context";
-import { addMemory, queryTerms, searchMemories } from "@/lib/memory/long-term";
+import { addMemory, queryTerms, relatedMemoryIds, searchMemories, setPrivate } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
 import {
   ALTERNATIVES,
@@ -95,5 +95,19 @@ describe.each(engines)("memory search by related words on %s", (engine) => {
     expect(u.cipher.enabled).toBe(true);
     expect(await found(u, "What martial arts do I do?")).toEqual(["Practises taekwondo on Tuesday evenings"]);
     expect(await found(u, "Which desserts do I like?")).toEqual([]);
+  });
+
+  it("the dashboard's related memories: general, each project's and private ones, never another user's", async () => {
+    const u = await userWith(["Practises taekwondo on Tuesday evenings", "Is allergic to peanuts"]);
+    const project = await t.db.project.create({ data: { userId: u.userId, name: "Dojo" } });
+    const judo = await t.db.memory.create({
+      data: { userId: u.userId, projectId: project.id, text: "Has a black belt in judo", source: "manual" },
+    });
+    await setPrivate(u, judo.id, true);
+    const other = await userWith(["Teaches karate to children"]);
+    const ids = await relatedMemoryIds(u, "martial arts", [project.id]);
+    const texts = (await t.db.memory.findMany({ where: { id: { in: ids } } })).map((m) => m.text).sort();
+    expect(texts).toEqual(["Has a black belt in judo", "Practises taekwondo on Tuesday evenings"]);
+    expect(await relatedMemoryIds(other, "martial arts", [project.id])).toHaveLength(1); // their own karate only
   });
 });

@@ -445,6 +445,7 @@ export function MemoryDashboard({
   about,
   conflicts,
   memories,
+  related = [],
   filters,
   projects = [],
   settings,
@@ -453,6 +454,8 @@ export function MemoryDashboard({
 }: {
   about: { text: string | null; at: string | null; edited: boolean };
   memories: Mem[];
+  /** With a search: memories that do not contain its words but are about them (the model's own memory search). */
+  related?: Mem[];
   filters: Filters;
   projects?: ProjectRef[];
   settings: { paused: boolean; review: boolean };
@@ -471,6 +474,24 @@ export function MemoryDashboard({
       else if (ok) toast.success(ok);
     });
   const filtered = !!(filters.q || filters.kind || filters.source || filters.status || filters.scope);
+  const card = (m: Mem) => (
+    <MemoryCard
+      key={`${m.id}-${m.updatedAt}`}
+      m={m}
+      projects={projects}
+      busy={busy}
+      act={act}
+      selected={selected.has(m.id)}
+      onSelect={(v) =>
+        setSelected((prev) => {
+          const n = new Set(prev);
+          if (v) n.add(m.id);
+          else n.delete(m.id);
+          return n;
+        })
+      }
+    />
+  );
 
   return (
     <div className="mx-auto grid max-w-4xl gap-6 px-4 py-8">
@@ -658,25 +679,25 @@ export function MemoryDashboard({
         </div>
       ) : (
         <ul className="grid gap-2" aria-label="Memories">
-          {memories.map((m) => (
-            <MemoryCard
-              key={`${m.id}-${m.updatedAt}`}
-              m={m}
-              projects={projects}
-              busy={busy}
-              act={act}
-              selected={selected.has(m.id)}
-              onSelect={(v) =>
-                setSelected((prev) => {
-                  const n = new Set(prev);
-                  if (v) n.add(m.id);
-                  else n.delete(m.id);
-                  return n;
-                })
-              }
-            />
-          ))}
+          {memories.map(card)}
         </ul>
+      )}
+
+      {related.length > 0 && (
+        <section className="grid gap-2" aria-labelledby="related-heading" data-testid="memory-related">
+          <div>
+            <h2 id="related-heading" className="font-medium">
+              Related memories
+            </h2>
+            <p className="text-sm text-muted-foreground">
+              They don’t contain “{filters.q}”, but the model’s memory search finds them for it (other forms of the
+              words, and related words).
+            </p>
+          </div>
+          <ul className="grid gap-2" aria-label="Related memories">
+            {related.map(card)}
+          </ul>
+        </section>
       )}
 
       <section className="grid gap-2 rounded-xl border border-destructive/40 p-4" aria-labelledby="forget-heading">

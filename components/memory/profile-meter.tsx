@@ -81,7 +81,7 @@ export function ProfileMeter({
       <p className="text-muted-foreground" data-testid="recall-mode">
         {semantic
           ? "Relevance is judged by meaning and by words."
-          : "Relevance is judged by words only: no embedding model is set, so a question must share a word with a memory to find it."}
+          : "Relevance is judged by words (and, in English, related words: “martial arts” finds taekwondo): no embedding model is set, so a question worded differently from a memory may miss it."}
       </p>
     </section>
   );

@@ -5,7 +5,7 @@
 import { withRelatedWords } from "./related-words";
 import { z } from "zod";
 import { memoryScopeParams, memoryScopeWhere, scopeSql } from "@/lib/projects/scope";
-import type { UserContext } from "@/lib/user-context";
+import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { callFunction } from "@/lib/db/function-calls";
 import type { Memory, MemoryActor, MemoryKind, MemorySource, MemoryStatus } from "@/lib/generated/prisma/client";
@@ -527,6 +527,22 @@ export async function searchMemories(u: UserContext, text: string, limit = 20): 
   return rows.map((m) => openMemory(c, m));
 }
 
+/**
+ * The dashboard's "related memories" for a search: what the model's memory search finds for these words (their other
+ * forms and related words, lib/memory/related-words.ts) in general memory and in each of the user's projects, private
+ * ones too (the user is reading their own), best first. Ids only: the dashboard lists them with its own filters.
+ */
+export async function relatedMemoryIds(u: UserContext, text: string, projectIds: string[], limit = 10) {
+  const places = [null, ...projectIds].map((projectId) =>
+    inMemoryScope(u, { projectId, general: projectId === null, privateOk: true }),
+  );
+  const found = (await Promise.all(places.map((p) => searchMemories(p, text, limit)))).flat();
+  return found
+    .sort((a, b) => b.rank - a.rank)
+    .slice(0, limit)
+    .map((m) => m.id);
+}
+
 /** A word in this many of the user's memories (any status) is too common to search by, when rarer ones are asked. */
 const COMMON_MEMORY_WORD = 200;
 
@@ -545,7 +561,7 @@ export const memoryListInput = z.object({
 export async function listMemories(
   u: UserContext,
   input: z.input<typeof memoryListInput>,
-  opts: { inContextScope?: boolean } = {},
+  opts: { inContextScope?: boolean; ids?: string[] } = {},
 ) {
   const { db, userId } = u;
   const f = memoryListInput.parse(input);
@@ -565,6 +581,7 @@ export async function listMemories(
     ...(f.status ? { status: f.status } : {}),
     ...(f.scope ? { projectId: f.scope === "general" ? null : f.scope } : {}),
     ...(opts.inContextScope ? memoryScopeWhere(u.scope) : {}),
+    ...(opts.ids ? { id: { in: opts.ids } } : {}),
   };
   if (!c.enabled) {
     const rows = await db.memory.findMany({

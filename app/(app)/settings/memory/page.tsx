@@ -3,7 +3,7 @@ import { inMemoryScope, userContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
 import { pageUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
-import { listMemories, memoryListInput } from "@/lib/memory/long-term";
+import { listMemories, memoryListInput, relatedMemoryIds } from "@/lib/memory/long-term";
 import { MemoryDashboard } from "@/components/memory/memory-dashboard";
 import { getConfig } from "@/lib/config";
 import { loadProfile, PROFILE_SHARE, profileSelection } from "@/lib/memory/profile";
@@ -57,15 +57,32 @@ export default async function MemoryPage({
     readAbout(u),
     place ? 0 : db.memory.count({ where: { userId: user.id, status: "active", projectId: { not: null } } }),
   ]);
+  // A search also shows what it means without saying it: the memories the model's own search finds for those words
+  // ("martial arts" → "Practises taekwondo"), with the page's other filters, best first.
+  const relatedIds = filters.q
+    ? await relatedMemoryIds(
+        u,
+        filters.q,
+        projects.map((p) => p.id),
+      )
+    : [];
+  const shownIds = new Set(memories.map((m) => m.id));
+  const relatedRank = new Map(relatedIds.filter((id) => !shownIds.has(id)).map((id, i) => [id, i]));
+  const related = relatedRank.size
+    ? (await listMemories(u, { ...filters, q: undefined }, { ids: [...relatedRank.keys()] })).sort(
+        (a, b) => relatedRank.get(a.id)! - relatedRank.get(b.id)!,
+      )
+    : [];
+  const listed = [...memories, ...related];
   const [signals, replaced] = await Promise.all([
     signalsForMemories(
       db,
       user.id,
-      memories.map((m) => m.id),
+      listed.map((m) => m.id),
     ),
     // A memory's timeline: the past memories it replaced, newest first.
     db.memory.findMany({
-      where: { userId: user.id, status: "past", supersededById: { in: memories.map((m) => m.id) } },
+      where: { userId: user.id, status: "past", supersededById: { in: listed.map((m) => m.id) } },
       select: { text: true, validFrom: true, validUntil: true, createdAt: true, supersededById: true },
       orderBy: { validUntil: "desc" },
     }),
@@ -77,7 +94,7 @@ export default async function MemoryPage({
     before.set(p.supersededById!, list);
   }
   // Proposals (a model's change to another memory, lib/memory/writes.ts) show what they would change.
-  const targetIds = memories.flatMap((m) => (m.proposalForId ? [m.proposalForId] : []));
+  const targetIds = listed.flatMap((m) => (m.proposalForId ? [m.proposalForId] : []));
   const targets = new Map(
     targetIds.length
       ? (
@@ -92,6 +109,39 @@ export default async function MemoryPage({
   const { take, fits } = profileSelection(profile, budget);
   const alwaysIn = new Set(take.map((m) => m.id));
   const scanned = new Set(profile.memories.map((m) => m.id));
+  const card = (m: (typeof listed)[number]) => ({
+    id: m.id,
+    text: m.text,
+    kind: m.kind,
+    source: m.source,
+    status: m.status,
+    pinned: m.pinned,
+    muted: m.muted,
+    projectId: m.projectId,
+    private: m.private,
+    expiresAt: m.expiresAt?.toISOString() ?? null,
+    // Shown when it says more than "since it was learned": a past memory's span, or a replacement's start.
+    validity:
+      m.status === "past" || before.has(m.id)
+        ? spanText({ validFrom: validSince(m), validUntil: m.status === "past" ? m.validUntil : null })
+        : null,
+    before: before.get(m.id) ?? [],
+    sourceThreadId: m.sourceThreadId,
+    sourceItemId: m.sourceItemId,
+    fromFeedback: !!m.sourceFeedbackId,
+    origin: memoryOrigin(m.sourceRef),
+    verified: !!m.verifiedAt,
+    needsRevalidation: m.needsRevalidation,
+    steps: m.kind === "procedure" ? stepsOf(m.steps) : null,
+    signals: signals.get(m.id) ?? null,
+    proposal:
+      m.status === "pending" && m.proposalOp && m.proposalForId
+        ? { op: m.proposalOp, target: targets.get(m.proposalForId) ?? null }
+        : null,
+    updatedAt: m.updatedAt.toISOString(),
+    lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
+    onlyWhenRelevant: !fits && m.status === "active" && scanned.has(m.id) && !alwaysIn.has(m.id),
+  });
   return (
     <MemoryDashboard
       about={{ text: about.text, at: about.at?.toISOString() ?? null, edited: about.edited }}
@@ -112,39 +162,8 @@ export default async function MemoryPage({
         alwaysIn: fits ? profile.count : take.length,
         semantic: !!embedder,
       }}
-      memories={memories.map((m) => ({
-        id: m.id,
-        text: m.text,
-        kind: m.kind,
-        source: m.source,
-        status: m.status,
-        pinned: m.pinned,
-        muted: m.muted,
-        projectId: m.projectId,
-        private: m.private,
-        expiresAt: m.expiresAt?.toISOString() ?? null,
-        // Shown when it says more than "since it was learned": a past memory's span, or a replacement's start.
-        validity:
-          m.status === "past" || before.has(m.id)
-            ? spanText({ validFrom: validSince(m), validUntil: m.status === "past" ? m.validUntil : null })
-            : null,
-        before: before.get(m.id) ?? [],
-        sourceThreadId: m.sourceThreadId,
-        sourceItemId: m.sourceItemId,
-        fromFeedback: !!m.sourceFeedbackId,
-        origin: memoryOrigin(m.sourceRef),
-        verified: !!m.verifiedAt,
-        needsRevalidation: m.needsRevalidation,
-        steps: m.kind === "procedure" ? stepsOf(m.steps) : null,
-        signals: signals.get(m.id) ?? null,
-        proposal:
-          m.status === "pending" && m.proposalOp && m.proposalForId
-            ? { op: m.proposalOp, target: targets.get(m.proposalForId) ?? null }
-            : null,
-        updatedAt: m.updatedAt.toISOString(),
-        lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
-        onlyWhenRelevant: !fits && m.status === "active" && scanned.has(m.id) && !alwaysIn.has(m.id),
-      }))}
+      memories={memories.map(card)}
+      related={related.map(card)}
     />
   );
 }
