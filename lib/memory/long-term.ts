@@ -527,13 +527,17 @@ export async function searchMemories(u: UserContext, text: string, limit = 20): 
   return rows.map((m) => openMemory(c, m));
 }
 
+/** The places (general memory, projects) the dashboard's related memories are searched in, at most. */
+const MAX_RELATED_PLACES = 20;
+
 /**
  * The dashboard's "related memories" for a search: what the model's memory search finds for these words (their other
  * forms and related words, lib/memory/related-words.ts) in general memory and in each of the user's projects, private
  * ones too (the user is reading their own), best first. Ids only: the dashboard lists them with its own filters.
  */
 export async function relatedMemoryIds(u: UserContext, text: string, projectIds: string[], limit = 10) {
-  const places = [null, ...projectIds].map((projectId) =>
+  // One search per place (each ranks against its own memories); a user with very many projects gets the first ones.
+  const places = [null, ...projectIds.slice(0, MAX_RELATED_PLACES - 1)].map((projectId) =>
     inMemoryScope(u, { projectId, general: projectId === null, privateOk: true }),
   );
   const found = (await Promise.all(places.map((p) => searchMemories(p, text, limit)))).flat();
