@@ -137,6 +137,58 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     expect(await allText(blocks)).not.toMatch(/look it up rather than guess|raw reasoning/);
   });
 
+  it("Claude: the newest branch shown, artifacts and created files as the answer showed them, thinking out", async () => {
+    const user = await newUser("claude-real");
+    const report = await importConversations(await userContext(t.db, user), real("claude-observed-shapes.json"));
+    // The deleted chat (structure, no words) is left out and said so; the dead-end follow-up is a branch.
+    expect(report).toMatchObject({ format: "claude", conversations: 2, branches: 1, skipped: { count: 1 } });
+    expect(report.skipped.reasons[0].reason).toMatch(/empty conversation/);
+    // No pointer to the branch shown: the newest message's, the older follow-up that carried on (not the
+    // younger dead end); the sentinel parent of the first message is no message.
+    expect((await shown(user, "Sourdough schedule")).map((i) => i.content)).toEqual([
+      "My starter peaks at 6 hours. When should I mix?",
+      "Mix about 5 to 6 hours after feeding, right at the peak.",
+      "And the bulk ferment at 24 degrees?",
+      "At 24 °C bulk takes roughly 4 to 5 hours.",
+      "Great, thanks!",
+    ]);
+    const items = await shown(user, "Budget tracker");
+    expect(items.map((i) => [i.role, i.tool])).toEqual([
+      ["user", null],
+      ["assistant", null],
+      ["tool", "artifacts"],
+      ["tool", "web_search"],
+      ["assistant", null],
+      ["user", null],
+    ]);
+    // Each upload once: its text when the export has it, else a note; a nameless one by its type.
+    expect(items[0].content).toBe(
+      "Here is my spending, can you make a tracker?\n\n" +
+        "[Attached file: spending.csv]\ndate,amount\n2025-04-01,12.50\n\n" +
+        "[Attached file: attachment (txt)]\nRent is due on the 3rd.\n\n" +
+        "[File receipt.png not imported: binary files are not in the export]",
+    );
+    // The artifact is the answer's code, not "[used artifacts]".
+    expect(items[1].content).toBe(
+      "Here is a tracker to start from:\n\n**Budget tracker**\n\n```python\nimport csv\n\ndef total(path):\n" +
+        "    with open(path) as f:\n        return sum(float(r['amount']) for r in csv.DictReader(f))\n\n```",
+    );
+    expect(items[2].content).toMatch(/^Call: \{"id":"tracker","command":"update","old_str":.*round\(float/);
+    expect(items[3].content).toBe(
+      'Call: {"query":"50/30/20 budget rule"}\n\n' +
+        "Result: The 50/30/20 rule — https://example.org/503020\nNeeds 50%, wants 30%, savings 20%.",
+    );
+    expect(items[4].content).toBe(
+      "**notes/budget.md**\n\n```md\n# Budget\n\nNeeds 50%, wants 30%, savings 20%.\n```\n\nIt follows the 50/30/20 rule.",
+    );
+    // An answer the export holds as thinking alone (its flat `text` that thinking) is not imported as words.
+    const all = await allText(user);
+    expect(all).not.toMatch(
+      /The user asks about timing|Plan: a small Python script|keep this short|^OK$|File created/m,
+    );
+    expect(all).not.toMatch(/used artifacts/);
+  });
+
   it("ChatGPT: markers become numbered references that match the Sources list", async () => {
     const user = await newUser("gpt-cite");
     const r = await importConversations(await userContext(t.db, user), real("chatgpt-citations-instructions.json"));

@@ -1,96 +1,177 @@
 // Claude's data export (conversations.json): an array of conversations
 // {uuid, name, created_at, chat_messages: [{uuid, sender, text, content[],
-// attachments[], files[], created_at, parent_message_uuid?}]}. Attachments
-// with extracted text keep it; binary files (images, PDFs without text) are
-// left out with a note saying so. Its projects.json gives project names and
-// instructions (see parseClaudeProject).
+// attachments[], files[], created_at, parent_message_uuid?}]}. What real exports
+// hold (recorded by converters run on them): the first message's parent is a
+// sentinel id that is no message; there is no pointer to the branch shown, so
+// the newest message's branch is; `content` blocks are the message (the flat
+// `text` can hold the thinking); an answer's artifacts and created files are
+// `tool_use` blocks whose input is the work itself; an upload is listed under
+// `files` and, when its text was extracted, again under `attachments`.
+// Attachments with extracted text keep it; binary files are noted. Its
+// projects.json gives project names and instructions (see parseClaudeProject).
 import {
   chain,
   pruneTree,
   SkipConversation,
+  splitMessage,
   str,
   text,
   toDate,
+  toolNote,
   type ImportedConversation,
   type ImportedProject,
   type ImportedMessage,
+  type MessagePart,
 } from "../conversation";
 
 type Obj = Record<string, unknown>;
+type Node = ImportedMessage & { keep: boolean };
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const json = (v: unknown) => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v));
 
 export const isClaude = (v: Obj) => Array.isArray(v.chat_messages);
 
-function body(m: Obj): string {
-  const blocks = list(m.content).map(obj);
-  const fromBlocks = blocks
-    .map((b) => {
-      if (b.type === "text") return text(b.text);
-      if (b.type === "tool_use") return `[used ${str(b.name) ?? "a tool"}]`;
-      if (b.type === "tool_result")
-        return list(b.content)
-          .map((x) => text(obj(x).text))
-          .filter(Boolean)
-          .join("\n");
-      return ""; // thinking and other internal blocks
-    })
+/** A work the answer made (an artifact, a created file), as the user saw it: its title, then its text. */
+function work(title: string, content: string, language: string | null, markdown: boolean): string {
+  const fence = "`".repeat(Math.max(3, ...[...content.matchAll(/`{3,}/g)].map((m) => m[0].length + 1)));
+  const body = markdown ? content : `${fence}${language ?? ""}\n${content}\n${fence}`;
+  return title ? `**${title}**\n\n${body}` : body;
+}
+
+/** A part under construction: a tool call still waiting for its result (matched by the call's id when given). */
+type Part = MessagePart & { pending?: true; work?: true; callId?: string | null };
+
+/** A `tool_use` block: the work itself for artifacts and created files, else a tool call waiting for its result. */
+function toolUse(b: Obj): Part {
+  const name = str(b.name) ?? "tool";
+  const input = obj(b.input);
+  const content = typeof input.content === "string" ? input.content : null;
+  if (name === "artifacts" && content !== null && input.command !== "update") {
+    const type = str(input.type) ?? "";
+    const markdown = type === "text/markdown" || (!type && !input.language);
+    const shown = work(text(input.title), content, str(input.language), markdown);
+    return { role: "assistant", content: shown, work: true, callId: str(b.id) };
+  }
+  if (typeof input.file_text === "string") {
+    const path = text(input.path);
+    const shown = work(path, input.file_text, path.split(".").pop() ?? null, false);
+    return { role: "assistant", content: shown, work: true, callId: str(b.id) };
+  }
+  return { role: "tool", toolName: name.slice(0, 64), content: json(b.input), pending: true, callId: str(b.id) };
+}
+
+/** A `tool_result` block's text: its items' text, with the title and address of what a search found. */
+function toolResult(b: Obj): string {
+  if (typeof b.content === "string") return b.content;
+  return list(b.content)
+    .map(obj)
+    .map((x) => [[text(x.title), text(x.url)].filter(Boolean).join(" — "), text(x.text)].filter(Boolean).join("\n"))
     .filter(Boolean)
-    .join("\n\n");
-  const main = fromBlocks || text(m.text);
+    .join("\n");
+}
+
+/** An answer's parts in order: its words, its works, tool calls with their results as tool notes; thinking left out. */
+function answerParts(m: Obj): MessagePart[] {
+  const blocks = list(m.content).map(obj);
+  if (!blocks.length) return [{ role: "assistant", content: text(m.text) }];
+  const out: Part[] = [];
+  for (const b of blocks) {
+    if (b.type === "text") out.push({ role: "assistant", content: text(b.text) });
+    else if (b.type === "tool_use") out.push(toolUse(b));
+    else if (b.type === "tool_result") {
+      // The result belongs to the call with its id (without one: the call before it). A work's result ("OK") adds
+      // nothing to the work.
+      const id = str(b.tool_use_id);
+      const call = id ? out.findLast((p) => p.callId === id) : out.findLast((p) => p.pending || p.work);
+      const result = toolResult(b);
+      if (call?.work) continue;
+      if (call?.pending) {
+        call.content = toolNote(call.content, result);
+        delete call.pending;
+      } else out.push({ role: "tool", toolName: (str(b.name) ?? "tool").slice(0, 64), content: toolNote("", result) });
+    }
+    // thinking, redacted thinking and whatever else is internal: not part of the conversation's words
+  }
+  // Words and works next to each other read as one answer, as the app showed them.
+  const merged: MessagePart[] = [];
+  for (const { pending, work: _w, callId: _c, ...p } of out) {
+    const last = merged.at(-1);
+    if (p.role === "assistant" && last?.role === "assistant") last.content = [last.content, p.content].join("\n\n");
+    else merged.push(pending ? { ...p, content: toolNote(p.content, null) } : p);
+  }
+  return merged;
+}
+
+/** A user's message: its words, then each attached file's text, then the files the export has no text for. */
+function userBody(m: Obj): string {
+  const blocks = list(m.content).map(obj);
+  const words = blocks.length
+    ? blocks
+        .filter((b) => b.type === "text")
+        .map((b) => text(b.text))
+        .join("\n\n")
+    : text(m.text);
+  const carried = new Set<string>();
   const attached = list(m.attachments)
     .map(obj)
     .map((a) => {
-      const name = text(a.file_name) || "attachment";
+      const name = text(a.file_name) || (text(a.file_type) ? `attachment (${text(a.file_type)})` : "attachment");
       const extracted = text(a.extracted_content);
+      carried.add(name);
       return extracted
         ? `[Attached file: ${name}]\n${extracted}`
         : `[Attached file ${name} not imported: no text in the export]`;
     });
-  const files = list(m.files)
-    .map(obj)
-    .map((f) => `[File ${text(f.file_name) || "(unnamed)"} not imported: binary files are not in the export]`);
-  return [main, ...attached, ...files].filter(Boolean).join("\n\n");
+  // The same upload is listed under `files` too: only what `attachments` did not name is noted again.
+  const files = [
+    ...new Set(
+      list(m.files)
+        .map(obj)
+        .map((f) => text(f.file_name))
+        .filter((name) => !carried.has(name)),
+    ),
+  ].map((name) => `[File ${name || "(unnamed)"} not imported: binary files are not in the export]`);
+  return [words, ...attached, ...files].filter(Boolean).join("\n\n");
+}
+
+function expand(node: Node, m: Obj): Node[] {
+  if (node.role === "user") {
+    const content = userBody(m);
+    return [{ ...node, content, keep: !!content.trim() }];
+  }
+  return splitMessage(node, answerParts(m));
 }
 
 export function parseClaude(c: Obj): ImportedConversation {
   const ref = str(c.uuid);
   if (!ref) throw new SkipConversation("it has no conversation id");
   const raw = list(c.chat_messages).map(obj);
-  const toMsg = (m: Obj, i: number): Omit<ImportedMessage, "parentRef"> => ({
+  const node = (m: Obj, i: number): Node => ({
     ref: str(m.uuid) ?? `${ref}:${i}`,
+    parentRef: str(m.parent_message_uuid),
     role: m.sender === "human" ? "user" : "assistant",
-    content: body(m),
+    content: "",
     createdAt: toDate(m.created_at),
+    keep: true,
   });
   // Newer exports link each message to its parent (edits branch); older ones are a plain list.
-  const linked = raw.length > 0 && raw.some((m) => typeof m.parent_message_uuid === "string");
-  const messages = linked
-    ? pruneTree(
-        raw.map((m, i) => ({ ...toMsg(m, i), parentRef: str(m.parent_message_uuid), keep: true })),
-        str(c.current_leaf_message_uuid),
-      )
-    : { messages: chain(raw.map(toMsg)), activeRef: null as string | null, dropped: {} };
-  if (!linked) messages.activeRef = messages.messages.at(-1)?.ref ?? null;
-  const kept = messages.messages.filter((m) => m.content.trim());
-  if (kept.length !== messages.messages.length) {
-    // Empty messages: drop them but keep the chain linked.
-    const pruned = pruneTree(
-      messages.messages.map((m) => ({ ...m, keep: !!m.content.trim() })),
-      messages.activeRef,
-    );
-    messages.messages = pruned.messages;
-    messages.activeRef = pruned.activeRef;
-  }
+  const linked = raw.some((m) => typeof m.parent_message_uuid === "string");
+  const nodes = linked ? raw.map(node) : chain(raw.map(node)).map((m) => ({ ...m, keep: true }) as Node);
+  const { messages, activeRef, dropped } = pruneTree(
+    nodes.flatMap((n, i) => expand(n, raw[i])),
+    // No export names the branch shown; pruneTree then takes the newest message's (a plain list: its last).
+    linked ? str(c.current_leaf_message_uuid) : (nodes.at(-1)?.ref ?? null),
+  );
   return {
     format: "claude",
     ref: `claude:${ref}`,
     title: text(c.name) || null,
     createdAt: toDate(c.created_at),
     updatedAt: toDate(c.updated_at),
-    messages: messages.messages,
-    activeRef: messages.activeRef,
-    dropped: messages.dropped,
+    messages,
+    activeRef,
+    dropped,
     project: claudeProject(c),
   };
 }
