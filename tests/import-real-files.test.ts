@@ -189,6 +189,34 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     expect(all).not.toMatch(/used artifacts/);
   });
 
+  it("ChatGPT canvas: the document as the user saw it, a whole rewrite as its new version, edits as tool notes", async () => {
+    const user = await newUser("canvas");
+    expect(await importConversations(await userContext(t.db, user), real("chatgpt-canvas.json"))).toMatchObject({
+      format: "chatgpt",
+      conversations: 1,
+    });
+    const items = await shown(user, "Barista cover letter");
+    expect(items.map((i) => [i.role, i.tool])).toEqual([
+      ["user", null],
+      ["assistant", null],
+      ["assistant", null],
+      ["user", null],
+      ["assistant", null],
+      ["tool", "canmore.update_textdoc"],
+      ["assistant", null],
+    ]);
+    expect(items[1].content).toBe(
+      "**Cover letter**\n\nDear Ms. Alvarez,\n\nI would love to join **Café Lume** as a barista.\n\nBest,\nSam",
+    );
+    expect(items[4].content).toBe(
+      '**Canvas (updated)**\n\n```python\nprint("Dear Ms. Alvarez,")\n' +
+        'print("I would love to join Café Lume as a barista.")\n\n```',
+    );
+    expect(items[5].content).toMatch(/Alvarez-Reyes/);
+    // The tool's bookkeeping ("Successfully created text document…") is not part of the conversation.
+    expect(await allText(user)).not.toMatch(/Successfully (created|updated) text document|\\n/);
+  });
+
   it("ChatGPT: markers become numbered references that match the Sources list", async () => {
     const user = await newUser("gpt-cite");
     const r = await importConversations(await userContext(t.db, user), real("chatgpt-citations-instructions.json"));

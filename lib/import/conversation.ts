@@ -208,6 +208,16 @@ export function splitMessage<T extends ImportedMessage & { keep: boolean }>(m: T
   }));
 }
 
+/**
+ * A work an answer made beside its words (a Claude artifact, a ChatGPT canvas, a created file), as the user saw it:
+ * its title, then the document as it is or the code fenced (a fence longer than any inside it).
+ */
+export function work(title: string, content: string, language: string | null, markdown: boolean): string {
+  const fence = "`".repeat(Math.max(3, ...[...content.matchAll(/`{3,}/g)].map((m) => m[0].length + 1)));
+  const body = markdown ? content : `${fence}${language ?? ""}\n${content}\n${fence}`;
+  return title ? `**${title}**\n\n${body}` : body;
+}
+
 /** A tool note's text: what was asked of the tool and what it answered (long results are cut). */
 export function toolNote(args: string, result: string | null): string {
   const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);

@@ -8,6 +8,7 @@ import {
   str,
   text,
   toDate,
+  work,
   type CustomInstructions,
   type ImportedConversation,
   type ImportedProject,
@@ -127,7 +128,7 @@ export function withReferences(body: string, meta: Obj): string {
   return `${replaced.replace(/[ \t]+\n/g, "\n").trimEnd()}\n\nSources:\n${lines.join("\n")}`;
 }
 
-function toMessage(id: string, node: Obj): ImportedMessage & { keep: boolean } {
+function toMessage(id: string, node: Obj, mapping: Obj): ImportedMessage & { keep: boolean } {
   const msg = obj(node.message);
   const meta = obj(msg.metadata);
   const role = str(obj(msg.author).role);
@@ -145,6 +146,11 @@ function toMessage(id: string, node: Obj): ImportedMessage & { keep: boolean } {
   if (content === null || !content.trim()) return base;
   const recipient = str(msg.recipient);
   const finish = str(obj(meta.finish_details).type);
+  // Canvas: the document the assistant wrote is its answer; the tool's "Successfully created…" is bookkeeping.
+  if (role === "tool" && str(obj(msg.author).name)?.startsWith("canmore.")) return base;
+  const canvas = role === "assistant" && recipient?.startsWith("canmore.") ? canvasText(msg, node, mapping) : null;
+  if (canvas)
+    return { ...base, role: "assistant", content: canvas, model: str(meta.model_slug) ?? undefined, keep: true };
   // Tool output, and the assistant's own calls to a tool (recipient "browser", "python", ...), become tool notes.
   if (role === "tool" || (role === "assistant" && recipient && recipient !== "all")) {
     const name = role === "tool" ? (str(obj(msg.author).name) ?? "tool") : recipient!;
@@ -164,6 +170,37 @@ function toMessage(id: string, node: Obj): ImportedMessage & { keep: boolean } {
     model: str(meta.model_slug) ?? undefined,
     keep: true,
   };
+}
+
+/**
+ * A canvas document as the user saw it: `canmore.create_textdoc` {name, type: "document" | "code/<language>",
+ * content}, or an `update_textdoc` that rewrites it whole (pattern ".*"). Partial edits stay tool notes (null).
+ */
+function canvasText(msg: Obj, node: Obj, mapping: Obj): string | null {
+  let call: Obj;
+  try {
+    call = obj(JSON.parse(String(obj(msg.content).text ?? "")));
+  } catch {
+    return null;
+  }
+  // The tool's reply names the document's title and type (an update's call says neither).
+  const replies = (Array.isArray(node.children) ? node.children : []).slice(0, 8);
+  const canvasMeta =
+    replies
+      .map((c) => obj(obj(obj(obj(mapping[String(c)]).message).metadata).canvas))
+      .concat(obj(obj(msg.metadata).canvas))
+      .find((c) => Object.keys(c).length) ?? {};
+  const rewrite = Array.isArray(call.updates) && call.updates.length === 1 ? obj(call.updates[0]) : null;
+  const content =
+    typeof call.content === "string"
+      ? call.content
+      : rewrite && /^\^?\.\*\$?$/.test(String(rewrite.pattern)) && typeof rewrite.replacement === "string"
+        ? rewrite.replacement
+        : null;
+  if (content === null) return null;
+  const title = text(call.name) || text(canvasMeta.title) || (rewrite ? "Canvas (updated)" : "Canvas");
+  const type = str(call.type) ?? str(canvasMeta.textdoc_type) ?? "document";
+  return work(title, text(content), type.startsWith("code/") ? type.slice(5) : null, !type.startsWith("code/"));
 }
 
 /** ChatGPT wraps the user's own words in a preamble and a fence: the words alone. */
@@ -192,7 +229,7 @@ export function parseChatGpt(c: Obj): ImportedConversation {
   if (!ref) throw new SkipConversation("it has no conversation id");
   if (typeof c.mapping !== "object" || c.mapping === null) throw new SkipConversation(EMPTY_CONVERSATION);
   const mapping = obj(c.mapping);
-  const nodes = Object.entries(mapping).map(([id, node]) => toMessage(str(obj(node).id) ?? id, obj(node)));
+  const nodes = Object.entries(mapping).map(([id, node]) => toMessage(str(obj(node).id) ?? id, obj(node), mapping));
   const { messages, activeRef, dropped } = pruneTree(nodes, str(c.current_node));
   return {
     format: "chatgpt",

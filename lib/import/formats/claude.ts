@@ -18,6 +18,7 @@ import {
   text,
   toDate,
   toolNote,
+  work,
   type ImportedConversation,
   type ImportedProject,
   type ImportedMessage,
@@ -31,13 +32,6 @@ const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const json = (v: unknown) => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v));
 
 export const isClaude = (v: Obj) => Array.isArray(v.chat_messages);
-
-/** A work the answer made (an artifact, a created file), as the user saw it: its title, then its text. */
-function work(title: string, content: string, language: string | null, markdown: boolean): string {
-  const fence = "`".repeat(Math.max(3, ...[...content.matchAll(/`{3,}/g)].map((m) => m[0].length + 1)));
-  const body = markdown ? content : `${fence}${language ?? ""}\n${content}\n${fence}`;
-  return title ? `**${title}**\n\n${body}` : body;
-}
 
 /** A part under construction: a tool call still waiting for its result (matched by the call's id when given). */
 type Part = MessagePart & { pending?: true; work?: true; callId?: string | null };
