@@ -217,6 +217,33 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     expect(await allText(user)).not.toMatch(/Successfully (created|updated) text document|\\n/);
   });
 
+  it("ChatGPT deep research: the report from the app's widget state, once, with its sources; the app's bookkeeping out", async () => {
+    const user = await newUser("research");
+    expect(await importConversations(await userContext(t.db, user), real("chatgpt-deep-research.json"))).toMatchObject({
+      format: "chatgpt",
+      conversations: 2,
+    });
+    const items = await shown(user, "Low-light houseplants");
+    expect(items.map((i) => [i.role, i.tool])).toEqual([
+      ["user", null],
+      ["user", null],
+      ["assistant", null],
+    ]);
+    // The user's follow-up answered the plan they selected: the quote says to what.
+    expect(items[1].content).toBe("> Low-light houseplants\n\nonly ones that are safe for cats");
+    expect(items[2].content).toMatch(/^# Cat-safe plants for low light\n/);
+    expect(items[2].content).toMatch(/non-toxic to cats\[1\]\./);
+    expect(items[2].content).toMatch(/Sources:\n1\. Plants safe for cats — https:\/\/example\.org\/cat-safe-plants$/);
+    const all = await allText(user);
+    expect(all).not.toMatch(/session_id|websocket|verify=|waiting_for_user_response|api_tool|user_query/);
+    expect(all).not.toMatch(LEAKS);
+    // The PDF is noted (its contents are not in the export); the photo once, where it appears.
+    expect((await shown(user, "Lease clause"))[0].content).toBe(
+      "[image not imported]\n\nIs this clause normal for a lease?\n\n" +
+        "[File lease.pdf not imported: the export has no file contents]",
+    );
+  });
+
   it("ChatGPT: markers become numbered references that match the Sources list", async () => {
     const user = await newUser("gpt-cite");
     const r = await importConversations(await userContext(t.db, user), real("chatgpt-citations-instructions.json"));

@@ -128,7 +128,36 @@ export function withReferences(body: string, meta: Obj): string {
   return `${replaced.replace(/[ \t]+\n/g, "\n").trimEnd()}\n\nSources:\n${lines.join("\n")}`;
 }
 
-function toMessage(id: string, node: Obj, mapping: Obj): ImportedMessage & { keep: boolean } {
+/**
+ * A deep research report: newer exports keep it in the research app's widget state (a JSON string in
+ * `metadata.chatgpt_sdk.widget_state`, `report_message` once `status` is "completed"), on the app's tool messages,
+ * not in any message's content. Null for other messages; "" for the research app's bookkeeping (plans, sessions).
+ */
+function researchReport(meta: Obj): { id: string; text: string } | "" | null {
+  const sdk = obj(meta.chatgpt_sdk);
+  if (sdk.attribution_id !== "connector_openai_deep_research") return null; // other apps' calls stay tool notes
+  if (typeof sdk.widget_state !== "string") return "";
+  let state: Obj;
+  try {
+    state = obj(JSON.parse(sdk.widget_state));
+  } catch {
+    return "";
+  }
+  const report = obj(state.report_message);
+  const body = Array.isArray(obj(report.content).parts) ? (obj(report.content).parts as unknown[])[0] : null;
+  if (state.status !== "completed" || typeof body !== "string" || !body.trim()) return "";
+  return { id: str(report.id) ?? body.slice(0, 200), text: withReferences(text(body), obj(report.metadata)) };
+}
+
+/** Files a message came with that the export has no contents for (images are noted where they appear). */
+function attachedFiles(meta: Obj): string[] {
+  return (Array.isArray(meta.attachments) ? meta.attachments : [])
+    .map(obj)
+    .filter((a) => !String(a.mime_type ?? a.mimeType ?? "").startsWith("image/"))
+    .map((a) => `[File ${text(a.name) || "(unnamed)"} not imported: the export has no file contents]`);
+}
+
+function toMessage(id: string, node: Obj, mapping: Obj, reports: Set<string>): ImportedMessage & { keep: boolean } {
   const msg = obj(node.message);
   const meta = obj(msg.metadata);
   const role = str(obj(msg.author).role);
@@ -142,8 +171,21 @@ function toMessage(id: string, node: Obj, mapping: Obj): ImportedMessage & { kee
   };
   if (!node.message || meta.is_visually_hidden_from_conversation === true) return base;
   if (role !== "user" && role !== "assistant" && role !== "tool") return base; // system prompts are hidden in ChatGPT too
-  const content = contentText(obj(msg.content));
-  if (content === null || !content.trim()) return base;
+  const report = researchReport(meta);
+  if (report === "") return base; // the research app's plans and sessions: not part of the conversation
+  if (report) {
+    // The same report can ride on more than one of the app's messages: it is imported once.
+    if (reports.has(report.id)) return base;
+    reports.add(report.id);
+    return { ...base, role: "assistant", content: report.text, model: str(meta.model_slug) ?? undefined, keep: true };
+  }
+  const said = contentText(obj(msg.content));
+  // A reply to a passage the user selected ("Ask ChatGPT") quotes it; the files they attached are noted.
+  const quote = role === "user" ? text(meta.targeted_reply).trim() : "";
+  const content = [quote && quote.replace(/^/gm, "> "), said, ...(role === "user" ? attachedFiles(meta) : [])]
+    .filter(Boolean)
+    .join("\n\n");
+  if (said === null || !content.trim()) return base;
   const recipient = str(msg.recipient);
   const finish = str(obj(meta.finish_details).type);
   // Canvas: the document the assistant wrote is its answer; the tool's "Successfully created…" is bookkeeping.
@@ -229,7 +271,10 @@ export function parseChatGpt(c: Obj): ImportedConversation {
   if (!ref) throw new SkipConversation("it has no conversation id");
   if (typeof c.mapping !== "object" || c.mapping === null) throw new SkipConversation(EMPTY_CONVERSATION);
   const mapping = obj(c.mapping);
-  const nodes = Object.entries(mapping).map(([id, node]) => toMessage(str(obj(node).id) ?? id, obj(node), mapping));
+  const reports = new Set<string>();
+  const nodes = Object.entries(mapping).map(([id, node]) =>
+    toMessage(str(obj(node).id) ?? id, obj(node), mapping, reports),
+  );
   const { messages, activeRef, dropped } = pruneTree(nodes, str(c.current_node));
   return {
     format: "chatgpt",
