@@ -217,11 +217,11 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     expect(await allText(user)).not.toMatch(/Successfully (created|updated) text document|\\n/);
   });
 
-  it("ChatGPT deep research: the report from the app's widget state, once, with its sources; the app's bookkeeping out", async () => {
+  it("ChatGPT deep research: the report from the app's widget state, once, with its sources; voice as its words", async () => {
     const user = await newUser("research");
     expect(await importConversations(await userContext(t.db, user), real("chatgpt-deep-research.json"))).toMatchObject({
       format: "chatgpt",
-      conversations: 2,
+      conversations: 3,
     });
     const items = await shown(user, "Low-light houseplants");
     expect(items.map((i) => [i.role, i.tool])).toEqual([
@@ -242,6 +242,11 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
       "[image not imported]\n\nIs this clause normal for a lease?\n\n" +
         "[File lease.pdf not imported: the export has no file contents]",
     );
+    // A voice chat reads as what was said; the recordings are not "[audio not imported]" beside their words.
+    expect((await shown(user, "Voice: lower back")).map((i) => i.content)).toEqual([
+      "What's a good stretch for my lower back?",
+      "Try a knee-to-chest stretch, thirty seconds a side.",
+    ]);
   });
 
   it("ChatGPT: markers become numbered references that match the Sources list", async () => {

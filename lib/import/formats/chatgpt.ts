@@ -40,8 +40,12 @@ function contentText(content: Obj): string | null {
   const parts = Array.isArray(content.parts) ? content.parts : [];
   switch (type) {
     case "text":
-    case "multimodal_text":
-      return parts.map(partText).filter(Boolean).join("\n\n");
+    case "multimodal_text": {
+      // A voice message is its transcription and the recording: the words stand for it, no "[audio …]" beside them.
+      const spoken = parts.some((p) => obj(p).content_type === "audio_transcription");
+      const kept = spoken ? parts.filter((p) => !String(obj(p).content_type ?? "").includes("audio_asset")) : parts;
+      return kept.map(partText).filter(Boolean).join("\n\n");
+    }
     case "code":
       return (
         "```" +
