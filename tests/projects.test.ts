@@ -384,4 +384,46 @@ describe.each(engines)("projects on %s", (engine) => {
     const alone = await importConversations(other, [JSON.stringify(projectsJson)]);
     expect(alone).toMatchObject({ conversations: 0, skipped: { count: 0 }, projects: { added: 2, named: 0 } });
   });
+
+  it("Claude's memory (memories.json) waits for review as statements, in general memory and in each project", async () => {
+    const [claude] = fixture("claude-conversations.json");
+    // The shape Claude's export writes: one entry per account, a markdown summary for all chats and one per project.
+    const memoriesJson = [
+      {
+        conversations_memory:
+          "**Work context**\n\nAna is a PhD student in soil science at the University of Porto. " +
+          "She writes her thesis in LaTeX.\n\n**Personal context**\n\nAna keeps a vegetable garden and has a dog named Bolt.",
+        project_memories: { "0f1e2d3c-aaaa": "The thesis is due in June 2026. Dr. Sousa is the supervisor." },
+        account_uuid: "acct-1",
+      },
+    ];
+    const projectsJson = [{ uuid: "0f1e2d3c-aaaa", name: "Thesis", prompt_template: "", docs: [] }];
+    const zip = zipSync({
+      "conversations.json": strToU8(JSON.stringify([claude])),
+      "memories.json": strToU8(JSON.stringify(memoriesJson)),
+      "projects.json": strToU8(JSON.stringify(projectsJson)),
+    });
+    const u = await newUser();
+    const report = await importConversations(u, [zip]);
+    expect(report).toMatchObject({ conversations: 1, claudeMemory: { added: 5, skipped: 0 } });
+    const rows = await t.db.memory.findMany({
+      where: { userId: u.userId },
+      select: { text: true, status: true, source: true, sourceRef: true, projectId: true },
+      orderBy: { createdAt: "asc" },
+    });
+    const thesis = await t.db.project.findFirstOrThrow({ where: { userId: u.userId, name: "Thesis" } });
+    // Headings state nothing; each sentence is a statement; "Dr." does not end one. Nothing is active until approved.
+    expect(rows.map((r) => [r.text, r.projectId === thesis.id ? "Thesis" : "general"])).toEqual([
+      ["Ana is a PhD student in soil science at the University of Porto.", "general"],
+      ["She writes her thesis in LaTeX.", "general"],
+      ["Ana keeps a vegetable garden and has a dog named Bolt.", "general"],
+      ["The thesis is due in June 2026.", "Thesis"],
+      ["Dr. Sousa is the supervisor.", "Thesis"],
+    ]);
+    expect(
+      rows.every((r) => r.status === "pending" && r.source === "inferred" && r.sourceRef === "claude:memory"),
+    ).toBe(true);
+    // The same export again adds nothing.
+    expect((await importConversations(u, [zip])).claudeMemory).toEqual({ added: 0, skipped: 5 });
+  });
 });

@@ -59,6 +59,10 @@ function summary(r: Report): string {
     parts.push(
       `Your ChatGPT custom instructions became ${plural(r.customInstructions.added, "memory", "memories")} waiting for your review on the Memory page.`,
     );
+  if (r.claudeMemory?.added)
+    parts.push(
+      `What Claude remembered about you became ${plural(r.claudeMemory.added, "memory", "memories")} waiting for your review on the Memory page.`,
+    );
   return parts.join(" ");
 }
 

@@ -15,7 +15,15 @@ import {
   type ImportedProject,
 } from "./conversation";
 import { isChatGpt, parseChatGpt } from "./formats/chatgpt";
-import { isClaude, isClaudeProject, parseClaude, parseClaudeProject } from "./formats/claude";
+import {
+  isClaude,
+  isClaudeMemory,
+  isClaudeProject,
+  parseClaude,
+  parseClaudeMemory,
+  parseClaudeProject,
+  type ClaudeMemory,
+} from "./formats/claude";
 import { isLibreChat, parseLibreChat } from "./formats/librechat";
 import { parseMnemoProject, parseMnemoThread } from "./formats/mnemo";
 import { isOpenWebUi, parseOpenWebUi } from "./formats/open-webui";
@@ -33,7 +41,9 @@ export type ImportEntry =
       reason: string;
       customInstructions?: ImportedConversation["customInstructions"];
     }
-  | { kind: "memory"; memory: unknown };
+  | { kind: "memory"; memory: unknown }
+  /** What another app remembered about the user (Claude's memories.json). */
+  | { kind: "app-memory"; memory: ClaudeMemory };
 
 /** The format of one conversation object, or null when no importer knows it. */
 export function detectConversation(v: Obj): ImportFormat | null {
@@ -54,6 +64,7 @@ const parsers: Record<Exclude<ImportFormat, "mnemo">, (v: Obj) => ImportedConver
 function toEntry(value: unknown, mnemo: boolean): ImportEntry {
   const v = value && typeof value === "object" && !Array.isArray(value) ? (value as Obj) : {};
   if (!mnemo && isClaudeProject(v)) return { kind: "project", project: parseClaudeProject(v) };
+  if (!mnemo && isClaudeMemory(v)) return { kind: "app-memory", memory: parseClaudeMemory(v) };
   const format = mnemo ? "mnemo" : detectConversation(v);
   const title = text(v.title) || text(v.name) || text((v.thread as Obj | undefined)?.title) || null;
   if (!format)

@@ -6,13 +6,13 @@ import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import { exactScope } from "@/lib/projects/scope";
 import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { embedSoon } from "@/lib/memory/embed";
-import { importCustomInstructions, importMemories } from "@/lib/memory/portable";
+import { importClaudeMemory, importCustomInstructions, importMemories } from "@/lib/memory/portable";
 import { getConfig } from "@/lib/config";
 import { FORMAT_NAMES, type CustomInstructions, type ImportFormat, type ImportedProject } from "./conversation";
 import { readExport, type ImportEntry } from "./read";
 import { unzipIfNeeded, type SideFiles } from "./unzip";
 import { importedProject, settleImportedProject, writeConversation } from "./write";
-import { claudePlaceholderName } from "./formats/claude";
+import { claudePlaceholderName, type ClaudeMemory } from "./formats/claude";
 
 export type SkipReason = { reason: string; count: number; examples: string[] };
 
@@ -33,6 +33,8 @@ export type ImportReport = {
   memories?: { added: number; skipped: number };
   /** ChatGPT's custom instructions, as memories waiting for review. */
   customInstructions?: { added: number; skipped: number };
+  /** What Claude remembered about the user (its memories.json), as memories waiting for review. */
+  claudeMemory?: { added: number; skipped: number };
   threadIds: string[];
   /** Set when the file broke off part of the way: what came before it is imported. */
   error?: string;
@@ -43,6 +45,7 @@ export type ImportProgress = Pick<ImportReport, "conversations" | "messages" | "
 const MAX_MEMORIES = 5_000;
 const MAX_THREAD_IDS = 10_000;
 const MAX_PROJECTS = 1_000;
+const MAX_APP_MEMORIES = 100;
 const MEMORY_STATUSES = new Set(["active", "pending", "archived", "past"]);
 
 export async function importConversations(
@@ -63,6 +66,7 @@ export async function importConversations(
   };
   const formats = new Set<ImportFormat>();
   const memories: unknown[] = [];
+  const claudeMemories: ClaudeMemory[] = [];
   // Projects named by Mnemo's export, by ref; and the Mnemo project each became (memories follow them there).
   const projects = new Map<string, ImportedProject & { starter?: boolean }>();
   const projectIds = new Map<string, string>();
@@ -93,6 +97,7 @@ export async function importConversations(
   report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
   if (memories.length) report.memories = await importExportedMemories(u, memories, projects, projectIds);
   if (projects.size) report.projects = await settleProjects(u, projects, projectIds);
+  if (claudeMemories.length) report.claudeMemory = await importClaudeMemories(u, claudeMemories, projects);
   for (const found of instructions.values()) {
     const r = await importCustomInstructions(u, found);
     report.customInstructions = {
@@ -100,21 +105,27 @@ export async function importConversations(
       skipped: (report.customInstructions?.skipped ?? 0) + r.skipped,
     };
   }
-  if (report.conversations || report.memories?.added || report.customInstructions?.added) await embedSoon(db, userId);
+  const learned = report.memories?.added || report.customInstructions?.added || report.claudeMemory?.added;
+  if (report.conversations || learned) await embedSoon(db, userId);
   return report;
 
   async function readAll() {
     const limits = { maxInflatedBytes: getConfig().import.maxBytes };
     const side: SideFiles = [];
     for await (const entry of readExport(unzipIfNeeded(chunks, limits, side))) await take(entry);
-    // Claude's projects.json, wherever it sat in the zip: only its projects are taken.
+    // Claude's projects.json and memories.json, wherever they sat in the zip: only projects and memory are taken.
     for (const file of side)
-      for await (const entry of readExport(file.chunks)) if (entry.kind === "project") await take(entry);
+      for await (const entry of readExport(file.chunks))
+        if (entry.kind === "project" || entry.kind === "app-memory") await take(entry);
   }
 
   async function take(entry: ImportEntry) {
     if (entry.kind === "project") {
       if (entry.project && projects.size < MAX_PROJECTS) projects.set(entry.project.ref, entry.project);
+      return;
+    }
+    if (entry.kind === "app-memory") {
+      if (claudeMemories.length < MAX_APP_MEMORIES) claudeMemories.push(entry.memory);
       return;
     }
     if (entry.kind === "memory") {
@@ -177,6 +188,28 @@ async function settleProjects(
     const claudeId = ref.startsWith("claude:") ? ref.slice("claude:".length) : null;
     const r = await settleImportedProject(u, p, claudeId ? claudePlaceholderName(claudeId) : null);
     if (r !== "kept") out[r]++;
+  }
+  return out;
+}
+
+/** Claude's memory: the general summary in general memory, each project's in that project (made when missing). */
+async function importClaudeMemories(
+  u: UserContext,
+  found: ClaudeMemory[],
+  projects: Map<string, ImportedProject>,
+): Promise<{ added: number; skipped: number }> {
+  const out = { added: 0, skipped: 0 };
+  const add = (r: { added: number; skipped: number }) => {
+    out.added += r.added;
+    out.skipped += r.skipped;
+  };
+  for (const m of found) {
+    if (m.general) add(await importClaudeMemory(inMemoryScope(u, exactScope(null)), m.general));
+    for (const p of m.projects) {
+      const project = projects.get(p.ref) ?? { ref: p.ref, name: claudePlaceholderName(p.ref.slice("claude:".length)) };
+      const projectId = await importedProject(u, project);
+      add(await importClaudeMemory(inMemoryScope(u, exactScope(projectId)), p.text));
+    }
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // unpack it, the import reads the zip as it arrives (fflate's streaming Unzip,
 // which inflates synchronously as each piece comes in) and passes on the
 // bytes of the `conversations.json` inside. Claude's `projects.json` (or
-// `projects/<uuid>.json`) is kept aside for the caller, within the same limits,
+// `projects/<uuid>.json`) and `memories.json` are kept aside for the caller, within the same limits,
 // whichever comes first in the zip; other files (images, audio) are skipped
 // unread. A body that is not a zip passes through unchanged.
 //
@@ -17,8 +17,8 @@ import { nextTick } from "./yield";
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04]; // "PK\x03\x04"
 const WANTED = /(^|\/)conversations\.json$/i;
-/** Claude's projects: one projects.json, or one file per project under projects/. */
-const SIDE = /(^|\/)projects(\.json|\/[^/]+\.json)$/i;
+/** Claude's projects and memory: projects.json or projects/<uuid>.json, memories.json or memories/<account>.json. */
+const SIDE = /(^|\/)(projects|memories)(\.json|\/[^/]+\.json)$/i;
 /** Compressed bytes inflated between two turns of the event loop (deflate inflates at most ~1,000×). */
 const SLICE = 16 * 1024;
 const RATIO_FREE_BYTES = 32 * 1024 * 1024;

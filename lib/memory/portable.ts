@@ -169,10 +169,64 @@ function listLines(text: string): string[] {
 /** Where a memory came from when it was not learned in a Mnemo chat: shown on its card. */
 export const CUSTOM_INSTRUCTIONS_REF = "chatgpt:custom-instructions";
 
+export const CLAUDE_MEMORY_REF = "claude:memory";
+
 export function memoryOrigin(sourceRef: string | null): string | null {
   if (sourceRef === `${CUSTOM_INSTRUCTIONS_REF}:about`) return "ChatGPT custom instructions: about you";
   if (sourceRef === `${CUSTOM_INSTRUCTIONS_REF}:answers`) return "ChatGPT custom instructions: how to answer";
+  if (sourceRef === CLAUDE_MEMORY_REF) return "Claude's memory of you";
   return null;
+}
+
+/** A heading line of a markdown summary ("**Work context**", "## Personal"): it names a section, it states nothing. */
+const HEADING = /^(#{1,6}\s+.*|\*\*[^*]+\*\*:?|__[^_]+__:?)$/;
+/** At most this many statements from one summary. */
+const MAX_STATEMENTS = 500;
+
+/** A summary another app wrote about the user, as statements: headings left out, each sentence on its own. */
+export function summaryStatements(summary: string): string[] {
+  const sentences = new Intl.Segmenter("en", { granularity: "sentence" });
+  const split = (line: string) => {
+    const out: string[] = [];
+    for (const { segment } of sentences.segment(line)) {
+      // ICU ends a sentence after a title's abbreviation ("Dr.", "Mrs."): such a fragment joins the next one.
+      const last = out.at(-1);
+      if (last !== undefined && /^\S{1,4}\.$/.test(last)) out[out.length - 1] = `${last} ${segment.trim()}`;
+      else out.push(segment.trim());
+    }
+    return out;
+  };
+  return listLines(summary)
+    .filter((line) => !HEADING.test(line))
+    .flatMap(split)
+    .filter((s) => /\p{L}/u.test(s))
+    .slice(0, MAX_STATEMENTS);
+}
+
+/**
+ * Claude's memory from its export (a summary of the user in markdown), as memories waiting for review: a
+ * statement each, in the place it was kept for (all chats, or the project). Claude wrote it, not the user: the
+ * user approves each one.
+ */
+export async function importClaudeMemory(u: UserContext, summary: string): Promise<{ added: number; skipped: number }> {
+  const memories: NewMemory[] = [];
+  let skipped = 0;
+  for (const line of summaryStatements(summary)) {
+    const parsed = memoryTextSchema.safeParse(line);
+    const guarded = parsed.success ? redactSecrets(parsed.data) : null;
+    if (!guarded || guarded.onlySecret) skipped++;
+    else
+      memories.push({
+        text: guarded.text,
+        kind: "fact",
+        source: "inferred",
+        status: "pending",
+        sourceRef: CLAUDE_MEMORY_REF,
+      });
+  }
+  if (!memories.length) return { added: 0, skipped };
+  const counts = await storeAll(u, memories, "From Claude's memory (imported)");
+  return { added: counts.added, skipped: skipped + counts.skipped };
 }
 
 /**

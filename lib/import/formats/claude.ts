@@ -206,3 +206,28 @@ export function parseClaudeProject(v: Obj): ImportedProject & { starter: boolean
     starter: v.is_starter_project === true,
   };
 }
+
+/**
+ * Claude's memory (memories.json in the export, or memories/<account>.json): what Claude kept about the user, a
+ * summary in markdown for all chats (`conversations_memory`) and one per project (`project_memories`, by the
+ * project's uuid).
+ */
+export type ClaudeMemory = { general: string | null; projects: Array<{ ref: string; text: string }> };
+
+export const isClaudeMemory = (v: Obj) =>
+  !("chat_messages" in v) &&
+  (typeof v.conversations_memory === "string" ||
+    (!!v.project_memories && typeof v.project_memories === "object" && !Array.isArray(v.project_memories)));
+
+/** At most this many projects' memories from one entry. */
+const MAX_PROJECT_MEMORIES = 1_000;
+
+export function parseClaudeMemory(v: Obj): ClaudeMemory {
+  return {
+    general: text(v.conversations_memory).trim() || null,
+    projects: Object.entries(obj(v.project_memories))
+      .slice(0, MAX_PROJECT_MEMORIES)
+      .map(([id, t]) => ({ ref: `claude:${id}`, text: text(t).trim() }))
+      .filter((p) => p.text),
+  };
+}
