@@ -80,14 +80,44 @@ test("Claude's export zip: its projects.json becomes projects with their instruc
       "conversations.json": fs.readFileSync(OURS("claude-conversations.json")),
       "projects.json": strToU8(JSON.stringify(projects)),
       "users.json": strToU8("[]"),
+      "memories.json": strToU8(
+        JSON.stringify([
+          {
+            conversations_memory: `**Personal context**\n\nThe user keeps bees ${tag}. They live near Braga.`,
+            project_memories: { [`p-${tag}`]: "The thesis compares two irrigation methods." },
+            account_uuid: "acct",
+          },
+        ]),
+      ),
     }),
   );
   await importFile(page, file, "Imported 1 conversation (2 messages) from Claude.");
   await expect(page.getByTestId("import-result")).toContainText("Projects: 1 added");
+  await expect(page.getByTestId("import-result")).toContainText(
+    "What Claude remembered about you became 3 memories waiting for your review",
+  );
+  await page.goto("/settings/memory");
+  const bees = page.getByTestId("memory").filter({ hasText: `The user keeps bees ${tag}.` });
+  await expect(bees).toContainText("waiting for review");
+  await expect(bees.getByTestId("memory-origin")).toHaveText("from Claude's memory of you");
+  await page.screenshot({ path: "test-results/import-claude-memory.png", fullPage: true });
   await page.reload();
   await page.getByRole("link", { name: `Thesis ${tag}` }).click();
   await expect(page.getByLabel("Instructions")).toHaveValue("Reply as my supervisor.");
   await expect(page.getByRole("link", { name: "How to use Claude" })).toHaveCount(0);
+});
+
+test("Claude as real exports are: an artifact reads as the answer's code, tool calls fold, no thinking", async ({
+  page,
+}) => {
+  await register(page, uniqueEmail("import-claude-real"));
+  await importFile(page, REAL("claude-observed-shapes.json"), "Imported 2 conversations");
+  const text = await readThread(page, "Budget tracker");
+  expect(text).not.toMatch(LEAKS);
+  expect(text).not.toMatch(/Plan: a small Python script|keep this short|used artifacts/);
+  await expect(page.getByTestId("message-assistant").first().locator("pre")).toContainText("def total(path):");
+  await expect(page.getByTestId("tool-note")).toHaveCount(2);
+  await page.screenshot({ path: "test-results/import-claude-artifacts.png", fullPage: true });
 });
 
 test("Open WebUI: reasoning absent, tool calls and code runs as folded notes, no HTML", async ({ page }) => {
