@@ -2,6 +2,7 @@
 // its agents' content parts, Open WebUI's <details> blocks and `output` items, ChatGPT's citation markers, custom
 // instructions and empty entries. What lands is checked as the user will read it: no HTML, no markers, no reasoning.
 import crypto from "node:crypto";
+import { strToU8, zipSync } from "fflate";
 import { userContext } from "@/lib/user-context";
 import fs from "node:fs";
 import path from "node:path";
@@ -247,6 +248,42 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
       "What's a good stretch for my lower back?",
       "Try a knee-to-chest stretch, thirty seconds a side.",
     ]);
+  });
+
+  it("ChatGPT's newer zip: conversations split into conversations-000.json, -001… all import, in one go", async () => {
+    // Exports since early 2026 split conversations.json into numbered parts, each a JSON array of its own.
+    const [canvas] = JSON.parse(
+      fs.readFileSync(path.join(__dirname, "fixtures/import/real/chatgpt-canvas.json"), "utf8"),
+    );
+    const research = JSON.parse(
+      fs.readFileSync(path.join(__dirname, "fixtures/import/real/chatgpt-deep-research.json"), "utf8"),
+    );
+    const zip = zipSync({
+      "conversations-000.json": strToU8(JSON.stringify([canvas])),
+      "user.json": strToU8("{}"),
+      "chat.html": strToU8("<html>not read</html>"),
+      "conversations-001.json": strToU8(JSON.stringify(research.slice(0, 2))),
+      "conversations-002.json": strToU8(JSON.stringify(research.slice(2))),
+      "__MACOSX/._conversations-000.json": strToU8("junk"),
+    });
+    const user = await newUser("split");
+    const report = await importConversations(await userContext(t.db, user), [zip]);
+    expect(report).toMatchObject({ format: "chatgpt", conversations: 4, skipped: { count: 0 } });
+    expect(report.error).toBeUndefined();
+    const titles = (await t.db.thread.findMany({ where: { userId: user }, select: { title: true } })).map(
+      (x) => x.title,
+    );
+    expect(titles.sort()).toEqual([
+      "Barista cover letter",
+      "Lease clause",
+      "Low-light houseplants",
+      "Voice: lower back",
+    ]);
+    // Again: nothing new.
+    expect(await importConversations(await userContext(t.db, user), [zip])).toMatchObject({
+      conversations: 0,
+      duplicates: 4,
+    });
   });
 
   it("ChatGPT: markers become numbered references that match the Sources list", async () => {

@@ -28,6 +28,7 @@ import { isLibreChat, parseLibreChat } from "./formats/librechat";
 import { parseMnemoProject, parseMnemoThread } from "./formats/mnemo";
 import { isOpenWebUi, parseOpenWebUi } from "./formats/open-webui";
 import { nextTick } from "./yield";
+import { NEXT_FILE } from "./unzip";
 
 type Obj = Record<string, unknown>;
 
@@ -94,10 +95,17 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
 /** Parsed between two turns of the event loop, so a big file never holds the server for long. */
 const PIECE = 256 * 1024;
 
-/** The chunks cut into pieces of at most PIECE bytes or characters, decoded to text. */
+/** The chunks cut into pieces of at most PIECE bytes or characters, decoded to text (NEXT_FILE passed on). */
 async function* pieces(chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>) {
-  const decoder = new TextDecoder();
+  let decoder = new TextDecoder();
   for await (const chunk of chunks) {
+    if (chunk === NEXT_FILE) {
+      const rest = decoder.decode();
+      if (rest) yield rest;
+      decoder = new TextDecoder();
+      yield NEXT_FILE;
+      continue;
+    }
     for (let at = 0; at < chunk.length; at += PIECE) {
       const part = chunk.slice(at, at + PIECE);
       yield typeof part === "string" ? part : decoder.decode(part, { stream: true });
@@ -140,8 +148,24 @@ export async function* readExport(
     return p;
   };
 
+  /** The end of one JSON document: what it held is ready, or it is refused. */
+  const finish = () => {
+    if (!parser) {
+      if (!head.trim()) throw new AppError("That file is empty.", 400);
+      parser = start(head);
+    }
+    if (!parser.isEnded) parser.end();
+  };
+
   try {
     for await (const s of pieces(chunks)) {
+      if (s === NEXT_FILE) {
+        // The next part of a split export: a document of its own.
+        finish();
+        while (ready.length) yield ready.shift()!;
+        [parser, head] = [null, ""];
+        continue;
+      }
       if (!parser) {
         head += s;
         if (head.trimStart().length < 64 && head.length < 4096) continue; // enough to see the root and Mnemo's format key
@@ -152,12 +176,7 @@ export async function* readExport(
       while (ready.length) yield ready.shift()!;
       await nextTick();
     }
-    if (!parser) {
-      if (!head.trim()) throw new AppError("That file is empty.", 400);
-      parser = start(head);
-      while (ready.length) yield ready.shift()!;
-    }
-    if (!parser.isEnded) parser.end();
+    finish();
   } catch (e) {
     if (e instanceof AppError) throw e;
     throw new AppError(started ? BROKEN : NOT_JSON, 400);

@@ -16,7 +16,13 @@ import { AppError } from "@/lib/errors";
 import { nextTick } from "./yield";
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04]; // "PK\x03\x04"
-const WANTED = /(^|\/)conversations\.json$/i;
+/** conversations.json, or the numbered parts newer exports split it into (conversations-000.json, -001, …). */
+const WANTED = /(^|\/)conversations(-\d{1,6})?\.json$/i;
+/**
+ * Yielded between two conversation files of one zip (each a JSON document of its own): the reader ends one
+ * document there and starts the next. Compared by identity.
+ */
+export const NEXT_FILE: Uint8Array = new Uint8Array(0);
 /** Claude's projects and memory: projects.json or projects/<uuid>.json, memories.json or memories/<account>.json. */
 const SIDE = /(^|\/)(projects|memories)(\.json|\/[^/]+\.json)$/i;
 /** Compressed bytes inflated between two turns of the event loop (deflate inflates at most ~1,000×). */
@@ -24,6 +30,7 @@ const SLICE = 16 * 1024;
 const RATIO_FREE_BYTES = 32 * 1024 * 1024;
 const MAX_RATIO = 100;
 const MAX_SIDE_FILES = 1_000;
+const MAX_CONVERSATION_FILES = 10_000;
 
 export type UnzipLimits = { maxInflatedBytes: number };
 /** Files read beside conversations.json, each as its inflated chunks (filled once the zip has been read). */
@@ -52,7 +59,7 @@ export async function* unzipIfNeeded(
   }
 
   const out: Uint8Array[] = [];
-  let found = false;
+  let files = 0;
   let complete = false;
   let bytes = 0;
   let compressed = 0;
@@ -78,8 +85,10 @@ export async function* unzipIfNeeded(
       file.start();
       return;
     }
-    if (found || !WANTED.test(file.name)) return; // not started: skipped
-    found = true;
+    if (!WANTED.test(file.name) || files >= MAX_CONVERSATION_FILES) return; // not started: skipped
+    // The zip's entries inflate one after another: a later part starts after the last one ended.
+    if (files++) out.push(NEXT_FILE);
+    complete = false;
     file.ondata = (err, data, final) => {
       if (err) failure = err;
       else if (data.length && within(data.length, file)) out.push(data);
@@ -118,7 +127,7 @@ export async function* unzipIfNeeded(
   for (let r = await it.next(); !r.done; r = await it.next()) yield* feed(r.value);
   push(new Uint8Array(0), true);
   while (out.length) yield out.shift()!;
-  if (!found)
+  if (!files)
     throw new AppError(
       "That zip has no conversations.json. Choose the export zip from ChatGPT or Claude, or a .json export.",
       400,
