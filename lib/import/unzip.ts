@@ -106,7 +106,7 @@ export async function* unzipIfNeeded(
     }
     if (bomb)
       throw new AppError(
-        `That zip inflates to far more than a conversation export (over ${limitText(limits, bytes, compressed)}). Choose conversations.json from it instead.`,
+        `That zip inflates to far more than a conversation export (over ${limitText(limits, bytes, compressed)}). Choose conversations.json (or each conversations-000.json, -001… part) from it instead.`,
         413,
       );
     if (failure)
