@@ -57,6 +57,31 @@ test("ChatGPT: numbered references match the sources, custom instructions wait f
   await page.screenshot({ path: "test-results/import-custom-instructions.png", fullPage: true });
 });
 
+test("ChatGPT's newer zip (conversations-000.json, -001…): every part imports; canvas and deep research read right", async ({
+  page,
+}) => {
+  await register(page, uniqueEmail("import-gpt-split"));
+  const research = JSON.parse(fs.readFileSync(REAL("chatgpt-deep-research.json"), "utf8"));
+  const file = path.resolve("test-results", `chatgpt-split-${Date.now().toString(36)}.zip`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(
+    file,
+    zipSync({
+      "conversations-000.json": fs.readFileSync(REAL("chatgpt-canvas.json")),
+      "conversations-001.json": strToU8(JSON.stringify(research)),
+      "chat.html": strToU8("<html>not read</html>"),
+    }),
+  );
+  await importFile(page, file, "Imported 4 conversations");
+  const canvas = await readThread(page, "Barista cover letter");
+  expect(canvas).toContain("Dear Ms. Alvarez,");
+  expect(canvas).not.toMatch(/Successfully created text document|\\n/);
+  const report = await readThread(page, "Low-light houseplants");
+  expect(report).toContain("Cat-safe plants for low light");
+  expect(report).not.toMatch(/session_id|api_tool|waiting_for_user_response/);
+  await page.screenshot({ path: "test-results/import-chatgpt-research.png", fullPage: true });
+});
+
 test("Claude: attachments as text, thinking absent", async ({ page }) => {
   await register(page, uniqueEmail("import-claude"));
   await importFile(page, OURS("claude-conversations.json"), "Imported 1 conversation (2 messages) from Claude.");
