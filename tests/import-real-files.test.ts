@@ -12,6 +12,7 @@ import { importConversations } from "@/lib/import/run";
 import { threadView } from "@/lib/chat/threads";
 import { withReferences } from "@/lib/import/formats/chatgpt";
 import { openWebUiParts } from "@/lib/import/formats/open-webui-content";
+import { parseClaude } from "@/lib/import/formats/claude";
 
 const real = (name: string) =>
   fs.createReadStream(path.join(__dirname, "fixtures/import/real", name), { highWaterMark: 211 });
@@ -337,6 +338,25 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
 });
 
 describe("format details", () => {
+  it("Claude: an artifact's type names its code's language when the call names none; a markdown one reads as text", () => {
+    const artifact = (input: Record<string, unknown>) => ({
+      uuid: "c",
+      chat_messages: [{ uuid: "a", sender: "assistant", content: [{ type: "tool_use", name: "artifacts", input }] }],
+    });
+    const shown = (input: Record<string, unknown>) => parseClaude(artifact(input)).messages[0].content;
+    expect(shown({ command: "create", title: "Page", type: "text/html", content: "<p>hi</p>" })).toBe(
+      "**Page**\n\n```html\n<p>hi</p>\n```",
+    );
+    expect(shown({ command: "create", title: "Flow", type: "application/vnd.ant.mermaid", content: "graph TD" })).toBe(
+      "**Flow**\n\n```mermaid\ngraph TD\n```",
+    );
+    expect(shown({ command: "create", title: "Notes", type: "text/markdown", content: "# Notes" })).toBe(
+      "**Notes**\n\n# Notes",
+    );
+    // A type no table lists (or one named like an object's own property) gets a plain fence.
+    expect(shown({ command: "create", title: "X", type: "constructor", content: "x" })).toBe("**X**\n\n```\nx\n```");
+  });
+
   it("newer ChatGPT exports: content_references by marker text, footnote sources listed, unknown markers removed", () => {
     const body =
       "Lisbon is Portugal's capital \ue200cite\ue202turn0search0\ue201 and Porto is second \ue200cite\ue202turn9\ue201.";

@@ -33,6 +33,14 @@ const json = (v: unknown) => (typeof v === "string" ? v : v === undefined || v =
 
 export const isClaude = (v: Obj) => Array.isArray(v.chat_messages);
 
+/** The code fence's language for artifact types that name none of their own. */
+const ARTIFACT_LANGUAGES = new Map([
+  ["text/html", "html"],
+  ["image/svg+xml", "svg"],
+  ["application/vnd.ant.mermaid", "mermaid"],
+  ["application/vnd.ant.react", "jsx"],
+]);
+
 /** A part under construction: a tool call still waiting for its result (matched by the call's id when given). */
 type Part = MessagePart & { pending?: true; work?: true; callId?: string | null };
 
@@ -44,7 +52,12 @@ function toolUse(b: Obj): Part {
   if (name === "artifacts" && content !== null && input.command !== "update") {
     const type = str(input.type) ?? "";
     const markdown = type === "text/markdown" || (!type && !input.language);
-    const shown = work(text(input.title), content, str(input.language), markdown);
+    const shown = work(
+      text(input.title),
+      content,
+      str(input.language) ?? ARTIFACT_LANGUAGES.get(type) ?? null,
+      markdown,
+    );
     return { role: "assistant", content: shown, work: true, callId: str(b.id) };
   }
   if (typeof input.file_text === "string") {
