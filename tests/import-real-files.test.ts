@@ -287,6 +287,16 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
     });
   });
 
+  it("Open WebUI: an answer's [1] markers keep their sources, numbered as Open WebUI numbered them; files named", async () => {
+    const user = await newUser("owui-sources");
+    await importConversations(await userContext(t.db, user), real("openwebui-sources.json"));
+    expect((await shown(user, "Solar panels")).map((i) => i.content)).toEqual([
+      "How much do solar panels save on this bill?\n\n[File bill.pdf not imported: the export has no file contents]",
+      "About 40% of the bill [1], more with a home battery [2].\n\nSources:\n" +
+        "1. Solar savings guide — https://example.org/a\n2. Home batteries — https://example.org/b\n3. bill.pdf",
+    ]);
+  });
+
   it("ChatGPT: markers become numbered references that match the Sources list", async () => {
     const user = await newUser("gpt-cite");
     const r = await importConversations(await userContext(t.db, user), real("chatgpt-citations-instructions.json"));

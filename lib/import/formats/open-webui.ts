@@ -33,12 +33,53 @@ function content(m: Obj): string {
 
 type Node = ImportedMessage & { keep: boolean };
 
+/**
+ * The sources an answer cited as [1], [2]…, numbered as Open WebUI numbers them for the model (its middleware: each
+ * retrieved document's `metadata.source`, else its source's id, in order, each once), as a "Sources:" list.
+ */
+function sourcesList(m: Obj): string {
+  const numbered = new Map<string, string>();
+  for (const s of (Array.isArray(m.sources) ? m.sources : Array.isArray(m.citations) ? m.citations : []).map(obj)) {
+    const source = obj(s.source);
+    const metas = Array.isArray(s.metadata) && s.metadata.length ? s.metadata.map(obj) : [{}];
+    for (const meta of metas.slice(0, 100)) {
+      const id = str(meta.source) ?? str(source.id) ?? "N/A";
+      if (numbered.has(id) || numbered.size >= 100) continue;
+      const url = /^https?:\/\//.test(id) ? id : (str(source.url) ?? "");
+      const title = text(meta.title) || text(meta.name) || text(source.name) || (url ? "" : id);
+      numbered.set(id, [title, url].filter(Boolean).join(" — "));
+    }
+  }
+  const lines = [...numbered.values()].map((l, i) => `${i + 1}. ${l}`);
+  return lines.length ? `Sources:\n${lines.join("\n")}` : "";
+}
+
+/** The files a user's message came with: named, since the export has their names, not their contents. */
+function filesNoted(m: Obj): string[] {
+  return (Array.isArray(m.files) ? m.files : [])
+    .map(obj)
+    .slice(0, 100)
+    .map((f) => {
+      const name = text(f.name) || text(obj(f.file).filename) || text(obj(obj(f.file).meta).name);
+      return f.type === "image" && !name
+        ? "[image not imported]"
+        : `[File ${name || "(unnamed)"} not imported: the export has no file contents]`;
+    });
+}
+
 /** A user's message as it is; an answer as its parts (reasoning left out, tool calls as tool notes). */
 function expand(node: Node, m: Obj): Node[] {
   const raw = content(m);
-  if (node.role !== "assistant") return [{ ...node, content: text(raw), keep: node.keep && !!text(raw).trim() }];
+  if (node.role !== "assistant") {
+    const said = [text(raw), ...filesNoted(m)].filter((x) => x.trim()).join("\n\n");
+    return [{ ...node, content: said, keep: node.keep && !!said.trim() }];
+  }
   const fromOutput = Array.isArray(m.output) ? openWebUiOutputParts(m.output) : [];
-  return splitMessage(node, fromOutput.some((p) => p.content.trim()) ? fromOutput : openWebUiParts(raw));
+  const parts = fromOutput.some((p) => p.content.trim()) ? fromOutput : openWebUiParts(raw);
+  const sources = sourcesList(m);
+  const last = parts.findLastIndex((p) => p.role === "assistant" && p.content.trim());
+  if (sources && last >= 0) parts[last] = { ...parts[last], content: `${parts[last].content.trimEnd()}\n\n${sources}` };
+  return splitMessage(node, parts);
 }
 
 const role = (r: unknown) => (r === "user" ? "user" : r === "assistant" ? "assistant" : null);
