@@ -13,6 +13,7 @@ import { threadView } from "@/lib/chat/threads";
 import { withReferences } from "@/lib/import/formats/chatgpt";
 import { openWebUiParts } from "@/lib/import/formats/open-webui-content";
 import { parseClaude } from "@/lib/import/formats/claude";
+import { parseLibreChat } from "@/lib/import/formats/librechat";
 
 const real = (name: string) =>
   fs.createReadStream(path.join(__dirname, "fixtures/import/real", name), { highWaterMark: 211 });
@@ -348,6 +349,37 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
 });
 
 describe("format details", () => {
+  it("LibreChat: the files a message came with are named (images as images), the export having no contents", () => {
+    const conv = parseLibreChat({
+      conversationId: "lc-files",
+      endpoint: "openAI",
+      messages: [
+        {
+          messageId: "m1",
+          parentMessageId: "00000000-0000-0000-0000-000000000000",
+          isCreatedByUser: true,
+          text: "Compare these",
+          files: [
+            { file_id: "f1", filename: "notes.txt", filepath: "/uploads/u/f1__notes.txt", type: "text/plain" },
+            {
+              file_id: "f2",
+              filename: "cat.png",
+              filepath: "/images/u/f2.png",
+              type: "image/png",
+              width: 8,
+              height: 8,
+            },
+          ],
+        },
+        { messageId: "m2", parentMessageId: "m1", isCreatedByUser: false, text: "Done." },
+      ],
+    });
+    expect(conv.messages.map((m) => m.content)).toEqual([
+      "Compare these\n\n[File notes.txt not imported: the export has no file contents]\n\n[image cat.png not imported]",
+      "Done.",
+    ]);
+  });
+
   it("Claude: an artifact's type names its code's language when the call names none; a markdown one reads as text", () => {
     const artifact = (input: Record<string, unknown>) => ({
       uuid: "c",

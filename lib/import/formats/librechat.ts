@@ -61,6 +61,18 @@ function parts(m: Obj, user: boolean): MessagePart[] {
   return [{ role, content: textOf(m.text).replace(THINKING, "") }];
 }
 
+/** The files a user's message came with (`files`: {filename, type}): named, the export has no contents. */
+function filesNoted(m: Obj): string[] {
+  return (Array.isArray(m.files) ? m.files : [])
+    .map(obj)
+    .slice(0, 100)
+    .map((f) => {
+      const name = text(f.filename);
+      if (String(f.type ?? "").startsWith("image/")) return `[image${name ? ` ${name}` : ""} not imported]`;
+      return `[File ${name || "(unnamed)"} not imported: the export has no file contents]`;
+    });
+}
+
 /** Every message, with the parent it was nested under (nesting wins over parentMessageId, as LibreChat's importer). */
 function flatten(list: unknown[], parent: string | null, out: Array<{ m: Obj; parent: string | null }>) {
   for (const raw of list) {
@@ -115,7 +127,7 @@ export function parseLibreChat(c: Obj): ImportedConversation {
     const user = n.role === "user";
     const ps = parts(all[i].m, user);
     if (user) {
-      const body = text(ps.map((p) => p.content).join("\n\n")).trim();
+      const body = text([...ps.map((p) => p.content), ...filesNoted(all[i].m)].join("\n\n")).trim();
       return [{ ...n, content: body, keep: n.keep && !!body }];
     }
     return n.keep ? splitMessage(n, ps) : [n];
