@@ -209,24 +209,9 @@ export function summaryStatements(summary: string): string[] {
  * user approves each one.
  */
 export async function importClaudeMemory(u: UserContext, summary: string): Promise<{ added: number; skipped: number }> {
-  const memories: NewMemory[] = [];
-  let skipped = 0;
-  for (const line of summaryStatements(summary)) {
-    const parsed = memoryTextSchema.safeParse(line);
-    const guarded = parsed.success ? redactSecrets(parsed.data) : null;
-    if (!guarded || guarded.onlySecret) skipped++;
-    else
-      memories.push({
-        text: guarded.text,
-        kind: "fact",
-        source: "inferred",
-        status: "pending",
-        sourceRef: CLAUDE_MEMORY_REF,
-      });
-  }
-  if (!memories.length) return { added: 0, skipped };
-  const counts = await storeAll(u, memories, "From Claude's memory (imported)");
-  return { added: counts.added, skipped: skipped + counts.skipped };
+  const batch = reviewBatch();
+  batch.add(summaryStatements(summary), { kind: "fact", source: "inferred", sourceRef: CLAUDE_MEMORY_REF });
+  return batch.store(u, "From Claude's memory (imported)");
 }
 
 /**
@@ -238,29 +223,39 @@ export async function importCustomInstructions(
   u: UserContext,
   found: { about: string | null; howToRespond: string | null; threadId: string | null },
 ): Promise<{ added: number; skipped: number }> {
+  const batch = reviewBatch();
+  const from = (part: "about" | "answers") => ({
+    source: "explicit" as const,
+    sourceThreadId: found.threadId,
+    sourceRef: `${CUSTOM_INSTRUCTIONS_REF}:${part}`,
+  });
+  batch.add(listLines(found.about ?? ""), { kind: "fact", ...from("about") });
+  batch.add(listLines(found.howToRespond ?? ""), { kind: "preference", ...from("answers") });
+  return batch.store(u, "From your ChatGPT custom instructions (imported)");
+}
+
+/**
+ * What another app kept about the user, gathered as memories waiting for review: each line checked like a memory
+ * the user types (length, secrets); one that fails is counted as skipped, not stored.
+ */
+function reviewBatch() {
   const memories: NewMemory[] = [];
   let skipped = 0;
-  const add = (text: string | null, kind: "fact" | "preference", part: "about" | "answers") => {
-    for (const line of listLines(text ?? "")) {
-      const parsed = memoryTextSchema.safeParse(line);
-      const guarded = parsed.success ? redactSecrets(parsed.data) : null;
-      if (!guarded || guarded.onlySecret) skipped++;
-      else
-        memories.push({
-          text: guarded.text,
-          kind,
-          source: "explicit",
-          status: "pending",
-          sourceThreadId: found.threadId,
-          sourceRef: `${CUSTOM_INSTRUCTIONS_REF}:${part}`,
-        });
-    }
+  return {
+    add(lines: string[], as: Omit<NewMemory, "text" | "status">) {
+      for (const line of lines) {
+        const parsed = memoryTextSchema.safeParse(line);
+        const guarded = parsed.success ? redactSecrets(parsed.data) : null;
+        if (!guarded || guarded.onlySecret) skipped++;
+        else memories.push({ ...as, text: guarded.text, status: "pending" });
+      }
+    },
+    async store(u: UserContext, reason: string): Promise<{ added: number; skipped: number }> {
+      if (!memories.length) return { added: 0, skipped };
+      const counts = await storeAll(u, memories, reason);
+      return { added: counts.added, skipped: skipped + counts.skipped };
+    },
   };
-  add(found.about, "fact", "about");
-  add(found.howToRespond, "preference", "answers");
-  if (!memories.length) return { added: 0, skipped };
-  const counts = await storeAll(u, memories, "From your ChatGPT custom instructions (imported)");
-  return { added: counts.added, skipped: skipped + counts.skipped };
 }
 
 /**
