@@ -10,6 +10,14 @@ const REAL = (name: string) => path.resolve("tests/fixtures/import/real", name);
 const OURS = (name: string) => path.resolve("tests/fixtures/import", name);
 const LEAKS = /<details|<\/?summary|<think|:::thinking|【|\ue200|Thought for \d|&quot;|&gt;/;
 
+/** A zip of these files under test-results (the browser uploads it from disk), its path. */
+function zipFile(name: string, files: Record<string, Uint8Array>): string {
+  const file = path.resolve("test-results", `${name}-${Date.now().toString(36)}.zip`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, zipSync(files));
+  return file;
+}
+
 async function importFile(page: Page, file: string, expected: string) {
   await page.goto("/settings/data");
   await page.getByLabel("Conversations file to import").setInputFiles(file);
@@ -62,16 +70,11 @@ test("ChatGPT's newer zip (conversations-000.json, -001…): every part imports;
 }) => {
   await register(page, uniqueEmail("import-gpt-split"));
   const research = JSON.parse(fs.readFileSync(REAL("chatgpt-deep-research.json"), "utf8"));
-  const file = path.resolve("test-results", `chatgpt-split-${Date.now().toString(36)}.zip`);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(
-    file,
-    zipSync({
-      "conversations-000.json": fs.readFileSync(REAL("chatgpt-canvas.json")),
-      "conversations-001.json": strToU8(JSON.stringify(research)),
-      "chat.html": strToU8("<html>not read</html>"),
-    }),
-  );
+  const file = zipFile("chatgpt-split", {
+    "conversations-000.json": fs.readFileSync(REAL("chatgpt-canvas.json")),
+    "conversations-001.json": strToU8(JSON.stringify(research)),
+    "chat.html": strToU8("<html>not read</html>"),
+  });
   await importFile(page, file, "Imported 4 conversations");
   const canvas = await readThread(page, "Barista cover letter");
   expect(canvas).toContain("Dear Ms. Alvarez,");
@@ -90,32 +93,29 @@ test("Claude: attachments as text, thinking absent", async ({ page }) => {
   expect(text).toContain("64 stitches divide evenly by 4");
 });
 
-test("Claude's export zip: its projects.json becomes projects with their instructions", async ({ page }) => {
+test("Claude's export zip: projects.json becomes projects with their instructions, memories.json waits for review", async ({
+  page,
+}) => {
   await register(page, uniqueEmail("import-claude-zip"));
   const tag = Date.now().toString(36);
   const projects = [
     { uuid: `p-${tag}`, name: `Thesis ${tag}`, prompt_template: "Reply as my supervisor.", is_starter_project: false },
     { uuid: `s-${tag}`, name: "How to use Claude", prompt_template: "", is_starter_project: true, docs: [] },
   ];
-  const file = path.resolve("test-results", `claude-export-${tag}.zip`);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(
-    file,
-    zipSync({
-      "conversations.json": fs.readFileSync(OURS("claude-conversations.json")),
-      "projects.json": strToU8(JSON.stringify(projects)),
-      "users.json": strToU8("[]"),
-      "memories.json": strToU8(
-        JSON.stringify([
-          {
-            conversations_memory: `**Personal context**\n\nThe user keeps bees ${tag}. They live near Braga.`,
-            project_memories: { [`p-${tag}`]: "The thesis compares two irrigation methods." },
-            account_uuid: "acct",
-          },
-        ]),
-      ),
-    }),
-  );
+  const file = zipFile("claude-export", {
+    "conversations.json": fs.readFileSync(OURS("claude-conversations.json")),
+    "projects.json": strToU8(JSON.stringify(projects)),
+    "users.json": strToU8("[]"),
+    "memories.json": strToU8(
+      JSON.stringify([
+        {
+          conversations_memory: `**Personal context**\n\nThe user keeps bees ${tag}. They live near Braga.`,
+          project_memories: { [`p-${tag}`]: "The thesis compares two irrigation methods." },
+          account_uuid: "acct",
+        },
+      ]),
+    ),
+  });
   await importFile(page, file, "Imported 1 conversation (2 messages) from Claude.");
   await expect(page.getByTestId("import-result")).toContainText("Projects: 1 added");
   await expect(page.getByTestId("import-result")).toContainText(
