@@ -14,6 +14,7 @@ import { withReferences } from "@/lib/import/formats/chatgpt";
 import { openWebUiParts } from "@/lib/import/formats/open-webui-content";
 import { parseClaude } from "@/lib/import/formats/claude";
 import { parseLibreChat } from "@/lib/import/formats/librechat";
+import { parseChatGpt } from "@/lib/import/formats/chatgpt";
 
 const real = (name: string) =>
   fs.createReadStream(path.join(__dirname, "fixtures/import/real", name), { highWaterMark: 211 });
@@ -349,6 +350,30 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
 });
 
 describe("format details", () => {
+  it("ChatGPT: a message on the reasoning channel ('analysis') is left out; 'commentary' and 'final' are shown", () => {
+    const node = (id: string, parent: string | null, role: string, text: string, channel: string | null) => ({
+      id,
+      parent,
+      children: [],
+      message: { id, author: { role }, channel, content: { content_type: "text", parts: [text] }, recipient: "all" },
+    });
+    const conv = parseChatGpt({
+      id: "gpt-channels",
+      current_node: "a3",
+      mapping: {
+        u1: node("u1", null, "user", "Is 1001 prime?", null),
+        a1: node("a1", "u1", "assistant", "We need to check divisibility by 7, 11, 13.", "analysis"),
+        a2: node("a2", "a1", "assistant", "Let me check small factors.", "commentary"),
+        a3: node("a3", "a2", "assistant", "No: 1001 = 7 × 11 × 13.", "final"),
+      },
+    });
+    expect(conv.messages.map((m) => m.content)).toEqual([
+      "Is 1001 prime?",
+      "Let me check small factors.",
+      "No: 1001 = 7 × 11 × 13.",
+    ]);
+  });
+
   it("LibreChat: the files a message came with are named (images as images), the export having no contents", () => {
     const conv = parseLibreChat({
       conversationId: "lc-files",

@@ -174,6 +174,8 @@ function toMessage(id: string, node: Obj, mapping: Obj, reports: Set<string>): I
     keep: false,
   };
   if (!node.message || meta.is_visually_hidden_from_conversation === true) return base;
+  // Newer models write on channels: "final" and "commentary" are shown, "analysis" is the reasoning (never imported).
+  if (msg.channel === "analysis") return base;
   if (role !== "user" && role !== "assistant" && role !== "tool") return base; // system prompts are hidden in ChatGPT too
   const report = researchReport(meta);
   if (report === "") return base; // the research app's plans and sessions: not part of the conversation
