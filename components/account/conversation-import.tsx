@@ -190,8 +190,8 @@ export function ConversationImport({ initialPlan }: { initialPlan: LearnPlan }) 
           tabIndex={-1}
         />
         <span className="text-xs text-muted-foreground">
-          ChatGPT or Claude: the export zip (or conversations.json from it). Open WebUI, LibreChat or Mnemo: the
-          exported .json.
+          ChatGPT or Claude: the export zip as it came (it also brings Claude&apos;s projects and memory), or
+          conversations.json from it. Open WebUI, LibreChat or Mnemo: the exported .json.
         </span>
       </div>
 
