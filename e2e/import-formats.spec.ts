@@ -121,6 +121,7 @@ test("Claude's export zip: projects.json becomes projects with their instruction
   await expect(page.getByTestId("import-result")).toContainText(
     "What Claude remembered about you became 3 memories waiting for your review",
   );
+  await page.screenshot({ path: "test-results/import-claude-zip-result.png", fullPage: true });
   await page.goto("/settings/memory");
   const bees = page.getByTestId("memory").filter({ hasText: `The user keeps bees ${tag}.` });
   await expect(bees).toContainText("waiting for review");
