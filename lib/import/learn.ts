@@ -76,15 +76,13 @@ export async function startLearning(db: Db, userId: string): Promise<number> {
     where: { userId, importSource: { not: null }, OR: [{ importLearn: null }, { importLearn: "done" }] },
     data: { importLearn: "queued" },
   });
-  // A double click adds no second job (two would only share the work, over the rate limit).
-  await enqueue(db, [
-    {
-      kind: "import-learn",
-      userId,
-      payload: { userId },
-      dedupeKey: `import-learn:${userId}:start:${Math.floor(Date.now() / 10_000)}`,
-    },
-  ]);
+  // A double click adds no second job (two would only share the work, over the rate limit); a start after the last
+  // run finished does (a key by the clock alone matched the finished job for ten seconds, and nothing ran).
+  const live = await db.job.count({ where: { userId, kind: "import-learn", status: { in: ["queued", "running"] } } });
+  if (!live)
+    await enqueue(db, [
+      { kind: "import-learn", userId, payload: { userId }, dedupeKey: `import-learn:${userId}:start:${Date.now()}` },
+    ]);
   return n.count;
 }
 
@@ -114,7 +112,12 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
     const thread = await db.thread.findFirst({
       where: { userId, importLearn: "queued" },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-      select: { id: true, importLearnedThrough: true, project: { select: { id: true, memoryMode: true } } },
+      select: {
+        id: true,
+        importLearnedThrough: true,
+        recallFrom: true,
+        project: { select: { id: true, memoryMode: true } },
+      },
     });
     if (!thread) return null;
     const learned = thread.importLearnedThrough;
@@ -122,6 +125,8 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
       SELECT u."threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer
       FROM "Item" u ${ANSWER}
       WHERE u."threadId" = ${thread.id} AND u.role = 'user' AND u.position > COALESCE(${learned}::int, -1)
+        -- Not what "forget me" covered (lib/memory/long-term.ts).
+        AND u."createdAt" >= COALESCE(${thread.recallFrom}::timestamp, '-infinity'::timestamp)
       ORDER BY u.position LIMIT 1
     `;
     // The mark must not have moved since it was read: another worker may be claiming in this thread.

@@ -13,6 +13,7 @@ import { loadContext } from "@/lib/chat/context";
 import { refreshSummary } from "@/lib/chat/summaries";
 import { generateTitle } from "@/lib/chat/titles";
 import { extractMemories } from "@/lib/memory/extract";
+import { evidenceForgotten } from "@/lib/memory/writes";
 import { expireUnusedMemories } from "@/lib/memory/long-term";
 import { embedPending, queueEmbedding } from "@/lib/memory/embed";
 import { learnFromFeedback } from "@/lib/memory/feedback";
@@ -99,7 +100,8 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const settings = await u.settings();
       if (settings.paused) return;
       const ex = await exchange(u, p.threadId, p.userItemId, p.answerItemId);
-      if (!ex) return;
+      // Nor what the user has since asked Mnemo to forget: it is not even sent to the memory model.
+      if (!ex || (await evidenceForgotten(db, p.userId, { sourceItemId: p.userItemId }))) return;
       const exchangeIds = { threadId: p.threadId, userItemId: p.userItemId };
       await extractMemories(u, conn, { ...exchangeIds, ...ex, review: settings.review });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);

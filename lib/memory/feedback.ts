@@ -16,8 +16,7 @@ import { enqueue } from "@/lib/jobs/queue";
 import { getConfig } from "@/lib/config";
 import { AppError, NotFoundError, SecretRefusedError } from "@/lib/errors";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
-import { addMemory } from "./long-term";
-import { modelChange } from "./writes";
+import { evidenceForgotten, modelChange } from "./writes";
 
 export const COMMENT_MAX_CHARS = 1000;
 export const rateInput = z.object({
@@ -174,6 +173,11 @@ export async function learnFromFeedback(
   const thread = await db.thread.findUnique({ where: { id: fb.threadId }, select: { temporary: true } });
   if (!thread || thread.temporary) return "nothing";
   const done = () => db.feedback.update({ where: { id: fb.id }, data: { processedAt: new Date() } });
+  // An answer the user has since asked Mnemo to forget is not sent to the memory model.
+  if (await evidenceForgotten(db, u.userId, { sourceItemId: fb.item.id })) {
+    await done();
+    return "nothing";
+  }
   // A plain 👍 teaches nothing new; it is kept as a signal.
   if (fb.kind === "rating" && fb.rating === 1 && !fb.comment) {
     await done();
@@ -231,31 +235,41 @@ export async function learnFromFeedback(
     return corrected ? "corrected" : "nothing";
   }
   const started = new Date();
-  let outcome: "learned" | "reinforced" = "learned";
+  let outcome: "learned" | "reinforced" | "nothing" = "learned";
   try {
-    const m = await addMemory(
+    // Through the gate of lib/memory/writes.ts: pause, review, and "forget me" since the answer was given.
+    const r = await modelChange(
       u,
       {
-        text:
-          parsed.lesson.kind === "procedure"
-            ? procedureText(parsed.lesson.text, parsed.lesson.steps)
-            : parsed.lesson.text,
-        kind: parsed.lesson.kind,
-        steps: parsed.lesson.kind === "procedure" ? parsed.lesson.steps : undefined,
-        source: "inferred",
-        status: fb.user.memoryReview ? "pending" : "active",
-        confidence: 0.6,
+        op: "add",
+        memory: {
+          text:
+            parsed.lesson.kind === "procedure"
+              ? procedureText(parsed.lesson.text, parsed.lesson.steps)
+              : parsed.lesson.text,
+          kind: parsed.lesson.kind,
+          steps: parsed.lesson.kind === "procedure" ? parsed.lesson.steps : undefined,
+          source: "inferred",
+          confidence: 0.6,
+          sourceThreadId: fb.threadId,
+          sourceItemId: fb.item.id,
+          sourceFeedbackId: fb.id,
+        },
+      },
+      {
+        reason:
+          fb.kind === "correction"
+            ? "Learned from a correction"
+            : `Learned from a ${fb.rating === 1 ? "👍" : "👎"} rating`,
         sourceThreadId: fb.threadId,
         sourceItemId: fb.item.id,
-        sourceFeedbackId: fb.id,
       },
-      "model",
-      fb.kind === "correction" ? "Learned from a correction" : `Learned from a ${fb.rating === 1 ? "👍" : "👎"} rating`,
     );
+    if (r.outcome !== "applied") outcome = "nothing";
     // The lesson was already known: this signal confirms it.
-    if (m.createdAt < started) {
+    else if (r.memory.createdAt < started) {
       outcome = "reinforced";
-      await reinforce(db, m.id);
+      await reinforce(db, r.memory.id);
     }
   } catch (e) {
     if (!(e instanceof SecretRefusedError)) throw e;

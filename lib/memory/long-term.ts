@@ -454,12 +454,25 @@ export async function retireMemory(
 /** Thrown inside a transaction to roll it back when a memory it writes changed since it was read. */
 export class ChangedMeanwhile extends Error {}
 
-/** "Forget me": deletes every memory and stops recalling earlier conversations. */
+/**
+ * "Forget me": deletes every memory (with its history and where it was used) and the summary of them, stops
+ * recalling and learning from the conversations there are now (each thread's `recallFrom`; history imported later is
+ * new), and stops learning from imported chats the user had queued. The user's row is written first: learning under
+ * way checks it with a locking read after it writes (lib/memory/writes.ts), so it either sees this or finishes before
+ * the memories are deleted here.
+ */
 export async function forgetEverything(db: Db, userId: string): Promise<number> {
-  const [deleted] = await db.$transaction([
+  const now = new Date();
+  const [, , deleted] = await db.$transaction([
+    db.user.update({
+      where: { id: userId },
+      data: { memoryResetAt: now, aboutSummary: null, aboutSummaryAt: null, aboutSummaryEdited: false },
+    }),
+    db.$executeRaw`UPDATE "Thread" SET "recallFrom" = ${now},
+                     "importLearn" = CASE WHEN "importLearn" = 'queued' THEN NULL ELSE "importLearn" END
+                   WHERE "userId" = ${userId}`,
     db.memory.deleteMany({ where: { userId } }),
     db.memoryUse.deleteMany({ where: { userId } }),
-    db.user.update({ where: { id: userId }, data: { memoryResetAt: new Date() } }),
   ]);
   return deleted.count;
 }

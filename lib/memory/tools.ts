@@ -8,7 +8,7 @@ import type { UserContext } from "@/lib/user-context";
 import type OpenAI from "openai";
 import { z } from "zod";
 import { addMemory, listMemories, memoryKindSchema, memoryTextSchema, searchMemories } from "./long-term";
-import { modelChange, type ChangeOutcome } from "./writes";
+import { modelChange, undoIfForgotten, type ChangeOutcome } from "./writes";
 
 /** The user's context and where the call came from. */
 export type ToolContext = UserContext & { threadId: string; itemId: string; paused: boolean };
@@ -95,6 +95,7 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
       case "remember": {
         if (ctx.paused) return out({ error: "The user has paused memory; nothing was saved. Tell them." });
         const a = args.remember.parse(json);
+        const started = new Date();
         const m = await addMemory(
           ctx,
           {
@@ -108,6 +109,9 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
           "user",
           "Asked in chat to remember it",
         );
+        // "Forget me" came while this answer was being written: it covers this request too.
+        if (await undoIfForgotten(ctx, { sourceItemId: ctx.itemId }, started, m.id))
+          return out({ error: "The user asked Mnemo to forget everything; nothing was saved." });
         return out({ saved: { id: m.id, text: m.text, until: m.expiresAt?.toISOString().slice(0, 10) } }, true);
       }
       case "update_memory": {

@@ -9,11 +9,13 @@
 // - a pinned memory, or one the user wrote or asked for (explicit, manual), is
 //   only ever changed through such a proposal, whatever the setting;
 // - otherwise an update is a new version and a removal archives (restorable):
-//   a model never deletes a memory.
+//   a model never deletes a memory;
+// - learned from a message the user has since asked to forget ("forget me"): nothing is kept.
 // The user's own edits on the dashboard go straight to lib/memory/long-term.ts.
 import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import { inScope } from "@/lib/projects/scope";
 import type { MemorySettings, UserContext } from "@/lib/user-context";
+import type { Db } from "@/lib/db/client";
 import type { Memory } from "@/lib/generated/prisma/client";
 import { countTokens } from "./tokens";
 import {
@@ -57,8 +59,63 @@ export type ChangeOutcome =
 /** Only through the review queue: pinned memories and what the user wrote or asked for. */
 const protectedMemory = (m: Pick<Memory, "pinned" | "source">) => m.pinned || m.source !== "inferred";
 
-/** Applies, proposes or refuses one model-initiated change (see the top of this file). */
+const FORGOTTEN = "The user asked Mnemo to forget that conversation: nothing was changed.";
+
+/**
+ * Whether "forget me" has covered the message a change is learned from: it was written before its thread's
+ * `recallFrom`. With `waitForForget`, first a locking read of the user's row, which "forget me" writes first in its
+ * transaction (lib/memory/long-term.ts): one under way is waited for, so the answer is never stale.
+ */
+export async function evidenceForgotten(
+  db: Db,
+  userId: string,
+  evidence: { sourceThreadId?: string | null; sourceItemId?: string | null },
+  waitForForget = false,
+): Promise<boolean> {
+  if (!evidence.sourceItemId) return false;
+  if (waitForForget) await db.$queryRaw`SELECT 1 FROM "User" WHERE id = ${userId} FOR SHARE`;
+  const rows = await db.$queryRaw<unknown[]>`
+    SELECT 1 FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
+     WHERE i.id = ${evidence.sourceItemId} AND t."userId" = ${userId} AND i."createdAt" < t."recallFrom"`;
+  return rows.length > 0;
+}
+
+/**
+ * Applies, proposes or refuses one model-initiated change (see the top of this file). A change learned from a
+ * message is checked against "forget me" before it is made and again after: what it wrote while the user said it
+ * is removed (the check before spares the work; the one after closes the race).
+ */
 export async function modelChange(
+  u: UserContext,
+  change: ModelChange,
+  origin: ChangeOrigin,
+  known?: MemorySettings,
+): Promise<ChangeOutcome> {
+  if (await evidenceForgotten(u.db, u.userId, origin)) return { outcome: "refused", why: FORGOTTEN };
+  const started = new Date();
+  const r = await applyChange(u, change, origin, known);
+  if (r.outcome === "refused") return r;
+  const forgotten = await undoIfForgotten(u, origin, started, r.outcome === "applied" ? r.memory.id : r.proposalId);
+  return forgotten ? { outcome: "refused", why: FORGOTTEN } : r;
+}
+
+/**
+ * After a write learned from a message: if "forget me" has covered that message meanwhile, removes the row the write
+ * created (`id`, when created since `started`: an older row it matched was deleted by "forget me" itself, a newer
+ * one is not this write's). Returns whether it was forgotten.
+ */
+export async function undoIfForgotten(
+  u: UserContext,
+  origin: Pick<ChangeOrigin, "sourceItemId">,
+  started: Date,
+  id: string,
+): Promise<boolean> {
+  if (!(await evidenceForgotten(u.db, u.userId, origin, true))) return false;
+  await u.db.memory.deleteMany({ where: { id, userId: u.userId, createdAt: { gte: started } } });
+  return true;
+}
+
+async function applyChange(
   u: UserContext,
   change: ModelChange,
   origin: ChangeOrigin,

@@ -11,8 +11,8 @@ CREATE OR REPLACE FUNCTION mnemo_recent_exchanges(uid text, exclude_thread text,
     RETURN QUERY
     WITH searchable AS MATERIALIZED (
        SELECT t.id, t.title, t."createdAt", t."lastActivityAt", t."nextPosition", NOT t.archived AS listed,
-              GREATEST(COALESCE(u."memoryResetAt", '-infinity'::timestamp), since) AS since
-       FROM "Thread" t JOIN "User" u ON u.id = t."userId"
+              GREATEST(COALESCE(t."recallFrom", '-infinity'::timestamp), since) AS since
+       FROM "Thread" t
        WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
          AND ((scope_general AND t."projectId" IS NULL) OR t."projectId" = scope_project)
      ), history AS MATERIALIZED (
