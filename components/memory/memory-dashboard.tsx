@@ -705,9 +705,9 @@ export function MemoryDashboard({
           Forget me
         </h2>
         <p className="text-sm text-muted-foreground">
-          Deletes every memory Mnemo has about you, with its history and the summary above. Your conversations are
-          kept, but Mnemo no longer recalls or learns from them, nor finishes learning it had queued; what you say or
-          import afterwards is remembered as usual. This cannot be undone.
+          Deletes every memory Mnemo has about you, with its history and the summary above. Your conversations are kept,
+          but Mnemo no longer recalls or learns from them, nor finishes learning it had queued; what you say or import
+          afterwards is remembered as usual. This cannot be undone.
         </p>
         <form
           className="flex flex-wrap items-end gap-2"
