@@ -312,6 +312,23 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect((await learnPlan(t.db, user)).remaining).toBe(1);
   });
 
+  it("a start while a run is finishing, or just after it, still gets a job; a double click does not get two", async () => {
+    const user = await newUser("learn-restart");
+    const queued = () => t.db.job.count({ where: { userId: user, kind: "import-learn", status: "queued" } });
+    await importConversations(await userContext(t.db, user), fixture("chatgpt-conversations.json"));
+    await startLearning(t.db, user);
+    await startLearning(t.db, user);
+    expect(await queued()).toBe(1);
+    // That job is running (it may have looked for queued conversations for the last time): a new start queues one.
+    await t.db.job.updateMany({ where: { userId: user, kind: "import-learn" }, data: { status: "running" } });
+    await startLearning(t.db, user);
+    expect(await queued()).toBe(1);
+    // Finished, a second ago: a new import's start queues one too (a key by the clock matched the finished job).
+    await t.db.job.updateMany({ where: { userId: user, kind: "import-learn" }, data: { status: "done" } });
+    await startLearning(t.db, user);
+    expect(await queued()).toBe(1);
+  });
+
   it("learning from a larger import: workers running at once read every exchange exactly once", async () => {
     const user = await newUser("learn-many");
     for (let k = 0; k < 4; k++) {

@@ -76,10 +76,11 @@ export async function startLearning(db: Db, userId: string): Promise<number> {
     where: { userId, importSource: { not: null }, OR: [{ importLearn: null }, { importLearn: "done" }] },
     data: { importLearn: "queued" },
   });
-  // A double click adds no second job (two would only share the work, over the rate limit); a start after the last
-  // run finished does (a key by the clock alone matched the finished job for ten seconds, and nothing ran).
-  const live = await db.job.count({ where: { userId, kind: "import-learn", status: { in: ["queued", "running"] } } });
-  if (!live)
+  // A double click adds no second job while one waits (two would only share the work, over the rate limit). One
+  // that is running may already have looked for the last time, so a start beside it queues another; and a start
+  // after the last run finished does too (a key by the clock alone matched the finished job for ten seconds).
+  const waiting = await db.job.count({ where: { userId, kind: "import-learn", status: "queued" } });
+  if (!waiting)
     await enqueue(db, [
       { kind: "import-learn", userId, payload: { userId }, dedupeKey: `import-learn:${userId}:start:${Date.now()}` },
     ]);
@@ -159,11 +160,10 @@ export async function learnFromImports(
   const started = Date.now();
   let read = 0;
   for (; read < limit; read++) {
+    // None left (claimNext marks each conversation done as it runs out; marking the rest done here too would catch
+    // those a new start queued meanwhile).
     const ex = await claimNext(db, userId);
-    if (!ex) {
-      await db.thread.updateMany({ where: { userId, importLearn: "queued" }, data: { importLearn: "done" } });
-      break;
-    }
+    if (!ex) break;
     try {
       // What a project's conversation teaches belongs to the project (lib/projects/scope.ts).
       await extractMemories(inMemoryScope(u, ex.scope), conn, {

@@ -73,7 +73,7 @@ export async function evidenceForgotten(
   waitForForget = false,
 ): Promise<boolean> {
   if (!evidence.sourceItemId) return false;
-  if (waitForForget) await db.$queryRaw`SELECT 1 FROM "User" WHERE id = ${userId} FOR SHARE`;
+  if (waitForForget) await db.$queryRaw<unknown[]>`SELECT 1 FROM "User" WHERE id = ${userId} FOR SHARE`;
   const rows = await db.$queryRaw<unknown[]>`
     SELECT 1 FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
      WHERE i.id = ${evidence.sourceItemId} AND t."userId" = ${userId} AND i."createdAt" < t."recallFrom"`;
