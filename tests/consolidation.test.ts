@@ -167,6 +167,23 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(mock.chatRequests()).toHaveLength(0);
   });
 
+  it("a merge keeps what the user said of either copy: don't mention it, private, pinned", async () => {
+    const user = await newUser();
+    // The user said "don't mention this" of one copy, "private" and pinned of another; the copy the merge keeps (the
+    // user stated it) carries neither.
+    const kept = await add(user, "Has type 1 diabetes", "explicit");
+    await t.db.memory.create({ data: { userId: user, text: "has type 1 diabetes.", source: "inferred", muted: true } });
+    await t.db.memory.create({
+      data: { userId: user, text: "Has Type 1 Diabetes", source: "manual", private: true, pinned: true },
+    });
+    await consolidateUser(await userContext(t.db, user), null);
+    const left = await t.db.memory.findMany({ where: { userId: user, status: "active" } });
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatchObject({ id: kept.id, muted: true, private: true, pinned: true });
+    const block = memoryBlock(await recall(await userContext(t.db, user), "do I have diabetes?", { budget: 1000 }));
+    expect(block ?? "").not.toMatch(/diabetes/i);
+  });
+
   it("a memory the user deletes while the model judges it: no half-marked conflict, the run goes on", async () => {
     const user = await newUser();
     const lisbon = await add(user, "Lives in Lisbon", "explicit");

@@ -384,7 +384,8 @@ export async function deleteMemories(db: Db, userId: string, ids: string[]): Pro
 /**
  * Archives `drop` in favour of `keep` (a merge or a settled contradiction): a
  * version on `drop` says why (`reason`, a fixed phrase: version reasons are not
- * sealed, so no user text goes in) and names the memory that stays by id, a pin moves over,
+ * sealed, so no user text goes in) and names the memory that stays by id, a pin (and for two copies of one memory,
+ * "don't mention this" and "private") moves over,
  * and any open conflict between the two is closed. Restoring `drop` undoes it.
  * Returns false when either is no longer active (changed meanwhile).
  */
@@ -434,8 +435,14 @@ export async function retireMemory(
       },
     });
     const stillActive = { id: keep.id, userId, status: "active" as const };
+    // A pin moves over. Of two copies of one memory (not a contradiction: other words), what the user said of either
+    // holds for the one that stays: "don't mention this" and "private" (the same words must not reach a model
+    // through the other copy).
+    const same = !contradicts;
     const data = {
       ...(drop.pinned ? { pinned: true } : {}),
+      ...(same && drop.muted && !keep.muted ? { muted: true } : {}),
+      ...(same && drop.private && !keep.private ? { private: true } : {}),
       ...(keep.conflictWithId === drop.id ? { conflictWithId: null } : {}),
     };
     // (An update with nothing to set reports no rows, so then the check is a count.)
