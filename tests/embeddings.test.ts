@@ -8,7 +8,7 @@ import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
-import { embedQuery } from "@/lib/llm/embeddings";
+import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
@@ -27,14 +27,11 @@ const FILLER = (i: number) => `Visited museum number ${i} in a city during a lon
 describe.each(engines)("recall by meaning on %s", (engine) => {
   let t: TestDb;
   let admin: string;
-  const useModel = async (embeddingModel: string) => {
-    await saveConnection(
-      t.db,
-      { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel },
-      admin,
-    );
+  const useModel = async (embeddingModel: string, baseURL = mock.url) => {
+    await saveConnection(t.db, { baseURL, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel }, admin);
     clearConnectionCache(t.db);
   };
+  const pending = async (user: string) => countPending(t.db, (await resolveEmbedder(t.db))!, user);
   const vectorOf = async (table: "Memory" | "Item", id: string) =>
     (
       await t.db.$queryRawUnsafe<Array<{ m: string | null; d: number | null }>>(
@@ -88,7 +85,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       ),
     );
     await d.flush();
-    expect(await countPending(t.db, "mock-embed-48", user)).toBe(0);
+    expect(await pending(user)).toBe(0);
 
     const events = await collect(runTurn(t.db, user, { kind: "send", content: "Where did I go on holiday?" }));
     expect(events.at(-1)?.type).toBe("done");
@@ -116,7 +113,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       }
       expect(warn.mock.calls.filter((c) => String(c[0]).includes("recalling by words only"))).toHaveLength(1);
       await expect(embedPending(t.db, { userId: user })).rejects.toThrow();
-      expect(await countPending(t.db, "mock-embed-48", user)).toBeGreaterThan(0);
+      expect(await pending(user)).toBeGreaterThan(0);
     } finally {
       warn.mockRestore();
       mock.reset();
@@ -125,6 +122,40 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     const r = await embedPending(t.db, { userId: user });
     expect(r.remaining).toBe(0);
     expect(r.embedded).toBeGreaterThan(0);
+  });
+
+  it("a memory not to be mentioned is never embedded; a private one only by an endpoint on this machine", async () => {
+    const user = (await t.db.user.create({ data: { email: `private-emb-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const plain = await addMemory(u, { text: "Takes the train every morning", source: "explicit" }, "user", "t");
+    const secret = await addMemory(u, { text: "Takes sertraline every morning", source: "explicit" }, "user", "t");
+    const hushed = await addMemory(u, { text: "Owes Marta 300 euros", source: "explicit" }, "user", "t");
+    await t.db.memory.update({ where: { id: secret.id }, data: { private: true } });
+    await t.db.memory.update({ where: { id: hushed.id }, data: { muted: true } });
+    const sentTexts = () => JSON.stringify(mock.embeddingRequests().map((r) => r.body.input));
+    // An endpoint that is not on this machine, as far as Mnemo can tell (its name routes to the test server).
+    const realFetch = globalThis.fetch;
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation((input, init) => {
+      const url = String(input instanceof Request ? input.url : input).replace("remote-model.test", "127.0.0.1");
+      return realFetch(input instanceof Request ? new Request(url, input) : url, init);
+    });
+    try {
+      await useModel("mock-embed-48", mock.url.replace("127.0.0.1", "remote-model.test"));
+      expect(await embedPending(t.db, { userId: user })).toMatchObject({ embedded: 1, remaining: 0 });
+      expect(sentTexts()).toContain("train");
+      expect(sentTexts()).not.toContain("sertraline");
+      expect(sentTexts()).not.toContain("Marta");
+      expect(await pending(user)).toBe(0);
+    } finally {
+      spy.mockRestore();
+      await useModel("mock-embed-48");
+    }
+    // On this machine the private one is embedded; the one not to be mentioned still is not.
+    expect(await embedPending(t.db, { userId: user })).toMatchObject({ embedded: 1, remaining: 0 });
+    expect(sentTexts()).toContain("sertraline");
+    expect(sentTexts()).not.toContain("Marta");
+    expect((await vectorOf("Memory", plain.id)).m).toBe("mock-embed-48");
+    expect((await vectorOf("Memory", hushed.id)).m).toBeNull();
   });
 
   it("changing a memory's text drops its vector; changing the model re-embeds everything", async () => {
@@ -147,7 +178,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
 
     await useModel("mock-embed-32");
     try {
-      expect(await countPending(t.db, "mock-embed-32", user)).toBe(1);
+      expect(await pending(user)).toBe(1);
       await embedPending(t.db, { userId: user });
       expect(await vectorOf("Memory", m.id)).toEqual({ m: "mock-embed-32", d: 32 });
       const q = await embedQuery(t.db, "languages");

@@ -15,17 +15,28 @@ import { ensureVectorIndex } from "./vectors";
 import { mergeNearDuplicates } from "./near-duplicates";
 import { attributeByMeaning } from "./attribution-by-meaning";
 import OpenAI from "openai";
+import { Prisma } from "@/lib/generated/prisma/client";
+import { isLocalEndpoint } from "./disclosure";
 
 type Pending = { table: "Memory" | "Item"; id: string; userId: string; text: string };
 export type EmbedProgress = { embedded: number; unembeddable: number; remaining: number };
 
 const BATCH = 64;
 
-/** Rows of this user (or of everyone) that still need a vector for `model`. */
-export async function countPending(db: Db, model: string, userId?: string): Promise<number> {
+/**
+ * The memories an embedding endpoint may be sent: never one the user said not to mention (it goes to no model), and a
+ * private one ("never sent off this machine") only when the endpoint is local (lib/memory/disclosure.ts). Those wait,
+ * unembedded, until the user changes that or the endpoint.
+ */
+const sendable = (e: Embedder) =>
+  Prisma.sql`NOT muted AND (${isLocalEndpoint(e.connection.baseURL)}::boolean OR NOT private)`;
+
+/** Rows of this user (or of everyone) that still need a vector for `model` and may be sent to its endpoint. */
+export async function countPending(db: Db, e: Embedder, userId?: string): Promise<number> {
+  const model = e.model;
   const [r] = await db.$queryRaw<Array<{ n: number }>>`
     SELECT ((SELECT count(*) FROM "Memory" WHERE (${userId ?? null}::text IS NULL OR "userId" = ${userId ?? null}) AND status <> 'archived'
-               AND "embeddingModel" IS DISTINCT FROM ${model})
+               AND "embeddingModel" IS DISTINCT FROM ${model} AND ${sendable(e)})
            + (SELECT count(*) FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
                WHERE (${userId ?? null}::text IS NULL OR t."userId" = ${userId ?? null}) AND NOT t.temporary AND i.role IN ('user', 'assistant')
                  AND i.status IN ('complete', 'stopped') AND i.content <> '' AND i."embeddingModel" IS DISTINCT FROM ${model}))::int AS n
@@ -34,10 +45,12 @@ export async function countPending(db: Db, model: string, userId?: string): Prom
 }
 
 /** The next rows to embed: memories first (few, and recall leans on them), then messages, oldest id first. */
-async function nextPending(db: Db, model: string, userId: string | undefined, limit: number): Promise<Pending[]> {
+async function nextPending(db: Db, e: Embedder, userId: string | undefined, limit: number): Promise<Pending[]> {
+  const model = e.model;
   const memories = await db.$queryRaw<Pending[]>`
     SELECT 'Memory' AS "table", id, "userId", text FROM "Memory"
      WHERE (${userId ?? null}::text IS NULL OR "userId" = ${userId ?? null}) AND status <> 'archived' AND "embeddingModel" IS DISTINCT FROM ${model}
+       AND ${sendable(e)}
      ORDER BY id LIMIT ${limit}
   `;
   if (memories.length >= limit) return memories;
@@ -143,7 +156,7 @@ export async function embedPending(
   while (done.embedded + done.unembeddable < max) {
     const rows = await nextPending(
       db,
-      e.model,
+      e,
       opts.userId,
       Math.min(opts.batch ?? BATCH, max - done.embedded - done.unembeddable),
     );
@@ -156,9 +169,9 @@ export async function embedPending(
     const r = await embedBatch(db, e, now, ciphers);
     done.embedded += r.embedded;
     done.unembeddable += r.unembeddable;
-    if (opts.onProgress) opts.onProgress({ ...done, remaining: await countPending(db, e.model, opts.userId) });
+    if (opts.onProgress) opts.onProgress({ ...done, remaining: await countPending(db, e, opts.userId) });
   }
-  const remaining = done.embedded + done.unembeddable >= max ? await countPending(db, e.model, opts.userId) : 0;
+  const remaining = done.embedded + done.unembeddable >= max ? await countPending(db, e, opts.userId) : 0;
   return { model: e.model, ...done, remaining };
 }
 

@@ -116,7 +116,7 @@ async function embedCommand(ctx: CommandContext): Promise<number> {
     );
     return 2;
   }
-  const total = await countPending(db, e.model, userId);
+  const total = await countPending(db, e, userId);
   const progress = throttled(ctx.err, 2000);
   ctx.err(`embedding ${count(total, "row")} with ${e.model}`);
   try {
@@ -129,7 +129,7 @@ async function embedCommand(ctx: CommandContext): Promise<number> {
     );
     return 0;
   } catch (err) {
-    const left = await countPending(db, e.model, userId);
+    const left = await countPending(db, e, userId);
     const why = (err as Error).message.split("\n")[0].replace(/\.$/, "");
     ctx.err(`Stopped: ${why}. ${count(left, "row")} still need a vector; run it again to resume.`);
     return 1;

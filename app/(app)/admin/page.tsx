@@ -23,7 +23,7 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
   const db = await getDb();
   const health = await queueHealth(db);
   const embedder = await resolveEmbedder(db).catch(() => null);
-  const waiting = embedder ? await countPending(db, embedder.model) : 0;
+  const waiting = embedder ? await countPending(db, embedder) : 0;
   const ratings = await feedbackByModel(db);
   const users = await db.user.findMany({
     where: q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: "insensitive" } }] } : {},
