@@ -172,6 +172,25 @@ describe.each(engines)("feedback on %s", (engine) => {
     });
   });
 
+  it("a memory the user said not to mention after the answer used it is not shown to the memory model", async () => {
+    const user = (await t.db.user.create({ data: { email: `hush-${engine}@example.com` } })).id;
+    const m = await addMemory(
+      await userContext(t.db, user),
+      { text: "Owes Marta 300 euros", source: "explicit" },
+      "user",
+      "test",
+    );
+    const answer = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Whom do I owe money?" })));
+    expect(await t.db.memoryUse.count({ where: { itemId: answer.id, memoryId: m.id } })).toBe(1);
+    await t.db.memory.update({ where: { id: m.id }, data: { muted: true } });
+    mock.script({ match: "Feedback on an answer", json: { lesson: null } });
+    await rateAnswer(await userContext(t.db, user), { itemId: answer.id, rating: -1, comment: "Not helpful" });
+    await runDueJobs(t.db);
+    const asked = mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Feedback on an answer"));
+    expect(asked).toHaveLength(1);
+    expect(JSON.stringify(asked[0].body)).not.toContain("Marta");
+  });
+
   it("temporary chats and paused learning take no feedback", async () => {
     const user = (await t.db.user.create({ data: { email: `tmp-${engine}@example.com` } })).id;
     const tmp = answerOf(

@@ -194,6 +194,8 @@ export async function learnFromFeedback(
     where: {
       userId: fb.userId,
       status: "active",
+      // Nor one the user has since said not to mention: it goes to no model.
+      muted: false,
       uses: { some: { itemId: fb.item.id } },
       // A private memory goes to the memory model only when it runs on this machine (lib/memory/disclosure.ts).
       ...(isLocalEndpoint(conn.baseURL) ? {} : { private: false }),
