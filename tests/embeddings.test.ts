@@ -14,6 +14,7 @@ import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
 import { countPending, embedPending } from "@/lib/memory/embed";
 import { hasPgvector } from "@/lib/memory/vectors";
+import { whereMemoriesWent } from "@/lib/memory/disclosure";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -146,6 +147,16 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       expect(sentTexts()).not.toContain("sertraline");
       expect(sentTexts()).not.toContain("Marta");
       expect(await pending(user)).toBe(0);
+      // The data page's "what left this machine" says so.
+      const trail = await whereMemoriesWent(u, 7);
+      expect(trail.memories.map((m) => m.memoryId)).toEqual([plain.id]);
+      expect(trail.destinations).toEqual([
+        expect.objectContaining({
+          model: "mock-embed-48",
+          local: false,
+          byClient: [{ client: "embedding", times: 1 }],
+        }),
+      ]);
     } finally {
       spy.mockRestore();
       await useModel("mock-embed-48");

@@ -56,8 +56,11 @@ export type SendRecord = {
   model: string;
   /** The model server's base URL (its host is kept); "mcp" or "agent" for an MCP client's or an agent's own model. */
   baseURL: string | undefined;
-  /** "learning": the memory model's own calls (extraction, feedback lessons, consolidation, the summary). */
-  client: "web" | "api" | "mcp" | "agent" | "learning";
+  /**
+   * "learning": the memory model's own calls (extraction, feedback lessons, consolidation, the summary);
+   * "embedding": the embedding model, given a memory's text for its vector.
+   */
+  client: "web" | "api" | "mcp" | "agent" | "learning" | "embedding";
   apiKeyId?: string | null;
 };
 
@@ -108,7 +111,7 @@ export async function whereMemoriesWent(u: UserContext, days = 7) {
   const clientName = (client: string, keyId: string | null) =>
     client === "web"
       ? "web chat"
-      : client === "learning" || client === "agent"
+      : client === "learning" || client === "agent" || client === "embedding"
         ? client
         : `${client === "mcp" ? "MCP, " : ""}key “${(keyId && keyName.get(keyId)) || "deleted"}”`;
   const perDestination = new Map<string, Destination & { memories: Set<string> }>();

@@ -16,7 +16,7 @@ import { mergeNearDuplicates } from "./near-duplicates";
 import { attributeByMeaning } from "./attribution-by-meaning";
 import OpenAI from "openai";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { isLocalEndpoint } from "./disclosure";
+import { isLocalEndpoint, recordSend } from "./disclosure";
 
 type Pending = { table: "Memory" | "Item"; id: string; userId: string; text: string };
 export type EmbedProgress = { embedded: number; unembeddable: number; remaining: number };
@@ -117,12 +117,24 @@ async function embedBatch(
     for (const [userId, chars] of share)
       void recordUsage(db, userId, { embeddingCalls: 1, tokens: (tokens * chars) / total }).catch(() => undefined);
   };
+  // What left the box: each user's memories in this batch went to the embedding endpoint (lib/memory/disclosure.ts).
+  const disclose = async () => {
+    for (const [userId, cipher] of ciphers) {
+      const memoryIds = rows.filter((r) => r.table === "Memory" && r.userId === userId).map((r) => r.id);
+      const record = { userId, memoryIds, model: e.model, baseURL: e.connection.baseURL, client: "embedding" as const };
+      if (memoryIds.length) await recordSend(db, cipher, record).catch(() => undefined);
+    }
+  };
   try {
-    await store(db, e, rows, sealed, await embedTexts(e, texts, { onTokens: charge() }));
+    const vectors = await embedTexts(e, texts, { onTokens: charge() });
+    await disclose();
+    await store(db, e, rows, sealed, vectors);
     return { embedded: rows.length, unembeddable: 0 };
   } catch (err) {
     if (!(err instanceof OpenAI.BadRequestError)) throw err;
   }
+  // One by one: each was sent, refused or not.
+  await disclose();
   let embedded = 0;
   let unembeddable = 0;
   for (let i = 0; i < rows.length; i++) {
