@@ -15,6 +15,7 @@ import { readAbout } from "@/lib/memory/about";
 import { recall } from "@/lib/memory/recall";
 import { importConversations } from "@/lib/import/run";
 import { startLearning } from "@/lib/import/learn";
+import { searchMessages } from "@/lib/chat/search";
 import { modelChange } from "@/lib/memory/writes";
 import pg from "pg";
 
@@ -186,6 +187,10 @@ describe.each(engines)("forget me on %s", (engine) => {
     await runDueJobs(t.db);
     expect(await t.db.memory.count({ where: { userId: user } })).toBe(0);
     expect((await recall(u, "what is my kumquat tree called?", { budget: 1000 })).passages).toEqual([]);
+
+    // A model's search of past chats (MCP's search_conversations) finds nothing of it either; the user's own does.
+    expect((await searchMessages(u, { q: "kumquat" }, { forModel: true })).hits).toEqual([]);
+    expect((await searchMessages(u, { q: "kumquat" })).hits).toHaveLength(1);
 
     // Imported after "forget me": new to Mnemo, though its messages are from 2023.
     expect((await importConversations(u, [oldExport("c2", "My fig tree is called Gustav")])).messages).toBe(2);

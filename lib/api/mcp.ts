@@ -121,7 +121,11 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
     },
     guarded("memory:read", async ({ query }: { query: string }) => {
       // A project's key searches its project's chats; any other key the chats in no project.
-      const r = await searchMessages(u, { q: query, project: u.scope.projectId ?? "none", limit: 20 });
+      const r = await searchMessages(
+        u,
+        { q: query, project: u.scope.projectId ?? "none", limit: 20 },
+        { forModel: true },
+      );
       return {
         messages: r.hits.map((h) => ({
           thread: h.threadTitle,

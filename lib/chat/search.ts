@@ -44,7 +44,15 @@ type Row = {
 /** Characters of context shown either side of the first match. */
 const AROUND = 70;
 
-export async function searchMessages(u: UserContext, input: z.input<typeof searchMessagesInput>) {
+/**
+ * `forModel`: the hits go to a model (an MCP client's search), so what "forget me" covered is left out, as recall
+ * leaves it out (each thread's `recallFrom`); the user's own search still finds it.
+ */
+export async function searchMessages(
+  u: UserContext,
+  input: z.input<typeof searchMessagesInput>,
+  opts: { forModel?: boolean } = {},
+) {
   const { q, imported, project, cursor, limit } = searchMessagesInput.parse(input);
   const words = queryTerms(q);
   const { config, terms } = u.cipher.searchTerms(words);
@@ -60,6 +68,7 @@ export async function searchMessages(u: UserContext, input: z.input<typeof searc
     afterAt,
     afterId,
     limit,
+    forModel: !!opts.forModel,
   };
   const rows = await newestMatches(u, query);
   const page = rows.slice(0, limit);
@@ -87,6 +96,7 @@ type Query = {
   afterAt: Date | null;
   afterId: string | null;
   limit: number;
+  forModel: boolean;
 };
 
 /** Matches read from the index before deciding how to find the newest: past this, a word is "common". */
@@ -142,7 +152,8 @@ const filters = (q: Query) => Prisma.sql`t."userId" = ${q.userId} AND NOT t.temp
   AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped', 'interrupted')
   AND (${q.imported}::boolean IS NULL OR (t."importSource" IS NOT NULL) = ${q.imported}::boolean)
   AND (${q.project}::text IS NULL OR COALESCE(t."projectId", '') = ${q.project}::text)
-  AND (${q.afterAt}::timestamp IS NULL OR (i."createdAt", i.id) < (${q.afterAt}::timestamp, ${q.afterId}::text))`;
+  AND (${q.afterAt}::timestamp IS NULL OR (i."createdAt", i.id) < (${q.afterAt}::timestamp, ${q.afterId}::text))
+  AND (NOT ${q.forModel}::boolean OR i."createdAt" >= COALESCE(t."recallFrom", '-infinity'::timestamp))`;
 
 async function matchCount(u: UserContext, tsq: Prisma.Sql): Promise<number> {
   const [r] = await u.db.$queryRaw<Array<{ n: number }>>`
