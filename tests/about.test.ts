@@ -5,7 +5,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { userContext, type UserContext } from "@/lib/user-context";
-import { addMemory, setMuted } from "@/lib/memory/long-term";
+import {
+  addMemory,
+  deleteMemories,
+  setMemoryStatus,
+  setMuted,
+  setPrivate,
+  updateMemoryText,
+} from "@/lib/memory/long-term";
+import { runDueJobs } from "@/lib/jobs/worker";
 import { readAbout, refreshAbout, releaseAbout, saveAbout } from "@/lib/memory/about";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { runTurn } from "@/lib/chat/turn";
@@ -57,6 +65,7 @@ describe.each(engines)("what Mnemo knows about you on %s", (engine) => {
     await expect(saveAbout(u, "x".repeat(1201))).rejects.toThrow();
   });
 
+  const userEdit = { actor: "user" as const, source: "manual" as const, reason: "Edited on the dashboard" };
   const fill = async (u: UserContext, count: number) => {
     for (let i = 0; i < count; i++)
       await addMemory(
@@ -80,6 +89,52 @@ describe.each(engines)("what Mnemo knows about you on %s", (engine) => {
       "Summary of everything remembered about the user:\nYou collect vintage things.",
     );
     expect(over.tokens).toBeLessThanOrEqual(300);
+  });
+
+  it("a memory the user mutes, makes private, deletes or rewrites takes the summary out of prompts until rewritten", async () => {
+    const u = await newUser();
+    await saveConnection(t.db, conn(), u.userId);
+    clearConnectionCache(t.db);
+    // More memories than the prompt's budget holds: the summary stands in for them.
+    await t.db.memory.createMany({
+      data: Array.from({ length: 400 }, (_, i) => ({
+        userId: u.userId,
+        text: `Collects vintage item number ${i} from the market in town ${i}`,
+        source: "inferred" as const,
+        tokens: 14,
+      })),
+    });
+    const prompt = async (q: string) => {
+      await collect(runTurn(t.db, u.userId, { kind: "send", content: q }, { defer }));
+      await flush();
+      return JSON.stringify(mock.chatRequests().find((r) => r.body.stream && JSON.stringify(r.body).includes(q))?.body);
+    };
+    const marks: Array<[string, string, (id: string) => Promise<unknown>]> = [
+      ["mute", "Marta", (id) => setMuted(u, id, true)],
+      ["private", "Bruno", (id) => setPrivate(u, id, true)],
+      ["delete", "Carla", (id) => deleteMemories(t.db, u.userId, [id])],
+      ["archive", "Dario", (id) => setMemoryStatus(u, id, "archived", "user", "Archived on the dashboard")],
+      ["edit", "Elena", (id) => updateMemoryText(u, id, "Owes a friend some money", userEdit)],
+    ];
+    for (const [what, name, mark] of marks) {
+      const debt = await addMemory(u, { text: `Owes ${name} 300 euros`, source: "explicit" }, "user", "x");
+      mock.reset();
+      mock.script({ json: { summary: `You owe ${name} 300 euros and collect vintage things.` } });
+      expect(await refreshAbout(u, conn())).toBe(true);
+      mock.script({ content: "ok", times: 0 });
+      expect(await prompt(`Anything planned? ${what}`), what).toContain(`You owe ${name} 300 euros`);
+      await mark(debt.id);
+      // The next turn's prompt no longer carries it (a private memory itself still goes to this local test server).
+      const after = await prompt(`What do I owe? ${what}`);
+      expect(after, what).not.toContain(`You owe ${name}`);
+      if (what !== "private") expect(after, what).not.toContain(name);
+      // The summary is written again soon (queued), from what may now be mentioned.
+      mock.reset();
+      mock.script({ json: { summary: "You collect vintage things." } });
+      await t.db.job.updateMany({ where: { userId: u.userId, status: "queued" }, data: { runAt: new Date(0) } });
+      await runDueJobs(t.db);
+      expect((await readAbout(u)).text, what).toBe("You collect vintage things.");
+    }
   });
 
   it("a turn reads it in its append statement and sends it when the memories exceed the budget", async () => {

@@ -191,6 +191,20 @@ describe.each(engines)("long-term memory on %s", (engine) => {
         })
       ).applied,
     ).toBe(true);
+    // And the user's own hand edit of what they asked Mnemo to remember stands (it was archived as "weaker").
+    const said = await addMemory(
+      await userContext(t.db, alice),
+      { text: "Owes Elena 300 euros", source: "explicit" },
+      "user",
+      "said so",
+    );
+    const edit = { actor: "user" as const, source: "manual" as const, reason: "Edited on the memory dashboard" };
+    const r2 = await updateMemoryText(await userContext(t.db, alice), said.id, "Owes a friend some money", edit);
+    expect(r2).toMatchObject({ applied: true, memory: { id: said.id, text: "Owes a friend some money" } });
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: said.id } })).toMatchObject({
+      text: "Owes a friend some money",
+      status: "active",
+    });
   });
 
   it("de-duplicates: the same memory said twice is stored once, taking the stronger source", async () => {

@@ -32,6 +32,7 @@ const payloads = {
   feedback: z.object({ feedbackId: id, version: z.string().max(40).optional() }),
   "import-learn": z.object({ userId: id }),
   consolidate: z.object({ userId: id }),
+  about: z.object({ userId: id }),
 } satisfies Record<JobKind, z.ZodType>;
 
 const EMBED_PER_JOB = 512;
@@ -141,6 +142,13 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       await consolidateUser(u, state.configured ? state.connection : null);
       // Then "What Mnemo knows about you", from the memories as consolidation left them.
       if (state.configured) await refreshAbout(u, state.connection);
+      return;
+    }
+    case "about": {
+      // "What Mnemo knows about you" again, after the user took something out of it (lib/memory/about.ts).
+      const p = payloadOf("about", payload);
+      const state = await resolveConnectionCached(db);
+      if (state.configured) await refreshAbout(await userContext(db, p.userId), state.connection);
       return;
     }
     case "import-learn": {

@@ -14,7 +14,7 @@ import os from "node:os";
 import type { Db } from "@/lib/db/client";
 import { Prisma, type Job } from "@/lib/generated/prisma/client";
 
-export type JobKind = "title" | "summary" | "extract" | "embed" | "feedback" | "import-learn" | "consolidate";
+export type JobKind = "title" | "summary" | "extract" | "embed" | "feedback" | "import-learn" | "consolidate" | "about";
 export type NewJob = {
   kind: JobKind;
   userId?: string | null;

@@ -10,6 +10,8 @@ import type { UserContext } from "@/lib/user-context";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { countTokens } from "./tokens";
+import type { Db } from "@/lib/db/client";
+import { enqueue } from "@/lib/jobs/queue";
 import { redactSecrets } from "./secrets";
 
 /** At most this long (about 150 words): it stands in for the profile within a fraction of the budget. */
@@ -86,6 +88,24 @@ export async function refreshAbout(u: UserContext, conn: ModelConnection, opts: 
     data: { aboutSummary: u.cipher.seal(text), aboutSummaryAt: new Date() },
   });
   return r.count > 0;
+}
+
+/** The rewrite waits this long, so a burst of marks (muting several memories in a row) shares one. */
+const REWRITE_DELAY_MS = 15_000;
+
+/**
+ * The user took something out of what may be mentioned (muted, made private, deleted, archived or rewrote a memory of
+ * general memory): the model's summary may still say it, so it leaves the prompt at once (a summary without a date
+ * is not sent, lib/memory/session.ts) and is written again shortly. The user's own text is theirs and stays.
+ */
+export async function aboutOutdated(db: Db, userId: string): Promise<void> {
+  const stale = await db.user.updateMany({
+    where: { id: userId, aboutSummaryEdited: false, aboutSummary: { not: null }, aboutSummaryAt: { not: null } },
+    data: { aboutSummaryAt: null },
+  });
+  if (!stale.count || (await db.job.count({ where: { userId, kind: "about", status: "queued" } }))) return;
+  const runAt = new Date(Date.now() + REWRITE_DELAY_MS);
+  await enqueue(db, [{ kind: "about", userId, payload: { userId }, runAt, dedupeKey: `about:${userId}:${+runAt}` }]);
 }
 
 /** The user's own text (kept until they ask for a new one); empty hands it back to the model. */

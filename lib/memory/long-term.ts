@@ -18,6 +18,7 @@ import { Prisma } from "@/lib/generated/prisma/client";
 import { parseSteps } from "./procedures";
 import { archiveWhere } from "./sweeps";
 import { closeAsPast, validSince } from "./validity";
+import { aboutOutdated } from "./about";
 
 export const MEMORY_MAX_CHARS = 500;
 export const memoryTextSchema = z
@@ -186,7 +187,9 @@ export async function updateMemoryText(
   const current = await ownedMemory(u, id);
   const text = clean(newText);
   const c = u.cipher;
-  if (RANK[by.source] < RANK[current.source]) {
+  // Precedence is between what was learned and what the user said; the user's own edit always stands (a hand edit of
+  // something they asked Mnemo to remember was archived as a "weaker" manual text, and the memory stayed unchanged).
+  if (by.actor !== "user" && RANK[by.source] < RANK[current.source]) {
     const loser = await db.memory.create({
       data: {
         userId,
@@ -245,6 +248,8 @@ export async function updateMemoryText(
       },
     });
   });
+  // The user's own rewrite (a learned one only adds detail or moves on: the next consolidation's summary follows).
+  if (by.actor === "user") await outdatesAbout(db, current);
   return { memory: openMemory(c, memory), applied: true };
 }
 
@@ -263,6 +268,7 @@ export async function setMemoryStatus(
     where: { id },
     data: { status, versions: { create: { userId, oldText: sealed, newText: sealed, actor, reason } } },
   });
+  if (current.status === "active" && status !== "active") await outdatesAbout(db, current);
   return openMemory(c, m);
 }
 
@@ -350,6 +356,7 @@ async function setMark(u: UserContext, id: string, mark: "muted" | "private", va
       data: { memoryId: id, userId, oldText: null, newText: null, actor: "user", reason },
     }),
   ]);
+  if (value) await outdatesAbout(db, m);
   return openMemory(u.cipher, updated);
 }
 
@@ -377,8 +384,18 @@ export async function recordUses(
 }
 
 export async function deleteMemories(db: Db, userId: string, ids: string[]): Promise<number> {
+  const general = await db.memory.count({ where: { userId, id: { in: ids }, projectId: null, status: "active" } });
   const r = await db.memory.deleteMany({ where: { userId, id: { in: ids } } });
+  if (general) await aboutOutdated(db, userId);
   return r.count;
+}
+
+/**
+ * "What Mnemo knows about you" is written from the active memories of general memory: one of them leaving what may be
+ * mentioned (muted, private, archived, deleted, rewritten by the user) outdates it (lib/memory/about.ts).
+ */
+async function outdatesAbout(db: Db, m: Pick<Memory, "userId" | "projectId" | "status">) {
+  if (m.projectId === null && m.status === "active") await aboutOutdated(db, m.userId);
 }
 
 /**

@@ -226,7 +226,9 @@ export async function appendItemsMeta(
               "completionTokens" int, "sourceRef" text)
        RETURNING *
      )
-     SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review", u."aboutSummary" AS "m_about",
+     -- A model-written summary waiting to be rewritten (no date: lib/memory/about.ts) is not sent.
+     SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review",
+            CASE WHEN u."aboutSummaryEdited" OR u."aboutSummaryAt" IS NOT NULL THEN u."aboutSummary" END AS "m_about",
             pr.id AS "m_project", pr."memoryMode"::text AS "m_mode", pr.instructions AS "m_instructions"
      FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" LEFT JOIN "Project" pr ON pr.id = upd."projectId"
      ORDER BY ins.position ASC
