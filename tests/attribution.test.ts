@@ -13,6 +13,7 @@ import { threadView } from "@/lib/chat/threads";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { recall } from "@/lib/memory/recall";
 import { embedPending } from "@/lib/memory/embed";
+import { runMemoryTool } from "@/lib/memory/tools";
 
 const FOUR = [
   { id: "dog", text: "Has a golden retriever named Biscuit" },
@@ -211,8 +212,14 @@ describe.each(engines)("attribution in a turn on %s", (engine) => {
     // The week passes (the clock is the database's): the memory stays, and recall leaves it out.
     await t.db.memory.update({ where: { id: m.id }, data: { expiresAt: new Date(Date.now() + 1500) } });
     expect(await recalled()).toContain(m.id);
+    // The model's own list ("what do you know about me?") still has it until then.
+    const listed = async () =>
+      (await runMemoryTool({ ...u, threadId: "t", itemId: "i", paused: false }, "search_memory", '{"query":""}'))
+        .result;
+    expect(await listed()).toContain("Miramar");
     await new Promise((r) => setTimeout(r, 2000));
     expect(await recalled()).not.toContain(m.id);
+    expect(await listed()).not.toContain("Miramar");
     expect(await t.db.memory.count({ where: { id: m.id, status: "active" } })).toBe(1);
   });
 });

@@ -8,7 +8,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { AppError, NotFoundError, SecretRefusedError } from "@/lib/errors";
 import type { ApiScope, KeyCaller } from "@/lib/keys/api-keys";
-import { listMemories, memoryKindSchema, memoryTextSchema, searchMemories } from "@/lib/memory/long-term";
+import { listMemories, memoryKindSchema, memoryTextSchema, mentionable, searchMemories } from "@/lib/memory/long-term";
 import { modelChange, type ChangeOutcome } from "@/lib/memory/writes";
 import { loadProfile } from "@/lib/memory/profile";
 import { searchMessages } from "@/lib/chat/search";
@@ -74,7 +74,7 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
     },
     guarded("memory:read", async ({ kind }: { kind?: z.infer<typeof memoryKindSchema> }) => {
       const active = await listMemories(u, { status: "active", kind }, { inContextScope: true });
-      const shown = await sent(active.filter((m) => !m.muted).slice(0, 100));
+      const shown = await sent(active.filter((m) => mentionable(m)).slice(0, 100));
       return { memories: shown.map((m) => ({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned })) };
     }),
   );

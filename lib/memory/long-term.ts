@@ -564,6 +564,13 @@ export async function searchMemories(u: UserContext, text: string, limit = 20): 
   return rows.map((m) => openMemory(c, m));
 }
 
+/**
+ * Whether a listed active memory may go to a model (the tools' and MCP's lists): not one the user said not to mention,
+ * nor one whose time ran out ("remember this for a week"). Recall's own queries filter the same in SQL.
+ */
+export const mentionable = (m: Pick<Memory, "muted" | "expiresAt">, now = new Date()) =>
+  !m.muted && (!m.expiresAt || m.expiresAt > now);
+
 /** The places (general memory, projects) the dashboard's related memories are searched in, at most. */
 const MAX_RELATED_PLACES = 20;
 

@@ -7,7 +7,7 @@ import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import type { UserContext } from "@/lib/user-context";
 import type OpenAI from "openai";
 import { z } from "zod";
-import { addMemory, listMemories, memoryKindSchema, memoryTextSchema, searchMemories } from "./long-term";
+import { addMemory, listMemories, memoryKindSchema, memoryTextSchema, mentionable, searchMemories } from "./long-term";
 import { modelChange, undoIfForgotten, type ChangeOutcome } from "./writes";
 
 /** The user's context and where the call came from. */
@@ -154,7 +154,7 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
         const found = a.query.trim()
           ? await searchMemories(ctx, a.query, 20)
           : (await listMemories(ctx, { status: "active" }, { inContextScope: true }))
-              .filter((m) => !m.muted)
+              .filter((m) => mentionable(m))
               .slice(0, 30);
         return out({ memories: found.map((m) => ({ id: m.id, text: m.text, kind: m.kind })) });
       }
