@@ -5,7 +5,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { userContext } from "@/lib/user-context";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory, setMuted, setPrivate } from "@/lib/memory/long-term";
+import { importConversations } from "@/lib/import/run";
+import { exportUserData } from "@/lib/account/export";
 import { applyDecisions } from "@/lib/memory/extract";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { pastQuestion, spanText } from "@/lib/memory/validity";
@@ -202,6 +204,41 @@ describe.each(engines)("memory validity on %s", (engine) => {
     const back = await addMemory(u, { text: "Lives in Lisbon", source: "explicit" }, "user", "said so");
     expect(back.status).toBe("active");
     expect(await t.db.memory.count({ where: { userId: u.userId, status: "past" } })).toBe(1);
+  });
+
+  it("the user's marks (don't mention, private, an expiry) survive the memories file and the full export", async () => {
+    const u = await newUser();
+    const hushed = await addMemory(u, { text: "Owes Marta 300 euros", source: "explicit" }, "user", "x");
+    const secret = await addMemory(u, { text: "Takes sertraline", source: "explicit" }, "user", "x");
+    const until = new Date(Date.now() + 7 * 86_400_000);
+    await addMemory(u, { text: "Staying at Hotel Miramar", source: "explicit", expiresAt: until }, "user", "x");
+    await setMuted(u, hushed.id, true);
+    await setPrivate(u, secret.id, true);
+    const marksOf = async (userId: string) =>
+      (await t.db.memory.findMany({ where: { userId }, orderBy: { text: "asc" } })).map((m) => ({
+        text: m.text,
+        muted: m.muted,
+        private: m.private,
+        expiresAt: m.expiresAt?.toISOString() ?? null,
+      }));
+    const expected = await marksOf(u.userId);
+    expect(expected.filter((m) => m.muted || m.private || m.expiresAt)).toHaveLength(3);
+    // The memories file, into another account.
+    const v = await newUser();
+    await importMemories(v, JSON.parse(JSON.stringify(await memoriesJson(u))));
+    expect(await marksOf(v.userId)).toEqual(expected);
+    // The whole export, into a third.
+    const w = await newUser();
+    await importConversations(w, exportUserData(u));
+    expect(await marksOf(w.userId)).toEqual(expected);
+    // A file that marks private what the account already has unmarked: the stricter mark holds.
+    const x = await newUser();
+    await addMemory(x, { text: "Takes sertraline", source: "explicit" }, "user", "x");
+    const r = await importMemories(x, JSON.parse(JSON.stringify(await memoriesJson(u))));
+    expect(r).toMatchObject({ added: 2, skipped: 1 });
+    expect(await t.db.memory.findFirst({ where: { userId: x.userId, text: "Takes sertraline" } })).toMatchObject({
+      private: true,
+    });
   });
 
   it("past memories and their spans round-trip through the memories file", async () => {

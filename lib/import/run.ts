@@ -244,6 +244,9 @@ async function importExportedMemories(
       pinned: m.pinned === true,
       validFrom: m.validFrom,
       validUntil: m.validUntil,
+      muted: m.muted === true,
+      private: m.private === true,
+      expiresAt: m.expiresAt,
     }));
     const r = await importMemories(inMemoryScope(u, exactScope(projectId)), {
       format: "mnemo-memories",

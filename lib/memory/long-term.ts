@@ -85,6 +85,9 @@ export type NewMemory = {
   steps?: string[];
   /** "Remember this for a week": recall leaves it out from then on (it stays on the dashboard). */
   expiresAt?: Date | null;
+  /** The user's marks: "don't mention this", "private: never sent off this machine" (an import carries them). */
+  muted?: boolean;
+  private?: boolean;
   /** When it became true, and (a past memory) when it stopped: lib/memory/validity.ts. */
   validFrom?: Date | null;
   validUntil?: Date | null;
@@ -120,13 +123,19 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
     : [];
   const dup = rows.map((x) => openMemory(c, x)).find((x) => normalizeText(x.text) === norm);
   if (dup) {
+    // The same words marked "don't mention" or "private" (say, in an imported file): the stricter mark holds.
+    const marks = {
+      ...(m.muted && !dup.muted ? { muted: true } : {}),
+      ...(m.private && !dup.private ? { private: true } : {}),
+    };
     if (RANK[m.source] > RANK[dup.source] || (m.status === "active" && dup.status === "pending")) {
       const updated = await db.memory.update({
         where: { id: dup.id },
-        data: { source: RANK[m.source] > RANK[dup.source] ? m.source : dup.source, status: "active" },
+        data: { source: RANK[m.source] > RANK[dup.source] ? m.source : dup.source, status: "active", ...marks },
       });
       return openMemory(c, updated);
     }
+    if (Object.keys(marks).length) return openMemory(c, await db.memory.update({ where: { id: dup.id }, data: marks }));
     return dup;
   }
   const created = await db.memory.create({
@@ -144,6 +153,8 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
       sourceItemId: m.sourceItemId ?? null,
       sourceRef: m.sourceRef ?? null,
       expiresAt: m.expiresAt ?? null,
+      muted: m.muted ?? false,
+      private: m.private ?? false,
       validFrom: m.validFrom ?? null,
       validUntil: m.validUntil ?? null,
       sourceFeedbackId: m.sourceFeedbackId ?? null,

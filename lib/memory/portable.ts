@@ -42,6 +42,10 @@ export async function memoriesJson(u: UserContext, now = new Date()) {
       updatedAt: m.updatedAt.toISOString(),
       validFrom: m.validFrom?.toISOString() ?? null,
       validUntil: m.validUntil?.toISOString() ?? null,
+      // The user's marks travel with the memory: a move to another Mnemo must not send a private one off the machine.
+      muted: m.muted,
+      private: m.private,
+      expiresAt: m.expiresAt?.toISOString() ?? null,
       sourceThreadId: m.sourceThreadId,
       sourceItemId: m.sourceItemId,
     })),
@@ -56,13 +60,25 @@ export async function memoriesMarkdown(u: UserContext, now = new Date()): Promis
     if (!group.length) continue;
     out.push("", `## ${KIND_TITLES[kind]}`, "");
     for (const m of group) {
-      const flags = [m.pinned && "pinned", m.status !== "active" && m.status, m.source].filter(Boolean).join(", ");
+      const flags = [
+        m.pinned && "pinned",
+        m.private && "private",
+        m.muted && "not to be mentioned",
+        m.expiresAt && `until ${m.expiresAt.toISOString().slice(0, 10)}`,
+        m.status !== "active" && m.status,
+        m.source,
+      ]
+        .filter(Boolean)
+        .join(", ");
       // One line per memory: newlines folded so a memory cannot start a heading.
       out.push(`- ${m.text.replace(/\s*\n\s*/g, " ")} _(${flags}; ${m.createdAt.toISOString().slice(0, 10)})_`);
     }
   }
   return out.join("\n") + "\n";
 }
+
+/** A mark (muted, private) as a file may write it: true or "true"; absent or anything else is not marked. */
+const markSchema = z.preprocess((v) => v === true || v === "true", z.boolean());
 
 export const importFileSchema = z.object({
   format: z.literal(MEMORIES_FORMAT, { error: `Not a Mnemo memories file (expected "format": "${MEMORIES_FORMAT}").` }),
@@ -79,6 +95,10 @@ export const importFileSchema = z.object({
         // When it was true (a past memory needs its end).
         validFrom: z.coerce.date().nullish().catch(null),
         validUntil: z.coerce.date().nullish().catch(null),
+        // Files from before these were exported have none: nothing marked.
+        muted: markSchema,
+        private: markSchema,
+        expiresAt: z.coerce.date().nullish().catch(null),
       }),
     )
     .max(MAX_IMPORT, `At most ${MAX_IMPORT} memories per import.`),
@@ -122,6 +142,9 @@ export async function importMemories(u: UserContext, input: unknown): Promise<Im
       pinned: m.pinned,
       validFrom: m.validFrom ?? null,
       validUntil: m.status === "past" ? m.validUntil : null,
+      muted: m.muted,
+      private: m.private,
+      expiresAt: m.expiresAt ?? null,
     })),
     "Imported from a file",
   );
