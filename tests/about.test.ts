@@ -137,6 +137,22 @@ describe.each(engines)("what Mnemo knows about you on %s", (engine) => {
     }
   });
 
+  it("a summary being written when the user mutes a memory it read is not stored; the rewrite after it is", async () => {
+    const u = await newUser();
+    const debt = await addMemory(u, { text: "Owes Marta 300 euros", source: "explicit" }, "user", "x");
+    await addMemory(u, { text: "Has a dog named Rex", source: "explicit" }, "user", "x");
+    mock.script({ json: { summary: "You owe Marta 300 euros and have a dog named Rex." }, delayMs: 400 });
+    const writing = refreshAbout(u, conn());
+    for (let i = 0; i < 100 && !mock.chatRequests().length; i++) await new Promise((r) => setTimeout(r, 10));
+    await setMuted(u, debt.id, true);
+    expect(await writing).toBe(false);
+    expect((await readAbout(u)).text).toBeNull();
+    mock.script({ json: { summary: "You have a dog named Rex." } });
+    expect(await refreshAbout(u, conn())).toBe(true);
+    expect((await readAbout(u)).text).toBe("You have a dog named Rex.");
+    expect(JSON.stringify(mock.chatRequests().at(-1)!.body)).not.toContain("Marta");
+  });
+
   it("a turn reads it in its append statement and sends it when the memories exceed the budget", async () => {
     const u = await newUser();
     await saveConnection(t.db, conn(), u.userId);

@@ -9,9 +9,9 @@ import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { runDueJobs } from "@/lib/jobs/worker";
-import { forgetEverything } from "@/lib/memory/long-term";
+import { addMemory, forgetEverything } from "@/lib/memory/long-term";
 import { rateAnswer } from "@/lib/memory/feedback";
-import { readAbout } from "@/lib/memory/about";
+import { readAbout, refreshAbout } from "@/lib/memory/about";
 import { recall } from "@/lib/memory/recall";
 import { importConversations } from "@/lib/import/run";
 import { startLearning } from "@/lib/import/learn";
@@ -158,6 +158,19 @@ describe.each(engines)("forget me on %s", (engine) => {
     await t.db.job.updateMany({ where: { userId: user, status: "queued" }, data: { runAt: new Date(0) } });
     await runDueJobs(t.db);
     expect(await t.db.memory.count({ where: { userId: user } })).toBe(0);
+  });
+
+  it("a summary being written when the user says it is not stored after it", async () => {
+    const user = await newUser();
+    const u = await userContext(t.db, user);
+    await addMemory(u, { text: "Owes Marta 300 euros", source: "explicit" }, "user", "x");
+    mock.script({ json: { summary: "You owe Marta 300 euros." }, delayMs: 400 });
+    const conn = { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" };
+    const writing = refreshAbout(u, conn);
+    for (let i = 0; i < 100 && !mock.chatRequests().length; i++) await new Promise((r) => setTimeout(r, 10));
+    await forgetEverything(t.db, user);
+    await writing;
+    expect((await readAbout(u)).text).toBeNull();
   });
 
   it("the summary of what Mnemo knows goes with the memories", async () => {

@@ -47,9 +47,18 @@ export async function refreshAbout(u: UserContext, conn: ModelConnection, opts: 
   const { db, userId } = u;
   const user = await db.user.findUnique({
     where: { id: userId },
-    select: { aboutSummaryAt: true, aboutSummaryEdited: true, memoryPaused: true },
+    select: {
+      aboutSummaryAt: true,
+      aboutSummaryEdited: true,
+      memoryPaused: true,
+      memoryResetAt: true,
+      aboutOutdatedAt: true,
+    },
   });
   if (!user || user.aboutSummaryEdited || user.memoryPaused) return false;
+  // Written only while nothing left what may be mentioned meanwhile ("forget me", a memory muted, made private,
+  // deleted...): this read the memories as they were. The change queued a rewrite of its own.
+  const unchanged = { memoryResetAt: user.memoryResetAt, aboutOutdatedAt: user.aboutOutdatedAt };
   const memories = await db.memory.findMany({
     // General memory only: a project's memories stay in the project (lib/projects/scope.ts).
     where: {
@@ -68,7 +77,7 @@ export async function refreshAbout(u: UserContext, conn: ModelConnection, opts: 
   const newest = memories.reduce((t, m) => Math.max(t, m.updatedAt.getTime()), 0);
   if (!opts.force && user.aboutSummaryAt && newest <= user.aboutSummaryAt.getTime()) return false;
   if (!memories.length) {
-    await db.user.update({ where: { id: userId }, data: { aboutSummary: null, aboutSummaryAt: new Date() } });
+    await db.user.updateMany({ where: { id: userId }, data: { aboutSummary: null, aboutSummaryAt: new Date() } });
     return true;
   }
   const list = memories.map((m) => `- (${m.kind}) ${JSON.stringify(u.cipher.open(m.text))}`).join("\n");
@@ -84,7 +93,7 @@ export async function refreshAbout(u: UserContext, conn: ModelConnection, opts: 
   const text = redactSecrets(reply.summary.trim().slice(0, ABOUT_MAX_CHARS)).text;
   // Written only while the user has not meanwhile written their own.
   const r = await db.user.updateMany({
-    where: { id: userId, aboutSummaryEdited: false },
+    where: { id: userId, aboutSummaryEdited: false, ...unchanged },
     data: { aboutSummary: u.cipher.seal(text), aboutSummaryAt: new Date() },
   });
   return r.count > 0;
@@ -99,8 +108,10 @@ const REWRITE_DELAY_MS = 15_000;
  * is not sent, lib/memory/session.ts) and is written again shortly. The user's own text is theirs and stays.
  */
 export async function aboutOutdated(db: Db, userId: string): Promise<void> {
+  // Always stamped, so a rewrite already under way (reading the memories as they were) is not stored.
+  await db.user.updateMany({ where: { id: userId }, data: { aboutOutdatedAt: new Date() } });
   const stale = await db.user.updateMany({
-    where: { id: userId, aboutSummaryEdited: false, aboutSummary: { not: null }, aboutSummaryAt: { not: null } },
+    where: { id: userId, aboutSummaryEdited: false, aboutSummary: { not: null } },
     data: { aboutSummaryAt: null },
   });
   if (!stale.count || (await db.job.count({ where: { userId, kind: "about", status: "queued" } }))) return;

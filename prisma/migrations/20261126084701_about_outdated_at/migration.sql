@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "User" ADD COLUMN     "aboutOutdatedAt" TIMESTAMP(3);
+
