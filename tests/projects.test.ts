@@ -16,6 +16,7 @@ import { consolidateUser } from "@/lib/memory/consolidate";
 import { modelChange } from "@/lib/memory/writes";
 import { exportUserData } from "@/lib/account/export";
 import { importConversations } from "@/lib/import/run";
+import { importMemories, memoriesJson } from "@/lib/memory/portable";
 import { searchMessages } from "@/lib/chat/search";
 import { collect, deferred } from "./helpers/turns";
 import fs from "node:fs";
@@ -227,6 +228,25 @@ describe.each(engines)("projects on %s", (engine) => {
     const inside = await sent(u, { content: ASK, projectId: p.id });
     expect(inside.text).toContain(BIKE);
     expect(inside.text).not.toContain(REX);
+  });
+
+  it("the memories file puts a project's memories back in a project, not in general memory", async () => {
+    const { u, p } = await world("project_only");
+    const file = JSON.parse(JSON.stringify(await memoriesJson(u)));
+    const v = await newUser();
+    expect(await importMemories(v, file)).toMatchObject({ added: 2, skipped: 0 });
+    const general = await listMemories(v, {}, { inContextScope: true });
+    expect(general.map((m) => m.text)).toEqual(["Has a dog named Rex"]);
+    const [made] = await v.db.project.findMany({ where: { userId: v.userId } });
+    expect(made).toMatchObject({ memoryMode: "project_only" });
+    expect(v.cipher.open(made.name)).toBe("Novel");
+    const inMade = await listMemories(inMemoryScope(v, exactScope(made.id)), {}, { inContextScope: true });
+    expect(inMade.map((m) => m.text)).toEqual(["The detective is Inspector Alves"]);
+    // Again: nothing added, no second project. Back into the account it came from: its own project, unchanged.
+    expect(await importMemories(v, file)).toMatchObject({ added: 0, skipped: 2 });
+    expect(await v.db.project.count({ where: { userId: v.userId } })).toBe(1);
+    expect(await importMemories(u, file)).toMatchObject({ added: 0, skipped: 2 });
+    expect(await u.db.project.findMany({ where: { userId: u.userId }, select: { id: true } })).toEqual([{ id: p.id }]);
   });
 
   it("another user's project, thread or memory is out of reach", async () => {

@@ -1,7 +1,10 @@
 // Memories on their own, to take elsewhere or bring back: JSON (importable)
 // and Markdown (for reading). Import skips memories already remembered.
 import { SecretRefusedError } from "@/lib/errors";
-import { onHandle, type UserContext } from "@/lib/user-context";
+import { inMemoryScope, onHandle, type UserContext } from "@/lib/user-context";
+import { exactScope } from "@/lib/projects/scope";
+import { importedProject } from "@/lib/import/write";
+import type { ImportedProject } from "@/lib/import/conversation";
 import { z } from "zod";
 import { redactSecrets } from "./secrets";
 import type { Db } from "@/lib/db/client";
@@ -27,6 +30,13 @@ async function allMemories(u: UserContext) {
 
 export async function memoriesJson(u: UserContext, now = new Date()) {
   const rows = await allMemories(u);
+  // A project's memories name their project, so an import puts them back in one (not in general memory, where every
+  // chat would see what a project kept to itself).
+  const projects = new Map(
+    (
+      await u.db.project.findMany({ where: { userId: u.userId }, select: { id: true, name: true, memoryMode: true } })
+    ).map((p) => [p.id, { id: p.id, name: u.cipher.open(p.name), memoryMode: p.memoryMode }]),
+  );
   return {
     format: MEMORIES_FORMAT,
     version: MEMORIES_VERSION,
@@ -46,6 +56,7 @@ export async function memoriesJson(u: UserContext, now = new Date()) {
       muted: m.muted,
       private: m.private,
       expiresAt: m.expiresAt?.toISOString() ?? null,
+      project: (m.projectId && projects.get(m.projectId)) || null,
       sourceThreadId: m.sourceThreadId,
       sourceItemId: m.sourceItemId,
     })),
@@ -99,6 +110,15 @@ export const importFileSchema = z.object({
         muted: markSchema,
         private: markSchema,
         expiresAt: z.coerce.date().nullish().catch(null),
+        // The project it belonged to (absent: general memory).
+        project: z
+          .object({
+            id: z.string().min(1).max(64),
+            name: z.string().max(200),
+            memoryMode: z.enum(["shared", "project_only"]).optional().catch(undefined),
+          })
+          .nullish()
+          .catch(null),
       }),
     )
     .max(MAX_IMPORT, `At most ${MAX_IMPORT} memories per import.`),
@@ -145,6 +165,16 @@ export async function importMemories(u: UserContext, input: unknown): Promise<Im
       muted: m.muted,
       private: m.private,
       expiresAt: m.expiresAt ?? null,
+      // Into the project it came from (found again by its id, or made), when the import is not already into one.
+      project:
+        m.project && u.scope.general
+          ? {
+              ref: `mnemo:${m.project.id}`,
+              name: m.project.name,
+              memoryMode: m.project.memoryMode,
+              sameAs: m.project.id,
+            }
+          : null,
     })),
     "Imported from a file",
   );
@@ -288,7 +318,7 @@ function reviewBatch() {
  */
 async function storeAll(
   u: UserContext,
-  memories: NewMemory[],
+  memories: Array<NewMemory & { project?: ImportedProject | null }>,
   reason: string,
 ): Promise<{ added: number; skipped: number }> {
   const { db, userId } = u;
@@ -297,8 +327,12 @@ async function storeAll(
   await db.$transaction(
     async (tx) => {
       const before = new Set((await tx.memory.findMany({ where: { userId }, select: { id: true } })).map((r) => r.id));
-      for (const m of memories) {
-        const stored = await addMemory(onHandle(u, tx as Db), m, "user", reason);
+      const inTx = onHandle(u, tx as Db);
+      const projectIds = new Map<string, string>();
+      for (const { project, ...m } of memories) {
+        if (project && !projectIds.has(project.ref)) projectIds.set(project.ref, await importedProject(inTx, project));
+        const into = project ? inMemoryScope(inTx, exactScope(projectIds.get(project.ref)!)) : inTx;
+        const stored = await addMemory(into, m, "user", reason);
         if (before.has(stored.id)) skipped++;
         else {
           before.add(stored.id);
