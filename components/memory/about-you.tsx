@@ -32,7 +32,13 @@ export function AboutYou({
           What Mnemo knows about you
         </h2>
         <span className="text-xs text-muted-foreground">
-          {about.edited ? `written by you${when ? ` on ${when}` : ""}` : when ? `summarised on ${when}` : null}
+          {about.edited
+            ? `written by you${when ? ` on ${when}` : ""}`
+            : when
+              ? `summarised on ${when}`
+              : about.text
+                ? "being written again from what may be mentioned; not sent to the model until then"
+                : null}
         </span>
       </div>
       {editing ? (
