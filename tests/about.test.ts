@@ -76,6 +76,22 @@ describe.each(engines)("what Mnemo knows about you on %s", (engine) => {
       );
   };
 
+  /** A user who chats, with more memories than the prompt's budget holds (written at once): the summary stands in. */
+  const chattingOverBudget = async () => {
+    const u = await newUser();
+    await saveConnection(t.db, conn(), u.userId);
+    clearConnectionCache(t.db);
+    await t.db.memory.createMany({
+      data: Array.from({ length: 400 }, (_, i) => ({
+        userId: u.userId,
+        text: `Collects vintage item number ${i} from the market in town ${i}`,
+        source: "inferred" as const,
+        tokens: 14,
+      })),
+    });
+    return u;
+  };
+
   it("stands in for the profile only when the memories do not all fit", async () => {
     const small = await newUser();
     await fill(small, 3);
@@ -92,18 +108,7 @@ describe.each(engines)("what Mnemo knows about you on %s", (engine) => {
   });
 
   it("a memory the user mutes, makes private, deletes or rewrites takes the summary out of prompts until rewritten", async () => {
-    const u = await newUser();
-    await saveConnection(t.db, conn(), u.userId);
-    clearConnectionCache(t.db);
-    // More memories than the prompt's budget holds: the summary stands in for them.
-    await t.db.memory.createMany({
-      data: Array.from({ length: 400 }, (_, i) => ({
-        userId: u.userId,
-        text: `Collects vintage item number ${i} from the market in town ${i}`,
-        source: "inferred" as const,
-        tokens: 14,
-      })),
-    });
+    const u = await chattingOverBudget();
     const prompt = async (q: string) => {
       await collect(runTurn(t.db, u.userId, { kind: "send", content: q }, { defer }));
       await flush();
@@ -154,18 +159,7 @@ describe.each(engines)("what Mnemo knows about you on %s", (engine) => {
   });
 
   it("a turn reads it in its append statement and sends it when the memories exceed the budget", async () => {
-    const u = await newUser();
-    await saveConnection(t.db, conn(), u.userId);
-    clearConnectionCache(t.db);
-    // More memories than the prompt's budget holds, written at once.
-    await t.db.memory.createMany({
-      data: Array.from({ length: 400 }, (_, i) => ({
-        userId: u.userId,
-        text: `Collects vintage item number ${i} from the market in town ${i}`,
-        source: "inferred" as const,
-        tokens: 14,
-      })),
-    });
+    const u = await chattingOverBudget();
     await saveAbout(u, "You love markets and collect vintage things.");
     await collect(runTurn(t.db, u.userId, { kind: "send", content: "What should I do this weekend?" }, { defer }));
     await flush();
