@@ -95,7 +95,6 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
       case "remember": {
         if (ctx.paused) return out({ error: "The user has paused memory; nothing was saved. Tell them." });
         const a = args.remember.parse(json);
-        const started = new Date();
         const m = await addMemory(
           ctx,
           {
@@ -110,7 +109,7 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
           "Asked in chat to remember it",
         );
         // "Forget me" came while this answer was being written: it covers this request too.
-        if (await undoIfForgotten(ctx, { sourceItemId: ctx.itemId }, started, m.id))
+        if (await undoIfForgotten(ctx, { sourceItemId: ctx.itemId }, m.id))
           return out({ error: "The user asked Mnemo to forget everything; nothing was saved." });
         return out({ saved: { id: m.id, text: m.text, until: m.expiresAt?.toISOString().slice(0, 10) } }, true);
       }

@@ -92,26 +92,25 @@ export async function modelChange(
   known?: MemorySettings,
 ): Promise<ChangeOutcome> {
   if (await evidenceForgotten(u.db, u.userId, origin)) return { outcome: "refused", why: FORGOTTEN };
-  const started = new Date();
   const r = await applyChange(u, change, origin, known);
   if (r.outcome === "refused") return r;
-  const forgotten = await undoIfForgotten(u, origin, started, r.outcome === "applied" ? r.memory.id : r.proposalId);
+  const forgotten = await undoIfForgotten(u, origin, r.outcome === "applied" ? r.memory.id : r.proposalId);
   return forgotten ? { outcome: "refused", why: FORGOTTEN } : r;
 }
 
 /**
  * After a write learned from a message: if "forget me" has covered that message meanwhile, removes the row the write
- * created (`id`, when created since `started`: an older row it matched was deleted by "forget me" itself, a newer
- * one is not this write's). Returns whether it was forgotten.
+ * left (`id`) when it names that message as its source. Every row from before "forget me" was deleted by it, so a
+ * row still here naming another source (the same words said again since) is not this write's and stays. No clocks
+ * are compared (the app's and the database's may differ). Returns whether it was forgotten.
  */
 export async function undoIfForgotten(
   u: UserContext,
   origin: Pick<ChangeOrigin, "sourceItemId">,
-  started: Date,
   id: string,
 ): Promise<boolean> {
-  if (!(await evidenceForgotten(u.db, u.userId, origin, true))) return false;
-  await u.db.memory.deleteMany({ where: { id, userId: u.userId, createdAt: { gte: started } } });
+  if (!origin.sourceItemId || !(await evidenceForgotten(u.db, u.userId, origin, true))) return false;
+  await u.db.memory.deleteMany({ where: { id, userId: u.userId, sourceItemId: origin.sourceItemId } });
   return true;
 }
 
@@ -124,9 +123,14 @@ async function applyChange(
   const p = known ?? (await u.settings());
   if (p.paused) return { outcome: "refused", why: "The user has paused memory: nothing was changed." };
   if (change.op === "add") {
+    // Its provenance is the change's when the memory names none (the message it was learned from).
+    const from = {
+      sourceThreadId: change.memory.sourceThreadId ?? origin.sourceThreadId ?? null,
+      sourceItemId: change.memory.sourceItemId ?? origin.sourceItemId ?? null,
+    };
     const memory = await addMemory(
       u,
-      { ...change.memory, status: p.review ? "pending" : "active" },
+      { ...change.memory, ...from, status: p.review ? "pending" : "active" },
       "model",
       origin.reason,
     );
