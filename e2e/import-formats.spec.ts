@@ -128,7 +128,11 @@ test("Claude's export zip: projects.json becomes projects with their instruction
   await expect(bees.getByTestId("memory-origin")).toHaveText("from Claude's memory of you");
   await page.screenshot({ path: "test-results/import-claude-memory.png", fullPage: true });
   await page.reload();
-  await page.getByRole("link", { name: `Thesis ${tag}` }).click();
+  // The sidebar's project (the project's memory on this page links to it too, once the list has rendered).
+  await page
+    .getByTestId("project-list")
+    .getByRole("link", { name: `Thesis ${tag}` })
+    .click();
   await expect(page.getByLabel("Instructions")).toHaveValue("Reply as my supervisor.");
   await expect(page.getByRole("link", { name: "How to use Claude" })).toHaveCount(0);
 });
