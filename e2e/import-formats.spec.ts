@@ -85,6 +85,21 @@ test("ChatGPT's newer zip (conversations-000.json, -001…): every part imports;
   await page.screenshot({ path: "test-results/import-chatgpt-research.png", fullPage: true });
 });
 
+test("ChatGPT's zip with message_feedback.json: the answers show the 👍 / 👎 given there", async ({ page }) => {
+  await register(page, uniqueEmail("import-gpt-feedback"));
+  const file = zipFile("chatgpt-feedback", {
+    "message_feedback.json": fs.readFileSync(REAL("chatgpt-message-feedback.json")),
+    "conversations.json": fs.readFileSync(OURS("chatgpt-conversations.json")),
+  });
+  await importFile(page, file, "Your 3 ratings of answers there are on the same answers here.");
+  await readThread(page, "Trip to Lisbon");
+  const answers = page.getByTestId("message-assistant");
+  const rated = answers.filter({ hasText: "Max needs a microchip" });
+  await expect(rated.getByRole("button", { name: "Good answer" })).toHaveAttribute("aria-pressed", "true");
+  await expect(rated.getByRole("button", { name: "Bad answer" })).toHaveAttribute("aria-pressed", "false");
+  await page.screenshot({ path: "test-results/import-chatgpt-feedback.png", fullPage: true });
+});
+
 test("Claude: attachments as text, thinking absent", async ({ page }) => {
   await register(page, uniqueEmail("import-claude"));
   await importFile(page, OURS("claude-conversations.json"), "Imported 1 conversation (2 messages) from Claude.");

@@ -63,6 +63,10 @@ function summary(r: Report): string {
     parts.push(
       `What Claude remembered about you became ${plural(r.claudeMemory.added, "memory", "memories")} waiting for your review on the Memory page.`,
     );
+  if (r.feedback?.added)
+    parts.push(
+      `Your ${plural(r.feedback.added, "rating")} of answers there ${r.feedback.added === 1 ? "is" : "are"} on the same answers here.`,
+    );
   return parts.join(" ");
 }
 

@@ -48,6 +48,26 @@ export type ImportedConversation = {
   customInstructions?: CustomInstructions;
   /** The project the conversation belonged to there: it lands in a Mnemo project of the same name. */
   project?: ImportedProject;
+  /** The user's ratings of answers there, for apps that keep them on the messages (LibreChat, Open WebUI). */
+  feedback?: ImportedFeedback[];
+};
+
+/** A 👍/👎 (or, from Mnemo's own export, a correction) the user gave one answer in the other app. */
+export type ImportedFeedback = {
+  /** The rated answer's id there (an imported item's sourceRef). */
+  messageRef: string;
+  kind: "rating" | "correction";
+  rating: 1 | -1 | null;
+  comment: string | null;
+  at: Date | null;
+};
+
+/** Feedback kept apart from the conversations (ChatGPT's message_feedback.json, Mnemo's export): found by their ids. */
+export type ImportedSideFeedback = ImportedFeedback & {
+  /** The conversation's import refs it may have been stored under (as ImportedConversation.ref). */
+  conversationRefs: string[];
+  /** Mnemo's own export: the thread's id, for feedback imported back into the same account. */
+  sameAs?: string;
 };
 
 export type ImportedProject = {

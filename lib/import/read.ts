@@ -1,6 +1,7 @@
 // Reads an export file as a stream, one conversation at a time, so a 200 MB
 // conversations.json never sits in memory whole. The root decides the layout:
-// - an array: ChatGPT, Claude, Open WebUI (or LibreChat) conversations, or Claude's projects.json;
+// - an array: ChatGPT, Claude, Open WebUI (or LibreChat) conversations, Claude's projects.json, or ChatGPT's
+//   message_feedback.json;
 // - Mnemo's own export: an object whose `threads` and `memories` are streamed;
 // - any other object: one conversation (LibreChat's or Open WebUI's single export).
 import { JSONParser } from "@streamparser/json";
@@ -13,8 +14,9 @@ import {
   type ImportFormat,
   type ImportedConversation,
   type ImportedProject,
+  type ImportedSideFeedback,
 } from "./conversation";
-import { isChatGpt, parseChatGpt } from "./formats/chatgpt";
+import { isChatGpt, isChatGptFeedback, parseChatGpt, parseChatGptFeedback } from "./formats/chatgpt";
 import {
   isClaude,
   isClaudeMemory,
@@ -25,7 +27,7 @@ import {
   type ClaudeMemory,
 } from "./formats/claude";
 import { isLibreChat, parseLibreChat } from "./formats/librechat";
-import { parseMnemoProject, parseMnemoThread } from "./formats/mnemo";
+import { parseMnemoFeedback, parseMnemoProject, parseMnemoThread } from "./formats/mnemo";
 import { isOpenWebUi, parseOpenWebUi } from "./formats/open-webui";
 import { nextTick } from "./yield";
 import { NEXT_FILE } from "./unzip";
@@ -44,7 +46,9 @@ export type ImportEntry =
     }
   | { kind: "memory"; memory: unknown }
   /** What another app remembered about the user (Claude's memories.json). */
-  | { kind: "app-memory"; memory: ClaudeMemory };
+  | { kind: "app-memory"; memory: ClaudeMemory }
+  /** A rating kept apart from its conversation (ChatGPT's message_feedback.json, Mnemo's export); null: unreadable. */
+  | { kind: "feedback"; feedback: ImportedSideFeedback | null };
 
 /** The format of one conversation object, or null when no importer knows it. */
 export function detectConversation(v: Obj): ImportFormat | null {
@@ -66,6 +70,7 @@ function toEntry(value: unknown, mnemo: boolean): ImportEntry {
   const v = value && typeof value === "object" && !Array.isArray(value) ? (value as Obj) : {};
   if (!mnemo && isClaudeProject(v)) return { kind: "project", project: parseClaudeProject(v) };
   if (!mnemo && isClaudeMemory(v)) return { kind: "app-memory", memory: parseClaudeMemory(v) };
+  if (!mnemo && isChatGptFeedback(v)) return { kind: "feedback", feedback: parseChatGptFeedback(v) };
   const format = mnemo ? "mnemo" : detectConversation(v);
   const title = text(v.title) || text(v.name) || text((v.thread as Obj | undefined)?.title) || null;
   if (!format)
@@ -135,13 +140,15 @@ export async function* readExport(
     if (first !== "[" && first !== "{") throw new AppError(NOT_JSON, 400);
     // Mnemo's export writes its format first; other objects are one conversation each.
     mnemo = first === "{" && /^\s*\{\s*"format"\s*:\s*"mnemo-export"/.test(sample);
-    const paths = first === "[" ? ["$.*"] : mnemo ? ["$.projects.*", "$.threads.*", "$.memories.*"] : ["$"];
+    const paths =
+      first === "[" ? ["$.*"] : mnemo ? ["$.projects.*", "$.threads.*", "$.memories.*", "$.feedback.*"] : ["$"];
     const p = new JSONParser({ paths, keepStack: false });
     p.onValue = ({ value, stack }) => {
       started = true;
       const under = str(stack[1]?.key);
       if (mnemo && under === "memories") ready.push({ kind: "memory", memory: value });
       else if (mnemo && under === "projects") ready.push({ kind: "project", project: parseMnemoProject(value) });
+      else if (mnemo && under === "feedback") ready.push({ kind: "feedback", feedback: parseMnemoFeedback(value) });
       else ready.push(toEntry(value, mnemo));
     };
     p.write(sample);

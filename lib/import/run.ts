@@ -8,7 +8,14 @@ import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { embedSoon } from "@/lib/memory/embed";
 import { importClaudeMemory, importCustomInstructions, importMemories } from "@/lib/memory/portable";
 import { getConfig } from "@/lib/config";
-import { FORMAT_NAMES, type CustomInstructions, type ImportFormat, type ImportedProject } from "./conversation";
+import {
+  FORMAT_NAMES,
+  type CustomInstructions,
+  type ImportFormat,
+  type ImportedProject,
+  type ImportedSideFeedback,
+} from "./conversation";
+import { MAX_SIDE_FEEDBACK, storeSideFeedback } from "./feedback";
 import { readExport, type ImportEntry } from "./read";
 import { unzipIfNeeded, type SideFiles } from "./unzip";
 import { importedProject, settleImportedProject, writeConversation } from "./write";
@@ -35,6 +42,8 @@ export type ImportReport = {
   customInstructions?: { added: number; skipped: number };
   /** What Claude remembered about the user (its memories.json), as memories waiting for review. */
   claudeMemory?: { added: number; skipped: number };
+  /** The user's 👍/👎 of answers there, now on the same answers here; unmatched: no imported answer had that id. */
+  feedback?: { added: number; unmatched: number };
   threadIds: string[];
   /** Set when the file broke off part of the way: what came before it is imported. */
   error?: string;
@@ -67,6 +76,8 @@ export async function importConversations(
   const formats = new Set<ImportFormat>();
   const memories: unknown[] = [];
   const claudeMemories: ClaudeMemory[] = [];
+  const sideFeedback: ImportedSideFeedback[] = [];
+  let inlineFeedback = 0;
   // Projects named by Mnemo's export, by ref; and the Mnemo project each became (memories follow them there).
   const projects = new Map<string, ImportedProject & { starter?: boolean }>();
   const projectIds = new Map<string, string>();
@@ -98,6 +109,10 @@ export async function importConversations(
   if (memories.length) report.memories = await importExportedMemories(u, memories, projects, projectIds);
   if (projects.size) report.projects = await settleProjects(u, projects, projectIds);
   if (claudeMemories.length) report.claudeMemory = await importClaudeMemories(u, claudeMemories, projects);
+  if (sideFeedback.length || inlineFeedback) {
+    const side = sideFeedback.length ? await storeSideFeedback(u, sideFeedback) : { added: 0, unmatched: 0 };
+    report.feedback = { added: side.added + inlineFeedback, unmatched: side.unmatched };
+  }
   for (const found of instructions.values()) {
     const r = await importCustomInstructions(u, found);
     report.customInstructions = {
@@ -113,15 +128,20 @@ export async function importConversations(
     const limits = { maxInflatedBytes: getConfig().import.maxBytes };
     const side: SideFiles = [];
     for await (const entry of readExport(unzipIfNeeded(chunks, limits, side))) await take(entry);
-    // Claude's projects.json and memories.json, wherever they sat in the zip: only projects and memory are taken.
+    // Claude's projects.json and memories.json, ChatGPT's message_feedback.json, wherever they sat in the zip: only
+    // projects, memory and ratings are taken.
     for (const file of side)
       for await (const entry of readExport(file.chunks))
-        if (entry.kind === "project" || entry.kind === "app-memory") await take(entry);
+        if (entry.kind === "project" || entry.kind === "app-memory" || entry.kind === "feedback") await take(entry);
   }
 
   async function take(entry: ImportEntry) {
     if (entry.kind === "project") {
       if (entry.project && projects.size < MAX_PROJECTS) projects.set(entry.project.ref, entry.project);
+      return;
+    }
+    if (entry.kind === "feedback") {
+      if (entry.feedback && sideFeedback.length < MAX_SIDE_FEEDBACK) sideFeedback.push(entry.feedback);
       return;
     }
     if (entry.kind === "app-memory") {
@@ -147,6 +167,7 @@ export async function importConversations(
       try {
         const r = await writeConversation(db, userId, conv, cipher);
         if (r.status === "imported" && r.projectId && conv.project) projectIds.set(conv.project.ref, r.projectId);
+        if (r.status === "imported") inlineFeedback += r.feedback;
         noteInstructions(conv.customInstructions, r.status === "imported" ? r.threadId : null);
         if (r.status === "duplicate") report.duplicates++;
         else {

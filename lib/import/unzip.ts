@@ -2,8 +2,8 @@
 // unpack it, the import reads the zip as it arrives (fflate's streaming Unzip,
 // which inflates synchronously as each piece comes in) and passes on the
 // bytes of the `conversations.json` inside. Claude's `projects.json` (or
-// `projects/<uuid>.json`) and `memories.json` are kept aside for the caller, within the same limits,
-// whichever comes first in the zip; other files (images, audio) are skipped
+// `projects/<uuid>.json`) and `memories.json`, and ChatGPT's `message_feedback.json`, are kept aside for the
+// caller, within the same limits, whichever comes first in the zip; other files (images, audio) are skipped
 // unread. A body that is not a zip passes through unchanged.
 //
 // A zip bomb is refused as it inflates: the inflated bytes are capped at the
@@ -23,8 +23,11 @@ const WANTED = /(^|\/)conversations(-\d{1,6})?\.json$/i;
  * document there and starts the next. Compared by identity.
  */
 export const NEXT_FILE: Uint8Array = new Uint8Array(0);
-/** Claude's projects and memory: projects.json or projects/<uuid>.json, memories.json or memories/<account>.json. */
-const SIDE = /(^|\/)(projects|memories)(\.json|\/[^/]+\.json)$/i;
+/**
+ * Claude's projects and memory: projects.json or projects/<uuid>.json, memories.json or memories/<account>.json;
+ * ChatGPT's ratings of answers: message_feedback.json.
+ */
+const SIDE = /(^|\/)((projects|memories)(\.json|\/[^/]+\.json)|message_feedback\.json)$/i;
 /** Compressed bytes inflated between two turns of the event loop (deflate inflates at most ~1,000×). */
 const SLICE = 16 * 1024;
 const RATIO_FREE_BYTES = 32 * 1024 * 1024;

@@ -8,13 +8,22 @@ import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { messageTokens } from "@/lib/memory/tokens";
 import { cutGraphemes } from "@/lib/text/policy";
 import type { ImportedConversation, ImportedProject } from "./conversation";
+import { feedbackRows } from "./feedback";
 
 /** A longer message is cut (and says so): one pasted book should not fill every context window. */
 export const MAX_IMPORTED_MESSAGE_CHARS = 100_000;
 const INSERT_BATCH = 500;
 
 export type WriteResult =
-  | { status: "imported"; threadId: string; messages: number; branches: number; projectId: string | null }
+  | {
+      status: "imported";
+      threadId: string;
+      messages: number;
+      branches: number;
+      projectId: string | null;
+      /** Ratings of its answers that came with it. */
+      feedback: number;
+    }
   | { status: "duplicate" };
 
 const isUniqueViolation = (e: unknown) =>
@@ -65,6 +74,13 @@ export async function writeConversation(
                   "createdAt" timestamp)
           `;
         }
+        let feedback = 0;
+        if (conv.feedback?.length) {
+          // Rows are the messages in order; the messages keep the other app's ids uncut.
+          const items = new Map(rows.map((r, i) => [conv.messages[i].ref, { ...r, createdAt: new Date(r.createdAt) }]));
+          const data = feedbackRows(conv.feedback, items, { userId, threadId: thread.id, cipher });
+          if (data.length) feedback = (await tx.feedback.createMany({ data })).count;
+        }
         const active = rows.find((r) => r.sourceRef === conv.activeRef) ?? rows.at(-1);
         await tx.thread.update({
           where: { id: thread.id },
@@ -78,6 +94,7 @@ export async function writeConversation(
           messages: rows.length,
           branches: Math.max(0, leaves - 1),
           projectId,
+          feedback,
         } as const;
       },
       { timeout: 120_000 },

@@ -13,7 +13,9 @@ import {
   type ImportedConversation,
   type ImportedProject,
   type ImportedMessage,
+  type ImportedSideFeedback,
 } from "../conversation";
+import { feedbackComment, ratingOf, tagWords } from "../feedback";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -307,4 +309,41 @@ function chatGptProject(c: Obj): ImportedProject | undefined {
   if (!id || !(id.startsWith("g-p-") || c.gizmo_type === "snorlax")) return undefined;
   const named = text(c.project_name) || text(obj(c.project).name);
   return { ref: `chatgpt:${id}`, name: named || `ChatGPT project ${id.slice(4, 12)}` };
+}
+
+/**
+ * One entry of message_feedback.json, the 👍/👎 the user gave answers, beside conversations.json. Older exports
+ * name the answer `message_id` and write the conversation's id without hyphens; newer ones name it `id` and spell
+ * the rating "thumbs_up". `content` is a JSON string: the words written and the reasons ticked.
+ */
+export const isChatGptFeedback = (v: Obj) =>
+  typeof v.conversation_id === "string" &&
+  typeof v.rating === "string" &&
+  (typeof v.message_id === "string" || typeof v.id === "string") &&
+  !("mapping" in v) &&
+  !("create_time" in v && "title" in v);
+
+export function parseChatGptFeedback(v: Obj): ImportedSideFeedback | null {
+  const conversation = str(v.conversation_id);
+  const messageRef = str(v.message_id) ?? str(v.id);
+  const rating = ratingOf(v.rating);
+  if (!conversation || !messageRef || rating === null) return null;
+  let said: Obj = {};
+  try {
+    said = typeof v.content === "string" ? obj(JSON.parse(v.content)) : obj(v.content);
+  } catch {
+    // Not JSON: no comment, the rating still counts.
+  }
+  const tags = (Array.isArray(said.tags) ? said.tags : []).filter((t): t is string => typeof t === "string");
+  const hyphenated = /^[0-9a-f]{32}$/i.test(conversation)
+    ? conversation.replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, "$1-$2-$3-$4-$5")
+    : null;
+  return {
+    conversationRefs: [conversation, hyphenated].filter((c): c is string => !!c).map((c) => `chatgpt:${c}`),
+    messageRef,
+    kind: "rating",
+    rating,
+    comment: feedbackComment(tags.slice(0, 20).map(tagWords), said.text),
+    at: toDate(v.update_time) ?? toDate(v.create_time),
+  };
 }

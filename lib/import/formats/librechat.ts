@@ -14,9 +14,11 @@ import {
   toDate,
   toolNote,
   type ImportedConversation,
+  type ImportedFeedback,
   type ImportedMessage,
   type MessagePart,
 } from "../conversation";
+import { feedbackComment, ratingOf, tagWords } from "../feedback";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -133,6 +135,7 @@ export function parseLibreChat(c: Obj): ImportedConversation {
     return n.keep ? splitMessage(n, ps) : [n];
   });
   const { messages, activeRef, dropped } = pruneTree(expanded, active);
+  const feedback = all.flatMap(({ m }, i) => rated(nodes[i].ref, obj(m.feedback)));
   return {
     format: "librechat",
     ref: `librechat:${ref}`,
@@ -142,5 +145,15 @@ export function parseLibreChat(c: Obj): ImportedConversation {
     messages,
     activeRef,
     dropped,
+    feedback,
   };
+}
+
+/** A message's `feedback`: {rating: "thumbsUp" | "thumbsDown", tag (a key, or {key, label}), text}. */
+function rated(messageRef: string, fb: Obj): ImportedFeedback[] {
+  const rating = ratingOf(fb.rating);
+  if (rating === null) return [];
+  const tag = typeof fb.tag === "string" ? fb.tag : (str(obj(fb.tag).key) ?? str(obj(fb.tag).label));
+  const comment = feedbackComment(tag ? [tagWords(tag)] : [], fb.text);
+  return [{ messageRef, kind: "rating", rating, comment, at: null }];
 }

@@ -1,6 +1,7 @@
 // Mnemo's own full export (docs/export.md): each entry of `threads` is
 // {thread, items, summaries}; items keep every branch through parentId.
-// Summaries are not imported (they are recomputed from the items).
+// Summaries are not imported (they are recomputed from the items). The answers' ratings and corrections, in the
+// export's `feedback`, come back on the same answers.
 import { z } from "zod";
 import {
   pruneTree,
@@ -11,7 +12,9 @@ import {
   type ImportedConversation,
   type ImportedMessage,
   type ImportedProject,
+  type ImportedSideFeedback,
 } from "../conversation";
+import { feedbackComment, ratingOf } from "../feedback";
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -73,5 +76,26 @@ export function parseMnemoProject(v: unknown): ImportedProject | null {
     name,
     instructions: text(p.instructions).slice(0, 4000),
     memoryMode: p.memoryMode === "project_only" ? "project_only" : "shared",
+  };
+}
+
+/** One entry of the export's "feedback": {threadId, itemId, kind: "rating" | "correction", rating, comment}. */
+export function parseMnemoFeedback(v: unknown): ImportedSideFeedback | null {
+  const f = obj(v);
+  const threadId = str(f.threadId);
+  const itemId = str(f.itemId);
+  const kind = f.kind === "rating" || f.kind === "correction" ? f.kind : null;
+  if (!threadId || !itemId || !kind) return null;
+  const rating = kind === "rating" ? ratingOf(f.rating) : null;
+  const comment = feedbackComment([], f.comment);
+  if (kind === "rating" ? rating === null : !comment) return null;
+  return {
+    conversationRefs: [`mnemo:${threadId}`],
+    sameAs: threadId,
+    messageRef: itemId,
+    kind,
+    rating,
+    comment,
+    at: toDate(f.createdAt),
   };
 }

@@ -10,8 +10,10 @@ import {
   text,
   toDate,
   type ImportedConversation,
+  type ImportedFeedback,
   type ImportedMessage,
 } from "../conversation";
+import { feedbackComment, ratingOf } from "../feedback";
 import { openWebUiOutputParts, openWebUiParts } from "./open-webui-content";
 
 type Obj = Record<string, unknown>;
@@ -82,6 +84,15 @@ function expand(node: Node, m: Obj): Node[] {
   return splitMessage(node, parts);
 }
 
+/** A message's `annotation`, Open WebUI's 👍/👎: {rating: 1 | -1, reason (one of its phrases), comment}. */
+function rated(messageRef: string, m: Obj): ImportedFeedback[] {
+  const a = obj(m.annotation);
+  const rating = ratingOf(a.rating);
+  if (rating === null) return [];
+  const comment = feedbackComment(typeof a.reason === "string" ? [a.reason] : [], a.comment);
+  return [{ messageRef, kind: "rating", rating, comment, at: null }];
+}
+
 const role = (r: unknown) => (r === "user" ? "user" : r === "assistant" ? "assistant" : null);
 
 export function parseOpenWebUi(c: Obj): ImportedConversation {
@@ -91,11 +102,13 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
   const history = obj(chat.history);
   const tree = obj(history.messages);
   let messages, activeRef, dropped;
+  const feedback: ImportedFeedback[] = [];
   if (Object.keys(tree).length) {
     ({ messages, activeRef, dropped } = pruneTree(
       Object.entries(tree).flatMap(([id, raw]) => {
         const m = obj(raw);
         const r = role(m.role);
+        feedback.push(...rated(str(m.id) ?? id, m));
         const node: Node = {
           ref: str(m.id) ?? id,
           parentRef: str(m.parentId),
@@ -114,8 +127,9 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
     const list = (Array.isArray(chat.messages) ? chat.messages : []).map(obj).filter((m) => role(m.role));
     messages = chain(
       list
-        .flatMap((m, i) =>
-          expand(
+        .flatMap((m, i) => {
+          feedback.push(...rated(str(m.id) ?? `${ref}:${i}`, m));
+          return expand(
             {
               ref: str(m.id) ?? `${ref}:${i}`,
               parentRef: null,
@@ -126,8 +140,8 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
               keep: true,
             },
             m,
-          ),
-        )
+          );
+        })
         .filter((m) => m.keep)
         .map(({ keep: _k, parentRef: _p, ...m }) => m),
     );
@@ -143,5 +157,6 @@ export function parseOpenWebUi(c: Obj): ImportedConversation {
     activeRef,
     archived: c.archived === true,
     dropped,
+    feedback,
   };
 }
