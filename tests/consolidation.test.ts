@@ -184,6 +184,20 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(block ?? "").not.toMatch(/diabetes/i);
   });
 
+  it("a memory whose time ran out ('remember this for a week') is not sent to the memory model", async () => {
+    const user = await newUser();
+    await add(user, "Is staying at the Hotel Avenida in Lisbon", "explicit", {
+      expiresAt: new Date(Date.now() - 86_400_000),
+    });
+    await add(user, "Is staying at the Hotel Avenida for a conference", "explicit");
+    await add(user, "Is staying at the Hotel Avenida with colleagues", "explicit");
+    await consolidateUser(await userContext(t.db, user), conn);
+    const sent = mock.requests.map((r) => JSON.stringify(r.body)).join("\n");
+    // The two current ones were judged (the run did reach the model), the expired one never left.
+    expect(sent).toContain("with colleagues");
+    expect(sent).not.toContain("in Lisbon");
+  });
+
   it("a memory the user deletes while the model judges it: no half-marked conflict, the run goes on", async () => {
     const user = await newUser();
     const lisbon = await add(user, "Lives in Lisbon", "explicit");

@@ -23,7 +23,7 @@ import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { enqueue } from "@/lib/jobs/queue";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
-import { normalizeText, outranks, queryTerms, retireMemory, standing } from "./long-term";
+import { mentionable, normalizeText, outranks, queryTerms, retireMemory, standing } from "./long-term";
 import { archiveWhere } from "./sweeps";
 import { markConflict } from "./conflicts";
 import { mergeNearDuplicates } from "./near-duplicates";
@@ -93,6 +93,8 @@ type Row = {
   muted?: boolean;
   /** "Private": sent to the memory model only when it runs on this machine (lib/memory/disclosure.ts). */
   private?: boolean;
+  /** "Remember this for a week": past this, never sent to a model again. */
+  expiresAt?: Date | null;
   embedding: number[] | null;
   embeddingModel: string | null;
   /** Its project (null: general memory). Consolidation never pairs memories of two places. */
@@ -153,7 +155,7 @@ async function activeRows(u: UserContext): Promise<Row[]> {
   const c = u.cipher;
   const rows = await db.$queryRaw<Row[]>`
     SELECT id, text, kind::text AS kind, source::text AS source, "updatedAt", "createdAt", "verifiedAt", pinned, muted, private,
-            embedding, "embeddingModel", "projectId"
+            "expiresAt", embedding, "embeddingModel", "projectId"
      FROM "Memory" WHERE "userId" = ${userId} AND status = 'active' ORDER BY "createdAt"
   `;
   return rows.map((r) => ({
@@ -161,6 +163,7 @@ async function activeRows(u: UserContext): Promise<Row[]> {
     text: c.open(r.text),
     updatedAt: new Date(r.updatedAt),
     createdAt: new Date(r.createdAt),
+    expiresAt: r.expiresAt ? new Date(r.expiresAt) : null,
   }));
 }
 
@@ -275,9 +278,11 @@ async function judgePairs(
   counts: ConsolidationCounts,
 ) {
   const { db, userId } = u;
-  // A memory the user said not to mention is never sent to the memory model either.
+  // A memory the user said not to mention, or whose time ran out, is never sent to the memory model either.
   const local = isLocalEndpoint(conn.baseURL);
-  const sendable = (await activeRows(u)).filter((r) => !r.muted && (local || !r.private));
+  const sendable = (await activeRows(u)).filter(
+    (r) => mentionable({ muted: !!r.muted, expiresAt: r.expiresAt ?? null }) && (local || !r.private),
+  );
   const { pairs, through, complete } = candidatePairs(sendable, await changeTimes(db, userId), since, model);
   const settled = new Set<string>(); // a memory retired in this run is not judged again
   for (let start = 0; start < pairs.length; start += PAIRS_PER_CALL) {
