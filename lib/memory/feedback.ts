@@ -194,8 +194,9 @@ export async function learnFromFeedback(
     where: {
       userId: fb.userId,
       status: "active",
-      // Nor one the user has since said not to mention: it goes to no model.
+      // Nor one the user has since said not to mention, or whose time has run out: it goes to no model.
       muted: false,
+      OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
       uses: { some: { itemId: fb.item.id } },
       // A private memory goes to the memory model only when it runs on this machine (lib/memory/disclosure.ts).
       ...(isLocalEndpoint(conn.baseURL) ? {} : { private: false }),
