@@ -26,6 +26,14 @@ describe("related words", () => {
     expect(relatedWords("qwzxv")).toEqual([]);
   });
 
+  it("knows plurals no suffix rule undoes: children, wives, teeth", () => {
+    expect(relatedWords("children")).toContain("kid");
+    expect(relatedWords("grandchildren")).toContain("grandson");
+    expect(relatedWords("wives")).toContain("married woman");
+    expect(relatedWords("shelves")).toContain("bookshelf");
+    expect(relatedWords("teeth")).toContain("dentition");
+  });
+
   it("adds a term of alternatives after each noun, a known compound's in place of its head's, none for names", () => {
     const q = "What martial arts has John done? Which European countries did he see?";
     const terms = withRelatedWords(queryTerms(q), q);
@@ -76,6 +84,10 @@ describe.each(engines)("memory search by related words on %s", (engine) => {
     ]);
     expect(await found(u, "What martial arts do I do?")).toEqual(["Practises taekwondo on Tuesday evenings"]);
     expect((await found(u, "Which desserts do I like?"))[0]).toBe("Favourite food is coconut ice cream");
+    const kids = await userWith(["Takes the kids swimming on Saturdays", "Works as a nurse in Porto"]);
+    expect(await found(kids, "What do I do with my children at the weekend?")).toEqual([
+      "Takes the kids swimming on Saturdays",
+    ]);
     // And recall puts it in front of the model.
     const r = await recall(u, "Any martial arts class near me?", { budget: 60, passages: false });
     expect(r.memories.map((m) => m.text)).toContain("Practises taekwondo on Tuesday evenings");

@@ -109,10 +109,41 @@ function nounFiles(): NounFiles | null {
 
 const cache = new Map<string, string[]>();
 
-/** The lemma WordNet lists for an English noun form ("desserts" → "dessert"), or null. */
+/**
+ * English plurals no suffix rule undoes (WordNet's own exception list, noun.exc, is not in the package): the common
+ * ones. "-ves" plurals ("wives", "shelves") are undone by rule below.
+ */
+const IRREGULAR_PLURALS: Record<string, string> = {
+  children: "child",
+  people: "person",
+  women: "woman",
+  men: "man",
+  feet: "foot",
+  teeth: "tooth",
+  geese: "goose",
+  mice: "mouse",
+  lice: "louse",
+  oxen: "ox",
+  dice: "die",
+  criteria: "criterion",
+  phenomena: "phenomenon",
+  cacti: "cactus",
+  fungi: "fungus",
+  alumni: "alumnus",
+  syllabi: "syllabus",
+  analyses: "analysis",
+  crises: "crisis",
+  theses: "thesis",
+  diagnoses: "diagnosis",
+};
+
+/** The lemma WordNet lists for an English noun form ("desserts" → "dessert", "children" → "child"), or null. */
 function nounLemma(f: NounFiles, word: string): string | null {
   const w = word.toLowerCase();
-  const forms = [w];
+  // The word itself first; then as the end of a word or compound ("grandchildren", "foster children").
+  const plural = Object.keys(IRREGULAR_PLURALS).find((p) => w.endsWith(p));
+  const forms = [w, ...(plural ? [w.slice(0, w.length - plural.length) + IRREGULAR_PLURALS[plural]] : [])];
+  if (w.endsWith("ves") && w.length > 4) forms.push(w.slice(0, -3) + "f", w.slice(0, -3) + "fe");
   // WordNet's detachment rules for nouns (its "morphy").
   for (const [suffix, ending] of [
     ["ses", "s"],
