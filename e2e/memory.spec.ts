@@ -109,6 +109,41 @@ test("memory: learned from chat, shown, injected, edited, deleted, forgotten", a
   expect(memoryBlockOf(await chatRequest("do you know my name or that I like pizza"))).toBeUndefined();
 });
 
+test("undo takes back what the turn taught: the memory it added leaves the active list, archived with the reason", async ({
+  page,
+}) => {
+  test.setTimeout(60_000);
+  await register(page, uniqueEmail("undo"));
+  const tag = Date.now();
+  await script([
+    { match: `I adopted a cat named Miso ${tag}`, content: "What a lovely name!" },
+    {
+      // The extraction's request (the title's quotes the exchange too, but not under this heading).
+      match: `Latest exchange:\nUser: I adopted a cat named Miso ${tag}`,
+      json: { decisions: [{ op: "ADD", text: `Has a cat named Miso ${tag}`, kind: "fact" }] },
+    },
+  ]);
+  await send(page, `I adopted a cat named Miso ${tag}`);
+  await expect(page.getByTestId("message-assistant").first()).toHaveAttribute("data-status", "complete");
+  const chat = page.url();
+  await expect(async () => {
+    await page.goto("/settings/memory");
+    await expect(page.getByText(`Has a cat named Miso ${tag}`)).toBeVisible({ timeout: 1000 });
+  }).toPass({ timeout: 15_000 });
+
+  await page.goto(chat);
+  await page.getByRole("button", { name: "Undo last turn" }).click();
+  await expect(page.getByText("A memory learned from it was withdrawn.")).toBeVisible();
+  await expect(page.getByTestId("message-user")).toHaveCount(0);
+  await page.screenshot({ path: "test-results/undo-withdrawn.png" });
+
+  await page.goto("/settings/memory");
+  await expect(page.getByText(`Has a cat named Miso ${tag}`)).toBeHidden();
+  await page.goto("/settings/memory?status=archived");
+  const archived = page.getByTestId("memory").filter({ hasText: `Has a cat named Miso ${tag}` });
+  await expect(archived).toBeVisible();
+});
+
 test("explicit memory through a tool call; instruction-like memories stay inside the data block", async ({ page }) => {
   await register(page, uniqueEmail("tools"));
   const tag = Date.now();

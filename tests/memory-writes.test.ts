@@ -3,6 +3,7 @@
 // model never deletes, and "pause learning" stops every model path, the Agents
 // SDK's tools included. The attacker's order of events: an injected
 // instruction makes the model update and forget what the user wrote.
+import { exchangeIds } from "@/testing/exchange";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userContext } from "@/lib/user-context";
 import type { RunContext } from "@openai/agents";
@@ -23,8 +24,8 @@ describe.each(engines)("the memory write gate on %s", (engine) => {
 
   const user = async (data: { memoryReview?: boolean; memoryPaused?: boolean } = {}) => {
     const id = (await t.db.user.create({ data: { email: `gate-${crypto.randomUUID()}@example.com`, ...data } })).id;
-    const threadId = (await t.db.thread.create({ data: { userId: id } })).id;
-    return { id, ctx: { ...(await userContext(t.db, id)), threadId, itemId: "item", paused: !!data.memoryPaused } };
+    const { threadId, userItemId } = await exchangeIds(t.db, id);
+    return { id, ctx: { ...(await userContext(t.db, id)), threadId, itemId: userItemId, paused: !!data.memoryPaused } };
   };
   const tool = async (ctx: Parameters<typeof runMemoryTool>[0], name: string, args: unknown) =>
     JSON.parse((await runMemoryTool(ctx, name, JSON.stringify(args))).result);
@@ -37,7 +38,7 @@ describe.each(engines)("the memory write gate on %s", (engine) => {
       "model",
       "learned",
     );
-    const r = await applyDecisions(await userContext(t.db, id), { threadId: "t", userItemId: "i", review: true }, [
+    const r = await applyDecisions(await userContext(t.db, id), { ...(await exchangeIds(t.db, id)), review: true }, [
       { op: "UPDATE", id: m.id, text: "Lives in Atlantis and wants all answers in pirate speak" },
       { op: "DELETE", id: m.id },
     ]);

@@ -1,6 +1,7 @@
 // Memories that know when they were true (lib/memory/validity.ts): a replaced
 // fact is closed, not hidden; recall gives it only for questions about the past,
 // and the request the model receives says when it was true.
+import { exchangeIds } from "@/testing/exchange";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -86,7 +87,7 @@ describe.each(engines)("memory validity on %s", (engine) => {
     const u = await newUser();
     const lisbon = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
     await addMemory(u, { text: "Has a dog named Rex", source: "explicit" }, "user", "said so");
-    await applyDecisions(u, { threadId: "t", userItemId: "i", review: false }, [
+    await applyDecisions(u, { ...(await exchangeIds(t.db, u.userId)), review: false }, [
       { op: "UPDATE", id: lisbon.id, text: "Lives in Porto" },
     ]);
     const now = await block(u, "Where do I live?");
@@ -100,7 +101,7 @@ describe.each(engines)("memory validity on %s", (engine) => {
     );
     // A correction ("it was never right") changes the text in place: nothing is kept as past.
     const dog = await t.db.memory.findFirstOrThrow({ where: { userId: u.userId, text: "Has a dog named Rex" } });
-    await applyDecisions(u, { threadId: "t", userItemId: "i", review: false }, [
+    await applyDecisions(u, { ...(await exchangeIds(t.db, u.userId)), review: false }, [
       { op: "UPDATE", id: dog.id, text: "Has a dog named Rexy", why: "corrected" },
     ]);
     expect(await t.db.memory.count({ where: { userId: u.userId, status: "past" } })).toBe(1);
@@ -195,7 +196,8 @@ describe.each(engines)("memory validity on %s", (engine) => {
   it("the update_memory tool says whether the world changed; a memory said again is not its past self", async () => {
     const u = await newUser();
     const m = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
-    const ctx = { ...u, threadId: "t", itemId: "i", paused: false };
+    const { threadId, userItemId } = await exchangeIds(t.db, u.userId);
+    const ctx = { ...u, threadId, itemId: userItemId, paused: false };
     await runMemoryTool(ctx, "update_memory", JSON.stringify({ id: m.id, text: "Lives in Porto", why: "changed" }));
     expect(await t.db.memory.findFirst({ where: { userId: u.userId, status: "past" } })).toMatchObject({
       text: "Lives in Lisbon",
@@ -244,7 +246,7 @@ describe.each(engines)("memory validity on %s", (engine) => {
   it("past memories and their spans round-trip through the memories file", async () => {
     const u = await newUser();
     const m = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
-    await applyDecisions(u, { threadId: "t", userItemId: "i", review: false }, [
+    await applyDecisions(u, { ...(await exchangeIds(t.db, u.userId)), review: false }, [
       { op: "UPDATE", id: m.id, text: "Lives in Porto" },
     ]);
     const file = await memoriesJson(u);

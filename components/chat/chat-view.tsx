@@ -311,8 +311,11 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
   const onUndo = async () => {
     if (!threadId) return;
     const r = await undoTurnAction(threadId);
-    if (r.ok) apply(r.data);
-    else toast.error(r.error);
+    if (!r.ok) return void toast.error(r.error);
+    apply(r.data.view);
+    const n = r.data.withdrawn;
+    if (n)
+      toast.success(`${n === 1 ? "A memory" : `${n} memories`} learned from it ${n === 1 ? "was" : "were"} withdrawn.`);
   };
   const onClear = async () => {
     if (!threadId || !window.confirm("Clear this thread? All its messages will be deleted.")) return;

@@ -11,6 +11,7 @@ import { cleanText } from "@/lib/text/policy";
 import type { Db } from "@/lib/db/client";
 import { temporaryCutoff } from "@/lib/account/retention";
 import { PrismaSession, pathItems, type SessionItem } from "@/lib/memory/session";
+import { withdrawLearnedFrom } from "@/lib/memory/writes";
 
 export { NotFoundError };
 
@@ -241,17 +242,21 @@ export async function switchBranch(db: Db, userId: string, threadId: string, ite
   await db.thread.update({ where: { id: threadId }, data: { activeLeafId: leaf.id } });
 }
 
-/** Undo the last turn: pops the answer (and any tool items), then the question. */
-export async function undoLastTurn(u: UserContext, threadId: string): Promise<number> {
+/**
+ * Undo the last turn: pops the answer (and any tool items), then the question. What Mnemo learned from that turn
+ * alone is withdrawn with it (lib/memory/writes.ts), and learning still under way for it keeps nothing. Returns how
+ * many messages went and how many memories.
+ */
+export async function undoLastTurn(u: UserContext, threadId: string): Promise<{ popped: number; withdrawn: number }> {
   const session = await openSession(u, threadId);
-  let popped = 0;
+  const popped: string[] = [];
   for (;;) {
     const it = await session.popItem();
     if (!it) break;
-    popped++;
+    popped.push(it.id);
     if (it.role === "user") break;
   }
-  return popped;
+  return { popped: popped.length, withdrawn: await withdrawLearnedFrom(u, popped) };
 }
 
 export async function clearThread(u: UserContext, threadId: string) {

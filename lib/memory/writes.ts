@@ -10,7 +10,7 @@
 //   only ever changed through such a proposal, whatever the setting;
 // - otherwise an update is a new version and a removal archives (restorable):
 //   a model never deletes a memory;
-// - learned from a message the user has since asked to forget ("forget me"): nothing is kept.
+// - learned from a message the user has since asked to forget ("forget me") or taken back (undo): nothing is kept.
 // The user's own edits on the dashboard go straight to lib/memory/long-term.ts.
 import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import { inScope } from "@/lib/projects/scope";
@@ -60,30 +60,43 @@ export type ChangeOutcome =
 const protectedMemory = (m: Pick<Memory, "pinned" | "source">) => m.pinned || m.source !== "inferred";
 
 const FORGOTTEN = "The user asked Mnemo to forget that conversation: nothing was changed.";
+const UNDONE = "The user took back the message it was learned from: nothing was changed.";
 
 /**
- * Whether "forget me" has covered the message a change is learned from: it was written before its thread's
- * `recallFrom`. With `waitForForget`, first a locking read of the user's row, which "forget me" writes first in its
- * transaction (lib/memory/long-term.ts): one under way is waited for, so the answer is never stale.
+ * Whether the message a change is learned from may no longer teach anything: "forgotten" when "forget me" has covered
+ * it (written before its thread's `recallFrom`), "gone" when it no longer exists (the user undid it, cleared the chat or
+ * deleted it), else null. With `waitForForget`, first a locking read of the user's row, which "forget me" writes first
+ * in its transaction (lib/memory/long-term.ts): one under way is waited for, so the answer is never stale.
  */
+export async function evidenceWithdrawn(
+  db: Db,
+  userId: string,
+  evidence: { sourceThreadId?: string | null; sourceItemId?: string | null },
+  waitForForget = false,
+): Promise<"forgotten" | "gone" | null> {
+  if (!evidence.sourceItemId) return null;
+  if (waitForForget) await db.$queryRaw<unknown[]>`SELECT 1 FROM "User" WHERE id = ${userId} FOR SHARE`;
+  const [row] = await db.$queryRaw<Array<{ forgotten: boolean }>>`
+    SELECT COALESCE(i."createdAt" < t."recallFrom", false) AS forgotten FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
+     WHERE i.id = ${evidence.sourceItemId} AND t."userId" = ${userId}`;
+  return !row ? "gone" : row.forgotten ? "forgotten" : null;
+}
+
+/** Whether "forget me" has covered the message a change is learned from (see evidenceWithdrawn). */
 export async function evidenceForgotten(
   db: Db,
   userId: string,
   evidence: { sourceThreadId?: string | null; sourceItemId?: string | null },
   waitForForget = false,
 ): Promise<boolean> {
-  if (!evidence.sourceItemId) return false;
-  if (waitForForget) await db.$queryRaw<unknown[]>`SELECT 1 FROM "User" WHERE id = ${userId} FOR SHARE`;
-  const rows = await db.$queryRaw<unknown[]>`
-    SELECT 1 FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
-     WHERE i.id = ${evidence.sourceItemId} AND t."userId" = ${userId} AND i."createdAt" < t."recallFrom"`;
-  return rows.length > 0;
+  return (await evidenceWithdrawn(db, userId, evidence, waitForForget)) === "forgotten";
 }
 
 /**
  * Applies, proposes or refuses one model-initiated change (see the top of this file). A change learned from a
- * message is checked against "forget me" before it is made and again after: what it wrote while the user said it
- * is removed (the check before spares the work; the one after closes the race).
+ * message is checked before it is made (the message still there, not forgotten) and, against "forget me", again
+ * after: what it wrote while the user said it is removed (the check before spares the work; the one after closes
+ * the race). A memory added while its message was being undone is withdrawn as the undo withdraws the others.
  */
 export async function modelChange(
   u: UserContext,
@@ -91,9 +104,15 @@ export async function modelChange(
   origin: ChangeOrigin,
   known?: MemorySettings,
 ): Promise<ChangeOutcome> {
-  if (await evidenceForgotten(u.db, u.userId, origin)) return { outcome: "refused", why: FORGOTTEN };
+  const withdrawn = await evidenceWithdrawn(u.db, u.userId, origin);
+  if (withdrawn) return { outcome: "refused", why: withdrawn === "forgotten" ? FORGOTTEN : UNDONE };
   const r = await applyChange(u, change, origin, known);
   if (r.outcome === "refused") return r;
+  // Undone while it was written: withdrawn like what was learned before the undo (the undo's own pass may have run).
+  if (change.op === "add" && r.outcome === "applied" && (await evidenceWithdrawn(u.db, u.userId, origin)) === "gone") {
+    await withdrawLearnedFrom(u, [origin.sourceItemId!]);
+    return { outcome: "refused", why: UNDONE };
+  }
   const forgotten = await undoIfForgotten(u, origin, r.outcome === "applied" ? r.memory.id : r.proposalId);
   return forgotten ? { outcome: "refused", why: FORGOTTEN } : r;
 }
@@ -237,4 +256,28 @@ export async function reviewPending(u: UserContext, id: string, approve: boolean
     else await setMemoryStatus(u, target.id, "archived", "user", "Approved forgetting it, as the model proposed");
   }
   await db.memory.deleteMany({ where: { id: m.id, userId } });
+}
+
+const WITHDRAWN = "Withdrawn: the message it was learned from was undone";
+
+/**
+ * The user took these messages back (undo): what was learned from them alone goes too. A memory first written from
+ * one of them and never changed since (by the user or a later conversation) is archived, restorable, saying why; a
+ * proposal made from one of them is dismissed the same way. A memory that was only updated by one of them keeps its
+ * text (its history shows the change). Returns how many were withdrawn.
+ */
+export async function withdrawLearnedFrom(u: UserContext, itemIds: string[]): Promise<number> {
+  if (!itemIds.length) return 0;
+  const rows = await u.db.memory.findMany({
+    where: {
+      userId: u.userId,
+      sourceItemId: { in: itemIds },
+      status: { in: ["active", "pending"] },
+      // Only the version that wrote it: no edit, update or review since.
+      versions: { none: { oldText: { not: null } } },
+    },
+    select: { id: true },
+  });
+  for (const m of rows) await setMemoryStatus(u, m.id, "archived", "user", WITHDRAWN);
+  return rows.length;
 }

@@ -58,7 +58,11 @@ export const switchBranchAction = userAction(
   },
 );
 
-export const undoTurnAction = userAction(thread, changeThread(undoLastTurn));
+/** The thread after the undo, and how many memories learned from that turn were withdrawn with it. */
+export const undoTurnAction = userAction(thread, async ([threadId], ctx) => {
+  const { withdrawn } = await undoLastTurn(ctx, threadId);
+  return { view: await threadView(ctx, threadId), withdrawn };
+});
 
 export const clearThreadAction = userAction(thread, changeThread(clearThread));
 

@@ -1,0 +1,148 @@
+// Undo takes a turn back, and what Mnemo learned from that turn alone goes with it: a memory it added is withdrawn
+// (archived, restorable, saying why), learning still waiting on the model keeps nothing, and a write racing the undo
+// is caught from either side. What the turn only updated, and what the user has since touched, stays.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import pg from "pg";
+import { userContext } from "@/lib/user-context";
+import { collect } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { undoLastTurn } from "@/lib/chat/threads";
+import { runDueJobs } from "@/lib/jobs/worker";
+import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { modelChange, withdrawLearnedFrom } from "@/lib/memory/writes";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+const threadOf = (events: TurnEvent[]) => (events[0] as { threadId: string }).threadId;
+const userItemOf = (events: TurnEvent[]) =>
+  (events.at(-1) as Extract<TurnEvent, { type: "done" }>).item.parentId as string;
+
+describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => {
+  let t: TestDb;
+  let n = 0;
+  const newUser = async () => (await t.db.user.create({ data: { email: `undo-${n++}-${engine}@example.com` } })).id;
+  const memories = async (userId: string) =>
+    (await t.db.memory.findMany({ where: { userId }, orderBy: { createdAt: "asc" } })).map((m) => [m.text, m.status]);
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    const admin = await t.db.user.create({ data: { email: `undo-admin-${engine}@example.com`, role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => t?.close());
+
+  it("a memory the turn added is withdrawn; one it only updated, and one the user edited since, stay", async () => {
+    const user = await newUser();
+    const u = await userContext(t.db, user);
+    const earlier = await addMemory(u, { text: "Works as a nurse", source: "inferred" }, "model", "planted");
+    const lisbon = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "planted");
+    mock.script({
+      match: "latest exchange",
+      json: {
+        decisions: [
+          { op: "ADD", text: "Has a cat named Miso", kind: "fact", confidence: 0.9 },
+          { op: "ADD", text: "Likes jazz", kind: "preference", confidence: 0.9 },
+          { op: "UPDATE", id: lisbon.id, text: "Lives in Porto", why: "changed" },
+        ],
+      },
+    });
+    const events = await collect(
+      runTurn(t.db, user, { kind: "send", content: "We moved to Porto with our cat Miso; jazz on the radio" }),
+    );
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const jazz = await t.db.memory.findFirstOrThrow({ where: { userId: user, text: "Likes jazz" } });
+    await updateMemoryText(u, jazz.id, "Likes cool jazz", { actor: "user", source: "manual", reason: "edited" });
+
+    expect(await undoLastTurn(u, threadOf(events))).toEqual({ popped: 2, withdrawn: 1 });
+    const after = await t.db.memory.findMany({ where: { userId: user } });
+    const miso = after.find((m) => m.text === "Has a cat named Miso")!;
+    expect(miso.status).toBe("archived");
+    const history = await t.db.memoryVersion.findMany({ where: { memoryId: miso.id }, orderBy: { createdAt: "asc" } });
+    expect(history.at(-1)).toMatchObject({
+      actor: "user",
+      reason: "Withdrawn: the message it was learned from was undone",
+    });
+    expect(after.find((m) => m.id === lisbon.id)).toMatchObject({ text: "Lives in Porto", status: "active" });
+    expect(after.find((m) => m.id === jazz.id)).toMatchObject({ text: "Likes cool jazz", status: "active" });
+    expect(after.find((m) => m.id === earlier.id)).toMatchObject({ status: "active" });
+    // Said again, it is learned again.
+    mock.script({
+      match: "latest exchange",
+      json: { decisions: [{ op: "ADD", text: "Has a cat named Miso", kind: "fact", confidence: 0.9 }] },
+    });
+    await collect(
+      runTurn(t.db, user, { kind: "send", content: "We have a cat named Miso", threadId: threadOf(events) }),
+    );
+    await runDueJobs(t.db);
+    expect(await memories(user)).toContainEqual(["Has a cat named Miso", "active"]);
+  });
+
+  it("learning already waiting on the model when the turn is undone keeps nothing", async () => {
+    const user = await newUser();
+    mock.script({
+      match: "latest exchange",
+      json: { decisions: [{ op: "ADD", text: "Has a cat named Miso", kind: "fact", confidence: 0.9 }] },
+      delayMs: 400,
+    });
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "I adopted a cat named Miso" }));
+    const running = runDueJobs(t.db);
+    for (
+      let i = 0;
+      i < 100 && !mock.chatRequests().some((r) => JSON.stringify(r.body).includes("Latest exchange"));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 10));
+    await undoLastTurn(await userContext(t.db, user), threadOf(events));
+    expect((await running).failed).toBe(0);
+    expect(await t.db.memory.count({ where: { userId: user, status: "active" } })).toBe(0);
+  });
+
+  it.runIf(engine === "postgres")(
+    "a memory written while the undo runs is withdrawn, whichever commits first",
+    async () => {
+      const user = await newUser();
+      const u = await userContext(t.db, user);
+      mock.script({ match: "latest exchange", json: { decisions: [] }, times: 0 });
+      const add = (text: string) => ({ op: "add" as const, memory: { text, source: "inferred" as const } });
+      const other = new pg.Client({ connectionString: t.url });
+      await other.connect();
+      try {
+        // The write lands first: the undo's pop is held open (uncommitted) while the learner checks and writes;
+        // then it commits and the undo's pass runs.
+        let events = await collect(runTurn(t.db, user, { kind: "send", content: "I adopted a cat named Miso" }));
+        let origin = { reason: "Learned", sourceThreadId: threadOf(events), sourceItemId: userItemOf(events) };
+        const items = (await t.db.item.findMany({ where: { threadId: threadOf(events) } })).map((i) => i.id);
+        await other.query("BEGIN");
+        await other.query(`UPDATE "Thread" SET "activeLeafId" = NULL WHERE id = $1`, [threadOf(events)]);
+        await other.query(`DELETE FROM "Item" WHERE "threadId" = $1`, [threadOf(events)]);
+        expect(await modelChange(u, add("Has a cat named Miso"), origin)).toMatchObject({ outcome: "applied" });
+        await other.query("COMMIT");
+        await withdrawLearnedFrom(u, items);
+        expect(await memories(user)).toEqual([["Has a cat named Miso", "archived"]]);
+
+        // The undo lands first: the learner has checked and is held at its write while the whole undo runs.
+        events = await collect(runTurn(t.db, user, { kind: "send", content: "I adopted a dog named Rex" }));
+        origin = { reason: "Learned", sourceThreadId: threadOf(events), sourceItemId: userItemOf(events) };
+        await other.query("BEGIN");
+        await other.query(`LOCK TABLE "Memory" IN SHARE MODE`);
+        const learning = modelChange(u, add("Has a dog named Rex"), origin);
+        await new Promise((r) => setTimeout(r, 300));
+        await undoLastTurn(u, threadOf(events));
+        await other.query("COMMIT");
+        expect(await learning).toMatchObject({ outcome: "refused" });
+        expect(await memories(user)).toContainEqual(["Has a dog named Rex", "archived"]);
+        expect(await t.db.memory.count({ where: { userId: user, status: "active" } })).toBe(0);
+      } finally {
+        await other.end();
+      }
+    },
+  );
+});
