@@ -137,11 +137,13 @@ test("undo takes back what the turn taught: the memory it added leaves the activ
   await expect(page.getByTestId("message-user")).toHaveCount(0);
   await page.screenshot({ path: "test-results/undo-withdrawn.png" });
 
+  // Out of what the model sees, kept where the user can bring it back.
   await page.goto("/settings/memory");
-  await expect(page.getByText(`Has a cat named Miso ${tag}`)).toBeHidden();
-  await page.goto("/settings/memory?status=archived");
-  const archived = page.getByTestId("memory").filter({ hasText: `Has a cat named Miso ${tag}` });
-  await expect(archived).toBeVisible();
+  await expect(page.getByTestId("memory-totals")).toContainText("0 active memories");
+  const withdrawn = page.getByTestId("memory").filter({ hasText: `Has a cat named Miso ${tag}` });
+  await expect(withdrawn).toContainText("archived");
+  await expect(withdrawn.getByRole("button", { name: "Restore" })).toBeVisible();
+  await page.screenshot({ path: "test-results/undo-withdrawn-dashboard.png" });
 });
 
 test("explicit memory through a tool call; instruction-like memories stay inside the data block", async ({ page }) => {
