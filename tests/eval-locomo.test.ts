@@ -76,4 +76,79 @@ describe("eval:locomo against the test server", () => {
     expect(r.promptTokensMean).toBeGreaterThan(0);
     expect(r.answerMs.p95).toBeGreaterThanOrEqual(r.recallMs.p50!);
   });
+
+  it("rides out rate limits and server errors; a wrong key stops it at once", async () => {
+    mock.reset();
+    mock.script(
+      // Each fault twice: the SDK's own single retry meets the second, so the run's retries are what carry it.
+      { match: "Existing related memories", status: 429, times: 2 },
+      { match: "Existing related memories", json: { decisions: [{ op: "NONE" }] }, times: 0 },
+      { match: "Gold answer: Rex", status: 503, times: 2 },
+      { match: "Gold answer", json: { label: "CORRECT" }, times: 0 },
+      { match: "Answer the question", content: "Rex", times: 0 },
+    );
+    const r = await runLocomoEval({
+      files: [file],
+      baseURL: mock.url,
+      model: "mock-chat",
+      judgeModel: "mock-judge",
+      budget: 500,
+      retry: { baseMs: 20 },
+    });
+    expect(r.questions).toBe(2);
+    expect(r.J).toBe(1);
+    const judged = mock.chatRequests().filter((q) => q.body.model === "mock-judge");
+    expect(judged.length).toBeGreaterThanOrEqual(4); // two failed, then each question judged
+
+    mock.reset();
+    mock.script({ match: "Existing related memories", status: 401, times: 0 });
+    const calls = mock.chatRequests().length;
+    await expect(
+      runLocomoEval({ files: [file], baseURL: mock.url, model: "mock-chat", judgeModel: "mock-judge", budget: 500 }),
+    ).rejects.toThrow(/401/);
+    expect(mock.chatRequests().length - calls).toBeLessThanOrEqual(2);
+  });
+
+  it("runs conversations side by side, and a resumed run answers only what the earlier one had not", async () => {
+    mock.reset();
+    const two = path.join(path.dirname(file), "two.json");
+    const other = { ...conversation, speaker_a: "Ana", qa: conversation.qa.map((q) => ({ ...q })) };
+    fs.writeFileSync(two, JSON.stringify([conversation, other]));
+    mock.script(
+      { match: "Existing related memories", json: { decisions: [{ op: "NONE" }] }, times: 0 },
+      { match: "Answer the question", content: "Rex", times: 0 },
+      { match: "Gold answer", json: { label: "CORRECT" }, times: 0 },
+    );
+    const seen: string[] = [];
+    const first = await runLocomoEval({
+      files: [two],
+      baseURL: mock.url,
+      model: "mock-chat",
+      judgeModel: "mock-judge",
+      budget: 500,
+      concurrency: 2,
+      onAnswer: (a) => seen.push(`${a.conversation}/${a.index}`),
+    });
+    expect(first.questions).toBe(4);
+    expect(seen.sort()).toEqual([`${two}#0/0`, `${two}#0/1`, `${two}#1/0`, `${two}#1/1`]);
+
+    // The earlier run got through the first conversation and one question of the second.
+    const done = first.answers.filter((a) => a.conversation.endsWith("#0") || a.index === 0);
+    const before = mock.chatRequests().length;
+    const resumed = await runLocomoEval({
+      files: [two],
+      baseURL: mock.url,
+      model: "mock-chat",
+      judgeModel: "mock-judge",
+      budget: 500,
+      done,
+    });
+    expect(resumed.questions).toBe(4);
+    const asked = mock
+      .chatRequests()
+      .slice(before)
+      .filter((q) => q.body.model === "mock-chat" && JSON.stringify(q.body).includes("Answer the question"));
+    // Only the second conversation ran again (in full: its database is gone), the first came from the earlier run.
+    expect(asked).toHaveLength(2);
+  });
 });

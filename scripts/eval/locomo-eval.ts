@@ -26,6 +26,7 @@ import { embedQuery } from "@/lib/llm/embeddings";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { countTokens } from "@/lib/memory/tokens";
 import { percentile, round } from "../bench/stats";
+import { withRetries, type RetryOptions } from "./retry";
 import {
   locomoConversations,
   locomoMessages,
@@ -49,10 +50,22 @@ export type EvalOptions = {
   /** The judge's instructions, with {question}, {gold_answer} and {generated_answer}; JUDGE_PROMPT by default. */
   judgePrompt?: string;
   log?: (line: string) => void;
+  /** Conversations run at once, each on its own database (default 1). Their model calls overlap. */
+  concurrency?: number;
+  /** Transient model failures (rate limits, 5xx, timeouts) are retried with backoff (scripts/eval/retry.ts). */
+  retry?: Omit<RetryOptions, "log">;
+  /** Answers of an earlier run (--resume): a conversation all of whose questions are here is not run again. */
+  done?: JudgedAnswer[];
+  /** Each answer as it is judged (the CLI appends it to a progress file). */
+  onAnswer?: (a: JudgedAnswer) => void;
 };
 
 export type JudgedAnswer = {
   conversation: string;
+  /** The question's place among the conversation's questions of categories 1-4. */
+  index: number;
+  /** Active memories its conversation had after learning (kept with each answer so a resumed run reports them). */
+  memories: number;
   question: string;
   category: number;
   gold: string;
@@ -105,31 +118,73 @@ Reply with JSON only: {"label": "CORRECT"} or {"label": "WRONG"}.`;
 /** Runs the protocol; prints progress through `log`. */
 export async function runLocomoEval(o: EvalOptions): Promise<EvalReport> {
   const log = o.log ?? (() => undefined);
-  const answers: JudgedAnswer[] = [];
-  let memories = 0;
   const judge = openaiClient({ baseURL: o.baseURL, apiKey: o.apiKey, chatModel: o.judgeModel, memoryModel: "" });
   let convs = o.files.flatMap((f) => locomoConversations(f).map((c, i) => ({ name: `${f}#${i}`, conv: c })));
   if (o.maxConversations) convs = convs.slice(0, o.maxConversations);
-  for (const { name, conv } of convs) {
-    const t = await createTestDb("pglite");
-    try {
-      const { u, conn } = await setUp(t.db, o, name);
-      await ingest(u, conn, conv, log);
-      memories += await t.db.memory.count({ where: { userId: u.userId, status: "active" } });
-      let qa = conv.qa.filter((q) => Number(q.category) !== 5);
-      if (o.maxQuestions) qa = qa.slice(0, o.maxQuestions);
-      for (const q of qa) {
-        const a = await answerOne(u, conn, q.question, o.budget);
-        const gold = String(q.answer ?? "");
-        const correct = await judged(judge, o, q.question, gold, a.answer);
-        answers.push({ conversation: name, question: q.question, category: Number(q.category), gold, correct, ...a });
-        log(`${correct ? "CORRECT" : "WRONG  "} [${q.category}] ${q.question} → ${a.answer.slice(0, 80)}`);
+  const results: Array<{ answers: JudgedAnswer[]; memories: number }> = [];
+  const queue = convs.map((c, i) => ({ ...c, i }));
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const qa = questionsOf(next.conv, o.maxQuestions);
+      const before = (o.done ?? []).filter((a) => a.conversation === next.name);
+      if (before.length === qa.length && qa.every((_, i) => before.some((a) => a.index === i))) {
+        log(`${next.name}: all ${qa.length} answers from the earlier run`);
+        results[next.i] = { answers: before.sort((a, b) => a.index - b.index), memories: before[0]?.memories ?? 0 };
+        continue;
       }
-    } finally {
-      await t.close();
+      results[next.i] = await runConversation(o, judge, next.name, next.conv, qa, (l) => log(`${next.name}: ${l}`));
     }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, worker));
+  return report(
+    results.flatMap((r) => r.answers),
+    results.reduce((n, r) => n + r.memories, 0),
+  );
+}
+
+const questionsOf = (conv: LocomoConversation, max?: number) => {
+  const qa = conv.qa.filter((q) => Number(q.category) !== 5);
+  return max ? qa.slice(0, max) : qa;
+};
+
+/** One conversation on a fresh database: ingest, then answer and judge each question. */
+async function runConversation(
+  o: EvalOptions,
+  judge: ReturnType<typeof openaiClient>,
+  name: string,
+  conv: LocomoConversation,
+  qa: LocomoConversation["qa"],
+  log: (line: string) => void,
+) {
+  const retry = <T>(what: string, fn: () => Promise<T>) => withRetries(what, fn, { ...o.retry, log });
+  const answers: JudgedAnswer[] = [];
+  const t = await createTestDb("pglite");
+  try {
+    const { u, conn } = await setUp(t.db, o, name);
+    await ingest(u, conn, conv, log, retry);
+    const memories = await t.db.memory.count({ where: { userId: u.userId, status: "active" } });
+    for (const [index, q] of qa.entries()) {
+      const a = await retry("answer", () => answerOne(u, conn, q.question, o.budget));
+      const gold = String(q.answer ?? "");
+      const correct = await retry("judge", () => judged(judge, o, q.question, gold, a.answer));
+      const done = {
+        conversation: name,
+        index,
+        memories,
+        question: q.question,
+        category: Number(q.category),
+        gold,
+        correct,
+        ...a,
+      };
+      answers.push(done);
+      o.onAnswer?.(done);
+      log(`${correct ? "CORRECT" : "WRONG  "} [${q.category}] ${q.question} → ${a.answer.slice(0, 80)}`);
+    }
+    return { answers, memories };
+  } finally {
+    await t.close();
   }
-  return report(answers, memories);
 }
 
 /** A database with the model connection saved, and the conversation's user. */
@@ -154,7 +209,13 @@ async function setUp(db: Db, o: EvalOptions, name: string) {
 }
 
 /** Step 1: messages, then learning from each exchange, consolidation and embeddings, as the app does. */
-async function ingest(u: UserContext, conn: ModelConnection, conv: LocomoConversation, log: (l: string) => void) {
+async function ingest(
+  u: UserContext,
+  conn: ModelConnection,
+  conv: LocomoConversation,
+  log: (l: string) => void,
+  retry: <T>(what: string, fn: () => Promise<T>) => Promise<T>,
+) {
   const { db } = u;
   for (const n of locomoSessions(conv)) {
     const date = parseLocomoDate(conv[`session_${n}_date_time`] as string);
@@ -168,19 +229,22 @@ async function ingest(u: UserContext, conn: ModelConnection, conv: LocomoConvers
       if (items[i].role !== "user") continue;
       const next = items[i + 1]?.role === "assistant" ? items[i + 1] : null;
       const question = `[${date.toISOString().slice(0, 10)}] ${items[i].content}`;
-      const r = await extractMemories(u, conn, {
-        threadId: thread.id,
-        userItemId: items[i].id,
-        question,
-        answer: next?.content ?? "",
-        review: false,
-      });
+      // A failed call changed nothing (the decisions come after it), so it is simply made again.
+      const r = await retry("extraction", () =>
+        extractMemories(u, conn, {
+          threadId: thread.id,
+          userItemId: items[i].id,
+          question,
+          answer: next?.content ?? "",
+          review: false,
+        }),
+      );
       learned += r.applied.length;
     }
     log(`session ${n}: ${items.length} messages, ${learned} memory changes`);
   }
-  await consolidateUser(u, conn);
-  if (conn.embeddingModel) await embedPending(db, { userId: u.userId });
+  await retry("consolidation", () => consolidateUser(u, conn));
+  if (conn.embeddingModel) await retry("embeddings", () => embedPending(db, { userId: u.userId }));
 }
 
 /** Step 2: recall at the budget, then the model's answer from the memory block alone. */

@@ -3,7 +3,10 @@
 // answer and latency, then one JSON line. Options: --api-key (default $OPENAI_API_KEY), --embedding-model,
 // --budget (memory tokens per answer, default 2000), --conversations N, --questions N (per conversation),
 // --judge-prompt FILE (the judge's instructions, with {question} {gold_answer} {generated_answer}), --out FILE
-// (every answer and label as JSON). Each conversation gets a fresh embedded database; nothing is kept.
+// (every answer and label as JSON), --concurrency N (conversations at once, default 1). Each conversation gets a
+// fresh embedded database; nothing is kept. Every answer is also appended to a progress file (--out's name +
+// ".progress.jsonl", else eval-locomo.progress.jsonl) as it is judged: after a crash or Ctrl-C, `--resume` takes the
+// conversations answered in full from it and runs only the rest. Rate limits and server errors are retried.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -17,7 +20,10 @@ const flag = (name: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const files = args.filter((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--"));
+const SWITCHES = new Set(["--resume"]);
+const files = args.filter(
+  (a, i) => !a.startsWith("--") && !(args[i - 1]?.startsWith("--") && !SWITCHES.has(args[i - 1])),
+);
 const baseURL = flag("base-url");
 const model = flag("model");
 const judgeModel = flag("judge-model") ?? model;
@@ -27,6 +33,21 @@ if (!baseURL || !model) {
 }
 
 const { runLocomoEval } = await import("./locomo-eval");
+type JudgedAnswer = import("./locomo-eval").JudgedAnswer;
+const progressFile = `${flag("out") ?? "eval-locomo"}.progress.jsonl`;
+/** The earlier run's answers, the last one of each question kept (a conversation cut off was run again). */
+const done = new Map<string, JudgedAnswer>();
+if (args.includes("--resume") && fs.existsSync(progressFile))
+  for (const line of fs.readFileSync(progressFile, "utf8").split("\n").filter(Boolean)) {
+    try {
+      const a = JSON.parse(line) as JudgedAnswer;
+      done.set(`${a.conversation}\u0000${a.index}`, a);
+    } catch {
+      // A line cut off by the crash: that question is answered again.
+    }
+  }
+else fs.writeFileSync(progressFile, "");
+if (done.size) console.log(`Resuming: ${done.size} answers from ${progressFile}`);
 const { locomoFiles } = await import("../bench/locomo-data");
 const { table } = await import("../bench/stats");
 const judgePromptFile = flag("judge-prompt");
@@ -41,6 +62,9 @@ const report = await runLocomoEval({
   maxConversations: Number(flag("conversations") ?? 0),
   maxQuestions: Number(flag("questions") ?? 0),
   judgePrompt: judgePromptFile ? fs.readFileSync(judgePromptFile, "utf8") : undefined,
+  concurrency: Number(flag("concurrency") ?? 1),
+  done: [...done.values()],
+  onAnswer: (a) => fs.appendFileSync(progressFile, JSON.stringify(a) + "\n"),
   log: (line) => console.log(line),
 });
 const out = flag("out");
