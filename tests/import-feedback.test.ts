@@ -17,16 +17,29 @@ import { rateAnswer } from "@/lib/memory/feedback";
 import { feedbackByModel } from "@/lib/admin/feedback-stats";
 import { setEncryptionKeys } from "@/lib/crypto/content";
 import { rowsContaining } from "@/testing/privacy-checks";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { clearConnectionCache, saveConnection } from "@/lib/llm/connection";
+import { startLearning } from "@/lib/import/learn";
+import { runDueJobs } from "@/lib/jobs/worker";
 
 const file = (name: string) => fs.readFileSync(path.join(__dirname, "fixtures/import", name));
 const json = (name: string) => JSON.parse(file(name).toString("utf8"));
 
 afterEach(() => setEncryptionKeys(undefined));
 
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+
 describe.each(engines)("ratings that come with an import on %s", (engine) => {
   let t: TestDb;
   beforeAll(async () => {
     t = await createTestDb(engine);
+    const admin = await t.db.user.create({ data: { email: `fb-admin-${engine}@example.com`, role: "ADMIN" } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
+    clearConnectionCache(t.db);
   });
   afterAll(async () => t?.close());
   const newUser = async (name: string) =>
@@ -70,8 +83,13 @@ describe.each(engines)("ratings that come with an import on %s", (engine) => {
     });
     // Rated twice: the later rating counts.
     expect(byItem.get(idOf("a3b"))).toMatchObject({ rating: 1, comment: null });
-    // Nothing is learned from them: marked handled, and no job queued.
-    expect(rows.every((r) => r.processedAt !== null)).toBe(true);
+    // Nothing is learned from them until the user asks to learn from the import: a plain 👍 (which teaches nothing)
+    // is handled, the others wait, and no job is queued.
+    expect(rows.map((r) => [r.rating, r.comment === null, r.processedAt === null])).toEqual([
+      [1, true, false],
+      [1, false, true],
+      [-1, false, true],
+    ]);
     expect(await t.db.job.count({ where: { userId: user, kind: "feedback" } })).toBe(0);
 
     // The thread shows them on the answers of the branch shown (a3b; a3 is on the other branch).
@@ -139,6 +157,34 @@ describe.each(engines)("ratings that come with an import on %s", (engine) => {
     expect(shown).toContainEqual(["It looks like you're try", 1, null]);
     expect(shown).toContainEqual(["It looks like you might ", -1, "Not matched: I only said lol"]);
     expect(shown.filter((s) => s[1] === -1 && s[2] === "Not factually correct: 15 * 17 is 255")).toHaveLength(1);
+  });
+
+  it("asked to learn from the import, a 👎 with what was wrong teaches a lesson, as one given here would", async () => {
+    const user = await newUser("gpt-fb-learn");
+    const zip = zipSync({
+      "conversations.json": file("chatgpt-conversations.json"),
+      "message_feedback.json": file("real/chatgpt-message-feedback.json"),
+    });
+    await importConversations(await userContext(t.db, user), [zip]);
+    mock.reset();
+    mock.script({
+      match: "Alfama is a neighbourhood, not a hotel",
+      json: { lesson: { text: "Wants hotel suggestions to be actual hotels", kind: "preference" } },
+    });
+    mock.script({ match: "Feedback on an answer", json: { lesson: null }, times: 0 });
+    await startLearning(t.db, user);
+    // Two can teach (the 👎 with words, the 👍 with words), paced at the import learning's rate; a second start adds
+    // no second job for either.
+    await startLearning(t.db, user);
+    const jobs = await t.db.job.findMany({ where: { userId: user, kind: "feedback" }, orderBy: { runAt: "asc" } });
+    expect(jobs).toHaveLength(2);
+    expect(jobs[1].runAt.getTime() - jobs[0].runAt.getTime()).toBeGreaterThanOrEqual(2_000);
+    await t.db.job.updateMany({ where: { userId: user, kind: "feedback" }, data: { runAt: new Date(0) } });
+    await t.db.job.updateMany({ where: { userId: user, kind: "import-learn" }, data: { status: "done" } });
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const lesson = await t.db.memory.findFirstOrThrow({ where: { userId: user, sourceFeedbackId: { not: null } } });
+    expect(lesson.text).toBe("Wants hotel suggestions to be actual hotels");
+    expect(await t.db.feedback.count({ where: { userId: user, processedAt: null } })).toBe(0);
   });
 
   it("Mnemo's export carries ratings and corrections into another account, sealed at rest; back into the same adds nothing", async () => {

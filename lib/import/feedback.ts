@@ -2,11 +2,13 @@
 // them. LibreChat and Open WebUI keep them on the messages (read with the conversation, stored in its transaction);
 // ChatGPT keeps them in message_feedback.json beside conversations.json and Mnemo's own export in its "feedback"
 // list, both read after the conversations and matched to the answers by the apps' own ids.
-// They show on the answers as if given here and count nowhere else: no lesson is learned from them (the user has
-// not asked Mnemo to learn from that history) and no memory's signals change (no memory took part in those answers).
+// They show on the answers as if given here. Until the user asks Mnemo to learn from the imported history they teach
+// nothing; then one that can teach (a 👎, a rating with words, a correction) goes through the feedback job like one
+// given here (lib/import/learn.ts). No memory's signals change (no memory took part in those answers).
 import type { Db } from "@/lib/db/client";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { COMMENT_MAX_CHARS } from "@/lib/memory/feedback";
+import { enqueue } from "@/lib/jobs/queue";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import type { ImportedFeedback, ImportedSideFeedback } from "./conversation";
 
@@ -48,7 +50,7 @@ type FeedbackRow = {
   rating: number | null;
   comment: string | null;
   createdAt: Date;
-  processedAt: Date;
+  processedAt: Date | null;
 };
 
 /**
@@ -78,8 +80,8 @@ export function feedbackRows(
       rating: f.kind === "rating" ? f.rating : null,
       comment: f.comment ? to.cipher.seal(f.comment) : null,
       createdAt: at,
-      // Already handled: the feedback job learns only from what the user gives here.
-      processedAt: now,
+      // A plain 👍 teaches nothing (lib/memory/feedback.ts): handled. The rest waits for "learn from imports".
+      processedAt: f.kind === "rating" && f.rating === 1 && !f.comment ? now : null,
     });
   }
   return [...rows.values()];
@@ -132,4 +134,40 @@ export async function storeSideFeedback(
     if (data.length) added += (await db.feedback.createMany({ data, skipDuplicates: true })).count;
   }
   return { added, unmatched: found.length - matched };
+}
+
+/** How many imported ratings one "learn from imports" queues at most (each is one memory-model call). */
+export const MAX_FEEDBACK_LESSONS = 500;
+
+/**
+ * Queues the feedback job for the imported ratings that can still teach, paced at the import learning's rate (one
+ * every 60 / perMinute seconds), oldest first. Returns how many were queued.
+ */
+export async function queueImportedFeedback(db: Db, userId: string, perMinute: number): Promise<number> {
+  const rows = await db.feedback.findMany({
+    where: { userId, processedAt: null, item: { thread: { importSource: { not: null }, temporary: false } } },
+    orderBy: { createdAt: "asc" },
+    select: { id: true, updatedAt: true },
+    take: MAX_FEEDBACK_LESSONS,
+  });
+  // Starting again while they wait adds no second job for the same rating.
+  const waiting = await db.job.findMany({
+    where: { userId, kind: "feedback", status: "queued" },
+    select: { payload: true },
+  });
+  const queued = new Set(waiting.map((j) => (j.payload as { feedbackId?: string } | null)?.feedbackId));
+  const todo = rows.filter((f) => !queued.has(f.id));
+  const gap = 60_000 / Math.max(1, perMinute);
+  const now = Date.now();
+  await enqueue(
+    db,
+    todo.map((f, i) => ({
+      kind: "feedback" as const,
+      userId,
+      payload: { feedbackId: f.id, version: f.updatedAt.toISOString() },
+      runAt: new Date(now + i * gap),
+      dedupeKey: `feedback:import:${f.id}:${now}`,
+    })),
+  );
+  return todo.length;
 }

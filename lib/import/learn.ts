@@ -19,6 +19,7 @@ import { extractMemories } from "@/lib/memory/extract";
 import { UsageLimitSkip } from "@/lib/llm/metered";
 import { enqueue } from "@/lib/jobs/queue";
 import { queueEmbedding } from "@/lib/memory/embed";
+import { queueImportedFeedback } from "./feedback";
 
 export type LearnPlan = {
   /** Imported conversations (all of them, learned or not). */
@@ -84,6 +85,8 @@ export async function startLearning(db: Db, userId: string): Promise<number> {
     await enqueue(db, [
       { kind: "import-learn", userId, payload: { userId }, dedupeKey: `import-learn:${userId}:start:${Date.now()}` },
     ]);
+  // The ratings that came with the imports (a 👎, words with a rating) teach too, as if given here.
+  await queueImportedFeedback(db, userId, getConfig().import.learnPerMinute);
   return n.count;
 }
 
