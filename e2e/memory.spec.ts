@@ -133,7 +133,7 @@ test("undo takes back what the turn taught: the memory it added leaves the activ
 
   await page.goto(chat);
   await page.getByRole("button", { name: "Undo last turn" }).click();
-  await expect(page.getByText("A memory learned from it was withdrawn.")).toBeVisible();
+  await expect(page.getByText("Mnemo took back what it learned from that turn (1 memory).")).toBeVisible();
   await expect(page.getByTestId("message-user")).toHaveCount(0);
   await page.screenshot({ path: "test-results/undo-withdrawn.png" });
 

@@ -1,6 +1,6 @@
-// Undo takes a turn back, and what Mnemo learned from that turn alone goes with it: a memory it added is withdrawn
-// (archived, restorable, saying why), learning still waiting on the model keeps nothing, and a write racing the undo
-// is caught from either side. What the turn only updated, and what the user has since touched, stays.
+// Undo takes a turn back, and what Mnemo learned from that turn goes with it: a memory it added is withdrawn
+// (archived, restorable, saying why), one it rewrote gets its text back, learning still waiting on the model keeps
+// nothing, and a write racing the undo is caught from either side. What the user has since touched stays.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import pg from "pg";
 import { userContext } from "@/lib/user-context";
@@ -39,7 +39,7 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
   });
   afterAll(async () => t?.close());
 
-  it("a memory the turn added is withdrawn; one it only updated, and one the user edited since, stay", async () => {
+  it("a memory the turn added is withdrawn, one it rewrote gets its text back, one the user edited since stays", async () => {
     const user = await newUser();
     const u = await userContext(t.db, user);
     const earlier = await addMemory(u, { text: "Works as a nurse", source: "inferred" }, "model", "planted");
@@ -61,7 +61,8 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
     const jazz = await t.db.memory.findFirstOrThrow({ where: { userId: user, text: "Likes jazz" } });
     await updateMemoryText(u, jazz.id, "Likes cool jazz", { actor: "user", source: "manual", reason: "edited" });
 
-    expect(await undoLastTurn(u, threadOf(events))).toEqual({ popped: 2, withdrawn: 1 });
+    expect(await t.db.memory.count({ where: { userId: user, status: "past", text: "Lives in Lisbon" } })).toBe(1);
+    expect(await undoLastTurn(u, threadOf(events))).toEqual({ popped: 2, withdrawn: 2 });
     const after = await t.db.memory.findMany({ where: { userId: user } });
     const miso = after.find((m) => m.text === "Has a cat named Miso")!;
     expect(miso.status).toBe("archived");
@@ -70,7 +71,13 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
       actor: "user",
       reason: "Withdrawn: the message it was learned from was undone",
     });
-    expect(after.find((m) => m.id === lisbon.id)).toMatchObject({ text: "Lives in Porto", status: "active" });
+    // The move it reported is taken back: Lisbon again, current, with no past copy left behind.
+    expect(after.find((m) => m.id === lisbon.id)).toMatchObject({
+      text: "Lives in Lisbon",
+      status: "active",
+      validFrom: lisbon.validFrom,
+    });
+    expect(after.filter((m) => m.status === "past")).toEqual([]);
     expect(after.find((m) => m.id === jazz.id)).toMatchObject({ text: "Likes cool jazz", status: "active" });
     expect(after.find((m) => m.id === earlier.id)).toMatchObject({ status: "active" });
     // Said again, it is learned again.

@@ -314,8 +314,7 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
     if (!r.ok) return void toast.error(r.error);
     apply(r.data.view);
     const n = r.data.withdrawn;
-    if (n)
-      toast.success(`${n === 1 ? "A memory" : `${n} memories`} learned from it ${n === 1 ? "was" : "were"} withdrawn.`);
+    if (n) toast.success(`Mnemo took back what it learned from that turn (${n === 1 ? "1 memory" : `${n} memories`}).`);
   };
   const onClear = async () => {
     if (!threadId || !window.confirm("Clear this thread? All its messages will be deleted.")) return;

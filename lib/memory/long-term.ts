@@ -264,6 +264,57 @@ export async function updateMemoryText(
   return { memory: openMemory(c, memory), applied: true };
 }
 
+/**
+ * Takes back a model's last rewrite of a memory (the message behind it was undone): the text before comes back, and
+ * when the rewrite closed that text as past ("they moved"), the past copy it made goes and the memory is again true
+ * since when the old text was. Nothing happens (false) when the last change is not a model's rewrite, or the text
+ * has changed since. One transaction.
+ */
+export async function revertModelRewrite(u: UserContext, id: string, reason: string): Promise<boolean> {
+  const { db, userId } = u;
+  const c = u.cipher;
+  const m = await db.memory.findFirst({
+    where: { id, userId },
+    include: { versions: { orderBy: { createdAt: "desc" }, take: 1 } },
+  });
+  const last = m?.versions[0];
+  if (!m || !last || last.actor !== "model" || last.oldText === null || last.newText === null) return false;
+  const before = c.open(last.oldText);
+  const now = c.open(m.text);
+  if (c.open(last.newText) !== now || before === now) return false;
+  // The past copy that rewrite made: superseded by this memory, closed when the rewrite was written.
+  const closed = await db.memory.findFirst({
+    where: {
+      userId,
+      supersededById: m.id,
+      status: "past",
+      validUntil: { gte: new Date(last.createdAt.getTime() - 5_000), lte: new Date(last.createdAt.getTime() + 5_000) },
+    },
+    orderBy: { validUntil: "desc" },
+  });
+  await db.$transaction(async (tx) => {
+    if (closed) await tx.memory.delete({ where: { id: closed.id } });
+    await tx.memory.update({
+      where: { id: m.id },
+      data: {
+        ...storedText(c, before),
+        tokens: countTokens(before),
+        ...(closed
+          ? {
+              // True since it was written (validSince's reading of no date) stays no date.
+              validFrom: closed.validFrom?.getTime() === m.createdAt.getTime() ? null : closed.validFrom,
+              sourceThreadId: closed.sourceThreadId,
+              sourceItemId: closed.sourceItemId,
+            }
+          : {}),
+        versions: { create: { userId, oldText: c.seal(now), newText: c.seal(before), actor: "user", reason } },
+      },
+    });
+  });
+  await outdatesAbout(db, m);
+  return true;
+}
+
 export async function setMemoryStatus(
   u: UserContext,
   id: string,

@@ -23,6 +23,7 @@ import {
   endMemory,
   memoryTextSchema,
   ownedMemory,
+  revertModelRewrite,
   setMemoryStatus,
   updateMemoryText,
   type NewMemory,
@@ -259,25 +260,28 @@ export async function reviewPending(u: UserContext, id: string, approve: boolean
 }
 
 const WITHDRAWN = "Withdrawn: the message it was learned from was undone";
+const UNDONE_REWRITE = "Undone: the message that changed it was undone";
 
 /**
- * The user took these messages back (undo): what was learned from them alone goes too. A memory first written from
- * one of them and never changed since (by the user or a later conversation) is archived, restorable, saying why; a
- * proposal made from one of them is dismissed the same way. A memory that was only updated by one of them keeps its
- * text (its history shows the change). Returns how many were withdrawn.
+ * The user took these messages back (undo): what was learned from them goes too. A memory first written from one of
+ * them and never changed since (by the user or a later conversation) is archived, restorable, saying why; a proposal
+ * made from one of them is dismissed the same way. A memory one of them rewrote, unchanged since, gets its earlier
+ * text back (and, if the rewrite closed it as past, its past copy goes: revertModelRewrite). Returns how many
+ * memories were withdrawn or restored.
  */
 export async function withdrawLearnedFrom(u: UserContext, itemIds: string[]): Promise<number> {
   if (!itemIds.length) return 0;
   const rows = await u.db.memory.findMany({
-    where: {
-      userId: u.userId,
-      sourceItemId: { in: itemIds },
-      status: { in: ["active", "pending"] },
-      // Only the version that wrote it: no edit, update or review since.
-      versions: { none: { oldText: { not: null } } },
-    },
-    select: { id: true },
+    where: { userId: u.userId, sourceItemId: { in: itemIds }, status: { in: ["active", "pending"] } },
+    select: { id: true, versions: { where: { oldText: { not: null } }, select: { id: true }, take: 1 } },
   });
-  for (const m of rows) await setMemoryStatus(u, m.id, "archived", "user", WITHDRAWN);
-  return rows.length;
+  let n = 0;
+  for (const m of rows) {
+    // Only the version that wrote it: no edit, update or review since.
+    if (!m.versions.length) {
+      await setMemoryStatus(u, m.id, "archived", "user", WITHDRAWN);
+      n++;
+    } else if (await revertModelRewrite(u, m.id, UNDONE_REWRITE)) n++;
+  }
+  return n;
 }
