@@ -18,7 +18,7 @@ import { feedbackByModel } from "@/lib/admin/feedback-stats";
 import { setEncryptionKeys } from "@/lib/crypto/content";
 import { rowsContaining } from "@/testing/privacy-checks";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
-import { clearConnectionCache, saveConnection } from "@/lib/llm/connection";
+import { connectToMock } from "@/testing/mock-connection";
 import { startLearning } from "@/lib/import/learn";
 import { runDueJobs } from "@/lib/jobs/worker";
 
@@ -37,9 +37,7 @@ describe.each(engines)("ratings that come with an import on %s", (engine) => {
   let t: TestDb;
   beforeAll(async () => {
     t = await createTestDb(engine);
-    const admin = await t.db.user.create({ data: { email: `fb-admin-${engine}@example.com`, role: "ADMIN" } });
-    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
-    clearConnectionCache(t.db);
+    await connectToMock(t.db, mock.url, `fb-${engine}`);
   });
   afterAll(async () => t?.close());
   const newUser = async (name: string) =>

@@ -7,7 +7,7 @@ import { userContext } from "@/lib/user-context";
 import { collect } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
-import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { connectToMock } from "@/testing/mock-connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { undoLastTurn } from "@/lib/chat/threads";
 import { runDueJobs } from "@/lib/jobs/worker";
@@ -33,9 +33,7 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
     (await t.db.memory.findMany({ where: { userId }, orderBy: { createdAt: "asc" } })).map((m) => [m.text, m.status]);
   beforeAll(async () => {
     t = await createTestDb(engine);
-    const admin = await t.db.user.create({ data: { email: `undo-admin-${engine}@example.com`, role: "ADMIN" } });
-    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin.id);
-    clearConnectionCache(t.db);
+    await connectToMock(t.db, mock.url, `undo-${engine}`);
   });
   afterAll(async () => t?.close());
 
