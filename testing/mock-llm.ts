@@ -128,6 +128,13 @@ export class MockLlm {
     return this.requests.filter((r) => r.path === "/v1/chat/completions");
   }
 
+  /** Waits (at most `timeoutMs`) until a chat request containing `text` has arrived: a call the test races. */
+  async chatRequestArrived(text: string, timeoutMs = 1000): Promise<boolean> {
+    for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(10))
+      if (this.chatRequests().some((r) => JSON.stringify(r.body).includes(text))) return true;
+    return false;
+  }
+
   private take(body: { messages?: Msg[] }): ScriptedReply | undefined {
     const text = lastUserText(body).toLowerCase();
     const system = (body?.messages ?? [])

@@ -104,12 +104,7 @@ describe.each(engines)("forget me on %s", (engine) => {
     await collect(runTurn(t.db, user, { kind: "send", content: "I adopted a cat named Miso" }));
     const running = runDueJobs(t.db);
     // The memory model has the exchange; the user says "forget me" before it answers.
-    for (
-      let i = 0;
-      i < 100 && !mock.chatRequests().some((r) => JSON.stringify(r.body).includes("Latest exchange"));
-      i++
-    )
-      await new Promise((r) => setTimeout(r, 10));
+    expect(await mock.chatRequestArrived("Latest exchange")).toBe(true);
     await forgetEverything(t.db, user);
     await running;
     expect(await t.db.memory.count({ where: { userId: user } })).toBe(0);

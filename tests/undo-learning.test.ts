@@ -99,12 +99,7 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
     });
     const events = await collect(runTurn(t.db, user, { kind: "send", content: "I adopted a cat named Miso" }));
     const running = runDueJobs(t.db);
-    for (
-      let i = 0;
-      i < 100 && !mock.chatRequests().some((r) => JSON.stringify(r.body).includes("Latest exchange"));
-      i++
-    )
-      await new Promise((r) => setTimeout(r, 10));
+    expect(await mock.chatRequestArrived("Latest exchange")).toBe(true);
     await undoLastTurn(await userContext(t.db, user), threadOf(events));
     expect((await running).failed).toBe(0);
     expect(await t.db.memory.count({ where: { userId: user, status: "active" } })).toBe(0);
