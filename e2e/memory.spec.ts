@@ -143,6 +143,9 @@ test("undo takes back what the turn taught: the memory it added leaves the activ
   const withdrawn = page.getByTestId("memory").filter({ hasText: `Has a cat named Miso ${tag}` });
   await expect(withdrawn).toContainText("archived");
   await expect(withdrawn.getByRole("button", { name: "Restore" })).toBeVisible();
+  // Its message is gone: the card says so and links to the chat, not to a message that is not there.
+  await expect(withdrawn.getByTestId("source-gone")).toHaveText("source message removed · its chat");
+  await expect(withdrawn.getByRole("link", { name: "its chat" })).toHaveAttribute("href", new URL(chat).pathname);
   await page.screenshot({ path: "test-results/undo-withdrawn-dashboard.png" });
 });
 

@@ -11,8 +11,9 @@ import { connectToMock } from "@/testing/mock-connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { undoLastTurn } from "@/lib/chat/threads";
 import { runDueJobs } from "@/lib/jobs/worker";
-import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { addMemory, setMemoryStatus, updateMemoryText } from "@/lib/memory/long-term";
 import { modelChange, withdrawLearnedFrom } from "@/lib/memory/writes";
+import { goneSources } from "@/lib/memory/provenance";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -78,6 +79,13 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
     expect(after.filter((m) => m.status === "past")).toEqual([]);
     expect(after.find((m) => m.id === jazz.id)).toMatchObject({ text: "Likes cool jazz", status: "active" });
     expect(after.find((m) => m.id === earlier.id)).toMatchObject({ status: "active" });
+    // The dashboard says the withdrawn memory's message is gone (and, once the chat is deleted, the chat).
+    expect(await goneSources(t.db, user, [miso, jazz, earlier])).toEqual(
+      new Map([
+        [miso.id, "message"],
+        [jazz.id, "message"],
+      ]),
+    );
     // Said again, it is learned again.
     mock.script({
       match: "latest exchange",
@@ -88,6 +96,72 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
     );
     await runDueJobs(t.db);
     expect(await memories(user)).toContainEqual(["Has a cat named Miso", "active"]);
+    await t.db.thread.delete({ where: { id: threadOf(events) } });
+    expect(await goneSources(t.db, user, [miso])).toEqual(new Map([[miso.id, "chat"]]));
+  });
+
+  it("a memory the turn ended or forgot is current again; one the user changed since stays as they left it", async () => {
+    const user = await newUser();
+    const u = await userContext(t.db, user);
+    const lisbon = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "planted");
+    const nurse = await addMemory(u, { text: "Works as a nurse", source: "inferred" }, "model", "planted");
+    const rex = await addMemory(u, { text: "Has a dog named Rex", source: "inferred" }, "model", "planted");
+    const gym = await addMemory(u, { text: "Goes to the gym on Mondays", source: "inferred" }, "model", "planted");
+    // The extraction says two facts ended; the chat model forgets another on the user's word.
+    mock.script(
+      {
+        match: "latest exchange",
+        json: {
+          decisions: [
+            { op: "DELETE", id: lisbon.id },
+            { op: "DELETE", id: nurse.id },
+          ],
+        },
+      },
+      { match: "forget the dog", toolCalls: [{ name: "forget", arguments: { ids: [rex.id, gym.id] } }] },
+      { match: "forget the dog", content: "Done." },
+    );
+    const events = await collect(
+      runTurn(t.db, user, { kind: "send", content: "I left Lisbon and quit nursing; forget the dog and the gym" }),
+    );
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const status = async () =>
+      Object.fromEntries(
+        (await t.db.memory.findMany({ where: { userId: user } })).map((m) => [m.text, [m.status, m.validUntil]]),
+      );
+    expect(await status()).toMatchObject({
+      "Lives in Lisbon": ["past", expect.any(Date)],
+      "Works as a nurse": ["past", expect.any(Date)],
+      "Has a dog named Rex": ["archived", null],
+      "Goes to the gym on Mondays": ["archived", null],
+    });
+    // Since then the user restored the gym by hand and archived it again, and edited the nurse memory's text:
+    // their word stands.
+    await setMemoryStatus(u, gym.id, "active", "user", "Restored on the memory dashboard");
+    await setMemoryStatus(u, gym.id, "archived", "user", "Forgotten on the memory dashboard");
+    await updateMemoryText(u, nurse.id, "Worked as a nurse until 2026", {
+      actor: "user",
+      source: "manual",
+      reason: "edited",
+    });
+
+    // The user's message, the tool call and its result, the answer.
+    expect(await undoLastTurn(u, threadOf(events))).toEqual({ popped: 4, withdrawn: 2 });
+    const after = await t.db.memory.findMany({ where: { userId: user } });
+    const byId = (id: string) => after.find((m) => m.id === id)!;
+    expect(byId(lisbon.id)).toMatchObject({ text: "Lives in Lisbon", status: "active", validUntil: null });
+    expect(byId(lisbon.id).validFrom).toEqual(lisbon.validFrom);
+    expect(byId(rex.id)).toMatchObject({ status: "active" });
+    expect(byId(gym.id)).toMatchObject({ status: "archived" });
+    expect(byId(nurse.id)).toMatchObject({ text: "Worked as a nurse until 2026", status: "past" });
+    const history = await t.db.memoryVersion.findMany({
+      where: { memoryId: lisbon.id },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(history.at(-1)).toMatchObject({
+      actor: "user",
+      reason: "Current again: the message that ended or forgot it was undone",
+    });
   });
 
   it("learning already waiting on the model when the turn is undone keeps nothing", async () => {
@@ -106,7 +180,7 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
   });
 
   it.runIf(engine === "postgres")(
-    "a memory written while the undo runs is withdrawn, whichever commits first",
+    "a memory written or ended while the undo runs is taken back, whichever commits first",
     async () => {
       const user = await newUser();
       const u = await userContext(t.db, user);
@@ -140,6 +214,22 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
         expect(await learning).toMatchObject({ outcome: "refused" });
         expect(await memories(user)).toContainEqual(["Has a dog named Rex", "archived"]);
         expect(await t.db.memory.count({ where: { userId: user, status: "active" } })).toBe(0);
+
+        // The same order for a "no longer true": the memory it ended is current again.
+        const job = await addMemory(u, { text: "Works as a nurse", source: "inferred" }, "model", "planted");
+        events = await collect(runTurn(t.db, user, { kind: "send", content: "I quit nursing" }));
+        origin = { reason: "Ended", sourceThreadId: threadOf(events), sourceItemId: userItemOf(events) };
+        await other.query("BEGIN");
+        await other.query(`LOCK TABLE "Memory" IN SHARE MODE`);
+        const ending = modelChange(u, { op: "end", id: job.id }, origin);
+        await new Promise((r) => setTimeout(r, 300));
+        await undoLastTurn(u, threadOf(events));
+        await other.query("COMMIT");
+        expect(await ending).toMatchObject({ outcome: "refused" });
+        expect(await t.db.memory.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({
+          status: "active",
+          validUntil: null,
+        });
       } finally {
         await other.end();
       }

@@ -50,6 +50,8 @@ type Mem = {
   expiresAt?: string | null;
   sourceThreadId: string | null;
   sourceItemId: string | null;
+  /** The chat it was learned from was deleted, or the message undone or edited away (lib/memory/provenance.ts). */
+  sourceGone: "chat" | "message" | null;
   /** Learned from a rating or a correction of the answer sourceItemId points at. */
   fromFeedback?: boolean;
   /** Where it came from when not from a Mnemo chat (an import's custom instructions). */
@@ -260,7 +262,16 @@ function MemoryCard({
             )}
             <span>updated {new Date(m.updatedAt).toLocaleDateString()}</span>
             {m.lastUsedAt && <span>last used {new Date(m.lastUsedAt).toLocaleDateString()}</span>}
-            {m.sourceThreadId && (
+            {m.sourceThreadId && m.sourceGone === "chat" && <span data-testid="source-gone">source chat deleted</span>}
+            {m.sourceThreadId && m.sourceGone === "message" && (
+              <span data-testid="source-gone">
+                source message removed ·{" "}
+                <Link className="text-primary hover:underline" href={`/c/${m.sourceThreadId}`}>
+                  its chat
+                </Link>
+              </span>
+            )}
+            {m.sourceThreadId && !m.sourceGone && (
               <Link
                 className="text-primary hover:underline"
                 href={`/c/${m.sourceThreadId}${m.sourceItemId ? `#item-${m.sourceItemId}` : ""}`}

@@ -254,6 +254,7 @@ export async function updateMemoryText(
             newText: c.seal(text),
             actor: by.actor,
             reason: closing ? `${by.reason} (the earlier fact is kept as past)` : by.reason,
+            sourceItemId: by.sourceItemId ?? null,
           },
         },
       },
@@ -315,30 +316,38 @@ export async function revertModelRewrite(u: UserContext, id: string, reason: str
   return true;
 }
 
+/** `from`: the message a model's change was learned from, kept on the version so that undoing it can take it back. */
+type ChangeSource = { sourceItemId?: string | null };
+
 export async function setMemoryStatus(
   u: UserContext,
   id: string,
   status: MemoryStatus,
   actor: MemoryActor,
   reason: string,
+  from: ChangeSource = {},
 ) {
   const { db, userId } = u;
   const current = await ownedMemory(u, id);
   const c = u.cipher;
   const sealed = c.seal(current.text);
-  const m = await db.memory.update({
-    where: { id },
-    data: { status, versions: { create: { userId, oldText: sealed, newText: sealed, actor, reason } } },
-  });
+  const version = { userId, oldText: sealed, newText: sealed, actor, reason, sourceItemId: from.sourceItemId ?? null };
+  const m = await db.memory.update({ where: { id }, data: { status, versions: { create: version } } });
   if (current.status === "active" && status !== "active") await outdatesAbout(db, current);
   return openMemory(c, m);
 }
 
 /** No longer true (they quit that job): kept as a past memory, true until now, out of recall but for the past. */
-export async function endMemory(u: UserContext, id: string, actor: MemoryActor, reason: string) {
+export async function endMemory(
+  u: UserContext,
+  id: string,
+  actor: MemoryActor,
+  reason: string,
+  from: ChangeSource = {},
+) {
   const { db, userId } = u;
   const current = await ownedMemory(u, id);
-  if (current.kind === "procedure") return setMemoryStatus(u, id, "archived", actor, reason);
+  if (current.kind === "procedure") return setMemoryStatus(u, id, "archived", actor, reason, from);
   const c = u.cipher;
   const sealed = c.seal(current.text);
   const m = await db.memory.update({
@@ -349,10 +358,53 @@ export async function endMemory(u: UserContext, id: string, actor: MemoryActor, 
       validUntil: new Date(),
       pinned: false,
       conflictWithId: null,
-      versions: { create: { userId, oldText: sealed, newText: sealed, actor, reason } },
+      versions: {
+        create: { userId, oldText: sealed, newText: sealed, actor, reason, sourceItemId: from.sourceItemId ?? null },
+      },
     },
   });
   return openMemory(c, m);
+}
+
+/**
+ * Takes back a model's "no longer true" or "forget" (version `versionId`, the message behind it was undone): the
+ * memory is current again, as it was before. Nothing happens (false) when anything has changed the memory since, or
+ * that version did not change its status. One conditional write, so a change made meanwhile is never overwritten.
+ */
+export async function revertModelStatusChange(
+  u: UserContext,
+  memoryId: string,
+  versionId: string,
+  reason: string,
+): Promise<boolean> {
+  const { db, userId } = u;
+  const m = await db.memory.findFirst({
+    where: { id: memoryId, userId, status: { in: ["past", "archived"] } },
+    include: { versions: { orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 1 } },
+  });
+  const last = m?.versions[0];
+  if (!m || !last || last.id !== versionId || last.actor !== "model" || last.oldText !== last.newText) return false;
+  const ended = m.status === "past";
+  const done = await db.$transaction(async (tx) => {
+    // Still as that version left it (no edit, restore or review in between): else the user's later change stands.
+    const { count } = await tx.memory.updateMany({
+      where: { id: m.id, userId, status: m.status, versions: { none: { createdAt: { gt: last.createdAt } } } },
+      data: {
+        status: "active",
+        // True since it was learned reads as no date, as before the change gave it one.
+        ...(ended
+          ? { validUntil: null, validFrom: m.validFrom?.getTime() === m.createdAt.getTime() ? null : m.validFrom }
+          : {}),
+      },
+    });
+    if (count)
+      await tx.memoryVersion.create({
+        data: { memoryId: m.id, userId, oldText: m.text, newText: m.text, actor: "user", reason },
+      });
+    return count > 0;
+  });
+  if (done) await outdatesAbout(db, { ...m, status: "active" });
+  return done;
 }
 
 /** How a version's reason names another memory (see retireMemory). */

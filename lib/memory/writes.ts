@@ -24,6 +24,7 @@ import {
   memoryTextSchema,
   ownedMemory,
   revertModelRewrite,
+  revertModelStatusChange,
   setMemoryStatus,
   updateMemoryText,
   type NewMemory,
@@ -109,8 +110,8 @@ export async function modelChange(
   if (withdrawn) return { outcome: "refused", why: withdrawn === "forgotten" ? FORGOTTEN : UNDONE };
   const r = await applyChange(u, change, origin, known);
   if (r.outcome === "refused") return r;
-  // Undone while it was written: withdrawn like what was learned before the undo (the undo's own pass may have run).
-  if (change.op === "add" && r.outcome === "applied" && (await evidenceWithdrawn(u.db, u.userId, origin)) === "gone") {
+  // Undone while it was written: taken back like what was learned before the undo (the undo's own pass may have run).
+  if (r.outcome === "applied" && (await evidenceWithdrawn(u.db, u.userId, origin)) === "gone") {
     await withdrawLearnedFrom(u, [origin.sourceItemId!]);
     return { outcome: "refused", why: UNDONE };
   }
@@ -174,10 +175,11 @@ async function applyChange(
       ? { outcome: "applied", memory: r.memory }
       : { outcome: "refused", why: "Kept the stronger memory." };
   }
+  const from = { sourceItemId: origin.sourceItemId };
   const memory =
     change.op === "end"
-      ? await endMemory(u, target.id, "model", origin.reason)
-      : await setMemoryStatus(u, target.id, "archived", "model", origin.reason);
+      ? await endMemory(u, target.id, "model", origin.reason, from)
+      : await setMemoryStatus(u, target.id, "archived", "model", origin.reason, from);
   return { outcome: "applied", memory };
 }
 
@@ -261,13 +263,15 @@ export async function reviewPending(u: UserContext, id: string, approve: boolean
 
 const WITHDRAWN = "Withdrawn: the message it was learned from was undone";
 const UNDONE_REWRITE = "Undone: the message that changed it was undone";
+const UNDONE_STATUS = "Current again: the message that ended or forgot it was undone";
 
 /**
  * The user took these messages back (undo): what was learned from them goes too. A memory first written from one of
  * them and never changed since (by the user or a later conversation) is archived, restorable, saying why; a proposal
  * made from one of them is dismissed the same way. A memory one of them rewrote, unchanged since, gets its earlier
- * text back (and, if the rewrite closed it as past, its past copy goes: revertModelRewrite). Returns how many
- * memories were withdrawn or restored.
+ * text back (and, if the rewrite closed it as past, its past copy goes: revertModelRewrite). One a model ended ("no
+ * longer true") or forgot because of one of them, unchanged since, is current again (revertModelStatusChange).
+ * Returns how many memories were withdrawn or restored.
  */
 export async function withdrawLearnedFrom(u: UserContext, itemIds: string[]): Promise<number> {
   if (!itemIds.length) return 0;
@@ -283,5 +287,15 @@ export async function withdrawLearnedFrom(u: UserContext, itemIds: string[]): Pr
       n++;
     } else if (await revertModelRewrite(u, m.id, UNDONE_REWRITE)) n++;
   }
+  const ended = await u.db.memoryVersion.findMany({
+    where: {
+      userId: u.userId,
+      sourceItemId: { in: itemIds },
+      actor: "model",
+      memory: { status: { in: ["past", "archived"] } },
+    },
+    select: { id: true, memoryId: true },
+  });
+  for (const v of ended) if (await revertModelStatusChange(u, v.memoryId, v.id, UNDONE_STATUS)) n++;
   return n;
 }

@@ -13,6 +13,7 @@ import { signalsForMemories } from "@/lib/memory/feedback";
 import { openJson } from "@/lib/crypto/content";
 import { stepsSchema } from "@/lib/memory/procedures";
 import { memoryOrigin } from "@/lib/memory/portable";
+import { goneSources } from "@/lib/memory/provenance";
 
 /** Past this many memories the dashboard does not mark which ones stay out (the meter still counts them all). */
 const PROFILE_SCAN = 2000;
@@ -74,7 +75,7 @@ export default async function MemoryPage({
       )
     : [];
   const listed = [...memories, ...related];
-  const [signals, replaced] = await Promise.all([
+  const [signals, replaced, gone] = await Promise.all([
     signalsForMemories(
       db,
       user.id,
@@ -86,6 +87,7 @@ export default async function MemoryPage({
       select: { text: true, validFrom: true, validUntil: true, createdAt: true, supersededById: true },
       orderBy: { validUntil: "desc" },
     }),
+    goneSources(db, user.id, listed),
   ]);
   const before = new Map<string, Array<{ text: string; span: string }>>();
   for (const p of replaced) {
@@ -128,6 +130,7 @@ export default async function MemoryPage({
     before: before.get(m.id) ?? [],
     sourceThreadId: m.sourceThreadId,
     sourceItemId: m.sourceItemId,
+    sourceGone: gone.get(m.id) ?? null,
     fromFeedback: !!m.sourceFeedbackId,
     origin: memoryOrigin(m.sourceRef),
     verified: !!m.verifiedAt,
