@@ -164,6 +164,29 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
     });
   });
 
+  it("a rewrite made since by consolidation stands: undo takes back only its own turn's change", async () => {
+    const user = await newUser();
+    const u = await userContext(t.db, user);
+    const job = await addMemory(u, { text: "Works as a nurse", source: "inferred" }, "model", "planted");
+    mock.script({
+      match: "latest exchange",
+      json: { decisions: [{ op: "UPDATE", id: job.id, text: "Works as a night nurse", why: "corrected" }] },
+    });
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "I work nights at the hospital" }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    // Consolidation merges in another memory's detail: a model's rewrite, learned from no message.
+    await updateMemoryText(u, job.id, "Works as a night nurse at Santa Maria", {
+      actor: "model",
+      source: "inferred",
+      reason: "Consolidated",
+    });
+    expect(await undoLastTurn(u, threadOf(events))).toEqual({ popped: 2, withdrawn: 0 });
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({
+      text: "Works as a night nurse at Santa Maria",
+      status: "active",
+    });
+  });
+
   it("learning already waiting on the model when the turn is undone keeps nothing", async () => {
     const user = await newUser();
     mock.script({

@@ -268,10 +268,16 @@ export async function updateMemoryText(
 /**
  * Takes back a model's last rewrite of a memory (the message behind it was undone): the text before comes back, and
  * when the rewrite closed that text as past ("they moved"), the past copy it made goes and the memory is again true
- * since when the old text was. Nothing happens (false) when the last change is not a model's rewrite, or the text
- * has changed since. One transaction.
+ * since when the old text was. Nothing happens (false) when the last change is not a model's rewrite learned from one
+ * of `itemIds` (its version names the message), or anything has changed the memory since. One transaction, whose
+ * write only lands if no change came in between.
  */
-export async function revertModelRewrite(u: UserContext, id: string, reason: string): Promise<boolean> {
+export async function revertModelRewrite(
+  u: UserContext,
+  id: string,
+  itemIds: string[],
+  reason: string,
+): Promise<boolean> {
   const { db, userId } = u;
   const c = u.cipher;
   const m = await db.memory.findFirst({
@@ -280,6 +286,8 @@ export async function revertModelRewrite(u: UserContext, id: string, reason: str
   });
   const last = m?.versions[0];
   if (!m || !last || last.actor !== "model" || last.oldText === null || last.newText === null) return false;
+  // A consolidation's or another turn's rewrite since is not this one.
+  if (!last.sourceItemId || !itemIds.includes(last.sourceItemId)) return false;
   const before = c.open(last.oldText);
   const now = c.open(m.text);
   if (c.open(last.newText) !== now || before === now) return false;
@@ -293,10 +301,10 @@ export async function revertModelRewrite(u: UserContext, id: string, reason: str
     },
     orderBy: { validUntil: "desc" },
   });
-  await db.$transaction(async (tx) => {
-    if (closed) await tx.memory.delete({ where: { id: closed.id } });
-    await tx.memory.update({
-      where: { id: m.id },
+  const done = await db.$transaction(async (tx) => {
+    // Still as that rewrite left it: else the later change stands.
+    const { count } = await tx.memory.updateMany({
+      where: { id: m.id, userId, versions: { none: { createdAt: { gt: last.createdAt } } } },
       data: {
         ...storedText(c, before),
         tokens: countTokens(before),
@@ -308,12 +316,17 @@ export async function revertModelRewrite(u: UserContext, id: string, reason: str
               sourceItemId: closed.sourceItemId,
             }
           : {}),
-        versions: { create: { userId, oldText: c.seal(now), newText: c.seal(before), actor: "user", reason } },
       },
     });
+    if (!count) return false;
+    if (closed) await tx.memory.delete({ where: { id: closed.id } });
+    await tx.memoryVersion.create({
+      data: { memoryId: m.id, userId, oldText: c.seal(now), newText: c.seal(before), actor: "user", reason },
+    });
+    return true;
   });
-  await outdatesAbout(db, m);
-  return true;
+  if (done) await outdatesAbout(db, m);
+  return done;
 }
 
 /** `from`: the message a model's change was learned from, kept on the version so that undoing it can take it back. */

@@ -285,7 +285,7 @@ export async function withdrawLearnedFrom(u: UserContext, itemIds: string[]): Pr
     if (!m.versions.length) {
       await setMemoryStatus(u, m.id, "archived", "user", WITHDRAWN);
       n++;
-    } else if (await revertModelRewrite(u, m.id, UNDONE_REWRITE)) n++;
+    } else if (await revertModelRewrite(u, m.id, itemIds, UNDONE_REWRITE)) n++;
   }
   const ended = await u.db.memoryVersion.findMany({
     where: {
