@@ -4,7 +4,8 @@
 //   dimensions, 64 otherwise); scripted "this text means that one" and faults
 // - replies scripted per test (matched on the last user message), a default echo otherwise
 // - every request recorded, readable over HTTP so tests can assert what the app sent
-// - faults on demand: HTTP status (429, 500...), delays, a dropped stream, a malformed chunk
+// - faults on demand: HTTP status (429, 500...), delays, a dropped stream, a malformed chunk; JSON mode refused
+//   as LM Studio refuses it
 // Control API (for tests in other processes): POST /__mock/replies, GET /__mock/requests,
 // POST /__mock/reset. `npm run mock-llm` runs it alone for offline development.
 import http from "node:http";
@@ -29,6 +30,8 @@ export type ScriptedReply = {
   stallAfterChunks?: number;
   /** Streaming: send one chunk that is not valid JSON after the first chunk. */
   malformedChunk?: boolean;
+  /** The reply's finish_reason ("length": cut off by the token limit); "stop" or "tool_calls" otherwise. */
+  finishReason?: string;
   /** How many requests this reply serves (default 1; 0 = every matching request). */
   times?: number;
   usage?: { prompt_tokens: number; completion_tokens: number };
@@ -79,6 +82,11 @@ export class MockLlm {
   readonly requests: RecordedRequest[] = [];
   private nextId = 1;
   url = "";
+  /**
+   * Answer JSON mode (`response_format: json_object`) as LM Studio does: a 400 whose body is
+   * `{"error": "'response_format.type' must be 'json_schema' or 'text'"}`. Set directly or by the control API.
+   */
+  refuseJsonMode = false;
   /** Called as each request arrives (benchmarks mark "the model was called" with it). */
   onRequest?: (r: RecordedRequest) => void;
 
@@ -119,6 +127,7 @@ export class MockLlm {
   }
 
   reset() {
+    this.refuseJsonMode = false;
     this.replies = [];
     this.embeddingScripts = [];
     this.requests.length = 0;
@@ -219,6 +228,7 @@ export class MockLlm {
       const body = await this.readBody(req);
       this.script(...((body?.replies ?? []) as ScriptedReply[]));
       this.scriptEmbeddings(...((body?.embeddings ?? []) as ScriptedEmbedding[]));
+      if (typeof body?.refuseJsonMode === "boolean") this.refuseJsonMode = body.refuseJsonMode;
       return json(200, { queued: this.replies.length });
     }
     if (path === "/__mock/requests" && req.method === "GET") {
@@ -261,6 +271,8 @@ export class MockLlm {
       return json(404, { error: { message: `mock: no route ${req.method} ${path}`, type: "invalid_request_error" } });
     }
 
+    if (this.refuseJsonMode && body?.response_format?.type === "json_object")
+      return json(400, { error: "'response_format.type' must be 'json_schema' or 'text'" });
     const reply = this.take(body) ?? { content: `Mock answer to: ${lastUserText(body)}` };
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.status) {
@@ -289,7 +301,7 @@ export class MockLlm {
       completion_tokens: approxTokens(content + toolCalls.map((t) => t.function.arguments).join("")),
     };
     const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
-    const finish = toolCalls.length ? "tool_calls" : "stop";
+    const finish = reply.finishReason ?? (toolCalls.length ? "tool_calls" : "stop");
     const id = `chatcmpl-mock-${this.nextId}`;
     const created = Math.floor(Date.now() / 1000);
 

@@ -9,6 +9,7 @@ import { openaiClient } from "@/lib/llm/client";
 import type { SessionItem } from "@/lib/memory/session";
 import { summaryTokens, type SummaryRef } from "./context";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
+import { withoutReasoning } from "@/lib/llm/model-reply";
 
 const MAX_SUMMARY_CHARS = 4000;
 
@@ -43,7 +44,7 @@ export async function refreshSummary(
       ],
     }),
   );
-  const content = cutGraphemes(cleanText(res.choices[0]?.message?.content ?? "").trim(), MAX_SUMMARY_CHARS);
+  const content = cutGraphemes(cleanText(withoutReasoning(res.choices[0]?.message?.content ?? "")), MAX_SUMMARY_CHARS);
   if (!content) return;
   const through = dropped[dropped.length - 1];
   await saveSummary(u, threadId, through, content, conn.memoryModel);

@@ -5,6 +5,7 @@ import type { ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
 import { metered, meterForThread } from "@/lib/llm/metered";
 import { cleanText, cutGraphemes, truncate } from "@/lib/text/policy";
+import { withoutReasoning } from "@/lib/llm/model-reply";
 
 export function provisionalTitle(text: string): string {
   return truncate(cleanText(text).replace(/\s+/g, " ").trim(), 60);
@@ -35,7 +36,7 @@ export async function generateTitle(
       max_tokens: 24,
     }),
   );
-  const raw = cleanText(res.choices[0]?.message?.content ?? "");
+  const raw = cleanText(withoutReasoning(res.choices[0]?.message?.content ?? ""));
   const title = cutGraphemes(raw.replace(/^["'\s]+|["'.\s]+$/g, "").replace(/\s+/g, " "), 80).trim();
   if (title)
     await db.thread.update({

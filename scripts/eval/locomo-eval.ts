@@ -27,6 +27,8 @@ import { memoryBlock, recall } from "@/lib/memory/recall";
 import { countTokens } from "@/lib/memory/tokens";
 import { percentile, round } from "../bench/stats";
 import { withRetries, type RetryOptions } from "./retry";
+import { jsonFromReply, withoutReasoning } from "@/lib/llm/model-reply";
+import { refusesJsonMode } from "@/lib/llm/memory-json";
 import {
   locomoConversations,
   locomoMessages,
@@ -266,7 +268,7 @@ async function answerOne(u: UserContext, conn: ModelConnection, question: string
     ],
   });
   return {
-    answer: (res.choices[0]?.message?.content ?? "").trim(),
+    answer: withoutReasoning(res.choices[0]?.message?.content ?? ""),
     memoryTokens: countTokens(block),
     promptTokens: res.usage?.prompt_tokens ?? null,
     recallMs,
@@ -280,20 +282,17 @@ async function judged(judge: ReturnType<typeof openaiClient>, o: EvalOptions, q:
     .replaceAll("{question}", q)
     .replaceAll("{gold_answer}", gold)
     .replaceAll("{generated_answer}", answer);
-  const res = await judge.chat.completions.create({
-    model: o.judgeModel,
-    temperature: 0,
-    response_format: { type: "json_object" },
-    messages: [{ role: "user", content: prompt }],
-  });
-  const text = res.choices[0]?.message?.content ?? "";
-  try {
-    return (
-      (JSON.parse(text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1)) as { label?: string }).label === "CORRECT"
-    );
-  } catch {
-    return false;
-  }
+  const ask = (jsonMode: boolean) =>
+    judge.chat.completions.create({
+      model: o.judgeModel,
+      temperature: 0,
+      ...(jsonMode ? { response_format: { type: "json_object" as const } } : {}),
+      messages: [{ role: "user", content: prompt }],
+    });
+  // A server without JSON mode (LM Studio) is asked again without it: the prompt asks for JSON anyway.
+  const res = await ask(true).catch((e) => (refusesJsonMode(e) ? ask(false) : Promise.reject(e)));
+  const reply = jsonFromReply(res.choices[0]?.message?.content ?? "") as { label?: unknown } | undefined;
+  return reply?.label === "CORRECT";
 }
 
 function report(answers: JudgedAnswer[], memories: number): EvalReport {

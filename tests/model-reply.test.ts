@@ -1,0 +1,112 @@
+// Mnemo works with any OpenAI-compatible server, and servers differ in what they give back: LM Studio refuses JSON
+// mode with a 400, a reasoning model served by vLLM or an older Ollama leaves its <think> block in the reply, small
+// local models wrap JSON in fences and sentences or leave a trailing comma. Learning, titles and summaries must
+// still work, and a reply cut off by the token limit must never write half a memory.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { jsonFromReply, withoutReasoning } from "@/lib/llm/model-reply";
+import { askMemoryModelJson } from "@/lib/llm/memory-json";
+import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { runDueJobs } from "@/lib/jobs/worker";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { connectToMock } from "@/testing/mock-connection";
+import { collect } from "./helpers/turns";
+
+describe("the answer in a model's reply", () => {
+  it("finds the JSON object behind thinking, fences and sentences", () => {
+    const wrapped = [
+      "<think>The user said they moved. {not json} I should add a memory.</think>",
+      "Sure! Here is the result:",
+      "```json",
+      '{"decisions": [{"op": "ADD", "text": "Uses {braces} and \\"quotes\\"", "kind": "fact"}]}',
+      "```",
+      "Let me know if you need more.",
+    ].join("\n");
+    expect(jsonFromReply(wrapped)).toEqual({
+      decisions: [{ op: "ADD", text: 'Uses {braces} and "quotes"', kind: "fact" }],
+    });
+  });
+
+  it("repairs what is nearly JSON: trailing commas, single quotes, comments", () => {
+    expect(jsonFromReply("{'label': 'CORRECT',}")).toEqual({ label: "CORRECT" });
+    expect(jsonFromReply('{"a": [1, 2,], // two\n"b": true}')).toEqual({ a: [1, 2], b: true });
+  });
+
+  it("gives nothing for a reply cut off before its object closes, or one with no object", () => {
+    expect(jsonFromReply('{"decisions": [{"op": "ADD", "text": "Has a cat na')).toBeUndefined();
+    expect(jsonFromReply("<think>Let me think about what the user")).toBeUndefined();
+    expect(jsonFromReply("I cannot help with that.")).toBeUndefined();
+  });
+
+  it("takes the thinking out of a text reply, closed or cut off", () => {
+    expect(withoutReasoning("<think>\nshort title needed\n</think>\n\nMoving to Porto")).toBe("Moving to Porto");
+    expect(withoutReasoning("<THINK>the user wants a title, maybe")).toBe("");
+    expect(withoutReasoning("Plain answer with <b>tags</b>")).toBe("Plain answer with <b>tags</b>");
+  });
+});
+
+const threadOf = (events: TurnEvent[]) => (events[0] as { threadId: string }).threadId;
+
+describe.each(engines)("servers that answer differently, on %s", (engine) => {
+  let t: TestDb;
+  // A server of its own: what the app learns about a server (it refuses JSON mode) is kept per server.
+  let mock: MockLlm;
+  let n = 0;
+  const newUser = async () => (await t.db.user.create({ data: { email: `reply-${n++}-${engine}@example.com` } })).id;
+  beforeAll(async () => {
+    mock = await startMockLlm();
+    t = await createTestDb(engine);
+    await connectToMock(t.db, mock.url, `reply-${engine}`);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await mock?.close();
+  });
+  beforeEach(() => mock.reset());
+
+  it("a server that refuses JSON mode (LM Studio) still learns: asked again without it, and after that at once", async () => {
+    mock.refuseJsonMode = true;
+    const user = await newUser();
+    mock.script(
+      { match: "latest exchange", json: { decisions: [{ op: "ADD", text: "Has a cat named Miso", kind: "fact" }] } },
+      { match: "latest exchange", json: { decisions: [{ op: "ADD", text: "Lives in Porto", kind: "fact" }] } },
+    );
+    await collect(runTurn(t.db, user, { kind: "send", content: "I adopted a cat named Miso" }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    await collect(runTurn(t.db, user, { kind: "send", content: "We live in Porto now" }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const texts = (await t.db.memory.findMany({ where: { userId: user, status: "active" } })).map((m) => m.text);
+    expect(texts.sort()).toEqual(["Has a cat named Miso", "Lives in Porto"]);
+    const extractions = mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Latest exchange"));
+    // The first was refused and asked again; the second went without JSON mode at once.
+    expect(extractions.map((r) => r.body.response_format?.type ?? null)).toEqual(["json_object", null, null]);
+  });
+
+  it("a reasoning model's extraction (thinking, a fence, a sentence) is learned; its title has no thinking", async () => {
+    const user = await newUser();
+    const decisions = { decisions: [{ op: "ADD", text: "Is training for a marathon", kind: "fact" }] };
+    mock.script(
+      {
+        match: "latest exchange",
+        content: `<think>The user is training. I'll add it.</think>\n\`\`\`json\n${JSON.stringify(decisions)}\n\`\`\`\nDone.`,
+      },
+      { system: "title", content: "<think>\nA short title about running.\n</think>\n\nMarathon training plan" },
+    );
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "I am training for a marathon" }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const memories = await t.db.memory.findMany({ where: { userId: user } });
+    expect(memories.map((m) => m.text)).toEqual(["Is training for a marathon"]);
+    const thread = await t.db.thread.findUniqueOrThrow({ where: { id: threadOf(events) } });
+    expect(thread.title).toBe("Marathon training plan");
+  });
+
+  it("a reply cut off by the token limit changes nothing", async () => {
+    const user = await newUser();
+    const schema = z.object({ decisions: z.array(z.object({ op: z.string(), text: z.string() })) });
+    // Complete JSON, but the server says it stopped at the limit: what it meant to say is unknown.
+    mock.script({ match: "cut", json: { decisions: [{ op: "ADD", text: "Has a cat" }] }, finishReason: "length" });
+    const conn = { baseURL: mock.url, apiKey: "k", chatModel: "mock-chat", memoryModel: "mock-memory" };
+    expect(await askMemoryModelJson(conn, "Extract.", "cut", schema, { db: t.db, userId: user })).toBeNull();
+  });
+});
