@@ -4,12 +4,12 @@
 // still work, and a reply cut off by the token limit must never write half a memory.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { jsonFromReply, withoutReasoning } from "@/lib/llm/model-reply";
+import { jsonFromReply, LeadingReasoningFilter, withoutReasoning } from "@/lib/llm/model-reply";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { runDueJobs } from "@/lib/jobs/worker";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { lastUserText, startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { connectToMock } from "@/testing/mock-connection";
 import { collect } from "./helpers/turns";
 
@@ -43,6 +43,37 @@ describe("the answer in a model's reply", () => {
     expect(withoutReasoning("<think>\nshort title needed\n</think>\n\nMoving to Porto")).toBe("Moving to Porto");
     expect(withoutReasoning("<THINK>the user wants a title, maybe")).toBe("");
     expect(withoutReasoning("Plain answer with <b>tags</b>")).toBe("Plain answer with <b>tags</b>");
+    expect(withoutReasoning("Use a <think> tag, then </think>.")).toBe("Use a <think> tag, then </think>.");
+    expect(withoutReasoning("Models write <think> first")).toBe("Models write <think> first");
+  });
+});
+
+describe("a streamed answer's leading thinking", () => {
+  const streamed = (deltas: string[]) => {
+    const f = new LeadingReasoningFilter();
+    return deltas.map((d) => f.push(d)).join("") + f.end();
+  };
+  const chars = (s: string) => [...s];
+
+  it("is held back however the deltas split it, and the answer after it passes", () => {
+    const reply = "<think>\nThe user greets me. </thi nk> is not a tag.\n</think>\n\nHello <b>there</b>!";
+    for (const deltas of [
+      [reply],
+      chars(reply),
+      ["<thi", "nk>\nThe user", " greets me. </thi nk> is not a tag.\n</th", "ink>", "\n", "\nHello <b>there</b>!"],
+    ])
+      expect(streamed(deltas)).toBe("Hello <b>there</b>!");
+  });
+
+  it("leaves an answer that opens with anything else as it is", () => {
+    expect(streamed(chars("<b>Bold</b> start"))).toBe("<b>Bold</b> start");
+    expect(streamed(["  Indented", " answer"])).toBe("  Indented answer");
+    expect(streamed(["<"])).toBe("<");
+    expect(streamed(["Say <think> here"])).toBe("Say <think> here");
+  });
+
+  it("gives nothing for thinking the token limit cut off", () => {
+    expect(streamed(["<think>", "still thinking"])).toBe("");
   });
 });
 
@@ -99,6 +130,34 @@ describe.each(engines)("servers that answer differently, on %s", (engine) => {
     expect(memories.map((m) => m.text)).toEqual(["Is training for a marathon"]);
     const thread = await t.db.thread.findUniqueOrThrow({ where: { id: threadOf(events) } });
     expect(thread.title).toBe("Marathon training plan");
+  });
+
+  it("a reasoning model's chat answer shows, stores and sends back only the answer", async () => {
+    const user = await newUser();
+    mock.script({
+      match: "hello",
+      content: "<think>\nThe user says hello. I should greet them back.\n</think>\n\nHello! How can I help?",
+    });
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "hello" }));
+    const shown = events.flatMap((e) => (e.type === "delta" ? [e.text] : [])).join("");
+    expect(shown).toBe("Hello! How can I help?");
+    const answer = await t.db.item.findFirstOrThrow({ where: { threadId: threadOf(events), role: "assistant" } });
+    expect(answer.content).toBe("Hello! How can I help?");
+    await collect(runTurn(t.db, user, { kind: "send", content: "and again", threadId: threadOf(events) }));
+    const next = mock.chatRequests().filter((r) => lastUserText(r.body) === "and again");
+    expect(next).toHaveLength(1);
+    expect(JSON.stringify(next[0].body.messages)).toContain("Hello! How can I help?");
+    expect(JSON.stringify(next[0].body.messages)).not.toContain("greet them back");
+  });
+
+  it("a chat answer that ended while still thinking fails with a sentence and a retry, not an empty bubble", async () => {
+    const user = await newUser();
+    mock.script({ match: "riddle", content: "<think>\nLet me consider every possibility", finishReason: "length" });
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "Solve this riddle" }));
+    expect(events.flatMap((e) => (e.type === "delta" ? [e.text] : []))).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "error", message: expect.stringContaining("still thinking") });
+    const answer = await t.db.item.findFirstOrThrow({ where: { threadId: threadOf(events), role: "assistant" } });
+    expect(answer).toMatchObject({ status: "failed", content: "" });
   });
 
   it("a reply cut off by the token limit changes nothing", async () => {

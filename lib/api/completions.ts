@@ -28,6 +28,7 @@ import { provisionalTitle } from "@/lib/chat/titles";
 import type { KeyCaller } from "@/lib/keys/api-keys";
 import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import { isLocalEndpoint, recordSend } from "@/lib/memory/disclosure";
+import { withoutReasoning } from "@/lib/llm/model-reply";
 
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -190,7 +191,9 @@ type Answer = { text: string; toolCalls: ToolCall[]; usage: { prompt: number; co
 /** Stores the answer, records which memories it was given and drew on, charges the ledger, queues learning. */
 async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> {
   const { u } = caller;
-  const text = stripCitations(a.text);
+  // A reasoning model's thinking is passed through to the caller as the server sent it, but not kept or learned from.
+  const said = withoutReasoning(a.text);
+  const text = stripCitations(said);
   const [answer] = await appendItems(
     u.db,
     x.threadId,
@@ -214,7 +217,7 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
       u.userId,
       answer.id,
       given.map((m) => m.id),
-      attributeMemories(a.text, x.question ?? "", given),
+      attributeMemories(said, x.question ?? "", given),
     );
   await recordSend(u.db, u.cipher, {
     userId: u.userId,

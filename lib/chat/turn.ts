@@ -52,6 +52,7 @@ import { readTogether } from "@/lib/db/function-calls";
 import type { MemoryUsed, TurnEvent } from "./turn-events";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { stripCitations } from "@/lib/memory/citation-format";
+import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -129,6 +130,15 @@ class UsageLimitError extends Error {}
 class ModelIdleError extends Error {
   constructor(seconds: number) {
     super(`The model stopped sending its answer (nothing for ${seconds} seconds). Retry to try again.`);
+  }
+}
+
+/** A reasoning model that ended while still thinking (its output limit, usually): there is no answer to show. */
+class OnlyThinkingError extends Error {
+  constructor() {
+    super(
+      "The model was still thinking when it stopped, and gave no answer (it may have hit its output limit). Retry to try again.",
+    );
   }
 }
 
@@ -464,15 +474,24 @@ class TurnRun {
         .catch((e) => {
           throw stalled ?? e;
         });
+      // A reasoning model's leading <think> block is not the answer (lib/llm/model-reply.ts).
+      const reasoning = new LeadingReasoningFilter();
       for await (const chunk of stream) {
         armIdle();
-        const delta = this.take(chunk, r);
+        const delta = reasoning.push(this.take(chunk, r) ?? "");
         if (delta) {
           r.text += delta;
           yield { type: "delta", text: delta } satisfies TurnEvent;
           flusher.maybe(r.text);
         }
       }
+      const held = reasoning.end();
+      if (held) {
+        r.text += held;
+        yield { type: "delta", text: held } satisfies TurnEvent;
+      }
+      if (reasoning.thought && !r.text.trim() && !r.calls.size && !this.abort.signal.aborted)
+        throw new OnlyThinkingError();
     } catch (e) {
       throw stalled && !this.abort.signal.aborted ? stalled : e;
     } finally {
@@ -620,7 +639,10 @@ class TurnRun {
     }
     // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
     if (isDatabaseUnavailable(e)) throw e;
-    const message = e instanceof ModelIdleError || e instanceof UsageLimitError ? e.message : describeModelError(e);
+    const message =
+      e instanceof ModelIdleError || e instanceof OnlyThinkingError || e instanceof UsageLimitError
+        ? e.message
+        : describeModelError(e);
     const item = await finishRetrying(this.db, this.c, id, { content: text, status: "failed", error: message });
     await this.charge();
     return { type: "error", message, item };
