@@ -67,3 +67,18 @@ test("a server that refuses JSON mode (as LM Studio does): Mnemo still learns fr
     await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ refuseJsonMode: false }) });
   }
 });
+
+test("a model its server runs without tool calling (as Ollama does for many): the chat still answers", async ({
+  page,
+}) => {
+  await register(page, uniqueEmail("notools"));
+  const tag = `n${Date.now()}`;
+  await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ refuseTools: true }) });
+  try {
+    await send(page, `Hello ${tag}`);
+    await expect(answers(page).first()).toHaveAttribute("data-status", "complete");
+    await expect(answers(page).first()).toContainText(`Mock answer to: Hello ${tag}`);
+  } finally {
+    await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ refuseTools: false }) });
+  }
+});

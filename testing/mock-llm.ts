@@ -5,7 +5,7 @@
 // - replies scripted per test (matched on the last user message), a default echo otherwise
 // - every request recorded, readable over HTTP so tests can assert what the app sent
 // - faults on demand: HTTP status (429, 500...), delays, a dropped stream, a malformed chunk; JSON mode refused
-//   as LM Studio refuses it
+//   as LM Studio refuses it, tools as Ollama refuses them for a model without tool calling
 // Control API (for tests in other processes): POST /__mock/replies, GET /__mock/requests,
 // POST /__mock/reset. `npm run mock-llm` runs it alone for offline development.
 import http from "node:http";
@@ -87,6 +87,11 @@ export class MockLlm {
    * `{"error": "'response_format.type' must be 'json_schema' or 'text'"}`. Set directly or by the control API.
    */
   refuseJsonMode = false;
+  /**
+   * Answer any request carrying `tools` as Ollama does for a model without tool calling: a 400 whose message is
+   * "registry.ollama.ai/library/<model> does not support tools". Set directly or by the control API.
+   */
+  refuseTools = false;
   /** Called as each request arrives (benchmarks mark "the model was called" with it). */
   onRequest?: (r: RecordedRequest) => void;
 
@@ -128,6 +133,7 @@ export class MockLlm {
 
   reset() {
     this.refuseJsonMode = false;
+    this.refuseTools = false;
     this.replies = [];
     this.embeddingScripts = [];
     this.requests.length = 0;
@@ -229,6 +235,7 @@ export class MockLlm {
       this.script(...((body?.replies ?? []) as ScriptedReply[]));
       this.scriptEmbeddings(...((body?.embeddings ?? []) as ScriptedEmbedding[]));
       if (typeof body?.refuseJsonMode === "boolean") this.refuseJsonMode = body.refuseJsonMode;
+      if (typeof body?.refuseTools === "boolean") this.refuseTools = body.refuseTools;
       return json(200, { queued: this.replies.length });
     }
     if (path === "/__mock/requests" && req.method === "GET") {
@@ -273,6 +280,15 @@ export class MockLlm {
 
     if (this.refuseJsonMode && body?.response_format?.type === "json_object")
       return json(400, { error: "'response_format.type' must be 'json_schema' or 'text'" });
+    if (this.refuseTools && Array.isArray(body?.tools) && body.tools.length)
+      return json(400, {
+        error: {
+          message: `registry.ollama.ai/library/${body.model} does not support tools`,
+          type: "api_error",
+          param: null,
+          code: null,
+        },
+      });
     const reply = this.take(body) ?? { content: `Mock answer to: ${lastUserText(body)}` };
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.status) {

@@ -160,6 +160,27 @@ describe.each(engines)("servers that answer differently, on %s", (engine) => {
     expect(answer).toMatchObject({ status: "failed", content: "" });
   });
 
+  it("a model served without tool calling (Ollama) answers without the memory tools, and still learns", async () => {
+    mock.refuseTools = true;
+    const user = await newUser();
+    // Earlier tests' learning may still be due: this script answers this exchange only.
+    mock.script({
+      match: "Latest exchange:\nUser: I play the cello",
+      json: { decisions: [{ op: "ADD", text: "Plays the cello", kind: "fact" }] },
+    });
+    const first = await collect(runTurn(t.db, user, { kind: "send", content: "I play the cello" }));
+    expect(first.at(-1)).toMatchObject({
+      type: "done",
+      item: { status: "complete", content: "Mock answer to: I play the cello" },
+    });
+    await collect(runTurn(t.db, user, { kind: "send", content: "Any tips?", threadId: threadOf(first) }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const turns = mock.chatRequests().filter((r) => r.body.model === "mock-chat");
+    // Refused once with the tools, asked again without them; the next turn without them at once.
+    expect(turns.map((r) => Array.isArray(r.body.tools))).toEqual([true, false, false]);
+    expect((await t.db.memory.findMany({ where: { userId: user } })).map((m) => m.text)).toEqual(["Plays the cello"]);
+  });
+
   it("a reply cut off by the token limit changes nothing", async () => {
     const user = await newUser();
     const schema = z.object({ decisions: z.array(z.object({ op: z.string(), text: z.string() })) });

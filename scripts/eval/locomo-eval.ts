@@ -28,7 +28,7 @@ import { countTokens } from "@/lib/memory/tokens";
 import { percentile, round } from "../bench/stats";
 import { withRetries, type RetryOptions } from "./retry";
 import { jsonFromReply, withoutReasoning } from "@/lib/llm/model-reply";
-import { refusesJsonMode } from "@/lib/llm/memory-json";
+import { refusesFeature } from "@/lib/llm/server-quirks";
 import {
   locomoConversations,
   locomoMessages,
@@ -290,7 +290,7 @@ async function judged(judge: ReturnType<typeof openaiClient>, o: EvalOptions, q:
       messages: [{ role: "user", content: prompt }],
     });
   // A server without JSON mode (LM Studio) is asked again without it: the prompt asks for JSON anyway.
-  const res = await ask(true).catch((e) => (refusesJsonMode(e) ? ask(false) : Promise.reject(e)));
+  const res = await ask(true).catch((e) => (refusesFeature("jsonMode", e) ? ask(false) : Promise.reject(e)));
   const reply = jsonFromReply(res.choices[0]?.message?.content ?? "") as { label?: unknown } | undefined;
   return reply?.label === "CORRECT";
 }

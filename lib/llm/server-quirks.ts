@@ -1,0 +1,35 @@
+// What an OpenAI-compatible server turned out not to support, learned from its refusals and kept for the process:
+// LM Studio answers JSON mode (`response_format: json_object`) with a 400; Ollama answers `tools` with a 400 for any
+// model whose template has no tool calling ("deepseek-r1:latest does not support tools"), vLLM without its tool
+// parser likewise. Mnemo asks such a server again without the feature, and from then on without it at once.
+import OpenAI from "openai";
+import type { ModelConnection } from "./connection";
+
+export type Feature = "jsonMode" | "tools";
+
+const refused = new Map<Feature, Set<string>>([
+  ["jsonMode", new Set()],
+  ["tools", new Set()],
+]);
+const serverOf = (conn: Pick<ModelConnection, "baseURL">, model: string) => `${conn.baseURL ?? ""}|${model}`;
+
+/** Whether this server and model have refused the feature before (in this process). */
+export function knownToRefuse(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): boolean {
+  return refused.get(feature)!.has(serverOf(conn, model));
+}
+
+/** Remembers that this server and model refused the feature. */
+export function rememberRefusal(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): void {
+  refused.get(feature)!.add(serverOf(conn, model));
+}
+
+const REFUSALS: Record<Feature, RegExp> = {
+  jsonMode: /response_format|json_object|json mode/i,
+  tools:
+    /support tools|tools? (?:are |is )?not supported|tool[_ ]choice|tool[_ ]call(?:ing|s)? (?:are |is )?not (?:supported|enabled)|function calling/i,
+};
+
+/** A 400/422 refusing the feature (not one about the model, the key or the prompt). */
+export function refusesFeature(feature: Feature, e: unknown): boolean {
+  return e instanceof OpenAI.APIError && (e.status === 400 || e.status === 422) && REFUSALS[feature].test(e.message);
+}
