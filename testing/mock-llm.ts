@@ -92,6 +92,8 @@ export class MockLlm {
    * "registry.ollama.ai/library/<model> does not support tools". Set directly or by the control API.
    */
   refuseTools = false;
+  /** Answer a temperature other than 1 as OpenAI's reasoning models do: a 400 naming `temperature`. */
+  refuseTemperature = false;
   /** Called as each request arrives (benchmarks mark "the model was called" with it). */
   onRequest?: (r: RecordedRequest) => void;
 
@@ -134,6 +136,7 @@ export class MockLlm {
   reset() {
     this.refuseJsonMode = false;
     this.refuseTools = false;
+    this.refuseTemperature = false;
     this.replies = [];
     this.embeddingScripts = [];
     this.requests.length = 0;
@@ -236,6 +239,7 @@ export class MockLlm {
       this.scriptEmbeddings(...((body?.embeddings ?? []) as ScriptedEmbedding[]));
       if (typeof body?.refuseJsonMode === "boolean") this.refuseJsonMode = body.refuseJsonMode;
       if (typeof body?.refuseTools === "boolean") this.refuseTools = body.refuseTools;
+      if (typeof body?.refuseTemperature === "boolean") this.refuseTemperature = body.refuseTemperature;
       return json(200, { queued: this.replies.length });
     }
     if (path === "/__mock/requests" && req.method === "GET") {
@@ -280,6 +284,15 @@ export class MockLlm {
 
     if (this.refuseJsonMode && body?.response_format?.type === "json_object")
       return json(400, { error: "'response_format.type' must be 'json_schema' or 'text'" });
+    if (this.refuseTemperature && typeof body?.temperature === "number" && body.temperature !== 1)
+      return json(400, {
+        error: {
+          message: `Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`,
+          type: "invalid_request_error",
+          param: "temperature",
+          code: "unsupported_value",
+        },
+      });
     if (this.refuseTools && Array.isArray(body?.tools) && body.tools.length)
       return json(400, {
         error: {

@@ -77,6 +77,37 @@ describe("eval:locomo against the test server", () => {
     expect(r.answerMs.p95).toBeGreaterThanOrEqual(r.recallMs.p50!);
   });
 
+  it("runs against servers that refuse JSON mode and temperature 0, with a judge that thinks first", async () => {
+    // A server of its own: what the run learns about a server (what it refuses) is kept per server.
+    const strict = await startMockLlm();
+    try {
+      strict.refuseJsonMode = true;
+      strict.refuseTemperature = true;
+      strict.script(
+        { match: "Existing related memories", json: { decisions: [{ op: "NONE" }] }, times: 0 },
+        { match: "Answer the question", content: "<think>The memory says Rex.</think>Rex", times: 0 },
+        { match: "Gold answer", content: '<think>Same name.</think>\n```json\n{"label": "CORRECT"}\n```', times: 0 },
+      );
+      const r = await runLocomoEval({
+        files: [file],
+        baseURL: strict.url,
+        model: "mock-chat",
+        judgeModel: "mock-judge",
+        budget: 500,
+      });
+      expect(r.questions).toBe(2);
+      expect(r.J).toBe(1);
+      const judged = strict.chatRequests().filter((q) => q.body.model === "mock-judge");
+      // The judge saw the answer without the thinking.
+      expect(judged.at(-1)!.body.messages[0].content).toContain("Generated answer: Rex");
+      expect(judged.at(-1)!.body.messages[0].content).not.toContain("The memory says");
+      expect(judged.at(-1)!.body).not.toHaveProperty("temperature");
+      expect(judged.at(-1)!.body).not.toHaveProperty("response_format");
+    } finally {
+      await strict.close();
+    }
+  });
+
   it("rides out rate limits and server errors; a wrong key stops it at once", async () => {
     mock.reset();
     mock.script(

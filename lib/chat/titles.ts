@@ -33,7 +33,6 @@ export async function generateTitle(
         },
         { role: "user", content: `User: ${cutGraphemes(question, 2000)}\n\nAssistant: ${cutGraphemes(answer, 2000)}` },
       ],
-      max_tokens: 24,
     }),
   );
   const raw = cleanText(withoutReasoning(res.choices[0]?.message?.content ?? ""));

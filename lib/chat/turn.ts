@@ -53,7 +53,7 @@ import type { MemoryUsed, TurnEvent } from "./turn-events";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { stripCitations } from "@/lib/memory/citation-format";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
-import { knownToRefuse, refusesFeature, rememberRefusal } from "@/lib/llm/server-quirks";
+import { withoutRefused } from "@/lib/llm/server-quirks";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -460,31 +460,24 @@ class TurnRun {
     armIdle();
     this.modelCalls++;
     const { conn } = this.p;
-    const open = (withTools: boolean) =>
-      openaiClient(conn).chat.completions.create(
-        {
-          model: conn.chatModel,
-          messages,
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(withTools && tools ? { tools } : {}),
-        },
-        // No automatic retry: a failed answer is shown at once, with a Retry button.
-        { signal: AbortSignal.any([this.abort.signal, stall.signal]), maxRetries: 0 },
-      );
-    // A model its server serves without tool calling (Ollama: "does not support tools") answers without the memory
-    // tools: recall still goes in, and learning still runs after the answer (lib/llm/server-quirks.ts).
-    const withTools = !!tools && !knownToRefuse("tools", conn, conn.chatModel);
     try {
-      const stream = await open(withTools)
-        .catch((e) => {
-          if (!withTools || !refusesFeature("tools", e)) throw e;
-          rememberRefusal("tools", conn, conn.chatModel);
-          return open(false);
-        })
-        .catch((e) => {
-          throw stalled ?? e;
-        });
+      // A model its server serves without tool calling (Ollama: "does not support tools") answers without the
+      // memory tools: recall still goes in, and learning still runs after the answer (lib/llm/server-quirks.ts).
+      const stream = await withoutRefused(conn, conn.chatModel, tools ? ["tools"] : [], (use) =>
+        openaiClient(conn).chat.completions.create(
+          {
+            model: conn.chatModel,
+            messages,
+            stream: true,
+            stream_options: { include_usage: true },
+            ...(use.has("tools") ? { tools } : {}),
+          },
+          // No automatic retry: a failed answer is shown at once, with a Retry button.
+          { signal: AbortSignal.any([this.abort.signal, stall.signal]), maxRetries: 0 },
+        ),
+      ).catch((e) => {
+        throw stalled ?? e;
+      });
       // A reasoning model's leading <think> block is not the answer (lib/llm/model-reply.ts).
       const reasoning = new LeadingReasoningFilter();
       for await (const chunk of stream) {

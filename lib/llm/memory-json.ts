@@ -6,7 +6,7 @@ import type { ModelConnection } from "./connection";
 import { openaiClient } from "./client";
 import { jsonFromReply } from "./model-reply";
 import { metered, type Meter } from "./metered";
-import { knownToRefuse, refusesFeature, rememberRefusal } from "./server-quirks";
+import { withoutRefused } from "./server-quirks";
 
 export async function askMemoryModelJson<S extends z.ZodType>(
   conn: ModelConnection,
@@ -15,27 +15,19 @@ export async function askMemoryModelJson<S extends z.ZodType>(
   schema: S,
   meter: Meter,
 ): Promise<z.infer<S> | null> {
-  const ask = (jsonMode: boolean) =>
+  // A server that refuses JSON mode (LM Studio) is asked without it: the prompts ask for JSON anyway.
+  const res = await withoutRefused(conn, conn.memoryModel, ["jsonMode"], (use) =>
     metered(meter, "model", () =>
       openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
         model: conn.memoryModel,
-        ...(jsonMode ? { response_format: { type: "json_object" as const } } : {}),
+        ...(use.has("jsonMode") ? { response_format: { type: "json_object" as const } } : {}),
         messages: [
           { role: "system", content: system },
           { role: "user", content: user },
         ],
       }),
-    );
-  // A server that refuses JSON mode (LM Studio) is asked without it: the prompts ask for JSON anyway.
-  const refused = knownToRefuse("jsonMode", conn, conn.memoryModel);
-  let res;
-  try {
-    res = await ask(!refused);
-  } catch (e) {
-    if (refused || !refusesFeature("jsonMode", e)) throw e;
-    rememberRefusal("jsonMode", conn, conn.memoryModel);
-    res = await ask(false);
-  }
+    ),
+  );
   const choice = res.choices[0];
   // Cut off by the token limit: whatever came is incomplete.
   if (!choice || choice.finish_reason === "length") return null;

@@ -1,15 +1,17 @@
 // What an OpenAI-compatible server turned out not to support, learned from its refusals and kept for the process:
 // LM Studio answers JSON mode (`response_format: json_object`) with a 400; Ollama answers `tools` with a 400 for any
 // model whose template has no tool calling ("deepseek-r1:latest does not support tools"), vLLM without its tool
-// parser likewise. Mnemo asks such a server again without the feature, and from then on without it at once.
+// parser likewise; OpenAI's reasoning models refuse a temperature other than 1. Mnemo asks such a server again
+// without the feature, and from then on without it at once.
 import OpenAI from "openai";
 import type { ModelConnection } from "./connection";
 
-export type Feature = "jsonMode" | "tools";
+export type Feature = "jsonMode" | "tools" | "temperature";
 
 const refused = new Map<Feature, Set<string>>([
   ["jsonMode", new Set()],
   ["tools", new Set()],
+  ["temperature", new Set()],
 ]);
 const serverOf = (conn: Pick<ModelConnection, "baseURL">, model: string) => `${conn.baseURL ?? ""}|${model}`;
 
@@ -25,6 +27,7 @@ export function rememberRefusal(feature: Feature, conn: Pick<ModelConnection, "b
 
 const REFUSALS: Record<Feature, RegExp> = {
   jsonMode: /response_format|json_object|json mode/i,
+  temperature: /temperature/i,
   tools:
     /support tools|tools? (?:are |is )?not supported|tool[_ ]choice|tool[_ ]call(?:ing|s)? (?:are |is )?not (?:supported|enabled)|function calling/i,
 };
@@ -32,4 +35,27 @@ const REFUSALS: Record<Feature, RegExp> = {
 /** A 400/422 refusing the feature (not one about the model, the key or the prompt). */
 export function refusesFeature(feature: Feature, e: unknown): boolean {
   return e instanceof OpenAI.APIError && (e.status === 400 || e.status === 422) && REFUSALS[feature].test(e.message);
+}
+
+/**
+ * Runs `call` with the optional features it can do without, leaving out those this server and model are known to
+ * refuse; when the server refuses one of them, remembers that and runs it again without it.
+ */
+export async function withoutRefused<T>(
+  conn: Pick<ModelConnection, "baseURL">,
+  model: string,
+  optional: Feature[],
+  call: (use: ReadonlySet<Feature>) => Promise<T>,
+): Promise<T> {
+  const use = new Set(optional.filter((f) => !knownToRefuse(f, conn, model)));
+  for (;;) {
+    try {
+      return await call(use);
+    } catch (e) {
+      const feature = [...use].find((f) => refusesFeature(f, e));
+      if (!feature) throw e;
+      rememberRefusal(feature, conn, model);
+      use.delete(feature);
+    }
+  }
 }

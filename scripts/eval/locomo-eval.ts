@@ -28,7 +28,7 @@ import { countTokens } from "@/lib/memory/tokens";
 import { percentile, round } from "../bench/stats";
 import { withRetries, type RetryOptions } from "./retry";
 import { jsonFromReply, withoutReasoning } from "@/lib/llm/model-reply";
-import { refusesFeature } from "@/lib/llm/server-quirks";
+import { withoutRefused } from "@/lib/llm/server-quirks";
 import {
   locomoConversations,
   locomoMessages,
@@ -258,15 +258,18 @@ async function answerOne(u: UserContext, conn: ModelConnection, question: string
   });
   const block = memoryBlock(r) ?? "(Mnemo remembers nothing relevant.)";
   const recallMs = performance.now() - t0;
-  const res = await openaiClient(conn).chat.completions.create({
-    model: conn.chatModel,
-    temperature: 0,
-    messages: [
-      { role: "system", content: ANSWER_SYSTEM },
-      { role: "system", content: block },
-      { role: "user", content: `Answer the question: ${question}` },
-    ],
-  });
+  // A reasoning model refuses temperature 0: asked again at its default (lib/llm/server-quirks.ts).
+  const res = await withoutRefused(conn, conn.chatModel, ["temperature"], (use) =>
+    openaiClient(conn).chat.completions.create({
+      model: conn.chatModel,
+      ...(use.has("temperature") ? { temperature: 0 } : {}),
+      messages: [
+        { role: "system", content: ANSWER_SYSTEM },
+        { role: "system", content: block },
+        { role: "user", content: `Answer the question: ${question}` },
+      ],
+    }),
+  );
   return {
     answer: withoutReasoning(res.choices[0]?.message?.content ?? ""),
     memoryTokens: countTokens(block),
@@ -282,15 +285,15 @@ async function judged(judge: ReturnType<typeof openaiClient>, o: EvalOptions, q:
     .replaceAll("{question}", q)
     .replaceAll("{gold_answer}", gold)
     .replaceAll("{generated_answer}", answer);
-  const ask = (jsonMode: boolean) =>
+  // A server without JSON mode (LM Studio), or a reasoning model refusing temperature 0, is asked again without.
+  const res = await withoutRefused({ baseURL: judge.baseURL }, o.judgeModel, ["jsonMode", "temperature"], (use) =>
     judge.chat.completions.create({
       model: o.judgeModel,
-      temperature: 0,
-      ...(jsonMode ? { response_format: { type: "json_object" as const } } : {}),
+      ...(use.has("temperature") ? { temperature: 0 } : {}),
+      ...(use.has("jsonMode") ? { response_format: { type: "json_object" as const } } : {}),
       messages: [{ role: "user", content: prompt }],
-    });
-  // A server without JSON mode (LM Studio) is asked again without it: the prompt asks for JSON anyway.
-  const res = await ask(true).catch((e) => (refusesFeature("jsonMode", e) ? ask(false) : Promise.reject(e)));
+    }),
+  );
   const reply = jsonFromReply(res.choices[0]?.message?.content ?? "") as { label?: unknown } | undefined;
   return reply?.label === "CORRECT";
 }
