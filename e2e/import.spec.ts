@@ -59,8 +59,8 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
   const requests = (await (await fetch(`${mockUrl()}/__mock/requests`)).json()).requests as Recorded[];
   const sent = requests.find((r) => r.body.model === "mock-chat" && r.body.messages.at(-1)?.content === question);
-  const block =
-    sent?.body.messages.find((m) => m.role === "system" && m.content.startsWith("<user_memory>"))?.content ?? "";
+  const system = sent?.body.messages.find((m) => m.role === "system")?.content ?? "";
+  const block = /<user_memory>[\s\S]*<\/user_memory>/.exec(system)?.[0] ?? "";
   expect(block).toContain("golden retriever Max in March");
   expect(block).toContain("2024-03-01");
 

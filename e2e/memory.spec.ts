@@ -12,7 +12,7 @@ import {
 } from "./helpers";
 
 const memoryBlockOf = (req: MockRequest) =>
-  req.body.messages.find((m) => m.role === "system" && m.content.startsWith("<user_memory>"))?.content;
+  /<user_memory>[\s\S]*<\/user_memory>/.exec(req.body.messages.find((m) => m.role === "system")?.content ?? "")?.[0];
 
 async function newChat(page: Page) {
   await page.getByRole("link", { name: "New chat" }).click();

@@ -72,6 +72,27 @@ function textOf(content: unknown): string {
   return "";
 }
 
+/** One optional system message first, then user and assistant turns alternating (tool rounds part of the latter). */
+function rolesAlternate(messages: Array<Msg & { tool_calls?: unknown[] }>): boolean {
+  const turns: string[] = [];
+  let inToolRound = false;
+  for (const [i, m] of messages.entries()) {
+    if (m.role === "system") {
+      if (i > 0) return false;
+      continue;
+    }
+    // An assistant's tool calls, their results and its answer after them are one assistant turn.
+    if (m.role === "tool") {
+      if (!inToolRound) turns.push("assistant");
+      inToolRound = true;
+      continue;
+    }
+    if (!(m.role === "assistant" && inToolRound)) turns.push(m.role);
+    inToolRound = m.role === "assistant" && !!m.tool_calls?.length;
+  }
+  return turns.every((r, i) => r === (i % 2 === 0 ? "user" : "assistant"));
+}
+
 const approxTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -92,6 +113,12 @@ export class MockLlm {
    * "registry.ollama.ai/library/<model> does not support tools". Set directly or by the control API.
    */
   refuseTools = false;
+  /**
+   * Check roles as a strict chat template does (Mistral's, Gemma's on vLLM): at most one system message, first, then
+   * user and assistant turns alternating (an assistant's tool calls and their results count as its turn); else a 400
+   * "Conversation roles must alternate user/assistant/user/assistant/...".
+   */
+  strictRoles = false;
   /** Answer a temperature other than 1 as OpenAI's reasoning models do: a 400 naming `temperature`. */
   refuseTemperature = false;
   /** Called as each request arrives (benchmarks mark "the model was called" with it). */
@@ -137,6 +164,7 @@ export class MockLlm {
     this.refuseJsonMode = false;
     this.refuseTools = false;
     this.refuseTemperature = false;
+    this.strictRoles = false;
     this.replies = [];
     this.embeddingScripts = [];
     this.requests.length = 0;
@@ -240,6 +268,7 @@ export class MockLlm {
       if (typeof body?.refuseJsonMode === "boolean") this.refuseJsonMode = body.refuseJsonMode;
       if (typeof body?.refuseTools === "boolean") this.refuseTools = body.refuseTools;
       if (typeof body?.refuseTemperature === "boolean") this.refuseTemperature = body.refuseTemperature;
+      if (typeof body?.strictRoles === "boolean") this.strictRoles = body.strictRoles;
       return json(200, { queued: this.replies.length });
     }
     if (path === "/__mock/requests" && req.method === "GET") {
@@ -284,6 +313,14 @@ export class MockLlm {
 
     if (this.refuseJsonMode && body?.response_format?.type === "json_object")
       return json(400, { error: "'response_format.type' must be 'json_schema' or 'text'" });
+    if (this.strictRoles && !rolesAlternate(body?.messages ?? []))
+      return json(400, {
+        object: "error",
+        message: "Conversation roles must alternate user/assistant/user/assistant/...",
+        type: "BadRequestError",
+        param: null,
+        code: 400,
+      });
     if (this.refuseTemperature && typeof body?.temperature === "number" && body.temperature !== 1)
       return json(400, {
         error: {

@@ -12,6 +12,8 @@ import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { lastUserText, startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { connectToMock } from "@/testing/mock-connection";
 import { collect } from "./helpers/turns";
+import { addMemory } from "@/lib/memory/long-term";
+import { userContext } from "@/lib/user-context";
 
 describe("the answer in a model's reply", () => {
   it("finds the JSON object behind thinking, fences and sentences", () => {
@@ -179,6 +181,25 @@ describe.each(engines)("servers that answer differently, on %s", (engine) => {
     // Refused once with the tools, asked again without them; the next turn without them at once.
     expect(turns.map((r) => Array.isArray(r.body.tools))).toEqual([true, false, false]);
     expect((await t.db.memory.findMany({ where: { userId: user } })).map((m) => m.text)).toEqual(["Plays the cello"]);
+  });
+
+  it("a strict chat template (Mistral, Gemma on vLLM): one system message, turns that alternate", async () => {
+    const user = await newUser();
+    await addMemory(await userContext(t.db, user), { text: "Plays the viola", source: "explicit" }, "user", "typed");
+    const first = await collect(runTurn(t.db, user, { kind: "send", content: "What do I play? viola" }));
+    // The next answer fails (the server is down a moment); the user asks again without retrying.
+    mock.script({ match: "second try", status: 500 });
+    const thread = threadOf(first);
+    await collect(runTurn(t.db, user, { kind: "send", content: "A second try", threadId: thread }));
+    mock.strictRoles = true;
+    const third = await collect(runTurn(t.db, user, { kind: "send", content: "And the viola?", threadId: thread }));
+    expect(third.at(-1)).toMatchObject({ type: "done", item: { status: "complete" } });
+    const sent = mock.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: string }>;
+    expect(sent.filter((m) => m.role === "system")).toHaveLength(1);
+    expect(sent[0].content).toContain("<user_memory>");
+    expect(sent[0].content).toContain("Plays the viola");
+    // The question after the failed answer and the new one reach the model as one turn, both kept.
+    expect(sent.at(-1)).toEqual({ role: "user", content: "A second try\n\nAnd the viola?" });
   });
 
   it("a reply cut off by the token limit changes nothing", async () => {

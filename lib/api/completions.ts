@@ -160,12 +160,22 @@ async function clientThread(caller: KeyCaller, clientRef: string, opening: strin
   }
 }
 
-/** The client's messages with the memory block after its own leading system messages. */
+/**
+ * The client's messages with the memory block after its own leading system messages: added to the last of them
+ * when it is text (many open models' chat templates refuse a second system message), else as one of its own.
+ */
 function withMemory(input: CompletionInput, block: string | null): Msg[] {
   const messages = input.messages as unknown as Msg[];
   if (!block) return messages;
   const lead = messages.findIndex((m) => m.role !== "system" && m.role !== "developer");
   const at = lead < 0 ? messages.length : lead;
+  const last = messages[at - 1];
+  if (last && typeof last.content === "string")
+    return [
+      ...messages.slice(0, at - 1),
+      { ...last, content: `${last.content}\n\n${block}` } as Msg,
+      ...messages.slice(at),
+    ];
   return [...messages.slice(0, at), { role: "system", content: block }, ...messages.slice(at)];
 }
 

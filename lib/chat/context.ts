@@ -106,21 +106,38 @@ export function buildPrompt(
   /** The thread's project's instructions, written by the user: part of the system prompt. */
   projectInstructions = "",
 ): Msg[] {
-  const messages: Msg[] = [{ role: "system", content: systemPrompt }];
+  const system = [systemPrompt];
   if (projectInstructions.trim())
-    messages.push({
-      role: "system",
-      content: `The user's instructions for this project:\n${projectInstructions.trim()}`,
-    });
-  if (memoryBlock) messages.push({ role: "system", content: memoryBlock });
-  if (ctx.summary) {
-    messages.push({
-      role: "system",
-      content: `Summary of the earlier part of this conversation (older messages are not shown):\n${ctx.summary.content}`,
-    });
-  }
-  return [...messages, ...toModelMessages(ctx.window)];
+    system.push(`The user's instructions for this project:\n${projectInstructions.trim()}`);
+  if (memoryBlock) system.push(memoryBlock);
+  if (ctx.summary)
+    system.push(
+      `Summary of the earlier part of this conversation (older messages are not shown):\n${ctx.summary.content}`,
+    );
+  // One system message, and turns that alternate: many open models' chat templates (Mistral, Gemma on vLLM) refuse
+  // a second system message or two user messages in a row ("Conversation roles must alternate").
+  return [{ role: "system", content: system.join("\n\n") }, ...alternating(toModelMessages(ctx.window))];
 }
+
+/**
+ * Two plain messages of the same side in a row become one (a question sent after a failed answer, an imported
+ * chat's consecutive notes); a message with tool calls, or answering one, is left as it is.
+ */
+export function alternating(messages: Msg[]): Msg[] {
+  const out: Msg[] = [];
+  for (const m of messages) {
+    const prev = out.at(-1);
+    if (prev && plain(prev) && plain(m) && prev.role === m.role)
+      out[out.length - 1] = { ...prev, content: `${prev.content}\n\n${m.content}` } as Msg;
+    else out.push(m);
+  }
+  return out;
+}
+
+const plain = (m: Msg): m is Msg & { content: string } =>
+  (m.role === "user" || m.role === "assistant") &&
+  typeof m.content === "string" &&
+  !("tool_calls" in m && m.tool_calls?.length);
 
 export function summaryTokens(text: string): number {
   return countTokens(text) + MESSAGE_OVERHEAD;

@@ -264,8 +264,7 @@ async function answerOne(u: UserContext, conn: ModelConnection, question: string
       model: conn.chatModel,
       ...(use.has("temperature") ? { temperature: 0 } : {}),
       messages: [
-        { role: "system", content: ANSWER_SYSTEM },
-        { role: "system", content: block },
+        { role: "system", content: `${ANSWER_SYSTEM}\n\n${block}` },
         { role: "user", content: `Answer the question: ${question}` },
       ],
     }),
