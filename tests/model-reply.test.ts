@@ -35,6 +35,11 @@ describe("the answer in a model's reply", () => {
     expect(jsonFromReply('{"a": [1, 2,], // two\n"b": true}')).toEqual({ a: [1, 2], b: true });
   });
 
+  it("reads a bare list of objects, but not a footnote in prose", () => {
+    expect(jsonFromReply('Here you go: [{"op": "NONE"}]')).toEqual([{ op: "NONE" }]);
+    expect(jsonFromReply('As noted [1], the answer is {"label": "WRONG"}')).toEqual({ label: "WRONG" });
+  });
+
   it("gives nothing for a reply cut off before its object closes, or one with no object", () => {
     expect(jsonFromReply('{"decisions": [{"op": "ADD", "text": "Has a cat na')).toBeUndefined();
     expect(jsonFromReply("<think>Let me think about what the user")).toBeUndefined();
@@ -200,6 +205,26 @@ describe.each(engines)("servers that answer differently, on %s", (engine) => {
     expect(sent[0].content).toContain("Plays the viola");
     // The question after the failed answer and the new one reach the model as one turn, both kept.
     expect(sent.at(-1)).toEqual({ role: "user", content: "A second try\n\nAnd the viola?" });
+  });
+
+  it("a small model's sloppy extraction keeps what it got right", async () => {
+    const user = await newUser();
+    // Lower-case ops, a kind not in the list, a confidence as text, one decision without its text, no wrapper.
+    mock.script({
+      match: "Latest exchange:\nUser: I garden and I bake",
+      content: JSON.stringify([
+        { op: "add", text: "Gardens on weekends", kind: "hobby", confidence: "0.9" },
+        { op: "Add", kind: "fact" },
+        { op: "ADD", text: "Bakes sourdough bread", kind: "fact" },
+      ]),
+    });
+    await collect(runTurn(t.db, user, { kind: "send", content: "I garden and I bake" }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const learned = await t.db.memory.findMany({ where: { userId: user }, orderBy: { text: "asc" } });
+    expect(learned.map((m) => [m.text, m.kind, m.confidence])).toEqual([
+      ["Bakes sourdough bread", "fact", 0.7],
+      ["Gardens on weekends", "other", 0.9],
+    ]);
   });
 
   it("a reply cut off by the token limit changes nothing", async () => {

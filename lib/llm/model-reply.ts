@@ -14,7 +14,10 @@ export function withoutReasoning(text: string): string {
   return text.replace(REASONING, "").trim();
 }
 
-/** The first complete JSON object in `text`, parsed (repaired when it is nearly JSON), or undefined. */
+/**
+ * The first complete JSON object in `text` (or array of objects), parsed (repaired when it is nearly JSON), or
+ * undefined.
+ */
 export function jsonFromReply(text: string): unknown {
   const body = withoutReasoning(text);
   const object = firstObject(body);
@@ -30,9 +33,15 @@ export function jsonFromReply(text: string): unknown {
   }
 }
 
-/** The text of the first balanced {…} (braces inside strings not counted), or null when none closes. */
+/**
+ * The text of the first balanced {…}, or […] of objects (brackets inside strings not counted), or null when none
+ * closes. A "[" starts the value only when "{" or "]" follows it, so a footnote like "[1]" in prose does not.
+ */
 function firstObject(text: string): string | null {
-  const start = text.indexOf("{");
+  const brace = text.indexOf("{");
+  const bracket = text.indexOf("[");
+  const start =
+    bracket >= 0 && (brace < 0 || bracket < brace) && /^\s*\[\s*[{\]]/.test(text.slice(bracket)) ? bracket : brace;
   if (start < 0) return null;
   let depth = 0;
   let quote: string | null = null;
@@ -42,8 +51,8 @@ function firstObject(text: string): string | null {
       if (ch === "\\") i++;
       else if (ch === quote) quote = null;
     } else if (ch === '"' || ch === "'") quote = ch;
-    else if (ch === "{") depth++;
-    else if (ch === "}" && --depth === 0) return text.slice(start, i + 1);
+    else if (ch === "{" || ch === "[") depth++;
+    else if ((ch === "}" || ch === "]") && --depth === 0) return text.slice(start, i + 1);
   }
   return null;
 }

@@ -18,8 +18,9 @@ export const decisionSchema = z.discriminatedUnion("op", [
   z.object({
     op: z.literal("ADD"),
     text: z.string().min(1).max(500),
-    kind: memoryKindSchema.default("fact"),
-    confidence: z.number().min(0).max(1).default(0.7),
+    // A kind or a confidence a small model got wrong ("hobby", "0.9" as text) does not cost the memory.
+    kind: memoryKindSchema.default("fact").catch("other"),
+    confidence: z.coerce.number().min(0).max(1).default(0.7).catch(0.7),
     steps: stepsSchema.optional().catch(undefined),
   }),
   z.object({
@@ -32,7 +33,25 @@ export const decisionSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("DELETE"), id: z.string().min(1).max(64) }),
   z.object({ op: z.literal("NONE") }),
 ]);
-export const extractionSchema = z.object({ decisions: z.array(decisionSchema).max(10) });
+/** A decision whose op is written in any case ("add"), as small models do. */
+const decisionAnyCase = z.preprocess(
+  (d) => (d && typeof d === "object" && "op" in d && typeof d.op === "string" ? { ...d, op: d.op.toUpperCase() } : d),
+  decisionSchema,
+);
+/** The reply's decisions: each one checked on its own, so one the model got wrong does not cost the others. */
+export const extractionSchema = z
+  .preprocess(
+    // A bare list of decisions, or one decision alone, as small models sometimes answer.
+    (r) => (Array.isArray(r) ? { decisions: r } : r && typeof r === "object" && "op" in r ? { decisions: [r] } : r),
+    z.object({ decisions: z.array(z.unknown()).max(10) }),
+  )
+  .transform(({ decisions }) => {
+    const checked = decisions.map((d) => decisionAnyCase.safeParse(d));
+    return {
+      decisions: checked.flatMap((r) => (r.success ? [r.data] : [])),
+      invalid: checked.filter((r) => !r.success).length,
+    };
+  });
 export type Decision = z.infer<typeof decisionSchema>;
 
 const INSTRUCTIONS = `You maintain a user's long-term memory for a chat assistant. From the latest exchange, decide what durable information about the USER is worth remembering: facts about them (name, family, work, places), stable preferences, and procedures they want followed. Ignore small talk, one-off requests, and anything about the assistant. Never record passwords, keys, card or account numbers.
@@ -67,7 +86,8 @@ export async function extractMemories(
     client: "learning",
   }).catch(() => undefined);
   if (!parsed) return { applied: [], rejected: 1 }; // malformed output changes nothing
-  return applyDecisions(u, input, parsed.decisions);
+  const result = await applyDecisions(u, input, parsed.decisions);
+  return { ...result, rejected: result.rejected + parsed.invalid };
 }
 
 export async function applyDecisions(
