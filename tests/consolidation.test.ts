@@ -198,6 +198,20 @@ describe.each(engines)("memory consolidation on %s", (engine) => {
     expect(sent).not.toContain("in Lisbon");
   });
 
+  it("a small model's sloppy verdicts (any case, a number as text, one unreadable) still settle what they can", async () => {
+    const user = await newUser();
+    const lisbon = await add(user, "Lives in Lisbon", "explicit");
+    const porto = await add(user, "Lives in Porto", "inferred");
+    mock.script({
+      match: "Pairs:",
+      json: { verdicts: [{ pair: "0", verdict: "Conflict" }, { pair: 1, verdict: "maybe?" }, { verdict: "same" }] },
+    });
+    await consolidateUser(await userContext(t.db, user), conn);
+    // The stated memory wins the conflict, the learned one is archived: the readable verdict was acted on.
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: lisbon.id } })).toMatchObject({ status: "active" });
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: porto.id } })).toMatchObject({ status: "archived" });
+  });
+
   it("a memory the user deletes while the model judges it: no half-marked conflict, the run goes on", async () => {
     const user = await newUser();
     const lisbon = await add(user, "Lives in Lisbon", "explicit");

@@ -20,7 +20,7 @@ import { type UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import type { ModelConnection } from "@/lib/llm/connection";
-import { askMemoryModelJson } from "@/lib/llm/memory-json";
+import { anyCase, askMemoryModelJson, validItems } from "@/lib/llm/memory-json";
 import { enqueue } from "@/lib/jobs/queue";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { mentionable, normalizeText, outranks, queryTerms, retireMemory, standing } from "./long-term";
@@ -69,9 +69,10 @@ const NEIGHBOURS = 5;
 const LOW_CONFIDENCE = 0.5;
 
 const verdictSchema = z.object({
-  verdicts: z
-    .array(z.object({ pair: z.number().int().min(0), verdict: z.enum(["same", "conflict", "different"]) }))
-    .max(PAIRS_PER_CALL),
+  verdicts: validItems(
+    z.object({ pair: z.coerce.number().int().min(0), verdict: anyCase(["same", "conflict", "different"]) }),
+    PAIRS_PER_CALL,
+  ),
 });
 
 const JUDGE = `You check a user's long-term memory (statements a chat assistant keeps about its user) for duplicates and contradictions. For each numbered pair, answer:

@@ -11,7 +11,7 @@ import { type UserContext } from "@/lib/user-context";
 import { onAnswerRated, procedureText, stepsSchema } from "./procedures";
 import type { Db } from "@/lib/db/client";
 import type { ModelConnection } from "@/lib/llm/connection";
-import { askMemoryModelJson } from "@/lib/llm/memory-json";
+import { anyCase, askMemoryModelJson } from "@/lib/llm/memory-json";
 import { enqueue } from "@/lib/jobs/queue";
 import { getConfig } from "@/lib/config";
 import { AppError, NotFoundError, SecretRefusedError } from "@/lib/errors";
@@ -133,7 +133,7 @@ export const lessonSchema = z.object({
   lesson: z
     .object({
       text: z.string().min(1).max(300),
-      kind: z.enum(["preference", "procedure"]),
+      kind: anyCase(["preference", "procedure"]),
       steps: stepsSchema.optional().catch(undefined),
     })
     .nullable(),
