@@ -22,6 +22,8 @@ export type ScriptedReply = {
   toolCalls?: Array<{ name: string; arguments: unknown; id?: string }>;
   /** Answer with this HTTP status and an OpenAI-shaped error body. */
   status?: number;
+  /** That error body's message (a server's own words), instead of "mock fault: HTTP <status>". */
+  errorMessage?: string;
   delayMs?: number;
   chunkDelayMs?: number;
   /** Streaming: close the connection after this many content chunks. */
@@ -344,7 +346,7 @@ export class MockLlm {
     if (reply.status) {
       return json(reply.status, {
         error: {
-          message: `mock fault: HTTP ${reply.status}`,
+          message: reply.errorMessage ?? `mock fault: HTTP ${reply.status}`,
           type: reply.status === 429 ? "rate_limit_error" : "server_error",
           code: null,
         },

@@ -227,6 +227,25 @@ describe.each(engines)("servers that answer differently, on %s", (engine) => {
     ]);
   });
 
+  it("a chat longer than the model's context window says so in words a user can act on", async () => {
+    const user = await newUser();
+    for (const [n, message] of [
+      [4096, "This model's maximum context length is 4096 tokens. However, you requested 5120 tokens."], // vLLM
+      [
+        4096,
+        "Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens",
+      ], // LM Studio
+      [0, "the request exceeds the available context size, try increasing it"], // llama.cpp
+    ] as const) {
+      mock.script({ match: "long chat", status: 400, errorMessage: message });
+      const events = await collect(runTurn(t.db, user, { kind: "send", content: "A long chat" }));
+      const error = events.at(-1) as { type: string; message: string };
+      expect(error.type).toBe("error");
+      expect(error.message).toMatch(/^This chat is now longer than the model can read at once/);
+      expect(error.message.includes("4,096 tokens")).toBe(n === 4096);
+    }
+  });
+
   it("a reply cut off by the token limit changes nothing", async () => {
     const user = await newUser();
     const schema = z.object({ decisions: z.array(z.object({ op: z.string(), text: z.string() })) });

@@ -28,6 +28,19 @@ export async function testConnection(
   }
 }
 
+/**
+ * A 400 saying the prompt is longer than the model's context window (OpenAI's `context_length_exceeded`, vLLM's and
+ * llama.cpp's "maximum context length is N tokens"): the window's size when the message gives it, 0 when not; null
+ * for any other error.
+ */
+function contextLimit(e: InstanceType<typeof OpenAI.APIError>): number | null {
+  if (e.status !== 400 && e.status !== 413) return null;
+  const text = `${e.code ?? ""} ${e.message}`;
+  if (!/context[_ ]length|context window|maximum context|exceeds? the (?:available )?context/i.test(text)) return null;
+  const n = /(?:context length|context window|context size)(?: is| of)?(?: only)?\s*(\d[\d,]*)/i.exec(text)?.[1];
+  return n ? Number(n.replaceAll(",", "")) : 0;
+}
+
 /** One readable line for a failed model call (shown to users and admins). */
 export function describeModelError(e: unknown): string {
   if (e instanceof OpenAI.APIError) {
@@ -36,6 +49,9 @@ export function describeModelError(e: unknown): string {
     if (e.status === 429) return "The model server is rate-limiting requests (429). Try again shortly.";
     if (e.status && e.status >= 500) return `The model server failed (${e.status}). Try again.`;
     if (e instanceof OpenAI.APIConnectionError) return "Could not reach the model server.";
+    const limit = contextLimit(e);
+    if (limit !== null)
+      return `This chat is now longer than the model can read at once${limit ? ` (${limit.toLocaleString("en")} tokens)` : ""}. Start a new chat (Mnemo remembers what matters), or ask your administrator to lower MNEMO_HISTORY_TOKEN_BUDGET or choose a model with a longer context.`;
     return `The model server answered with an error${e.status ? ` (${e.status})` : ""}: ${e.message}`;
   }
   return `The model call failed: ${(e as Error)?.message ?? String(e)}`;
