@@ -121,6 +121,8 @@ export class MockLlm {
    * "Conversation roles must alternate user/assistant/user/assistant/...".
    */
   strictRoles = false;
+  /** Answer `stream_options` as older Azure API versions do: a 400 "Unrecognized request argument supplied". */
+  refuseStreamOptions = false;
   /** Answer a temperature other than 1 as OpenAI's reasoning models do: a 400 naming `temperature`. */
   refuseTemperature = false;
   /** Called as each request arrives (benchmarks mark "the model was called" with it). */
@@ -167,6 +169,7 @@ export class MockLlm {
     this.refuseTools = false;
     this.refuseTemperature = false;
     this.strictRoles = false;
+    this.refuseStreamOptions = false;
     this.replies = [];
     this.embeddingScripts = [];
     this.requests.length = 0;
@@ -271,6 +274,7 @@ export class MockLlm {
       if (typeof body?.refuseTools === "boolean") this.refuseTools = body.refuseTools;
       if (typeof body?.refuseTemperature === "boolean") this.refuseTemperature = body.refuseTemperature;
       if (typeof body?.strictRoles === "boolean") this.strictRoles = body.strictRoles;
+      if (typeof body?.refuseStreamOptions === "boolean") this.refuseStreamOptions = body.refuseStreamOptions;
       return json(200, { queued: this.replies.length });
     }
     if (path === "/__mock/requests" && req.method === "GET") {
@@ -315,6 +319,15 @@ export class MockLlm {
 
     if (this.refuseJsonMode && body?.response_format?.type === "json_object")
       return json(400, { error: "'response_format.type' must be 'json_schema' or 'text'" });
+    if (this.refuseStreamOptions && body?.stream_options)
+      return json(400, {
+        error: {
+          message: "Unrecognized request argument supplied: stream_options",
+          type: "invalid_request_error",
+          param: null,
+          code: null,
+        },
+      });
     if (this.strictRoles && !rolesAlternate(body?.messages ?? []))
       return json(400, {
         object: "error",

@@ -246,6 +246,18 @@ describe.each(engines)("servers that answer differently, on %s", (engine) => {
     }
   });
 
+  it("a server that refuses stream_options (older Azure API versions) still answers, without usage", async () => {
+    mock.refuseStreamOptions = true;
+    const user = await newUser();
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "Hi from Azure" }));
+    expect(events.at(-1)).toMatchObject({
+      type: "done",
+      item: { status: "complete", content: "Mock answer to: Hi from Azure" },
+    });
+    const turns = mock.chatRequests().filter((r) => r.body.model === "mock-chat");
+    expect(turns.map((r) => "stream_options" in r.body)).toEqual([true, false]);
+  });
+
   it("a reply cut off by the token limit changes nothing", async () => {
     const user = await newUser();
     const schema = z.object({ decisions: z.array(z.object({ op: z.string(), text: z.string() })) });

@@ -29,6 +29,7 @@ import type { KeyCaller } from "@/lib/keys/api-keys";
 import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import { isLocalEndpoint, recordSend } from "@/lib/memory/disclosure";
 import { withoutReasoning } from "@/lib/llm/model-reply";
+import { withoutRefused } from "@/lib/llm/server-quirks";
 
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -299,11 +300,14 @@ export async function completeOnce(
 /** A streamed answer, as OpenAI's chat.completion.chunk events (then the exchange is stored). */
 export async function completeStreaming(caller: KeyCaller, input: CompletionInput): Promise<AsyncGenerator<Chunk>> {
   const x = await prepare(caller, input);
-  const upstream = await openaiClient(x.conn).chat.completions.create({
-    ...upstreamRequest(input, x),
-    stream: true,
-    stream_options: { include_usage: true },
-  });
+  // A server refusing `stream_options` answers without usage (lib/llm/server-quirks.ts).
+  const upstream = await withoutRefused(x.conn, x.model, ["streamUsage"], (use) =>
+    openaiClient(x.conn).chat.completions.create({
+      ...upstreamRequest(input, x),
+      stream: true,
+      ...(use.has("streamUsage") ? { stream_options: { include_usage: true } } : {}),
+    }),
+  );
   const wantUsage = !!input.stream_options?.include_usage;
   return (async function* () {
     const id = completionId();

@@ -53,7 +53,7 @@ import type { MemoryUsed, TurnEvent } from "./turn-events";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { stripCitations } from "@/lib/memory/citation-format";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
-import { withoutRefused } from "@/lib/llm/server-quirks";
+import { withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -463,13 +463,15 @@ class TurnRun {
     try {
       // A model its server serves without tool calling (Ollama: "does not support tools") answers without the
       // memory tools: recall still goes in, and learning still runs after the answer (lib/llm/server-quirks.ts).
-      const stream = await withoutRefused(conn, conn.chatModel, tools ? ["tools"] : [], (use) =>
+      // A server refusing `stream_options` answers without usage, as servers that never report it do.
+      const optional: Feature[] = tools ? ["tools", "streamUsage"] : ["streamUsage"];
+      const stream = await withoutRefused(conn, conn.chatModel, optional, (use) =>
         openaiClient(conn).chat.completions.create(
           {
             model: conn.chatModel,
             messages,
             stream: true,
-            stream_options: { include_usage: true },
+            ...(use.has("streamUsage") ? { stream_options: { include_usage: true } } : {}),
             ...(use.has("tools") ? { tools } : {}),
           },
           // No automatic retry: a failed answer is shown at once, with a Retry button.

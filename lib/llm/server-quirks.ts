@@ -1,17 +1,19 @@
 // What an OpenAI-compatible server turned out not to support, learned from its refusals and kept for the process:
 // LM Studio answers JSON mode (`response_format: json_object`) with a 400; Ollama answers `tools` with a 400 for any
 // model whose template has no tool calling ("deepseek-r1:latest does not support tools"), vLLM without its tool
-// parser likewise; OpenAI's reasoning models refuse a temperature other than 1. Mnemo asks such a server again
+// parser likewise; OpenAI's reasoning models refuse a temperature other than 1; older Azure API versions and some
+// proxies refuse `stream_options` (the usage of a streamed answer). Mnemo asks such a server again
 // without the feature, and from then on without it at once.
 import OpenAI from "openai";
 import type { ModelConnection } from "./connection";
 
-export type Feature = "jsonMode" | "tools" | "temperature";
+export type Feature = "jsonMode" | "tools" | "temperature" | "streamUsage";
 
 const refused = new Map<Feature, Set<string>>([
   ["jsonMode", new Set()],
   ["tools", new Set()],
   ["temperature", new Set()],
+  ["streamUsage", new Set()],
 ]);
 const serverOf = (conn: Pick<ModelConnection, "baseURL">, model: string) => `${conn.baseURL ?? ""}|${model}`;
 
@@ -28,6 +30,7 @@ export function rememberRefusal(feature: Feature, conn: Pick<ModelConnection, "b
 const REFUSALS: Record<Feature, RegExp> = {
   jsonMode: /response_format|json_object|json mode/i,
   temperature: /temperature/i,
+  streamUsage: /stream_options|include_usage/i,
   tools:
     /support tools|tools? (?:are |is )?not supported|tool[_ ]choice|tool[_ ]call(?:ing|s)? (?:are |is )?not (?:supported|enabled)|function calling/i,
 };
