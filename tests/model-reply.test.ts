@@ -2,7 +2,8 @@
 // mode with a 400, a reasoning model served by vLLM or an older Ollama leaves its <think> block in the reply, small
 // local models wrap JSON in fences and sentences or leave a trailing comma. Learning, titles and summaries must
 // still work, and a reply cut off by the token limit must never write half a memory.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import OpenAI from "openai";
 import { z } from "zod";
 import { jsonFromReply, LeadingReasoningFilter, withoutReasoning } from "@/lib/llm/model-reply";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
@@ -14,6 +15,7 @@ import { connectToMock } from "@/testing/mock-connection";
 import { collect } from "./helpers/turns";
 import { addMemory } from "@/lib/memory/long-term";
 import { userContext } from "@/lib/user-context";
+import { REFUSAL_TTL_MS, withoutRefused } from "@/lib/llm/server-quirks";
 
 describe("the answer in a model's reply", () => {
   it("finds the JSON object behind thinking, fences and sentences", () => {
@@ -81,6 +83,41 @@ describe("a streamed answer's leading thinking", () => {
 
   it("gives nothing for thinking the token limit cut off", () => {
     expect(streamed(["<think>", "still thinking"])).toBe("");
+  });
+});
+
+describe("what a server refused", () => {
+  // A server that refused JSON mode until it was upgraded: asked without it for an hour, then with it again.
+  it("is asked without for an hour, then asked again (an upgraded server gets the feature back)", async () => {
+    const conn = { baseURL: "http://upgraded.test/v1" };
+    let refuses = true;
+    const asked: boolean[] = [];
+    const call = () =>
+      withoutRefused(conn, "m", ["jsonMode"], async (use) => {
+        asked.push(use.has("jsonMode"));
+        if (use.has("jsonMode") && refuses)
+          throw OpenAI.APIError.generate(
+            400,
+            { error: { message: "response_format must be 'json_schema' or 'text'" } },
+            undefined,
+            new Headers(),
+          );
+        return "ok";
+      });
+    const now = vi.spyOn(Date, "now");
+    try {
+      now.mockReturnValue(1_000_000);
+      expect(await call()).toBe("ok");
+      now.mockReturnValue(1_000_000 + REFUSAL_TTL_MS - 1);
+      expect(await call()).toBe("ok");
+      refuses = false;
+      now.mockReturnValue(1_000_000 + REFUSAL_TTL_MS + 1);
+      expect(await call()).toBe("ok");
+    } finally {
+      now.mockRestore();
+    }
+    // Refused and asked again; within the hour at once without; after it, with JSON mode again (now accepted).
+    expect(asked).toEqual([true, false, false, true]);
   });
 });
 

@@ -3,28 +3,39 @@
 // model whose template has no tool calling ("deepseek-r1:latest does not support tools"), vLLM without its tool
 // parser likewise; OpenAI's reasoning models refuse a temperature other than 1; older Azure API versions and some
 // proxies refuse `stream_options` (the usage of a streamed answer). Mnemo asks such a server again
-// without the feature, and from then on without it at once.
+// without the feature, and from then on without it at once, for an hour: a server can be upgraded, or a model
+// swapped behind the same name, without restarting Mnemo.
 import OpenAI from "openai";
 import type { ModelConnection } from "./connection";
 
 export type Feature = "jsonMode" | "tools" | "temperature" | "streamUsage";
 
-const refused = new Map<Feature, Set<string>>([
-  ["jsonMode", new Set()],
-  ["tools", new Set()],
-  ["temperature", new Set()],
-  ["streamUsage", new Set()],
+/** How long a refusal is trusted before the feature is asked for again. */
+export const REFUSAL_TTL_MS = 60 * 60 * 1000;
+
+// Per feature: server and model → when the refusal was seen.
+const refused = new Map<Feature, Map<string, number>>([
+  ["jsonMode", new Map()],
+  ["tools", new Map()],
+  ["temperature", new Map()],
+  ["streamUsage", new Map()],
 ]);
 const serverOf = (conn: Pick<ModelConnection, "baseURL">, model: string) => `${conn.baseURL ?? ""}|${model}`;
 
-/** Whether this server and model have refused the feature before (in this process). */
+/** Whether this server and model refused the feature within the last hour (in this process). */
 export function knownToRefuse(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): boolean {
-  return refused.get(feature)!.has(serverOf(conn, model));
+  const seen = refused.get(feature)!;
+  const key = serverOf(conn, model);
+  const at = seen.get(key);
+  if (at === undefined) return false;
+  if (Date.now() - at < REFUSAL_TTL_MS) return true;
+  seen.delete(key);
+  return false;
 }
 
 /** Remembers that this server and model refused the feature. */
 export function rememberRefusal(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): void {
-  refused.get(feature)!.add(serverOf(conn, model));
+  refused.get(feature)!.set(serverOf(conn, model), Date.now());
 }
 
 const REFUSALS: Record<Feature, RegExp> = {
