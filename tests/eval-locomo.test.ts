@@ -1,11 +1,12 @@
 // eval:locomo's mechanics, offline: one small LoCoMo-shaped conversation goes through Mnemo's pipeline (messages,
-// extraction, consolidation), each question is answered from recall and judged, against the project's test server.
+// extraction, consolidation) once for each speaker as the user, each question is answered from recall and judged,
+// against the project's test server.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
-import { runLocomoEval } from "../scripts/eval/locomo-eval";
+import { judgedCorrect, runLocomoEval } from "../scripts/eval/locomo-eval";
 
 const conversation = {
   speaker_a: "Maya",
@@ -15,7 +16,7 @@ const conversation = {
     { speaker: "Maya", dia_id: "D1:1", text: "I adopted a puppy yesterday, his name is Rex!" },
     { speaker: "Jon", dia_id: "D1:2", text: "Congratulations, what breed?" },
     { speaker: "Maya", dia_id: "D1:3", text: "A beagle. Also, I start at the corner bakery on Monday." },
-    { speaker: "Jon", dia_id: "D1:4", text: "Good luck with the new job!" },
+    { speaker: "Jon", dia_id: "D1:4", text: "Good luck with the new job! I move to Lisbon next week." },
   ],
   qa: [
     { question: "What is the name of Maya's puppy?", answer: "Rex", evidence: ["D1:1"], category: 1 },
@@ -23,6 +24,21 @@ const conversation = {
     { question: "What is the name of Jon's cat?", adversarial_answer: "Tom", evidence: [], category: 5 },
   ],
 };
+
+describe("the judge's verdict", () => {
+  it("is its last label: a judge that repeats the choices or reasons aloud is read by what it ends on", () => {
+    expect(judgedCorrect('{"label": "CORRECT"}')).toBe(true);
+    expect(judgedCorrect('<think>Same date.</think>\n```json\n{"label": "CORRECT"}\n```')).toBe(true);
+    // An echo of the instructions ("{"label": "CORRECT"} or {"label": "WRONG"}") is not a verdict of CORRECT.
+    expect(judgedCorrect('Reply with JSON only: {"label": "CORRECT"} or {"label": "WRONG"}.')).toBe(false);
+    expect(judgedCorrect('It could look "label": "CORRECT", but the year differs. {"label": "WRONG"}')).toBe(false);
+    expect(judgedCorrect("{'label': 'correct'}")).toBe(true);
+    expect(judgedCorrect("CORRECT")).toBe(true);
+    // Prose in lower case is not a label ("not correct").
+    expect(judgedCorrect("The generated answer is not correct.")).toBe(false);
+    expect(judgedCorrect("")).toBe(false);
+  });
+});
 
 describe("eval:locomo against the test server", () => {
   let mock: MockLlm;
@@ -37,12 +53,17 @@ describe("eval:locomo against the test server", () => {
   it("ingests through extraction, answers from recall, judges, and reports J, tokens and latency", async () => {
     mock.script(
       {
-        match: "Existing related memories",
+        match: "] Maya: I adopted",
         json: { decisions: [{ op: "ADD", text: "Maya adopted a beagle puppy named Rex", kind: "fact" }] },
       },
       {
-        match: "Existing related memories",
+        match: "] Maya: A beagle",
         json: { decisions: [{ op: "ADD", text: "Maya works at the corner bakery", kind: "fact" }] },
+      },
+      { match: "] Jon: Congratulations", json: { decisions: [{ op: "NONE" }] } },
+      {
+        match: "] Jon: Good luck",
+        json: { decisions: [{ op: "ADD", text: "Is moving to Lisbon next week", kind: "fact" }] },
       },
       { match: "Answer the question: What is the name of Maya", content: "Rex" },
       { match: "Answer the question: Where does Maya work", content: "At home" },
@@ -60,13 +81,26 @@ describe("eval:locomo against the test server", () => {
     expect(r.questions).toBe(2);
     expect(r.J).toBe(0.5);
     expect(r.byCategory).toEqual({ "1": { J: 1, n: 1 }, "4": { J: 0, n: 1 } });
-    expect(r.memories).toBe(2);
-    // The answer came from Mnemo's recall: the memory the extraction learned was in front of the model.
+    // Each speaker was the user of a Mnemo of their own (as mem0 keeps a store per speaker): Jon's turns were the
+    // user's in his extraction, and what was learned about him is there as well as what was learned about Maya.
+    expect(r.memories).toBe(3);
+    const extractions = mock.chatRequests().filter((q) => JSON.stringify(q.body).includes("Latest exchange"));
+    expect(extractions.map((q) => JSON.stringify(q.body).match(/User: \[[\d-]+\] (\w+):/)?.[1]).sort()).toEqual([
+      "Jon",
+      "Jon",
+      "Maya",
+      "Maya",
+    ]);
+    // The answer came from Mnemo's recall: what the extraction learned was in front of the model, each speaker's
+    // memories under their name.
     const asked = mock
       .chatRequests()
       .filter((q) => q.body.model === "mock-chat" && JSON.stringify(q.body).includes("Answer the question"));
     expect(asked).toHaveLength(2);
-    expect(JSON.stringify(asked[0].body.messages)).toContain("Maya adopted a beagle puppy named Rex");
+    const system = asked[0].body.messages[0].content as string;
+    expect(system).toContain("Maya adopted a beagle puppy named Rex");
+    expect(system.indexOf("Learned from Jon's side")).toBeLessThan(system.indexOf("Is moving to Lisbon"));
+    expect(system.indexOf("Learned from Maya's side")).toBeLessThan(system.indexOf("Maya adopted a beagle"));
     // The judge saw the question, the gold answer and the generated one.
     const judged = mock.chatRequests().filter((q) => q.body.model === "mock-judge");
     expect(judged).toHaveLength(2);
@@ -94,9 +128,14 @@ describe("eval:locomo against the test server", () => {
         model: "mock-chat",
         judgeModel: "mock-judge",
         budget: 500,
+        speakers: "first",
       });
       expect(r.questions).toBe(2);
       expect(r.J).toBe(1);
+      // Only the first speaker learned (--speakers first): two extractions, both of Maya's turns.
+      const extractions = strict.chatRequests().filter((q) => JSON.stringify(q.body).includes("Latest exchange"));
+      expect(extractions.every((q) => JSON.stringify(q.body).includes("User: [2023-05-08] Maya:"))).toBe(true);
+      expect(extractions.length).toBeGreaterThanOrEqual(2);
       const judged = strict.chatRequests().filter((q) => q.body.model === "mock-judge");
       // The judge saw the answer without the thinking.
       expect(judged.at(-1)!.body.messages[0].content).toContain("Generated answer: Rex");

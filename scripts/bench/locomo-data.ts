@@ -50,12 +50,19 @@ export function locomoSessions(conv: LocomoConversation): number[] {
     .sort((a, b) => a - b);
 }
 
-/** One session's turns as chat messages: the first speaker is the user, the other the assistant. */
-export function locomoMessages(conv: LocomoConversation, session: number) {
+/** The conversation's two speakers, first and second. */
+export function locomoSpeakers(conv: LocomoConversation): [string, string] {
+  return [String(conv.speaker_a ?? "A"), String(conv.speaker_b ?? "B")];
+}
+
+/**
+ * One session's turns as chat messages: one speaker is the user (the first, unless another is named), the other
+ * the assistant.
+ */
+export function locomoMessages(conv: LocomoConversation, session: number, user = locomoSpeakers(conv)[0]) {
   const turns = conv[`session_${session}`] as LocomoTurn[];
-  const speakerA = conv.speaker_a as string | undefined;
   return turns.map((turn) => ({
-    role: turn.speaker === speakerA ? ("user" as const) : ("assistant" as const),
+    role: turn.speaker === user ? ("user" as const) : ("assistant" as const),
     content: `${turn.speaker}: ${turn.text}${turn.blip_caption ? ` [shares a photo: ${turn.blip_caption}]` : ""}`,
     sourceRef: turn.dia_id,
   }));

@@ -1,13 +1,16 @@
 // The LoCoMo question-answering protocol, end to end through Mnemo's own
 // pipeline, with any OpenAI-compatible model (`npm run eval:locomo`, below).
 // For each conversation, on a fresh embedded database:
-//  1. ingest: one thread per session, the turns as messages on the session's
-//     date; then learning as the app does it: extraction on each exchange
-//     (user turn and the answer after it), consolidation, and embeddings when
-//     an embedding model is given;
+//  1. ingest, once for each speaker as the user of a Mnemo of their own (as the
+//     mem0 evaluation keeps a memory store per speaker; Mnemo learns about its
+//     user only): one thread per session, the turns as messages on the
+//     session's date; then learning as the app does it: extraction on each
+//     exchange (the user's turn and the answer after it), consolidation, and
+//     embeddings when an embedding model is given;
 //  2. answer each question of categories 1-4 (5, adversarial, is left out, as
-//     in the published protocol) from Mnemo's recall at a stated token budget:
-//     the memory block goes to the model with the question;
+//     in the published protocol) from Mnemo's recall at a stated token budget,
+//     shared by the speakers' memory blocks (the first speaker's with the
+//     conversation's passages): the blocks go to the model with the question;
 //  3. judge each answer with an LLM against the gold answer: CORRECT or WRONG,
 //     generous on wording and on date formats, as in the mem0 evaluation.
 // Reported: J (the share judged CORRECT, overall and per category), tokens per
@@ -27,12 +30,13 @@ import { memoryBlock, recall } from "@/lib/memory/recall";
 import { countTokens } from "@/lib/memory/tokens";
 import { percentile, round } from "../bench/stats";
 import { withRetries, type RetryOptions } from "./retry";
-import { jsonFromReply, withoutReasoning } from "@/lib/llm/model-reply";
+import { withoutReasoning } from "@/lib/llm/model-reply";
 import { withoutRefused } from "@/lib/llm/server-quirks";
 import {
   locomoConversations,
   locomoMessages,
   locomoSessions,
+  locomoSpeakers,
   parseLocomoDate,
   type LocomoConversation,
 } from "../bench/locomo-data";
@@ -44,6 +48,12 @@ export type EvalOptions = {
   model: string;
   judgeModel: string;
   embeddingModel?: string;
+  /**
+   * Whose memories are learned: each speaker's, as the user of a Mnemo of their own (the default, as in mem0's
+   * protocol), or the first speaker's only (half the extraction calls; the second speaker then reaches the answer
+   * only through the conversation's passages).
+   */
+  speakers?: "both" | "first";
   /** Tokens of memory per answer (MNEMO_MEMORY_TOKEN_BUDGET for this run). */
   budget: number;
   /** At most this many conversations / questions per conversation (0: all). */
@@ -66,7 +76,10 @@ export type JudgedAnswer = {
   conversation: string;
   /** The question's place among the conversation's questions of categories 1-4. */
   index: number;
-  /** Active memories its conversation had after learning (kept with each answer so a resumed run reports them). */
+  /**
+   * Active memories its conversation had after learning, both speakers' (kept with each answer so a resumed run
+   * reports them).
+   */
   memories: number;
   question: string;
   category: number;
@@ -91,10 +104,11 @@ export type EvalReport = {
   answers: JudgedAnswer[];
 };
 
-/** The answering instructions: the memory block is the only source (no conversation is in the prompt). */
+/** The answering instructions: the memory blocks are the only source (no conversation is in the prompt). */
 export const ANSWER_SYSTEM = [
-  "You answer questions about the user's past conversations from what Mnemo remembers about them.",
-  "Use only the information in the memory block. Turn relative dates into dates, using the dates shown",
+  "You answer questions about two people's past conversations from what Mnemo remembers of them. Each memory",
+  'block says whose side of the conversations it was learned from; in it, "the user" is that person.',
+  "Use only the information in the memory blocks. Turn relative dates into dates, using the dates shown",
   "with the passages; when facts disagree, prefer the most recent. Answer in a few words; if the memory",
   "does not say, answer that it does not say.",
 ].join(" ");
@@ -162,11 +176,19 @@ async function runConversation(
   const answers: JudgedAnswer[] = [];
   const t = await createTestDb("pglite");
   try {
-    const { u, conn } = await setUp(t.db, o, name);
-    await ingest(u, conn, conv, log, retry);
-    const memories = await t.db.memory.count({ where: { userId: u.userId, status: "active" } });
+    const conn = await connect(t.db, o);
+    const speakers = locomoSpeakers(conv).slice(0, o.speakers === "first" ? 1 : 2);
+    const sides: Side[] = [];
+    for (const speaker of speakers) {
+      const u = await userFor(t.db, `${name}-${speaker}`);
+      await ingest(u, conn, conv, speaker, (l) => log(`${speaker}'s side: ${l}`), retry);
+      sides.push({ speaker, u });
+    }
+    const memories = await t.db.memory.count({
+      where: { userId: { in: sides.map((s) => s.u.userId) }, status: "active" },
+    });
     for (const [index, q] of qa.entries()) {
-      const a = await retry("answer", () => answerOne(u, conn, q.question, o.budget));
+      const a = await retry("answer", () => answerOne(sides, conn, q.question, o.budget));
       const gold = String(q.answer ?? "");
       const correct = await retry("judge", () => judged(judge, o, q.question, gold, a.answer));
       const done = {
@@ -189,8 +211,11 @@ async function runConversation(
   }
 }
 
-/** A database with the model connection saved, and the conversation's user. */
-async function setUp(db: Db, o: EvalOptions, name: string) {
+/** One speaker as the user of their own Mnemo (a user of the conversation's database). */
+type Side = { speaker: string; u: UserContext };
+
+/** The model connection saved in the database, as an admin would. */
+async function connect(db: Db, o: EvalOptions): Promise<ModelConnection> {
   const admin = await db.user.create({ data: { email: "eval-admin@locomo.test", role: "ADMIN" } });
   await saveConnection(
     db,
@@ -206,15 +231,23 @@ async function setUp(db: Db, o: EvalOptions, name: string) {
   clearConnectionCache(db);
   const state = await resolveConnection(db);
   if (!state.configured) throw new Error(`The model connection is not usable: ${state.reason}`);
-  const user = await db.user.create({ data: { email: `eval-${name.replace(/\W+/g, "-")}@locomo.test` } });
-  return { u: await userContext(db, user.id), conn: state.connection };
+  return state.connection;
 }
 
-/** Step 1: messages, then learning from each exchange, consolidation and embeddings, as the app does. */
+async function userFor(db: Db, name: string): Promise<UserContext> {
+  const user = await db.user.create({ data: { email: `eval-${name.replace(/\W+/g, "-")}@locomo.test` } });
+  return userContext(db, user.id);
+}
+
+/**
+ * Step 1, for one speaker as the user: messages, then learning from each exchange, consolidation and embeddings,
+ * as the app does.
+ */
 async function ingest(
   u: UserContext,
   conn: ModelConnection,
   conv: LocomoConversation,
+  speaker: string,
   log: (l: string) => void,
   retry: <T>(what: string, fn: () => Promise<T>) => Promise<T>,
 ) {
@@ -224,7 +257,7 @@ async function ingest(
     const thread = await db.thread.create({
       data: { userId: u.userId, title: `Session ${n}`, createdAt: date, lastActivityAt: date },
     });
-    const items = await appendItems(db, thread.id, locomoMessages(conv, n), { cipher: u.cipher });
+    const items = await appendItems(db, thread.id, locomoMessages(conv, n, speaker), { cipher: u.cipher });
     await db.item.updateMany({ where: { threadId: thread.id }, data: { createdAt: date } });
     let learned = 0;
     for (let i = 0; i < items.length; i++) {
@@ -249,14 +282,26 @@ async function ingest(
   if (conn.embeddingModel) await retry("embeddings", () => embedPending(db, { userId: u.userId }));
 }
 
-/** Step 2: recall at the budget, then the model's answer from the memory block alone. */
-async function answerOne(u: UserContext, conn: ModelConnection, question: string, budget: number) {
+/**
+ * Step 2: recall at the budget, then the model's answer from the memory blocks alone. The second speaker's
+ * memories (no passages: the chats are the same) take at most half the budget; the first speaker's recall, with
+ * the conversation's passages, takes the rest, so that all the blocks with their headings stay within it.
+ */
+async function answerOne(sides: Side[], conn: ModelConnection, question: string, budget: number) {
   const t0 = performance.now();
-  const r = await recall(u, question, {
-    budget,
-    semantic: conn.embeddingModel ? embedQuery(u.db, question, u.userId) : undefined,
-  });
-  const block = memoryBlock(r) ?? "(Mnemo remembers nothing relevant.)";
+  const semantic = (u: UserContext) => (conn.embeddingModel ? embedQuery(u.db, question, u.userId) : undefined);
+  const heading = (speaker: string) => (sides.length > 1 ? `Learned from ${speaker}'s side:\n` : "");
+  const parts: string[] = [];
+  let left = budget - countTokens(heading(sides[0].speaker));
+  for (const { speaker, u } of sides.slice(1)) {
+    const r = await recall(u, question, { budget: Math.floor(budget / 2), passages: false, semantic: semantic(u) });
+    const part = `${heading(speaker)}${memoryBlock(r) ?? NOTHING}`;
+    left -= countTokens(part);
+    parts.push(part);
+  }
+  const [first] = sides;
+  const r = await recall(first.u, question, { budget: Math.max(0, left), semantic: semantic(first.u) });
+  const block = [`${heading(first.speaker)}${memoryBlock(r) ?? NOTHING}`, ...parts].join("\n\n");
   const recallMs = performance.now() - t0;
   // A reasoning model refuses temperature 0: asked again at its default (lib/llm/server-quirks.ts).
   const res = await withoutRefused(conn, conn.chatModel, ["temperature"], (use) =>
@@ -278,6 +323,8 @@ async function answerOne(u: UserContext, conn: ModelConnection, question: string
   };
 }
 
+const NOTHING = "(Mnemo remembers nothing relevant.)";
+
 /** Step 3: the judge's label (anything but a CORRECT label counts as WRONG). */
 async function judged(judge: ReturnType<typeof openaiClient>, o: EvalOptions, q: string, gold: string, answer: string) {
   const prompt = (o.judgePrompt ?? JUDGE_PROMPT)
@@ -293,8 +340,19 @@ async function judged(judge: ReturnType<typeof openaiClient>, o: EvalOptions, q:
       messages: [{ role: "user", content: prompt }],
     }),
   );
-  const reply = jsonFromReply(res.choices[0]?.message?.content ?? "") as { label?: unknown } | undefined;
-  return reply?.label === "CORRECT";
+  return judgedCorrect(res.choices[0]?.message?.content ?? "");
+}
+
+/**
+ * The judge's verdict from its reply: its last label, since a judge that reasons aloud or first repeats the two
+ * choices ends on its own; a bare CORRECT or WRONG (in capitals) when it wrote no label. Anything else is WRONG.
+ */
+export function judgedCorrect(reply: string): boolean {
+  const text = withoutReasoning(reply);
+  const labels = [...text.matchAll(/["']label["']\s*:\s*["'](correct|wrong)["']/gi)];
+  const bare = [...text.matchAll(/\b(CORRECT|WRONG)\b/g)];
+  const last = labels.at(-1) ?? bare.at(-1);
+  return last?.[1].toUpperCase() === "CORRECT";
 }
 
 function report(answers: JudgedAnswer[], memories: number): EvalReport {

@@ -1,7 +1,8 @@
 // `npm run eval:locomo -- --base-url URL --model M --judge-model J [options] [LoCoMo files or folders]`
 // Runs the LoCoMo question-answering protocol through Mnemo (scripts/eval/locomo-eval.ts) and prints J, tokens per
 // answer and latency, then one JSON line. Options: --api-key (default $OPENAI_API_KEY), --embedding-model,
-// --budget (memory tokens per answer, default 2000), --conversations N, --questions N (per conversation),
+// --budget (memory tokens per answer, default 2000), --speakers first (learn about the first speaker only: half the
+// extraction calls; default both, each as the user of a Mnemo of their own, as mem0's protocol), --conversations N, --questions N (per conversation),
 // --judge-prompt FILE (the judge's instructions, with {question} {gold_answer} {generated_answer}), --out FILE
 // (every answer and label as JSON), --concurrency N (conversations at once, default 1). Each conversation gets a
 // fresh embedded database; nothing is kept. Every answer is also appended to a progress file (--out's name +
@@ -59,6 +60,7 @@ const report = await runLocomoEval({
   judgeModel: judgeModel!,
   embeddingModel: flag("embedding-model"),
   budget: Number(flag("budget") ?? 2000),
+  speakers: flag("speakers") === "first" ? "first" : "both",
   maxConversations: Number(flag("conversations") ?? 0),
   maxQuestions: Number(flag("questions") ?? 0),
   judgePrompt: judgePromptFile ? fs.readFileSync(judgePromptFile, "utf8") : undefined,
