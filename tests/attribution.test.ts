@@ -59,6 +59,20 @@ describe("attributeMemories", () => {
     expect(attributeMemories("Rest well. [memory: likes chess]", "Tips?", FOUR)).toEqual([]);
   });
 
+  it("a terse answer uses the memory holding what it says, though it carries little of that memory", () => {
+    const sent = [
+      ...FOUR,
+      {
+        id: "studio",
+        text: "Is opening a dance studio downtown; the official opening night is next Friday, after months of renovation",
+      },
+      { id: "salsa", text: "Goes to salsa dance lessons on Tuesdays" },
+    ];
+    expect(attributeMemories("A dance studio.", "What am I working on?", sent)).toEqual(["studio"]);
+    // A word two memories hold is not enough to credit either.
+    expect(attributeMemories("Dancing.", "What do I do for fun?", sent)).toEqual([]);
+  });
+
   it("nothing is used by an empty answer", () => {
     expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
   });

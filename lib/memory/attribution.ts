@@ -5,7 +5,10 @@
 // specific they are: a word the question already said counts half (an answer
 // echoes its question), a word several of the sent memories share counts less,
 // and a name or a number (written with a capital inside the memory, or with
-// digits) is enough on its own. "Memories used" and every signal learned from
+// digits) is enough on its own. A short answer carries little of any memory
+// ("a dance studio" from "Jon is working on opening a dance studio, …"), so a
+// memory also counts when it holds most of what the answer says beyond the
+// question. "Memories used" and every signal learned from
 // use (use counts, ratings, procedure checks, expiry) read this, not the list
 // of memories the model was given. A model that cites what it used
 // ("[memory: Has a dog]", lib/memory/citation-format.ts) adds those too.
@@ -38,6 +41,13 @@ function namedWords(text: string): Set<string> {
   return names;
 }
 
+/**
+ * The answer side: a memory holding this share of the weight of the answer's own words (not the question's, weighed
+ * as above), and at least ANSWER_MIN_WEIGHT of it (one word only it holds, or two that one other memory shares).
+ */
+const ANSWER_SHARE = 0.5;
+const ANSWER_MIN_WEIGHT = 1;
+
 /** Share of a citation's words a memory must hold to be the one cited. */
 const CITED_SHARE = 0.6;
 
@@ -68,11 +78,20 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter((w) => w.length > 1 && !GENERAL.has(w))));
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
+  // What the answer says beyond the question, each word weighed by how few of the memories hold it.
+  const own = [...said].filter((w) => w.length > 1 && !GENERAL.has(w) && !asked.has(w));
+  const ownWeight = (w: string) => 1 / (spread.get(w) ?? 1);
+  const ownTotal = own.reduce((t, w) => t + ownWeight(w), 0);
+  const explainsAnswer = (words: Set<string>) => {
+    const held = own.filter((w) => words.has(w)).reduce((t, w) => t + ownWeight(w), 0);
+    return held >= ANSWER_MIN_WEIGHT && held >= ANSWER_SHARE * ownTotal;
+  };
   return sent
     .filter((m, i) => {
       if (cited.has(m.id)) return true;
       const words = wordsOf[i];
       if (!words.size) return false;
+      if (explainsAnswer(words)) return true;
       const names = namedWords(m.text);
       let total = 0;
       let carried = 0;

@@ -7,6 +7,11 @@
 // every question of categories 1-4 we ask what would be injected in a new
 // thread, at several budgets, and check which evidence turns it covers.
 //
+// Attribution ("Memories used", lib/memory/attribution.ts) is measured beside it, at 2,000 tokens with memories:
+// the gold answer stands in for the model's answer (a terse one), and a memory sent with the question counts as
+// truly used when its evidence turns include one of the question's. Precision and recall of the memories the
+// answer is credited with, against crediting every memory sent (what "used" meant before attribution).
+//
 // Lexical recall always runs. Hybrid recall (words + vectors) runs too when an
 // embedding endpoint is configured for the bench: BENCH_EMBEDDING_MODEL with
 // BENCH_EMBEDDING_BASE_URL (and BENCH_EMBEDDING_API_KEY if it needs one), e.g.
@@ -35,6 +40,7 @@ const { saveConnection, clearConnectionCache } = await import("../../lib/llm/con
 const { embedQuery } = await import("../../lib/llm/embeddings");
 const { embedPending } = await import("../../lib/memory/embed");
 const { startMockLlm } = await import("../../testing/mock-llm");
+const { attributeMemories } = await import("../../lib/memory/attribution");
 
 type EmbeddingSetup = { baseURL: string; model: string; apiKey?: string; label: string };
 async function embeddingSetup(args: string[]): Promise<EmbeddingSetup | null> {
@@ -69,6 +75,13 @@ async function main() {
     return rows.get(k)!;
   };
   let questions = 0;
+  // Attribution at 2,000 tokens with memories: [credited and truly used, credited, truly used], summed.
+  const credit = { attributed: [0, 0, 0], everySent: [0, 0, 0] };
+  const tally = (into: number[], credited: Set<string>, used: Set<string>) => {
+    into[0] += [...credited].filter((id) => used.has(id)).length;
+    into[1] += credited.size;
+    into[2] += used.size;
+  };
 
   for (const mode of ["messages_only", "with_memories"] as const) {
     for (const file of inputs) {
@@ -166,6 +179,26 @@ async function main() {
                     tokens: r.tokens,
                   }) + "\n",
                 );
+              if (mode === "with_memories" && budget === 2000 && !variant) {
+                const used = new Set(
+                  r.memories.filter((m) => (m.sourceRef ?? "").split(",").some((e) => ev.includes(e))).map((m) => m.id),
+                );
+                const sent = r.memories.map((m) => ({ id: m.id, text: m.text }));
+                const credited = new Set(attributeMemories(String(qa.answer ?? ""), qa.question, sent));
+                tally(credit.attributed, credited, used);
+                if (process.env.ATTRIBUTION_MISSES)
+                  fs.appendFileSync(
+                    process.env.ATTRIBUTION_MISSES,
+                    JSON.stringify({
+                      q: qa.question,
+                      a: qa.answer,
+                      missed: sent.filter((m) => used.has(m.id) && !credited.has(m.id)).map((m) => m.text),
+                      wrong: sent.filter((m) => !used.has(m.id) && credited.has(m.id)).map((m) => m.text),
+                      right: sent.filter((m) => used.has(m.id) && credited.has(m.id)).map((m) => m.text),
+                    }) + "\n",
+                  );
+                tally(credit.everySent, new Set(sent.map((m) => m.id)), used);
+              }
               const rw = row(mode + variant, budget);
               rw.any.push(ev.some((e) => covered.has(e)) ? 1 : 0);
               rw.all.push(ev.every((e) => covered.has(e)) ? 1 : 0);
@@ -218,6 +251,22 @@ async function main() {
       })),
     ),
   );
+  const scores = ([hit, credited, used]: number[]) => {
+    const precision = credited ? hit / credited : 0;
+    const recall = used ? hit / used : 0;
+    return { precision, recall, f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0 };
+  };
+  const attribution = scores(credit.attributed);
+  const baseline = scores(credit.everySent);
+  console.log("\nAttribution at 2,000 tokens with memories (the gold answer as the answer):");
+  console.log(
+    table(
+      [
+        { credited: "memories the answer carries (attribution)", ...attribution },
+        { credited: "every memory sent", ...baseline },
+      ].map((a) => ({ ...a, precision: round(a.precision, 3), recall: round(a.recall, 3), f1: round(a.f1, 3) })),
+    ),
+  );
   const get = (mode: string, budget: number | string) => rows.get(`${mode}|${budget}`)!;
   const keys = (mode: "with_memories" | "messages_only", prefix: string) => ({
     [`${prefix}recall_any_at_2000`]: round(mean(get(mode, 2000).any), 3),
@@ -241,6 +290,9 @@ async function main() {
       embeddings: emb?.label ?? null,
       ...keys("with_memories", ""),
       ...hybrid("with_memories", ""),
+      attribution_precision_at_2000: round(attribution.precision, 3),
+      attribution_recall_at_2000: round(attribution.recall, 3),
+      every_sent_precision_at_2000: round(baseline.precision, 3),
       ...keys("messages_only", "messages_only_"),
       ...hybrid("messages_only", "messages_only_"),
     }),
