@@ -284,9 +284,16 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect(next, "the next share waits a minute").not.toBeNull();
     const [m] = await t.db.memory.findMany({ where: { userId: user, source: "inferred" } });
     expect(m).toMatchObject({ text: "Has a golden retriever named Max", status: "pending", source: "inferred" });
-    expect((await t.db.item.findUnique({ where: { id: m.sourceItemId! } }))?.sourceRef).toBe("u1");
+    const said = await t.db.item.findUnique({ where: { id: m.sourceItemId! } });
+    expect(said?.sourceRef).toBe("u1");
     const asked = JSON.stringify(mock.chatRequests()[0].body);
     expect(asked).toContain("Max needs a microchip"); // the answer past the tool notes
+    // Old history is dated by when it was said: the memory model counts relative dates from that day, and the
+    // memory is true since then, not since the import.
+    expect(said!.createdAt.getTime()).toBeLessThan(Date.now() - 86_400_000);
+    const day = new Intl.DateTimeFormat("en-GB", { dateStyle: "full", timeZone: "UTC" }).format(said!.createdAt);
+    expect(asked).toContain(`Date of the exchange: ${day}`);
+    expect(m.validFrom).toEqual(said!.createdAt);
 
     // The model fails: the exchange is given back, and read on the retry.
     mock.reset();

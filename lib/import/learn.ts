@@ -98,6 +98,8 @@ type Exchange = {
   position: number;
   question: string;
   answer: string;
+  /** When the user wrote it (relative dates in it count from then). */
+  at: Date;
   learned: number | null;
   /** The conversation's project scope: what it teaches belongs there. */
   scope: MemoryScope;
@@ -126,7 +128,8 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
     if (!thread) return null;
     const learned = thread.importLearnedThrough;
     const [next] = await db.$queryRaw<Array<Omit<Exchange, "learned" | "scope">>>`
-      SELECT u."threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer
+      SELECT u."threadId", u.id AS "userItemId", u.position, u.content AS question, a.content AS answer,
+        u."createdAt" AS at
       FROM "Item" u ${ANSWER}
       WHERE u."threadId" = ${thread.id} AND u.role = 'user' AND u.position > COALESCE(${learned}::int, -1)
         -- Not what "forget me" covered (lib/memory/long-term.ts).
@@ -174,6 +177,7 @@ export async function learnFromImports(
         userItemId: ex.userItemId,
         question: c.open(ex.question),
         answer: c.open(ex.answer),
+        at: ex.at,
         review: true, // history from elsewhere is never learned without the user's say
       });
     } catch (e) {

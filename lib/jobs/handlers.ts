@@ -57,12 +57,12 @@ async function connection(db: Db) {
 async function exchange(u: UserContext, threadId: string, userItemId: string, answerItemId: string) {
   const rows = await u.db.item.findMany({
     where: { threadId, id: { in: [userItemId, answerItemId] } },
-    select: { id: true, content: true, status: true },
+    select: { id: true, content: true, status: true, createdAt: true },
   });
   const q = rows.find((r) => r.id === userItemId);
   const a = rows.find((r) => r.id === answerItemId);
   if (!q || !a || a.status !== "complete") return null;
-  return { question: u.cipher.open(q.content), answer: u.cipher.open(a.content) };
+  return { question: u.cipher.open(q.content), answer: u.cipher.open(a.content), at: q.createdAt };
 }
 
 /** Each job makes its user's context (lib/user-context.ts) once, from the ids its payload carries. */

@@ -54,26 +54,39 @@ export const extractionSchema = z
   });
 export type Decision = z.infer<typeof decisionSchema>;
 
-const INSTRUCTIONS = `You maintain a user's long-term memory for a chat assistant. From the latest exchange, decide what durable information about the USER is worth remembering: facts about them (name, family, work, places), stable preferences, and procedures they want followed. Ignore small talk, one-off requests, and anything about the assistant. Never record passwords, keys, card or account numbers.
+const INSTRUCTIONS = `You maintain a user's long-term memory for a chat assistant. From the latest exchange, decide what durable information about the USER is worth remembering: facts about them (name, family, work, places), stable preferences, and procedures they want followed. Ignore small talk, one-off requests, and anything about the assistant. Never record passwords, keys, card or account numbers. Write times as dates: "yesterday", "last week" or "next month" become the day, week or month they mean, counted from the date of the exchange.
 Existing related memories are listed with ids. Reply with JSON only: {"decisions": [...]}, each one of
 {"op":"ADD","text":"<short third-person statement>","kind":"fact|preference|procedure|other","confidence":0-1}  (a procedure: "text" names the task and "steps":["...","..."] lists them in order)
 {"op":"UPDATE","id":"<existing id>","text":"<new statement>","why":"changed|corrected"}  ("changed": it was true and now is not, e.g. they moved or changed jobs; "corrected": it was never right, or only lacked detail)
 {"op":"DELETE","id":"<existing id>"}  (no longer true)
 {"op":"NONE"}  (nothing to change)`;
 
+const EXCHANGE_DAY = new Intl.DateTimeFormat("en-GB", { dateStyle: "full", timeZone: "UTC" });
+
+/** A memory learned from an exchange older than this is dated by the exchange, not by when it was learned. */
+const DATED_AFTER_MS = 24 * 60 * 60 * 1000;
+
 export type ExtractionResult = { applied: Array<{ op: Decision["op"]; memoryId?: string }>; rejected: number };
 
 export async function extractMemories(
   u: UserContext,
   conn: ModelConnection,
-  input: { threadId: string; userItemId: string; question: string; answer: string; review: boolean },
+  input: {
+    threadId: string;
+    userItemId: string;
+    question: string;
+    answer: string;
+    review: boolean;
+    /** When the user's message was written: relative dates in it count from then (imported history is old). */
+    at?: Date;
+  },
 ): Promise<ExtractionResult> {
   const { db } = u;
   const related = await searchMemories(u, input.question, 15);
   const parsed = await askMemoryModelJson(
     conn,
     INSTRUCTIONS,
-    `Existing related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
+    `Date of the exchange: ${EXCHANGE_DAY.format(input.at ?? new Date())}\n\nExisting related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
     extractionSchema,
     { db, userId: u.userId },
   );
@@ -92,10 +105,12 @@ export async function extractMemories(
 
 export async function applyDecisions(
   u: UserContext,
-  input: { threadId: string; userItemId: string; review: boolean },
+  input: { threadId: string; userItemId: string; review: boolean; at?: Date },
   decisions: Decision[],
 ): Promise<ExtractionResult> {
   const result: ExtractionResult = { applied: [], rejected: 0 };
+  // Learned from old history (an import, a queue that waited): true since the exchange said it, not since today.
+  const validFrom = input.at && Date.now() - input.at.getTime() > DATED_AFTER_MS ? input.at : undefined;
   // Every change goes through the gate of lib/memory/writes.ts: pause, review, protected memories.
   const now = await u.settings();
   const policy = { paused: now.paused, review: now.review || input.review };
@@ -116,6 +131,7 @@ export async function applyDecisions(
                 steps: d.kind === "procedure" ? d.steps : undefined,
                 confidence: d.confidence,
                 source: "inferred",
+                validFrom,
                 ...from,
               },
             }

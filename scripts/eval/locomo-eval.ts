@@ -263,14 +263,15 @@ async function ingest(
     for (let i = 0; i < items.length; i++) {
       if (items[i].role !== "user") continue;
       const next = items[i + 1]?.role === "assistant" ? items[i + 1] : null;
-      const question = `[${date.toISOString().slice(0, 10)}] ${items[i].content}`;
+
       // A failed call changed nothing (the decisions come after it), so it is simply made again.
       const r = await retry("extraction", () =>
         extractMemories(u, conn, {
           threadId: thread.id,
           userItemId: items[i].id,
-          question,
+          question: items[i].content,
           answer: next?.content ?? "",
+          at: date, // the session's date: relative dates in it count from then
           review: false,
         }),
       );
