@@ -77,6 +77,8 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   await page.getByTestId("import-learn").getByRole("link", { name: "review queue" }).click();
   await expect(page.getByText("Has a golden retriever named Max")).toBeVisible();
   await expect(page.getByText("waiting for review").first()).toBeVisible();
+  // Dated from when it was said in the imported chat, not from the day of the import.
+  await expect(page.getByTestId("memory-validity").first()).toHaveText("true since March 2024");
   await page.screenshot({ path: "test-results/import-review.png", fullPage: true });
 });
 

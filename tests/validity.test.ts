@@ -11,7 +11,7 @@ import { importConversations } from "@/lib/import/run";
 import { exportUserData } from "@/lib/account/export";
 import { applyDecisions } from "@/lib/memory/extract";
 import { memoryBlock, recall } from "@/lib/memory/recall";
-import { pastQuestion, spanText } from "@/lib/memory/validity";
+import { pastQuestion, spanText, trueBeforeLearned } from "@/lib/memory/validity";
 import { settleConflict } from "@/lib/memory/conflicts";
 import { runMemoryTool } from "@/lib/memory/tools";
 import { memoriesJson, importMemories } from "@/lib/memory/portable";
@@ -58,6 +58,13 @@ describe("questions about the past", () => {
       "from March 2021 until June 2025",
     );
     expect(spanText({ validFrom: from, validUntil: null })).toBe("since March 2021");
+  });
+
+  it("a memory learned from old history shows its start; one learned as it was said does not", () => {
+    const learned = new Date("2026-11-26T10:00:00Z");
+    expect(trueBeforeLearned({ validFrom: new Date("2024-03-01T00:00:00Z"), createdAt: learned })).toBe(true);
+    expect(trueBeforeLearned({ validFrom: null, createdAt: learned })).toBe(false);
+    expect(trueBeforeLearned({ validFrom: new Date("2026-11-24T00:00:00Z"), createdAt: learned })).toBe(false);
   });
 });
 

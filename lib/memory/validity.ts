@@ -132,6 +132,13 @@ export async function pastMemories(u: UserContext, question: string, ranges: Dat
 
 const MONTH_YEAR = new Intl.DateTimeFormat("en", { month: "long", year: "numeric", timeZone: "UTC" });
 
+/** True since a month before it was learned (learned from old or imported history): its start says something. */
+export function trueBeforeLearned(m: { validFrom: Date | null; createdAt: Date }): boolean {
+  return (
+    !!m.validFrom && m.validFrom < m.createdAt && MONTH_YEAR.format(m.validFrom) !== MONTH_YEAR.format(m.createdAt)
+  );
+}
+
 /** "from March 2021 until June 2025": how a past memory's span reads in the prompt and on the dashboard. */
 export function spanText(m: { validFrom: Date; validUntil: Date | null }): string {
   const from = MONTH_YEAR.format(m.validFrom);

@@ -19,7 +19,7 @@ import { goneSources } from "@/lib/memory/provenance";
 const PROFILE_SCAN = 2000;
 
 export const metadata: Metadata = { title: "Memory" };
-import { spanText, validSince } from "@/lib/memory/validity";
+import { spanText, trueBeforeLearned, validSince } from "@/lib/memory/validity";
 import { readAbout } from "@/lib/memory/about";
 import { listProjects } from "@/lib/projects/projects";
 export const dynamic = "force-dynamic";
@@ -122,9 +122,10 @@ export default async function MemoryPage({
     projectId: m.projectId,
     private: m.private,
     expiresAt: m.expiresAt?.toISOString() ?? null,
-    // Shown when it says more than "since it was learned": a past memory's span, or a replacement's start.
+    // Shown when it says more than "since it was learned": a past memory's span, a replacement's start, or the start
+    // of one learned from old history.
     validity:
-      m.status === "past" || before.has(m.id)
+      m.status === "past" || before.has(m.id) || trueBeforeLearned(m)
         ? spanText({ validFrom: validSince(m), validUntil: m.status === "past" ? m.validUntil : null })
         : null,
     before: before.get(m.id) ?? [],
