@@ -79,11 +79,13 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
   // What the answer says beyond the question, each word weighed by how few of the memories hold it.
-  const own = [...said].filter((w) => w.length > 1 && !GENERAL.has(w) && !asked.has(w));
+  const own = new Set([...said].filter((w) => w.length > 1 && !GENERAL.has(w) && !asked.has(w)));
   const ownWeight = (w: string) => 1 / (spread.get(w) ?? 1);
-  const ownTotal = own.reduce((t, w) => t + ownWeight(w), 0);
+  let ownTotal = 0;
+  for (const w of own) ownTotal += ownWeight(w);
   const explainsAnswer = (words: Set<string>) => {
-    const held = own.filter((w) => words.has(w)).reduce((t, w) => t + ownWeight(w), 0);
+    let held = 0;
+    for (const w of words) if (own.has(w)) held += ownWeight(w); // a memory's few words, not a long answer's many
     return held >= ANSWER_MIN_WEIGHT && held >= ANSWER_SHARE * ownTotal;
   };
   return sent
