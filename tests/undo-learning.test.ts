@@ -100,6 +100,41 @@ describe.each(engines)("undo withdraws what the turn taught on %s", (engine) => 
     expect(await goneSources(t.db, user, [miso])).toEqual(new Map([[miso.id, "chat"]]));
   });
 
+  it("a correction the turn made is taken back with its source: the memory names the message it came from again", async () => {
+    const user = await newUser();
+    const u = await userContext(t.db, user);
+    mock.script({
+      match: "I play the violin",
+      json: { decisions: [{ op: "ADD", text: "Plays the violin", kind: "fact", confidence: 0.9 }] },
+    });
+    const first = await collect(runTurn(t.db, user, { kind: "send", content: "I play the violin in a quartet" }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const violin = await t.db.memory.findFirstOrThrow({ where: { userId: user, text: "Plays the violin" } });
+    expect(violin.sourceItemId).toBe(userItemOf(first));
+    mock.script({
+      match: "actually the viola",
+      json: { decisions: [{ op: "UPDATE", id: violin.id, text: "Plays the viola", why: "corrected" }] },
+    });
+    const second = await collect(
+      runTurn(t.db, user, { kind: "send", content: "Sorry, actually the viola", threadId: threadOf(first) }),
+    );
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    expect(await t.db.memory.findUniqueOrThrow({ where: { id: violin.id } })).toMatchObject({
+      text: "Plays the viola",
+      sourceItemId: userItemOf(second),
+    });
+    await undoLastTurn(u, threadOf(first));
+    const back = await t.db.memory.findUniqueOrThrow({ where: { id: violin.id } });
+    expect(back).toMatchObject({
+      text: "Plays the violin",
+      status: "active",
+      sourceThreadId: threadOf(first),
+      sourceItemId: userItemOf(first),
+    });
+    // Its source is the message it was first learned from, still there: nothing says "source removed".
+    expect(await goneSources(t.db, user, [back])).toEqual(new Map());
+  });
+
   it("a memory the turn ended or forgot is current again; one the user changed since stays as they left it", async () => {
     const user = await newUser();
     const u = await userContext(t.db, user);

@@ -255,6 +255,7 @@ export async function updateMemoryText(
             actor: by.actor,
             reason: closing ? `${by.reason} (the earlier fact is kept as past)` : by.reason,
             sourceItemId: by.sourceItemId ?? null,
+            sourceBefore: JSON.stringify({ threadId: current.sourceThreadId, itemId: current.sourceItemId }),
           },
         },
       },
@@ -315,7 +316,7 @@ export async function revertModelRewrite(
               sourceThreadId: closed.sourceThreadId,
               sourceItemId: closed.sourceItemId,
             }
-          : {}),
+          : sourceBefore(last.sourceBefore)),
       },
     });
     if (!count) return false;
@@ -327,6 +328,14 @@ export async function revertModelRewrite(
   });
   if (done) await outdatesAbout(db, m);
   return done;
+}
+
+const SOURCE_BEFORE = z.object({ threadId: z.string().nullable(), itemId: z.string().nullable() });
+
+/** The source a text change recorded as the memory's before it (none recorded: an older version, left as it is). */
+function sourceBefore(recorded: string | null): { sourceThreadId?: string | null; sourceItemId?: string | null } {
+  const was = SOURCE_BEFORE.safeParse(recorded ? JSON.parse(recorded) : null);
+  return was.success ? { sourceThreadId: was.data.threadId, sourceItemId: was.data.itemId } : {};
 }
 
 /** `from`: the message a model's change was learned from, kept on the version so that undoing it can take it back. */

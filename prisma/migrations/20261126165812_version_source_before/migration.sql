@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "MemoryVersion" ADD COLUMN     "sourceBefore" TEXT;
+
