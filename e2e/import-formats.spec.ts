@@ -114,7 +114,15 @@ test("Claude's export zip: projects.json becomes projects with their instruction
   await register(page, uniqueEmail("import-claude-zip"));
   const tag = Date.now().toString(36);
   const projects = [
-    { uuid: `p-${tag}`, name: `Thesis ${tag}`, prompt_template: "Reply as my supervisor.", is_starter_project: false },
+    {
+      uuid: `p-${tag}`,
+      name: `Thesis ${tag}`,
+      prompt_template: "Reply as my supervisor.",
+      is_starter_project: false,
+      docs: [
+        { uuid: `d-${tag}`, filename: "methods.md", content: `# Methods ${tag}\n\nDrip irrigation against furrows.` },
+      ],
+    },
     { uuid: `s-${tag}`, name: "How to use Claude", prompt_template: "", is_starter_project: true, docs: [] },
   ];
   const file = zipFile("claude-export", {
@@ -133,6 +141,7 @@ test("Claude's export zip: projects.json becomes projects with their instruction
   });
   await importFile(page, file, "Imported 1 conversation (2 messages) from Claude.");
   await expect(page.getByTestId("import-result")).toContainText("Projects: 1 added");
+  await expect(page.getByTestId("import-result")).toContainText("1 project knowledge file came with them");
   await expect(page.getByTestId("import-result")).toContainText(
     "What Claude remembered about you became 3 memories waiting for your review",
   );
@@ -150,6 +159,11 @@ test("Claude's export zip: projects.json becomes projects with their instruction
     .click();
   await expect(page.getByLabel("Instructions")).toHaveValue("Reply as my supervisor.");
   await expect(page.getByRole("link", { name: "How to use Claude" })).toHaveCount(0);
+  // The knowledge file is a chat in the project, its text as Claude had it.
+  await page.getByRole("link", { name: "methods.md (project knowledge)" }).first().click();
+  await expect(page.getByTestId("message-user").first()).toContainText(`Methods ${tag}`);
+  await expect(page.getByTestId("message-user").first()).toContainText("Drip irrigation against furrows.");
+  await page.screenshot({ path: "test-results/import-claude-project-file.png", fullPage: true });
 });
 
 test("Claude as real exports are: an artifact reads as the answer's code, tool calls fold, no thinking", async ({

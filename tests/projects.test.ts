@@ -11,6 +11,7 @@ import { appendItems } from "@/lib/memory/session";
 import { runTurn } from "@/lib/chat/turn";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { createProject, deleteProject, moveMemory, moveThread, updateProject } from "@/lib/projects/projects";
+import { learnPlan } from "@/lib/import/learn";
 import { exactScope } from "@/lib/projects/scope";
 import { consolidateUser } from "@/lib/memory/consolidate";
 import { modelChange } from "@/lib/memory/writes";
@@ -363,7 +364,13 @@ describe.each(engines)("projects on %s", (engine) => {
         docs: [{ uuid: "d-1", filename: "outline.md", content: "# Outline\n".repeat(2000) }],
       },
       { uuid: "5a5a5a5a-bbbb", name: "Garden", prompt_template: "", is_starter_project: false, docs: [] },
-      { uuid: "9c9c9c9c-cccc", name: "How to use Claude", prompt_template: "", is_starter_project: true, docs: [] },
+      {
+        uuid: "9c9c9c9c-cccc",
+        name: "How to use Claude",
+        prompt_template: "",
+        is_starter_project: true,
+        docs: [{ uuid: "d-9", filename: "Claude prompting guide.md", content: "Anthropic's example document." }],
+      },
     ];
     // A conversation naming its project by id only comes first in the zip; projects.json after it.
     const conversations = [{ ...claude, project_uuid: "0f1e2d3c-aaaa" }];
@@ -381,8 +388,18 @@ describe.each(engines)("projects on %s", (engine) => {
       ["Garden", ""],
       ["Thesis", "Reply as my thesis supervisor."],
     ]);
-    const thread = await t.db.thread.findFirstOrThrow({ where: { userId: u.userId } });
+    const thread = await t.db.thread.findFirstOrThrow({
+      where: { userId: u.userId, importSource: "claude", title: { not: { contains: "project knowledge" } } },
+    });
     expect(thread.projectId).toBe(projects[1].id);
+    // The project's knowledge file came too, as a chat of one message in the project; the starter project's did not.
+    expect(report.projectDocuments).toBe(1);
+    const docs = await t.db.thread.findMany({ where: { userId: u.userId, title: { contains: "project knowledge" } } });
+    expect(docs.map((d) => [d.title, d.projectId])).toEqual([["outline.md (project knowledge)", projects[1].id]]);
+    const [doc] = await t.db.item.findMany({ where: { threadId: docs[0].id } });
+    expect(doc.content.startsWith("[Project knowledge file: outline.md]\n\n# Outline")).toBe(true);
+    // A file is reference, not something the user said: learning from the import does not read it.
+    expect(await learnPlan(t.db, u.userId)).toMatchObject({ remaining: 1 });
 
     // Renamed since: a second import (newer layout, one file per project, before the conversations) keeps the name.
     await updateProject(u, { id: projects[1].id, name: "PhD", instructions: "Be brief." });
@@ -393,6 +410,7 @@ describe.each(engines)("projects on %s", (engine) => {
     });
     const second = await importConversations(u, [again]);
     expect(second).toMatchObject({ conversations: 0, duplicates: 1, projects: { added: 0, named: 0 } });
+    expect(second.projectDocuments).toBeUndefined(); // the knowledge file is not stored twice
     const after = await t.db.project.findMany({ where: { userId: u.userId }, orderBy: { name: "asc" } });
     expect(after.map((p) => [p.name, p.instructions])).toEqual([
       ["Garden", ""],
@@ -402,7 +420,12 @@ describe.each(engines)("projects on %s", (engine) => {
     // projects.json chosen on its own: the projects, no conversations and nothing skipped.
     const other = await newUser();
     const alone = await importConversations(other, [JSON.stringify(projectsJson)]);
-    expect(alone).toMatchObject({ conversations: 0, skipped: { count: 0 }, projects: { added: 2, named: 0 } });
+    expect(alone).toMatchObject({
+      conversations: 0,
+      skipped: { count: 0 },
+      projects: { added: 2, named: 0 },
+      projectDocuments: 1,
+    });
   });
 
   it("Claude's memory (memories.json) waits for review as statements, in general memory and in each project", async () => {

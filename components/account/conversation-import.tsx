@@ -54,6 +54,10 @@ function summary(r: Report): string {
     parts.push(
       `Projects: ${n(r.projects.added)} added${r.projects.named ? `, ${n(r.projects.named)} given their names and instructions` : ""} (see Projects in the sidebar).`,
     );
+  if (r.projectDocuments)
+    parts.push(
+      `${plural(r.projectDocuments, "project knowledge file")} came with them, each as a chat in its project (found by search and recall there).`,
+    );
   if (r.memories) parts.push(`Memories: ${n(r.memories.added)} added, ${n(r.memories.skipped)} already there.`);
   if (r.customInstructions?.added)
     parts.push(

@@ -80,6 +80,14 @@ export type ImportedProject = {
   sameAs?: string;
 };
 
+/** A project a file lists on its own (Claude's projects.json, Mnemo's export), with what came in it. */
+export type ListedProject = ImportedProject & {
+  /** Claude's example project: left out unless a conversation was in it. */
+  starter?: boolean;
+  /** Its knowledge files, each as a thread of one message in the project. */
+  documents?: ImportedConversation[];
+};
+
 export type CustomInstructions = { about: string | null; howToRespond: string | null };
 
 /** Why a conversation with nothing to import is left out. */

@@ -13,7 +13,7 @@ import {
   text,
   type ImportFormat,
   type ImportedConversation,
-  type ImportedProject,
+  type ListedProject,
   type ImportedSideFeedback,
 } from "./conversation";
 import { isChatGpt, isChatGptFeedback, parseChatGpt, parseChatGptFeedback } from "./formats/chatgpt";
@@ -36,7 +36,7 @@ type Obj = Record<string, unknown>;
 
 export type ImportEntry =
   | { kind: "conversation"; conversation: ImportedConversation }
-  | { kind: "project"; project: (ImportedProject & { starter?: boolean }) | null }
+  | { kind: "project"; project: ListedProject | null }
   | {
       kind: "skipped";
       format: ImportFormat | null;

@@ -13,6 +13,7 @@ import {
   type CustomInstructions,
   type ImportFormat,
   type ImportedProject,
+  type ListedProject,
   type ImportedSideFeedback,
 } from "./conversation";
 import { MAX_SIDE_FEEDBACK, storeSideFeedback } from "./feedback";
@@ -36,6 +37,8 @@ export type ImportReport = {
   droppedMessages: { count: number; reasons: SkipReason[] };
   /** Projects the file lists (Claude's projects.json, Mnemo's export): made, or named when only their id was known. */
   projects?: { added: number; named: number };
+  /** Knowledge files of the projects listed (Claude's `docs`), each stored as a thread of one message in its project. */
+  projectDocuments?: number;
   /** Mnemo's own export also carries memories. */
   memories?: { added: number; skipped: number };
   /** ChatGPT's custom instructions, as memories waiting for review. */
@@ -79,7 +82,7 @@ export async function importConversations(
   const sideFeedback: ImportedSideFeedback[] = [];
   let inlineFeedback = 0;
   // Projects named by Mnemo's export, by ref; and the Mnemo project each became (memories follow them there).
-  const projects = new Map<string, ImportedProject & { starter?: boolean }>();
+  const projects = new Map<string, ListedProject>();
   const projectIds = new Map<string, string>();
   // Custom instructions repeat in every conversation: each distinct version once, with the first thread that had it.
   const instructions = new Map<string, CustomInstructions & { threadId: string | null }>();
@@ -107,7 +110,11 @@ export async function importConversations(
 
   report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
   if (memories.length) report.memories = await importExportedMemories(u, memories, projects, projectIds);
-  if (projects.size) report.projects = await settleProjects(u, projects, projectIds);
+  if (projects.size) {
+    const { documents, ...settled } = await settleProjects(u, projects, projectIds);
+    report.projects = settled;
+    if (documents) report.projectDocuments = documents;
+  }
   if (claudeMemories.length) report.claudeMemory = await importClaudeMemories(u, claudeMemories, projects);
   if (sideFeedback.length || inlineFeedback) {
     const side = sideFeedback.length ? await storeSideFeedback(u, sideFeedback) : { added: 0, unmatched: 0 };
@@ -198,17 +205,19 @@ export async function importConversations(
  * The projects the file listed that no thread or memory brought in: Claude's projects.json (its starter project
  * left out unless a conversation was in it), a Mnemo project left empty. Those already made get their names.
  */
-async function settleProjects(
-  u: UserContext,
-  projects: Map<string, ImportedProject & { starter?: boolean }>,
-  projectIds: Map<string, string>,
-) {
-  const out = { added: 0, named: 0 };
+async function settleProjects(u: UserContext, projects: Map<string, ListedProject>, projectIds: Map<string, string>) {
+  const out = { added: 0, named: 0, documents: 0 };
   for (const [ref, p] of projects) {
     if (p.starter && !projectIds.has(ref)) continue;
     const claudeId = ref.startsWith("claude:") ? ref.slice("claude:".length) : null;
     const r = await settleImportedProject(u, p, claudeId ? claudePlaceholderName(claudeId) : null);
     if (r !== "kept") out[r]++;
+    // Its knowledge files (never the starter project's: Anthropic's examples), each once however often imported.
+    if (p.starter) continue;
+    for (const doc of p.documents ?? []) {
+      const w = await writeConversation(u.db, u.userId, { ...doc, project: p }, u.cipher);
+      if (w.status === "imported") out.documents++;
+    }
   }
   return out;
 }

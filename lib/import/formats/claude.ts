@@ -8,7 +8,7 @@
 // `tool_use` blocks whose input is the work itself; an upload is listed under
 // `files` and, when its text was extracted, again under `attachments`.
 // Attachments with extracted text keep it; binary files are noted. Its
-// projects.json gives project names and instructions (see parseClaudeProject).
+// projects.json gives project names, instructions and knowledge files (see parseClaudeProject).
 import {
   chain,
   pruneTree,
@@ -202,7 +202,7 @@ export const claudePlaceholderName = (id: string) => `Claude project ${id.slice(
 /**
  * One entry of Claude's projects.json (or of projects/<uuid>.json in newer exports): {uuid, name, description,
  * is_private, is_starter_project, prompt_template, docs[{filename, content}], creator}. The export's conversations
- * do not say which project they were in, so these give names and instructions, not threads.
+ * do not say which project they were in, so these give names, instructions and the project's knowledge files.
  */
 export const isClaudeProject = (v: Obj) =>
   !!str(v.uuid) &&
@@ -210,14 +210,53 @@ export const isClaudeProject = (v: Obj) =>
   !("chat_messages" in v) &&
   ("prompt_template" in v || "is_starter_project" in v || Array.isArray(v.docs));
 
-export function parseClaudeProject(v: Obj): ImportedProject & { starter: boolean } {
+export function parseClaudeProject(v: Obj): ImportedProject & { starter: boolean; documents: ImportedConversation[] } {
   const id = str(v.uuid)!;
-  return {
+  const project = {
     ref: `claude:${id}`,
     name: text(v.name) || claudePlaceholderName(id),
     instructions: text(v.prompt_template) || undefined,
-    starter: v.is_starter_project === true,
   };
+  return { ...project, starter: v.is_starter_project === true, documents: claudeProjectDocuments(v, project) };
+}
+
+/** At most this many of one project's knowledge files. */
+const MAX_PROJECT_DOCUMENTS = 500;
+
+/**
+ * A project's knowledge files (`docs[{uuid, filename, content, created_at}]`, the text Claude extracted), each as a
+ * thread of one message in the project: searchable, and recalled in the project's chats, as Claude read them there.
+ */
+function claudeProjectDocuments(v: Obj, project: ImportedProject): ImportedConversation[] {
+  const docs = Array.isArray(v.docs) ? v.docs.slice(0, MAX_PROJECT_DOCUMENTS) : [];
+  return docs.flatMap((d, i): ImportedConversation[] => {
+    const doc = obj(d);
+    const content = text(doc.content);
+    if (!content.trim()) return [];
+    const name = text(doc.filename) || `document ${i + 1}`;
+    const ref = `claude-doc:${str(v.uuid)}:${str(doc.uuid) ?? name}`;
+    const at = toDate(doc.created_at);
+    return [
+      {
+        format: "claude",
+        ref,
+        title: `${name} (project knowledge)`,
+        createdAt: at,
+        updatedAt: at,
+        messages: [
+          {
+            ref,
+            parentRef: null,
+            role: "user",
+            content: `[Project knowledge file: ${name}]\n\n${content}`,
+            createdAt: at,
+          },
+        ],
+        activeRef: ref,
+        project,
+      },
+    ];
+  });
 }
 
 /**
