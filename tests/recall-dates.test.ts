@@ -2,13 +2,31 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
-import { questionDates } from "@/lib/memory/dates";
+import { asksAboutTime, questionDates } from "@/lib/memory/dates";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { appendItems } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { recall } from "@/lib/memory/recall";
 
 const iso = (d: Date) => d.toISOString().slice(0, 10);
+
+describe("asksAboutTime (memories go in dated)", () => {
+  it.each([
+    ["When did I start at Acme?", true],
+    ["How long have I had Rex?", true],
+    ["What did I do last weekend?", true],
+    ["Where was I in March?", true],
+    ["Is she still in Porto?", true],
+    ["What happened on 8 May 2023?", true],
+    ["How many times have I been to Lisbon?", true],
+    ["What are my hobbies?", false],
+    ["Any tips to sleep better tomorrow?", false],
+    ["What should I cook for my sister?", false],
+    ["Which books does Melanie like?", false],
+  ])("%s → %s", (q, dated) => {
+    expect(asksAboutTime(q)).toBe(dated);
+  });
+});
 
 describe("questionDates", () => {
   const now = new Date("2026-11-21T12:00:00Z");

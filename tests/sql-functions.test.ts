@@ -11,7 +11,11 @@ describe("database functions", () => {
     const sources = functionSources();
     expect(sources.length).toBeGreaterThan(10);
     const drift = await functionDrift(sources);
-    expect({ changed: drift.changed.map((s) => s.name), stale: drift.stale }).toEqual({ changed: [], stale: [] });
+    expect({ changed: drift.changed.map((s) => s.name), stale: drift.stale, retyped: drift.retyped }).toEqual({
+      changed: [],
+      stale: [],
+      retyped: [],
+    });
   });
 
   it("each source defines the one function it is named after", () => {
@@ -24,7 +28,8 @@ describe("database functions", () => {
   it("a source changed without a migration is found, with the migration that would bring the database level", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-fn-"));
     for (const s of functionSources()) fs.copyFileSync(s.file, path.join(dir, `${s.name}.sql`));
-    // A new body for one function, and a new signature for another (its old one must be dropped).
+    // A new body for one function, a new signature for another (its old one must be dropped), and new returned
+    // columns for a third (PostgreSQL replaces it only after a DROP).
     const usage = path.join(dir, "mnemo_usage_today.sql");
     fs.writeFileSync(
       usage,
@@ -35,12 +40,29 @@ describe("database functions", () => {
       tag,
       fs.readFileSync(tag, "utf8").replace(/mnemo_user_tag\(\s*(\w+) text\)/, "mnemo_user_tag($1 varchar)"),
     );
+    const threads = path.join(dir, "mnemo_searchable_threads.sql");
+    fs.writeFileSync(
+      threads,
+      fs
+        .readFileSync(threads, "utf8")
+        .replace('"createdAt" timestamp,', '"createdAt" timestamp, extra text,')
+        .replace('t."createdAt", GREATEST', 't."createdAt", NULL::text, GREATEST'),
+    );
     const drift = await functionDrift(functionSources(dir));
-    expect(drift.changed.map((s) => s.name).sort()).toEqual(["mnemo_usage_today", "mnemo_user_tag"]);
+    expect(drift.changed.map((s) => s.name).sort()).toEqual([
+      "mnemo_searchable_threads",
+      "mnemo_usage_today",
+      "mnemo_user_tag",
+    ]);
     expect(drift.stale).toEqual(["mnemo_user_tag(uid text)"]);
+    expect(drift.retyped).toEqual(["mnemo_searchable_threads(text,text,timestamp without time zone,text,boolean)"]);
     const sql = driftMigration(drift);
     expect(sql).toContain("DROP FUNCTION mnemo_user_tag(uid text);");
     expect(sql).toContain("-- changed");
+    // The DROP comes before the new definition.
+    const drop = sql.indexOf(`DROP FUNCTION ${drift.retyped[0]};`);
+    expect(drop).toBeGreaterThan(-1);
+    expect(drop).toBeLessThan(sql.indexOf("CREATE OR REPLACE FUNCTION mnemo_searchable_threads"));
     fs.rmSync(dir, { recursive: true });
   });
 });

@@ -150,6 +150,65 @@ describe.each(engines)("memory validity on %s", (engine) => {
     expect(present).not.toContain("nurse");
   });
 
+  it("a question about time gets each memory's day, in the model's request too; others spend no budget on days", async () => {
+    const u = await newUser();
+    await addMemory(
+      u,
+      {
+        text: "Started working at Acme as a designer",
+        source: "explicit",
+        validFrom: new Date("2023-05-08T09:00:00Z"),
+      },
+      "user",
+      "imported",
+    );
+    await addMemory(u, { text: "Has a dog named Rex", source: "explicit" }, "user", "said so");
+    const today = new Date().toISOString().slice(0, 10);
+    const when = await block(u, "When did I start at Acme?");
+    expect(when).toContain("Each memory is listed under the day it became true");
+    // Oldest day first, each memory under its own.
+    expect(when).toContain(
+      `Facts:\n2023-05-08:\n- Started working at Acme as a designer\n${today}:\n- Has a dog named Rex`,
+    );
+    const what = await block(u, "What do I do at Acme?");
+    expect(what).toContain("- Started working at Acme as a designer");
+    expect(what).not.toContain("2023-05-08");
+    expect(what).not.toContain("listed under the day");
+
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, u.userId);
+    clearConnectionCache(t.db);
+    await collect(runTurn(t.db, u.userId, { kind: "send", content: "How long have I been at Acme?" }, { defer }));
+    await flush();
+    const sent = JSON.stringify(mock.chatRequests().find((r) => r.body.stream)?.body.messages);
+    expect(sent).toContain("2023-05-08:\\n- Started working at Acme as a designer");
+  });
+
+  it("a memory found by search (more memories than the profile holds) carries its day too", async () => {
+    const u = await newUser();
+    for (let i = 0; i < 80; i++)
+      await addMemory(
+        u,
+        { text: `Keeps notebook number ${i} on the shelf by the window`, source: "inferred" },
+        "model",
+        "learned",
+      );
+    await addMemory(
+      u,
+      { text: "Adopted a cat called Miso", source: "inferred", validFrom: new Date("2024-02-10T18:00:00Z") },
+      "model",
+      "learned",
+    );
+    const r = await recall(u, "When did I adopt Miso?", { budget: 600, passages: false });
+    // Not every memory fits, so Miso came through the memory search, with its day.
+    expect(r.memories.length).toBeLessThan(81);
+    expect(r.memories.find((m) => m.text === "Adopted a cat called Miso")?.since).toEqual(
+      new Date("2024-02-10T18:00:00Z"),
+    );
+    expect(memoryBlock(r)).toContain("2024-02-10:\n- Adopted a cat called Miso");
+    // Within the budget, the day lines counted.
+    expect(r.tokens).toBeLessThanOrEqual(600);
+  });
+
   it("settling a conflict for the newer memory closes the older; keeping the older archives the newer", async () => {
     const u = await newUser();
     const old = await addMemory(u, { text: "Works at Acme", source: "explicit" }, "user", "said so");

@@ -40,7 +40,16 @@ export type FunctionDrift = {
   changed: FunctionSource[];
   /** Signatures the migrations leave that no source makes (a renamed or re-typed function's old self). */
   stale: string[];
+  /** Signatures whose returned columns change: PostgreSQL replaces them only after a DROP. */
+  retyped: string[];
 };
+
+/** PostgreSQL's "cannot change return type of existing function", and the signature its hint says to drop. */
+function retypedSignature(e: unknown): string | null {
+  const err = e as { code?: string; hint?: string };
+  if (err?.code !== "42P13") return null;
+  return err.hint?.match(/DROP FUNCTION (.+\)) first/)?.[1] ?? null;
+}
 
 /** How the migrated database's functions differ from the sources (two scratch embedded databases). */
 export async function functionDrift(sources = functionSources()): Promise<FunctionDrift> {
@@ -54,9 +63,18 @@ export async function functionDrift(sources = functionSources()): Promise<Functi
       return definitions(c);
     });
     const changed: FunctionSource[] = [];
+    const retyped: string[] = [];
     for (const s of sources) {
       const after = await migrated.withConnection(async (c) => {
-        await c.exec(s.sql);
+        try {
+          await c.exec(s.sql);
+        } catch (e) {
+          const sig = retypedSignature(e);
+          if (!sig) throw e;
+          retyped.push(sig);
+          await c.exec(`DROP FUNCTION ${sig}`);
+          await c.exec(s.sql);
+        }
         return definitions(c);
       });
       const differs = [...after].some(([sig, def]) => before.get(sig) !== def);
@@ -73,7 +91,7 @@ export async function functionDrift(sources = functionSources()): Promise<Functi
     });
     const migratedSigs = await migrated.withConnection(definitions);
     const stale = [...migratedSigs.keys()].filter((sig) => !made.has(sig));
-    return { changed, stale };
+    return { changed, stale, retyped };
   } finally {
     await migrated.close();
     await fromSources.close();
@@ -83,7 +101,7 @@ export async function functionDrift(sources = functionSources()): Promise<Functi
 /** The SQL of a migration that brings the migrated database to the sources ("" when nothing differs). */
 export function driftMigration(drift: FunctionDrift): string {
   const parts = [
-    ...drift.stale.map((sig) => `DROP FUNCTION ${sig};`),
+    ...[...drift.stale, ...drift.retyped].map((sig) => `DROP FUNCTION ${sig};`),
     ...drift.changed.map((s) => `-- from prisma/sql/functions/${path.basename(s.file)}\n${s.sql.trim()}`),
   ];
   return parts.length ? parts.join("\n\n") + "\n" : "";

@@ -60,3 +60,50 @@ export function questionDates(text: string, now = new Date()): DateRange[] {
   }));
   return out.filter((r) => !Number.isNaN(r.start.getTime()) && r.start < r.end);
 }
+
+// Words that ask when, how long, or about a stretch of time: then the prompt dates each memory (lib/memory/recall.ts),
+// at a line per day; otherwise the days would cost budget the answer does not need.
+const TIME_CUE = new RegExp(
+  [
+    "when",
+    "how (long|often|soon|recently)",
+    "how many (times|days|weeks|months|years|hours)",
+    "what (year|month|day|date|time|week)",
+    "which (year|month|day|date|week)",
+    "ago",
+    "since",
+    "until",
+    "till",
+    "before",
+    "after",
+    "during",
+    "(last|past|next|this|previous) (year|month|week|weekend|time|summer|winter|spring|autumn|fall|night)",
+    "recent(ly)?",
+    "latest",
+    "lately",
+    "first",
+    "yet",
+    "still",
+    "any ?more",
+    "no longer",
+    "used to",
+    "(yester|to)day",
+    "timeline",
+    "history",
+    "date",
+    "anniversary",
+    "birthday",
+    "age",
+    "old",
+    MONTH,
+    "(19|20)\\d\\d",
+  ]
+    .map((w) => `\\b${w}\\b`)
+    .join("|"),
+  "i",
+);
+
+/** Whether a question asks when, how long, or about a time (then memories go in dated). */
+export function asksAboutTime(text: string): boolean {
+  return TIME_CUE.test(text) || questionDates(text).length > 0;
+}

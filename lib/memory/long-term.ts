@@ -677,6 +677,8 @@ export type RankedMemory = Pick<
   "id" | "text" | "kind" | "source" | "pinned" | "tokens" | "updatedAt" | "sourceRef" | "needsRevalidation"
 > & {
   rank: number;
+  /** When it became true, else when it was learned (lib/memory/validity.ts validSince). */
+  since: Date;
 };
 
 /**
@@ -695,7 +697,7 @@ export async function searchMemories(u: UserContext, text: string, limit = 20): 
     // when the question has rarer ones.
     call: `mnemo_search_memories($1, $2::int, $3::text[], $4::regconfig, $5::int, $6::text, $7::boolean, $8::boolean)`,
     params: [userId, limit, terms, config, COMMON_MEMORY_WORD, ...memoryScopeParams(u.scope)],
-    dates: ["updatedAt"],
+    dates: ["updatedAt", "since"],
   });
   return rows.map((m) => openMemory(c, m));
 }

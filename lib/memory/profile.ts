@@ -20,6 +20,8 @@ export type ProfileMemory = {
   sourceRef: string | null;
   tokens: number;
   uses: number;
+  /** When it became true, else when it was learned. */
+  since: Date;
 };
 /** With a fit budget, `count` and `cost` stop growing once the cost passes it: then they only say "more than fits". */
 export type Profile = { memories: ProfileMemory[]; count: number; cost: number };
@@ -58,6 +60,7 @@ export async function loadProfile(u: UserContext, limit: number, fitBudget?: num
       fitBudget == null ? null : Math.ceil(fitBudget * CORE_SHARE),
       ...memoryScopeParams(u.scope),
     ],
+    dates: ["since"],
   });
   const c = u.cipher;
   return {

@@ -13,11 +13,11 @@ import { indexWords } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
 import { excerpt } from "./excerpt";
-import { questionDates, type DateRange } from "./dates";
+import { asksAboutTime, questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
-import { pastMemories, pastQuestion, spanText, type PastMemory } from "./validity";
+import { pastMemories, pastQuestion, spanText, validSince, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
 import { CITATION_REQUEST } from "./citation-format";
 import { memoryScopeWhere, scopeParams, type MemoryScope } from "@/lib/projects/scope";
@@ -26,6 +26,8 @@ export type RecalledMemory = Pick<
   RankedMemory,
   "id" | "text" | "kind" | "pinned" | "sourceRef" | "needsRevalidation"
 > & {
+  /** A current memory: when it became true, else when it was learned (the day the prompt files it under). */
+  since?: Date;
   /** A past memory (true once, replaced since): when it was true. Given only for questions about the past. */
   validFrom?: Date;
   validUntil?: Date;
@@ -84,6 +86,10 @@ const KIND_HEADINGS: Record<RecalledMemory["kind"], string> = {
 };
 /** About what a kind's heading line costs, paid once per kind shown. */
 const HEADING_TOKENS = 4;
+/** A day's line under a kind ("2023-05-08:"), paid once per kind and day shown. */
+const DAY_HEADING_TOKENS = 7;
+/** The day (UTC, as passages are dated) a current memory is filed under in the prompt. */
+const dayOf = (d: Date) => d.toISOString().slice(0, 10);
 /** Past memories (lib/memory/validity.ts): at most this share of the budget, their heading, their span's cost. */
 const PAST_SHARE = 0.2;
 /** The summary of all memories may take up to this share of the budget. */
@@ -166,6 +172,8 @@ export async function recall(
   const words = queryTerms(message);
   const c = u.cipher;
   const aboutPast = pastQuestion(message);
+  // A question about time gets each memory's day (a line per day shown); others spend the budget on more memories.
+  const dated = aboutPast.about || asksAboutTime(message);
   const [profile, relevant, lexRows, sem, recent, past] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(u, Math.max(50, Math.ceil(budget / 6)), budget),
@@ -257,11 +265,17 @@ export async function recall(
   const takeMemory = (m: MemoryCandidate & Pick<RecalledMemory, "validFrom" | "validUntil">, past = false) => {
     if (seen.has(m.id) || budget - tokens <= MEMORY_LINE_OVERHEAD) return false;
     const heading = past ? PAST_HEADING_KEY : m.kind;
+    const day = dated && !past && m.since ? `${heading} ${dayOf(m.since)}` : null;
     // The stored count (kept on every text change) spares the tokenizer; rows without one are counted here.
-    const cost = memoryCost(m) + (past ? PAST_SUFFIX_TOKENS : 0) + (kinds.has(heading) ? 0 : HEADING_TOKENS);
+    const cost =
+      memoryCost(m) +
+      (past ? PAST_SUFFIX_TOKENS : 0) +
+      (kinds.has(heading) ? 0 : HEADING_TOKENS) +
+      (day && !kinds.has(day) ? DAY_HEADING_TOKENS : 0);
     if (tokens + cost > (past ? pastBudget : budget)) return false;
     seen.add(m.id);
     kinds.add(heading);
+    if (day) kinds.add(day);
     memories.push({
       id: m.id,
       text: m.text,
@@ -269,7 +283,7 @@ export async function recall(
       pinned: m.pinned,
       sourceRef: m.sourceRef,
       needsRevalidation: m.needsRevalidation,
-      ...(past ? { validFrom: m.validFrom, validUntil: m.validUntil } : {}),
+      ...(past ? { validFrom: m.validFrom, validUntil: m.validUntil } : day ? { since: m.since } : {}),
     });
     tokens += cost;
     return true;
@@ -633,9 +647,20 @@ async function loadMissingMemories(u: UserContext, ids: string[], into: Map<stri
   const c = u.cipher;
   const rows = await db.memory.findMany({
     where: { id: { in: ids }, userId, status: "active", muted: false, ...memoryScopeWhere(u.scope) },
-    select: { id: true, text: true, kind: true, pinned: true, sourceRef: true, needsRevalidation: true, tokens: true },
+    select: {
+      id: true,
+      text: true,
+      kind: true,
+      pinned: true,
+      sourceRef: true,
+      needsRevalidation: true,
+      tokens: true,
+      validFrom: true,
+      createdAt: true,
+    },
   });
-  for (const r of rows) into.set(r.id, { ...r, text: c.open(r.text) });
+  for (const { validFrom, createdAt, ...r } of rows)
+    into.set(r.id, { ...r, text: c.open(r.text), since: validSince({ validFrom, createdAt }) });
 }
 
 /** Vector hits with their neighbours, in one query (hits outside the user's searchable threads yield nothing). */
@@ -716,6 +741,19 @@ const FETCH_ROWS = 1000;
 /** How many of the user's newest messages the estimate of a word's frequency reads. */
 const SAMPLE_DOCS = 500;
 
+const DAYS_NOTE = "Each memory is listed under the day it became true or, when that is not known, was learned.";
+
+/** Memory lines under day lines ("2023-05-08:"), days in order; those with no day first, in recall's order. */
+function byDay(ms: RecalledMemory[]): string[] {
+  const undated = ms.filter((m) => !m.since).map(memLine);
+  const days = new Map<string, string[]>();
+  for (const m of ms.filter((x) => x.since).sort((a, b) => a.since!.getTime() - b.since!.getTime())) {
+    const day = dayOf(m.since!);
+    days.set(day, [...(days.get(day) ?? []), memLine(m)]);
+  }
+  return [...undated, ...[...days].flatMap(([day, lines]) => [`${day}:`, ...lines])];
+}
+
 export const MEMORY_BLOCK_OPEN = "<user_memory>";
 export const MEMORY_BLOCK_CLOSE = "</user_memory>";
 
@@ -732,11 +770,13 @@ export function memoryBlock(r: Recall): string | null {
   ];
   if (r.memories.length) parts.push(CITATION_REQUEST);
   if (r.about) parts.push("Summary of everything remembered about the user:", escapeLine(r.about));
-  // Memories by kind, each kind in recall's order; then what was true before (asked about the past).
+  // Memories by kind, each kind under the days its memories became true (or were learned), oldest first: the model
+  // can say when, and how long ago, for the cost of a line per day. Then what was true before (asked about the past).
   const current = r.memories.filter((m) => !m.validUntil);
+  if (current.some((m) => m.since)) parts.push(DAYS_NOTE);
   for (const [kind, heading] of Object.entries(KIND_HEADINGS)) {
     const ofKind = current.filter((m) => m.kind === kind);
-    if (ofKind.length) parts.push(heading, ...ofKind.map(memLine));
+    if (ofKind.length) parts.push(heading, ...byDay(ofKind));
   }
   const past = r.memories.filter((m) => m.validUntil);
   if (past.length)

@@ -4,7 +4,7 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
                                                 scope_project text, scope_general boolean,
                                                 scope_private boolean)
   RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "sourceRef" text,
-                 "needsRevalidation" boolean, n int, cost int, uses int)
+                 "needsRevalidation" boolean, n int, cost int, uses int, since timestamp(3))
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
   AS $$
   #variable_conflict use_column
@@ -25,13 +25,13 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
       RETURN QUERY
       WITH shown AS (
         SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
-              COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+              COALESCE(m."lastUsedAt", m."updatedAt") AS seen, COALESCE(m."validFrom", m."createdAt") AS since
         FROM "Memory" m WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
         ORDER BY m.pinned DESC, (m.source IN ('explicit', 'manual')) DESC, m."useCount" DESC, seen DESC, m.id COLLATE "C"
         LIMIT lim
       )
       SELECT s.id, s.text, s.kind::text, s.source::text, s.pinned, s.tokens, s."sourceRef", s."needsRevalidation",
-             total_n, total_cost, s."useCount"
+             total_n, total_cost, s."useCount", s.since
       FROM (SELECT 1) one LEFT JOIN shown s ON true
       ORDER BY s.pinned DESC, (s.source IN ('explicit', 'manual')) DESC, s."useCount" DESC, s.seen DESC, s.id COLLATE "C";
       RETURN;
@@ -45,7 +45,7 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
         -- one OR over both would walk every memory of the user past the ones out of scope.
         SELECT p.* FROM (
           (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
-                  COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+                  COALESCE(m."lastUsedAt", m."updatedAt") AS seen, COALESCE(m."validFrom", m."createdAt") AS since
            FROM "Memory" m
            WHERE scope_general AND m."userId" = uid AND m."projectId" IS NULL AND m.status = 'active' AND m.pinned = g.pinned
              AND m.source = g.source AND NOT m.muted AND (scope_private OR NOT m.private)
@@ -53,7 +53,7 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
            ORDER BY m."useCount" DESC LIMIT core_lim)
           UNION ALL
           (SELECT m.id, m.text, m.kind, m.source, m.pinned, m.tokens, m."sourceRef", m."needsRevalidation", m."useCount",
-                  COALESCE(m."lastUsedAt", m."updatedAt") AS seen
+                  COALESCE(m."lastUsedAt", m."updatedAt") AS seen, COALESCE(m."validFrom", m."createdAt") AS since
            FROM "Memory" m
            WHERE scope_project IS NOT NULL AND m."userId" = uid AND m."projectId" = scope_project AND m.status = 'active'
              AND m.pinned = g.pinned AND m.source = g.source AND NOT m.muted AND (scope_private OR NOT m.private)
@@ -73,7 +73,7 @@ CREATE OR REPLACE FUNCTION mnemo_memory_profile(uid text, lim int, line_overhead
       FROM kept k
     )
     SELECT k.id, k.text, k.kind::text, k.source::text, k.pinned, k.tokens, k."sourceRef", k."needsRevalidation",
-           total_n, total_cost, k."useCount"
+           total_n, total_cost, k."useCount", k.since
     FROM (SELECT 1) one LEFT JOIN costed k ON k.pinned OR core_budget IS NULL OR k.before < core_budget
     ORDER BY k.pinned DESC, (k.source IN ('explicit', 'manual')) DESC, k."useCount" DESC, k.seen DESC, k.id COLLATE "C";
   END

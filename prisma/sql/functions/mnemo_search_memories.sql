@@ -5,12 +5,13 @@
 -- without term frequency). Ranked on narrow rows; the wide columns are read for
 -- the winners only. A word found in `common_words` memories or more (counted
 -- through the index, stopping there) is left out when rarer ones are asked: its
--- weight is near zero, and it would make every memory a candidate.
+-- weight is near zero, and it would make every memory a candidate. `since`: when
+-- the memory became true (else when it was learned), the day the prompt files it under.
 CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[], cfg regconfig, common_words int,
                                                  scope_project text, scope_general boolean,
                                                  scope_private boolean)
   RETURNS TABLE (id text, text text, kind text, source text, pinned boolean, tokens int, "updatedAt" timestamp(3),
-                 "sourceRef" text, "needsRevalidation" boolean, rank float8)
+                 "sourceRef" text, "needsRevalidation" boolean, rank float8, since timestamp(3))
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
   AS $$
   #variable_conflict use_column
@@ -39,7 +40,8 @@ CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[]
        SELECT m.id, m."updatedAt", sum(idf.w)::float8 AS rank FROM matches m JOIN idf ON idf.term = m.term
        GROUP BY m.id, m."updatedAt" ORDER BY rank DESC, m."updatedAt" DESC LIMIT lim
      )
-    SELECT d.id, d.text, d.kind::text, d.source::text, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation", r.rank
+    SELECT d.id, d.text, d.kind::text, d.source::text, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation", r.rank,
+           COALESCE(d."validFrom", d."createdAt")
     FROM ranked r JOIN "Memory" d ON d.id = r.id
     ORDER BY r.rank DESC, r."updatedAt" DESC;
   END
