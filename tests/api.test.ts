@@ -282,7 +282,11 @@ describe.each(engines)("the MCP server on %s", (engine) => {
     expect(saved).toMatchObject({ applied: true });
     const id = saved.memory.id as string;
     expect(data(await c.callTool({ name: "search_memory", arguments: { query: "fig tree" } })).memories).toEqual([
-      expect.objectContaining({ id, text: "Grows a fig tree on the balcony" }),
+      expect.objectContaining({
+        id,
+        text: "Grows a fig tree on the balcony",
+        since: expect.stringMatching(/^\d{4}-\d\d-\d\d$/),
+      }),
     ]);
     expect(data(await c.callTool({ name: "list_memories", arguments: {} })).memories).toHaveLength(1);
     expect(

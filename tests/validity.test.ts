@@ -170,6 +170,15 @@ describe.each(engines)("memory validity on %s", (engine) => {
     expect(when).toContain(
       `Facts:\n2023-05-08:\n- Started working at Acme as a designer\n${today}:\n- Has a dog named Rex`,
     );
+    // The model's memory search says when too.
+    const tool = await runMemoryTool(
+      { ...u, threadId: "t", itemId: "i", paused: false },
+      "search_memory",
+      '{"query":"Acme designer"}',
+    );
+    expect(JSON.parse(tool.result).memories).toEqual([
+      expect.objectContaining({ text: "Started working at Acme as a designer", since: "2023-05-08" }),
+    ]);
     const what = await block(u, "What do I do at Acme?");
     expect(what).toContain("- Started working at Acme as a designer");
     expect(what).not.toContain("2023-05-08");

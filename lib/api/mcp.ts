@@ -11,6 +11,7 @@ import type { ApiScope, KeyCaller } from "@/lib/keys/api-keys";
 import { listMemories, memoryKindSchema, memoryTextSchema, mentionable, searchMemories } from "@/lib/memory/long-term";
 import { modelChange, type ChangeOutcome } from "@/lib/memory/writes";
 import { loadProfile } from "@/lib/memory/profile";
+import { dayOf, validSince } from "@/lib/memory/validity";
 import { searchMessages } from "@/lib/chat/search";
 import { recordSend } from "@/lib/memory/disclosure";
 
@@ -63,7 +64,12 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
       inputSchema: { query: z.string().min(1).max(200) },
     },
     guarded("memory:read", async ({ query }: { query: string }) => ({
-      memories: (await sent(await searchMemories(u, query, 20))).map((m) => ({ id: m.id, text: m.text, kind: m.kind })),
+      memories: (await sent(await searchMemories(u, query, 20))).map((m) => ({
+        id: m.id,
+        text: m.text,
+        kind: m.kind,
+        since: dayOf(m.since),
+      })),
     })),
   );
   server.registerTool(
@@ -75,7 +81,15 @@ export function mnemoMcpServer(caller: KeyCaller): McpServer {
     guarded("memory:read", async ({ kind }: { kind?: z.infer<typeof memoryKindSchema> }) => {
       const active = await listMemories(u, { status: "active", kind }, { inContextScope: true });
       const shown = await sent(active.filter((m) => mentionable(m)).slice(0, 100));
-      return { memories: shown.map((m) => ({ id: m.id, text: m.text, kind: m.kind, pinned: m.pinned })) };
+      return {
+        memories: shown.map((m) => ({
+          id: m.id,
+          text: m.text,
+          kind: m.kind,
+          pinned: m.pinned,
+          since: dayOf(validSince(m)),
+        })),
+      };
     }),
   );
   server.registerTool(

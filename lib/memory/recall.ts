@@ -17,7 +17,7 @@ import { asksAboutTime, questionDates, type DateRange } from "./dates";
 import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
-import { pastMemories, pastQuestion, spanText, validSince, type PastMemory } from "./validity";
+import { dayOf, pastMemories, pastQuestion, spanText, validSince, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
 import { CITATION_REQUEST } from "./citation-format";
 import { memoryScopeWhere, scopeParams, type MemoryScope } from "@/lib/projects/scope";
@@ -88,8 +88,6 @@ const KIND_HEADINGS: Record<RecalledMemory["kind"], string> = {
 const HEADING_TOKENS = 4;
 /** A day's line under a kind ("2023-05-08:"), paid once per kind and day shown. */
 const DAY_HEADING_TOKENS = 7;
-/** The day (UTC, as passages are dated) a current memory is filed under in the prompt. */
-const dayOf = (d: Date) => d.toISOString().slice(0, 10);
 /** Past memories (lib/memory/validity.ts): at most this share of the budget, their heading, their span's cost. */
 const PAST_SHARE = 0.2;
 /** The summary of all memories may take up to this share of the budget. */

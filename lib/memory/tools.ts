@@ -7,6 +7,7 @@ import { NotFoundError, SecretRefusedError } from "@/lib/errors";
 import type { UserContext } from "@/lib/user-context";
 import type OpenAI from "openai";
 import { z } from "zod";
+import { dayOf, validSince } from "./validity";
 import { addMemory, listMemories, memoryKindSchema, memoryTextSchema, mentionable, searchMemories } from "./long-term";
 import { modelChange, undoIfForgotten, type ChangeOutcome } from "./writes";
 
@@ -155,7 +156,15 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
           : (await listMemories(ctx, { status: "active" }, { inContextScope: true }))
               .filter((m) => mentionable(m))
               .slice(0, 30);
-        return out({ memories: found.map((m) => ({ id: m.id, text: m.text, kind: m.kind })) });
+        // `since`: the day it became true (else was learned), so "when…?" can be answered from a search too.
+        return out({
+          memories: found.map((m) => ({
+            id: m.id,
+            text: m.text,
+            kind: m.kind,
+            since: dayOf("since" in m ? m.since : validSince(m)),
+          })),
+        });
       }
       default:
         return out({ error: `Unknown tool ${name}.` });

@@ -21,6 +21,9 @@ type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 /** When a memory became true: its own `validFrom`, else when it was learned. */
 export const validSince = (m: Pick<Memory, "validFrom" | "createdAt">): Date => m.validFrom ?? m.createdAt;
 
+/** The day (UTC, as passages are dated) a memory is said to have begun, in the prompt and the tools' results. */
+export const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
+
 /**
  * Keeps `current`'s text (as stored, sealed) as a past memory, true from when `current` became true until `until`,
  * replaced by `current.id` (which now holds the newer text). Part of the caller's transaction.
