@@ -80,6 +80,19 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   // Dated from when it was said in the imported chat, not from the day of the import.
   await expect(page.getByTestId("memory-validity").first()).toHaveText("true since March 2024");
   await page.screenshot({ path: "test-results/import-review.png", fullPage: true });
+
+  // Approved, it goes to the model under the day it became true when a question asks when.
+  await page.getByRole("button", { name: "Approve" }).first().click();
+  await expect(page.getByText("Approved.")).toBeVisible();
+  const when = `How long have I had my dog? ${Date.now()}`;
+  await page.goto("/");
+  await page.getByLabel("Message", { exact: true }).fill(when);
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
+  const later = (await (await fetch(`${mockUrl()}/__mock/requests`)).json()).requests as Recorded[];
+  const asked = later.find((r) => r.body.model === "mock-chat" && r.body.messages.at(-1)?.content === when);
+  const dated = asked?.body.messages.find((m) => m.role === "system")?.content ?? "";
+  expect(dated).toMatch(/\n2024-03-\d\d:\n- Has a golden retriever named Max/);
 });
 
 test("a pasted memory list waits in the review queue; a file that is not an export is refused with a clear error", async ({
