@@ -103,7 +103,7 @@ const TIME_CUE = new RegExp(
   "i",
 );
 
-/** Whether a question asks when, how long, or about a time (then memories go in dated). */
+/** Whether a question's words ask when, how long, or about a time (recall also counts the dates it names). */
 export function asksAboutTime(text: string): boolean {
-  return TIME_CUE.test(text) || questionDates(text).length > 0;
+  return TIME_CUE.test(text);
 }

@@ -171,7 +171,7 @@ export async function recall(
   const c = u.cipher;
   const aboutPast = pastQuestion(message);
   // A question about time gets each memory's day (a line per day shown); others spend the budget on more memories.
-  const dated = aboutPast.about || asksAboutTime(message);
+  const dated = aboutPast.about || dates.length > 0 || asksAboutTime(message);
   const [profile, relevant, lexRows, sem, recent, past] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(u, Math.max(50, Math.ceil(budget / 6)), budget),
