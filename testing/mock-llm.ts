@@ -125,6 +125,16 @@ export class MockLlm {
   refuseStreamOptions = false;
   /** Answer a temperature other than 1 as OpenAI's reasoning models do: a 400 naming `temperature`. */
   refuseTemperature = false;
+  /**
+   * The model's context window (tokens as this server counts them: a quarter of the characters; 0: unlimited). A
+   * chat request whose messages (and tools) are longer is answered as `overflow` says: "vllm" refuses with vLLM's
+   * 400 ("This model's maximum context length is N tokens…"), "ollama" with Ollama's when context shift is off
+   * ("the prompt is longer than the context length…", no size), "ollama-shift" as Ollama does by default: it keeps
+   * the last `contextLength - (contextLength - 4) / 2` tokens' worth of messages, answers from those alone and
+   * reports only them as prompt tokens. Set directly or by the control API.
+   */
+  contextLength = 0;
+  overflow: "vllm" | "ollama" | "ollama-shift" = "vllm";
   /** Called as each request arrives (benchmarks mark "the model was called" with it). */
   onRequest?: (r: RecordedRequest) => void;
 
@@ -170,6 +180,8 @@ export class MockLlm {
     this.refuseTemperature = false;
     this.strictRoles = false;
     this.refuseStreamOptions = false;
+    this.contextLength = 0;
+    this.overflow = "vllm";
     this.replies = [];
     this.embeddingScripts = [];
     this.requests.length = 0;
@@ -201,6 +213,53 @@ export class MockLlm {
     const r = this.replies[i];
     if (r.left > 0 && --r.left === 0) this.replies.splice(i, 1);
     return r;
+  }
+
+  /** How long a chat request is, as this server counts (its messages' and tools' text). */
+  private promptLength(body: { messages?: Msg[]; tools?: unknown[] }): number {
+    const tools = body?.tools?.length ? approxTokens(JSON.stringify(body.tools)) : 0;
+    return (body?.messages ?? []).reduce((n, m) => n + approxTokens(textOf(m.content)), tools);
+  }
+
+  /** The error body for a prompt over the context window, when the server refuses such prompts. */
+  private contextOverflow(body: { messages?: Msg[]; tools?: unknown[] }): object | null {
+    const length = this.promptLength(body);
+    if (!this.contextLength || length <= this.contextLength || this.overflow === "ollama-shift") return null;
+    if (this.overflow === "ollama")
+      return {
+        error: {
+          message:
+            "the prompt is longer than the context length currently available to the model; shorten the prompt, " +
+            "adjust the context length in settings, or use a model with a longer context length",
+          type: "api_error",
+          param: null,
+          code: null,
+        },
+      };
+    return {
+      object: "error",
+      message:
+        `This model's maximum context length is ${this.contextLength} tokens. However, you requested ${length} ` +
+        `tokens in the messages. Please reduce the length of the messages.`,
+      type: "BadRequestError",
+      param: null,
+      code: 400,
+    };
+  }
+
+  /** The messages Ollama's context shift keeps of a prompt over the window: the newest that fit its half. */
+  private kept(body: { messages?: Msg[]; tools?: unknown[] }): Msg[] {
+    const messages = body?.messages ?? [];
+    if (this.promptLength(body) <= this.contextLength) return messages;
+    const room = this.contextLength - Math.floor((this.contextLength - 4) / 2);
+    const out: Msg[] = [];
+    let used = 0;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      used += approxTokens(textOf(messages[i].content));
+      if (used > room && out.length) break;
+      out.unshift(messages[i]);
+    }
+    return out;
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a request body from any client, read defensively
@@ -275,6 +334,8 @@ export class MockLlm {
       if (typeof body?.refuseTemperature === "boolean") this.refuseTemperature = body.refuseTemperature;
       if (typeof body?.strictRoles === "boolean") this.strictRoles = body.strictRoles;
       if (typeof body?.refuseStreamOptions === "boolean") this.refuseStreamOptions = body.refuseStreamOptions;
+      if (typeof body?.contextLength === "number") this.contextLength = body.contextLength;
+      if (["vllm", "ollama", "ollama-shift"].includes(body?.overflow)) this.overflow = body.overflow;
       return json(200, { queued: this.replies.length });
     }
     if (path === "/__mock/requests" && req.method === "GET") {
@@ -354,7 +415,11 @@ export class MockLlm {
           code: null,
         },
       });
-    const reply = this.take(body) ?? { content: `Mock answer to: ${lastUserText(body)}` };
+    const overflow = this.contextOverflow(body);
+    if (overflow) return json(400, overflow);
+    // With context shift, the model answers from what it kept of the prompt: the start is gone.
+    const seen = this.contextLength && this.overflow === "ollama-shift" ? { ...body, messages: this.kept(body) } : body;
+    const reply = this.take(seen) ?? { content: `Mock answer to: ${lastUserText(seen)}` };
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.status) {
       return json(reply.status, {
@@ -376,7 +441,7 @@ export class MockLlm {
         arguments: typeof t.arguments === "string" ? t.arguments : JSON.stringify(t.arguments),
       },
     }));
-    const promptText = (body?.messages ?? []).map((m: Msg) => textOf(m.content)).join("\n");
+    const promptText = (seen?.messages ?? []).map((m: Msg) => textOf(m.content)).join("\n");
     const usage = reply.usage ?? {
       prompt_tokens: approxTokens(promptText),
       completion_tokens: approxTokens(content + toolCalls.map((t) => t.function.arguments).join("")),

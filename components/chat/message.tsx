@@ -192,6 +192,16 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
         ) : null}
       </div>
       {item.status === "stopped" && <p className="text-xs text-muted-foreground">Stopped.</p>}
+      {/* On a complete answer, `error` is a warning about it (the model server cut its prompt). */}
+      {item.status === "complete" && item.error && (
+        <p
+          role="note"
+          data-testid="answer-warning"
+          className="max-w-prose rounded-md border border-amber-500/40 bg-amber-500/10 px-3 py-2 text-xs text-amber-900 dark:text-amber-200"
+        >
+          {item.error}
+        </p>
+      )}
       {(item.status === "failed" || item.status === "interrupted") && (
         <div
           role="alert"

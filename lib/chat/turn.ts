@@ -21,7 +21,7 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
-import { describeModelError, openaiClient } from "@/lib/llm/client";
+import { contextLimit, describeModelError, openaiClient } from "@/lib/llm/client";
 import { checkLimits } from "@/lib/account/usage-limits";
 import {
   appendItems,
@@ -38,7 +38,7 @@ import { recordCorrection } from "@/lib/memory/feedback";
 import { recordUses } from "@/lib/memory/long-term";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
 import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
-import { messageTokens } from "@/lib/memory/tokens";
+import { countTokens, MESSAGE_OVERHEAD, messageTokens } from "@/lib/memory/tokens";
 import { buildPrompt, loadContext, type Context } from "./context";
 import { createThread } from "./threads";
 import { provisionalTitle } from "./titles";
@@ -54,6 +54,13 @@ import { attributeMemories } from "@/lib/memory/attribution";
 import { stripCitations } from "@/lib/memory/citation-format";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { withoutRefused, type Feature } from "@/lib/llm/server-quirks";
+import {
+  fitAfterRefusal,
+  fittedBudgets,
+  knownPromptLimit,
+  noteReportedPrompt,
+  promptTokens,
+} from "@/lib/llm/prompt-limits";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -353,6 +360,8 @@ class TurnRun {
   private usage = { prompt: 0, completion: 0, any: false };
   private modelCalls = 0; // for the usage ledger, whatever way the answer ends
   private sentMemoryIds: string[] = []; // what left the box with this answer's requests
+  /** The server read only part of a prompt of this answer (tokens as Mnemo counted them, and as it reported). */
+  private promptCut: { sent: number; reported: number } | null = null;
 
   private readonly db: Db;
   private readonly userId: string;
@@ -373,19 +382,37 @@ class TurnRun {
   /** Steps 2–5, with every way an answer can end; returns the saved answer (none when the database is gone). */
   async *answer(onContext?: (ctx: Context) => void): AsyncGenerator<TurnEvent, SessionItem | undefined> {
     const useMemory = !this.p.meta.temporary; // long-term memory is neither read nor written in temporary chats
-    const { ctx, recalled, overLimit } = await this.readContext(useMemory);
+    const { conn } = this.p;
+    const tools = useMemory ? MEMORY_TOOLS : undefined;
+    // Within what this model server is known to read whole (lib/llm/prompt-limits.ts), when it is known.
+    const first = await this.readContext(useMemory, knownPromptLimit(conn, conn.chatModel));
+    let { ctx, recalled } = first;
     onContext?.(ctx);
     const instructions = this.p.meta.project?.instructions;
     let messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions);
-    const tools = useMemory ? MEMORY_TOOLS : undefined;
     trackGeneration(this.assistant.id, this.userId, this.abort);
     this.startHeartbeat();
     let r: Round = { text: "", calls: new Map() }; // the round being written (its text is kept however it ends)
     try {
-      if (overLimit) throw new UsageLimitError(overLimit);
-      for (let round = 0; ; round++) {
+      if (first.overLimit) throw new UsageLimitError(first.overLimit);
+      for (let round = 0, refits = 0; ; round++) {
         r = { text: "", calls: new Map() };
-        yield* this.streamRound(messages, tools && round < 3 ? tools : undefined, r);
+        const offered = tools && round < 3 ? tools : undefined;
+        try {
+          yield* this.streamRound(messages, offered, r);
+        } catch (e) {
+          // A prompt longer than the model's context, refused before anything was answered: asked again at once
+          // with less history (and memory) rather than failing the turn.
+          const limit = round === 0 && !r.text && !r.calls.size && refits < MAX_REFITS ? contextLimit(e) : null;
+          const target =
+            limit === null ? null : fitAfterRefusal(conn, conn.chatModel, promptTokens(messages, offered), limit);
+          if (target === null) throw e;
+          refits++;
+          ({ ctx, recalled } = await this.readContext(useMemory, target));
+          messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions);
+          round--;
+          continue;
+        }
         if (!r.calls.size) break;
         const next = await this.runTools(r);
         for (const ev of next.events) yield ev;
@@ -407,14 +434,23 @@ class TurnRun {
   }
 
   /** Step 2: the window, recall and the usage check, read as one statement (lib/db/function-calls.ts). */
-  private async readContext(useMemory: boolean) {
+  private async readContext(useMemory: boolean, promptLimit: number | null) {
     const { db, userId, p } = this;
-    const memBudget = getConfig().memory.tokenBudget;
+    const config = getConfig();
+    const budgets = fittedBudgets(
+      promptLimit,
+      { memory: useMemory ? config.memory.tokenBudget : 0, history: config.chat.historyTokenBudget },
+      promptLimit === null ? 0 : this.fixedPromptTokens(useMemory),
+    );
+    const memBudget = budgets.memory;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
     const [ctx, recalled, overLimit] = await readTogether(() =>
       Promise.all([
-        loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, { cipher: this.c }),
+        loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, {
+          cipher: this.c,
+          budget: budgets.history,
+        }),
         useMemory && memBudget > 0
           ? recall(this.u, p.userItem.content, {
               budget: memBudget,
@@ -428,8 +464,20 @@ class TurnRun {
         checkLimits(db, userId),
       ]),
     );
-    this.sentMemoryIds = recalled.memories.map((m) => m.id);
+    // A prompt asked again after a refusal had left the box too: both count as sent.
+    this.sentMemoryIds = [...new Set([...this.sentMemoryIds, ...recalled.memories.map((m) => m.id)])];
     return { ctx, recalled, overLimit };
+  }
+
+  /** What every prompt of this thread sends besides history and memory: the instructions and the memory tools. */
+  private fixedPromptTokens(useMemory: boolean): number {
+    const instructions = this.p.meta.project?.instructions ?? "";
+    return (
+      countTokens(getConfig().chat.systemPrompt) +
+      countTokens(instructions) +
+      (useMemory ? promptTokens([], MEMORY_TOOLS) : 0) +
+      MESSAGE_OVERHEAD
+    );
   }
 
   /** The lease says this instance is still writing; a crash lets it run out (lib/chat/leases.ts). */
@@ -459,6 +507,7 @@ class TurnRun {
     const flusher = this.partialFlusher();
     armIdle();
     this.modelCalls++;
+    const reportedBefore = this.usage.prompt;
     const { conn } = this.p;
     try {
       // A model its server serves without tool calling (Ollama: "does not support tools") answers without the
@@ -504,8 +553,22 @@ class TurnRun {
       clearTimeout(idle);
     }
     await flusher.done();
+    this.checkPromptRead(messages, tools, reportedBefore);
     if (this.abort.signal.aborted) throw new OpenAI.APIUserAbortError();
     if (stall.signal.aborted) throw new ModelIdleError(getConfig().chat.modelIdleTimeoutSeconds);
+  }
+
+  /**
+   * Whether the server read the whole prompt of the round just streamed: one that reports far fewer prompt tokens
+   * than were sent cut it (Ollama drops the start, where the instructions and memories are). The answer says so,
+   * and later turns are fitted within what it read (lib/llm/prompt-limits.ts).
+   */
+  private checkPromptRead(messages: Message[], tools: typeof MEMORY_TOOLS | undefined, reportedBefore: number) {
+    const reported = this.usage.prompt - reportedBefore;
+    if (!reported) return;
+    const sent = promptTokens(messages, tools);
+    const { conn } = this.p;
+    if (noteReportedPrompt(conn, conn.chatModel, sent, reported)) this.promptCut = { sent, reported };
   }
 
   /** Reads one chunk: usage and tool-call fragments are kept; returns the text delta. */
@@ -610,6 +673,8 @@ class TurnRun {
       status: "complete",
       promptTokens: this.usage.any ? this.usage.prompt : null,
       completionTokens: this.usage.any ? this.usage.completion : null,
+      // On a complete answer, `error` is a warning about it.
+      ...(this.promptCut ? { error: promptCutNotice(this.promptCut) } : {}),
     });
     const uses = memoryUses(text, p.userItem.content, recalled);
     if (recalled.memories.length)
@@ -675,6 +740,19 @@ class TurnRun {
       tokens: this.usage.prompt + this.usage.completion,
     }).catch((e) => logBrief("usage ledger", e));
   }
+}
+
+/** How many times a turn is asked again with a smaller prompt after the server refused one as too long. */
+const MAX_REFITS = 3;
+
+/** What an answer whose prompt the server cut says under it. */
+export function promptCutNotice({ sent, reported }: { sent: number; reported: number }): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  return (
+    `The model server read only ${n(reported)} of about ${n(sent)} tokens Mnemo sent, so this answer may have ` +
+    `missed your memories or the start of the chat. Later messages are sent shorter to fit; for the whole ` +
+    `conversation, give the model a longer context (Ollama: OLLAMA_CONTEXT_LENGTH=8192 or more).`
+  );
 }
 
 type MemoryUses = { memoriesUsed: MemoryUsed[]; alsoGiven: MemoryUsed[] };

@@ -33,8 +33,8 @@ export async function testConnection(
  * llama.cpp's "maximum context length is N tokens"): the window's size when the message gives it, 0 when not; null
  * for any other error.
  */
-function contextLimit(e: InstanceType<typeof OpenAI.APIError>): number | null {
-  if (e.status !== 400 && e.status !== 413) return null;
+export function contextLimit(e: unknown): number | null {
+  if (!(e instanceof OpenAI.APIError) || (e.status !== 400 && e.status !== 413)) return null;
   const text = `${e.code ?? ""} ${e.message}`;
   if (!/context[_ ]length|context window|maximum context|exceeds? the (?:available )?context/i.test(text)) return null;
   const n = /(?:context length|context window|context size)(?: is| of)?(?: only)?\s*(\d[\d,]*)/i.exec(text)?.[1];

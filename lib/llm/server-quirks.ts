@@ -20,12 +20,13 @@ const refused = new Map<Feature, Map<string, number>>([
   ["temperature", new Map()],
   ["streamUsage", new Map()],
 ]);
-const serverOf = (conn: Pick<ModelConnection, "baseURL">, model: string) => `${conn.baseURL ?? ""}|${model}`;
+/** A server and model, as the learned quirks are kept. */
+export const serverKey = (conn: Pick<ModelConnection, "baseURL">, model: string) => `${conn.baseURL ?? ""}|${model}`;
 
 /** Whether this server and model refused the feature within the last hour (in this process). */
 export function knownToRefuse(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): boolean {
   const seen = refused.get(feature)!;
-  const key = serverOf(conn, model);
+  const key = serverKey(conn, model);
   const at = seen.get(key);
   if (at === undefined) return false;
   if (Date.now() - at < REFUSAL_TTL_MS) return true;
@@ -35,7 +36,7 @@ export function knownToRefuse(feature: Feature, conn: Pick<ModelConnection, "bas
 
 /** Remembers that this server and model refused the feature. */
 export function rememberRefusal(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): void {
-  refused.get(feature)!.set(serverOf(conn, model), Date.now());
+  refused.get(feature)!.set(serverKey(conn, model), Date.now());
 }
 
 const REFUSALS: Record<Feature, RegExp> = {

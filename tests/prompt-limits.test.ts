@@ -1,0 +1,166 @@
+// A chat longer than the model's context: servers either refuse the prompt (vLLM, LM Studio, llama.cpp, Ollama
+// without context shift) or, as Ollama does by default, silently drop its start, where Mnemo's instructions and the
+// user's memories are. Either way the user gets an answer that had the memories and the newest messages, is told
+// when the server cut a prompt, and later turns are sent within what the server reads.
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { runTurn } from "@/lib/chat/turn";
+import { createThread } from "@/lib/chat/threads";
+import { appendItems, type NewItem } from "@/lib/memory/session";
+import { addMemory } from "@/lib/memory/long-term";
+import { userContext } from "@/lib/user-context";
+import { REFUSAL_TTL_MS } from "@/lib/llm/server-quirks";
+import {
+  fittedBudgets,
+  forgetPromptLimits,
+  knownPromptLimit,
+  noteReportedPrompt,
+  promptWasCut,
+} from "@/lib/llm/prompt-limits";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm, type RecordedRequest } from "@/testing/mock-llm";
+import { connectToMock } from "@/testing/mock-connection";
+import { collect } from "./helpers/turns";
+
+type Body = { messages: Array<{ role: string; content: string }>; tools?: unknown[] };
+/** How long a request is as the mock server counts it (a quarter of the characters of its messages and tools). */
+const serverTokens = (r: RecordedRequest) => {
+  const b = r.body as Body;
+  const chars = b.messages.reduce((n, m) => n + String(m.content ?? "").length, 0);
+  return Math.ceil(chars / 4) + (b.tools?.length ? Math.ceil(JSON.stringify(b.tools).length / 4) : 0);
+};
+const systemOf = (r: RecordedRequest) => (r.body as Body).messages.find((m) => m.role === "system")?.content ?? "";
+const lastOf = (r: RecordedRequest) => (r.body as Body).messages.at(-1)?.content ?? "";
+
+describe("what a server reads of a prompt", () => {
+  it("a prompt reported far under what was sent was cut; tokenizers that differ a little are not", () => {
+    expect(promptWasCut(7000, 2050)).toBe(true);
+    expect(promptWasCut(7000, 5600)).toBe(false); // a tokenizer 20% leaner than Mnemo's
+    expect(promptWasCut(800, 100)).toBe(false); // too short to have been cut (a server counting differently)
+    expect(promptWasCut(7000, null)).toBe(false); // no usage reported
+  });
+
+  it("a known limit splits into memory (at most a quarter) and history, never above the configured budgets", () => {
+    expect(fittedBudgets(null, { memory: 800, history: 6000 }, 400)).toEqual({ memory: 800, history: 6000 });
+    expect(fittedBudgets(2000, { memory: 800, history: 6000 }, 400)).toEqual({ memory: 500, history: 1100 });
+    expect(fittedBudgets(100_000, { memory: 800, history: 6000 }, 400)).toEqual({ memory: 800, history: 6000 });
+  });
+
+  it("a learned limit is trusted for an hour, then the whole prompt is tried again", () => {
+    forgetPromptLimits();
+    const conn = { baseURL: "http://ollama.test/v1" };
+    expect(noteReportedPrompt(conn, "llama3.1", 7000, 2050)).toBe(true);
+    expect(knownPromptLimit(conn, "llama3.1")).toBe(1845);
+    expect(knownPromptLimit(conn, "another-model")).toBeNull();
+    const now = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(now + REFUSAL_TTL_MS + 1);
+    expect(knownPromptLimit(conn, "llama3.1")).toBeNull();
+    vi.restoreAllMocks();
+  });
+});
+
+describe.each(engines)("a chat longer than the model's context, on %s", (engine) => {
+  let t: TestDb;
+  let mock: MockLlm;
+  let n = 0;
+  beforeAll(async () => {
+    mock = await startMockLlm();
+    t = await createTestDb(engine);
+    await connectToMock(t.db, mock.url, `limits-${engine}`);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await mock?.close();
+  });
+  beforeEach(() => {
+    mock.reset();
+    forgetPromptLimits();
+  });
+
+  /** A user with a memory and a thread of twelve long exchanges (about 5,000 tokens). */
+  async function longChat() {
+    const user = (await t.db.user.create({ data: { email: `limits-${n++}-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    await addMemory(u, { text: "Has a golden retriever named Max", source: "explicit" }, "user", "said so");
+    const thread = await createThread(u);
+    const items: NewItem[] = [];
+    for (let i = 0; i < 12; i++) {
+      items.push({
+        role: "user",
+        content: `Part ${i} of my travel notes: ${"we walked along the river and ".repeat(25)}`,
+      });
+      items.push({ role: "assistant", content: `Noted part ${i}: ${"a lovely walk by the water, ".repeat(25)}` });
+    }
+    await appendItems(t.db, thread.id, items, { cipher: u.cipher });
+    return { user, threadId: thread.id };
+  }
+  const ask = (user: string, threadId: string, content: string) =>
+    collect(runTurn(t.db, user, { kind: "send", threadId, content }));
+
+  it.each(["vllm", "ollama"] as const)(
+    "a server that refuses it (%s) answers: asked again at once with the memories and the newest messages",
+    async (overflow) => {
+      mock.contextLength = 2500;
+      mock.overflow = overflow;
+      const { user, threadId } = await longChat();
+      const events = await ask(user, threadId, "What should I name my next dog?");
+      expect(events.at(-1)).toMatchObject({ type: "done", item: { status: "complete", error: null } });
+      const asked = mock.chatRequests().filter((r) => lastOf(r) === "What should I name my next dog?");
+      expect(asked.length).toBeGreaterThan(1);
+      expect(serverTokens(asked[0])).toBeGreaterThan(2500); // refused
+      const fitted = asked.at(-1)!;
+      expect(serverTokens(fitted)).toBeLessThanOrEqual(2500);
+      expect(systemOf(fitted)).toContain("Has a golden retriever named Max");
+      expect(JSON.stringify(fitted.body)).toContain("Part 11 of my travel notes");
+      // The next turn is fitted at once: one request.
+      const before = mock.chatRequests().length;
+      await ask(user, threadId, "And a name for a cat?");
+      const next = mock
+        .chatRequests()
+        .slice(before)
+        .filter((r) => lastOf(r) === "And a name for a cat?");
+      expect(next).toHaveLength(1);
+      expect(serverTokens(next[0])).toBeLessThanOrEqual(2500);
+    },
+  );
+
+  it("a server that cuts it silently (Ollama's context shift): the answer says so, and later turns fit", async () => {
+    mock.contextLength = 2500;
+    mock.overflow = "ollama-shift";
+    const { user, threadId } = await longChat();
+    const events = await ask(user, threadId, "What should I name my next dog?");
+    const done = events.at(-1) as { type: string; item: { status: string; error: string | null } };
+    expect(done).toMatchObject({ type: "done", item: { status: "complete" } });
+    expect(done.item.error).toMatch(/^The model server read only [\d,]+ of about [\d,]+ tokens Mnemo sent/);
+    // Stored with the answer: a reload shows it too.
+    const stored = await t.db.item.findFirst({ where: { threadId, role: "assistant" }, orderBy: { position: "desc" } });
+    expect(stored?.error).toBe(done.item.error);
+
+    const before = mock.chatRequests().length;
+    const next = (await ask(user, threadId, "And a name for a cat?")).at(-1);
+    expect(next).toMatchObject({ type: "done", item: { status: "complete", error: null } });
+    const sent = mock
+      .chatRequests()
+      .slice(before)
+      .filter((r) => lastOf(r) === "And a name for a cat?");
+    expect(sent).toHaveLength(1);
+    expect(serverTokens(sent[0])).toBeLessThanOrEqual(2500);
+    expect(systemOf(sent[0])).toContain("Has a golden retriever named Max");
+  });
+
+  it("a short chat that is still refused is not asked again: the user is told what to do", async () => {
+    mock.contextLength = 40;
+    const { user } = { user: (await t.db.user.create({ data: { email: `limits-short-${engine}@example.com` } })).id };
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "Hello there" }));
+    expect(events.at(-1)).toMatchObject({ type: "error" });
+    expect((events.at(-1) as { message: string }).message).toMatch(/^This chat is now longer than the model can read/);
+    expect(mock.chatRequests().filter((r) => lastOf(r) === "Hello there")).toHaveLength(1);
+  });
+
+  it("a server that reads the whole prompt changes nothing", async () => {
+    const { user, threadId } = await longChat();
+    const events = await ask(user, threadId, "What should I name my next dog?");
+    expect(events.at(-1)).toMatchObject({ type: "done", item: { status: "complete", error: null } });
+    expect(mock.chatRequests()).toHaveLength(1);
+    expect(serverTokens(mock.chatRequests()[0])).toBeGreaterThan(4000);
+  });
+});
