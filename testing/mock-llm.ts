@@ -253,11 +253,12 @@ export class MockLlm {
     if (this.promptLength(body) <= this.contextLength) return messages;
     const room = this.contextLength - Math.floor((this.contextLength - 4) / 2);
     const out: Msg[] = [];
-    let used = 0;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      used += approxTokens(textOf(messages[i].content));
-      if (used > room && out.length) break;
-      out.unshift(messages[i]);
+    let left = room;
+    for (let i = messages.length - 1; i >= 0 && left > 0; i--) {
+      const text = textOf(messages[i].content);
+      // The message that crosses the line is kept from where the kept tokens begin.
+      out.unshift(approxTokens(text) <= left ? messages[i] : { ...messages[i], content: text.slice(-left * 4) });
+      left -= approxTokens(text);
     }
     return out;
   }

@@ -20,6 +20,7 @@ import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm, type RecordedRequest } from "@/testing/mock-llm";
 import { connectToMock } from "@/testing/mock-connection";
 import { collect } from "./helpers/turns";
+import { runDueJobs } from "@/lib/jobs/worker";
 
 type Body = { messages: Array<{ role: string; content: string }>; tools?: unknown[] };
 /** How long a request is as the mock server counts it (a quarter of the characters of its messages and tools). */
@@ -71,7 +72,10 @@ describe.each(engines)("a chat longer than the model's context, on %s", (engine)
     await t?.close();
     await mock?.close();
   });
-  beforeEach(() => {
+  beforeEach(async () => {
+    // Work queued by the test before (its summaries, its learning) is done first, so each test sees only its own.
+    mock.reset();
+    await runDueJobs(t.db);
     mock.reset();
     forgetPromptLimits();
   });
@@ -145,6 +149,60 @@ describe.each(engines)("a chat longer than the model's context, on %s", (engine)
     expect(sent).toHaveLength(1);
     expect(serverTokens(sent[0])).toBeLessThanOrEqual(2500);
     expect(systemOf(sent[0])).toContain("Has a golden retriever named Max");
+  });
+
+  it("the summary of a long backlog is folded in pieces the server reads, and covers the window the turn used", async () => {
+    mock.contextLength = 2500;
+    mock.script({ system: "running summary", content: "Summary so far: river walks.", times: 10 });
+    const { user, threadId } = await longChat();
+    await ask(user, threadId, "What should I name my next dog?");
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const summaries = mock.chatRequests().filter((r) => systemOf(r).startsWith("You maintain a running summary"));
+    expect(summaries.length).toBeGreaterThan(1);
+    // At most the first is refused (the memory model's limit is learned from it), none after.
+    expect(summaries.slice(1).every((r) => serverTokens(r) <= 2500)).toBe(true);
+    // Each piece after the first is merged into the summary so far.
+    expect(lastOf(summaries.at(-1)!)).toContain("Existing summary:\nSummary so far: river walks.");
+    const summary = await t.db.summary.findFirst({ where: { threadId }, orderBy: { version: "desc" } });
+    expect(summary).not.toBeNull();
+    // It reaches up to where the fitted window starts (with the configured 6,000 tokens the whole thread fits, and
+    // nothing would be summarised): the turns the answer did not see are in the summary.
+    const answer = mock
+      .chatRequests()
+      .filter((r) => lastOf(r) === "What should I name my next dog?")
+      .at(-1)!;
+    const firstShown = /Part (\d+) of my travel notes/.exec(JSON.stringify(answer.body.messages.slice(1)))![1];
+    const through = await t.db.item.findUniqueOrThrow({ where: { id: summary!.throughItemId } });
+    const firstShownItem = await t.db.item.findFirstOrThrow({
+      where: { threadId, role: "user", position: { gt: 0 } },
+      orderBy: { position: "asc" },
+      skip: Number(firstShown),
+    });
+    // Read at the answer (one more item), the window may have moved on by one exchange; never less is summarised.
+    expect(through.position).toBeLessThan(firstShownItem.position);
+    expect(through.position).toBeGreaterThanOrEqual(firstShownItem.position - 3);
+  });
+
+  it("learning from a message longer than the server reads: the cut prompt's reply is not trusted, a fitted one is", async () => {
+    mock.contextLength = 1500;
+    mock.overflow = "ollama-shift";
+    const user = (await t.db.user.create({ data: { email: `limits-learn-${engine}@example.com` } })).id;
+    mock.script({
+      match: "latest exchange",
+      json: { decisions: [{ op: "ADD", text: "Walks along the river every morning", kind: "fact" }] },
+      times: 3,
+    });
+    const long = `I walk along the river every morning. ${"The water was calm and the light was soft. ".repeat(160)}`;
+    await collect(runTurn(t.db, user, { kind: "send", content: long }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const learning = mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Latest exchange"));
+    expect(learning.length).toBe(2);
+    expect(serverTokens(learning[0])).toBeGreaterThan(1500); // cut by the server: its reply is dropped
+    expect(serverTokens(learning[1])).toBeLessThanOrEqual(1500);
+    expect(lastOf(learning[1])).toContain("[… cut to fit the model's context …]");
+    expect(systemOf(learning[1])).toContain("You maintain a user's long-term memory");
+    const texts = (await t.db.memory.findMany({ where: { userId: user } })).map((m) => m.text);
+    expect(texts).toEqual(["Walks along the river every morning"]);
   });
 
   it("a short chat that is still refused is not asked again: the user is told what to do", async () => {

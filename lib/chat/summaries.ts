@@ -10,8 +10,21 @@ import type { SessionItem } from "@/lib/memory/session";
 import { summaryTokens, type SummaryRef } from "./context";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import { withoutReasoning } from "@/lib/llm/model-reply";
+import { callWithinLimit, cutToTokens, isTooLong, knownPromptLimit } from "@/lib/llm/prompt-limits";
+import { countTokens } from "@/lib/memory/tokens";
 
 const MAX_SUMMARY_CHARS = 4000;
+const INSTRUCTIONS =
+  "You maintain a running summary of a conversation for an assistant that can no longer see its older messages. Merge the existing summary with the new messages. Keep facts, decisions, names, numbers, open questions and the user's stated preferences. Write plain prose or short bullet points, at most 250 words. Output only the summary.";
+/**
+ * At most this much of the transcript is folded in by one call: a long backlog (a continued import) goes in pieces,
+ * each merged into the summary so far, and each within what the memory model's server reads (lib/llm/prompt-limits).
+ */
+const PIECE_TOKENS = 6_000;
+/** What a piece leaves for the instructions, the labels and the answer, besides the summary so far. */
+const PIECE_OVERHEAD = countTokens(INSTRUCTIONS) + 100;
+/** How many times a piece that was too long is split again before the refresh gives up (it runs again later). */
+const MAX_RESPLITS = 3;
 
 /** `u`: the thread owner's context. */
 export async function refreshSummary(
@@ -22,33 +35,53 @@ export async function refreshSummary(
   dropped: SessionItem[],
 ): Promise<void> {
   if (!getConfig().chat.summaries || dropped.length === 0) return;
-  const transcript = dropped
+  const lines = dropped
     .filter((i) => i.role === "user" || (i.role === "assistant" && i.content))
-    .map((i) => `${i.role === "user" ? "User" : "Assistant"}: ${i.content}`)
-    .join("\n\n");
+    .map((i) => `${i.role === "user" ? "User" : "Assistant"}: ${i.content}`);
   const meter = await meterForThread(u.db, threadId);
   if (!meter) return;
-  const res = await metered(meter, "model", () =>
-    openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
-      model: conn.memoryModel,
-      messages: [
-        {
-          role: "system",
-          content:
-            "You maintain a running summary of a conversation for an assistant that can no longer see its older messages. Merge the existing summary with the new messages. Keep facts, decisions, names, numbers, open questions and the user's stated preferences. Write plain prose or short bullet points, at most 250 words. Output only the summary.",
-        },
-        {
-          role: "user",
-          content: `Existing summary:\n${previous?.content ?? "(none)"}\n\nNew messages to fold in:\n${transcript}`,
-        },
-      ],
-    }),
-  );
-  const content = cutGraphemes(cleanText(withoutReasoning(res.choices[0]?.message?.content ?? "")), MAX_SUMMARY_CHARS);
-  if (!content) return;
+  let summary = previous?.content ?? null;
+  let rest = lines;
+  for (let resplits = 0; rest.length;) {
+    const limit = knownPromptLimit(conn, conn.memoryModel);
+    const room = (limit ?? Infinity) - PIECE_OVERHEAD - (summary ? countTokens(summary) : 0);
+    const piece = firstPiece(rest, Math.min(PIECE_TOKENS, room));
+    if (!piece) return; // the server reads too little to summarise anything
+    const messages = [
+      { role: "system" as const, content: INSTRUCTIONS },
+      {
+        role: "user" as const,
+        content: `Existing summary:\n${summary ?? "(none)"}\n\nNew messages to fold in:\n${piece.text}`,
+      },
+    ];
+    const res = await callWithinLimit(conn, conn.memoryModel, messages, () =>
+      metered(meter, "model", () =>
+        openaiClient(conn, { maxRetries: 1 }).chat.completions.create({ model: conn.memoryModel, messages }),
+      ),
+    );
+    if (isTooLong(res)) {
+      if (++resplits > MAX_RESPLITS) return;
+      continue; // split again within what the server turned out to read
+    }
+    summary = cutGraphemes(cleanText(withoutReasoning(res.choices[0]?.message?.content ?? "")), MAX_SUMMARY_CHARS);
+    if (!summary) return;
+    rest = rest.slice(piece.lines);
+  }
+  if (!summary) return;
   const through = dropped[dropped.length - 1];
-  await saveSummary(u, threadId, through, content, conn.memoryModel);
+  await saveSummary(u, threadId, through, summary, conn.memoryModel);
 }
+
+/** The transcript lines that fit `tokens` (one alone cut to fit when it is longer); null when nothing can. */
+function firstPiece(lines: string[], tokens: number): { text: string; lines: number } | null {
+  if (tokens < MIN_PIECE_TOKENS) return null;
+  let used = 0;
+  let n = 0;
+  for (let next = 0; n < lines.length && used + (next = countTokens(lines[n])) <= tokens; n++) used += next;
+  if (n === 0) return { text: cutToTokens(lines[0], tokens), lines: 1 };
+  return { text: lines.slice(0, n).join("\n\n"), lines: n };
+}
+const MIN_PIECE_TOKENS = 200;
 
 /** Stores a new summary version covering the branch through `through`. */
 export async function saveSummary(

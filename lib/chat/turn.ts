@@ -362,6 +362,8 @@ class TurnRun {
   private sentMemoryIds: string[] = []; // what left the box with this answer's requests
   /** The server read only part of a prompt of this answer (tokens as Mnemo counted them, and as it reported). */
   private promptCut: { sent: number; reported: number } | null = null;
+  /** The history budget the context was last read with (the summary job reads the same window). */
+  private historyBudget = 0;
 
   private readonly db: Db;
   private readonly userId: string;
@@ -443,6 +445,7 @@ class TurnRun {
       promptLimit === null ? 0 : this.fixedPromptTokens(useMemory),
     );
     const memBudget = budgets.memory;
+    this.historyBudget = budgets.history;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
     const [ctx, recalled, overLimit] = await readTogether(() =>
@@ -693,7 +696,8 @@ class TurnRun {
         logBrief(`could not record a correction for ${p.userItem.id}`, e),
       );
     }
-    const jobs = afterAnswerJobs(p, userId, final.id, ctx.unsummarized.length > 0, useMemory);
+    const due = ctx.unsummarized.length > 0 ? this.historyBudget : null;
+    const jobs = afterAnswerJobs(p, userId, final.id, due, useMemory);
     await enqueue(db, jobs).catch((e) => logBrief(`could not queue work after answer ${final.id}`, e));
     await this.charge();
     return { final, uses };
@@ -788,17 +792,18 @@ function afterAnswerJobs(
   p: Prepared,
   userId: string,
   answerId: string,
-  summarize: boolean,
+  /** The history budget the answer's window was read with, when turns fell out of it (a summary is due). */
+  summarize: number | null,
   useMemory: boolean,
 ): NewJob[] {
   const jobs: NewJob[] = [];
   const ids = { threadId: p.threadId, userItemId: p.userItem.id, answerItemId: answerId };
   if (p.firstExchange) jobs.push({ kind: "title", userId, payload: ids, dedupeKey: `title:${p.threadId}` });
-  if (summarize && getConfig().chat.summaries) {
+  if (summarize !== null && getConfig().chat.summaries) {
     jobs.push({
       kind: "summary",
       userId,
-      payload: { threadId: p.threadId, leafId: answerId },
+      payload: { threadId: p.threadId, leafId: answerId, budget: summarize },
       dedupeKey: `summary:${answerId}`,
     });
   }

@@ -25,7 +25,8 @@ import type { JobKind } from "./queue";
 const id = z.string().min(1).max(64);
 const payloads = {
   title: z.object({ threadId: id, userItemId: id, answerItemId: id }),
-  summary: z.object({ threadId: id, leafId: id }),
+  // budget: the history budget the turn used (smaller when the model server reads less: lib/llm/prompt-limits.ts).
+  summary: z.object({ threadId: id, leafId: id, budget: z.number().int().min(0).max(10_000_000).optional() }),
   extract: z.object({ userId: id, threadId: id, userItemId: id, answerItemId: id }),
   embed: z.object({ userId: id }),
   // version: the row's updatedAt when queued (absent in jobs queued before it existed).
@@ -80,7 +81,7 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const exists = await db.item.findFirst({ where: { id: p.leafId, threadId: p.threadId }, select: { id: true } });
       const u = exists && (await threadOwnerContext(db, p.threadId));
       if (!u) return;
-      const ctx = await loadContext(db, p.threadId, p.leafId, { pastWindow: true, cipher: u.cipher });
+      const ctx = await loadContext(db, p.threadId, p.leafId, { pastWindow: true, cipher: u.cipher, budget: p.budget });
       if (ctx.unsummarized.length)
         await refreshSummary(u, await connection(db), p.threadId, ctx.summary, ctx.unsummarized);
       return;

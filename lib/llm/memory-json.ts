@@ -7,6 +7,9 @@ import { openaiClient } from "./client";
 import { jsonFromReply } from "./model-reply";
 import { metered, type Meter } from "./metered";
 import { withoutRefused } from "./server-quirks";
+import { callWithinLimit, cutToTokens, isTooLong, promptTokens } from "./prompt-limits";
+import { MESSAGE_OVERHEAD } from "@/lib/memory/tokens";
+import type OpenAI from "openai";
 
 export async function askMemoryModelJson<S extends z.ZodType>(
   conn: ModelConnection,
@@ -15,19 +18,36 @@ export async function askMemoryModelJson<S extends z.ZodType>(
   schema: S,
   meter: Meter,
 ): Promise<z.infer<S> | null> {
-  // A server that refuses JSON mode (LM Studio) is asked without it: the prompts ask for JSON anyway.
-  const res = await withoutRefused(conn, conn.memoryModel, ["jsonMode"], (use) =>
-    metered(meter, "model", () =>
-      openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
-        model: conn.memoryModel,
-        ...(use.has("jsonMode") ? { response_format: { type: "json_object" as const } } : {}),
-        messages: [
-          { role: "system", content: system },
-          { role: "user", content: user },
-        ],
-      }),
-    ),
-  );
+  let input = user;
+  for (let attempt = 0; ; attempt++) {
+    const messages = [
+      { role: "system" as const, content: system },
+      { role: "user" as const, content: input },
+    ];
+    // A server that refuses JSON mode (LM Studio) is asked without it: the prompts ask for JSON anyway.
+    const res = await callWithinLimit(conn, conn.memoryModel, messages, () =>
+      withoutRefused(conn, conn.memoryModel, ["jsonMode"], (use) =>
+        metered(meter, "model", () =>
+          openaiClient(conn, { maxRetries: 1 }).chat.completions.create({
+            model: conn.memoryModel,
+            ...(use.has("jsonMode") ? { response_format: { type: "json_object" as const } } : {}),
+            messages,
+          }),
+        ),
+      ),
+    );
+    if (!isTooLong(res)) return parsedReply(res, schema);
+    // Longer than the server reads: the input is cut to fit (its start and end kept), at most twice.
+    const room = res.tooLong - promptTokens([{ content: system }]) - MESSAGE_OVERHEAD;
+    if (attempt >= 2 || room < MIN_INPUT_TOKENS) return null;
+    input = cutToTokens(input, room);
+  }
+}
+
+/** Below this much room for its input, a memory-model call is not made: it would see too little to decide. */
+const MIN_INPUT_TOKENS = 200;
+
+function parsedReply<S extends z.ZodType>(res: OpenAI.Chat.Completions.ChatCompletion, schema: S): z.infer<S> | null {
   const choice = res.choices[0];
   // Cut off by the token limit: whatever came is incomplete.
   if (!choice || choice.finish_reason === "length") return null;

@@ -11,6 +11,8 @@
 import type { ModelConnection } from "./connection";
 import { REFUSAL_TTL_MS, serverKey } from "./server-quirks";
 import { countTokens, MESSAGE_OVERHEAD } from "@/lib/memory/tokens";
+import { cutGraphemes } from "@/lib/text/policy";
+import { contextLimit } from "./client";
 
 /** Server and model → the prompt size (Mnemo's tokens) to stay within, and when it was learned. */
 const limits = new Map<string, { tokens: number; at: number }>();
@@ -107,3 +109,54 @@ export function fittedBudgets(
 export function forgetPromptLimits(): void {
   limits.clear();
 }
+
+type Completion = { usage?: { prompt_tokens: number } | null };
+/** A prompt this server does not read whole: the size (Mnemo's tokens) to send it again within. */
+export type TooLong = { tooLong: number };
+
+/**
+ * One non-streamed call (the memory model's background work) within what the server reads: a prompt over a known
+ * limit is not sent; a refusal for length, or a reply to a prompt the server cut (not to be trusted: its
+ * instructions were what went), gives the size to send it again within, for the caller to shorten its input to.
+ */
+export async function callWithinLimit<T extends Completion>(
+  conn: Pick<ModelConnection, "baseURL">,
+  model: string,
+  messages: Array<{ content?: unknown }>,
+  call: () => Promise<T>,
+): Promise<T | TooLong> {
+  const sent = promptTokens(messages);
+  const known = knownPromptLimit(conn, model);
+  if (known !== null && sent > known) return { tooLong: known };
+  let res: T;
+  try {
+    res = await call();
+  } catch (e) {
+    const context = contextLimit(e);
+    const target = context === null ? null : fitAfterRefusal(conn, model, sent, context);
+    if (target === null) throw e;
+    return { tooLong: target };
+  }
+  if (res.usage && noteReportedPrompt(conn, model, sent, res.usage.prompt_tokens))
+    return { tooLong: knownPromptLimit(conn, model) ?? MIN_PROMPT_TOKENS };
+  return res;
+}
+
+export const isTooLong = (r: object): r is TooLong => "tooLong" in r;
+
+/**
+ * `text` cut to about `tokens` tokens, its start and end kept (a header and the newest part), the cut marked; as
+ * it is when it fits.
+ */
+export function cutToTokens(text: string, tokens: number): string {
+  const has = countTokens(text);
+  if (has <= tokens) return text;
+  const chars = Math.max(0, Math.floor((text.length * Math.max(0, tokens - CUT_MARK_TOKENS)) / has));
+  const head = cutGraphemes(text, Math.ceil(chars * 0.6));
+  let from = text.length - Math.floor(chars * 0.4);
+  if (/[\uDC00-\uDFFF]/.test(text[from] ?? "")) from++; // not half a character
+  const tail = text.slice(from);
+  return `${head}${CUT_MARK}${tail}`;
+}
+const CUT_MARK = "\n[… cut to fit the model's context …]\n";
+const CUT_MARK_TOKENS = 12;
