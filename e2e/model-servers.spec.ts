@@ -1,7 +1,17 @@
 // Servers differ behind "OpenAI-compatible": a reasoning model served by Ollama or vLLM opens its reply with a
 // <think> block, and LM Studio refuses JSON mode. The chat shows the answer, not the thinking; learning still works.
 import { expect, test, type Page } from "@playwright/test";
-import { mockRequests, mockUrl, register, scriptReplies, send, uniqueEmail } from "./helpers";
+import {
+  adminEmail,
+  mockRequests,
+  mockUrl,
+  register,
+  scriptReplies,
+  send,
+  signInOk,
+  uniqueEmail,
+  type MockRequest,
+} from "./helpers";
 
 const answers = (page: Page) => page.getByTestId("message-assistant");
 
@@ -81,4 +91,58 @@ test("a model its server runs without tool calling (as Ollama does for many): th
   } finally {
     await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ refuseTools: false }) });
   }
+});
+
+test("a server that cuts a long chat's prompt (Ollama's default): the answer says so, until the admin saves settings", async ({
+  page,
+  browser,
+}) => {
+  test.setTimeout(90_000);
+  await register(page, uniqueEmail("cut"));
+  const tag = `c${Date.now()}`;
+  const part = (i: number) => `Part ${i} of my notes ${tag}: ${"we walked along the river and ".repeat(80)}`;
+  // How long a chat request is as the mock server counts it (a quarter of its characters, tools included).
+  const size = (r: MockRequest) =>
+    Math.ceil(
+      (r.body.messages.reduce((n, m) => n + String(m.content ?? "").length, 0) +
+        JSON.stringify((r.body as { tools?: unknown }).tools ?? "").length) /
+        4,
+    );
+  const askedWith = async (text: string) =>
+    (await mockRequests()).filter((r) => r.body.model === "mock-chat" && r.body.messages.at(-1)?.content === text);
+  await fetch(`${mockUrl()}/__mock/replies`, {
+    method: "POST",
+    body: JSON.stringify({ contextLength: 1500, overflow: "ollama-shift" }),
+  });
+  try {
+    for (let i = 0; i < 3; i++) await send(page, part(i));
+    // The second turn was cut by the server: its answer says so; the third was sent within what the server reads.
+    const warning = page.getByTestId("answer-warning");
+    await expect(warning).toHaveCount(1);
+    await expect(warning).toContainText(/^The model server read only [\d,]+ of about [\d,]+ tokens Mnemo sent/);
+    await expect(answers(page).nth(1).getByTestId("answer-warning")).toBeVisible();
+    const third = await askedWith(part(2));
+    expect(third).toHaveLength(1);
+    expect(size(third[0])).toBeLessThanOrEqual(1500);
+    await warning.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: "test-results/prompt-cut-warning.png" });
+    await page.reload();
+    await expect(page.getByTestId("answer-warning")).toHaveCount(1);
+  } finally {
+    await fetch(`${mockUrl()}/__mock/replies`, { method: "POST", body: JSON.stringify({ contextLength: 0 }) });
+    // The admin saves the model settings (say, after giving the model a longer context): what was learned about
+    // the server is forgotten, and the next turn is sent whole.
+    const ctx = await browser.newContext();
+    const admin = await ctx.newPage();
+    await signInOk(admin, adminEmail());
+    await admin.goto("/admin/settings");
+    await admin.getByRole("button", { name: "Save", exact: true }).click();
+    await expect(admin.getByText("Saved.")).toBeVisible();
+    await ctx.close();
+  }
+  await send(page, part(3));
+  const fourth = await askedWith(part(3));
+  expect(fourth).toHaveLength(1);
+  expect(size(fourth[0])).toBeGreaterThan(1500);
+  await expect(page.getByTestId("answer-warning")).toHaveCount(1);
 });

@@ -14,8 +14,12 @@ import { countTokens, MESSAGE_OVERHEAD } from "@/lib/memory/tokens";
 import { cutGraphemes } from "@/lib/text/policy";
 import { contextLimit } from "./client";
 
-/** Server and model → the prompt size (Mnemo's tokens) to stay within, and when it was learned. */
-const limits = new Map<string, { tokens: number; at: number }>();
+/**
+ * Server and model → the prompt size (Mnemo's tokens) to stay within, and when it was learned. On globalThis, as the
+ * refusals are (server-quirks.ts): one process's module instances share it.
+ */
+const g = globalThis as typeof globalThis & { __mnemoPromptLimits?: Map<string, { tokens: number; at: number }> };
+const limits = (g.__mnemoPromptLimits ??= new Map());
 
 /** Below this, a prompt is not made smaller: it holds little more than the instructions and the question. */
 export const MIN_PROMPT_TOKENS = 1_000;
@@ -105,7 +109,7 @@ export function fittedBudgets(
   return { memory, history: Math.max(0, Math.min(configured.history, limit - fixed - memory)) };
 }
 
-/** Forgets every learned limit (tests). */
+/** Forgets every learned limit (the admin saved the model settings, or a test starts). */
 export function forgetPromptLimits(): void {
   limits.clear();
 }

@@ -13,13 +13,16 @@ export type Feature = "jsonMode" | "tools" | "temperature" | "streamUsage";
 /** How long a refusal is trusted before the feature is asked for again. */
 export const REFUSAL_TTL_MS = 60 * 60 * 1000;
 
-// Per feature: server and model → when the refusal was seen.
-const refused = new Map<Feature, Map<string, number>>([
+// Per feature: server and model → when the refusal was seen. On globalThis: Next.js bundles route handlers, server
+// actions and instrumentation (where the job worker runs) as separate module instances of one process, and what
+// one learns (or the admin's save forgets) holds for all.
+const g = globalThis as typeof globalThis & { __mnemoRefused?: Map<Feature, Map<string, number>> };
+const refused = (g.__mnemoRefused ??= new Map<Feature, Map<string, number>>([
   ["jsonMode", new Map()],
   ["tools", new Map()],
   ["temperature", new Map()],
   ["streamUsage", new Map()],
-]);
+]));
 /** A server and model, as the learned quirks are kept. */
 export const serverKey = (conn: Pick<ModelConnection, "baseURL">, model: string) => `${conn.baseURL ?? ""}|${model}`;
 
@@ -37,6 +40,11 @@ export function knownToRefuse(feature: Feature, conn: Pick<ModelConnection, "bas
 /** Remembers that this server and model refused the feature. */
 export function rememberRefusal(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): void {
   refused.get(feature)!.set(serverKey(conn, model), Date.now());
+}
+
+/** Forgets every refusal (the admin saved the model settings: the server is tried afresh). */
+export function forgetRefusals(): void {
+  for (const seen of refused.values()) seen.clear();
 }
 
 const REFUSALS: Record<Feature, RegExp> = {
