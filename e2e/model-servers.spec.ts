@@ -100,7 +100,13 @@ test("a server that cuts a long chat's prompt (Ollama's default): the answer say
   test.setTimeout(90_000);
   await register(page, uniqueEmail("cut"));
   const tag = `c${Date.now()}`;
-  const part = (i: number) => `Part ${i} of my notes ${tag}: ${"we walked along the river and ".repeat(80)}`;
+  const part = (i: number) => `Part ${i} of my notes ${tag}: ${"we walked along the river and ".repeat(80).trim()}`;
+  // Each answer complete before the next message (send's wait can see the previous answer as the last one).
+  const say = async (i: number) => {
+    await send(page, part(i));
+    await expect(answers(page)).toHaveCount(i + 1);
+    await expect(answers(page).last()).toHaveAttribute("data-status", "complete");
+  };
   // How long a chat request is as the mock server counts it (a quarter of its characters, tools included).
   const size = (r: MockRequest) =>
     Math.ceil(
@@ -115,7 +121,7 @@ test("a server that cuts a long chat's prompt (Ollama's default): the answer say
     body: JSON.stringify({ contextLength: 1500, overflow: "ollama-shift" }),
   });
   try {
-    for (let i = 0; i < 3; i++) await send(page, part(i));
+    for (let i = 0; i < 3; i++) await say(i);
     // The second turn was cut by the server: its answer says so; the third was sent within what the server reads.
     const warning = page.getByTestId("answer-warning");
     await expect(warning).toHaveCount(1);
@@ -140,7 +146,7 @@ test("a server that cuts a long chat's prompt (Ollama's default): the answer say
     await expect(admin.getByText("Saved.")).toBeVisible();
     await ctx.close();
   }
-  await send(page, part(3));
+  await say(3);
   const fourth = await askedWith(part(3));
   expect(fourth).toHaveLength(1);
   expect(size(fourth[0])).toBeGreaterThan(1500);
