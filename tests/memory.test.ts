@@ -746,6 +746,44 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(roomy.passages).toHaveLength(1);
   });
 
+  it("a memory matching only a common word of the question does not crowd out a passage matching its telling word", async () => {
+    const ines = (await t.db.user.create({ data: { email: `ines-${engine}@example.com` } })).id;
+    // Many learned memories mention the sister (more than the budget holds), none the lighthouse.
+    for (let i = 0; i < 60; i++) {
+      const text = i % 2 ? `My sister Ana enjoys hobby number ${i}` : `I keep plant number ${i} on the balcony`;
+      await t.db.memory.create({ data: { userId: ines, text, source: "inferred", tokens: countTokens(text) } });
+    }
+    const th = await t.db.thread.create({ data: { userId: ines, title: "Weekend" } });
+    await appendItems(
+      t.db,
+      th.id,
+      [
+        { role: "user", content: "My sister told me the lighthouse at Nazare is closed for repairs" },
+        { role: "assistant", content: "What a pity, maybe next spring." },
+      ],
+      { cipher: await threadCipher(t.db, th.id) },
+    );
+    // A longer history after it, so the newest exchanges hold little of it.
+    const later = await t.db.thread.create({ data: { userId: ines, title: "Chatter" } });
+    await appendItems(
+      t.db,
+      later.id,
+      Array.from({ length: 200 }, (_, i) => ({
+        role: i % 2 ? ("assistant" as const) : ("user" as const),
+        content: `Small talk about the weather, part ${i}`,
+      })),
+      { cipher: await threadCipher(t.db, later.id) },
+    );
+    const r = await recall(await userContext(t.db, ines), "what did my sister tell me about the lighthouse?", {
+      budget: 200,
+    });
+    // Scaled each to its own list's best, the sister memories (the best the memories had) came first and filled
+    // the budget; as shares of the question's weight, the passage holding its rarest word goes first.
+    expect(JSON.stringify(r.passages)).toContain("lighthouse at Nazare");
+    expect(r.memories.some((m) => m.text.includes("sister"))).toBe(true);
+    expect(r.tokens).toBeLessThanOrEqual(200);
+  });
+
   it("in a long history: finds a rare word's old message, never the current thread, and answers all-common questions from recent messages", async () => {
     const carol = (await t.db.user.create({ data: { email: `carol-${engine}@example.com` } })).id;
     const old = await t.db.thread.create({ data: { userId: carol, title: "Old trip" } });

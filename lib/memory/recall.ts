@@ -123,23 +123,25 @@ const memoryHits = (budget: number) =>
 const passageHits = (budget: number) => Math.max(4, Math.min(CANDIDATES, Math.ceil(budget / PASSAGE_TOKENS)));
 /**
  * Fusion: a candidate's score is its word-match score scaled to the best match
- * (0..1) plus its vector rank's share (K+1)/(K+rank) (1 for the nearest,
- * falling slowly), so both lists count and a match on both wins. With no
- * vectors it is the word-match order alone.
+ * of either list (0..1) plus its vector rank's share (K+1)/(K+rank) (1 for the
+ * nearest, falling slowly), so both lists count and a match on both wins. With no
+ * vectors it is the word-match order alone. Word-match scores are the share of the
+ * question's weight (in the memories, or in the messages) a candidate matches, so a
+ * memory that matches only a common word ranks low even when no memory matches more:
+ * scaling each list to its own best put such a memory level with the best passage.
  */
 const RANK_K = 10;
 const vectorShare = (rank: number) => (RANK_K + 1) / (RANK_K + rank);
 /** A vector hit from a date the question names gets what the word-match date bonus gives. */
 const VECTOR_DATE_BONUS = 0.5;
 
-type Scored = { key: string; score: number };
 function fuse(
   lexical: Array<{ key: string; rank: number }>,
   vector: VectorHit[],
+  top: number,
   keyOf: (h: VectorHit) => string = (h) => h.id,
 ): Map<string, number> {
   const out = new Map<string, number>();
-  const top = lexical[0]?.rank || 1;
   for (const l of lexical) out.set(l.key, l.rank / top);
   vector.forEach((v, i) => {
     const k = keyOf(v);
@@ -224,7 +226,9 @@ export async function recall(
   }
   // Vector hits in another (excluded, temporary, forgotten) thread found no rows: they drop out here.
   const vectorHits = vecMessages.filter((v) => hits.has(v.id)).slice(0, CANDIDATES);
-  const hitScores = fuse(lexicalHits, vectorHits);
+  // Both lists' word matches on one scale: the best of either is 1.
+  const top = Math.max(...lexicalHits.map((h) => h.rank), ...relevant.map((m) => m.rank), 1e-9);
+  const hitScores = fuse(lexicalHits, vectorHits, top);
   const asked = new Set(indexWords(words.join(" ")));
   // A passage goes in whole, so the question's words its neighbours hold count too (see passageWordBonus).
   for (const [key, bonus] of passageWordBonus(asked, hits)) {
@@ -247,6 +251,7 @@ export async function recall(
   const memScores = fuse(
     relevant.map((m) => ({ key: m.id, rank: m.rank })),
     vecMemories.filter((v) => memById.has(v.id)),
+    top,
   );
 
   let tokens = 0;
@@ -347,7 +352,7 @@ export async function recall(
 
   // The profile first (every memory when they fit its share; else pinned, explicit
   // and most used, lib/memory/profile.ts); then memories and passages interleaved
-  // by fused relevance (each list scaled to its best) per cost fill the rest.
+  // by fused relevance (on one scale) per cost fill the rest.
   // A question about the past first gets what was true then, within its share of the budget.
   for (const m of past) if (!takeMemory(m, true)) break;
   const { take, rest, fits } = profileSelection(profile, budget);
@@ -358,10 +363,6 @@ export async function recall(
     tokens += aboutTokens(about);
   }
   for (const m of take) takeMemory(m);
-  const scaled = (scores: Map<string, number>): Scored[] => {
-    const top = Math.max(...scores.values(), 1e-9);
-    return [...scores].map(([key, score]) => ({ key, score: score / top }));
-  };
   // A passage that matches little of the question (its words weighted by
   // rarity; no date it names, no vector search found it) is a weak guess. When
   // the recent exchanges hold most of the user's searchable history, they are
@@ -382,17 +383,17 @@ export async function recall(
   const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
   const hitCost = (h: Hit) => HEADER_TOKENS + h.rows.reduce((sum, r) => sum + shownTokens(h, r) + LABEL_TOKENS, 0);
   const candidates = [
-    ...scaled(memScores).map((s) => {
-      const m = memById.get(s.key)!;
-      return { score: s.score / Math.sqrt(memCost(m)), at: 0, position: 0, weak: false, take: () => takeMemory(m) };
+    ...[...memScores].map(([key, score]) => {
+      const m = memById.get(key)!;
+      return { score: score / Math.sqrt(memCost(m)), at: 0, position: 0, weak: false, take: () => takeMemory(m) };
     }),
-    ...scaled(hitScores).map((s) => {
-      const h = hits.get(s.key)!;
+    ...[...hitScores].map(([key, score]) => {
+      const h = hits.get(key)!;
       return {
-        score: s.score / Math.sqrt(hitCost(h)),
+        score: score / Math.sqrt(hitCost(h)),
         at: h.at.getTime(),
         position: h.position,
-        weak: weak(s.key),
+        weak: weak(key),
         take: () => takePassage(h),
       };
     }),

@@ -7,7 +7,8 @@
 -- for messages from a date the question names. How common each word is comes
 -- from a fixed sample (the user's newest `sample_docs` messages), never from
 -- reading its index entries. Words estimated in fewer than `common_docs`
--- messages count for the score; the rarest of them, while their estimated
+-- messages count for the score, as a share of the weight of them all (so it compares with mnemo_search_memories'
+-- rank); the rarest of them, while their estimated
 -- messages add up to `fetch_rows`, are looked up in the index (at most
 -- 2 x fetch_rows rows), so the rows read do not grow with the history. When
 -- every word is common, the sample itself is searched. The current thread
@@ -78,12 +79,14 @@ CREATE OR REPLACE FUNCTION mnemo_recall_passages(
      ), chosen AS MATERIALIZED (
        -- Scored by every word that is not common, whichever found the message.
        SELECT term, q, df FROM searchable UNION ALL SELECT term, q, df FROM estimate WHERE NOT EXISTS (SELECT 1 FROM rare)
+     ), whole AS MATERIALIZED (
+       SELECT GREATEST(sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5))), 1e-9)::float8 AS w FROM chosen c CROSS JOIN total
      ), hits AS MATERIALIZED (
        SELECT d.id,
               (sum(ln(1 + (total.n - c.df + 0.5) / (c.df + 0.5)))
                  * ((1.2 + 1) / (1 + 1.2 * (0.25 + 0.75 * d.tokens / (SELECT GREATEST(avg(tokens), 1) FROM docs))))
                + CASE WHEN EXISTS (SELECT 1 FROM unnest(date_starts, date_ends) AS r(s, e) WHERE d."createdAt" >= r.s AND d."createdAt" < r.e)
-                      THEN date_bonus ELSE 0 END)::float8 AS rank
+                      THEN date_bonus ELSE 0 END)::float8 / (SELECT w FROM whole) AS rank
        FROM docs d JOIN chosen c ON d.search @@ c.q CROSS JOIN total
        GROUP BY d.id, d."threadId", d.position, d.tokens, d."createdAt"
        ORDER BY rank DESC, d.position DESC LIMIT lim

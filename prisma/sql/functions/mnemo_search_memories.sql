@@ -6,7 +6,9 @@
 -- the winners only. A word found in `common_words` memories or more (counted
 -- through the index, stopping there) is left out when rarer ones are asked: its
 -- weight is near zero, and it would make every memory a candidate. `since`: when
--- the memory became true (else when it was learned), the day the prompt files it under.
+-- the memory became true (else when it was learned), the day the prompt files it under. `rank` is the share of the
+-- question's whole weight a memory matches (a word no memory holds weighs as much as a word can), so it compares
+-- with the passages' rank (mnemo_recall_passages): a memory matching only a common word ranks low.
 CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[], cfg regconfig, common_words int,
                                                  scope_project text, scope_general boolean,
                                                  scope_private boolean)
@@ -36,11 +38,15 @@ CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[]
        SELECT m.term, ln(1 + (total.n - count(*) + 0.5) / (count(*) + 0.5))
                         * CASE WHEN strpos(m.term, E'\x1F') > 0 THEN 0.5 ELSE 1 END AS w
        FROM matches m CROSS JOIN total GROUP BY m.term, total.n
+     ), whole AS MATERIALIZED (
+       SELECT GREATEST(sum(COALESCE(i.w, ln(1 + (total.n + 0.5) / 0.5)
+                        * CASE WHEN strpos(u.term, E'\x1F') > 0 THEN 0.5 ELSE 1 END)), 1e-9)::float8 AS w
+       FROM usable u CROSS JOIN total LEFT JOIN idf i ON i.term = u.term
      ), ranked AS MATERIALIZED (
        SELECT m.id, m."updatedAt", sum(idf.w)::float8 AS rank FROM matches m JOIN idf ON idf.term = m.term
        GROUP BY m.id, m."updatedAt" ORDER BY rank DESC, m."updatedAt" DESC LIMIT lim
      )
-    SELECT d.id, d.text, d.kind::text, d.source::text, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation", r.rank,
+    SELECT d.id, d.text, d.kind::text, d.source::text, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation", r.rank / (SELECT w FROM whole),
            COALESCE(d."validFrom", d."createdAt")
     FROM ranked r JOIN "Memory" d ON d.id = r.id
     ORDER BY r.rank DESC, r."updatedAt" DESC;
