@@ -135,6 +135,12 @@ export class MockLlm {
    */
   contextLength = 0;
   overflow: "vllm" | "ollama" | "ollama-shift" = "vllm";
+  /**
+   * Report as prompt tokens only the part of a chat request after what it shares with the one before (its "cache"),
+   * as Ollama 0.30.0 did (ollama/ollama#16428): a server whose count is not what it read.
+   */
+  uncachedUsage = false;
+  private lastPrompt = "";
   /** Called as each request arrives (benchmarks mark "the model was called" with it). */
   onRequest?: (r: RecordedRequest) => void;
 
@@ -182,6 +188,8 @@ export class MockLlm {
     this.refuseStreamOptions = false;
     this.contextLength = 0;
     this.overflow = "vllm";
+    this.uncachedUsage = false;
+    this.lastPrompt = "";
     this.replies = [];
     this.embeddingScripts = [];
     this.requests.length = 0;
@@ -443,8 +451,10 @@ export class MockLlm {
       },
     }));
     const promptText = (seen?.messages ?? []).map((m: Msg) => textOf(m.content)).join("\n");
+    const cached = this.uncachedUsage ? sharedPrefix(this.lastPrompt, promptText) : 0;
+    this.lastPrompt = promptText;
     const usage = reply.usage ?? {
-      prompt_tokens: approxTokens(promptText),
+      prompt_tokens: approxTokens(promptText.slice(cached)),
       completion_tokens: approxTokens(content + toolCalls.map((t) => t.function.arguments).join("")),
     };
     const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
@@ -536,4 +546,11 @@ export async function startMockLlm(port = 0): Promise<MockLlm> {
   const m = new MockLlm();
   await m.listen(port);
   return m;
+}
+
+/** How many characters two texts share from their start. */
+function sharedPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
 }

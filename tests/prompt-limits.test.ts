@@ -151,6 +151,31 @@ describe.each(engines)("a chat longer than the model's context, on %s", (engine)
     expect(systemOf(sent[0])).toContain("Has a golden retriever named Max");
   });
 
+  it("a server that counts only what its cache did not hold: one needless warning, then its counts are not trusted", async () => {
+    mock.uncachedUsage = true; // reads every prompt whole, reports only what differs from the one before
+    const { user, threadId } = await longChat();
+    const turns: Array<{ error: string | null; sent: number }> = [];
+    for (const q of ["Name for a dog?", "Name for a cat?", "Name for a horse?", "Name for a fish?"]) {
+      const before = mock.chatRequests().length;
+      const done = (await ask(user, threadId, q)).at(-1) as { item: { status: string; error: string | null } };
+      expect(done.item.status).toBe("complete");
+      const req = mock
+        .chatRequests()
+        .slice(before)
+        .find((r) => lastOf(r) === q)!;
+      turns.push({ error: done.item.error, sent: serverTokens(req) });
+    }
+    // The first is cold (counted whole); the second shares most of its prompt with it, so it looks cut.
+    expect(turns[0].error).toBeNull();
+    expect(turns[1].error).toMatch(/^The model server read only/);
+    // The third is sent within what the second "read"; reported short again, the count is seen for what it is.
+    expect(turns[2].sent).toBeLessThan(turns[1].sent / 2);
+    expect(turns[2].error).toBeNull();
+    // From then on the whole prompt goes again, and no answer is wrongly warned about.
+    expect(turns[3].error).toBeNull();
+    expect(turns[3].sent).toBeGreaterThan(turns[1].sent * 0.9);
+  });
+
   it("the summary of a long backlog is folded in pieces the server reads, and covers the window the turn used", async () => {
     mock.contextLength = 2500;
     mock.script({ system: "running summary", content: "Summary so far: river walks.", times: 10 });

@@ -8,6 +8,10 @@
 //   (prompt_eval_count = about half its context; ollama/ollama#3839, #17427). Mnemo sees the reported prompt far
 //   below what it sent, says so under the answer, and sends later turns within what was read.
 // A limit is trusted for an hour: a server can be given a longer context without restarting Mnemo.
+// A server whose reported prompt tokens are not what it read (Ollama 0.30.0 counted only the part of a prompt its
+// cache did not hold, ollama/ollama#16428) looks like one that cut the prompt. It gives itself away on the next turn:
+// a prompt already fitted within what it "read" is reported far short again. Its counts are then ignored (for the
+// same hour) and its limit forgotten: one answer carries a needless warning, one turn is sent shorter.
 import type { ModelConnection } from "./connection";
 import { REFUSAL_TTL_MS, serverKey } from "./server-quirks";
 import { countTokens, MESSAGE_OVERHEAD } from "@/lib/memory/tokens";
@@ -18,8 +22,13 @@ import { contextLimit } from "./client";
  * Server and model → the prompt size (Mnemo's tokens) to stay within, and when it was learned. On globalThis, as the
  * refusals are (server-quirks.ts): one process's module instances share it.
  */
-const g = globalThis as typeof globalThis & { __mnemoPromptLimits?: Map<string, { tokens: number; at: number }> };
+const g = globalThis as typeof globalThis & {
+  __mnemoPromptLimits?: Map<string, { tokens: number; at: number }>;
+  __mnemoUntrustedUsage?: Map<string, number>;
+};
 const limits = (g.__mnemoPromptLimits ??= new Map());
+/** Server and model → when its reported prompt tokens were found not to be what it read. */
+const untrustedUsage = (g.__mnemoUntrustedUsage ??= new Map());
 
 /** Below this, a prompt is not made smaller: it holds little more than the instructions and the question. */
 export const MIN_PROMPT_TOKENS = 1_000;
@@ -73,6 +82,19 @@ export function noteReportedPrompt(
   sent: number,
   reported: number,
 ): boolean {
+  const key = serverKey(conn, model);
+  const distrusted = untrustedUsage.get(key);
+  if (distrusted !== undefined && Date.now() - distrusted < REFUSAL_TTL_MS) return false;
+  const known = knownPromptLimit(conn, model);
+  // Within what the server was found to read, it reads the whole prompt: if it reports far less, its count is not
+  // what it read.
+  if (known !== null && sent <= known) {
+    if (reported > 0 && reported < sent * CUT_SHARE) {
+      untrustedUsage.set(key, Date.now());
+      limits.delete(key);
+    }
+    return false;
+  }
   if (!promptWasCut(sent, reported)) return false;
   remember(conn, model, Math.min(reported * 0.9, sent * SHRINK));
   return true;
@@ -112,6 +134,7 @@ export function fittedBudgets(
 /** Forgets every learned limit (the admin saved the model settings, or a test starts). */
 export function forgetPromptLimits(): void {
   limits.clear();
+  untrustedUsage.clear();
 }
 
 type Completion = { usage?: { prompt_tokens: number } | null };
