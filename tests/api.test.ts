@@ -7,7 +7,7 @@ const state = vi.hoisted(() => ({ db: null as unknown }));
 vi.mock("@/lib/db/client", () => ({ getDb: async () => state.db, getDatabase: async () => ({ prisma: state.db }) }));
 
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { startMockLlm, type MockLlm, type RecordedRequest } from "@/testing/mock-llm";
 import { userContext, inMemoryScope, type UserContext } from "@/lib/user-context";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { addMemory } from "@/lib/memory/long-term";
@@ -24,6 +24,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { appendItems } from "@/lib/memory/session";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
+import { forgetPromptLimits } from "@/lib/llm/prompt-limits";
+import { countTokens } from "@/lib/memory/tokens";
 
 /** The real client, its requests answered by the route handlers. */
 function client(apiKey: string) {
@@ -54,7 +56,10 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     await mock?.close();
     await t?.close();
   });
-  beforeEach(() => mock.reset());
+  beforeEach(() => {
+    mock.reset();
+    forgetPromptLimits();
+  });
 
   async function newUser(): Promise<UserContext> {
     const id = (await t.db.user.create({ data: { email: `api-${engine}-${n++}@example.com` } })).id;
@@ -130,6 +135,64 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     expect(await t.db.memoryUse.count({ where: { itemId: answer.id, used: true } })).toBe(1);
     const list = await client(key).models.list();
     expect(list.data.map((m) => m.id)).toEqual(["mock-chat"]);
+  });
+
+  it.each(["vllm", "ollama-shift"] as const)(
+    "the memory block is fitted to what the server reads (%s); the client's own messages go as they are",
+    async (overflow) => {
+      const u = await newUser();
+      await addMemory(u, { text: "Allergic to peanuts", source: "explicit" }, "user", "said so");
+      for (let i = 0; i < 80; i++) {
+        const text = `Enjoyed the dish number ${i} with rice and a salad on the side`;
+        await t.db.memory.create({ data: { userId: u.userId, text, source: "inferred", tokens: countTokens(text) } });
+      }
+      const { key } = await createApiKey(u, { name: "notes", scopes: ["chat"] });
+      mock.contextLength = 1600; // as the mock counts: a quarter of the characters
+      mock.overflow = overflow;
+      const notes = `My notes: ${"we cooked and tasted and wrote it all down. ".repeat(80)}`;
+      const ask = (q: string) =>
+        client(key).chat.completions.create({
+          model: "anything",
+          messages: [
+            { role: "user", content: notes },
+            { role: "assistant", content: "Got it." },
+            { role: "user", content: q },
+          ],
+        });
+      const size = (r: RecordedRequest) => Math.ceil(JSON.stringify(r.body.messages).length / 4);
+      const r = await ask("Any peanut-free snack ideas for the dish with rice?");
+      expect(r.choices[0].message.content).toMatch(/^Mock answer/);
+      const first = mock.chatRequests().filter((q) => q.body.model === "mock-chat");
+      // Refused, or cut by the server: either way the next request's memory block fits beside the client's notes.
+      expect(size(first[0])).toBeGreaterThan(1600);
+      if (overflow === "vllm") {
+        expect(first).toHaveLength(2);
+        expect(size(first[1])).toBeLessThan(1600);
+        expect(JSON.stringify(first[1].body.messages)).toContain("Allergic to peanuts");
+      }
+      mock.reset();
+      mock.contextLength = 1600;
+      mock.overflow = overflow;
+      await ask("Another peanut-free idea for the dish with rice?");
+      const next = mock.chatRequests().filter((q) => q.body.model === "mock-chat");
+      expect(next).toHaveLength(1);
+      expect(size(next[0])).toBeLessThan(1600);
+      expect(JSON.stringify(next[0].body.messages)).toContain("Allergic to peanuts");
+      expect(JSON.stringify(next[0].body.messages)).toContain(notes.slice(0, 200));
+    },
+  );
+
+  it("a client whose own messages are longer than the model reads gets the server's refusal", async () => {
+    const u = await newUser();
+    await addMemory(u, { text: "Allergic to peanuts", source: "explicit" }, "user", "said so");
+    const { key } = await createApiKey(u, { name: "long", scopes: ["chat"] });
+    mock.contextLength = 1200;
+    const long = `Read this: ${"a very long document about peanuts. ".repeat(400)}`;
+    const call = client(key).chat.completions.create({ model: "x", messages: [{ role: "user", content: long }] });
+    await expect(call).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("longer than the model can read at once (1,200 tokens)"),
+    });
   });
 
   it("client tools pass through to the model and its calls come back to the client", async () => {

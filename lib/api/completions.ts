@@ -8,12 +8,17 @@
 // OpenAI client sends starts with the same messages, so it continues the same thread; a new first message starts
 // a new one. Only what is new is stored (the last user message and the answer). Learning follows the app's rules
 // (pause, review, the usage ledger and daily limits).
+//
+// The client's messages are its own and go as they are; the memory block Mnemo adds is fitted to what the model server
+// reads (lib/llm/prompt-limits.ts): within a known limit at once, and after a refusal for length asked again once
+// with the block made to fit. A server that cuts prompts silently is learned from the usage it reports.
 import crypto from "node:crypto";
 import type OpenAI from "openai";
 import { z } from "zod";
 import { AppError } from "@/lib/errors";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
-import { openaiClient } from "@/lib/llm/client";
+import { contextLimit, openaiClient } from "@/lib/llm/client";
+import { fitAfterRefusal, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { checkLimits } from "@/lib/account/usage-limits";
 import { recordUsage } from "@/lib/account/usage-ledger";
@@ -86,8 +91,12 @@ type Exchange = {
   threadId: string;
   question: string | null;
   userItemId: string | null;
+  /** What memory was recalled for (the last thing the user said). */
+  ask: string;
   recalled: Recall;
   messages: Msg[];
+  /** The prompt's size as Mnemo counts it (messages with the memory block, tools). */
+  sent: number;
   model: string;
   conn: ModelConnection;
 };
@@ -118,25 +127,63 @@ async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Excha
     : null;
   // Memory for the last thing the user said (a tool round's follow-up recalls for the same question again).
   const ask = question ?? (users.length ? textOf(users.at(-1)!) : "");
+  const conn = state.connection;
+  const x = { u, threadId, question, userItemId, ask, model: conn.chatModel, conn };
+  return withRecall(x, input, memoryBudget(knownPromptLimit(conn, conn.chatModel), input));
+}
+
+/** Smaller than this, a memory block holds too little to be worth sending. */
+const MIN_MEMORY_TOKENS = 50;
+
+/**
+ * The memory block's budget beside the client's messages: the configured one, or within what the server is known to
+ * read (at most a quarter of it, and never more than the client's own messages leave).
+ */
+function memoryBudget(limit: number | null, input: CompletionInput): number {
   const budget = getConfig().memory.tokenBudget;
+  if (limit === null) return budget;
+  const client = promptTokens(input.messages, input.tools);
+  const room = Math.floor(Math.min(budget, limit / 4, limit - client));
+  return room >= MIN_MEMORY_TOKENS ? room : 0;
+}
+
+async function withRecall(
+  x: Omit<Exchange, "recalled" | "messages" | "sent">,
+  input: CompletionInput,
+  budget: number,
+): Promise<Exchange> {
   const recalled =
-    ask && budget > 0
-      ? await recall(u, ask, {
+    x.ask && budget > 0
+      ? await recall(x.u, x.ask, {
           budget,
-          excludeThreadId: threadId,
-          semantic: state.connection.embeddingModel ? embedQuery(u.db, ask, u.userId) : undefined,
+          excludeThreadId: x.threadId,
+          semantic: x.conn.embeddingModel ? embedQuery(x.u.db, x.ask, x.u.userId) : undefined,
         })
       : { memories: [], passages: [], tokens: 0 };
-  return {
-    u,
-    threadId,
-    question,
-    userItemId,
-    recalled,
-    messages: withMemory(input, memoryBlock(recalled)),
-    model: state.connection.chatModel,
-    conn: state.connection,
-  };
+  const messages = withMemory(input, memoryBlock(recalled));
+  return { ...x, recalled, messages, sent: promptTokens(messages, input.tools) };
+}
+
+/**
+ * Calls the model server with the exchange; a refusal for length when Mnemo's memory block is in the prompt is asked
+ * again once, the block fitted to what the server reads (and that size kept for later requests). Without a block,
+ * or refused again, the client gets the server's refusal: its own messages are too long.
+ */
+async function withinContext<T>(
+  x: Exchange,
+  input: CompletionInput,
+  call: (x: Exchange) => Promise<T>,
+): Promise<{ x: Exchange; result: T }> {
+  try {
+    return { x, result: await call(x) };
+  } catch (e) {
+    const context = contextLimit(e);
+    if (context === null || !x.recalled.tokens) throw e;
+    const limit = fitAfterRefusal(x.conn, x.model, x.sent, context);
+    if (limit === null) throw e;
+    const fitted = await withRecall(x, input, memoryBudget(limit, input));
+    return { x: fitted, result: await call(fitted) };
+  }
 }
 
 /** The thread a client conversation continues, or a new one (two first requests at once make one thread). */
@@ -202,6 +249,9 @@ type Answer = { text: string; toolCalls: ToolCall[]; usage: { prompt: number; co
 /** Stores the answer, records which memories it was given and drew on, charges the ledger, queues learning. */
 async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> {
   const { u } = caller;
+  // A server that read less than was sent cut it: later requests get a memory block that fits (the client is not told:
+  // the API has no place for it, and the usage it gets shows the count).
+  if (a.usage) noteReportedPrompt(x.conn, x.model, x.sent, a.usage.prompt);
   // A reasoning model's thinking is passed through to the caller as the server sent it, but not kept or learned from.
   const said = withoutReasoning(a.text);
   const text = stripCitations(said);
@@ -263,8 +313,9 @@ export async function completeOnce(
   caller: KeyCaller,
   input: CompletionInput,
 ): Promise<OpenAI.Chat.Completions.ChatCompletion> {
-  const x = await prepare(caller, input);
-  const r = await openaiClient(x.conn).chat.completions.create({ ...upstreamRequest(input, x), stream: false });
+  const { x, result: r } = await withinContext(await prepare(caller, input), input, (x) =>
+    openaiClient(x.conn).chat.completions.create({ ...upstreamRequest(input, x), stream: false }),
+  );
   const choice = r.choices[0];
   const toolCalls = (choice?.message.tool_calls ?? []).flatMap((t) =>
     t.type === "function" ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [],
@@ -299,14 +350,15 @@ export async function completeOnce(
 
 /** A streamed answer, as OpenAI's chat.completion.chunk events (then the exchange is stored). */
 export async function completeStreaming(caller: KeyCaller, input: CompletionInput): Promise<AsyncGenerator<Chunk>> {
-  const x = await prepare(caller, input);
   // A server refusing `stream_options` answers without usage (lib/llm/server-quirks.ts).
-  const upstream = await withoutRefused(x.conn, x.model, ["streamUsage"], (use) =>
-    openaiClient(x.conn).chat.completions.create({
-      ...upstreamRequest(input, x),
-      stream: true,
-      ...(use.has("streamUsage") ? { stream_options: { include_usage: true } } : {}),
-    }),
+  const { x, result: upstream } = await withinContext(await prepare(caller, input), input, (x) =>
+    withoutRefused(x.conn, x.model, ["streamUsage"], (use) =>
+      openaiClient(x.conn).chat.completions.create({
+        ...upstreamRequest(input, x),
+        stream: true,
+        ...(use.has("streamUsage") ? { stream_options: { include_usage: true } } : {}),
+      }),
+    ),
   );
   const wantUsage = !!input.stream_options?.include_usage;
   return (async function* () {

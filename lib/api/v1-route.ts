@@ -1,8 +1,10 @@
 // Route handlers under /v1 (the OpenAI-compatible API): authenticated by a personal API key (lib/keys/api-keys.ts),
 // never by the browser session, and answering errors in OpenAI's shape ({error: {message, type, code}}) so every
 // OpenAI client reports them as it would OpenAI's own.
+import OpenAI from "openai";
 import { z } from "zod";
 import { publicError } from "@/lib/errors";
+import { contextLimit, describeModelError } from "@/lib/llm/client";
 
 const TYPES: Record<number, string> = {
   400: "invalid_request_error",
@@ -19,7 +21,7 @@ export function v1Error(e: unknown, where: string): Response {
   const p =
     e instanceof z.ZodError
       ? { status: 400, message: `${e.issues[0].path.join(".") || "body"}: ${e.issues[0].message}`, ref: undefined }
-      : publicError(e, where);
+      : (modelServerError(e) ?? publicError(e, where));
   return Response.json(
     {
       error: {
@@ -41,4 +43,22 @@ export function v1Route<A extends unknown[]>(where: string, handler: (...args: A
       return v1Error(e, where);
     }
   };
+}
+
+/**
+ * The model server's refusal, said as the client can act on it: messages longer than the model reads are the
+ * client's to shorten (400, as OpenAI answers), its rate limit is a 429, anything else a 502 (a server behind Mnemo).
+ */
+function modelServerError(e: unknown): { status: number; message: string; ref: undefined } | null {
+  if (!(e instanceof OpenAI.APIError) || e instanceof OpenAI.APIUserAbortError) return null;
+  const limit = contextLimit(e);
+  if (limit !== null) {
+    const size = limit ? ` (${limit.toLocaleString("en")} tokens)` : "";
+    return {
+      status: 400,
+      message: `The messages are longer than the model can read at once${size}: send fewer or shorter ones.`,
+      ref: undefined,
+    };
+  }
+  return { status: e.status === 429 ? 429 : 502, message: describeModelError(e), ref: undefined };
 }
