@@ -4,7 +4,7 @@
 // stay on the safe side of exact, and close to it.
 import { describe, expect, it } from "vitest";
 import { countTokens as exact } from "gpt-tokenizer/encoding/o200k_base";
-import { countTokens } from "@/lib/memory/tokens";
+import { countTokens, estimateTokens } from "@/lib/memory/tokens";
 
 describe("countTokens", () => {
   it("is exact for ordinary text", () => {
@@ -24,5 +24,15 @@ describe("countTokens", () => {
       expect(countTokens(text)).toBeGreaterThanOrEqual(want);
       expect(countTokens(text)).toBeLessThanOrEqual(Math.ceil(want * 1.02));
     }
+  });
+});
+
+describe("estimateTokens", () => {
+  it("is exact up to a few pages, and within 5% past them, whatever the text", () => {
+    const short = "A page of ordinary notes about the garden. ".repeat(200);
+    expect(estimateTokens(short)).toBe(countTokens(short));
+    const varied = Array.from({ length: 200_000 }, (_, i) => (i * 7919).toString(36)).join(" ");
+    const mixed = `${"Prose first, the way people write. ".repeat(3000)}${"const x = f(a[i], b);\n".repeat(3000)}`;
+    for (const text of [varied, mixed]) expect(estimateTokens(text) / countTokens(text)).toBeCloseTo(1, 1);
   });
 });

@@ -35,6 +35,7 @@ import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import { isLocalEndpoint, recordSend } from "@/lib/memory/disclosure";
 import { withoutReasoning } from "@/lib/llm/model-reply";
 import { withoutRefused } from "@/lib/llm/server-quirks";
+import { cutGraphemes } from "@/lib/text/policy";
 
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -119,7 +120,7 @@ async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Excha
   const threadId = await clientThread(caller, clientRef, opening);
   const userItemId = question
     ? (
-        await appendItems(u.db, threadId, [{ role: "user", content: question }], {
+        await appendItems(u.db, threadId, [{ role: "user", content: storedQuestion(question) }], {
           cipher: u.cipher,
           ownerId: u.userId,
         })
@@ -131,6 +132,16 @@ async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Excha
   const x = { u, threadId, question, userItemId, ask, model: conn.chatModel, conn };
   return withRecall(x, input, memoryBudget(knownPromptLimit(conn, conn.chatModel), input));
 }
+
+/**
+ * The thread keeps at most this much of a client's message (as an import does): the model gets it whole, but one
+ * pasted book should not fill every later context window or the database.
+ */
+const MAX_STORED_CHARS = 100_000;
+const storedQuestion = (q: string) =>
+  q.length <= MAX_STORED_CHARS
+    ? q
+    : `${cutGraphemes(q, MAX_STORED_CHARS)}\n\n[cut at ${MAX_STORED_CHARS.toLocaleString("en-US")} characters when stored]`;
 
 /** Smaller than this, a memory block holds too little to be worth sending. */
 const MIN_MEMORY_TOKENS = 50;

@@ -14,7 +14,7 @@
 // same hour) and its limit forgotten: one answer carries a needless warning, one turn is sent shorter.
 import type { ModelConnection } from "./connection";
 import { REFUSAL_TTL_MS, serverKey } from "./server-quirks";
-import { countTokens, MESSAGE_OVERHEAD } from "@/lib/memory/tokens";
+import { countTokens, estimateTokens, MESSAGE_OVERHEAD } from "@/lib/memory/tokens";
 import { cutGraphemes } from "@/lib/text/policy";
 import { contextLimit } from "./client";
 
@@ -106,15 +106,16 @@ export const promptWasCut = (sent: number | null | undefined, reported: number |
 
 /** About what a chat request's messages (and the tools offered) cost, counted with Mnemo's tokenizer. */
 export function promptTokens(messages: Array<{ content?: unknown }>, tools?: unknown[]): number {
-  let n = tools?.length ? countTokens(JSON.stringify(tools)) : 0;
+  // Estimated past a few pages (an API client may send megabytes): a size, not a budget's exact count.
+  let n = tools?.length ? estimateTokens(JSON.stringify(tools)) : 0;
   for (const m of messages) {
     const text = typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? "");
-    n += MESSAGE_OVERHEAD + countTokens(text) + toolCallTokens(m);
+    n += MESSAGE_OVERHEAD + estimateTokens(text) + toolCallTokens(m);
   }
   return n;
 }
 const toolCallTokens = (m: object) =>
-  "tool_calls" in m && Array.isArray(m.tool_calls) ? countTokens(JSON.stringify(m.tool_calls)) : 0;
+  "tool_calls" in m && Array.isArray(m.tool_calls) ? estimateTokens(JSON.stringify(m.tool_calls)) : 0;
 
 /**
  * The memory and history budgets for a prompt of at most `limit` tokens, around `fixed` tokens that are always
