@@ -127,7 +127,7 @@ async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Excha
       )[0]?.id
     : null;
   // Memory for the last thing the user said (a tool round's follow-up recalls for the same question again).
-  const ask = question ?? (users.length ? textOf(users.at(-1)!) : "");
+  const ask = recallText(question ?? (users.length ? textOf(users.at(-1)!) : ""));
   const conn = state.connection;
   const x = { u, threadId, question, userItemId, ask, model: conn.chatModel, conn };
   return withRecall(x, input, memoryBudget(knownPromptLimit(conn, conn.chatModel), input));
@@ -142,6 +142,19 @@ const storedQuestion = (q: string) =>
   q.length <= MAX_STORED_CHARS
     ? q
     : `${cutGraphemes(q, MAX_STORED_CHARS)}\n\n[cut at ${MAX_STORED_CHARS.toLocaleString("en-US")} characters when stored]`;
+
+/**
+ * What memory is recalled for: the message, or of a longer one (a pasted document and a question about it) its start
+ * and its end, as long as a message typed in the app may be. Searching megabytes of words costs seconds.
+ */
+function recallText(text: string): string {
+  const max = getConfig().chat.maxMessageChars;
+  if (text.length <= max) return text;
+  const head = cutGraphemes(text, Math.floor(max * 0.6));
+  let from = text.length - (max - head.length);
+  if (/[\uDC00-\uDFFF]/.test(text[from])) from++; // not half of a character
+  return `${head}\n${text.slice(from)}`;
+}
 
 /** Smaller than this, a memory block holds too little to be worth sending. */
 const MIN_MEMORY_TOKENS = 50;
