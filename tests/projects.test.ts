@@ -428,6 +428,38 @@ describe.each(engines)("projects on %s", (engine) => {
     });
   });
 
+  it("a long knowledge file comes in whole, in parts that end at paragraphs, and its last pages are found", async () => {
+    // About 300 pages of text (Claude keeps the text it extracted from a PDF): far over one message's 100,000.
+    const pages = Array.from(
+      { length: 300 },
+      (_, i) => `Page ${i + 1}. ${"Soil samples were dried and sieved. ".repeat(24)}`,
+    );
+    pages[297] += "The control plot near Braga showed the highest nitrogen.";
+    const content = pages.join("\n\n");
+    const projectsJson = [
+      { uuid: "long-1", name: "Thesis", prompt_template: "", docs: [{ uuid: "d-1", filename: "thesis.pdf", content }] },
+    ];
+    const u = await newUser();
+    const report = await importConversations(u, [JSON.stringify(projectsJson)]);
+    expect(report.projectDocuments).toBe(1);
+    const doc = await t.db.thread.findFirstOrThrow({ where: { userId: u.userId, title: { contains: "knowledge" } } });
+    const items = await t.db.item.findMany({ where: { threadId: doc.id }, orderBy: { position: "asc" } });
+    expect(items.length).toBeGreaterThan(content.length / 20_000);
+    const label = /^\[Project knowledge file: thesis\.pdf, part (\d+) of (\d+)\]\n\n/;
+    const bodies = items.map((it, k) => {
+      const m = label.exec(it.content)!;
+      expect([Number(m[1]), Number(m[2])]).toEqual([k + 1, items.length]);
+      const body = it.content.slice(m[0].length);
+      expect(body.length).toBeLessThanOrEqual(20_000);
+      return body;
+    });
+    // Nothing dropped, nothing added; each part but the last ends at a page's end.
+    expect(bodies.join("")).toBe(content);
+    for (const b of bodies.slice(0, -1)) expect(b.endsWith("\n\n")).toBe(true);
+    const found = await searchMessages(u, { q: "Braga nitrogen", project: doc.projectId! });
+    expect(found.hits).toHaveLength(1);
+  });
+
   it("Claude's memory (memories.json) waits for review as statements, in general memory and in each project", async () => {
     const [claude] = fixture("claude-conversations.json");
     // The shape Claude's export writes: one entry per account, a markdown summary for all chats and one per project.

@@ -9,6 +9,7 @@
 // `files` and, when its text was extracted, again under `attachments`.
 // Attachments with extracted text keep it; binary files are noted. Its
 // projects.json gives project names, instructions and knowledge files (see parseClaudeProject).
+import { splitIntoParts } from "@/lib/text/parts";
 import {
   chain,
   pruneTree,
@@ -224,8 +225,16 @@ export function parseClaudeProject(v: Obj): ImportedProject & { starter: boolean
 const MAX_PROJECT_DOCUMENTS = 500;
 
 /**
+ * A knowledge file longer than this goes in as several messages of at most this many characters, each ending at a
+ * paragraph where it can: the whole file is kept (a message alone is cut at 100,000 on import), and recall finds
+ * the part that answers, not one long message.
+ */
+const KNOWLEDGE_PART_CHARS = 20_000;
+
+/**
  * A project's knowledge files (`docs[{uuid, filename, content, created_at}]`, the text Claude extracted), each as a
- * thread of one message in the project: searchable, and recalled in the project's chats, as Claude read them there.
+ * thread in the project (one message, or one per part of a long file): searchable, and recalled in the project's
+ * chats, as Claude read them there.
  */
 function claudeProjectDocuments(v: Obj, project: ImportedProject): ImportedConversation[] {
   const docs = Array.isArray(v.docs) ? v.docs.slice(0, MAX_PROJECT_DOCUMENTS) : [];
@@ -236,6 +245,15 @@ function claudeProjectDocuments(v: Obj, project: ImportedProject): ImportedConve
     const name = text(doc.filename) || `document ${i + 1}`;
     const ref = `claude-doc:${str(v.uuid)}:${str(doc.uuid) ?? name}`;
     const at = toDate(doc.created_at);
+    const parts = splitIntoParts(content, KNOWLEDGE_PART_CHARS);
+    const refOf = (k: number) => (k ? `${ref}#${k + 1}` : ref);
+    const messages = parts.map((part, k) => ({
+      ref: refOf(k),
+      parentRef: k ? refOf(k - 1) : null,
+      role: "user" as const,
+      content: `[Project knowledge file: ${name}${parts.length > 1 ? `, part ${k + 1} of ${parts.length}` : ""}]\n\n${part}`,
+      createdAt: at,
+    }));
     return [
       {
         format: "claude",
@@ -243,16 +261,8 @@ function claudeProjectDocuments(v: Obj, project: ImportedProject): ImportedConve
         title: `${name} (project knowledge)`,
         createdAt: at,
         updatedAt: at,
-        messages: [
-          {
-            ref,
-            parentRef: null,
-            role: "user",
-            content: `[Project knowledge file: ${name}]\n\n${content}`,
-            createdAt: at,
-          },
-        ],
-        activeRef: ref,
+        messages,
+        activeRef: refOf(parts.length - 1),
         project,
       },
     ];
