@@ -144,6 +144,31 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect(lc.importSource).toBe("librechat");
   });
 
+  it("a NUL or a broken character in an id or a model name loses nothing: the conversation comes in whole", async () => {
+    const user = await newUser("nul");
+    const file = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures/import/open-webui-export.json"), "utf8"));
+    type Message = { id: string; parentId: string | null; childrenIds: string[]; model?: string };
+    const messages: Record<string, Message> = file[0].chat.history.messages;
+    // The question's id (and every reference to it) and each model name get a NUL and a lone surrogate.
+    const bad = "q1\u0000\ud800";
+    const renamed = Object.fromEntries(
+      Object.entries(messages).map(([id, m]) => [
+        id === "q1" ? bad : id,
+        {
+          ...m,
+          id: m.id === "q1" ? bad : m.id,
+          parentId: m.parentId === "q1" ? bad : m.parentId,
+          ...(m.model ? { model: `${m.model}\u0000\ud800` } : {}),
+        },
+      ]),
+    );
+    const mutated = [
+      { ...file[0], chat: { ...file[0].chat, history: { ...file[0].chat.history, messages: renamed } } },
+    ];
+    const report = await importConversations(await userContext(t.db, user), [JSON.stringify(mutated)]);
+    expect(report).toMatchObject({ conversations: 1, messages: 3, skipped: { count: 0 } });
+  });
+
   it("the export zip as ChatGPT sends it: conversations.json read from inside, other files skipped; a zip without it is refused", async () => {
     const user = await newUser("zip");
     const json = fs.readFileSync(path.join(__dirname, "fixtures/import", "chatgpt-conversations.json"));

@@ -6,7 +6,7 @@ import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { messageTokens } from "@/lib/memory/tokens";
-import { cutGraphemes } from "@/lib/text/policy";
+import { cleanDeep, cutGraphemes } from "@/lib/text/policy";
 import type { ImportedConversation, ImportedProject } from "./conversation";
 import { feedbackRows } from "./feedback";
 
@@ -36,6 +36,9 @@ export async function writeConversation(
   conv: ImportedConversation,
   cipher: ContentCipher,
 ): Promise<WriteResult> {
+  // Every string the file gave (ids, model and tool names, not only the text) as PostgreSQL can store it: a NUL
+  // in a message's id lost the whole conversation.
+  conv = cleanDeep(conv);
   try {
     return await db.$transaction(
       async (tx) => {
