@@ -54,6 +54,15 @@ describe.each(engines)("turns on %s", (engine) => {
     );
   });
 
+  it("a model that writes a NUL or a lone surrogate: the answer shown is the one stored, both characters made safe", async () => {
+    mock.script({ match: "odd", content: "Odd\u0000 bytes \ud800 here.", chunkDelayMs: 1 });
+    const events = await collect(runTurn(t.db, userId, { kind: "send", content: "odd characters?" }, { defer }));
+    const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    expect(done.item).toMatchObject({ status: "complete", content: "Odd bytes \ufffd here." });
+    const stored = await t.db.item.findUniqueOrThrow({ where: { id: done.item.id } });
+    expect(stored.content).toBe("Odd bytes \ufffd here.");
+  });
+
   it("a turn reads its window and its recall in one statement", async () => {
     // An earlier thread, so recall has passages to search.
     await collect(runTurn(t.db, userId, { kind: "send", content: "my garden has tomatoes" }, { defer }));

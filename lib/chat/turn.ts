@@ -160,7 +160,9 @@ async function finishRetrying(
   itemId: string,
   data: Partial<SessionItem>,
 ): Promise<SessionItem> {
-  if (data.content !== undefined) data = { ...data, content: stripCitations(data.content) };
+  // What is stored is what the user is shown: a NUL or lone surrogate the model wrote made safe here, not only in
+  // the database layer (lib/db/prisma.ts), so the answer the browser gets equals the one a reload shows.
+  if (data.content !== undefined) data = { ...data, content: cleanText(stripCitations(data.content)) };
   for (let attempt = 0; ; attempt++) {
     try {
       return await finish(db, c, itemId, data);
