@@ -65,6 +65,22 @@ describe.each(engines)("searching messages on %s", (engine) => {
     });
   }
 
+  for (const encrypted of [false, true]) {
+    it(`a message of 700,000 characters of varied words is stored whole and found by its first pages (encryption ${encrypted ? "on" : "off"})`, async () => {
+      if (encrypted) setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+      const u = await newUser();
+      // Unique short words: the text whose search entry is largest (PostgreSQL refuses one over 1 MB).
+      const words = Array.from({ length: 120_000 }, (_, i) => (i * 7919 + 1_000_003).toString(36)).join(" ");
+      const long = `Soil report from Braga. ${words} Closing words about Lisbon.`;
+      const { items } = await thread(u, [long]);
+      const stored = await t.db.item.findUniqueOrThrow({ where: { id: items[0].id } });
+      expect(u.cipher.open(stored.content)).toBe(long);
+      expect((await searchMessages(u, { q: "Braga soil" })).hits.map((h) => h.itemId)).toEqual([items[0].id]);
+      // Past what the search entry reads, a word is not found; the message is still all there.
+      expect((await searchMessages(u, { q: "Lisbon" })).hits).toEqual([]);
+    });
+  }
+
   it("pages with a cursor and filters to imported conversations", async () => {
     const u = await newUser();
     const mine = await thread(u, ["sourdough starter one", "ok", "sourdough starter two", "ok"]);

@@ -142,6 +142,9 @@ const STOP = new Set([
   "it", "that", "this", "with", "at", "by", "as", "i", "you", "he", "she", "we", "they",
 ]);
 
+/** How much of a message its search entry reads (PostgreSQL refuses a tsvector over 1 MB). */
+export const SEARCH_CHARS = 150_000;
+
 /** Words as the keyed index sees them: lower-cased, stop words out, Porter-stemmed. */
 export function indexWords(text: string): string[] {
   const words =
@@ -176,7 +179,8 @@ function userCipher(userId: string, k: UserKeys): ContentCipher {
         return UNREADABLE;
       }
     },
-    searchTokens: (text) => [...new Set(indexWords(text))].map(token).join(" "),
+    // The search entry reads the first SEARCH_CHARS of a message (migration search_reads_bounded_text).
+    searchTokens: (text) => [...new Set(indexWords(text.slice(0, SEARCH_CHARS)))].map(token).join(" "),
     // A term with alternatives (lib/memory/related-words.ts) stays one term: each alternative its words' tokens.
     searchTerms: (words) => ({
       config: "simple",
