@@ -430,6 +430,20 @@ async function apiKeys(app: AppProcess, a: Client) {
     }),
   });
   check(mcp.status === 200 && (await mcp.text()).includes("mnemo"), `/mcp initializes with a key (${mcp.status})`);
+  // A pasted document of megabytes of varied words (5 MB): answered, not a 500, and the server keeps answering.
+  const words = Array.from({ length: 900_000 }, (_, i) => (i * 7919 + 1_000_003).toString(36)).join(" ");
+  const { result: big, worstMs } = await worstHealthDuring(app, () =>
+    fetch(app.base + "/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: "x", messages: [{ role: "user", content: words }] }),
+    }).then(async (r) => ({ status: r.status, text: await r.text() })),
+  );
+  check(
+    big.status === 200 && big.text.includes("chat.completion"),
+    `/v1 answers a ${(words.length / 1e6).toFixed(1)} MB message (${big.status} ${big.text.slice(0, 120)})`,
+  );
+  check(worstMs < 1000, `/api/health answered within 1 s during it (worst ${Math.round(worstMs)} ms)`);
   await callAction(app, a, "/settings/keys", "revokeApiKeyAction", [id]);
   const revoked = await ask("/v1/chat/completions", { authorization: `Bearer ${key}` });
   check(revoked.status === 401, `a revoked key is refused at once (${revoked.status})`);

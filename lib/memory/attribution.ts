@@ -69,8 +69,16 @@ function citedMemories(answer: string, sent: SentMemory[]): Set<string> {
   return out;
 }
 
+/**
+ * Of an answer (and its question), attribution reads this much: what a memory gave an answer shows long before its
+ * end, and stemming every word of a megabytes-long answer held the server for most of a second.
+ */
+const READ_CHARS = 100_000;
+
 /** The ids of the sent memories the answer drew on, in the order they were sent. */
 export function attributeMemories(answer: string, question: string, sent: SentMemory[]): string[] {
+  answer = answer.slice(0, READ_CHARS);
+  question = question.slice(0, READ_CHARS);
   if (!answer.trim() || !sent.length) return [];
   const cited = citedMemories(answer, sent);
   const said = new Set(indexWords(answer));

@@ -60,6 +60,7 @@ export function estimateTokens(text: string): number {
   return Math.ceil((tokens * text.length) / (size * SAMPLES));
 }
 
+/** A stored message's size for the budgets (estimated past a few pages: a model's answer can run to megabytes). */
 export function messageTokens(content: string, extra = ""): number {
-  return countTokens(content) + (extra ? countTokens(extra) : 0) + MESSAGE_OVERHEAD;
+  return estimateTokens(content) + (extra ? estimateTokens(extra) : 0) + MESSAGE_OVERHEAD;
 }
