@@ -19,6 +19,7 @@ import { stemmer } from "stemmer";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { ALTERNATIVES } from "@/lib/memory/related-words";
+import { FORMS } from "@/lib/memory/word-forms";
 
 const PREFIX = "enc1:";
 
@@ -181,18 +182,19 @@ function userCipher(userId: string, k: UserKeys): ContentCipher {
     },
     // The search entry reads the first SEARCH_CHARS of a message (migration search_reads_bounded_text).
     searchTokens: (text) => [...new Set(indexWords(text.slice(0, SEARCH_CHARS)))].map(token).join(" "),
-    // A term with alternatives (lib/memory/related-words.ts) stays one term: each alternative its words' tokens.
+    // A term with alternatives (lib/memory/related-words.ts) or other forms (lib/memory/word-forms.ts) stays one
+    // term: each alternative its words' tokens, the separators kept.
     searchTerms: (words) => ({
       config: "simple",
       terms: [
         ...new Set(
           words.flatMap((w) =>
-            w.includes(ALTERNATIVES)
+            SEPARATOR.test(w)
               ? [
                   w
-                    .split(ALTERNATIVES)
-                    .map((a) => indexWords(a).map(token).join(" "))
-                    .join(ALTERNATIVES),
+                    .split(SEPARATORS)
+                    .map((a, i) => (i % 2 ? a : indexWords(a).map(token).join(" ")))
+                    .join(""),
                 ]
               : indexWords(w).map(token),
           ),
@@ -208,6 +210,10 @@ export async function cipherFor(db: Db, userId: string): Promise<ContentCipher> 
   const k = await loadUserKeys(db, userId, true);
   return k ? userCipher(userId, k) : plainCipher;
 }
+
+/** A term's alternatives' separators: kept (captured) when a term is split. */
+const SEPARATORS = new RegExp(`([${ALTERNATIVES}${FORMS}])`);
+const SEPARATOR = new RegExp(`[${ALTERNATIVES}${FORMS}]`);
 
 /** Tool calls are JSON; encrypted, they are stored as one sealed JSON string. */
 export function sealJson<T>(c: ContentCipher, value: T): T | string {

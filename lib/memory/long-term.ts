@@ -3,6 +3,7 @@
 // Every function takes the signed-in user's id and touches only that user's
 // memories, whatever ids the caller (a tool call, a form) passes in.
 import { withRelatedWords } from "./related-words";
+import { withWordForms } from "./word-forms";
 import { z } from "zod";
 import { memoryScopeParams, memoryScopeWhere, scopeSql } from "@/lib/projects/scope";
 import { inMemoryScope, type UserContext } from "@/lib/user-context";
@@ -689,7 +690,7 @@ export type RankedMemory = Pick<
 export async function searchMemories(u: UserContext, text: string, limit = 20): Promise<RankedMemory[]> {
   const { db, userId } = u;
   const c = u.cipher;
-  const { config, terms } = c.searchTerms(withRelatedWords(queryTerms(text), text));
+  const { config, terms } = c.searchTerms(withWordForms(withRelatedWords(queryTerms(text), text)));
   if (!terms.length) return [];
   const rows = await callFunction<RankedMemory>(db, {
     // SQL in the migration recall_functions (PL/pgSQL keeps its plan): ranked on

@@ -19,6 +19,7 @@ import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
 import { dayOf, pastMemories, pastQuestion, spanText, validSince, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
+import { withWordForms } from "./word-forms";
 import { CITATION_REQUEST } from "./citation-format";
 import { memoryScopeWhere, scopeParams, type MemoryScope } from "@/lib/projects/scope";
 
@@ -169,7 +170,9 @@ export async function recall(
   const n = opts.neighbors ?? 2;
   const wantPassages = opts.passages !== false;
   const dates = questionDates(message);
-  const words = queryTerms(message);
+  // Each word with its irregular forms ("go" finds "went"), for both searches and for what the question asks.
+  const plainWords = queryTerms(message);
+  const words = withWordForms(plainWords);
   const c = u.cipher;
   const aboutPast = pastQuestion(message);
   // A question about time gets each memory's day (a line per day shown); others spend the budget on more memories.
@@ -229,7 +232,7 @@ export async function recall(
   // Both lists' word matches on one scale: the best of either is 1.
   const top = Math.max(...lexicalHits.map((h) => h.rank), ...relevant.map((m) => m.rank), 1e-9);
   const hitScores = fuse(lexicalHits, vectorHits, top);
-  const asked = new Set(indexWords(words.join(" ")));
+  const asked = new Set(indexWords(plainWords.join(" ")));
   // A passage goes in whole, so the question's words its neighbours hold count too (see passageWordBonus).
   for (const [key, bonus] of passageWordBonus(asked, hits)) {
     const score = hitScores.get(key);

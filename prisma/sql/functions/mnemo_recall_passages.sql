@@ -43,7 +43,7 @@ CREATE OR REPLACE FUNCTION mnemo_recall_passages(
            !! (SELECT string_agg('''' || mnemo_thread_tag(o.id) || '''', ' | ')::tsquery FROM outside o)
        END AS keep
      ), terms AS MATERIALIZED (
-       SELECT w AS term, mnemo_user_query(uid, cfg, w) AS q FROM unnest(words) AS w
+       SELECT w AS term, mnemo_term_query(uid, cfg, w) AS q FROM unnest(words) AS w
      ), usable AS MATERIALIZED (
        SELECT term, q AS anywhere,
               CASE WHEN p.keep IS NOT NULL AND exclude_thread IS NULL THEN q && p.keep
