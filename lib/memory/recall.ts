@@ -102,7 +102,8 @@ const PAST_SUFFIX_TOKENS = 8;
 const passageText = (p: Passage) =>
   `- ${p.date.toISOString().slice(0, 10)}${p.title ? `, ${escapeText(JSON.stringify(p.title))}` : ""}:\n${p.lines.join("\n")}`;
 const escapeText = (s: string) => s.replace(/</g, "\\u003c").replace(/>/g, "\\u003e");
-const escapeLine = (s: string) => escapeText(JSON.stringify(s).slice(1, -1));
+/** A text as one line of the block: JSON-escaped, without quotes, < and > escaped. */
+export const escapeLine = (s: string) => escapeText(JSON.stringify(s).slice(1, -1));
 
 /** How many candidates each search contributes. */
 const CANDIDATES = 40;

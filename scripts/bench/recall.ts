@@ -30,7 +30,7 @@ delete process.env.DATABASE_URL;
 
 const { createTestDb } = await import("../../testing/databases");
 const { appendItems } = await import("../../lib/memory/session");
-const { recall } = await import("../../lib/memory/recall");
+const { recall, escapeLine } = await import("../../lib/memory/recall");
 const { countTokens } = await import("../../lib/memory/tokens");
 const { UPKEEP_SQL } = await import("../../lib/db/statistics");
 const { percentile, round, table } = await import("./stats");
@@ -121,6 +121,7 @@ async function main() {
             }
           }
         }
+        const turnText = new Map(allTurns.map((x) => [x.id, x.text]));
         const fullTokens = allTurns.reduce((s, x) => s + x.tokens, 0);
         // Planner statistics, as the app's schedule (lib/db/statistics.ts) would have gathered by then.
         if (!process.env.BENCH_NO_ANALYZE) for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
@@ -160,8 +161,12 @@ async function main() {
                 semantic: variant ? Promise.resolve(sem) : undefined,
               });
               const ms = performance.now() - t0;
+              // A turn counts when its message is shown whole: an excerpt of it (a long message, or a line cut to
+              // its cap) may have left the evidence out.
               const covered = new Set<string>([
-                ...r.passages.flatMap((p) => p.sourceRefs),
+                ...r.passages.flatMap((p) =>
+                  p.sourceRefs.filter((ref, i) => p.lines[i]?.endsWith(escapeLine(turnText.get(ref) ?? "\u0000"))),
+                ),
                 ...r.memories.flatMap((m) => (m.sourceRef ?? "").split(",")),
               ]);
               if (process.env.MISSES && budget === 2000 && !ev.every((e) => covered.has(e)))
