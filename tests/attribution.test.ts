@@ -73,6 +73,33 @@ describe("attributeMemories", () => {
     expect(attributeMemories("Dancing.", "What do I do for fun?", sent)).toEqual([]);
   });
 
+  it("an answer naming the day a memory was filed under uses the one of that day's memories about what was asked", () => {
+    const day = (d: string) => new Date(`${d}T00:00:00Z`);
+    const sent = [
+      { id: "group", text: "Went to an LGBTQ support group", since: day("2023-05-07") },
+      { id: "adoption", text: "Is researching adoption agencies", since: day("2023-05-07") },
+      { id: "race", text: "Ran a charity race for mental health", since: day("2023-05-20") },
+    ];
+    const q = "When did I go to the LGBTQ support group?";
+    // The answer shares no word with the memory it came from, only its day.
+    expect(attributeMemories("On 7 May 2023.", q, sent)).toEqual(["group"]);
+    // A day no memory was filed under, or a memory given without its day, credits none.
+    expect(attributeMemories("On 9 June 2023.", q, sent)).toEqual([]);
+    expect(
+      attributeMemories(
+        "On 7 May 2023.",
+        q,
+        sent.map(({ id, text }) => ({ id, text })),
+      ),
+    ).toEqual([]);
+    // When that day's memories match the question equally, the date alone does not tell which was used.
+    const tied = [
+      { id: "a", text: "Went hiking with friends", since: day("2023-05-07") },
+      { id: "b", text: "Went swimming with friends", since: day("2023-05-07") },
+    ];
+    expect(attributeMemories("7 May 2023", "When did I go out with friends?", tied)).toEqual([]);
+  });
+
   it("nothing is used by an empty answer", () => {
     expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
   });
@@ -125,6 +152,30 @@ describe.each(engines)("attribution in a turn on %s", (engine) => {
     for (const [name, id] of ids) if (name !== "dog") expect(signals.get(id)).toBeUndefined();
     const counts = await t.db.memory.findMany({ where: { userId: user }, select: { id: true, useCount: true } });
     for (const m of counts) expect(m.useCount).toBe(m.id === ids.get("dog") ? 1 : 0);
+  });
+
+  it("an answer that gives a date uses the memory filed under that day in the prompt", async () => {
+    const user = (await t.db.user.create({ data: { email: `dated-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const ids = new Map<string, string>();
+    for (const [name, text, day] of [
+      ["group", "Went to an LGBTQ support group", "2023-05-07"],
+      ["adoption", "Is researching adoption agencies", "2023-05-07"],
+      ["race", "Ran a charity race for mental health", "2023-05-20"],
+    ]) {
+      const m = await addMemory(u, { text, source: "manual" }, "user", "t");
+      await t.db.memory.update({ where: { id: m.id }, data: { validFrom: new Date(`${day}T10:00:00Z`) } });
+      ids.set(name, m.id);
+    }
+    mock.script({ match: "support group", content: "On 7 May 2023." });
+    const events = await collect(
+      runTurn(t.db, user, { kind: "send", content: "When did I go to the LGBTQ support group?" }),
+    );
+    const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    // The prompt filed the memories under their days; the answer named one of them.
+    expect(JSON.stringify(mock.chatRequests().at(-1)!.body.messages)).toContain("2023-05-07:");
+    expect(done.memoriesUsed).toEqual([{ id: ids.get("group"), text: "Went to an LGBTQ support group" }]);
+    expect(done.alsoGiven.map((m) => m.id).sort()).toEqual([ids.get("adoption"), ids.get("race")].sort());
   });
 
   it("with an embedding model, an answer close in meaning to a memory it was given counts as using it", async () => {

@@ -295,7 +295,7 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
     { cipher: u.cipher, ownerId: u.userId },
   );
   if (!answer) return; // the thread was deleted meanwhile
-  const given = x.recalled.memories.map((m) => ({ id: m.id, text: m.text }));
+  const given = x.recalled.memories.map((m) => ({ id: m.id, text: m.text, since: m.since }));
   if (given.length)
     await recordUses(
       u.db,

@@ -765,9 +765,14 @@ type MemoryUses = { memoriesUsed: MemoryUsed[]; alsoGiven: MemoryUsed[] };
 
 /** The memories the answer drew on (read from its text, lib/memory/attribution.ts), and the rest it was given. */
 function memoryUses(answer: string, question: string, recalled: Recall): MemoryUses {
-  const given = recalled.memories.map((m) => ({ id: m.id, text: m.text }));
+  // With the day each was filed under, when the prompt gave days: an answer naming one drew on its memories.
+  const given = recalled.memories.map((m) => ({ id: m.id, text: m.text, since: m.since }));
   const used = new Set(attributeMemories(answer, question, given));
-  return { memoriesUsed: given.filter((m) => used.has(m.id)), alsoGiven: given.filter((m) => !used.has(m.id)) };
+  const shown = (m: MemoryUsed) => ({ id: m.id, text: m.text });
+  return {
+    memoriesUsed: given.filter((m) => used.has(m.id)).map(shown),
+    alsoGiven: given.filter((m) => !used.has(m.id)).map(shown),
+  };
 }
 
 const logBrief = (what: string, e: unknown) =>

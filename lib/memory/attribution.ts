@@ -8,14 +8,17 @@
 // digits) is enough on its own. A short answer carries little of any memory
 // ("a dance studio" from "Jon is working on opening a dance studio, …"), so a
 // memory also counts when it holds most of what the answer says beyond the
-// question. "Memories used" and every signal learned from
+// question. An answer that gives a date (a day or month the prompt filed memories under) uses the memory of that
+// day that best matches the question. "Memories used" and every signal learned from
 // use (use counts, ratings, procedure checks, expiry) read this, not the list
 // of memories the model was given. A model that cites what it used
 // ("[memory: Has a dog]", lib/memory/citation-format.ts) adds those too.
 import { indexWords } from "@/lib/crypto/content";
 import { citations } from "./citation-format";
+import { questionDates } from "./dates";
 
-export type SentMemory = { id: string; text: string };
+/** A memory sent with the question; `since`: the day the prompt filed it under, when it gave days. */
+export type SentMemory = { id: string; text: string; since?: Date };
 
 /** Words too general to show a memory was used ("user", "likes", "named"), after stemming. */
 const GENERAL = new Set(
@@ -70,6 +73,30 @@ function citedMemories(answer: string, sent: SentMemory[]): Set<string> {
 }
 
 /**
+ * The memories an answer drew on for a date: when the answer names a day (or month) the prompt filed memories under,
+ * the one of them that holds most of what was asked ("When did I go to the support group?" answered "7 May 2023"
+ * shares no word with "Went to an LGBTQ support group", but names the day it was filed under). Only a clear best:
+ * when several of that day's memories match the question equally, none is credited by its date.
+ */
+function datedMemories(answer: string, asked: Set<string>, sent: SentMemory[], wordsOf: Set<string>[]): string[] {
+  if (!sent.some((m) => m.since)) return [];
+  const ranges = questionDates(answer);
+  if (!ranges.length) return [];
+  const spread = new Map<string, number>();
+  for (const words of wordsOf) for (const w of words) if (asked.has(w)) spread.set(w, (spread.get(w) ?? 0) + 1);
+  let best = 0;
+  let ids: string[] = [];
+  sent.forEach((m, i) => {
+    if (!m.since || !ranges.some((r) => m.since! >= r.start && m.since! < r.end)) return;
+    let score = 0;
+    for (const w of wordsOf[i]) if (asked.has(w)) score += 1 / spread.get(w)!;
+    if (score > best) [best, ids] = [score, [m.id]];
+    else if (score === best && score > 0) ids.push(m.id);
+  });
+  return ids.length === 1 ? ids : [];
+}
+
+/**
  * Of an answer (and its question), attribution reads this much: what a memory gave an answer shows long before its
  * end, and stemming every word of a megabytes-long answer held the server for most of a second.
  */
@@ -80,10 +107,10 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   answer = answer.slice(0, READ_CHARS);
   question = question.slice(0, READ_CHARS);
   if (!answer.trim() || !sent.length) return [];
-  const cited = citedMemories(answer, sent);
   const said = new Set(indexWords(answer));
   const asked = new Set(indexWords(question));
   const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter((w) => w.length > 1 && !GENERAL.has(w))));
+  const cited = new Set([...citedMemories(answer, sent), ...datedMemories(answer, asked, sent, wordsOf)]);
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
   // What the answer says beyond the question, each word weighed by how few of the memories hold it.

@@ -188,7 +188,7 @@ async function main() {
                 const used = new Set(
                   r.memories.filter((m) => (m.sourceRef ?? "").split(",").some((e) => ev.includes(e))).map((m) => m.id),
                 );
-                const sent = r.memories.map((m) => ({ id: m.id, text: m.text }));
+                const sent = r.memories.map((m) => ({ id: m.id, text: m.text, since: m.since }));
                 const credited = new Set(attributeMemories(String(qa.answer ?? ""), qa.question, sent));
                 tally(credit.attributed, credited, used);
                 if (process.env.ATTRIBUTION_MISSES)
