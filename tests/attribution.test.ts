@@ -100,6 +100,17 @@ describe("attributeMemories", () => {
     expect(attributeMemories("7 May 2023", "When did I go out with friends?", tied)).toEqual([]);
   });
 
+  it("a terse answer whose word several memories hold uses the one of them about what was asked", () => {
+    const sent = [
+      ...FOUR,
+      { id: "recommended", text: "Recommended Barcelona to Tim as a must-visit city for its architecture" },
+      { id: "trip", text: "Took a work trip to Barcelona in March" },
+    ];
+    expect(attributeMemories("Barcelona.", "Which city did I recommend to Tim?", sent)).toEqual(["recommended"]);
+    // A question matching neither of them credits none.
+    expect(attributeMemories("Barcelona.", "Where to next?", sent)).toEqual([]);
+  });
+
   it("nothing is used by an empty answer", () => {
     expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
   });

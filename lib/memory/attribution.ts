@@ -8,8 +8,9 @@
 // digits) is enough on its own. A short answer carries little of any memory
 // ("a dance studio" from "Jon is working on opening a dance studio, …"), so a
 // memory also counts when it holds most of what the answer says beyond the
-// question. An answer that gives a date (a day or month the prompt filed memories under) uses the memory of that
-// day that best matches the question. "Memories used" and every signal learned from
+// question; when several hold it ("Barcelona"), the one of them that best matches the question does. An answer that
+// gives a date (a day or month the prompt filed memories under) uses the memory of that day that best matches the
+// question. "Memories used" and every signal learned from
 // use (use counts, ratings, procedure checks, expiry) read this, not the list
 // of memories the model was given. A model that cites what it used
 // ("[memory: Has a dog]", lib/memory/citation-format.ts) adds those too.
@@ -73,27 +74,36 @@ function citedMemories(answer: string, sent: SentMemory[]): Set<string> {
 }
 
 /**
- * The memories an answer drew on for a date: when the answer names a day (or month) the prompt filed memories under,
- * the one of them that holds most of what was asked ("When did I go to the support group?" answered "7 May 2023"
- * shares no word with "Went to an LGBTQ support group", but names the day it was filed under). Only a clear best:
- * when several of that day's memories match the question equally, none is credited by its date.
+ * Of these memories (indices into the sent ones), the one that matches the question best, each question word weighed
+ * by how few of the sent memories hold it; null unless one is clearly best (ahead of every other, matching something).
  */
-function datedMemories(answer: string, asked: Set<string>, sent: SentMemory[], wordsOf: Set<string>[]): string[] {
-  if (!sent.some((m) => m.since)) return [];
-  const ranges = questionDates(answer);
-  if (!ranges.length) return [];
+function bestForQuestion(candidates: number[], asked: Set<string>, wordsOf: Set<string>[]): number | null {
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) if (asked.has(w)) spread.set(w, (spread.get(w) ?? 0) + 1);
   let best = 0;
-  let ids: string[] = [];
-  sent.forEach((m, i) => {
-    if (!m.since || !ranges.some((r) => m.since! >= r.start && m.since! < r.end)) return;
+  let at: number[] = [];
+  for (const i of candidates) {
     let score = 0;
     for (const w of wordsOf[i]) if (asked.has(w)) score += 1 / spread.get(w)!;
-    if (score > best) [best, ids] = [score, [m.id]];
-    else if (score === best && score > 0) ids.push(m.id);
-  });
-  return ids.length === 1 ? ids : [];
+    if (score > best) [best, at] = [score, [i]];
+    else if (score === best && score > 0) at.push(i);
+  }
+  return at.length === 1 ? at[0] : null;
+}
+
+/**
+ * The memory an answer drew on for a date: when the answer names a day (or month) the prompt filed memories under,
+ * the one of them that matches the question best ("When did I go to the support group?" answered "7 May 2023"
+ * shares no word with "Went to an LGBTQ support group", but names the day it was filed under).
+ */
+function datedMemory(answer: string, asked: Set<string>, sent: SentMemory[], wordsOf: Set<string>[]): number | null {
+  if (!sent.some((m) => m.since)) return null;
+  const ranges = questionDates(answer);
+  if (!ranges.length) return null;
+  const onDay = sent.flatMap((m, i) =>
+    m.since && ranges.some((r) => m.since! >= r.start && m.since! < r.end) ? [i] : [],
+  );
+  return bestForQuestion(onDay, asked, wordsOf);
 }
 
 /**
@@ -110,7 +120,9 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const said = new Set(indexWords(answer));
   const asked = new Set(indexWords(question));
   const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter((w) => w.length > 1 && !GENERAL.has(w))));
-  const cited = new Set([...citedMemories(answer, sent), ...datedMemories(answer, asked, sent, wordsOf)]);
+  const cited = citedMemories(answer, sent);
+  const dated = datedMemory(answer, asked, sent, wordsOf);
+  if (dated !== null) cited.add(sent[dated].id);
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
   // What the answer says beyond the question, each word weighed by how few of the memories hold it.
@@ -118,17 +130,24 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const ownWeight = (w: string) => 1 / (spread.get(w) ?? 1);
   let ownTotal = 0;
   for (const w of own) ownTotal += ownWeight(w);
-  const explainsAnswer = (words: Set<string>) => {
-    let held = 0;
-    for (const w of words) if (own.has(w)) held += ownWeight(w); // a memory's few words, not a long answer's many
-    return held >= ANSWER_MIN_WEIGHT && held >= ANSWER_SHARE * ownTotal;
-  };
+  // How much of that each memory holds: its few words walked, not a long answer's many.
+  const held = wordsOf.map((words) => {
+    let sum = 0;
+    for (const w of words) if (own.has(w)) sum += ownWeight(w);
+    return sum;
+  });
+  const holdsAnswer = (i: number) => held[i] > 0 && held[i] >= ANSWER_SHARE * ownTotal;
+  const explainsAnswer = (i: number) => holdsAnswer(i) && held[i] >= ANSWER_MIN_WEIGHT;
+  // What the answer says is in several memories ("Barcelona" in two): of those, the one about what was asked.
+  const holders = wordsOf.flatMap((_, i) => (holdsAnswer(i) ? [i] : []));
+  const answered = bestForQuestion(holders, asked, wordsOf);
+  if (answered !== null) cited.add(sent[answered].id);
   return sent
     .filter((m, i) => {
       if (cited.has(m.id)) return true;
       const words = wordsOf[i];
       if (!words.size) return false;
-      if (explainsAnswer(words)) return true;
+      if (explainsAnswer(i)) return true;
       const names = namedWords(m.text);
       let total = 0;
       let carried = 0;
