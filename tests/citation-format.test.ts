@@ -20,5 +20,17 @@ describe("memory citations", () => {
     expect(stripCitations("Walk the dog [mem", true)).toBe("Walk the dog");
     expect(stripCitations("Walk the dog [mem", false)).toBe("Walk the dog [mem");
     expect(stripCitations("See arr[", true)).toBe("See arr");
+    expect(stripCitations("Walk the dog [memory: the [old one", true)).toBe("Walk the dog");
+  });
+
+  it("take time linear in the answer, whatever it holds (long runs of spaces before no citation)", () => {
+    // Each of these took seconds when the pattern began with the spaces a citation takes with it.
+    for (const text of [`1${" ".repeat(200_000)}x`, "\t".repeat(200_000), `${" ".repeat(200_000)}[mem`]) {
+      const t0 = performance.now();
+      stripCitations(text, true);
+      citations(text);
+      expect(performance.now() - t0).toBeLessThan(500);
+    }
+    expect(stripCitations(`a${" ".repeat(100_000)}[memory: x]b`)).toBe("ab");
   });
 });
