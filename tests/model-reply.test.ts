@@ -176,6 +176,16 @@ describe.each(engines)("servers that answer differently, on %s", (engine) => {
     expect(thread.title).toBe("Marathon training plan");
   });
 
+  it("a title reply of a long run of spaces is read in time: the title is its first words", async () => {
+    const user = await newUser();
+    // The trimming of quotes and spaces was tried at each of them (minutes for 100,000 in the job runner).
+    mock.script({ system: "title", content: `"Trip${" ".repeat(100_000)}plan"` });
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "Let us plan the trip" }));
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const thread = await t.db.thread.findUniqueOrThrow({ where: { id: threadOf(events) } });
+    expect(thread.title).toBe("Trip");
+  });
+
   it("a reasoning model's chat answer shows, stores and sends back only the answer", async () => {
     const user = await newUser();
     mock.script({

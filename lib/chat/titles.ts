@@ -35,7 +35,8 @@ export async function generateTitle(
       ],
     }),
   );
-  const raw = cleanText(withoutReasoning(res.choices[0]?.message?.content ?? ""));
+  // Read as far as a title could reach: the trimming below is tried at each of a long run of spaces.
+  const raw = cutGraphemes(cleanText(withoutReasoning(res.choices[0]?.message?.content ?? "")), 1000);
   const title = cutGraphemes(raw.replace(/^["'\s]+|["'.\s]+$/g, "").replace(/\s+/g, " "), 80).trim();
   if (title)
     await db.thread.update({
