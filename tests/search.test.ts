@@ -66,6 +66,24 @@ describe.each(engines)("searching messages on %s", (engine) => {
   }
 
   for (const encrypted of [false, true]) {
+    it(`a word finds its irregular forms, and every word must still match (encryption ${encrypted ? "on" : "off"})`, async () => {
+      if (encrypted) setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+      const u = await newUser();
+      const { items } = await thread(u, ["We should buy a greenhouse for the children", "A small one is enough."]);
+      const ids = async (q: string) => (await searchMessages(u, { q })).hits.map((h) => h.itemId);
+      // Stemming joins "buying" to "buy", never "bought" or "child" to "children".
+      expect(await ids("bought greenhouse")).toEqual([items[0].id]);
+      expect(await ids("child")).toEqual([items[0].id]);
+      const r = await searchMessages(u, { q: "bought" });
+      expect(r.hits[0].snippet.filter((p) => p.hit).map((p) => p.text)).toEqual(["buy"]);
+      // A form counts for its word only: the other words must match too.
+      expect(await ids("bought tomatoes")).toEqual([]);
+      // A word the index leaves out is left out with its forms ("noes" for "no"), not made a word to match.
+      if (!encrypted) expect(await ids("no greenhouse")).toEqual([items[0].id]);
+    });
+  }
+
+  for (const encrypted of [false, true]) {
     it(`a message of 700,000 characters of varied words is stored whole and found by its first pages (encryption ${encrypted ? "on" : "off"})`, async () => {
       if (encrypted) setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
       const u = await newUser();

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { UserContext } from "@/lib/user-context";
 import { indexWords } from "@/lib/crypto/content";
 import { queryTerms } from "@/lib/memory/long-term";
+import { FORMS, withWordForms } from "@/lib/memory/word-forms";
 import { Prisma } from "@/lib/generated/prisma/client";
 
 export const searchMessagesInput = z.object({
@@ -54,15 +55,17 @@ export async function searchMessages(
   opts: { forModel?: boolean } = {},
 ) {
   const { q, imported, project, cursor, limit } = searchMessagesInput.parse(input);
-  const words = queryTerms(q);
+  // Each word with its irregular forms, as recall searches it: "bought" finds "buy", "children" finds "child".
+  const words = withWordForms(queryTerms(q));
   const { config, terms } = u.cipher.searchTerms(words);
   if (!terms.length) return { hits: [] as MessageHit[], nextCursor: null };
   const [afterAt, afterId] = parseCursor(cursor);
-  // Every word must match (mnemo_user_query ANDs them); the index holds only this user's lexemes.
+  // Every word must match, in one of its forms (mnemo_term_query ORs a term's forms); the index holds only this
+  // user's lexemes.
   const query = {
     userId: u.userId,
     config,
-    body: terms.join(" "),
+    terms,
     imported: imported ?? null,
     project: project === undefined ? null : project === "none" ? "" : project,
     afterAt,
@@ -72,7 +75,7 @@ export async function searchMessages(
   };
   const rows = await newestMatches(u, query);
   const page = rows.slice(0, limit);
-  const asked = new Set(indexWords(words.join(" ")));
+  const asked = new Set(indexWords(words.join(" ").replaceAll(FORMS, " ")));
   const hits = page.map((r): MessageHit => ({
     itemId: r.id,
     threadId: r.threadId,
@@ -89,7 +92,8 @@ export async function searchMessages(
 type Query = {
   userId: string;
   config: string;
-  body: string;
+  /** Each a word and its other forms (U+001E between them): all must match, each in any of its forms. */
+  terms: string[];
   imported: boolean | null;
   /** null: any; "": no project; else that project. */
   project: string | null;
@@ -111,7 +115,15 @@ const WINDOWS = [2_000, 20_000, 200_000];
  * holding limit+1 matches holds the newest ones, since every message outside it is older.
  */
 async function newestMatches(u: UserContext, q: Query): Promise<Row[]> {
-  const tsq = Prisma.sql`mnemo_user_query(${q.userId}, ${q.config}::regconfig, ${q.body})`;
+  // Built first, on its own: as a constant the planner sees what it matches (inside the queries below, a
+  // subquery, it planned common words' searches three times slower).
+  const [{ query }] = await u.db.$queryRaw<Array<{ query: string }>>`
+    SELECT COALESCE(string_agg('(' || tq::text || ')', ' & '), '') AS query
+    FROM unnest(${q.terms}::text[]) AS term, mnemo_term_query(${q.userId}, ${q.config}::regconfig, term) AS tq
+    -- A word the index leaves out ("no", "do": stop words) is left out with its forms ("noes", "done").
+    WHERE numnode(mnemo_user_query(${q.userId}, ${q.config}::regconfig, split_part(term, ${FORMS}, 1))) > 0`;
+  if (!query) return [];
+  const tsq = Prisma.sql`${query}::tsquery`;
   const rows = await u.db.$queryRaw<Array<Row & { total: number }>>`
     WITH m AS MATERIALIZED (SELECT id FROM "Item" WHERE search @@ ${tsq} LIMIT ${FEW_MATCHES}::int)
     SELECT ${columns}, (SELECT count(*) FROM m)::int AS total
