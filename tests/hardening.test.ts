@@ -98,6 +98,36 @@ describe("requests", () => {
     ).rejects.toMatchObject({ status: 413 });
   });
 
+  it("a body sent without a length is read only to the limit: an endless one is refused, not held in memory", async () => {
+    const streamed = (chunk: () => Uint8Array | null) => {
+      let pulled = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const c = chunk();
+          if (!c) return controller.close();
+          pulled += c.byteLength;
+          controller.enqueue(c);
+        },
+      });
+      const request = new Request("http://mnemo.test/api/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        duplex: "half",
+      } as RequestInit);
+      return { request, pulled: () => pulled };
+    };
+    // Endless: the previous code read it whole first (never, here; in a server, until memory ran out).
+    const endless = streamed(() => new Uint8Array(64 * 1024).fill(32));
+    await expect(readJson(endless.request, 1_000_000)).rejects.toMatchObject({ status: 413 });
+    expect(endless.pulled()).toBeLessThan(1_000_000 + 3 * 64 * 1024);
+    // Within the limit it is read whole, a character split between two chunks included.
+    const bytes = new TextEncoder().encode(JSON.stringify({ a: "café ok" }));
+    const cut = bytes.indexOf(0xc3) + 1;
+    const parts = [bytes.slice(0, cut), bytes.slice(cut)];
+    await expect(readJson(streamed(() => parts.shift() ?? null).request, 100)).resolves.toEqual({ a: "café ok" });
+  });
+
   it("an unreachable database is a 503 with a plain sentence; other errors show only a reference", () => {
     const down = Object.assign(
       new Error("Invalid `prisma.item.update()` invocation: Can't reach database server at 127.0.0.1:5432"),

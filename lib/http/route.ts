@@ -35,12 +35,33 @@ export async function readJson(request: Request, maxBytes = 1_000_000): Promise<
     throw new AppError("The request body must be JSON (Content-Type: application/json).", 415);
   const length = Number(request.headers.get("content-length") ?? 0);
   if (length > maxBytes) throw new AppError("The request is too large.", 413);
-  const text = await request.text();
-  if (text.length > maxBytes) throw new AppError("The request is too large.", 413);
+  const text = await readText(request, maxBytes);
   try {
     return cleanDeep(JSON.parse(text));
   } catch {
     throw new AppError("The request body must be JSON.", 400);
+  }
+}
+
+/**
+ * The body as text, read only up to `maxBytes`: a body sent without a length (chunked) is otherwise read whole
+ * before its size is known, and an endless one holds the server's memory until it falls over.
+ */
+async function readText(request: Request, maxBytes: number): Promise<string> {
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const decoder = new TextDecoder();
+  let bytes = 0;
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    bytes += value.byteLength;
+    if (bytes > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new AppError("The request is too large.", 413);
+    }
+    text += decoder.decode(value, { stream: true });
   }
 }
 
