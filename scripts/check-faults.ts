@@ -444,17 +444,23 @@ async function apiKeys(app: AppProcess, a: Client) {
     `/v1 answers a ${(words.length / 1e6).toFixed(1)} MB message (${big.status} ${big.text.slice(0, 120)})`,
   );
   check(worstMs < 1000, `/api/health answered within 1 s during it (worst ${Math.round(worstMs)} ms)`);
-  await endlessBody(app, key);
+  await endlessBody(app, "/v1/chat/completions", {
+    "content-type": "application/json",
+    authorization: `Bearer ${key}`,
+  });
+  // Anyone may post to sign-in: Auth.js read a body whole (json() or text()) before any check.
+  await endlessBody(app, "/api/auth/callback/credentials", { "content-type": "application/x-www-form-urlencoded" });
   await callAction(app, a, "/settings/keys", "revokeApiKeyAction", [id]);
   const revoked = await ask("/v1/chat/completions", { authorization: `Bearer ${key}` });
   check(revoked.status === 401, `a revoked key is refused at once (${revoked.status})`);
 }
 
 /**
- * A body sent without a length (chunked) that never ends: refused once past /v1's limit (8 MB), not read whole. The
- * server used to read it all before looking at its size (a gigabyte held in memory, then a string too long to make).
+ * A body sent without a length (chunked) that never ends: refused once past the route's limit (8 MB for /v1, 64 KB
+ * for sign-in), not read whole. Both read it all before looking at its size (a gigabyte held in memory, then a string
+ * too long to make).
  */
-async function endlessBody(app: AppProcess, key: string) {
+async function endlessBody(app: AppProcess, path: string, headers: Record<string, string>) {
   let sent = 0;
   const chunk = new Uint8Array(1024 * 1024).fill(32);
   const body = new ReadableStream<Uint8Array>({
@@ -466,19 +472,14 @@ async function endlessBody(app: AppProcess, key: string) {
     },
   });
   const { result, worstMs } = await worstHealthDuring(app, () =>
-    fetch(app.base + "/v1/chat/completions", {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body,
-      duplex: "half",
-    } as RequestInit).then(
+    fetch(app.base + path, { method: "POST", headers, body, duplex: "half" } as RequestInit).then(
       async (r) => `${r.status}`,
       (e: Error) => `closed (${(e.cause as Error)?.message ?? e.message})`,
     ),
   );
   check(
     (result === "413" || result.startsWith("closed")) && sent < 64 * 1024 * 1024,
-    `an endless body without a length is refused once past the limit: ${result} after ${sent / 1024 / 1024} MB sent`,
+    `${path}: an endless body without a length is refused once past the limit: ${result} after ${sent / 1024 / 1024} MB sent`,
   );
   check(worstMs < 1000, `/api/health answered within 1 s during it (worst ${Math.round(worstMs)} ms)`);
 }

@@ -22,7 +22,8 @@ import { importMemories } from "@/lib/memory/portable";
 import { redactSecrets } from "@/lib/memory/secrets";
 import { cleanText, cutGraphemes, truncate } from "@/lib/text/policy";
 import { publicError, CHANGED_MEANWHILE, DATABASE_DOWN } from "@/lib/errors";
-import { assertSameOrigin, readJson } from "@/lib/http/route";
+import { assertSameOrigin, boundedRequest, readJson } from "@/lib/http/route";
+import { NextRequest } from "next/server";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -126,6 +127,13 @@ describe("requests", () => {
     const cut = bytes.indexOf(0xc3) + 1;
     const parts = [bytes.slice(0, cut), bytes.slice(cut)];
     await expect(readJson(streamed(() => parts.shift() ?? null).request, 100)).resolves.toEqual({ a: "café ok" });
+    // Sign-in's body, read before Auth.js (which reads any body whole): bounded the same way, passed on intact.
+    const signIn = streamed(() => new Uint8Array(64 * 1024).fill(97));
+    await expect(boundedRequest(new NextRequest(signIn.request), 64 * 1024)).rejects.toMatchObject({ status: 413 });
+    expect(signIn.pulled()).toBeLessThan(4 * 64 * 1024);
+    const form = "email=a%40b.test&password=x";
+    const small = await boundedRequest(new NextRequest(post({ "content-type": "text/plain" }, form)), 64 * 1024);
+    expect([small.method, small.headers.get("content-type"), await small.text()]).toEqual(["POST", "text/plain", form]);
   });
 
   it("an unreachable database is a 503 with a plain sentence; other errors show only a reference", () => {

@@ -1,6 +1,7 @@
 // Shared pieces for route handlers: same-origin checks for state-changing
 // requests, JSON bodies cleaned by the text policy, and errors answered with
 // the status and sentence from lib/errors.ts (never a stack or a query).
+import { NextRequest } from "next/server";
 import { AppError, publicError } from "@/lib/errors";
 import { cleanDeep } from "@/lib/text/policy";
 
@@ -41,6 +42,17 @@ export async function readJson(request: Request, maxBytes = 1_000_000): Promise<
   } catch {
     throw new AppError("The request body must be JSON.", 400);
   }
+}
+
+/**
+ * The request with its body read (only up to `maxBytes`), for a handler that would read it whole itself: Auth.js
+ * reads a sign-in's body with `json()` or `text()`, unbounded, before any check, for anyone.
+ */
+export async function boundedRequest(request: NextRequest, maxBytes: number): Promise<NextRequest> {
+  if (Number(request.headers.get("content-length") ?? 0) > maxBytes)
+    throw new AppError("The request is too large.", 413);
+  const body = await readText(request, maxBytes);
+  return new NextRequest(request.url, { method: request.method, headers: request.headers, body });
 }
 
 /**
