@@ -118,6 +118,12 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "none",
     why: "deployment settings (an admin's id in updatedBy is cleared on deletion)",
   },
+  ModelServerNote: {
+    rows: null,
+    key: `server || ' ' || kind`,
+    onDelete: "none",
+    why: "what the app learned about model servers (features refused, prompt sizes read whole; no user data)",
+  },
   _prisma_migrations: { rows: null, key: "id", onDelete: "none", why: "schema history" },
 };
 

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { open, seal } from "@/lib/crypto/secret-box";
+import { syncNotes } from "./server-notes";
 
 const SETTING_KEY = "model-connection";
 const PURPOSE = "model-api-key";
@@ -157,7 +158,8 @@ const cache = new WeakMap<Db, { at: number; value: Promise<ConnectionState> }>()
 export function resolveConnectionCached(db: Db): Promise<ConnectionState> {
   const hit = cache.get(db);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.value;
-  const value = resolveConnection(db);
+  // What other instances learned about the model server comes with it (the notes read with the connection).
+  const value = Promise.all([resolveConnection(db), syncNotes(db).catch(() => undefined)]).then(([state]) => state);
   cache.set(db, { at: Date.now(), value });
   value.catch(() => cache.delete(db));
   return value;

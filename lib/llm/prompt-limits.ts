@@ -1,5 +1,6 @@
-// How much of a prompt a model server reads, learned from what it does and kept for the process (like the refused
-// features in server-quirks.ts), so the next turns are fitted to it instead of failing or being cut:
+// How much of a prompt a model server reads, learned from what it does and shared by every app instance (like the
+// refused features in server-quirks.ts; lib/llm/server-notes.ts), so the next turns are fitted to it instead of
+// failing or being cut:
 // - vLLM, LM Studio, llama.cpp and Ollama without context shift refuse a prompt longer than the model's context with
 //   a 400 ("This model's maximum context length is 4096 tokens…", "the prompt is longer than the context length
 //   currently available to the model…"). The turn is asked again at once with less history.
@@ -13,22 +14,11 @@
 // a prompt already fitted within what it "read" is reported far short again. Its counts are then ignored (for the
 // same hour) and its limit forgotten: one answer carries a needless warning, one turn is sent shorter.
 import type { ModelConnection } from "./connection";
-import { REFUSAL_TTL_MS, serverKey } from "./server-quirks";
+import { serverKey } from "./server-quirks";
+import { forgetLocally, readNote, writeNote } from "./server-notes";
 import { countTokens, estimateTokens, MESSAGE_OVERHEAD } from "@/lib/memory/tokens";
 import { cutGraphemes } from "@/lib/text/policy";
 import { contextLimit } from "./client";
-
-/**
- * Server and model → the prompt size (Mnemo's tokens) to stay within, and when it was learned. On globalThis, as the
- * refusals are (server-quirks.ts): one process's module instances share it.
- */
-const g = globalThis as typeof globalThis & {
-  __mnemoPromptLimits?: Map<string, { tokens: number; at: number }>;
-  __mnemoUntrustedUsage?: Map<string, number>;
-};
-const limits = (g.__mnemoPromptLimits ??= new Map());
-/** Server and model → when its reported prompt tokens were found not to be what it read. */
-const untrustedUsage = (g.__mnemoUntrustedUsage ??= new Map());
 
 /** Below this, a prompt is not made smaller: it holds little more than the instructions and the question. */
 export const MIN_PROMPT_TOKENS = 1_000;
@@ -41,18 +31,14 @@ const SHRINK = 0.8;
 
 /** The prompt size this server and model are known to read whole, if any (within the last hour). */
 export function knownPromptLimit(conn: Pick<ModelConnection, "baseURL">, model: string): number | null {
-  const key = serverKey(conn, model);
-  const seen = limits.get(key);
-  if (!seen) return null;
-  if (Date.now() - seen.at < REFUSAL_TTL_MS) return seen.tokens;
-  limits.delete(key);
-  return null;
+  // The prompt size to stay within (Mnemo's tokens); a note without one: the limit was forgotten.
+  return readNote(serverKey(conn, model), "promptLimit")?.tokens ?? null;
 }
 
 function remember(conn: Pick<ModelConnection, "baseURL">, model: string, tokens: number): number {
   const known = knownPromptLimit(conn, model);
   const next = Math.max(MIN_PROMPT_TOKENS, Math.floor(Math.min(known ?? Infinity, tokens)));
-  limits.set(serverKey(conn, model), { tokens: next, at: Date.now() });
+  writeNote(serverKey(conn, model), "promptLimit", next);
   return next;
 }
 
@@ -83,15 +69,14 @@ export function noteReportedPrompt(
   reported: number,
 ): boolean {
   const key = serverKey(conn, model);
-  const distrusted = untrustedUsage.get(key);
-  if (distrusted !== undefined && Date.now() - distrusted < REFUSAL_TTL_MS) return false;
+  if (readNote(key, "untrustedUsage")) return false;
   const known = knownPromptLimit(conn, model);
   // Within what the server was found to read, it reads the whole prompt: if it reports far less, its count is not
   // what it read.
   if (known !== null && sent <= known) {
     if (reported > 0 && reported < sent * CUT_SHARE) {
-      untrustedUsage.set(key, Date.now());
-      limits.delete(key);
+      writeNote(key, "untrustedUsage");
+      writeNote(key, "promptLimit", null);
     }
     return false;
   }
@@ -132,10 +117,9 @@ export function fittedBudgets(
   return { memory, history: Math.max(0, Math.min(configured.history, limit - fixed - memory)) };
 }
 
-/** Forgets every learned limit (the admin saved the model settings, or a test starts). */
+/** Forgets every learned limit in this process (a test starts; the admin's save forgets them everywhere). */
 export function forgetPromptLimits(): void {
-  limits.clear();
-  untrustedUsage.clear();
+  forgetLocally(["promptLimit", "untrustedUsage"]);
 }
 
 type Completion = { usage?: { prompt_tokens: number } | null };

@@ -1,4 +1,5 @@
-// What an OpenAI-compatible server turned out not to support, learned from its refusals and kept for the process:
+// What an OpenAI-compatible server turned out not to support, learned from its refusals and shared by every app
+// instance (lib/llm/server-notes.ts):
 // LM Studio answers JSON mode (`response_format: json_object`) with a 400; Ollama answers `tools` with a 400 for any
 // model whose template has no tool calling ("deepseek-r1:latest does not support tools"), vLLM without its tool
 // parser likewise; OpenAI's reasoning models refuse a temperature other than 1; older Azure API versions and some
@@ -7,44 +8,29 @@
 // swapped behind the same name, without restarting Mnemo.
 import OpenAI from "openai";
 import type { ModelConnection } from "./connection";
+import { forgetLocally, NOTE_TTL_MS, readNote, writeNote } from "./server-notes";
 
 export type Feature = "jsonMode" | "tools" | "temperature" | "streamUsage";
 
 /** How long a refusal is trusted before the feature is asked for again. */
-export const REFUSAL_TTL_MS = 60 * 60 * 1000;
+export const REFUSAL_TTL_MS = NOTE_TTL_MS;
 
-// Per feature: server and model → when the refusal was seen. On globalThis: Next.js bundles route handlers, server
-// actions and instrumentation (where the job worker runs) as separate module instances of one process, and what
-// one learns (or the admin's save forgets) holds for all.
-const g = globalThis as typeof globalThis & { __mnemoRefused?: Map<Feature, Map<string, number>> };
-const refused = (g.__mnemoRefused ??= new Map<Feature, Map<string, number>>([
-  ["jsonMode", new Map()],
-  ["tools", new Map()],
-  ["temperature", new Map()],
-  ["streamUsage", new Map()],
-]));
 /** A server and model, as the learned quirks are kept. */
 export const serverKey = (conn: Pick<ModelConnection, "baseURL">, model: string) => `${conn.baseURL ?? ""}|${model}`;
 
-/** Whether this server and model refused the feature within the last hour (in this process). */
+/** Whether this server and model refused the feature within the last hour (here or in another instance). */
 export function knownToRefuse(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): boolean {
-  const seen = refused.get(feature)!;
-  const key = serverKey(conn, model);
-  const at = seen.get(key);
-  if (at === undefined) return false;
-  if (Date.now() - at < REFUSAL_TTL_MS) return true;
-  seen.delete(key);
-  return false;
+  return readNote(serverKey(conn, model), `refused:${feature}`) !== null;
 }
 
-/** Remembers that this server and model refused the feature. */
+/** Remembers that this server and model refused the feature (and tells the other instances). */
 export function rememberRefusal(feature: Feature, conn: Pick<ModelConnection, "baseURL">, model: string): void {
-  refused.get(feature)!.set(serverKey(conn, model), Date.now());
+  writeNote(serverKey(conn, model), `refused:${feature}`);
 }
 
-/** Forgets every refusal (the admin saved the model settings: the server is tried afresh). */
+/** Forgets every refusal in this process (a test starts; the admin's save forgets them everywhere, server-notes.ts). */
 export function forgetRefusals(): void {
-  for (const seen of refused.values()) seen.clear();
+  forgetLocally(["refused"]);
 }
 
 const REFUSALS: Record<Feature, RegExp> = {

@@ -17,8 +17,7 @@ import {
 
 import { queueReembedAll } from "@/lib/memory/embed";
 import { testConnection } from "@/lib/llm/client";
-import { forgetRefusals } from "@/lib/llm/server-quirks";
-import { forgetPromptLimits } from "@/lib/llm/prompt-limits";
+import { forgetEverywhere } from "@/lib/llm/server-notes";
 import { deleteAccount } from "@/lib/account/delete";
 import { recordAudit, reasonSchema, reviewMemories, reviewThread } from "@/lib/admin/review";
 import { type ThreadView } from "@/lib/chat/threads";
@@ -135,10 +134,9 @@ export const saveModelSettingsAction = adminAction(
     const before = (await savedConnectionForForm(db)).embeddingModel;
     await saveConnection(db, input, admin.id);
     clearConnectionCache(db);
-    // Saved settings are tried afresh: what this instance learned about servers (features refused, prompt sizes
+    // Saved settings are tried afresh: what the instances learned about servers (features refused, prompt sizes
     // they read whole) may be what the admin just changed, e.g. a longer context given to the model.
-    forgetRefusals();
-    forgetPromptLimits();
+    await forgetEverywhere(db);
     revalidatePath("/", "layout");
     // A new embedding model: every row is embedded again, in the background.
     if (before !== input.embeddingModel) {
