@@ -12,6 +12,7 @@ import { askMemoryModelJson } from "@/lib/llm/memory-json";
 import { memoryKindSchema, searchMemories } from "./long-term";
 import { modelChange, type ModelChange } from "./writes";
 import { cutGraphemes } from "@/lib/text/policy";
+import { cutToTokens } from "@/lib/llm/prompt-limits";
 import { procedureText, stepsSchema } from "./procedures";
 
 export const decisionSchema = z.discriminatedUnion("op", [
@@ -66,6 +67,12 @@ const EXCHANGE_DAY = new Intl.DateTimeFormat("en-GB", { dateStyle: "full", timeZ
 /** A memory learned from an exchange older than this is dated by the exchange, not by when it was learned. */
 const DATED_AFTER_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Of the user's message, the memory model reads about this many tokens, its start and end (where a pasted document's
+ * "remember…" usually is): an imported or API message of 100,000 characters went to it whole on every learning call.
+ */
+const QUESTION_TOKENS = 3000;
+
 export type ExtractionResult = { applied: Array<{ op: Decision["op"]; memoryId?: string }>; rejected: number };
 
 export async function extractMemories(
@@ -86,7 +93,7 @@ export async function extractMemories(
   const parsed = await askMemoryModelJson(
     conn,
     INSTRUCTIONS,
-    `Date of the exchange: ${EXCHANGE_DAY.format(input.at ?? new Date())}\n\nExisting related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${input.question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
+    `Date of the exchange: ${EXCHANGE_DAY.format(input.at ?? new Date())}\n\nExisting related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${cutToTokens(input.question, QUESTION_TOKENS)}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
     extractionSchema,
     { db, userId: u.userId },
   );
