@@ -63,7 +63,7 @@ export async function forgetEverywhere(db: Db): Promise<void> {
   forgetLocally(ALL_GROUPS, at);
   await db.$transaction([
     db.$executeRaw`DELETE FROM "ModelServerNote" WHERE kind <> ${FORGOTTEN}`,
-    db.$executeRaw`INSERT INTO "ModelServerNote" (server, kind, tokens, at) VALUES ('*', ${FORGOTTEN}, NULL, ${new Date(at)})
+    db.$executeRaw`INSERT INTO "ModelServerNote" (server, kind, tokens, at) VALUES ('*', ${FORGOTTEN}, NULL, ${new Date(at)}::timestamp)
       ON CONFLICT (server, kind) DO UPDATE SET at = GREATEST("ModelServerNote".at, EXCLUDED.at)`,
   ]);
 }
@@ -73,7 +73,7 @@ export async function syncNotes(db: Db): Promise<void> {
   state.db = db;
   await flush(db);
   const rows = await db.$queryRaw<Array<{ server: string; kind: string; tokens: number | null; at: Date }>>`
-    SELECT server, kind, tokens, at FROM "ModelServerNote" WHERE at > ${new Date(Date.now() - NOTE_TTL_MS)}`;
+    SELECT server, kind, tokens, at FROM "ModelServerNote" WHERE at > ${new Date(Date.now() - NOTE_TTL_MS)}::timestamp`;
   const marker = rows.find((r) => r.kind === FORGOTTEN);
   if (marker) forgetLocally(ALL_GROUPS, marker.at.getTime());
   for (const r of rows) {
@@ -89,7 +89,7 @@ async function flush(db: Db): Promise<void> {
   try {
     for (const n of out)
       await db.$executeRaw`INSERT INTO "ModelServerNote" (server, kind, tokens, at)
-        VALUES (${n.server}, ${n.kind}, ${n.tokens}, ${new Date(n.at)})
+        VALUES (${n.server}, ${n.kind}, ${n.tokens}::int, ${new Date(n.at)}::timestamp)
         ON CONFLICT (server, kind) DO UPDATE SET tokens = EXCLUDED.tokens, at = EXCLUDED.at
         WHERE "ModelServerNote".at < EXCLUDED.at`;
   } catch {
