@@ -10,7 +10,8 @@ import { appendItems, type NewItem } from "@/lib/memory/session";
 import { addMemory } from "@/lib/memory/long-term";
 import { userContext } from "@/lib/user-context";
 import { clearConnectionCache } from "@/lib/llm/connection";
-import { forgetRefusals } from "@/lib/llm/server-quirks";
+import { forgetRefusals, knownToRefuse, rememberRefusal } from "@/lib/llm/server-quirks";
+import { forgetEverywhere, syncNotes } from "@/lib/llm/server-notes";
 import { forgetPromptLimits, knownPromptLimit } from "@/lib/llm/prompt-limits";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm, type RecordedRequest } from "@/testing/mock-llm";
@@ -104,5 +105,33 @@ describe.skipIf(!engines.includes("postgres"))("what the model server taught one
     expect(fresh).toHaveLength(1);
     expect(Array.isArray((fresh[0].body as Body).tools)).toBe(true);
     expect(JSON.stringify(fresh[0].body)).toContain("Part 0 of my travel notes");
+  });
+});
+
+describe.each(engines)("the admin's save and later notes, on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+
+  it("a note learned after the save is kept; one from before it, written by another instance, is not taken", async () => {
+    const conn = { baseURL: "http://llm.test/v1" };
+    forgetRefusals();
+    await syncNotes(t.db); // this process's database, as reading the connection names it
+    const saved = Date.now();
+    await forgetEverywhere(t.db);
+    // Another instance's note from before the save reaches the table late (its write was slow).
+    await t.db.$executeRaw`INSERT INTO "ModelServerNote" (server, kind, tokens, at)
+      VALUES ('http://llm.test/v1|old', 'refused:tools', NULL, ${new Date(saved - 1000)}::timestamp)`;
+    await new Promise((r) => setTimeout(r, 5));
+    rememberRefusal("tools", conn, "new");
+    await syncNotes(t.db);
+    await syncNotes(t.db);
+    expect(knownToRefuse("tools", conn, "new")).toBe(true);
+    expect(knownToRefuse("tools", conn, "old")).toBe(false);
+    // What this instance learned went to the table for the others.
+    const rows = await t.db.modelServerNote.findMany({ where: { kind: "refused:tools" }, orderBy: { server: "asc" } });
+    expect(rows.map((r) => r.server)).toEqual(["http://llm.test/v1|new", "http://llm.test/v1|old"]);
   });
 });

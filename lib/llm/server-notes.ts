@@ -48,11 +48,15 @@ export function writeNote(server: string, kind: NoteKind, tokens: number | null 
   if (state.db) void flush(state.db);
 }
 
-/** Forgets, in this process, every note of these kinds' groups ("refused", "promptLimit", "untrustedUsage"). */
+/**
+ * Forgets, in this process, the notes of these kinds' groups ("refused", "promptLimit", "untrustedUsage") learned
+ * up to `at` (now, or the time of the admin's save another instance saw); one learned since stays.
+ */
 export function forgetLocally(groups: string[], at = Date.now()): void {
-  for (const key of [...state.notes.keys()]) if (groups.includes(group(key.split(" ")[0]))) state.notes.delete(key);
+  const before = (kind: string, noteAt: number) => groups.includes(group(kind)) && noteAt <= at;
+  for (const [key, n] of state.notes) if (before(key.split(" ")[0], n.at)) state.notes.delete(key);
   for (const gr of groups) state.forgottenAt.set(gr, Math.max(at, state.forgottenAt.get(gr) ?? 0));
-  state.outbox = state.outbox.filter((n) => !groups.includes(group(n.kind)));
+  state.outbox = state.outbox.filter((n) => !before(n.kind, n.at));
 }
 
 const ALL_GROUPS = ["refused", "promptLimit", "untrustedUsage"];
