@@ -290,8 +290,13 @@ describe.each(engines)("attribution in a turn on %s", (engine) => {
     expect(await recalled()).toContain(m.id);
     // The model's own list ("what do you know about me?") still has it until then.
     const listed = async () =>
-      (await runMemoryTool({ ...u, threadId: "t", itemId: "i", paused: false }, "search_memory", '{"query":""}'))
-        .result;
+      (
+        await runMemoryTool(
+          { ...u, threadId: "t", itemId: "i", userMessage: "What do you know?", paused: false },
+          "search_memory",
+          '{"query":""}',
+        )
+      ).result;
     expect(await listed()).toContain("Miramar");
     await new Promise((r) => setTimeout(r, 2000));
     expect(await recalled()).not.toContain(m.id);

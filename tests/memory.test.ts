@@ -315,7 +315,8 @@ describe.each(engines)("long-term memory on %s", (engine) => {
       "user",
       "x",
     );
-    const ctx = { ...(await userContext(t.db, alice)), threadId, itemId, paused: false };
+    const userMessage = "Forget Bob's hobby, remember mine.";
+    const ctx = { ...(await userContext(t.db, alice)), threadId, itemId, userMessage, paused: false };
     expect(
       JSON.parse((await runMemoryTool(ctx, "update_memory", JSON.stringify({ id: bobs.id, text: "hacked" }))).result),
     ).toEqual({ error: "Memory not found." });

@@ -172,7 +172,7 @@ describe.each(engines)("memory validity on %s", (engine) => {
     );
     // The model's memory search says when too.
     const tool = await runMemoryTool(
-      { ...u, threadId: "t", itemId: "i", paused: false },
+      { ...u, threadId: "t", itemId: "i", userMessage: "Where did I work?", paused: false },
       "search_memory",
       '{"query":"Acme designer"}',
     );
@@ -272,7 +272,7 @@ describe.each(engines)("memory validity on %s", (engine) => {
     const u = await newUser();
     const m = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
     const { threadId, userItemId } = await exchangeIds(t.db, u.userId);
-    const ctx = { ...u, threadId, itemId: userItemId, paused: false };
+    const ctx = { ...u, threadId, itemId: userItemId, userMessage: "I moved to Porto.", paused: false };
     await runMemoryTool(ctx, "update_memory", JSON.stringify({ id: m.id, text: "Lives in Porto", why: "changed" }));
     expect(await t.db.memory.findFirst({ where: { userId: u.userId, status: "past" } })).toMatchObject({
       text: "Lives in Lisbon",

@@ -23,6 +23,10 @@ type Props = {
 };
 
 function toUi(view: ThreadView): UiItem[] {
+  // Each call's result, so the answer shows what the call did (saved, or only proposed), not just its name.
+  const results = new Map(
+    view.items.flatMap((i) => (i.role === "tool" && i.toolCallId ? [[i.toolCallId, i.content]] : [])),
+  );
   return (
     view.items
       // Tool results of Mnemo's own calls stay in the history (and the prompt); the answer that called them shows
@@ -39,7 +43,7 @@ function toUi(view: ThreadView): UiItem[] {
         promptTokens: i.promptTokens,
         completionTokens: i.completionTokens,
         siblingIds: i.siblingIds,
-        toolCalls: i.toolCalls,
+        toolCalls: i.toolCalls?.map((c) => ({ ...c, result: results.get(c.id) })) ?? null,
         toolName: i.toolName,
         memoriesUsed: i.memoriesUsed,
         alsoGiven: i.alsoGiven,
@@ -220,7 +224,7 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
                 return [...prev.slice(0, idx + 1), next, ...prev.slice(idx + 1)];
               });
             }
-            const call = { id: `${toolItemId}-${ev.name}`, name: ev.name, arguments: "" };
+            const call = { id: `${toolItemId}-${ev.name}`, name: ev.name, arguments: "", result: ev.result };
             setItems((prev) =>
               prev.map((i) =>
                 i.id === toolItemId ? { ...i, status: "complete", toolCalls: [...(i.toolCalls ?? []), call] } : i,

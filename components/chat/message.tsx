@@ -63,6 +63,32 @@ function BranchSwitcher({ item, onSwitch, busy }: { item: UiItem; onSwitch: (id:
   );
 }
 
+/** What a memory tool call did, from its result: saved, or only proposed for the user's approval, or nothing. */
+export function toolCallLabel(name: string, result?: string): string {
+  let r: Record<string, unknown> = {};
+  try {
+    r = result ? JSON.parse(result) : {};
+  } catch {}
+  const count = (k: string) => (typeof r[k] === "number" ? (r[k] as number) : 0);
+  switch (name) {
+    case "remember":
+      if (r.proposedForReview) return "Memory waiting for your review";
+      if (r.alreadyKnown) return "Already in memory";
+      return r.error ? "Not saved to memory" : "Saved to memory";
+    case "update_memory":
+      if (r.proposedForReview) return "Memory change waiting for your review";
+      return r.error ? "Memory not changed" : "Updated a memory";
+    case "forget":
+      if (!result) return "Forgot from memory";
+      if (count("archived")) return "Forgot from memory";
+      return count("proposedForReview") ? "Forgetting waits for your review" : "Nothing forgotten";
+    case "search_memory":
+      return "Searched memory";
+    default:
+      return name;
+  }
+}
+
 export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable = false }: Props) {
   const [copied, setCopied] = useState(false);
   const [editing, setEditing] = useState(false);
@@ -156,12 +182,6 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
 
   const streaming = item.status === "streaming";
   if (item.toolCalls?.length && !item.content && !streaming) {
-    const label: Record<string, string> = {
-      remember: "Saved to memory",
-      update_memory: "Updated a memory",
-      forget: "Forgot from memory",
-      search_memory: "Searched memory",
-    };
     return (
       <div className="flex flex-wrap gap-2" data-testid="tool-calls">
         {item.toolCalls.map((c, i) => (
@@ -170,7 +190,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
             href="/settings/memory"
             className="inline-flex items-center gap-1.5 rounded-full border border-border bg-muted px-2.5 py-1 text-xs text-muted-foreground hover:text-foreground"
           >
-            <Brain className="h-3.5 w-3.5" aria-hidden /> {label[c.name] ?? c.name}
+            <Brain className="h-3.5 w-3.5" aria-hidden /> {toolCallLabel(c.name, c.result)}
           </Link>
         ))}
       </div>

@@ -10,7 +10,8 @@ export type UiItem = {
   promptTokens: number | null;
   completionTokens: number | null;
   siblingIds: string[];
-  toolCalls: Array<{ id: string; name: string; arguments: string }> | null;
+  /** Mnemo's memory tools the model called, each with its result (JSON, as the model read it) when known. */
+  toolCalls: Array<{ id: string; name: string; arguments: string; result?: string }> | null;
   /** A tool note brought in by an import (another app's tool call and result): shown, folded. */
   toolName?: string | null;
   /** The memories the answer drew on. */

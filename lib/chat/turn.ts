@@ -639,6 +639,7 @@ class TurnRun {
       ...this.u,
       threadId: p.threadId,
       itemId: p.userItem.id,
+      userMessage: p.userItem.content,
       paused: p.meta.memoryPaused,
     };
     for (const t of toolCalls) {

@@ -8,11 +8,20 @@ import type { UserContext } from "@/lib/user-context";
 import type OpenAI from "openai";
 import { z } from "zod";
 import { dayOf, validSince } from "./validity";
-import { addMemory, listMemories, memoryKindSchema, memoryTextSchema, mentionable, searchMemories } from "./long-term";
+import {
+  addMemory,
+  listMemories,
+  memoryKindSchema,
+  memoryTextSchema,
+  mentionable,
+  searchMemories,
+  type NewMemory,
+} from "./long-term";
 import { modelChange, undoIfForgotten, type ChangeOutcome } from "./writes";
+import { asksToForget, asksToRemember } from "./user-request";
 
-/** The user's context and where the call came from. */
-export type ToolContext = UserContext & { threadId: string; itemId: string; paused: boolean };
+/** The user's context and where the call came from: the thread, and the user's message (its id and words). */
+export type ToolContext = UserContext & { threadId: string; itemId: string; userMessage: string; paused: boolean };
 
 const memoryId = z.string().min(1).max(64);
 
@@ -69,8 +78,8 @@ export const MEMORY_TOOLS: OpenAI.Chat.Completions.ChatCompletionTool[] = Object
 
 export type ToolOutcome = { result: string; changed: boolean };
 
-const origin = (ctx: ToolContext, what: string) => ({
-  reason: `Asked in chat to have it ${what}`,
+const origin = (ctx: ToolContext, what: string, asked = true) => ({
+  reason: asked ? `Asked in chat to have it ${what}` : `The chat model asked to have it ${what}; your message did not`,
   sourceThreadId: ctx.threadId,
   sourceItemId: ctx.itemId,
 });
@@ -81,6 +90,25 @@ function toolOutcome(r: ChangeOutcome, done: string) {
   if (r.outcome === "proposed")
     return { proposedForReview: r.proposalId, note: "This changes only once the user approves it on the memory page." };
   return { error: r.why };
+}
+
+/**
+ * A `remember` call the user's message did not ask for (text they never wrote may have asked for it): the memory waits
+ * as a proposal, inferred, until the user approves it; it goes into no prompt before that.
+ */
+async function rememberUnasked(ctx: ToolContext, memory: Omit<NewMemory, "status" | "source">) {
+  const r = await modelChange(
+    ctx,
+    { op: "add", memory: { ...memory, source: "inferred" } },
+    origin(ctx, "remembered", false),
+    { paused: ctx.paused, review: true },
+  );
+  if (r.outcome === "refused") return { error: r.why };
+  if (r.outcome === "applied" && r.memory.status === "active") return { alreadyKnown: { id: r.memory.id } };
+  return {
+    proposedForReview: r.outcome === "applied" ? r.memory.id : r.proposalId,
+    note: "The user's message did not ask to remember this: it is kept only once they approve it on the memory page.",
+  };
 }
 
 export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: string): Promise<ToolOutcome> {
@@ -96,19 +124,15 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
       case "remember": {
         if (ctx.paused) return out({ error: "The user has paused memory; nothing was saved. Tell them." });
         const a = args.remember.parse(json);
-        const m = await addMemory(
-          ctx,
-          {
-            text: a.text,
-            kind: a.kind,
-            source: "explicit",
-            sourceThreadId: ctx.threadId,
-            sourceItemId: ctx.itemId,
-            expiresAt: a.forDays ? new Date(Date.now() + a.forDays * 86_400_000) : null,
-          },
-          "user",
-          "Asked in chat to remember it",
-        );
+        const memory = {
+          text: a.text,
+          kind: a.kind,
+          sourceThreadId: ctx.threadId,
+          sourceItemId: ctx.itemId,
+          expiresAt: a.forDays ? new Date(Date.now() + a.forDays * 86_400_000) : null,
+        };
+        if (!asksToRemember(ctx.userMessage)) return out(await rememberUnasked(ctx, memory), true);
+        const m = await addMemory(ctx, { ...memory, source: "explicit" }, "user", "Asked in chat to remember it");
         // "Forget me" came while this answer was being written: it covers this request too.
         if (await undoIfForgotten(ctx, { sourceItemId: ctx.itemId }, m.id))
           return out({ error: "The user asked Mnemo to forget everything; nothing was saved." });
@@ -129,10 +153,13 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
         const a = args.forget.parse(json);
         let ids = a.ids ?? [];
         if (!ids.length && a.query) ids = (await searchMemories(ctx, a.query, 5)).map((m) => m.id);
+        // Not asked in the user's words: each removal only proposed (see lib/memory/user-request.ts).
+        const asked = asksToForget(ctx.userMessage);
+        const policy = asked ? undefined : { paused: ctx.paused, review: true };
         const outcomes: ChangeOutcome[] = [];
         for (const id of ids.slice(0, 20))
           outcomes.push(
-            await modelChange(ctx, { op: "archive", id }, origin(ctx, "forgotten")).catch((e) => {
+            await modelChange(ctx, { op: "archive", id }, origin(ctx, "forgotten", asked), policy).catch((e) => {
               if (e instanceof NotFoundError) return { outcome: "refused" as const, why: e.message };
               throw e;
             }),

@@ -1,0 +1,46 @@
+// Whether the user's own message asks to remember or to forget something. The chat model's `remember` and `forget`
+// tools exist for those requests, but the model also reads text the user never wrote (a recalled passage of an
+// imported chat, a tool's result) that can tell it to call them. A call the user's message did not ask for is not
+// refused, only turned into a proposal the user approves on the memory page (lib/memory/writes.ts): a missed
+// wording costs one click, an injected "remember that…" never reaches the prompt of every later answer.
+
+/** Requests to keep something, in the languages people most often chat in. */
+const REMEMBER = [
+  /\b(remember|memori[sz]e|memorise|note (that|this|it|down)|make a note|take (a )?note|keep in mind|bear in mind)\b/iu,
+  /\b(don'?t|do not|never) forget\b/iu,
+  /\b(save|store|add|keep|put) (this|that|it)\b[^.!?\n]{0,40}\b(memor(y|ies)|mind|profile)\b/iu,
+  /\b(from now on|going forward|for future reference|in (the )?future|next time)\b/iu,
+  // French, Spanish, Portuguese, Italian, German, Dutch
+  /\b(souviens|rappelle[- ]toi|retiens|mémorise|n'oublie pas|désormais|l'avenir|dorénavant)/iu,
+  /\b(recuerda|acuérdate|memoriza|no olvides|apunta|anota|a partir de ahora|de ahora en adelante)/iu,
+  /\b(lembr[ae]|lembre-se|memoriz[ae]|não (se )?esque[çc]a|anot[ae]|a partir de agora|daqui em diante)/iu,
+  /\b(ricorda|ricordati|memorizza|non dimenticare|annota|d'ora in poi|da ora in poi|d'ora in avanti)/iu,
+  /\b(merk dir|merke dir|vergiss nicht|speicher|notier|ab jetzt|in zukunft|künftig)/iu,
+  /\b(onthoud|vergeet niet|voortaan|vanaf nu)/iu,
+  // Russian, Chinese, Japanese, Korean
+  /(запомни|не забудь|впредь|отныне)/iu,
+  /(记住|記住|记得|記得|别忘|別忘|不要忘|以后|以後)/u,
+  /(覚えて|おぼえて|忘れないで|記憶して|これから)/u,
+  /(기억해|잊지 마|앞으로)/u,
+];
+
+/** Requests to drop something already known. */
+const FORGET = [
+  /\b(forget|unlearn|erase|delete|remove|wipe|clear|drop)\b/iu,
+  /\b(no longer|not anymore|isn'?t true|is wrong|was wrong|don'?t remember)\b/iu,
+  /\b(oublie|efface|supprime|olvida|borra|elimina|esquece|esqueça|apaga|dimentica|cancella|vergiss|lösch|vergeet|verwijder)/iu,
+  /(забудь|удали|忘记|忘記|忘掉|删除|刪除|忘れて|削除|잊어|삭제)/u,
+];
+
+/** The user's message asks to remember something (the `remember` tool may act on it). */
+export const asksToRemember = (message: string) => REMEMBER.some((r) => r.test(message));
+
+/** "Don't forget…" asks to keep, not to forget. */
+const DO_NOT_FORGET =
+  /\b(don'?t|do not|never) forget\b|vergiss nicht|n'oublie pas|no olvides|não (se )?esque[çc]a|non dimenticare|vergeet niet|не забудь|别忘|別忘|不要忘|忘れないで|잊지 마/giu;
+
+/** The user's message asks to forget something, or says a memory is no longer so (the `forget` tool may act on it). */
+export function asksToForget(message: string): boolean {
+  const asked = message.replace(DO_NOT_FORGET, " ");
+  return FORGET.some((r) => r.test(asked));
+}
