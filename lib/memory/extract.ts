@@ -9,7 +9,8 @@ import { type UserContext } from "@/lib/user-context";
 import { z } from "zod";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { askMemoryModelJson } from "@/lib/llm/memory-json";
-import { memoryKindSchema, searchMemories } from "./long-term";
+import { memoryKindSchema, ownedMemory, searchMemories } from "./long-term";
+import { addedWords, groundedIn } from "./grounding";
 import { modelChange, type ModelChange } from "./writes";
 import { cutGraphemes } from "@/lib/text/policy";
 import { cutToTokens } from "@/lib/llm/prompt-limits";
@@ -106,13 +107,27 @@ export async function extractMemories(
     client: "learning",
   }).catch(() => undefined);
   if (!parsed) return { applied: [], rejected: 1 }; // malformed output changes nothing
-  const result = await applyDecisions(u, input, parsed.decisions);
+  const result = await applyDecisions(u, { ...input, userWords: input.question }, parsed.decisions);
   return { ...result, rejected: result.rejected + parsed.invalid };
+}
+
+/**
+ * Whether a decision is in the user's own words (lib/memory/grounding.ts): what it adds, or for a removal the memory it
+ * removes, shares a telling word with their message. Without the message (an import's learning, always reviewed), yes.
+ */
+async function inUsersWords(u: UserContext, userWords: string | undefined, d: Decision): Promise<boolean> {
+  if (userWords === undefined || d.op === "NONE") return true;
+  if (d.op === "ADD")
+    return groundedIn(userWords, d.kind === "procedure" ? [d.text, ...(d.steps ?? [])].join(" ") : d.text);
+  const target = await ownedMemory(u, d.id).catch(() => null);
+  if (!target) return true; // refused by the gate anyway
+  return groundedIn(userWords, d.op === "UPDATE" ? addedWords(target.text, d.text) : target.text);
 }
 
 export async function applyDecisions(
   u: UserContext,
-  input: { threadId: string; userItemId: string; review: boolean; at?: Date },
+  /** `userWords`: the user's message the exchange began with; a decision not grounded in it is only proposed. */
+  input: { threadId: string; userItemId: string; review: boolean; at?: Date; userWords?: string },
   decisions: Decision[],
 ): Promise<ExtractionResult> {
   const result: ExtractionResult = { applied: [], rejected: 0 };
@@ -151,7 +166,14 @@ export async function applyDecisions(
           : d.op === "UPDATE"
             ? "Corrected by the conversation"
             : "No longer true, per the conversation";
-      const r = await modelChange(u, change, { reason, ...from }, policy);
+      // Not in the user's words (the answer repeating injected text, say): it waits for their review.
+      const grounded = await inUsersWords(u, input.userWords, d);
+      const r = await modelChange(
+        u,
+        change,
+        { reason: grounded ? reason : `${reason}; your message did not say it`, ...from },
+        grounded ? policy : { ...policy, review: true },
+      );
       if (r.outcome === "applied") result.applied.push({ op: d.op, memoryId: r.memory.id });
       else if (r.outcome === "proposed") result.applied.push({ op: d.op, memoryId: r.proposalId });
       else result.rejected++;
