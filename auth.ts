@@ -91,8 +91,8 @@ async function fullConfig(): Promise<NextAuthConfig> {
     // OAuth sign-ups go through the same rule as registration: first account is admin.
     // Registration modes apply too (an invitation for the email, or closed).
     createUser: async ({ id: _id, ...data }) => {
-      await admitRegistration(db, data.email, { oauth: true });
-      return (await createUser(db, data)) as unknown as AdapterUser;
+      const admitted = await admitRegistration(db, data.email, { oauth: true });
+      return (await createUser(db, data, admitted)) as unknown as AdapterUser;
     },
   };
   return {

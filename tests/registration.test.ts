@@ -30,6 +30,22 @@ describe.each(engines)("registration modes on %s", (engine) => {
     expect(await t.db.user.count({ where: { email: `second-${engine}@example.com` } })).toBe(0);
   });
 
+  it("closed: sign-ups racing on an empty server get one account, the admin; the others are refused", async () => {
+    setMode("closed");
+    const fresh = await createTestDb(engine);
+    try {
+      const tries = await Promise.allSettled(
+        [1, 2, 3, 4, 5].map((i) => registerWithPassword(fresh.db, input(`race-${i}-${engine}@example.com`), ip())),
+      );
+      expect(tries.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      for (const r of tries.filter((r) => r.status === "rejected"))
+        expect((r as PromiseRejectedResult).reason).toBeInstanceOf(RegistrationClosedError);
+      expect(await fresh.db.user.findMany({ select: { role: true } })).toEqual([{ role: "ADMIN" }]);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("invite: the invitation's token and email, once, before it expires", async () => {
     setMode("invite");
     const email = `invited-${engine}@example.com`;
@@ -50,7 +66,9 @@ describe.each(engines)("registration modes on %s", (engine) => {
     );
     // An OAuth sign-up needs an invitation for its (provider-checked) email, not the token.
     await createInvitation(t.db, `oauth-${engine}@example.com`);
-    await expect(admitRegistration(t.db, `oauth-${engine}@example.com`, { oauth: true })).resolves.toBeUndefined();
+    await expect(admitRegistration(t.db, `oauth-${engine}@example.com`, { oauth: true })).resolves.toEqual({
+      asFirst: false,
+    });
     await expect(admitRegistration(t.db, `stranger-${engine}@example.com`, { oauth: true })).rejects.toBeInstanceOf(
       RegistrationClosedError,
     );

@@ -28,16 +28,25 @@ export async function createInvitation(db: Db, email: string, now = new Date()):
   return token;
 }
 
-/** Whether a new account for `email` may be created now; uses up the invitation when one is needed. */
+const CLOSED = "Registration is closed on this server. Ask an administrator for an account.";
+
+/** The refusal of an account admitted only as the first one, when another was created first (a race). */
+export const notFirstAnyMore = () => new RegistrationClosedError(CLOSED);
+
+/**
+ * Whether a new account for `email` may be created now; uses up the invitation when one is needed. Returns `asFirst`
+ * when it is admitted only because there is no account yet (closed or invite mode): createUser checks that again
+ * under its lock, so two sign-ups racing on an empty server do not both get in.
+ */
 export async function admitRegistration(
   db: Db,
   email: string,
   invite?: { token?: string; oauth?: boolean },
-): Promise<void> {
+): Promise<{ asFirst: boolean }> {
   const mode = registrationMode();
-  if (mode === "open" || (await db.user.count()) === 0) return;
-  if (mode === "closed")
-    throw new RegistrationClosedError("Registration is closed on this server. Ask an administrator for an account.");
+  if (mode === "open") return { asFirst: false };
+  if ((await db.user.count()) === 0) return { asFirst: true };
+  if (mode === "closed") throw new RegistrationClosedError(CLOSED);
   // invite: a matching, unexpired invitation, deleted as it is used (an OAuth provider has checked the email itself).
   const where = {
     identifier: identifier(email),
@@ -53,4 +62,5 @@ export async function admitRegistration(
       "Registration on this server is by invitation. Use the link from your invitation, with the email it was sent to.",
     );
   }
+  return { asFirst: false };
 }

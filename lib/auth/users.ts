@@ -8,7 +8,7 @@ import { Prisma, type Role, type User } from "@/lib/generated/prisma/client";
 import { getConfig } from "@/lib/config";
 import { dummyHash, hashPassword, verifyPassword } from "./password";
 import { consume } from "./rate-limit";
-import { admitRegistration } from "./registration";
+import { admitRegistration, notFirstAnyMore } from "./registration";
 import { EmailTakenError, LastAdminError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { mailConfigured, publicLink, sendMailLater } from "@/lib/mail/mailer";
@@ -63,12 +63,15 @@ export async function createUser(
     image?: string | null;
     emailVerified?: Date | null;
   },
+  /** Admitted only as the first account (admitRegistration): refused if another was created meanwhile. */
+  admitted: { asFirst: boolean } = { asFirst: false },
 ): Promise<User> {
   try {
     return await db.$transaction(async (tx) => {
       await lockAccounts(tx);
       const admins = await tx.user.count({ where: { role: "ADMIN" } });
       const anyone = admins > 0 || (await tx.user.count()) > 0;
+      if (anyone && admitted.asFirst) throw notFirstAnyMore();
       return tx.user.create({ data: { ...data, email: data.email.toLowerCase(), role: anyone ? "USER" : "ADMIN" } });
     });
   } catch (e) {
@@ -86,9 +89,10 @@ export async function registerWithPassword(
   const data = registerSchema().parse(input);
   await consume(db, [["register-ip", ip]]);
   // Who may register is decided before whether the email is taken, so a closed server says nothing about its accounts.
-  await admitRegistration(db, data.email, { token: invite });
+  const admitted = await admitRegistration(db, data.email, { token: invite });
   if (await db.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new EmailTakenError();
-  return createUser(db, { email: data.email, name: data.name, passwordHash: await hashPassword(data.password) });
+  const passwordHash = await hashPassword(data.password);
+  return createUser(db, { email: data.email, name: data.name, passwordHash }, admitted);
 }
 
 /**
