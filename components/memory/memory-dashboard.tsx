@@ -69,6 +69,8 @@ type Mem = {
   signals?: { answers: number; up: number; down: number } | null;
   /** A change the model proposed to another memory: approve carries it out. */
   proposal?: { op: string; target: string | null } | null;
+  /** Why a pending memory waits (its first version's reason). */
+  whyPending?: string | null;
 };
 // What approving a proposal does (lib/memory/writes.ts): "supersede" and "end" keep the old fact as past.
 const PROPOSAL_BADGE: Record<string, string> = {
@@ -121,7 +123,8 @@ function MemoryCard({
       className="rounded-lg border border-border bg-card p-3 target:ring-2 target:ring-ring"
       data-testid="memory"
     >
-      <div className="flex items-start gap-3">
+      {/* On a narrow screen the actions go under the text, which keeps the width to be read. */}
+      <div className="flex flex-wrap items-start gap-3 sm:flex-nowrap">
         <input
           type="checkbox"
           className="mt-1 h-4 w-4"
@@ -280,6 +283,11 @@ function MemoryCard({
               </Link>
             )}
           </div>
+          {m.status === "pending" && m.whyPending && (
+            <p className="mt-1 text-xs text-muted-foreground" data-testid="pending-why">
+              {m.whyPending}.
+            </p>
+          )}
           {m.proposal && (
             <p className="mt-1 text-sm text-muted-foreground" data-testid="proposal-target">
               {PROPOSAL_TARGET[m.proposal.op] ?? "Would change: "}
@@ -320,7 +328,7 @@ function MemoryCard({
             </ol>
           )}
         </div>
-        <div className="flex shrink-0 flex-wrap justify-end gap-1">
+        <div className="flex shrink-0 basis-full flex-wrap justify-end gap-1 sm:basis-auto">
           {m.status === "pending" ? (
             <>
               <Button size="sm" disabled={busy} onClick={() => act(() => reviewMemoryAction(m.id, true), "Approved.")}>

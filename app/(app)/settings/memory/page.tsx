@@ -75,7 +75,8 @@ export default async function MemoryPage({
       )
     : [];
   const listed = [...memories, ...related];
-  const [signals, replaced, gone] = await Promise.all([
+  const pendingIds = listed.filter((m) => m.status === "pending").map((m) => m.id);
+  const [signals, replaced, gone, pendingVersions] = await Promise.all([
     signalsForMemories(
       db,
       user.id,
@@ -88,7 +89,17 @@ export default async function MemoryPage({
       orderBy: { validUntil: "desc" },
     }),
     goneSources(db, user.id, listed),
+    // Why each proposal waits: the reason its first version gives ("…; your message did not say it").
+    pendingIds.length
+      ? db.memoryVersion.findMany({
+          where: { userId: user.id, memoryId: { in: pendingIds } },
+          select: { memoryId: true, reason: true },
+          orderBy: { createdAt: "asc" },
+        })
+      : [],
   ]);
+  const whyPending = new Map<string, string>();
+  for (const v of pendingVersions) if (!whyPending.has(v.memoryId)) whyPending.set(v.memoryId, v.reason);
   const before = new Map<string, Array<{ text: string; span: string }>>();
   for (const p of replaced) {
     const list = before.get(p.supersededById!) ?? [];
@@ -142,6 +153,7 @@ export default async function MemoryPage({
       m.status === "pending" && m.proposalOp && m.proposalForId
         ? { op: m.proposalOp, target: targets.get(m.proposalForId) ?? null }
         : null,
+    whyPending: whyPending.get(m.id) ?? null,
     updatedAt: m.updatedAt.toISOString(),
     lastUsedAt: m.lastUsedAt?.toISOString() ?? null,
     onlyWhenRelevant: !fits && m.status === "active" && scanned.has(m.id) && !alwaysIn.has(m.id),
