@@ -61,12 +61,24 @@ export function liveOwner(pgliteDir: string): Owner | null {
   let owner: Owner;
   let touched: number;
   try {
-    owner = JSON.parse(fs.readFileSync(file, "utf8")) as Owner;
     touched = fs.statSync(file).mtimeMs;
   } catch {
-    return null; // absent, or half-written by a process that died while writing it
+    return null; // absent
   }
   if (Date.now() - touched > STALE_MS) return null;
+  try {
+    owner = JSON.parse(fs.readFileSync(file, "utf8")) as Owner;
+  } catch {
+    // Not whole yet: a process is writing it this moment (one that died while writing it leaves it to go stale).
+    return {
+      pid: 0,
+      host: os.hostname(),
+      command: "a process that is starting",
+      startedAt: "",
+      opsUrl: null,
+      secret: "",
+    };
+  }
   if (owner.host === os.hostname() && !processRuns(owner.pid)) return null;
   return owner;
 }
@@ -108,16 +120,44 @@ export function claimEmbeddedDatabase(pgliteDir: string): void {
       fs.writeFileSync(file, JSON.stringify(owner), { flag: "wx", mode: 0o600 });
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 2) throw e;
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 100) throw e;
     }
     const held = liveOwner(pgliteDir);
     if (held) throw new DatabaseInUseError(held, pgliteDir);
-    fs.rmSync(file, { force: true }); // a crashed owner's file
+    removeCrashedOwner(pgliteDir);
   }
   const timer = setInterval(() => touch(file), HEARTBEAT_MS);
   timer.unref();
   claims.set(pgliteDir, { owner, file, timer });
   process.once("exit", () => releaseEmbeddedDatabase(pgliteDir));
+}
+
+/** A takeover lock older than this was left by a process that died while taking over. */
+const TAKEOVER_STALE_MS = 10_000;
+
+/**
+ * Removes a crashed owner's file, under a takeover lock (a directory: mkdir is atomic): several processes starting
+ * together after a crash all find the file stale, and one that removed it after another had already replaced it
+ * with its own would leave two owners. The lock's holder checks again before removing; the others wait their turn
+ * and then find the new owner. Returns when the caller may try to create the file again.
+ */
+function removeCrashedOwner(pgliteDir: string) {
+  const file = ownerFile(pgliteDir);
+  const lock = `${file}.takeover`;
+  try {
+    fs.mkdirSync(lock);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (age > TAKEOVER_STALE_MS) fs.rmSync(lock, { recursive: true, force: true });
+    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); // another is taking over: wait
+    return;
+  }
+  try {
+    if (!liveOwner(pgliteDir)) fs.rmSync(file, { force: true });
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 function touch(file: string) {
