@@ -42,4 +42,17 @@ describe("the embedded database's owner, across processes", () => {
       expect(said.filter((s) => s === "refused")).toHaveLength(5);
     }
   }, 120_000);
+
+  it("a takeover lock left by a process that died holding it holds the folder only for a while", async () => {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "owner-")), "pglite");
+    const dead = await run(process.execPath, ["-e", "console.log(process.pid)"]);
+    const file = ownerFile(dir);
+    fs.writeFileSync(file, JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), command: "npm start" }));
+    const old = new Date(Date.now() - 120_000);
+    fs.utimesSync(file, old, old);
+    fs.mkdirSync(`${file}.takeover`);
+    const lockedAt = new Date(Date.now() - 8_000); // two seconds before it counts as left behind
+    fs.utimesSync(`${file}.takeover`, lockedAt, lockedAt);
+    expect(await claimTogether(dir, 1)).toEqual(["owner"]);
+  }, 60_000);
 });

@@ -30,6 +30,8 @@ export type Owner = {
 
 const HEARTBEAT_MS = 10_000;
 const STALE_MS = 30_000;
+/** A takeover lock older than this was left by a process that died while taking over. */
+const TAKEOVER_STALE_MS = 10_000;
 
 export class DatabaseInUseError extends Error {
   constructor(
@@ -115,12 +117,14 @@ export function claimEmbeddedDatabase(pgliteDir: string): void {
     opsUrl: null,
     secret: crypto.randomBytes(32).toString("base64url"),
   };
-  for (let attempt = 0; ; attempt++) {
+  // Long enough to outlast a takeover lock left by a process that died holding it.
+  const deadline = Date.now() + 2 * TAKEOVER_STALE_MS;
+  for (;;) {
     try {
       fs.writeFileSync(file, JSON.stringify(owner), { flag: "wx", mode: 0o600 });
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 100) throw e;
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || Date.now() > deadline) throw e;
     }
     const held = liveOwner(pgliteDir);
     if (held) throw new DatabaseInUseError(held, pgliteDir);
@@ -131,9 +135,6 @@ export function claimEmbeddedDatabase(pgliteDir: string): void {
   claims.set(pgliteDir, { owner, file, timer });
   process.once("exit", () => releaseEmbeddedDatabase(pgliteDir));
 }
-
-/** A takeover lock older than this was left by a process that died while taking over. */
-const TAKEOVER_STALE_MS = 10_000;
 
 /**
  * Removes a crashed owner's file, under a takeover lock (a directory: mkdir is atomic): several processes starting
