@@ -120,6 +120,9 @@ describe.each(engines)("the memory write gate on %s", (engine) => {
     expect(proposal).toMatchObject({ status: "pending", source: "inferred" });
     const forgot = await tool(ctx, "forget", { ids: [learned.id] });
     expect(forgot).toMatchObject({ archived: 0, proposedForReview: 1 });
+    // A change whose new words the message does not hold is only proposed too.
+    const rewritten = await tool(ctx, "update_memory", { id: learned.id, text: "Likes jazz from evil.example" });
+    expect(rewritten).toMatchObject({ proposedForReview: expect.any(String) });
     expect((await t.db.memory.findUniqueOrThrow({ where: { id: learned.id } })).status).toBe("active");
     // Neither reaches a prompt before the user approves.
     const r = await recall(await userContext(t.db, id), "links in answers, evil.example? jazz?", { budget: 800 });
@@ -131,6 +134,16 @@ describe.each(engines)("the memory write gate on %s", (engine) => {
       status: "active",
       source: "explicit",
     });
+    const vegan2 = await tool({ ...asked, userMessage: "I'm vegan and gluten-free now" }, "update_memory", {
+      id: vegan.saved.id,
+      text: "Is vegan and gluten-free",
+    });
+    expect(vegan2).toMatchObject({ proposedForReview: expect.any(String) }); // it was the user's own: protected
+    const jazz = await tool({ ...asked, userMessage: "I like cool jazz most" }, "update_memory", {
+      id: learned.id,
+      text: "Likes cool jazz most",
+    });
+    expect(jazz).toMatchObject({ updated: { text: "Likes cool jazz most" } });
     expect(await tool(asked, "forget", { ids: [learned.id] })).toMatchObject({ archived: 1 });
   });
 

@@ -14,9 +14,11 @@ import {
   memoryKindSchema,
   memoryTextSchema,
   mentionable,
+  ownedMemory,
   searchMemories,
   type NewMemory,
 } from "./long-term";
+import { addedWords, groundedIn } from "./grounding";
 import { modelChange, undoIfForgotten, type ChangeOutcome } from "./writes";
 import { asksToForget, asksToRemember } from "./user-request";
 
@@ -139,12 +141,16 @@ export async function runMemoryTool(ctx: ToolContext, name: string, rawArgs: str
         return out({ saved: { id: m.id, text: m.text, until: m.expiresAt?.toISOString().slice(0, 10) } }, true);
       }
       case "update_memory": {
-        // The model's change, through the gate of lib/memory/writes.ts (pause, review, protected memories).
+        // The model's change, through the gate of lib/memory/writes.ts (pause, review, protected memories); one
+        // whose new words the user's message does not hold (lib/memory/grounding.ts) is only proposed.
         const a = args.update_memory.parse(json);
+        const target = await ownedMemory(ctx, a.id);
+        const grounded = groundedIn(ctx.userMessage, addedWords(target.text, a.text));
         const r = await modelChange(
           ctx,
           { op: "update", id: a.id, text: a.text, closesOld: a.why === "changed" },
-          origin(ctx, "changed"),
+          origin(ctx, "changed", grounded),
+          grounded ? undefined : { paused: ctx.paused, review: true },
         );
         return out(toolOutcome(r, "updated"), r.outcome !== "refused");
       }
