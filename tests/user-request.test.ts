@@ -7,6 +7,8 @@ describe("whether the user's message asks to remember or forget", () => {
       "Please remember that I'm vegan",
       "Don't forget: my sister's birthday is 3 May",
       "Keep in mind that I use metric units",
+      "I'm vegetarian, keep that in mind",
+      "Write this down: my flight is on Friday",
       "From now on, answer in French",
       "Souviens-toi que je suis végétarien",
       "Recuerda que vivo en Madrid",

@@ -6,7 +6,8 @@
 
 /** Requests to keep something, in the languages people most often chat in. */
 const REMEMBER = [
-  /\b(remember|memori[sz]e|memorise|note (that|this|it|down)|make a note|take (a )?note|keep in mind|bear in mind)\b/iu,
+  /\b(remember|memori[sz]e|note (that|this|it|down)|make a note|take (a )?note|for the record)\b/iu,
+  /\b(keep|bear) ((this|that|it) )?in mind\b|\b(write|jot) (this|that|it) down\b|\badd (this|that|it) to (your )?memory\b/iu,
   /\b(don'?t|do not|never) forget\b/iu,
   /\b(save|store|add|keep|put) (this|that|it)\b[^.!?\n]{0,40}\b(memor(y|ies)|mind|profile)\b/iu,
   /\b(from now on|going forward|for future reference|in (the )?future|next time)\b/iu,
