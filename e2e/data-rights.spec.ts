@@ -61,7 +61,8 @@ test("a user exports their data and gets every conversation and memory", async (
   await script([
     { match: tag, content: `Noted about the ${tag}.` },
     {
-      match: "Existing related memories",
+      // This exchange's learning only: another test's learning still under way must not take this reply.
+      match: `Latest exchange:\nUser: I study the ${tag}`,
       json: { decisions: [{ op: "ADD", text: `Studies the ${tag}`, kind: "fact" }] },
     },
   ]);

@@ -26,7 +26,7 @@ test("memory: learned from chat, shown, injected, edited, deleted, forgotten", a
   await script([
     { match: `pizza ${tag}`, content: "Nice to meet you, Sara!" },
     {
-      match: `Existing related memories`,
+      match: `Latest exchange:\nUser: my name is Sara and I like pizza ${tag}`,
       json: {
         decisions: [
           { op: "ADD", text: "User's name is Sara", kind: "fact" },
