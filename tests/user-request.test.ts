@@ -19,12 +19,22 @@ describe("whether the user's message asks to remember or forget", () => {
       "Запомни, что я живу в Казани",
     ])
       expect(asksToRemember(m), m).toBe(true);
-    for (const m of ["Forget my old address", "Please delete what you know about my job", "Oublie mon adresse"])
+    for (const m of [
+      "Forget my old address",
+      "Please delete what you know about my job",
+      "Remove the memory about my gym",
+      "Oublie mon adresse",
+    ])
       expect(asksToForget(m), m).toBe(true);
   });
 
   it("a message about something else asks for neither; 'don't forget' does not ask to forget", () => {
-    for (const m of ["Any peanut recipes for the weekend?", "What's the capital of Peru?", "Summarise this article"]) {
+    for (const m of [
+      "Any peanut recipes for the weekend?",
+      "What's the capital of Peru?",
+      "Summarise this article",
+      "How do I remove a wine stain?",
+    ]) {
       expect(asksToRemember(m), m).toBe(false);
       expect(asksToForget(m), m).toBe(false);
     }

@@ -27,7 +27,9 @@ const REMEMBER = [
 
 /** Requests to drop something already known. */
 const FORGET = [
-  /\b(forget|unlearn|erase|delete|remove|wipe|clear|drop)\b/iu,
+  /\b(forget|unlearn)\b/iu,
+  // Everyday verbs ("remove a stain") count only about what Mnemo holds: that, my…, memories, what you know.
+  /\b(erase|delete|remove|wipe|clear|drop)\b[^.!?\n]{0,30}\b(memor(y|ies)|that|this|it|my|me|everything|all|what you)\b/iu,
   /\b(no longer|not anymore|isn'?t true|is wrong|was wrong|don'?t remember)\b/iu,
   /\b(oublie|efface|supprime|olvida|borra|elimina|esquece|esqueça|apaga|dimentica|cancella|vergiss|lösch|vergeet|verwijder)/iu,
   /(забудь|удали|忘记|忘記|忘掉|删除|刪除|忘れて|削除|잊어|삭제)/u,
