@@ -117,3 +117,43 @@ test("a pasted memory list waits in the review queue; a file that is not an expo
   await page.goto("/settings/memory?status=pending");
   await expect(page.getByText(`Watches the ${tag}`)).toBeVisible();
 });
+
+test("a pasted document of 400,000 characters comes in whole: its start shows at once, the whole on request", async ({
+  page,
+}) => {
+  test.setTimeout(90_000);
+  await register(page, uniqueEmail("longdoc"));
+  const clause = (i: number) => `Clause ${i} of the lease sets out what the tenant owes each month.`;
+  const doc = Array.from({ length: 7000 }, (_, i) => clause(i)).join("\n\n") + "\n\nThe last clause names the pelican.";
+  const answer = `**Summary.** ${"The lease is long but ordinary. ".repeat(300)}`;
+  const file = JSON.stringify([
+    {
+      uuid: "lease-1",
+      name: `Lease ${Date.now()}`,
+      created_at: "2024-05-02T09:15:00Z",
+      chat_messages: [
+        { uuid: "q", sender: "human", text: doc, created_at: "2024-05-02T09:15:00Z" },
+        { uuid: "a", sender: "assistant", text: answer, created_at: "2024-05-02T09:16:00Z" },
+      ],
+    },
+  ]);
+  await page.goto("/settings/data");
+  await page
+    .getByLabel("Conversations file to import")
+    .setInputFiles({ name: "conversations.json", mimeType: "application/json", buffer: Buffer.from(file) });
+  await expect(page.getByTestId("import-result")).toContainText("Imported 1 conversation (2 messages)");
+  await page.getByTestId("thread-list").getByRole("link", { name: /Lease/ }).click();
+  const user = page.getByTestId("message-user");
+  await expect(user).toContainText("Clause 0 of the lease");
+  await expect(user.getByTestId("long-text")).toHaveAttribute("data-whole", "false");
+  await expect(user).not.toContainText("names the pelican");
+  await page.screenshot({ path: "test-results/import-long-message.png" });
+  await user.getByRole("button", { name: /Show the whole message \(4\d\d,\d{3} characters/ }).click();
+  await expect(user).toContainText("The last clause names the pelican.");
+  await user.getByRole("button", { name: "Show less" }).click();
+  await expect(user).not.toContainText("names the pelican");
+  // An answer under the limit renders whole, as Markdown.
+  const answered = page.getByTestId("message-assistant");
+  await expect(answered.locator("strong")).toHaveText("Summary.");
+  await expect(answered.getByTestId("long-text")).toHaveCount(0);
+});

@@ -55,4 +55,16 @@ describe("excerpt", () => {
     expect(b.length).toBeLessThan(200);
     expect(b.replace(/ …$/, "")).toMatch(/^(😀)+$/u); // no lone half of a surrogate pair
   });
+
+  it("a message of a million characters is read as far as the search reads it, and says it goes on", () => {
+    const read = filler("tour", 1400); // ~100,000 characters, the part the search reads
+    const text = `${read} The ferry to Capri leaves at nine. ${filler("cruise", 13_000)} The lost key is under the mat.`;
+    expect(text.length).toBeGreaterThan(1_000_000);
+    const tokens = countTokens(text);
+    const out = excerpt(text, tokens, asked("when does the ferry to Capri leave?"), 60);
+    expect(out).toContain("The ferry to Capri leaves at nine.");
+    expect(out.endsWith(" …")).toBe(true);
+    // Nothing past what the search reads is looked at: a question about the end finds the start instead.
+    expect(excerpt(text, tokens, asked("where is the lost key?"), 60)).not.toContain("lost key");
+  });
 });

@@ -52,6 +52,40 @@ describe.each(engines)("conversation import on %s", (engine) => {
     (await t.db.user.create({ data: { email: `${name}-${engine}-${crypto.randomUUID()}@example.com` } })).id;
   const threadsOf = (userId: string) => t.db.thread.findMany({ where: { userId }, orderBy: { createdAt: "asc" } });
 
+  it("a pasted document of 400,000 characters comes in whole; past a million it is cut, and says so", async () => {
+    const user = await newUser("long");
+    const sentence = (i: number) => `Clause ${i} of the lease sets out what the tenant owes each month. `;
+    const doc = Array.from({ length: 7000 }, (_, i) => sentence(i)).join("") + "The last clause names the pelican.";
+    const book = "Chapter text goes on and on. ".repeat(40_000) + "A tail nobody keeps.";
+    const chat = (id: string, name: string, text: string) => ({
+      uuid: id,
+      name,
+      created_at: "2024-05-02T09:15:00Z",
+      chat_messages: [
+        { uuid: `${id}-q`, sender: "human", text, created_at: "2024-05-02T09:15:00Z" },
+        { uuid: `${id}-a`, sender: "assistant", text: "Read it.", created_at: "2024-05-02T09:16:00Z" },
+      ],
+    });
+    const file = JSON.stringify([chat("lease", "Lease", doc), chat("book", "Book", book)]);
+    const report = await importConversations(await userContext(t.db, user), [file]);
+    expect(report).toMatchObject({ conversations: 2 });
+    const [lease, novel] = await Promise.all(
+      ["Lease", "Book"].map(async (title) => {
+        const thread = await t.db.thread.findFirstOrThrow({ where: { userId: user, title } });
+        return (await threadView(await userContext(t.db, user), thread.id)).items[0].content;
+      }),
+    );
+    expect(doc.length).toBeGreaterThan(400_000);
+    expect(lease).toBe(doc);
+    expect(novel.length).toBeLessThan(1_000_100);
+    expect(novel).toMatch(/\[cut at 1,000,000 characters on import\]$/);
+    // Recalled by a word of its start, as an excerpt that says the message goes on.
+    const r = await recall(await userContext(t.db, user), "What does clause 12 of the lease say?", { budget: 400 });
+    const line = r.passages.flatMap((p) => p.lines).find((l) => l.includes("Clause 12 "));
+    expect(line).toMatch(/…$/);
+    expect(line!.length).toBeLessThan(3000);
+  });
+
   it("ChatGPT: the mapping tree, current_node, dates, hidden messages, tool notes, citations; again adds nothing", async () => {
     const user = await newUser("gpt");
     const report = await importConversations(await userContext(t.db, user), fixture("chatgpt-conversations.json"));

@@ -9,7 +9,7 @@ import type { ThreadView } from "@/lib/chat/threads";
 import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
-import { Markdown } from "@/components/chat/markdown";
+import { LongText } from "@/components/chat/long-text";
 import { count } from "@/lib/text/plural";
 
 type ThreadRow = { id: string; createdAt: string; lastActivityAt: string; archived: boolean; items: number };
@@ -94,7 +94,7 @@ function ReadOnlyThread({ view }: { view: ThreadView }) {
           {i.role === "tool" ? (
             <pre className="overflow-x-auto whitespace-pre-wrap break-words text-xs">{i.content}</pre>
           ) : (
-            <Markdown
+            <LongText
               text={i.content || (i.toolCalls?.length ? `(called ${i.toolCalls.map((c) => c.name).join(", ")})` : "")}
             />
           )}

@@ -5,7 +5,7 @@ import Link from "next/link";
 import { Brain, Check, ChevronLeft, ChevronRight, Copy, Info, Pencil, RefreshCw, RotateCcw } from "lucide-react";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/lib/cn";
-import { Markdown } from "./markdown";
+import { LongText } from "./long-text";
 import { FeedbackControl } from "./feedback-control";
 import type { UiItem } from "./types";
 
@@ -157,7 +157,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
           </form>
         ) : (
           <div className="max-w-[85%] whitespace-pre-wrap break-words rounded-2xl bg-accent px-4 py-2 text-sm text-accent-foreground">
-            {item.content}
+            <LongText text={item.content} markdown={false} />
           </div>
         )}
         <div className="flex items-center gap-0.5 opacity-70 transition-opacity focus-within:opacity-100 group-hover:opacity-100">
@@ -206,7 +206,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
     >
       <div className={cn("text-sm", streaming && !item.content && "text-muted-foreground")}>
         {item.content ? (
-          <Markdown text={stripCitations(item.content, item.status === "streaming")} />
+          <LongText text={stripCitations(item.content, item.status === "streaming")} />
         ) : streaming ? (
           <span className="animate-pulse">Thinking…</span>
         ) : null}

@@ -35,6 +35,7 @@ import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import { isLocalEndpoint, recordSend } from "@/lib/memory/disclosure";
 import { withoutReasoning } from "@/lib/llm/model-reply";
 import { withoutRefused } from "@/lib/llm/server-quirks";
+import { storedMessageText } from "@/lib/chat/stored-message";
 import { cutGraphemes } from "@/lib/text/policy";
 
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -137,11 +138,7 @@ async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Excha
  * The thread keeps at most this much of a client's message (as an import does): the model gets it whole, but one
  * pasted book should not fill every later context window or the database.
  */
-const MAX_STORED_CHARS = 100_000;
-const storedQuestion = (q: string) =>
-  q.length <= MAX_STORED_CHARS
-    ? q
-    : `${cutGraphemes(q, MAX_STORED_CHARS)}\n\n[cut at ${MAX_STORED_CHARS.toLocaleString("en-US")} characters when stored]`;
+const storedQuestion = (q: string) => storedMessageText(q, "when stored");
 
 /**
  * What memory is recalled for: the message, or of a longer one (a pasted document and a question about it) its start

@@ -7,11 +7,10 @@ import type { Db } from "@/lib/db/client";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { messageTokens } from "@/lib/memory/tokens";
 import { cleanDeep, cutGraphemes } from "@/lib/text/policy";
+import { storedMessageText } from "@/lib/chat/stored-message";
 import type { ImportedConversation, ImportedProject } from "./conversation";
 import { feedbackRows } from "./feedback";
 
-/** A longer message is cut (and says so): one pasted book should not fill every context window. */
-export const MAX_IMPORTED_MESSAGE_CHARS = 100_000;
 const INSERT_BATCH = 500;
 
 export type WriteResult =
@@ -177,10 +176,7 @@ function itemRows(conv: ImportedConversation, userId: string, cipher: ContentCip
     const parentTime = m.parentRef ? times.get(m.parentRef) : undefined;
     const createdAt = m.createdAt?.toISOString() ?? parentTime ?? fallback;
     times.set(m.ref, createdAt);
-    const long = m.content.length > MAX_IMPORTED_MESSAGE_CHARS;
-    const content = long
-      ? `${cutGraphemes(m.content, MAX_IMPORTED_MESSAGE_CHARS)}\n\n[cut at ${MAX_IMPORTED_MESSAGE_CHARS.toLocaleString("en-US")} characters on import]`
-      : m.content;
+    const content = storedMessageText(m.content, "on import");
     return {
       id,
       parentId: m.parentRef ? (ids.get(m.parentRef) ?? null) : null,

@@ -4,7 +4,7 @@
 // nothing of it could be recalled. Instead a line shows the sentences that
 // match the question best (else the message's start), with "…" where text was
 // left out, within a token cap.
-import { indexWords } from "@/lib/crypto/content";
+import { indexWords, SEARCH_CHARS } from "@/lib/crypto/content";
 
 const ELLIPSIS = "…";
 /** Tokens kept free for the two "…" marks. */
@@ -15,16 +15,20 @@ const MARK_TOKENS = 2;
  * message's stored token count: sentence costs are estimated from it (the
  * tokenizer runs once, on the finished excerpt, where the caller counts it).
  */
-export function excerpt(text: string, tokens: number, asked: ReadonlySet<string>, maxTokens: number): string {
-  if (tokens <= maxTokens) return text;
-  const perChar = tokens / Math.max(1, text.length);
+export function excerpt(whole: string, tokens: number, asked: ReadonlySet<string>, maxTokens: number): string {
+  if (tokens <= maxTokens) return whole;
+  const perChar = tokens / Math.max(1, whole.length);
   const cost = (s: string) => Math.ceil(s.length * perChar) + 1;
+  // The search found it by its first SEARCH_CHARS characters (a stored message can be a million): the best part is
+  // there, and reading no further keeps a turn's recall as quick as for any message.
+  const text = whole.length > SEARCH_CHARS ? whole.slice(0, SEARCH_CHARS) : whole;
   const units = sentences(text);
+  const unread = text !== whole; // the excerpt's end says "…" even when it reaches the last sentence read
   const budget = maxTokens - MARK_TOKENS;
   const best = bestUnit(units, asked);
   if (cost(units[best]) > budget) {
     const cut = cutWords(units[best], asked, budget, cost, perChar);
-    return mark(cut.text, best > 0 || cut.start, best < units.length - 1 || cut.end);
+    return mark(cut.text, best > 0 || cut.start, best < units.length - 1 || cut.end || unread);
   }
   let lo = best;
   let hi = best;
@@ -37,7 +41,7 @@ export function excerpt(text: string, tokens: number, asked: ReadonlySet<string>
     else if (before) total += cost(units[--lo]);
     else break;
   }
-  return mark(units.slice(lo, hi + 1).join(" "), lo > 0, hi < units.length - 1);
+  return mark(units.slice(lo, hi + 1).join(" "), lo > 0, hi < units.length - 1 || unread);
 }
 
 const mark = (s: string, start: boolean, end: boolean) =>
