@@ -16,6 +16,7 @@ import { exportUserData } from "@/lib/account/export";
 import { addMemory, listMemories } from "@/lib/memory/long-term";
 import { setEncryptionKeys } from "@/lib/crypto/content";
 import { recall } from "@/lib/memory/recall";
+import { runTurn } from "@/lib/chat/turn";
 import { rowsContaining } from "@/testing/privacy-checks";
 import { PrismaSession, appendItems } from "@/lib/memory/session";
 import { strToU8, zipSync } from "fflate";
@@ -84,6 +85,14 @@ describe.each(engines)("conversation import on %s", (engine) => {
     const line = r.passages.flatMap((p) => p.lines).find((l) => l.includes("Clause 12 "));
     expect(line).toMatch(/…$/);
     expect(line!.length).toBeLessThan(3000);
+    // Going on in the imported thread: the document does not flood the prompt (history is kept within its budget).
+    const thread = await t.db.thread.findFirstOrThrow({ where: { userId: user, title: "Lease" } });
+    mock.script({ content: "It names the pelican." });
+    for await (const e of runTurn(t.db, user, { kind: "send", threadId: thread.id, content: "And the last clause?" }))
+      expect(e.type).not.toBe("error");
+    const sent = JSON.stringify(mock.chatRequests().at(-1)!.body);
+    expect(sent).toContain("And the last clause?");
+    expect(sent.length).toBeLessThan(60_000);
   });
 
   it("ChatGPT: the mapping tree, current_node, dates, hidden messages, tool notes, citations; again adds nothing", async () => {
