@@ -21,6 +21,13 @@ describe("snippets", () => {
     expect(parts.filter((p) => p.hit).map((p) => p.text)).toEqual(["Tomatoes", "tomato"]);
     expect(parts.map((p) => p.text).join("").length).toBeLessThan(200);
   });
+
+  it("of a message of a million characters: the first match, in what the search reads", () => {
+    const text = `${"Chapter text goes on. ".repeat(2000)}The pelican sleeps. ${"More text. ".repeat(90_000)}`;
+    const parts = snippet(text, new Set(indexWords("pelican")));
+    expect(parts.filter((p) => p.hit).map((p) => p.text)).toEqual(["pelican"]);
+    expect(parts.at(-1)).toEqual({ text: "…", hit: false });
+  });
 });
 
 describe.each(engines)("searching messages on %s", (engine) => {

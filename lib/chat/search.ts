@@ -5,7 +5,7 @@
 // hits is decrypted, for its snippet. Newest first, a page at a time.
 import { z } from "zod";
 import type { UserContext } from "@/lib/user-context";
-import { indexWords } from "@/lib/crypto/content";
+import { indexWords, SEARCH_CHARS } from "@/lib/crypto/content";
 import { queryTerms } from "@/lib/memory/long-term";
 import { FORMS, withWordForms } from "@/lib/memory/word-forms";
 import { Prisma } from "@/lib/generated/prisma/client";
@@ -194,7 +194,9 @@ function parseCursor(cursor: string | undefined): [Date | null, string | null] {
  * About AROUND characters either side of the first matched word, cut at word boundaries, with every matched
  * word marked (matched as the index matches: stemmed, case-insensitive).
  */
-export function snippet(text: string, asked: Set<string>): SnippetPart[] {
+export function snippet(whole: string, asked: Set<string>): SnippetPart[] {
+  // The search matched the first SEARCH_CHARS characters (a stored message can be a million): the hit is there.
+  const text = whole.length > SEARCH_CHARS ? whole.slice(0, SEARCH_CHARS) : whole;
   const flat = text.replace(/\s+/g, " ").trim();
   const tokens = [...flat.matchAll(/[\p{L}\p{N}]+/gu)];
   const isHit = (w: string) => indexWords(w).some((x) => asked.has(x));
@@ -214,6 +216,6 @@ export function snippet(text: string, asked: Set<string>): SnippetPart[] {
     pos = i + t[0].length;
   }
   if (pos < end) parts.push({ text: flat.slice(pos, end), hit: false });
-  if (end < flat.length) parts.push({ text: "…", hit: false });
+  if (end < flat.length || text !== whole) parts.push({ text: "…", hit: false });
   return parts;
 }
