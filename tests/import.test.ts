@@ -67,9 +67,24 @@ describe.each(engines)("conversation import on %s", (engine) => {
         { uuid: `${id}-a`, sender: "assistant", text: "Read it.", created_at: "2024-05-02T09:16:00Z" },
       ],
     });
-    const file = JSON.stringify([chat("lease", "Lease", doc), chat("book", "Book", book)]);
+    // A conversation of eleven such documents: ten whole, then the budget of a conversation is spent.
+    const shelf = {
+      ...chat("shelf", "Shelf", "Here come my notes."),
+      chat_messages: Array.from({ length: 11 }, (_, i) => ({
+        uuid: `shelf-${i}`,
+        sender: i % 2 ? "assistant" : "human",
+        text: `Volume ${i}. ${"Notes on the garden and its pond. ".repeat(30_000)}`.slice(0, 1_000_000),
+        created_at: "2024-05-02T09:15:00Z",
+      })),
+    };
+    const file = JSON.stringify([chat("lease", "Lease", doc), chat("book", "Book", book), shelf]);
     const report = await importConversations(await userContext(t.db, user), [file]);
-    expect(report).toMatchObject({ conversations: 2 });
+    expect(report).toMatchObject({ conversations: 3 });
+    const shelved = await t.db.thread.findFirstOrThrow({ where: { userId: user, title: "Shelf" } });
+    const volumes = (await threadView(await userContext(t.db, user), shelved.id)).items.map((i) => i.content);
+    expect(volumes.slice(0, 10).every((v) => v.length === 1_000_000)).toBe(true);
+    expect(volumes[10]).toMatch(/^Volume 10\./);
+    expect(volumes[10]).toMatch(/\[cut at 100,000 characters on import\]$/);
     const [lease, novel] = await Promise.all(
       ["Lease", "Book"].map(async (title) => {
         const thread = await t.db.thread.findFirstOrThrow({ where: { userId: user, title } });

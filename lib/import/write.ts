@@ -7,7 +7,12 @@ import type { Db } from "@/lib/db/client";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { messageTokens } from "@/lib/memory/tokens";
 import { cleanDeep, cutGraphemes } from "@/lib/text/policy";
-import { storedMessageText } from "@/lib/chat/stored-message";
+import {
+  MAX_STORED_CONVERSATION_CHARS,
+  MAX_STORED_MESSAGE_CHARS,
+  SHORT_STORED_MESSAGE_CHARS,
+  storedMessageText,
+} from "@/lib/chat/stored-message";
 import type { ImportedConversation, ImportedProject } from "./conversation";
 import { feedbackRows } from "./feedback";
 
@@ -170,13 +175,16 @@ function itemRows(conv: ImportedConversation, userId: string, cipher: ContentCip
   const ids = new Map<string, string>();
   const times = new Map<string, string>();
   const fallback = (conv.createdAt ?? new Date()).toISOString();
+  let stored = 0; // characters of the conversation kept so far
   return conv.messages.map((m, position) => {
     const id = crypto.randomUUID();
     ids.set(m.ref, id);
     const parentTime = m.parentRef ? times.get(m.parentRef) : undefined;
     const createdAt = m.createdAt?.toISOString() ?? parentTime ?? fallback;
     times.set(m.ref, createdAt);
-    const content = storedMessageText(m.content, "on import");
+    const max = stored < MAX_STORED_CONVERSATION_CHARS ? MAX_STORED_MESSAGE_CHARS : SHORT_STORED_MESSAGE_CHARS;
+    const content = storedMessageText(m.content, "on import", max);
+    stored += content.length;
     return {
       id,
       parentId: m.parentRef ? (ids.get(m.parentRef) ?? null) : null,
