@@ -24,10 +24,21 @@ export function startOf(text: string, max = SHOWN_CHARS): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
 
-/** A message's text, as Markdown or plain, shown in part when it is very long. */
-export function LongText({ text, markdown = true }: { text: string; markdown?: boolean }) {
+/**
+ * A message's text, as Markdown or plain, shown in part when it is very long. An answer still streaming is shown
+ * whole, so what arrives stays in view.
+ */
+export function LongText({
+  text,
+  markdown = true,
+  streaming = false,
+}: {
+  text: string;
+  markdown?: boolean;
+  streaming?: boolean;
+}) {
   const [whole, setWhole] = useState(false);
-  if (text.length <= SHOWN_CHARS) return markdown ? <Markdown text={text} /> : <>{text}</>;
+  if (text.length <= SHOWN_CHARS || streaming) return markdown ? <Markdown text={text} /> : <>{text}</>;
   const toggle = (
     <button
       type="button"

@@ -206,7 +206,7 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
     >
       <div className={cn("text-sm", streaming && !item.content && "text-muted-foreground")}>
         {item.content ? (
-          <LongText text={stripCitations(item.content, item.status === "streaming")} />
+          <LongText text={stripCitations(item.content, streaming)} streaming={streaming} />
         ) : streaming ? (
           <span className="animate-pulse">Thinking…</span>
         ) : null}
