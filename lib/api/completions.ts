@@ -178,7 +178,7 @@ async function withRecall(
       ? await recall(x.u, x.ask, {
           budget,
           excludeThreadId: x.threadId,
-          semantic: x.conn.embeddingModel ? embedQuery(x.u.db, x.ask, x.u.userId) : undefined,
+          semantic: embedQuery(x.u.db, x.ask, x.u.userId),
         })
       : { memories: [], passages: [], tokens: 0 };
   const messages = withMemory(input, memoryBlock(recalled));

@@ -33,7 +33,7 @@ import {
   type ToolCall,
 } from "@/lib/memory/session";
 
-import { embedQuery } from "@/lib/llm/embeddings";
+import { embeddingsOn, embedQuery } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { recordUses } from "@/lib/memory/long-term";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
@@ -463,7 +463,7 @@ class TurnRun {
               // The summary is of general memory: not for a project that sees its own memories only.
               about: this.u.scope.general ? p.meta.aboutSummary : null,
               // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
-              semantic: p.conn.embeddingModel ? embedQuery(db, p.userItem.content, userId) : undefined,
+              semantic: embedQuery(db, p.userItem.content, userId),
             })
           : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
         checkLimits(db, userId),
@@ -819,7 +819,7 @@ function afterAnswerJobs(
   if (useMemory && !p.meta.memoryPaused)
     jobs.push({ kind: "extract", userId, payload: { userId, ...ids }, dedupeKey: `extract:${answerId}` });
   // The exchange's vectors, for recall by meaning in later threads (a no-op without an embedding model).
-  if (useMemory && p.conn.embeddingModel)
+  if (useMemory && embeddingsOn(p.conn))
     jobs.push({ kind: "embed", userId, payload: { userId }, dedupeKey: `embed:${answerId}` });
   return jobs;
 }

@@ -16,6 +16,7 @@ import { extractMemories } from "@/lib/memory/extract";
 import { evidenceForgotten } from "@/lib/memory/writes";
 import { expireUnusedMemories } from "@/lib/memory/long-term";
 import { embedPending, queueEmbedding } from "@/lib/memory/embed";
+import { embeddingsOn } from "@/lib/llm/embeddings";
 import { learnFromFeedback } from "@/lib/memory/feedback";
 import { learnFromImports } from "@/lib/import/learn";
 import { consolidateSoon, consolidateUser } from "@/lib/memory/consolidate";
@@ -110,7 +111,7 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       await consolidateSoon(db, p.userId);
       // What was just learned gets its vector next (with no embedding model, recall is lexical and there is nothing to
       // do).
-      if (conn.embeddingModel) await queueEmbedding(db, p.userId, `embed:extract:${p.answerItemId}`);
+      if (embeddingsOn(conn)) await queueEmbedding(db, p.userId, `embed:extract:${p.answerItemId}`);
       return;
     }
     case "embed": {
@@ -131,7 +132,7 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       // A lesson from a project's answer belongs to the project.
       const u = await userContext(db, fb.userId, projectScope(fb.item.thread.project));
       const learned = (await learnFromFeedback(u, conn, p.feedbackId, p.version)) !== "nothing";
-      if (learned && conn.embeddingModel) {
+      if (learned && embeddingsOn(conn)) {
         await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);
       }
       return;

@@ -1,32 +1,48 @@
 // Embeddings from the configured OpenAI-compatible endpoint (/v1/embeddings):
 // OpenAI text-embedding-3-small, Ollama nomic-embed-text, vLLM, … The vector
-// size is whatever the model returns; nothing here assumes one.
+// size is whatever the model returns; nothing here assumes one. With no
+// endpoint model set, the built-in sentence encoder gives them on this machine
+// (lib/llm/builtin-embedder.ts), unless MNEMO_BUILTIN_EMBEDDINGS=off.
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { cutGraphemes } from "@/lib/text/policy";
 import { describeModelError, openaiClient } from "./client";
 import { resolveConnectionCached, type ModelConnection } from "./connection";
 import { recordUsage } from "@/lib/account/usage-ledger";
+import { BUILTIN_EMBEDDING_MODEL, builtinEmbedderInstalled, embedBuiltin } from "./builtin-embedder";
 
-export type Embedder = { connection: ModelConnection; model: string };
+/** An endpoint's embedding model, or the built-in one (`connection: null`: nothing leaves the machine). */
+export type Embedder = { connection: ModelConnection; model: string } | { connection: null; model: string };
 
 /** Longer inputs are cut: every embedding model has an input limit (8k tokens for OpenAI's, 2k–8k locally). */
 export const EMBED_MAX_CHARS = 6000;
 
-/** The configured embedding model, or null when recall is lexical only. */
+const BUILTIN: Embedder = { connection: null, model: BUILTIN_EMBEDDING_MODEL };
+
+/** The built-in encoder, when it is on and installed. */
+export function builtinEmbedder(): Embedder | null {
+  return getConfig().builtinEmbeddings && builtinEmbedderInstalled() ? BUILTIN : null;
+}
+
+/** Whether this connection gives vectors: an endpoint's embedding model, or the built-in one. */
+export const embeddingsOn = (conn: ModelConnection): boolean => !!conn.embeddingModel || !!builtinEmbedder();
+
+/** The configured embedding model, else the built-in one, or null when recall is lexical only. */
 export async function resolveEmbedder(db: Db): Promise<Embedder | null> {
   const state = await resolveConnectionCached(db);
-  if (!state.configured || !state.connection.embeddingModel) return null;
-  return { connection: state.connection, model: state.connection.embeddingModel };
+  if (state.configured && state.connection.embeddingModel)
+    return { connection: state.connection, model: state.connection.embeddingModel };
+  return builtinEmbedder();
 }
 
 /** The vectors for `texts`, in order. Throws on an endpoint error or a malformed answer. */
 export async function embedTexts(
   e: Embedder,
   texts: string[],
-  opts: { timeoutMs?: number; maxRetries?: number; onTokens?: (tokens: number) => void } = {},
+  opts: { timeoutMs?: number; maxRetries?: number; onTokens?: (tokens: number) => void; priority?: boolean } = {},
 ): Promise<number[][]> {
   if (!texts.length) return [];
+  if (!e.connection) return withTimeout(embedBuiltin(texts, { priority: opts.priority }), opts.timeoutMs);
   const res = await openaiClient(e.connection, {
     timeoutMs: opts.timeoutMs ?? 60_000,
     maxRetries: opts.maxRetries ?? 1,
@@ -49,6 +65,16 @@ export async function embedTexts(
   return out;
 }
 
+/** The built-in encoder runs here, so only waiting can be cut short (the vectors, when they come, are dropped). */
+function withTimeout<T>(work: Promise<T>, ms: number | undefined): Promise<T> {
+  if (!ms) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no vector within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 const g = globalThis as typeof globalThis & { __mnemoEmbedDown?: boolean };
 
 /**
@@ -67,6 +93,7 @@ export async function embedQuery(
     const [vector] = await embedTexts(e, [text], {
       timeoutMs: getConfig().embeddingTimeoutMs,
       maxRetries: 0,
+      priority: true,
       // Counted in the user's ledger without holding the turn (the turn's limit check already ran beside it).
       onTokens: (tokens) =>
         userId && void recordUsage(db, userId, { embeddingCalls: 1, tokens }).catch(() => undefined),

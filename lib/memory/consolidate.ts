@@ -116,7 +116,8 @@ export async function consolidateUser(
 
   counts.merged += await mergeEqualText(u);
   const embedder = await resolveEmbedder(db).catch(() => null);
-  if (embedder) {
+  // Only an endpoint's vectors judge sameness (the built-in encoder's are for finding: lib/memory/embed.ts).
+  if (embedder?.connection) {
     const ids = await db.memory.findMany({
       where: { userId, status: "active", embeddingModel: embedder.model },
       select: { id: true },

@@ -29,7 +29,7 @@ const BATCH = 64;
  * unembedded, until the user changes that or the endpoint.
  */
 const sendable = (e: Embedder) =>
-  Prisma.sql`NOT muted AND (${isLocalEndpoint(e.connection.baseURL)}::boolean OR NOT private)`;
+  Prisma.sql`NOT muted AND (${!e.connection || isLocalEndpoint(e.connection.baseURL)}::boolean OR NOT private)`;
 
 /** Rows of this user (or of everyone) that still need a vector for `model` and may be sent to its endpoint. */
 export async function countPending(db: Db, e: Embedder, userId?: string): Promise<number> {
@@ -80,6 +80,9 @@ async function store(db: Db, e: Embedder, rows: Pending[], sealed: string[], vec
   );
   const dims = vectors.find((v) => v)?.length;
   if (dims) await ensureVectorIndex(db, dims);
+  // The built-in encoder's vectors are for finding, not for judging sameness: "The user is left-handed" and "… is
+  // right-handed" are 0.932 alike under it, above the merge threshold; so no merging or crediting by them.
+  if (!e.connection) return;
   // Answers with their vectors now: the memories they drew on by meaning, not only by words.
   await attributeByMeaning(
     db,
@@ -119,6 +122,7 @@ async function embedBatch(
   };
   // What left the box: each user's memories in this batch went to the embedding endpoint (lib/memory/disclosure.ts).
   const disclose = async () => {
+    if (!e.connection) return; // the built-in encoder runs on this machine
     for (const [userId, cipher] of ciphers) {
       const memoryIds = rows.filter((r) => r.table === "Memory" && r.userId === userId).map((r) => r.id);
       const record = { userId, memoryIds, model: e.model, baseURL: e.connection.baseURL, client: "embedding" as const };

@@ -290,7 +290,7 @@ async function ingest(
  */
 async function answerOne(sides: Side[], conn: ModelConnection, question: string, budget: number) {
   const t0 = performance.now();
-  const semantic = (u: UserContext) => (conn.embeddingModel ? embedQuery(u.db, question, u.userId) : undefined);
+  const semantic = (u: UserContext) => embedQuery(u.db, question, u.userId);
   const heading = (speaker: string) => (sides.length > 1 ? `Learned from ${speaker}'s side:\n` : "");
   const parts: string[] = [];
   let left = budget - countTokens(heading(sides[0].speaker));

@@ -13,3 +13,5 @@ delete process.env.OPENAI_BASE_URL;
 delete process.env.MNEMO_CHAT_MODEL;
 delete process.env.MNEMO_MEMORY_MODEL;
 delete process.env.MNEMO_EMBEDDING_MODEL;
+// Recall by words only, as most tests were written for; tests/builtin-embeddings.test.ts turns the built-in encoder on.
+process.env.MNEMO_BUILTIN_EMBEDDINGS = "off";

@@ -3,6 +3,7 @@ import { requireAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { resolveConnection, savedConnectionForForm } from "@/lib/llm/connection";
 import { ModelSettingsForm } from "@/components/admin/model-settings-form";
+import { builtinEmbedder } from "@/lib/llm/embeddings";
 
 export const metadata: Metadata = { title: "Model settings" };
 
@@ -27,7 +28,9 @@ export default async function ModelSettingsPage() {
       <p className="text-sm" data-testid="embedding-status">
         {state.configured && state.connection.embeddingModel
           ? `Recall by meaning: on, with ${state.connection.embeddingModel}.`
-          : "Recall by meaning: off. No embedding model is set, so recall matches words only (set one below or MNEMO_EMBEDDING_MODEL)."}
+          : builtinEmbedder()
+            ? "Recall by meaning: on, with the built-in sentence encoder (it runs on this server; nothing is sent). An embedding model set below replaces it."
+            : "Recall by meaning: off. No embedding model is set, so recall matches words only (set one below or MNEMO_EMBEDDING_MODEL)."}
       </p>
       <ModelSettingsForm saved={saved} />
     </section>

@@ -1,0 +1,161 @@
+// The built-in sentence encoder (lib/llm/builtin-embedder.ts): with no embedding endpoint set, memories and messages
+// get vectors on this machine, and a question worded differently from what was stored still finds it. The rest of
+// the suite runs with it off (tests/helpers/setup.ts), so recall there is by words only, as it was written for.
+process.env.MNEMO_BUILTIN_EMBEDDINGS = "on";
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { userContext } from "@/lib/user-context";
+import { collect, deferred } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
+import { BUILTIN_EMBEDDING_MODEL, embedBuiltin } from "@/lib/llm/builtin-embedder";
+import { runTurn } from "@/lib/chat/turn";
+import { addMemory } from "@/lib/memory/long-term";
+import { recall } from "@/lib/memory/recall";
+import { countPending, embedPending } from "@/lib/memory/embed";
+import { whereMemoriesWent } from "@/lib/memory/disclosure";
+
+const cosine = (a: number[], b: number[]) => {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / Math.sqrt(na * nb);
+};
+
+describe("the built-in sentence encoder", () => {
+  it("puts a question near what answers it, though they share no word", async () => {
+    const [q, dog, job] = await embedBuiltin([
+      "What pets do I have?",
+      "Has a golden retriever named Max",
+      "Works as a night nurse",
+    ]);
+    expect(q).toHaveLength(512);
+    expect(cosine(q, dog)).toBeGreaterThan(cosine(q, job) + 0.1);
+  });
+
+  it("gives the same vectors in any batch, and a question is not held behind a long batch", async () => {
+    const texts = Array.from({ length: 160 }, (_, i) => `Day ${i}: walked the dog along the river, then cooked dinner`);
+    let batchDone = false;
+    const batch = embedBuiltin(texts).then((v) => {
+      batchDone = true;
+      return v;
+    });
+    const [question] = await embedBuiltin([texts[5]], { priority: true });
+    // Twenty calls of eight were queued before it; it went after the one already running.
+    expect(batchDone).toBe(false);
+    const all = await batch;
+    expect(all).toHaveLength(160);
+    expect(cosine(question, all[5])).toBeGreaterThan(0.9999);
+  });
+});
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+describe.each(engines)("recall by meaning with the built-in encoder on %s", (engine) => {
+  let t: TestDb;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    admin = (await t.db.user.create({ data: { email: `builtin-admin-${engine}@example.com`, role: "ADMIN" } })).id;
+    // A chat model and no embedding model: the built-in encoder gives the vectors.
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin);
+    clearConnectionCache(t.db);
+  });
+  afterAll(async () => t?.close());
+
+  it("is the embedder when no endpoint model is set, and an endpoint model replaces it", async () => {
+    expect(await resolveEmbedder(t.db)).toEqual({ connection: null, model: BUILTIN_EMBEDDING_MODEL });
+    await saveConnection(
+      t.db,
+      { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel: "mock-embed-48" },
+      admin,
+    );
+    clearConnectionCache(t.db);
+    expect((await resolveEmbedder(t.db))?.model).toBe("mock-embed-48");
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, admin);
+    clearConnectionCache(t.db);
+  });
+
+  it("finds a memory worded differently from the question; nothing goes to an endpoint, not even a private one", async () => {
+    const user = (await t.db.user.create({ data: { email: `builtin-pets-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const others = [
+      "Works as a night nurse at the city hospital",
+      "Is allergic to penicillin",
+      "Her sister lives in Porto",
+      "Drives a blue hatchback",
+      "Plays the violin in an amateur orchestra",
+    ];
+    // More than the budget holds, so that words alone would send what fits, not what answers.
+    for (let i = 0; i < 30; i++) others.push(`Visited museum number ${i} during a long city trip`);
+    for (const text of others) await addMemory(u, { text, source: "inferred" }, "model", "t");
+    const dog = await addMemory(u, { text: "Has a golden retriever named Max", source: "inferred" }, "model", "t");
+    // "Never sent off this machine": the built-in encoder is on this machine, so it gets a vector too.
+    const secret = await addMemory(u, { text: "Keeps a spare key under the mat", source: "manual" }, "user", "t");
+    await t.db.memory.update({ where: { id: secret.id }, data: { private: true } });
+
+    const done = await embedPending(t.db, { userId: user });
+    expect(done).toMatchObject({ model: BUILTIN_EMBEDDING_MODEL, embedded: 37, remaining: 0 });
+    const stored = await t.db.memory.findUnique({ where: { id: secret.id }, select: { embeddingModel: true } });
+    expect(stored?.embeddingModel).toBe(BUILTIN_EMBEDDING_MODEL);
+    expect(mock.embeddingRequests()).toHaveLength(0);
+    expect((await whereMemoriesWent(await userContext(t.db, user))).memories).toEqual([]);
+
+    const question = "Do I own any pets?";
+    const byWords = await recall(await userContext(t.db, user), question, { budget: 60, passages: false });
+    expect(byWords.memories.map((m) => m.id)).not.toContain(dog.id);
+    const semantic = embedQuery(t.db, question);
+    const byMeaning = await recall(await userContext(t.db, user), question, { budget: 60, passages: false, semantic });
+    expect(byMeaning.memories[0]?.id).toBe(dog.id);
+  });
+
+  it("a turn's messages get vectors afterwards; a later thread finds them by meaning", async () => {
+    const user = (await t.db.user.create({ data: { email: `builtin-turn-${engine}@example.com` } })).id;
+    const d = deferred(() => t.db);
+    await collect(
+      runTurn(
+        t.db,
+        user,
+        { kind: "send", content: "Back from two weeks in Kyoto: the temples and the gardens were stunning" },
+        { defer: d.defer },
+      ),
+    );
+    // Other chats, so that the holiday is not simply the only thing there is.
+    for (const content of ["My printer keeps jamming on thick paper", "Can you explain compound interest?"])
+      await collect(runTurn(t.db, user, { kind: "send", content }, { defer: d.defer }));
+    await d.flush();
+    expect(await countPending(t.db, (await resolveEmbedder(t.db))!, user)).toBe(0);
+
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "Where did I travel recently?" }));
+    expect(events.at(-1)?.type).toBe("done");
+    const sent = JSON.stringify(mock.chatRequests().at(-1)!.body.messages);
+    // Everything fits this budget; the holiday, which shares no word with the question, comes first.
+    expect(sent).toContain("Kyoto");
+    expect(sent.indexOf("Kyoto")).toBeLessThan(sent.indexOf("printer"));
+    expect(sent.indexOf("Kyoto")).toBeLessThan(sent.indexOf("compound interest"));
+    expect(mock.embeddingRequests()).toHaveLength(0);
+  });
+
+  it("does not merge memories its vectors call the same: left-handed stays apart from right-handed", async () => {
+    const user = (await t.db.user.create({ data: { email: `builtin-dates-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    // Cosine 0.932 under this encoder: above the merge threshold (0.92), and opposite facts.
+    await addMemory(u, { text: "The user is left-handed", source: "manual" }, "user", "t");
+    await addMemory(u, { text: "The user is right-handed", source: "inferred" }, "model", "t");
+    await embedPending(t.db, { userId: user });
+    expect(await t.db.memory.count({ where: { userId: user, status: "active" } })).toBe(2);
+  });
+});
