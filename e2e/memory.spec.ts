@@ -257,6 +257,42 @@ test("the model's memory search finds a memory by a related word (WordNet's file
   await related.screenshot({ path: "test-results/memory-related-search.png" });
 });
 
+test("recall by meaning with no embedding endpoint: the built-in encoder runs in the production build", async ({
+  page,
+  browser,
+}) => {
+  await register(page, uniqueEmail("builtin"));
+  await send(page, "Back from two weeks in Kyoto: the temples and the gardens were stunning");
+  for (const text of ["My printer keeps jamming on thick paper", "Can you explain compound interest?"]) {
+    await newChat(page);
+    await send(page, text);
+  }
+  // The messages get their vectors in the background: the admin's overview says when nothing is waiting.
+  const adminCtx = await browser.newContext();
+  const admin = await adminCtx.newPage();
+  await signInOk(admin, adminEmail());
+  await expect
+    .poll(
+      async () => {
+        await admin.goto("/admin");
+        return admin.getByTestId("embedding-backlog").textContent();
+      },
+      { timeout: 30_000 },
+    )
+    .toContain("Every memory and message has its vector from builtin/universal-sentence-encoder-lite");
+  await adminCtx.close();
+  // A question sharing no word with the trip finds it first.
+  const question = `Where did I travel recently? (ref ${Date.now()})`;
+  await newChat(page);
+  await send(page, question);
+  const block = memoryBlockOf(await chatRequest(question)) ?? "";
+  expect(block.indexOf("Kyoto")).toBeGreaterThan(0);
+  expect(block.indexOf("Kyoto")).toBeLessThan(block.indexOf("printer"));
+  expect(block.indexOf("Kyoto")).toBeLessThan(block.indexOf("compound interest"));
+  // Nothing went to an embedding endpoint: none is set.
+  expect((await mockRequests()).filter((q) => q.path === "/v1/embeddings")).toHaveLength(0);
+});
+
 test("memory dashboard: a profile past its share of the budget says which memories always go in", async ({ page }) => {
   await register(page, uniqueEmail("meter"));
   await page.goto("/settings/memory");

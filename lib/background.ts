@@ -1,6 +1,6 @@
 // What every app instance runs besides serving requests: the sweeper that marks
 // answers whose writer went away as interrupted, planner statistics for the
-// embedded database (lib/db/statistics.ts), and (unless MNEMO_JOBS=off,
+// embedded database (lib/db/statistics.ts), the built-in sentence encoder's loading, and (unless MNEMO_JOBS=off,
 // when `npm run worker` does it) the job worker. Both are safe to run in any
 // number of instances at once.
 import { getConfig } from "./config";
@@ -9,6 +9,7 @@ import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 import { count } from "@/lib/text/plural";
+import { embedTexts, resolveEmbedder } from "./llm/embeddings";
 
 const SWEEP_MS = 15_000;
 
@@ -37,8 +38,15 @@ function startStatistics(): void {
   setInterval(run, ANALYZE_EVERY_MS).unref();
 }
 
+/** The built-in encoder loads at start, not on the first question (whose wait for a vector is short). */
+async function warmBuiltinEmbedder(): Promise<void> {
+  const e = await resolveEmbedder(await getDb());
+  if (e && !e.connection) await embedTexts(e, ["warm up"]);
+}
+
 export function startBackground(): void {
   startSweeper();
   startStatistics();
+  warmBuiltinEmbedder().catch((e) => console.error(`[mnemo] built-in embeddings: ${(e as Error).message}`));
   if (getConfig().jobsInProcess) startWorker(getDb);
 }
