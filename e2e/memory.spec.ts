@@ -259,7 +259,6 @@ test("the model's memory search finds a memory by a related word (WordNet's file
 
 test("recall by meaning with no embedding endpoint: the built-in encoder runs in the production build", async ({
   page,
-  browser,
 }) => {
   await register(page, uniqueEmail("builtin"));
   await send(page, "Back from two weeks in Kyoto: the temples and the gardens were stunning");
@@ -267,20 +266,18 @@ test("recall by meaning with no embedding endpoint: the built-in encoder runs in
     await newChat(page);
     await send(page, text);
   }
-  // The messages get their vectors in the background: the admin's overview says when nothing is waiting.
-  const adminCtx = await browser.newContext();
-  const admin = await adminCtx.newPage();
-  await signInOk(admin, adminEmail());
+  // The messages get their vectors in the background: the memory page says how many still wait.
+  const dashboard = await page.context().newPage();
   await expect
     .poll(
       async () => {
-        await admin.goto("/admin");
-        return admin.getByTestId("embedding-backlog").textContent();
+        await dashboard.goto("/settings/memory");
+        return dashboard.getByTestId("recall-mode").textContent();
       },
       { timeout: 30_000 },
     )
-    .toContain("Every memory and message has its vector from builtin/universal-sentence-encoder-lite");
-  await adminCtx.close();
+    .toBe("Relevance is judged by meaning (by the sentence encoder built into Mnemo, on this server) and by words.");
+  await dashboard.close();
   // A question sharing no word with the trip finds it first.
   const question = `Where did I travel recently? (ref ${Date.now()})`;
   await newChat(page);
@@ -324,8 +321,10 @@ test("memory dashboard: empty state, phone-sized screen, another user's memories
   await page.goto("/settings/memory");
   await expect(page.getByTestId("memory-empty")).toContainText("doesn’t remember anything about you yet");
   await expect(page.getByTestId("profile-meter")).toContainText("Nothing is added to answers yet");
-  // The e2e server has no embedding model: the dashboard says relevance is by words (and related words).
-  await expect(page.getByTestId("recall-mode")).toContainText("no embedding model is set");
+  // The e2e server has no embedding endpoint: the dashboard says the built-in encoder judges meaning.
+  await expect(page.getByTestId("recall-mode")).toContainText(
+    "Relevance is judged by meaning (by the sentence encoder built into Mnemo, on this server) and by words.",
+  );
   await page.getByLabel("New memory").fill("Prefers metric units");
   await page.getByRole("button", { name: "Add" }).click();
   await expect(page.getByTestId("memory")).toHaveCount(1);

@@ -12,7 +12,8 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { BUILTIN_EMBEDDING_MODEL, embedBuiltin } from "@/lib/llm/builtin-embedder";
 import { runTurn } from "@/lib/chat/turn";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { nearestMemories } from "@/lib/memory/vectors";
 import { recall } from "@/lib/memory/recall";
 import { countPending, embedPending } from "@/lib/memory/embed";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
@@ -147,6 +148,31 @@ describe.each(engines)("recall by meaning with the built-in encoder on %s", (eng
     expect(sent.indexOf("Kyoto")).toBeLessThan(sent.indexOf("printer"));
     expect(sent.indexOf("Kyoto")).toBeLessThan(sent.indexOf("compound interest"));
     expect(mock.embeddingRequests()).toHaveLength(0);
+  });
+
+  it("a memory's vector kept between turns follows its row: an edit is searched by its new text, a mute drops it", async () => {
+    const user = (await t.db.user.create({ data: { email: `builtin-cache-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const dog = await addMemory(u, { text: "Has a golden retriever named Max", source: "manual" }, "user", "t");
+    const job = await addMemory(u, { text: "Works as a night nurse", source: "manual" }, "user", "t");
+    await embedPending(t.db, { userId: user });
+    const [q] = await embedBuiltin(["Do I own any pets?"]);
+    const first = await nearestMemories(t.db, user, BUILTIN_EMBEDDING_MODEL, q, 5);
+    expect(first.map((h) => h.id)).toEqual([dog.id, job.id]);
+
+    await updateMemoryText(u, dog.id, "Drives a red hatchback to work", {
+      actor: "user",
+      source: "manual",
+      reason: "edit",
+    });
+    await embedPending(t.db, { userId: user });
+    const [q2] = await embedBuiltin(["What car do I drive?"]);
+    const second = await nearestMemories(t.db, user, BUILTIN_EMBEDDING_MODEL, q2, 5);
+    expect(second[0]?.id).toBe(dog.id);
+
+    await t.db.memory.update({ where: { id: job.id }, data: { muted: true } });
+    const third = await nearestMemories(t.db, user, BUILTIN_EMBEDDING_MODEL, q2, 5);
+    expect(third.map((h) => h.id)).toEqual([dog.id]);
   });
 
   it("does not merge memories its vectors call the same: left-handed stays apart from right-handed", async () => {

@@ -15,7 +15,8 @@ export type ProfileMeterProps = {
   share: number;
   fits: boolean;
   alwaysIn: number;
-  semantic: boolean;
+  /** Recall by meaning: with which model, and how many of the user's rows still wait for a vector; null: off. */
+  semantic: { builtin: boolean; waiting: number } | null;
 };
 
 export function ProfileMeter({
@@ -80,7 +81,10 @@ export function ProfileMeter({
       </p>
       <p className="text-muted-foreground" data-testid="recall-mode">
         {semantic
-          ? "Relevance is judged by meaning and by words."
+          ? `Relevance is judged by meaning${semantic.builtin ? " (by the sentence encoder built into Mnemo, on this server)" : ""} and by words.` +
+            (semantic.waiting
+              ? ` ${semantic.waiting.toLocaleString("en-US")} of your memories and messages ${semantic.waiting === 1 ? "is" : "are"} still waiting for ${semantic.waiting === 1 ? "its" : "their"} vector; until then ${semantic.waiting === 1 ? "it is" : "they are"} found by words.`
+              : "")
           : "Relevance is judged by words (and, in English, related words: “martial arts” finds taekwondo): no embedding model is set, so a question worded differently from a memory may miss it."}
       </p>
     </section>

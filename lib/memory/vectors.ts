@@ -139,12 +139,10 @@ class ExactScanIndex implements VectorIndex {
   constructor(private readonly db: Db) {}
 
   async nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
-    const rows = await this.db.$queryRaw<Array<{ id: string; embedding: number[] }>>`
-      SELECT id, embedding FROM "Memory" WHERE ${memoryWhere(userId, model, q.length)}
-    `;
+    const set = await memoryVectors(this.db, userId, model, q.length);
     return topK(
-      rows.map((r) => r.id),
-      (i) => rows[i].embedding,
+      set.map((r) => r.id),
+      (i) => set[i].vector,
       q,
       k,
     );
@@ -187,6 +185,39 @@ async function messageVectors(db: Db, userId: string, model: string, dims: numbe
   cache.set(key, set);
   while (cache.size > CACHED_USERS) cache.delete(cache.keys().next().value!);
   return set;
+}
+
+/** Memory vectors kept between turns, by row version; bounded (20,000 of 512 floats: about 40 MB). */
+const MEMORY_VECTORS_KEPT = 20_000;
+const memoryCaches = new WeakMap<Db, Map<string, { version: string; vector: Float32Array }>>();
+
+/**
+ * The user's memories that recall may use, with their vectors. Which memories qualify (active, not muted, not
+ * expired) is asked of the database every time; only the vectors of rows unchanged since (same `xmin`, the row's
+ * version: any update gives a new one) come from memory instead of being read and parsed again.
+ */
+async function memoryVectors(db: Db, userId: string, model: string, dims: number) {
+  let cache = memoryCaches.get(db);
+  if (!cache) memoryCaches.set(db, (cache = new Map()));
+  const rows = await db.$queryRaw<Array<{ id: string; version: string }>>`
+    SELECT id, xmin::text AS version FROM "Memory" WHERE ${memoryWhere(userId, model, dims)}
+  `;
+  const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
+  if (missing.length) {
+    const fresh = await db.$queryRaw<Array<{ id: string; version: string; embedding: number[] }>>`
+      SELECT id, xmin::text AS version, embedding FROM "Memory" WHERE id = ANY(${missing}::text[])
+    `;
+    for (const r of fresh) {
+      cache.delete(r.id);
+      cache.set(r.id, { version: r.version, vector: normalized(r.embedding) });
+    }
+    while (cache.size > MEMORY_VECTORS_KEPT) cache.delete(cache.keys().next().value!);
+  }
+  // A row changed between the two reads is left out of this turn (its vector is not the one the filter saw).
+  return rows.flatMap((r) => {
+    const hit = cache.get(r.id);
+    return hit?.version === r.version && hit.vector.length === dims ? [{ id: r.id, vector: hit.vector }] : [];
+  });
 }
 
 /** Cosine similarity of two vectors (0 when their sizes differ or one is all zeros). */

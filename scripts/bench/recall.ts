@@ -12,12 +12,12 @@
 // truly used when its evidence turns include one of the question's. Precision and recall of the memories the
 // answer is credited with, against crediting every memory sent (what "used" meant before attribution).
 //
-// Lexical recall always runs. Hybrid recall (words + vectors) runs too when an
-// embedding endpoint is configured for the bench: BENCH_EMBEDDING_MODEL with
-// BENCH_EMBEDDING_BASE_URL (and BENCH_EMBEDDING_API_KEY if it needs one), e.g.
-// Ollama's nomic-embed-text or OpenAI's text-embedding-3-small. `--mock-embeddings`
-// uses the project's test server instead (hashed words, no meaning: it checks
-// the mechanics and cost, not recall by meaning).
+// Lexical recall always runs. Hybrid recall (words + vectors, ":hybrid" rows) runs beside it with what the app
+// would use: an embedding endpoint when one is configured for the bench (BENCH_EMBEDDING_MODEL with
+// BENCH_EMBEDDING_BASE_URL, and BENCH_EMBEDDING_API_KEY if it needs one: Ollama's nomic-embed-text, OpenAI's
+// text-embedding-3-small), else the built-in encoder (lib/llm/builtin-embedder.ts; off with
+// MNEMO_BUILTIN_EMBEDDINGS=off or `--lexical`). `--mock-embeddings` uses the project's test server instead
+// (hashed words, no meaning: it checks the mechanics and cost, not recall by meaning).
 import fs from "node:fs";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
@@ -41,17 +41,24 @@ const { embedQuery } = await import("../../lib/llm/embeddings");
 const { embedPending } = await import("../../lib/memory/embed");
 const { startMockLlm } = await import("../../testing/mock-llm");
 const { attributeMemories } = await import("../../lib/memory/attribution");
+const { getConfig } = await import("../../lib/config");
+const { BUILTIN_EMBEDDING_MODEL } = await import("../../lib/llm/builtin-embedder");
 
-type EmbeddingSetup = { baseURL: string; model: string; apiKey?: string; label: string };
+type EmbeddingSetup =
+  { baseURL: string; model: string; apiKey?: string; label: string } | { builtin: true; label: string };
 async function embeddingSetup(args: string[]): Promise<EmbeddingSetup | null> {
+  if (args.includes("--lexical")) return null;
   if (args.includes("--mock-embeddings")) {
     const mock = await startMockLlm();
     return { baseURL: mock.url, model: "mock-embed-256", label: "project test server (hashed words, 256 dims)" };
   }
   const model = process.env.BENCH_EMBEDDING_MODEL;
   const baseURL = process.env.BENCH_EMBEDDING_BASE_URL;
-  if (!model || !baseURL) return null;
-  return { baseURL, model, apiKey: process.env.BENCH_EMBEDDING_API_KEY, label: `${model} at ${baseURL}` };
+  if (model && baseURL)
+    return { baseURL, model, apiKey: process.env.BENCH_EMBEDDING_API_KEY, label: `${model} at ${baseURL}` };
+  // What the app uses with no embedding endpoint set (lib/llm/builtin-embedder.ts).
+  if (!getConfig().builtinEmbeddings) return null;
+  return { builtin: true, label: `the built-in encoder (${BUILTIN_EMBEDDING_MODEL})` };
 }
 
 // BENCH_BUDGETS=2000 for a quick run (the summary line reads the 2,000-token figures).
@@ -75,6 +82,8 @@ async function main() {
     return rows.get(k)!;
   };
   let questions = 0;
+  // How long a turn waits for the question's vector (it runs beside the word search, so it adds only past it).
+  const questionVectorMs: number[] = [];
   // Attribution at 2,000 tokens with memories: [credited and truly used, credited, truly used], summed.
   const credit = { attributed: [0, 0, 0], everySent: [0, 0, 0] };
   const tally = (into: number[], credited: Set<string>, used: Set<string>) => {
@@ -125,7 +134,11 @@ async function main() {
         const fullTokens = allTurns.reduce((s, x) => s + x.tokens, 0);
         // Planner statistics, as the app's schedule (lib/db/statistics.ts) would have gathered by then.
         if (!process.env.BENCH_NO_ANALYZE) for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
-        if (emb) {
+        if (emb && "builtin" in emb) {
+          const done = await embedPending(t.db, { userId: user.id });
+          if (done.model !== BUILTIN_EMBEDDING_MODEL || done.remaining)
+            throw new Error("the built-in encoder did not run");
+        } else if (emb) {
           const admin = await t.db.user.create({ data: { email: `bench-admin-${mode}@locomo.test`, role: "ADMIN" } });
           await saveConnection(
             t.db,
@@ -151,7 +164,9 @@ async function main() {
           if (mode === "messages_only") questions++;
           // The question's vector once per question (the chat embeds it once per turn, in parallel with the word
           // search).
+          const e0 = performance.now();
           const sem = emb ? await embedQuery(t.db, qa.question) : null;
+          if (emb) questionVectorMs.push(performance.now() - e0);
           if (emb && !sem) throw new Error("the embedding endpoint did not answer");
           for (const budget of BUDGETS) {
             for (const variant of emb ? (["", ":hybrid"] as const) : ([""] as const)) {
@@ -243,6 +258,10 @@ async function main() {
       ? `Hybrid rows (":hybrid"): vectors from ${emb.label}`
       : "Lexical only: no embedding endpoint configured for the bench (BENCH_EMBEDDING_MODEL / BENCH_EMBEDDING_BASE_URL)",
   );
+  if (emb)
+    console.log(
+      `The question's vector: p50 ${round(percentile(questionVectorMs, 50))} ms, p95 ${round(percentile(questionVectorMs, 95))} ms`,
+    );
   console.log(
     table(
       [...rows.values()].map((r) => ({
@@ -293,6 +312,7 @@ async function main() {
     JSON.stringify({
       questions,
       embeddings: emb?.label ?? null,
+      question_vector_p95_ms: emb ? round(percentile(questionVectorMs, 95)) : null,
       ...keys("with_memories", ""),
       ...hybrid("with_memories", ""),
       attribution_precision_at_2000: round(attribution.precision, 3),

@@ -8,6 +8,7 @@ import { MemoryDashboard } from "@/components/memory/memory-dashboard";
 import { getConfig } from "@/lib/config";
 import { loadProfile, PROFILE_SHARE, profileSelection } from "@/lib/memory/profile";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
+import { countPending } from "@/lib/memory/embed";
 import { listConflicts } from "@/lib/memory/conflicts";
 import { signalsForMemories } from "@/lib/memory/feedback";
 import { openJson } from "@/lib/crypto/content";
@@ -176,7 +177,9 @@ export default async function MemoryPage({
         share: Math.floor(budget * PROFILE_SHARE),
         fits,
         alwaysIn: fits ? profile.count : take.length,
-        semantic: !!embedder,
+        semantic: embedder
+          ? { builtin: !embedder.connection, waiting: await countPending(db, embedder, user.id) }
+          : null,
       }}
       memories={memories.map(card)}
       related={related.map(card)}
