@@ -65,9 +65,9 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
       <FormField
         id="embeddingModel"
         label="Embedding model"
-        placeholder="Empty: MNEMO_EMBEDDING_MODEL, or recall by words only"
+        placeholder="Empty: MNEMO_EMBEDDING_MODEL, or the built-in encoder"
         defaultValue={saved.embeddingModel}
-        hint="For recall by meaning: text-embedding-3-small (OpenAI), nomic-embed-text (Ollama). Changing it re-embeds in the background."
+        hint="For recall by meaning: text-embedding-3-small (OpenAI), nomic-embed-text (Ollama). Empty, the sentence encoder built into Mnemo does it on this server (English best). Changing it re-embeds in the background."
       />
       <FormField
         id="apiKey"

@@ -178,14 +178,23 @@ export async function recall(
   const aboutPast = pastQuestion(message);
   // A question about time gets each memory's day (a line per day shown); others spend the budget on more memories.
   const dated = aboutPast.about || dates.length > 0 || asksAboutTime(message);
-  const [profile, relevant, lexRows, sem, recent, past] = await Promise.all([
+  // The vector searches start as soon as the question's vector is there, while the word searches still run.
+  const nearest = (opts.semantic ?? Promise.resolve(null)).then((sem) =>
+    sem
+      ? Promise.all([
+          nearestMemories(db, userId, sem.model, sem.vector, CANDIDATES),
+          wantPassages ? nearestMessages(db, userId, sem.model, sem.vector, CANDIDATES * 3) : Promise.resolve([]),
+        ])
+      : ([[], []] as VectorHit[][]),
+  );
+  const [profile, relevant, lexRows, [vecMemories, vecMessages], recent, past] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(u, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(u, message, memoryHits(budget)),
     wantPassages
       ? searchPassages(db, userId, u.scope, c.searchTerms(words), opts.excludeThreadId, passageHits(budget), n, dates)
       : Promise.resolve([]),
-    opts.semantic ?? Promise.resolve(null),
+    nearest,
     // Fetched with the rest (one cheap query) so filling unused budget adds no round trip.
     wantPassages
       ? recentExchanges(db, userId, u.scope, opts.excludeThreadId, budget)
@@ -193,12 +202,6 @@ export async function recall(
     // Past memories only for a question about the past, read beside the rest (no extra round trip in sequence).
     aboutPast.about ? pastMemories(u, message, aboutPast.ranges) : Promise.resolve([] as PastMemory[]),
   ]);
-  const [vecMemories, vecMessages] = sem
-    ? await Promise.all([
-        nearestMemories(db, userId, sem.model, sem.vector, CANDIDATES),
-        wantPassages ? nearestMessages(db, userId, sem.model, sem.vector, CANDIDATES * 3) : Promise.resolve([]),
-      ])
-    : [[], []];
 
   // Passages: lexical hits with their neighbours, plus the vector hits' neighbours (same filters).
   const lexHitIds = new Set(lexRows.map((r) => r.hit));

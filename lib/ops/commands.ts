@@ -112,7 +112,7 @@ async function embedCommand(ctx: CommandContext): Promise<number> {
   const e = await resolveEmbedder(db);
   if (!e) {
     ctx.err(
-      "No embedding model is configured: set MNEMO_EMBEDDING_MODEL (or Admin → Model settings) and the model connection.",
+      "No embedding model: set MNEMO_EMBEDDING_MODEL (or Admin → Model settings) and the model connection, or leave the built-in encoder on (MNEMO_BUILTIN_EMBEDDINGS is off).",
     );
     return 2;
   }
