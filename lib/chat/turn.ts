@@ -33,7 +33,7 @@ import {
   type ToolCall,
 } from "@/lib/memory/session";
 
-import { embeddingsOn, embedQuery } from "@/lib/llm/embeddings";
+import { earlyQueryVector, embeddingsOn, embedQuery } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { recordUses } from "@/lib/memory/long-term";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
@@ -332,8 +332,10 @@ export async function* runTurn(
 ): AsyncGenerator<TurnEvent> {
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new AppError(parsed.error.issues[0].message, 400);
+  const req = parsed.data;
+  const early = req.kind === "send" && !req.temporary ? earlyQueryVector(db, req.content, userId) : undefined;
   const u = await userContext(db, userId); // made once for the whole turn
-  const p = await prepare(u, parsed.data, opts.session);
+  const p = await prepare(u, req, opts.session);
   yield {
     type: "start",
     threadId: p.threadId,
@@ -341,7 +343,7 @@ export async function* runTurn(
     assistantItemId: p.assistant.id,
     model: p.conn.chatModel,
   };
-  const final = yield* new TurnRun(u, p).answer(opts.onContext);
+  const final = yield* new TurnRun(u, p, await early).answer(opts.onContext);
   // The instance that served the answer runs its queued work right after the
   // response (Next's after() keeps a serverless instance alive for it), in the
   // process's one job drain; any other worker would pick it up too.
@@ -376,6 +378,8 @@ class TurnRun {
   constructor(
     given: UserContext,
     private readonly p: Prepared,
+    /** The question's vector, started before the append (`earlyQueryVector`). */
+    private readonly early?: Awaited<ReturnType<typeof earlyQueryVector>>,
   ) {
     // Private memories only for a model on this machine (lib/memory/disclosure.ts).
     this.u = inMemoryScope(given, { ...projectScope(p.meta.project), privateOk: isLocalEndpoint(p.conn.baseURL) });
@@ -450,6 +454,8 @@ class TurnRun {
     this.historyBudget = budgets.history;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
+    // The built-in encoder's vector was started before the append (`earlyQueryVector`).
+    const early = this.early?.text === p.userItem.content ? this.early.vector : undefined;
     const [ctx, recalled, overLimit] = await readTogether(() =>
       Promise.all([
         loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, {
@@ -463,7 +469,7 @@ class TurnRun {
               // The summary is of general memory: not for a project that sees its own memories only.
               about: this.u.scope.general ? p.meta.aboutSummary : null,
               // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
-              semantic: embedQuery(db, p.userItem.content, userId),
+              semantic: early ?? embedQuery(db, p.userItem.content, userId),
             })
           : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
         checkLimits(db, userId),

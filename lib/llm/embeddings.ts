@@ -65,6 +65,20 @@ export async function embedTexts(
   return out;
 }
 
+/**
+ * A new message's vector started before the turn's first write, when it costs nothing to start early: only the
+ * built-in encoder (nothing leaves the machine; an endpoint's call waits until the turn knows memory is in use).
+ * Recall then finds it ready and searches by meaning beside the word search, in the same round trip.
+ */
+export async function earlyQueryVector(
+  db: Db,
+  text: string,
+  userId: string,
+): Promise<{ text: string; vector: ReturnType<typeof embedQuery> } | undefined> {
+  const e = await resolveEmbedder(db).catch(() => null);
+  return e && !e.connection ? { text, vector: embedQuery(db, text, userId) } : undefined;
+}
+
 /** The built-in encoder runs here, so only waiting can be cut short (the vectors, when they come, are dropped). */
 function withTimeout<T>(work: Promise<T>, ms: number | undefined): Promise<T> {
   if (!ms) return work;
