@@ -3,7 +3,9 @@
 // the suite runs with it off (tests/helpers/setup.ts), so recall there is by words only, as it was written for.
 process.env.MNEMO_BUILTIN_EMBEDDINGS = "on";
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import crypto from "node:crypto";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { setEncryptionKeys } from "@/lib/crypto/content";
 import { userContext } from "@/lib/user-context";
 import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
@@ -174,6 +176,22 @@ describe.each(engines)("recall by meaning with the built-in encoder on %s", (eng
     const third = await nearestMemories(t.db, user, BUILTIN_EMBEDDING_MODEL, q2, 5);
     expect(third.map((h) => h.id)).toEqual([dog.id]);
   });
+
+  for (const sealed of [false, true])
+    it(`a long message is embedded by its start${sealed ? ", sealed at rest" : ""}`, async () => {
+      if (sealed) setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+      const user = (await t.db.user.create({ data: { email: `builtin-long-${sealed}-${engine}@example.com` } })).id;
+      const d = deferred(() => t.db);
+      const long = `Back from two weeks in Kyoto: the temples and the gardens were stunning. ${"More notes. ".repeat(1_200)}`;
+      await collect(runTurn(t.db, user, { kind: "send", content: long }, { defer: d.defer }));
+      await d.flush();
+      const e = (await resolveEmbedder(t.db))!;
+      expect(await countPending(t.db, e, user)).toBe(0);
+      const rows = await t.db.item.findMany({ where: { thread: { userId: user } }, select: { embeddingModel: true } });
+      expect(rows.every((r) => r.embeddingModel === BUILTIN_EMBEDDING_MODEL)).toBe(true);
+    });
+
+  afterEach(() => setEncryptionKeys(undefined));
 
   it("does not merge memories its vectors call the same: left-handed stays apart from right-handed", async () => {
     const user = (await t.db.user.create({ data: { email: `builtin-dates-${engine}@example.com` } })).id;

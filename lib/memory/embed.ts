@@ -9,7 +9,7 @@ import { backgroundAllowed } from "@/lib/account/usage-limits";
 import type { Db } from "@/lib/db/client";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { userContext } from "@/lib/user-context";
-import { embedTexts, resolveEmbedder, type Embedder } from "@/lib/llm/embeddings";
+import { EMBED_MAX_CHARS, embedTexts, resolveEmbedder, type Embedder } from "@/lib/llm/embeddings";
 import { enqueue } from "@/lib/jobs/queue";
 import { ensureVectorIndex } from "./vectors";
 import { mergeNearDuplicates } from "./near-duplicates";
@@ -18,7 +18,8 @@ import OpenAI from "openai";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { isLocalEndpoint, recordSend } from "./disclosure";
 
-type Pending = { table: "Memory" | "Item"; id: string; userId: string; text: string };
+/** `digest`: the md5 of the row's text as read, to tell whether it changed before its vector is stored. */
+type Pending = { table: "Memory" | "Item"; id: string; userId: string; text: string; digest: string };
 export type EmbedProgress = { embedded: number; unembeddable: number; remaining: number };
 
 const BATCH = 64;
@@ -48,14 +49,17 @@ export async function countPending(db: Db, e: Embedder, userId?: string): Promis
 async function nextPending(db: Db, e: Embedder, userId: string | undefined, limit: number): Promise<Pending[]> {
   const model = e.model;
   const memories = await db.$queryRaw<Pending[]>`
-    SELECT 'Memory' AS "table", id, "userId", text FROM "Memory"
+    SELECT 'Memory' AS "table", id, "userId", text, md5(text) AS digest FROM "Memory"
      WHERE (${userId ?? null}::text IS NULL OR "userId" = ${userId ?? null}) AND status <> 'archived' AND "embeddingModel" IS DISTINCT FROM ${model}
        AND ${sendable(e)}
      ORDER BY id LIMIT ${limit}
   `;
   if (memories.length >= limit) return memories;
   const items = await db.$queryRaw<Pending[]>`
-    SELECT 'Item' AS "table", i.id, t."userId", i.content AS text FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
+    SELECT 'Item' AS "table", i.id, t."userId", md5(i.content) AS digest,
+           -- A long message is embedded by its start: only that is read (a sealed one must be read whole to open).
+           CASE WHEN i.content LIKE 'enc1:%' THEN i.content ELSE left(i.content, ${EMBED_MAX_CHARS}) END AS text
+      FROM "Item" i JOIN "Thread" t ON t.id = i."threadId"
      WHERE (${userId ?? null}::text IS NULL OR t."userId" = ${userId ?? null}) AND NOT t.temporary AND i.role IN ('user', 'assistant')
        AND i.status IN ('complete', 'stopped') AND i.content <> '' AND i."embeddingModel" IS DISTINCT FROM ${model}
      ORDER BY i.id LIMIT ${limit - memories.length}
@@ -63,18 +67,18 @@ async function nextPending(db: Db, e: Embedder, userId: string | undefined, limi
   return [...memories, ...items];
 }
 
-/** Stores vectors; a row whose text changed meanwhile keeps waiting (the text is compared). */
-async function store(db: Db, e: Embedder, rows: Pending[], sealed: string[], vectors: Array<number[] | null>) {
+/** Stores vectors; a row whose text changed meanwhile keeps waiting (its md5 is compared). */
+async function store(db: Db, e: Embedder, rows: Pending[], vectors: Array<number[] | null>) {
   await db.$transaction(
     rows.map((r, i) =>
       r.table === "Memory"
         ? db.$executeRaw`
             UPDATE "Memory" SET embedding = ${vectors[i]}::real[], "embeddingModel" = ${e.model}
-            WHERE id = ${r.id} AND text = ${sealed[i]}
+            WHERE id = ${r.id} AND md5(text) = ${r.digest}
           `
         : db.$executeRaw`
             UPDATE "Item" SET embedding = ${vectors[i]}::real[], "embeddingModel" = ${e.model}
-            WHERE id = ${r.id} AND content = ${sealed[i]}
+            WHERE id = ${r.id} AND md5(content) = ${r.digest}
           `,
     ),
   );
@@ -108,7 +112,6 @@ async function embedBatch(
   ciphers: Map<string, ContentCipher>,
 ): Promise<{ embedded: number; unembeddable: number }> {
   for (const r of rows) if (!ciphers.has(r.userId)) ciphers.set(r.userId, (await userContext(db, r.userId)).cipher);
-  const sealed = rows.map((r) => r.text);
   const texts = rows.map((r) => ciphers.get(r.userId)!.open(r.text));
   // Each user's share of a call goes to their ledger (by characters embedded).
   const charge = (only?: number) => (tokens: number) => {
@@ -132,7 +135,7 @@ async function embedBatch(
   try {
     const vectors = await embedTexts(e, texts, { onTokens: charge() });
     await disclose();
-    await store(db, e, rows, sealed, vectors);
+    await store(db, e, rows, vectors);
     return { embedded: rows.length, unembeddable: 0 };
   } catch (err) {
     if (!(err instanceof OpenAI.BadRequestError)) throw err;
@@ -150,7 +153,7 @@ async function embedBatch(
       if (!(err instanceof OpenAI.BadRequestError)) throw err;
       unembeddable++;
     }
-    await store(db, e, [rows[i]], [sealed[i]], [v]);
+    await store(db, e, [rows[i]], [v]);
   }
   return { embedded, unembeddable };
 }
