@@ -15,22 +15,10 @@ import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { BUILTIN_EMBEDDING_MODEL, embedBuiltin } from "@/lib/llm/builtin-embedder";
 import { runTurn } from "@/lib/chat/turn";
 import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
-import { nearestMemories } from "@/lib/memory/vectors";
+import { cosine, nearestMemories } from "@/lib/memory/vectors";
 import { recall } from "@/lib/memory/recall";
 import { countPending, embedPending } from "@/lib/memory/embed";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
-
-const cosine = (a: number[], b: number[]) => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return dot / Math.sqrt(na * nb);
-};
 
 describe("the built-in sentence encoder", () => {
   it("puts a question near what answers it, though they share no word", async () => {
