@@ -454,8 +454,9 @@ class TurnRun {
     this.historyBudget = budgets.history;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
-    // The built-in encoder's vector was started before the append (`earlyQueryVector`).
-    const early = this.early?.text === p.userItem.content ? this.early.vector : undefined;
+    // The built-in encoder's vector, started before the append (`earlyQueryVector`), is nearly there (p50 8 ms): with
+    // it in hand the vector searches go out with the other reads, not in a round trip of their own after them.
+    const early = useMemory && this.early?.text === p.userItem.content ? await this.early.vector : undefined;
     const [ctx, recalled, overLimit] = await readTogether(() =>
       Promise.all([
         loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, {
@@ -469,7 +470,7 @@ class TurnRun {
               // The summary is of general memory: not for a project that sees its own memories only.
               about: this.u.scope.general ? p.meta.aboutSummary : null,
               // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
-              semantic: early ?? embedQuery(db, p.userItem.content, userId),
+              semantic: early !== undefined ? Promise.resolve(early) : embedQuery(db, p.userItem.content, userId),
             })
           : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
         checkLimits(db, userId),
