@@ -83,7 +83,9 @@ async function store(db: Db, e: Embedder, rows: Pending[], vectors: Array<number
     ),
   );
   const dims = vectors.find((v) => v)?.length;
-  if (dims) await ensureVectorIndex(db, dims);
+  // Not awaited: building the index (CONCURRENTLY) waits for every open transaction on the table, which on a busy
+  // server can take long, and vectors are searched without it meanwhile (exactly). It logs its own failure.
+  if (dims) void ensureVectorIndex(db, dims);
   // The built-in encoder's vectors are for finding, not for judging sameness: "The user is left-handed" and "… is
   // right-handed" are 0.932 alike under it, above the merge threshold; so no merging or crediting by them.
   if (!e.connection) return;
