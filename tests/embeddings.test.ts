@@ -13,7 +13,7 @@ import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
 import { recall } from "@/lib/memory/recall";
 import { countPending, embedPending } from "@/lib/memory/embed";
-import { hasPgvector } from "@/lib/memory/vectors";
+import { ensureVectorIndex, hasPgvector } from "@/lib/memory/vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
 
 let mock: MockLlm;
@@ -203,6 +203,8 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     "PostgreSQL ranks with pgvector through an HNSW index",
     async () => {
       expect(await hasPgvector(t.db)).toBe(true);
+      // The embed job starts building the index without waiting for it; this waits for the build it started.
+      await ensureVectorIndex(t.db, 48);
       const idx = await t.db.$queryRawUnsafe<Array<{ indexdef: string }>>(
         `SELECT indexdef FROM pg_indexes WHERE indexname = 'Item_embedding_hnsw_48'`,
       );
