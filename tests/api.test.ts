@@ -209,6 +209,26 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     expect(stored.content).toMatch(/\[cut at 1,000,000 characters when stored\]$/);
   });
 
+  it("learning from a document of 600,000 characters reads its start and its end, cut for the memory model", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "doc", scopes: ["chat"] });
+    await runDueJobs(t.db); // earlier tests' learning first
+    const words = Array.from({ length: 90_000 }, (_, i) => (i * 7919).toString(36)).join(" ");
+    const doc = `Remember my sister Ines lives in Braga. ${words} And remember I start on Monday.`;
+    expect(doc.length).toBeGreaterThan(600_000);
+    mock.script({ content: "Noted." });
+    await client(key).chat.completions.create({ model: "x", messages: [{ role: "user", content: doc }] });
+    mock.reset();
+    mock.script({ system: "You maintain a user's long-term memory", json: { decisions: [{ op: "NONE" }] } });
+    expect((await runDueJobs(t.db)).failed).toBe(0);
+    const learning = mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Latest exchange"));
+    const prompt = (learning!.body.messages as Array<{ content: string }>).at(-1)!.content;
+    expect(prompt).toContain("Remember my sister Ines lives in Braga.");
+    expect(prompt).toContain("And remember I start on Monday.");
+    expect(prompt).toContain("[… cut to fit the model's context …]");
+    expect(prompt.length).toBeLessThan(20_000);
+  });
+
   it("client tools pass through to the model and its calls come back to the client", async () => {
     const u = await newUser();
     const { key } = await createApiKey(u, { name: "agent", scopes: ["chat"] });

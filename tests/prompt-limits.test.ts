@@ -10,6 +10,7 @@ import { addMemory } from "@/lib/memory/long-term";
 import { userContext } from "@/lib/user-context";
 import { REFUSAL_TTL_MS } from "@/lib/llm/server-quirks";
 import {
+  cutToTokens,
   fittedBudgets,
   forgetPromptLimits,
   knownPromptLimit,
@@ -21,6 +22,7 @@ import { startMockLlm, type MockLlm, type RecordedRequest } from "@/testing/mock
 import { connectToMock } from "@/testing/mock-connection";
 import { collect } from "./helpers/turns";
 import { runDueJobs } from "@/lib/jobs/worker";
+import { countTokens } from "@/lib/memory/tokens";
 
 type Body = { messages: Array<{ role: string; content: string }>; tools?: unknown[] };
 /** How long a request is as the mock server counts it (a quarter of the characters of its messages and tools). */
@@ -56,6 +58,24 @@ describe("what a server reads of a prompt", () => {
     vi.spyOn(Date, "now").mockReturnValue(now + REFUSAL_TTL_MS + 1);
     expect(knownPromptLimit(conn, "llama3.1")).toBeNull();
     vi.restoreAllMocks();
+  });
+});
+
+describe("a text cut to a number of tokens", () => {
+  it("a text of megabytes is cut within the tokens, nearly all of them used, its start and end kept", () => {
+    const words = Array.from({ length: 400_000 }, (_, i) => (i * 7919 + 1_000_003).toString(36)).join(" ");
+    const text = `START here. ${words} and the END.`;
+    for (const tokens of [50, 3000, 20_000]) {
+      const cut = cutToTokens(text, tokens);
+      const has = countTokens(cut);
+      expect(has).toBeLessThanOrEqual(tokens);
+      expect(has).toBeGreaterThan(tokens * 0.75);
+      expect(cut.startsWith("START here.")).toBe(true);
+      expect(cut.endsWith("and the END.")).toBe(true);
+      expect(cut).toContain("[… cut to fit the model's context …]");
+    }
+    const short = "Short enough to keep.";
+    expect(cutToTokens(short, 100)).toBe(short);
   });
 });
 

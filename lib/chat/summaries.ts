@@ -11,7 +11,7 @@ import { summaryTokens, type SummaryRef } from "./context";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import { withoutReasoning } from "@/lib/llm/model-reply";
 import { callWithinLimit, cutToTokens, isTooLong, knownPromptLimit } from "@/lib/llm/prompt-limits";
-import { countTokens } from "@/lib/memory/tokens";
+import { countTokens, estimateTokens } from "@/lib/memory/tokens";
 
 const MAX_SUMMARY_CHARS = 4000;
 const INSTRUCTIONS =
@@ -77,7 +77,8 @@ function firstPiece(lines: string[], tokens: number): { text: string; lines: num
   if (tokens < MIN_PIECE_TOKENS) return null;
   let used = 0;
   let n = 0;
-  for (let next = 0; n < lines.length && used + (next = countTokens(lines[n])) <= tokens; n++) used += next;
+  // Estimated: a line can be a pasted document of megabytes, and counting one exactly held the server for 0.4 s.
+  for (let next = 0; n < lines.length && used + (next = estimateTokens(lines[n])) <= tokens; n++) used += next;
   if (n === 0) return { text: cutToTokens(lines[0], tokens), lines: 1 };
   return { text: lines.slice(0, n).join("\n\n"), lines: n };
 }

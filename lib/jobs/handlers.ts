@@ -7,6 +7,7 @@ import { threadOwnerContext, userContext, type UserContext } from "@/lib/user-co
 import { projectScope } from "@/lib/projects/scope";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import type { Db } from "@/lib/db/client";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { getConfig } from "@/lib/config";
 import { resolveConnectionCached } from "@/lib/llm/connection";
 import { loadContext } from "@/lib/chat/context";
@@ -57,15 +58,30 @@ async function connection(db: Db) {
 
 /** The two messages of an exchange, as the user wrote them; null if either is gone or unfinished. */
 async function exchange(u: UserContext, threadId: string, userItemId: string, answerItemId: string) {
-  const rows = await u.db.item.findMany({
-    where: { threadId, id: { in: [userItemId, answerItemId] } },
-    select: { id: true, content: true, status: true, createdAt: true },
-  });
+  const ids = [userItemId, answerItemId];
+  const [rows, texts] = await Promise.all([
+    u.db.item.findMany({ where: { threadId, id: { in: ids } }, select: { id: true, status: true, createdAt: true } }),
+    u.db.$queryRaw<Array<{ id: string; content: string }>>`
+      SELECT id, ${readPart(Prisma.sql`content`)} AS content FROM "Item" WHERE "threadId" = ${threadId} AND id IN (${Prisma.join(ids)})
+    `,
+  ]);
   const q = rows.find((r) => r.id === userItemId);
   const a = rows.find((r) => r.id === answerItemId);
+  const text = (id: string) => u.cipher.open(texts.find((t) => t.id === id)?.content ?? "");
   if (!q || !a || a.status !== "complete") return null;
-  return { question: u.cipher.open(q.content), answer: u.cipher.open(a.content), at: q.createdAt };
+  return { question: text(q.id), answer: text(a.id), at: q.createdAt };
 }
+
+/** Past this size (in bytes, read without opening the value), a message is read by its start and its end. */
+const LONG_MESSAGE_BYTES = 400_000;
+/**
+ * Of a long message, what learning and titles read: its start and end, far more than the model is shown of it
+ * (lib/memory/extract.ts). Reading a 7 MB message whole held the embedded database and the server for 0.2 s. A sealed
+ * message (encryption at rest) opens only whole.
+ */
+const readPart = (content: Prisma.Sql) => Prisma.sql`CASE
+  WHEN octet_length(${content}) <= ${LONG_MESSAGE_BYTES} OR left(${content}, 5) = 'enc1:' THEN ${content}
+  ELSE left(${content}, 60000) || E'\n…\n' || right(${content}, 40000) END`;
 
 /** Each job makes its user's context (lib/user-context.ts) once, from the ids its payload carries. */
 export async function runJob(db: Db, kind: string, payload: unknown): Promise<void> {

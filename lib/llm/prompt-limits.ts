@@ -158,17 +158,27 @@ export const isTooLong = (r: object): r is TooLong => "tooLong" in r;
 
 /**
  * `text` cut to about `tokens` tokens, its start and end kept (a header and the newest part), the cut marked; as
- * it is when it fits.
+ * it is when it fits. A long text is sized by estimate (counting 7 MB exactly held the server for 0.4 s) and the cut
+ * is then counted exactly, shrunk until it fits.
  */
 export function cutToTokens(text: string, tokens: number): string {
-  const has = countTokens(text);
-  if (has <= tokens) return text;
-  const chars = Math.max(0, Math.floor((text.length * Math.max(0, tokens - CUT_MARK_TOKENS)) / has));
+  let has = estimateTokens(text);
+  if (has <= tokens * 1.1 && (has = countTokens(text)) <= tokens) return text;
+  let keep = Math.max(0, tokens - CUT_MARK_TOKENS);
+  for (let tries = 0; ; tries++) {
+    const cut = cutAround(text, Math.floor((text.length * keep) / has));
+    const took = countTokens(cut);
+    if (took <= tokens || tries === 4 || keep === 0) return cut;
+    keep = Math.floor(keep * Math.min(0.95, tokens / took));
+  }
+}
+
+/** About `chars` characters of `text`: 60% from its start, 40% from its end, the cut marked between. */
+function cutAround(text: string, chars: number): string {
   const head = cutGraphemes(text, Math.ceil(chars * 0.6));
   let from = text.length - Math.floor(chars * 0.4);
   if (/[\uDC00-\uDFFF]/.test(text[from] ?? "")) from++; // not half a character
-  const tail = text.slice(from);
-  return `${head}${CUT_MARK}${tail}`;
+  return `${head}${CUT_MARK}${text.slice(from)}`;
 }
 const CUT_MARK = "\n[… cut to fit the model's context …]\n";
 const CUT_MARK_TOKENS = 12;

@@ -90,11 +90,13 @@ export async function extractMemories(
   },
 ): Promise<ExtractionResult> {
   const { db } = u;
-  const related = await searchMemories(u, input.question, 15);
+  // What the model reads of the user's message is all the learning reads of it, its grounding check included.
+  const question = cutToTokens(input.question, QUESTION_TOKENS);
+  const related = await searchMemories(u, question, 15);
   const parsed = await askMemoryModelJson(
     conn,
     INSTRUCTIONS,
-    `Date of the exchange: ${EXCHANGE_DAY.format(input.at ?? new Date())}\n\nExisting related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${cutToTokens(input.question, QUESTION_TOKENS)}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
+    `Date of the exchange: ${EXCHANGE_DAY.format(input.at ?? new Date())}\n\nExisting related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
     extractionSchema,
     { db, userId: u.userId },
   );
@@ -107,7 +109,7 @@ export async function extractMemories(
     client: "learning",
   }).catch(() => undefined);
   if (!parsed) return { applied: [], rejected: 1 }; // malformed output changes nothing
-  const result = await applyDecisions(u, { ...input, userWords: input.question }, parsed.decisions);
+  const result = await applyDecisions(u, { ...input, userWords: question }, parsed.decisions);
   return { ...result, rejected: result.rejected + parsed.invalid };
 }
 

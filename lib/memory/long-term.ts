@@ -14,7 +14,7 @@ import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import { redactSecrets } from "./secrets";
 import { NotFoundError, SecretRefusedError } from "@/lib/errors";
-import { cleanText } from "@/lib/text/policy";
+import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { parseSteps } from "./procedures";
 import { archiveWhere } from "./sweeps";
@@ -658,6 +658,22 @@ export async function expireUnusedMemories(db: Db, userId: string, days: number,
   );
 }
 
+/** How much of a question recall reads (see searchableQuestion). */
+export const SEARCHABLE_QUESTION_CHARS = 8_000;
+
+/**
+ * The part of a question that recall reads: a pasted document is the question's material, not its words. Only its
+ * first words become search terms anyway (queryTerms), and reading names, dates and word stems across 7 MB held the
+ * server for most of a second. Its start and its end are kept: the question asked about a document often follows it.
+ */
+export function searchableQuestion(text: string): string {
+  if (text.length <= SEARCHABLE_QUESTION_CHARS) return text;
+  const end = SEARCHABLE_QUESTION_CHARS / 4;
+  let from = text.length - end;
+  if (/[\uDC00-\uDFFF]/.test(text[from])) from++; // not half a character
+  return `${cutGraphemes(text, SEARCHABLE_QUESTION_CHARS - end)}\n…\n${text.slice(from)}`;
+}
+
 /** Words for an OR full-text query: letters and digits only (no tsquery syntax gets through). */
 export function queryTerms(text: string, max = 24): string[] {
   // Kept on a few lines (one word per line would fill a screen).
@@ -687,8 +703,9 @@ export type RankedMemory = Pick<
  * adds its inverse document frequency over the user's memories (BM25 without
  * term frequency), so distinctive words decide the order.
  */
-export async function searchMemories(u: UserContext, text: string, limit = 20): Promise<RankedMemory[]> {
+export async function searchMemories(u: UserContext, question: string, limit = 20): Promise<RankedMemory[]> {
   const { db, userId } = u;
+  const text = searchableQuestion(question);
   const c = u.cipher;
   const { config, terms } = c.searchTerms(withWordForms(withRelatedWords(queryTerms(text), text)));
   if (!terms.length) return [];

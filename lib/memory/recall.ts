@@ -9,12 +9,12 @@
 import type { Db } from "@/lib/db/client";
 import type { UserContext } from "@/lib/user-context";
 import { callFunction } from "@/lib/db/function-calls";
-import { indexWords } from "@/lib/crypto/content";
+import { indexWords, SEARCH_CHARS } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
 import { excerpt } from "./excerpt";
 import { asksAboutTime, questionDates, type DateRange } from "./dates";
-import { queryTerms, searchMemories, type RankedMemory } from "./long-term";
+import { queryTerms, searchableQuestion, searchMemories, type RankedMemory } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
 import { dayOf, pastMemories, pastQuestion, spanText, validSince, type PastMemory } from "./validity";
@@ -154,7 +154,7 @@ function fuse(
 
 export async function recall(
   u: UserContext,
-  message: string,
+  question: string,
   opts: {
     budget: number;
     excludeThreadId?: string;
@@ -166,6 +166,7 @@ export async function recall(
   },
 ): Promise<Recall> {
   const { db, userId } = u;
+  const message = searchableQuestion(question);
   const budget = opts.budget;
   // Two messages either side of a hit: the question it answers, the answer it got.
   const n = opts.neighbors ?? 2;
@@ -482,10 +483,10 @@ const ownMessage = (h: Hit) => h.rows.find((r) => r.position === h.position);
  */
 function wordWeights(asked: Set<string>, hits: Hit[], recent: Neighbor[]): WordWeights {
   const texts = new Map<string, string>();
-  for (const r of recent) texts.set(r.id, r.content);
+  for (const r of recent) texts.set(r.id, searchedPart(r.content));
   for (const h of hits) {
     const own = ownMessage(h);
-    if (own) texts.set(own.id, own.content);
+    if (own) texts.set(own.id, searchedPart(own.content));
   }
   // Each message stemmed once: the hits' words are looked up again by matchedShare.
   const wordsOf = new Map([...texts].map(([id, text]) => [id, new Set(indexWords(text))]));
@@ -548,10 +549,17 @@ const NO_WORDS: ReadonlySet<string> = new Set();
  * The question's stems a text holds. Only a text containing the start of one is stemmed (a stem is its word's
  * start but for its last letter, "happi" for "happy"): most neighbours hold none, and stemming is the cost here.
  */
-function askedWordsIn(text: string, asked: Set<string>, starts: RegExp): Set<string> {
+function askedWordsIn(whole: string, asked: Set<string>, starts: RegExp): Set<string> {
+  const text = searchedPart(whole);
   if (!starts.test(text)) return NO_WORDS as Set<string>;
   return new Set(indexWords(text).filter((w) => asked.has(w)));
 }
+
+/**
+ * The part of a message its search entry reads (and an excerpt of it shows): a stored message can be a million
+ * characters, and stemming a 7 MB one whole held the server for half a second on every recall that met it.
+ */
+const searchedPart = (text: string) => (text.length > SEARCH_CHARS ? text.slice(0, SEARCH_CHARS) : text);
 
 /** Matches a word beginning like one of the stems (each but its last letter), case-insensitively. */
 function wordStarts(stems: Set<string>): RegExp {
