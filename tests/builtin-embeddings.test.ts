@@ -140,6 +140,47 @@ describe.each(engines)("recall by meaning with the built-in encoder on %s", (eng
     expect(mock.embeddingRequests()).toHaveLength(0);
   });
 
+  it("a turn searching by meaning waits for two database round trips before the model: the append, one read", async () => {
+    const user = (await t.db.user.create({ data: { email: `builtin-trips-${engine}@example.com` } })).id;
+    await addMemory(await userContext(t.db, user), { text: "Has a cat named Miso", source: "manual" }, "user", "t");
+    const d = deferred(() => t.db);
+    const first = await collect(
+      runTurn(t.db, user, { kind: "send", content: "I adopted a kitten" }, { defer: d.defer }),
+    );
+    await d.flush(); // every memory and message has its vector; the next turn's searches find them kept in memory
+    const threadId = first.find((e) => e.type === "start")?.threadId;
+    // As bench:context counts: a query issued while another is running shares its round trip.
+    let trips = 0;
+    let running = 0;
+    let atModel = -1;
+    const counted = t.db.$extends({
+      query: {
+        $allOperations: async ({ args, query }) => {
+          if (running++ === 0) trips++;
+          try {
+            return await query(args);
+          } finally {
+            running--;
+          }
+        },
+      },
+    }) as unknown as typeof t.db;
+    // A first turn on this client fills what a running server keeps (the connection, the vectors).
+    // Background work is left out, as bench:context does: only what the turn waits for is counted.
+    const none = { defer: () => {} };
+    await collect(runTurn(counted, user, { kind: "send", threadId, content: "Any news?" }, none));
+    trips = 0;
+    mock.onRequest = () => void (atModel < 0 && (atModel = trips));
+    const events = await collect(
+      runTurn(counted, user, { kind: "send", threadId, content: "What pets do I have?" }, none),
+    );
+    mock.onRequest = undefined;
+    expect(events.at(-1)?.type).toBe("done");
+    const answer = mock.chatRequests().findLast((r) => r.body.model === "mock-chat");
+    expect(JSON.stringify(answer!.body.messages)).toContain("Miso");
+    expect(atModel).toBe(2);
+  });
+
   it("a memory's vector kept between turns follows its row: an edit is searched by its new text, a mute drops it", async () => {
     const user = (await t.db.user.create({ data: { email: `builtin-cache-${engine}@example.com` } })).id;
     const u = await userContext(t.db, user);

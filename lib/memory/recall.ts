@@ -184,7 +184,9 @@ export async function recall(
     sem
       ? Promise.all([
           nearestMemories(db, userId, sem.model, sem.vector, CANDIDATES),
-          wantPassages ? nearestMessages(db, userId, sem.model, sem.vector, CANDIDATES * 3) : Promise.resolve([]),
+          wantPassages
+            ? nearestMessages(db, userId, sem.model, sem.vector, CANDIDATES * 3, opts.excludeThreadId)
+            : Promise.resolve([]),
         ])
       : ([[], []] as VectorHit[][]),
   );

@@ -10,6 +10,7 @@
 //   app. The user's message vectors are kept in memory between turns (one
 //   Float32Array) and reloaded only when the set of embedded rows changes.
 import type { Db } from "@/lib/db/types";
+import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
 
 export type VectorHit = { id: string; score: number };
@@ -18,8 +19,17 @@ export interface VectorIndex {
   readonly kind: "pgvector" | "exact";
   /** The user's active memories nearest to `q` (only those embedded by `model`). */
   nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]>;
-  /** The user's messages nearest to `q`, best first (thread filters are applied by the caller's passage query). */
-  nearestMessages(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]>;
+  /**
+   * The user's messages nearest to `q`, best first, outside `excludeThreadId` (the thread being answered, whose history
+   * the prompt has already); the other thread filters are applied by the caller's passage query.
+   */
+  nearestMessages(
+    userId: string,
+    model: string,
+    q: number[],
+    k: number,
+    excludeThreadId?: string,
+  ): Promise<VectorHit[]>;
   /** Prepares for vectors of this size (an index where the engine has one; once per size). */
   prepare(dims: number): Promise<void>;
 }
@@ -46,8 +56,15 @@ export async function nearestMemories(db: Db, userId: string, model: string, q: 
   return (await vectorIndex(db)).nearestMemories(userId, model, q, k);
 }
 
-export async function nearestMessages(db: Db, userId: string, model: string, q: number[], k: number) {
-  return (await vectorIndex(db)).nearestMessages(userId, model, q, k);
+export async function nearestMessages(
+  db: Db,
+  userId: string,
+  model: string,
+  q: number[],
+  k: number,
+  excludeThreadId?: string,
+) {
+  return (await vectorIndex(db)).nearestMessages(userId, model, q, k, excludeThreadId);
 }
 
 export async function ensureVectorIndex(db: Db, dims: number): Promise<void> {
@@ -66,7 +83,7 @@ function dimsSql(dims: number): Prisma.Sql {
   return Prisma.raw(String(dims));
 }
 
-/** The filter both indexes put on a user's memories. */
+/** The filter pgvector's search puts on a user's memories (the exact search's is mnemo_memory_vector_versions). */
 const memoryWhere = (userId: string, model: string, dims: number) => Prisma.sql`
   "userId" = ${userId} AND "embeddingModel" = ${model} AND status = 'active' AND NOT muted AND embedding IS NOT NULL
   AND array_length(embedding, 1) = ${dimsSql(dims)} AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
@@ -92,8 +109,8 @@ class PgvectorIndex implements VectorIndex {
     `;
   }
 
-  async nearestMessages(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
-    if (q.length > HNSW_MAX_DIMS) return this.exact.nearestMessages(userId, model, q, k);
+  async nearestMessages(userId: string, model: string, q: number[], k: number, excludeThreadId?: string) {
+    if (q.length > HNSW_MAX_DIMS) return this.exact.nearestMessages(userId, model, q, k, excludeThreadId);
     const dims = dimsSql(q.length);
     const v = literal(q);
     // The HNSW index answers the inner ORDER BY … LIMIT; relaxed_order lets it
@@ -104,6 +121,7 @@ class PgvectorIndex implements VectorIndex {
         SELECT id, (1 - d)::float8 AS score FROM (
           SELECT id, (embedding::vector(${dims})) <=> ${v}::vector(${dims}) AS d FROM "Item"
           WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dims}
+            AND "threadId" IS DISTINCT FROM ${excludeThreadId ?? null}::text
           ORDER BY (embedding::vector(${dims})) <=> ${v}::vector(${dims}) LIMIT ${k}::int
         ) n ORDER BY d
       `,
@@ -148,16 +166,17 @@ class ExactScanIndex implements VectorIndex {
     );
   }
 
-  async nearestMessages(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
+  async nearestMessages(userId: string, model: string, q: number[], k: number, excludeThreadId?: string) {
     const dims = q.length;
     const set = await messageVectors(this.db, userId, model, dims);
-    return topK(set.ids, (i) => set.data.subarray(i * dims, (i + 1) * dims), q, k);
+    const keep = (i: number) => set.threadIds[i] !== excludeThreadId;
+    return topK(set.ids, (i) => set.data.subarray(i * dims, (i + 1) * dims), q, k, keep);
   }
 
   async prepare(): Promise<void> {}
 }
 
-type VectorSet = { ids: string[]; data: Float32Array; count: number; maxId: string | null };
+type VectorSet = { ids: string[]; threadIds: string[]; data: Float32Array; count: number; maxId: string | null };
 const CACHED_USERS = 16;
 const caches = new WeakMap<Db, Map<string, VectorSet>>();
 
@@ -166,22 +185,30 @@ async function messageVectors(db: Db, userId: string, model: string, dims: numbe
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
   const key = `${userId}\u0000${model}\u0000${dims}`;
-  const [mark] = await db.$queryRaw<Array<{ n: number; m: string | null }>>`
-    SELECT count(*)::int AS n, max(id) AS m FROM "Item" WHERE "userId" = ${userId} AND "embeddingModel" = ${model}
-  `;
+  // In the turn's batched read (lib/db/function-calls.ts): with the vectors kept, no round trip of its own.
+  const [mark] = await callFunction<{ n: number; m: string | null }>(db, {
+    call: "mnemo_message_vectors_mark($1, $2)",
+    params: [userId, model],
+  });
   const hit = cache.get(key);
   if (hit && hit.count === mark.n && hit.maxId === mark.m) {
     cache.delete(key);
     cache.set(key, hit); // most recently used last
     return hit;
   }
-  const rows = await db.$queryRaw<Array<{ id: string; embedding: number[] }>>`
-    SELECT id, embedding FROM "Item"
+  const rows = await db.$queryRaw<Array<{ id: string; threadId: string; embedding: number[] }>>`
+    SELECT id, "threadId", embedding FROM "Item"
     WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dimsSql(dims)}
   `;
   const data = new Float32Array(rows.length * dims);
   rows.forEach((r, i) => data.set(normalized(r.embedding), i * dims));
-  const set: VectorSet = { ids: rows.map((r) => r.id), data, count: mark.n, maxId: mark.m };
+  const set: VectorSet = {
+    ids: rows.map((r) => r.id),
+    threadIds: rows.map((r) => r.threadId),
+    data,
+    count: mark.n,
+    maxId: mark.m,
+  };
   cache.set(key, set);
   while (cache.size > CACHED_USERS) cache.delete(cache.keys().next().value!);
   return set;
@@ -199,9 +226,11 @@ const memoryCaches = new WeakMap<Db, Map<string, { version: string; vector: Floa
 async function memoryVectors(db: Db, userId: string, model: string, dims: number) {
   let cache = memoryCaches.get(db);
   if (!cache) memoryCaches.set(db, (cache = new Map()));
-  const rows = await db.$queryRaw<Array<{ id: string; version: string }>>`
-    SELECT id, xmin::text AS version FROM "Memory" WHERE ${memoryWhere(userId, model, dims)}
-  `;
+  // In the turn's batched read: when no memory changed, the search makes no round trip of its own.
+  const rows = await callFunction<{ id: string; version: string }>(db, {
+    call: "mnemo_memory_vector_versions($1, $2, $3::int)",
+    params: [userId, model, dims],
+  });
   const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
   if (missing.length) {
     const fresh = await db.$queryRaw<Array<{ id: string; version: string; embedding: number[] }>>`
@@ -243,11 +272,18 @@ function normalized(v: ArrayLike<number>): Float32Array {
   return out;
 }
 
-/** Exact cosine top-k. */
-function topK(ids: string[], vec: (i: number) => ArrayLike<number>, q: number[], k: number): VectorHit[] {
+/** Exact cosine top-k of the rows `keep` accepts. */
+function topK(
+  ids: string[],
+  vec: (i: number) => ArrayLike<number>,
+  q: number[],
+  k: number,
+  keep: (i: number) => boolean = () => true,
+): VectorHit[] {
   const qn = normalized(q);
   const scored: VectorHit[] = [];
   for (let i = 0; i < ids.length; i++) {
+    if (!keep(i)) continue;
     const v = vec(i);
     let dot = 0;
     let vv = 0;
