@@ -109,6 +109,46 @@ test("memory: learned from chat, shown, injected, edited, deleted, forgotten", a
   expect(memoryBlockOf(await chatRequest("do you know my name or that I like pizza"))).toBeUndefined();
 });
 
+test("four memories and an answer about the dog: only the dog's memory is listed as used, and a 👎 marks only it", async ({
+  page,
+}) => {
+  test.setTimeout(60_000);
+  await register(page, uniqueEmail("dog"));
+  await page.goto("/settings/memory");
+  const memories = [
+    "Has a border collie named Pip",
+    "Works as a pharmacist in Coimbra",
+    "Is allergic to shellfish",
+    "Has a sister who lives in Porto",
+  ];
+  for (const text of memories) {
+    await page.getByPlaceholder(/Add a memory/).fill(text);
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    await expect(page.getByTestId("memory").filter({ hasText: text })).toBeVisible();
+  }
+  const question = `Any ideas for a long walk this weekend? ${Date.now()}`;
+  await script([{ match: question, content: "Take Pip along the river: a border collie loves a long run." }]);
+  await page.goto("/");
+  await send(page, question);
+  // All four fit the budget, so all four were given to the model; the answer drew on one.
+  const block = memoryBlockOf(await chatRequest(question)) ?? "";
+  for (const text of memories) expect(block).toContain(text);
+  const used = page.getByTestId("memories-used");
+  await expect(used).toContainText("Memories used (1)");
+  await used.locator("summary").first().click();
+  await expect(used.getByRole("link", { name: memories[0] })).toBeVisible();
+  await expect(used.getByTestId("memories-also-given")).toContainText("Also given to the model (3)");
+
+  await page.getByRole("button", { name: "Bad answer" }).last().click();
+  await expect(page.getByRole("button", { name: "Bad answer" }).last()).toHaveAttribute("aria-pressed", "true");
+  const card = (text: string) => page.getByTestId("memory").filter({ hasText: text });
+  await expect(async () => {
+    await page.goto("/settings/memory");
+    await expect(card(memories[0]).getByTestId("memory-signals")).toContainText("1 👎", { timeout: 1000 });
+  }).toPass({ timeout: 10_000 });
+  for (const text of memories.slice(1)) await expect(card(text).getByTestId("memory-signals")).toHaveCount(0);
+});
+
 test("undo takes back what the turn taught: the memory it added leaves the active list, archived with the reason", async ({
   page,
 }) => {
