@@ -32,7 +32,7 @@ import { recordSend } from "@/lib/memory/disclosure";
 import { exactScope } from "@/lib/projects/scope";
 import { saveSummary } from "@/lib/chat/summaries";
 import { appendItems } from "@/lib/memory/session";
-import { addMemory, retireMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { addMemory, retireMemory, updateMemoryText } from "@/lib/memory/store";
 import { rotateKeys } from "@/lib/crypto/rotate";
 import { recordUsage } from "@/lib/account/usage-ledger";
 import { UNREADABLE } from "@/lib/crypto/content";

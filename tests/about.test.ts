@@ -5,14 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { userContext, type UserContext } from "@/lib/user-context";
-import {
-  addMemory,
-  deleteMemories,
-  setMemoryStatus,
-  setMuted,
-  setPrivate,
-  updateMemoryText,
-} from "@/lib/memory/long-term";
+import { addMemory, deleteMemories, setMemoryStatus, setMuted, setPrivate, updateMemoryText } from "@/lib/memory/store";
 import { runDueJobs } from "@/lib/jobs/worker";
 import { readAbout, refreshAbout, releaseAbout, saveAbout } from "@/lib/memory/about";
 import { memoryBlock, recall } from "@/lib/memory/recall";

@@ -10,7 +10,7 @@ import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm, type RecordedRequest } from "@/testing/mock-llm";
 import { userContext, inMemoryScope, type UserContext } from "@/lib/user-context";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
 import { createApiKey, revokeApiKey } from "@/lib/keys/api-keys";
 import { createProject } from "@/lib/projects/projects";
 import { exactScope } from "@/lib/projects/scope";

@@ -41,7 +41,7 @@ import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { hashPassword } from "@/lib/auth/password";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { appendItems } from "@/lib/memory/session";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
 import { createThread } from "@/lib/chat/threads";
 import { createProject } from "@/lib/projects/projects";
 import { createApiKey } from "@/lib/keys/api-keys";

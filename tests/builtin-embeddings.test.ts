@@ -14,7 +14,7 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { BUILTIN_EMBEDDING_MODEL, embedBuiltin } from "@/lib/llm/builtin-embedder";
 import { runTurn } from "@/lib/chat/turn";
-import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { addMemory, updateMemoryText } from "@/lib/memory/store";
 import { cosine, nearestMemories } from "@/lib/memory/vectors";
 import { recall } from "@/lib/memory/recall";
 import { countPending, embedPending } from "@/lib/memory/embed";

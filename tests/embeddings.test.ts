@@ -10,7 +10,7 @@ import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
-import { addMemory, updateMemoryText } from "@/lib/memory/long-term";
+import { addMemory, updateMemoryText } from "@/lib/memory/store";
 import { recall } from "@/lib/memory/recall";
 import { countPending, embedPending } from "@/lib/memory/embed";
 import { ensureVectorIndex, hasPgvector } from "@/lib/memory/vectors";

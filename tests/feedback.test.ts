@@ -10,7 +10,7 @@ import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { rateAnswer, looksLikeCorrection } from "@/lib/memory/feedback";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
 import { runDueJobs } from "@/lib/jobs/worker";
 import { feedbackByModel } from "@/lib/admin/feedback-stats";
 

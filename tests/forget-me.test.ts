@@ -9,7 +9,7 @@ import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { runDueJobs } from "@/lib/jobs/worker";
-import { addMemory, forgetEverything } from "@/lib/memory/long-term";
+import { addMemory, forgetEverything } from "@/lib/memory/store";
 import { rateAnswer } from "@/lib/memory/feedback";
 import { readAbout, refreshAbout } from "@/lib/memory/about";
 import { recall } from "@/lib/memory/recall";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userContext } from "@/lib/user-context";
 import type { RunContext } from "@openai/agents";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
 import { applyDecisions } from "@/lib/memory/extract";
 import { runMemoryTool } from "@/lib/memory/tools";
 import { reviewPending } from "@/lib/memory/writes";

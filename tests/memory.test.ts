@@ -8,15 +8,8 @@ import { reviewPending } from "@/lib/memory/writes";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
-import {
-  addMemory,
-  expireUnusedMemories,
-  forgetEverything,
-  outranks,
-  searchMemories,
-  setPinned,
-  updateMemoryText,
-} from "@/lib/memory/long-term";
+import { outranks, searchMemories } from "@/lib/memory/long-term";
+import { addMemory, expireUnusedMemories, forgetEverything, setPinned, updateMemoryText } from "@/lib/memory/store";
 import { extractMemories } from "@/lib/memory/extract";
 import { memoryBlock, passageWordBonus, recall, type Hit } from "@/lib/memory/recall";
 import { runMemoryTool } from "@/lib/memory/tools";

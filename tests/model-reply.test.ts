@@ -13,7 +13,7 @@ import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { lastUserText, startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { connectToMock } from "@/testing/mock-connection";
 import { collect } from "./helpers/turns";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
 import { userContext } from "@/lib/user-context";
 import { REFUSAL_TTL_MS, withoutRefused } from "@/lib/llm/server-quirks";
 

@@ -14,7 +14,7 @@ import { appendItems } from "@/lib/memory/session";
 import { createThread, listThreads, threadView } from "@/lib/chat/threads";
 import { loadContext } from "@/lib/chat/context";
 import { recall } from "@/lib/memory/recall";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
 import { importMemories, memoriesJson, memoriesMarkdown } from "@/lib/memory/portable";
 import { auditAboutUser, reviewThread } from "@/lib/admin/review";
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vites
 import { runTurn } from "@/lib/chat/turn";
 import { createThread } from "@/lib/chat/threads";
 import { appendItems, type NewItem } from "@/lib/memory/session";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
 import { userContext } from "@/lib/user-context";
 import { REFUSAL_TTL_MS } from "@/lib/llm/server-quirks";
 import {

@@ -5,7 +5,8 @@ import crypto from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { userContext } from "@/lib/user-context";
-import { addMemory, queryTerms, relatedMemoryIds, searchMemories, setPrivate } from "@/lib/memory/long-term";
+import { queryTerms, relatedMemoryIds, searchMemories } from "@/lib/memory/long-term";
+import { addMemory, setPrivate } from "@/lib/memory/store";
 import { recall } from "@/lib/memory/recall";
 import {
   ALTERNATIVES,

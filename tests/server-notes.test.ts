@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTurn } from "@/lib/chat/turn";
 import { createThread } from "@/lib/chat/threads";
 import { appendItems, type NewItem } from "@/lib/memory/session";
-import { addMemory } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
 import { userContext } from "@/lib/user-context";
 import { clearConnectionCache } from "@/lib/llm/connection";
 import { forgetRefusals, knownToRefuse, rememberRefusal } from "@/lib/llm/server-quirks";

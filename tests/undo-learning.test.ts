@@ -11,7 +11,7 @@ import { connectToMock } from "@/testing/mock-connection";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { undoLastTurn } from "@/lib/chat/threads";
 import { runDueJobs } from "@/lib/jobs/worker";
-import { addMemory, setMemoryStatus, updateMemoryText } from "@/lib/memory/long-term";
+import { addMemory, setMemoryStatus, updateMemoryText } from "@/lib/memory/store";
 import { modelChange, withdrawLearnedFrom } from "@/lib/memory/writes";
 import { goneSources } from "@/lib/memory/provenance";
 

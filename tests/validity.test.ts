@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { userContext } from "@/lib/user-context";
-import { addMemory, setMuted, setPrivate } from "@/lib/memory/long-term";
+import { addMemory, setMuted, setPrivate } from "@/lib/memory/store";
 import { importConversations } from "@/lib/import/run";
 import { exportUserData } from "@/lib/account/export";
 import { applyDecisions } from "@/lib/memory/extract";

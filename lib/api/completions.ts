@@ -21,18 +21,15 @@ import { contextLimit, openaiClient } from "@/lib/llm/client";
 import { fitAfterRefusal, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { checkLimits } from "@/lib/account/usage-limits";
-import { recordUsage } from "@/lib/account/usage-ledger";
+import { settleAnswer } from "@/lib/answer/settle";
 import { getConfig } from "@/lib/config";
-import { enqueue, type NewJob } from "@/lib/jobs/queue";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
-import { recordUses } from "@/lib/memory/long-term";
-import { attributeMemories } from "@/lib/memory/attribution";
 import { stripCitations } from "@/lib/memory/citation-format";
 import { appendItems } from "@/lib/memory/session";
 import { provisionalTitle } from "@/lib/chat/titles";
 import type { KeyCaller } from "@/lib/keys/api-keys";
 import { inMemoryScope, type UserContext } from "@/lib/user-context";
-import { isLocalEndpoint, recordSend } from "@/lib/memory/disclosure";
+import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import { withoutReasoning } from "@/lib/llm/model-reply";
 import { withoutRefused } from "@/lib/llm/server-quirks";
 import { storedMessageText } from "@/lib/chat/stored-message";
@@ -292,39 +289,25 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
     { cipher: u.cipher, ownerId: u.userId },
   );
   if (!answer) return; // the thread was deleted meanwhile
-  const given = x.recalled.memories.map((m) => ({ id: m.id, text: m.text, since: m.since }));
-  if (given.length)
-    await recordUses(
-      u.db,
-      u.userId,
-      answer.id,
-      given.map((m) => m.id),
-      attributeMemories(said, x.question ?? "", given),
-    );
-  await recordSend(u.db, u.cipher, {
-    userId: u.userId,
-    memoryIds: given.map((m) => m.id),
-    model: x.model,
-    baseURL: x.conn.baseURL,
+  // Learning writes memory: only for a key that may (README, "API key scopes"), and not while the user paused it.
+  const learn = caller.scopes.includes("memory:write") && !(await u.settings()).paused;
+  await settleAnswer(u, {
     client: "api",
     apiKeyId: caller.keyId,
-  }).catch(() => undefined);
-  await recordUsage(u.db, u.userId, {
-    turns: 1,
+    conn: x.conn,
+    model: x.model,
+    sentMemoryIds: x.recalled.memories.map((m) => m.id),
     modelCalls: 1,
     tokens: (a.usage?.prompt ?? 0) + (a.usage?.completion ?? 0),
-  }).catch(() => undefined);
-  const settings = await u.settings();
-  const jobs: NewJob[] = [];
-  if (x.userItemId && !settings.paused && text)
-    jobs.push({
-      kind: "extract",
-      userId: u.userId,
-      payload: { userId: u.userId, threadId: x.threadId, userItemId: x.userItemId, answerItemId: answer.id },
-      dedupeKey: `extract:${answer.id}`,
-    });
-  jobs.push({ kind: "embed", userId: u.userId, payload: { userId: u.userId }, dedupeKey: `embed:${answer.id}` });
-  await enqueue(u.db, jobs).catch(() => undefined);
+    threadId: x.threadId,
+    userItemId: x.userItemId,
+    answerId: answer.id,
+    question: x.question ?? "",
+    answerText: said,
+    recalled: x.recalled,
+    useMemory: true,
+    learn,
+  });
 }
 
 const completionId = () => `chatcmpl-${crypto.randomBytes(12).toString("hex")}`;

@@ -10,10 +10,10 @@
 //     the work after it (title, summary, learning) on the durable job queue.
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
-import { recordUsage } from "@/lib/account/usage-ledger";
+import { chargeAnswer, settleAnswer, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
-import { isLocalEndpoint, recordSend } from "@/lib/memory/disclosure";
+import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
 import OpenAI from "openai";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
@@ -33,9 +33,8 @@ import {
   type ToolCall,
 } from "@/lib/memory/session";
 
-import { earlyQueryVector, embeddingsOn, embedQuery } from "@/lib/llm/embeddings";
+import { earlyQueryVector, embedQuery } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
-import { recordUses } from "@/lib/memory/long-term";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
 import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { countTokens, MESSAGE_OVERHEAD, messageTokens } from "@/lib/memory/tokens";
@@ -44,13 +43,11 @@ import { createThread } from "./threads";
 import { provisionalTitle } from "./titles";
 import type { Defer } from "./background";
 import { renewLease, RENEW_MS } from "./leases";
-import { enqueue, type NewJob } from "@/lib/jobs/queue";
 import { drainJobs } from "@/lib/jobs/worker";
 import { AppError, NotFoundError, isDatabaseUnavailable } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { readTogether } from "@/lib/db/function-calls";
-import type { MemoryUsed, TurnEvent } from "./turn-events";
-import { attributeMemories } from "@/lib/memory/attribution";
+import type { TurnEvent } from "./turn-events";
 import { stripCitations } from "@/lib/memory/citation-format";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { withoutRefused, type Feature } from "@/lib/llm/server-quirks";
@@ -680,7 +677,7 @@ class TurnRun {
     ctx: Context,
     useMemory: boolean,
   ): Promise<{ final: SessionItem; uses: MemoryUses }> {
-    const { db, userId, p } = this;
+    const { db, p } = this;
     const final = await finishRetrying(db, this.c, this.assistant.id, {
       content: text,
       status: "complete",
@@ -689,27 +686,27 @@ class TurnRun {
       // On a complete answer, `error` is a warning about it.
       ...(this.promptCut ? { error: promptCutNotice(this.promptCut) } : {}),
     });
-    const uses = memoryUses(text, p.userItem.content, recalled);
-    if (recalled.memories.length)
-      await recordUses(
-        db,
-        userId,
-        final.id,
-        recalled.memories.map((m) => m.id),
-        uses.memoriesUsed.map((m) => m.id),
-      );
-    // Work after the answer goes on the durable queue before the answer is
-    // reported done: a process killed now still learns from it on restart.
     // "No, I meant…" / "don't use bullet points": feedback on the answer before this message.
     if (useMemory && !p.meta.memoryPaused) {
       await recordCorrection(this.u, { ...p.userItem, threadId: p.threadId }).catch((e) =>
         logBrief(`could not record a correction for ${p.userItem.id}`, e),
       );
     }
-    const due = ctx.unsummarized.length > 0 ? this.historyBudget : null;
-    const jobs = afterAnswerJobs(p, userId, final.id, due, useMemory);
-    await enqueue(db, jobs).catch((e) => logBrief(`could not queue work after answer ${final.id}`, e));
-    await this.charge();
+    const calls = this.modelCalls;
+    this.modelCalls = 0; // charged here, not again when the turn ends
+    const uses = await settleAnswer(this.u, {
+      ...this.chargeOf(calls),
+      threadId: p.threadId,
+      userItemId: p.userItem.id,
+      answerId: final.id,
+      question: p.userItem.content,
+      answerText: text,
+      recalled,
+      useMemory,
+      learn: useMemory && !p.meta.memoryPaused,
+      firstExchange: p.firstExchange,
+      summarize: ctx.unsummarized.length > 0 ? this.historyBudget : null,
+    });
     return { final, uses };
   }
 
@@ -738,21 +735,20 @@ class TurnRun {
    * before the last event, so the stream closes right after it.
    */
   private async charge() {
-    if (!this.modelCalls) return;
     const calls = this.modelCalls;
     this.modelCalls = 0;
-    await recordSend(this.db, this.c, {
-      userId: this.userId,
-      memoryIds: this.sentMemoryIds,
-      model: this.p.conn.chatModel,
-      baseURL: this.p.conn.baseURL,
+    await chargeAnswer(this.u, this.chargeOf(calls));
+  }
+
+  private chargeOf(modelCalls: number): AnswerCharge {
+    return {
       client: "web",
-    }).catch((e) => logBrief("what left the box", e));
-    await recordUsage(this.db, this.userId, {
-      turns: 1,
-      modelCalls: calls,
+      conn: this.p.conn,
+      model: this.p.conn.chatModel,
+      sentMemoryIds: this.sentMemoryIds,
+      modelCalls,
       tokens: this.usage.prompt + this.usage.completion,
-    }).catch((e) => logBrief("usage ledger", e));
+    };
   }
 }
 
@@ -767,20 +763,6 @@ export function promptCutNotice({ sent, reported }: { sent: number; reported: nu
     `missed your memories or the start of the chat. Later messages are sent shorter to fit; for the whole ` +
     `conversation, give the model a longer context (Ollama: OLLAMA_CONTEXT_LENGTH=8192 or more).`
   );
-}
-
-type MemoryUses = { memoriesUsed: MemoryUsed[]; alsoGiven: MemoryUsed[] };
-
-/** The memories the answer drew on (read from its text, lib/memory/attribution.ts), and the rest it was given. */
-function memoryUses(answer: string, question: string, recalled: Recall): MemoryUses {
-  // With the day each was filed under, when the prompt gave days: an answer naming one drew on its memories.
-  const given = recalled.memories.map((m) => ({ id: m.id, text: m.text, since: m.since }));
-  const used = new Set(attributeMemories(answer, question, given));
-  const shown = (m: MemoryUsed) => ({ id: m.id, text: m.text });
-  return {
-    memoriesUsed: given.filter((m) => used.has(m.id)).map(shown),
-    alsoGiven: given.filter((m) => !used.has(m.id)).map(shown),
-  };
 }
 
 const logBrief = (what: string, e: unknown) =>
@@ -800,33 +782,4 @@ function toolMessages(text: string, toolCalls: ToolCall[], results: NewItem[]): 
     },
     ...toolCalls.map((t, i) => ({ role: "tool" as const, tool_call_id: t.id, content: results[i].content ?? "" })),
   ];
-}
-
-/** The queued work after a complete answer: title (first exchange), summary, learning. */
-function afterAnswerJobs(
-  p: Prepared,
-  userId: string,
-  answerId: string,
-  /** The history budget the answer's window was read with, when turns fell out of it (a summary is due). */
-  summarize: number | null,
-  useMemory: boolean,
-): NewJob[] {
-  const jobs: NewJob[] = [];
-  const ids = { threadId: p.threadId, userItemId: p.userItem.id, answerItemId: answerId };
-  if (p.firstExchange) jobs.push({ kind: "title", userId, payload: ids, dedupeKey: `title:${p.threadId}` });
-  if (summarize !== null && getConfig().chat.summaries) {
-    jobs.push({
-      kind: "summary",
-      userId,
-      payload: { threadId: p.threadId, leafId: answerId, budget: summarize },
-      dedupeKey: `summary:${answerId}`,
-    });
-  }
-  // Automatic learning: not in temporary chats, not while memory is paused.
-  if (useMemory && !p.meta.memoryPaused)
-    jobs.push({ kind: "extract", userId, payload: { userId, ...ids }, dedupeKey: `extract:${answerId}` });
-  // The exchange's vectors, for recall by meaning in later threads (a no-op without an embedding model).
-  if (useMemory && embeddingsOn(p.conn))
-    jobs.push({ kind: "embed", userId, payload: { userId }, dedupeKey: `embed:${answerId}` });
-  return jobs;
 }

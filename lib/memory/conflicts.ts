@@ -5,7 +5,7 @@ import { NotFoundError } from "@/lib/errors";
 import type { UserContext } from "@/lib/user-context";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import { ChangedMeanwhile, retireMemory } from "./long-term";
+import { ChangedMeanwhile, retireMemory } from "./store";
 
 export type Conflict = {
   a: { id: string; text: string; createdAt: string };

@@ -10,7 +10,8 @@ import type { Db } from "@/lib/db/client";
 import { userContext } from "@/lib/user-context";
 import type { UserContext } from "@/lib/user-context";
 import { getConfig } from "@/lib/config";
-import { outranks, retireMemory } from "./long-term";
+import { outranks } from "./long-term";
+import { retireMemory } from "./store";
 import { nearestMemories } from "./vectors";
 
 /**

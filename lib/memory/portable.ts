@@ -8,7 +8,8 @@ import type { ImportedProject } from "@/lib/import/conversation";
 import { z } from "zod";
 import { redactSecrets } from "./secrets";
 import type { Db } from "@/lib/db/client";
-import { addMemory, memoryKindSchema, memoryTextSchema, openMemory, type NewMemory } from "./long-term";
+import { memoryKindSchema, memoryTextSchema, openMemory } from "./long-term";
+import { addMemory, type NewMemory } from "./store";
 import { count } from "@/lib/text/plural";
 
 export const MEMORIES_FORMAT = "mnemo-memories";

@@ -9,15 +9,14 @@ import type OpenAI from "openai";
 import { z } from "zod";
 import { dayOf, validSince } from "./validity";
 import {
-  addMemory,
   listMemories,
   memoryKindSchema,
   memoryTextSchema,
   mentionable,
   ownedMemory,
   searchMemories,
-  type NewMemory,
 } from "./long-term";
+import { addMemory, type NewMemory } from "./store";
 import { addedWords, groundedIn } from "./grounding";
 import { modelChange, undoIfForgotten, type ChangeOutcome } from "./writes";
 import { asksToForget, asksToRemember } from "./user-request";

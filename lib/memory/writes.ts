@@ -18,17 +18,9 @@ import type { MemorySettings, UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import type { Memory } from "@/lib/generated/prisma/client";
 import { countTokens } from "./tokens";
-import {
-  addMemory,
-  endMemory,
-  memoryTextSchema,
-  ownedMemory,
-  revertModelRewrite,
-  revertModelStatusChange,
-  setMemoryStatus,
-  updateMemoryText,
-  type NewMemory,
-} from "./long-term";
+import { memoryTextSchema, ownedMemory } from "./long-term";
+import { addMemory, endMemory, setMemoryStatus, updateMemoryText, type NewMemory } from "./store";
+import { revertModelRewrite, revertModelStatusChange } from "./revert";
 import { redactSecrets } from "./secrets";
 
 export type ModelChange =

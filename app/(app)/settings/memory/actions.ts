@@ -7,18 +7,17 @@ import { z } from "zod";
 import { userAction, type UserActionContext } from "@/lib/http/action";
 import { reviewPending } from "@/lib/memory/writes";
 import { embedSoon } from "@/lib/memory/embed";
+import { memoryKindSchema, memoryHistory } from "@/lib/memory/long-term";
 import {
   addMemory,
   deleteMemories,
   forgetEverything,
-  memoryKindSchema,
-  memoryHistory,
   setMemoryStatus,
   setMuted,
   setPrivate,
   setPinned,
   updateMemoryText,
-} from "@/lib/memory/long-term";
+} from "@/lib/memory/store";
 import { settleConflict, settleInput } from "@/lib/memory/conflicts";
 import { verifyProcedure } from "@/lib/memory/procedures";
 import { consolidateNow, consolidateSoon } from "@/lib/memory/consolidate";
