@@ -55,7 +55,51 @@ function findCycle(graph: Map<string, string[]>): string[] | null {
   return null;
 }
 
+/** The files that call a function (its name followed by "("), its definition left out. */
+const callersOf = (name: string, files: string[]) =>
+  files.filter((f) =>
+    new RegExp(`(?<!function )\\b${name}\\(`).test(read(f).replace(new RegExp(`export async function ${name}\\b`), "")),
+  );
+
 describe("architecture", () => {
+  it("only the gate and the user's own hand write memories (lib/memory/store.ts)", () => {
+    // The gate, the undo it runs, a conflict the user settles, the user's own memory file, and the dashboard.
+    const allowed = [
+      "lib/memory/writes.ts",
+      "lib/memory/revert.ts",
+      "lib/memory/conflicts.ts",
+      "lib/memory/portable.ts",
+      "app/(app)/settings/memory/actions.ts",
+    ];
+    const importers = [...filesUnder("lib"), ...filesUnder("app"), ...filesUnder("components")].filter((f) =>
+      libImports(f).includes("lib/memory/store.ts"),
+    );
+    expect(importers.filter((f) => !allowed.includes(f))).toEqual([]);
+    // And the rule can fail: the gate itself imports it.
+    expect(importers).toContain("lib/memory/writes.ts");
+  });
+
+  it("only the answer core records an answer's uses, sends and usage", () => {
+    const lib = [...filesUnder("lib"), ...filesUnder("app")];
+    expect(callersOf("recordUses", lib)).toEqual(["lib/answer/settle.ts"]);
+    // Sends: the answer core, and the background and tool paths that send memories themselves (each its own client).
+    for (const f of ["lib/chat/turn.ts", "lib/api/completions.ts"]) {
+      expect(read(f)).not.toMatch(/\brecordSend\(|\brecordUsage\(|\brecordUses\(/);
+      expect(read(f)).toMatch(/\b(settleAnswer|chargeAnswer)\(/);
+    }
+    // Usage: the answer core for answers, the meter for every other model call, the embedder for vectors.
+    expect(callersOf("recordUsage", lib).sort()).toEqual(
+      ["lib/answer/settle.ts", "lib/llm/embeddings.ts", "lib/llm/metered.ts", "lib/memory/embed.ts"].sort(),
+    );
+  });
+
+  it("no file in lib/ is over 500 lines", () => {
+    const long = filesUnder("lib")
+      .map((f) => [f, read(f).split("\n").length] as const)
+      .filter(([, n]) => n > 500);
+    expect(long).toEqual([]);
+  });
+
   it("lib/ has no import cycles", () => {
     const graph = new Map(filesUnder("lib").map((f) => [f, libImports(f)]));
     expect(findCycle(graph)?.join(" → ") ?? null).toBeNull();

@@ -14,7 +14,7 @@ import { threadView } from "@/lib/chat/threads";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { recall } from "@/lib/memory/recall";
 import { embedPending } from "@/lib/memory/embed";
-import { runMemoryTool } from "@/lib/memory/tools";
+import { chatToolCaller, runMemoryTool } from "@/lib/memory/tools";
 
 const FOUR = [
   { id: "dog", text: "Has a golden retriever named Biscuit" },
@@ -293,7 +293,7 @@ describe.each(engines)("attribution in a turn on %s", (engine) => {
     const listed = async () =>
       (
         await runMemoryTool(
-          { ...u, threadId: "t", itemId: "i", userMessage: "What do you know?", paused: false },
+          chatToolCaller(u, { threadId: "t", itemId: "i", userMessage: "What do you know?", paused: false }),
           "search_memory",
           '{"query":""}',
         )

@@ -10,7 +10,7 @@ import type { RunContext } from "@openai/agents";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { addMemory } from "@/lib/memory/store";
 import { applyDecisions } from "@/lib/memory/extract";
-import { runMemoryTool } from "@/lib/memory/tools";
+import { chatToolCaller, runMemoryTool } from "@/lib/memory/tools";
 import { reviewPending } from "@/lib/memory/writes";
 import { recall } from "@/lib/memory/recall";
 import { mnemoMemoryTools } from "@/lib/agents/memory-tools";
@@ -27,7 +27,10 @@ describe.each(engines)("the memory write gate on %s", (engine) => {
     const id = (await t.db.user.create({ data: { email: `gate-${crypto.randomUUID()}@example.com`, ...data } })).id;
     const { threadId, userItemId } = await exchangeIds(t.db, id);
     const paused = !!data.memoryPaused;
-    return { id, ctx: { ...(await userContext(t.db, id)), threadId, itemId: userItemId, userMessage, paused } };
+    return {
+      id,
+      ctx: chatToolCaller(await userContext(t.db, id), { threadId, itemId: userItemId, userMessage, paused }),
+    };
   };
   const tool = async (ctx: Parameters<typeof runMemoryTool>[0], name: string, args: unknown) =>
     JSON.parse((await runMemoryTool(ctx, name, JSON.stringify(args))).result);

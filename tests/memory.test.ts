@@ -12,7 +12,7 @@ import { outranks, searchMemories } from "@/lib/memory/long-term";
 import { addMemory, expireUnusedMemories, forgetEverything, setPinned, updateMemoryText } from "@/lib/memory/store";
 import { extractMemories } from "@/lib/memory/extract";
 import { memoryBlock, passageWordBonus, recall, type Hit } from "@/lib/memory/recall";
-import { runMemoryTool } from "@/lib/memory/tools";
+import { chatToolCaller, runMemoryTool } from "@/lib/memory/tools";
 import { markStaleProcedures, verifyProcedure } from "@/lib/memory/procedures";
 import { appendItems } from "@/lib/memory/session";
 import { countTokens } from "@/lib/memory/tokens";
@@ -333,11 +333,12 @@ describe.each(engines)("long-term memory on %s", (engine) => {
       "x",
     );
     const userMessage = "Forget Bob's hobby, remember mine.";
-    const ctx = { ...(await userContext(t.db, alice)), threadId, itemId, userMessage, paused: false };
+    const u0 = await userContext(t.db, alice);
+    const ctx = chatToolCaller(u0, { threadId, itemId, userMessage, paused: false });
     expect(
       JSON.parse((await runMemoryTool(ctx, "update_memory", JSON.stringify({ id: bobs.id, text: "hacked" }))).result),
     ).toEqual({ error: "Memory not found." });
-    expect(JSON.parse((await runMemoryTool(ctx, "forget", JSON.stringify({ ids: [bobs.id] }))).result)).toEqual({
+    expect(JSON.parse((await runMemoryTool(ctx, "forget", JSON.stringify({ ids: [bobs.id] }))).result)).toMatchObject({
       archived: 0,
       proposedForReview: 0,
       refused: 1,
@@ -353,8 +354,15 @@ describe.each(engines)("long-term memory on %s", (engine) => {
       error: "Arguments must be JSON.",
     });
     expect(
-      JSON.parse((await runMemoryTool({ ...ctx, paused: true }, "remember", JSON.stringify({ text: "x" }))).result)
-        .error,
+      JSON.parse(
+        (
+          await runMemoryTool(
+            chatToolCaller(u0, { threadId, itemId, userMessage, paused: true }),
+            "remember",
+            JSON.stringify({ text: "x" }),
+          )
+        ).result,
+      ).error,
     ).toMatch(/paused/);
   });
 

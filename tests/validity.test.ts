@@ -13,7 +13,7 @@ import { applyDecisions } from "@/lib/memory/extract";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { pastQuestion, spanText, trueBeforeLearned } from "@/lib/memory/validity";
 import { settleConflict } from "@/lib/memory/conflicts";
-import { runMemoryTool } from "@/lib/memory/tools";
+import { chatToolCaller, runMemoryTool } from "@/lib/memory/tools";
 import { memoriesJson, importMemories } from "@/lib/memory/portable";
 import { runTurn } from "@/lib/chat/turn";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
@@ -172,7 +172,7 @@ describe.each(engines)("memory validity on %s", (engine) => {
     );
     // The model's memory search says when too.
     const tool = await runMemoryTool(
-      { ...u, threadId: "t", itemId: "i", userMessage: "Where did I work?", paused: false },
+      chatToolCaller(u, { threadId: "t", itemId: "i", userMessage: "Where did I work?", paused: false }),
       "search_memory",
       '{"query":"Acme designer"}',
     );
@@ -272,7 +272,7 @@ describe.each(engines)("memory validity on %s", (engine) => {
     const u = await newUser();
     const m = await addMemory(u, { text: "Lives in Lisbon", source: "inferred" }, "model", "learned");
     const { threadId, userItemId } = await exchangeIds(t.db, u.userId);
-    const ctx = { ...u, threadId, itemId: userItemId, userMessage: "I moved to Porto.", paused: false };
+    const ctx = chatToolCaller(u, { threadId, itemId: userItemId, userMessage: "I moved to Porto.", paused: false });
     await runMemoryTool(ctx, "update_memory", JSON.stringify({ id: m.id, text: "Lives in Porto", why: "changed" }));
     expect(await t.db.memory.findFirst({ where: { userId: u.userId, status: "past" } })).toMatchObject({
       text: "Lives in Lisbon",

@@ -5,7 +5,7 @@
 import { pruneJobs } from "@/lib/jobs/queue";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { expireUnusedMemories } from "@/lib/memory/store";
+import { expireUnusedMemories } from "@/lib/memory/writes";
 
 export type RetentionSettings = { messageDays: number; temporaryChatHours: number };
 

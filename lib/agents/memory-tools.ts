@@ -1,17 +1,20 @@
-// Mnemo's long-term memory as Agents SDK tools for one user: `recall_memory`
-// (what Mnemo would put in front of the model for a query: the memory profile,
-// relevant memories and passages, within a token budget) and `remember`
-// (an explicit memory, with the same secret guard and de-duplication as chat).
-import { SecretRefusedError } from "@/lib/errors";
+// Mnemo's long-term memory as Agents SDK tools for one user: `recall_memory` (what Mnemo would put in front of the
+// model for a query: the memory profile, relevant memories and passages, within a token budget) and the memory tools
+// of chat and MCP (remember, update_memory, forget, search_memory, list_memories), defined once in lib/memory/tools.ts.
 import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import { threadScope } from "@/lib/projects/scope";
 import { tool } from "@openai/agents";
 import { z } from "zod";
-import { memoryKindSchema } from "@/lib/memory/long-term";
-import { addMemory } from "@/lib/memory/store";
 import { memoryBlock, recall } from "@/lib/memory/recall";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { recordSend } from "@/lib/memory/disclosure";
+import {
+  MEMORY_TOOL_DEFINITIONS,
+  MEMORY_TOOL_NAMES,
+  runMemoryToolCall,
+  type MemoryToolName,
+  type ToolCaller,
+} from "@/lib/memory/tools";
 
 /**
  * `u`: the user's context (lib/user-context.ts), made by the caller once for the agent run. With `threadId`, recall
@@ -36,39 +39,54 @@ export function mnemoMemoryTools(given: UserContext, opts: { budget?: number; th
         excludeThreadId: opts.threadId,
         semantic: embedQuery(db, query, userId),
       });
-      // What left the box: the agent's own model reads these (never counted as local: no private memory goes).
-      await recordSend(db, u.cipher, {
-        userId,
-        memoryIds: r.memories.map((m) => m.id),
-        model: "Agents SDK",
-        baseURL: "agent",
-        client: "agent",
-      }).catch(() => undefined);
+      await sentToAgent(
+        u,
+        r.memories.map((m) => m.id),
+      );
       return memoryBlock(r) ?? "Nothing relevant is remembered.";
     },
   });
-  const rememberTool = tool({
-    name: "remember",
-    description: "Save a durable fact, preference or procedure about the user when they ask you to remember it.",
-    parameters: z.object({ text: z.string().min(1).max(500), kind: memoryKindSchema.default("fact") }),
-    async execute({ text, kind }) {
-      const u = await context();
-      // The user's "pause learning" holds for agents too.
-      if ((await u.settings()).paused)
-        return JSON.stringify({ error: "The user has paused memory; nothing was saved. Tell them." });
-      try {
-        const m = await addMemory(
-          u,
-          { text, kind, source: "explicit", sourceThreadId: opts.threadId ?? null },
-          "user",
-          "Asked an agent to remember it",
-        );
-        return JSON.stringify({ saved: m.text, id: m.id });
-      } catch (e) {
-        if (e instanceof SecretRefusedError) return JSON.stringify({ error: e.message });
-        throw e;
-      }
-    },
-  });
-  return [recallTool, rememberTool];
+  // The memory tools' one definition (lib/memory/tools.ts): the same arguments, gate and results as chat and MCP.
+  const memoryTool = (name: MemoryToolName) => {
+    // The same JSON Schema the chat model gets; the arguments are checked by the tool's zod schema when run.
+    const json = z.toJSONSchema(MEMORY_TOOL_DEFINITIONS[name].args, { io: "input" }) as unknown as {
+      properties: Record<string, never>;
+      required?: string[];
+    };
+    return tool({
+      name,
+      description: MEMORY_TOOL_DEFINITIONS[name].description,
+      parameters: {
+        type: "object",
+        properties: json.properties,
+        required: json.required ?? [],
+        additionalProperties: true,
+      },
+      // Optional arguments stay optional (strict mode would make the model send every one).
+      strict: false,
+      async execute(args) {
+        const u = await context();
+        const caller: ToolCaller = {
+          ...u,
+          userMessage: null, // the user's own agent: its calls are the user's requests, under pause and review
+          threadId: opts.threadId ?? null,
+          reason: (done) => `Asked an agent to have it ${done}`,
+          sent: (ids) => sentToAgent(u, ids),
+        };
+        return JSON.stringify((await runMemoryToolCall(caller, name, args as unknown)).result);
+      },
+    });
+  };
+  return [recallTool, ...MEMORY_TOOL_NAMES.map(memoryTool)];
+}
+
+/** What left the box: the agent's own model reads these (never counted as local: no private memory goes). */
+async function sentToAgent(u: UserContext, memoryIds: string[]) {
+  await recordSend(u.db, u.cipher, {
+    userId: u.userId,
+    memoryIds,
+    model: "Agents SDK",
+    baseURL: "agent",
+    client: "agent",
+  }).catch(() => undefined);
 }

@@ -14,41 +14,27 @@ import { chargeAnswer, settleAnswer, type AnswerCharge, type MemoryUses } from "
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
-import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
+import { type SessionProof } from "@/lib/auth/session-check";
 import OpenAI from "openai";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
-import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { contextLimit, describeModelError, openaiClient } from "@/lib/llm/client";
 import { checkLimits } from "@/lib/account/usage-limits";
-import {
-  appendItems,
-  appendItemsMeta,
-  publicItem,
-  type AppendMeta,
-  type NewItem,
-  type SessionItem,
-  type ToolCall,
-} from "@/lib/memory/session";
+import { appendItems, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 
 import { earlyQueryVector, embedQuery } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
-import { MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
+import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { countTokens, MESSAGE_OVERHEAD, messageTokens } from "@/lib/memory/tokens";
 import { buildPrompt, loadContext, type Context } from "./context";
-import { createThread } from "./threads";
-import { provisionalTitle } from "./titles";
 import type { Defer } from "./background";
 import { renewLease, RENEW_MS } from "./leases";
 import { drainJobs } from "@/lib/jobs/worker";
-import { AppError, NotFoundError, isDatabaseUnavailable } from "@/lib/errors";
-import { cleanText } from "@/lib/text/policy";
+import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { readTogether } from "@/lib/db/function-calls";
 import type { TurnEvent } from "./turn-events";
-import { stripCitations } from "@/lib/memory/citation-format";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 import {
@@ -59,267 +45,16 @@ import {
   promptTokens,
 } from "@/lib/llm/prompt-limits";
 
-/** What a user is told when a message is too long. */
-export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
-
-export function messageSchema() {
-  const max = getConfig().chat.maxMessageChars;
-  const limit = messageLimit(max);
-  return z
-    .string({ error: "Type a message." })
-    .transform(cleanText)
-    .pipe(
-      z
-        .string()
-        .max(max, limit)
-        .refine((s) => s.trim().length > 0, "Type a message."),
-    );
-}
-
-const id = z.string().trim().min(1).max(64);
-export function turnRequestSchema() {
-  const content = messageSchema();
-  return z.discriminatedUnion("kind", [
-    z.object({
-      kind: z.literal("send"),
-      threadId: id.optional(),
-      content,
-      temporary: z.boolean().optional(),
-      // A new thread in this project (ignored when threadId is given).
-      projectId: id.optional(),
-    }),
-    z.object({ kind: z.literal("edit"), threadId: id, itemId: id, content }),
-    z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id }),
-  ]);
-}
-export type TurnRequest = z.infer<ReturnType<typeof turnRequestSchema>>;
-
+import { turnRequestSchema, prepare, type Prepared } from "./turn-request";
+import { finishRetrying, partialSaver, running, trackGeneration } from "./generations";
+import { ModelIdleError, OnlyThinkingError, promptCutNotice, UsageLimitError } from "./turn-errors";
 export type { TurnEvent } from "./turn-events";
-
-const FLUSH_MS = 500;
-
-// Generations running in this process, by answer id, with their owner, so Stop
-// is immediate here; on another instance the stop is seen at the next flush or
-// lease renewal (status no longer "streaming"), so Stop works whichever
-// instance serves the stream.
-const running = new Map<string, { abort: AbortController; userId: string }>();
-
-/**
- * Registers a generation running in this process (runTurn does; the authorization tests watch Stop's effect with it).
- */
-export function trackGeneration(itemId: string, userId: string, abort = new AbortController()): AbortController {
-  running.set(itemId, { abort, userId });
-  return abort;
-}
-export const untrackGeneration = (itemId: string) => running.delete(itemId);
-
-/** Stops an answer that is being written. Returns false if it is not the user's or not streaming. */
-export async function stopTurn(db: Db, userId: string, itemId: string): Promise<boolean> {
-  const r = await db.item.updateMany({
-    where: { id: itemId, status: "streaming", thread: { userId } },
-    data: { status: "stopped" },
-  });
-  // Ownership first: nothing in this process is touched unless the database said it is this user's answer.
-  if (r.count === 0) return false;
-  const run = running.get(itemId);
-  if (run?.userId === userId) run.abort.abort();
-  return true;
-}
+export { messageLimit, messageSchema, turnRequestSchema, type TurnRequest } from "./turn-request";
+export { stopTurn, trackGeneration, untrackGeneration } from "./generations";
+export { promptCutNotice } from "./turn-errors";
 
 /** The time a model stream may stay silent before the answer fails. */
 const idleTimeoutMs = () => getConfig().chat.modelIdleTimeoutSeconds * 1000;
-
-/** The user's daily limit is reached: the answer fails with this sentence (the question stays saved). */
-class UsageLimitError extends Error {}
-
-class ModelIdleError extends Error {
-  constructor(seconds: number) {
-    super(`The model stopped sending its answer (nothing for ${seconds} seconds). Retry to try again.`);
-  }
-}
-
-/** A reasoning model that ended while still thinking (its output limit, usually): there is no answer to show. */
-class OnlyThinkingError extends Error {
-  constructor() {
-    super(
-      "The model was still thinking when it stopped, and gave no answer (it may have hit its output limit). Retry to try again.",
-    );
-  }
-}
-
-/**
- * Saves an answer's final state, retrying briefly: a database restart should not leave it streaming. Saved as the
- * user reads it: without the model's memory citations (attribution has read them).
- */
-async function finishRetrying(
-  db: Db,
-  c: ContentCipher,
-  itemId: string,
-  data: Partial<SessionItem>,
-): Promise<SessionItem> {
-  // What is stored is what the user is shown: a NUL or lone surrogate the model wrote made safe here, not only in
-  // the database layer (lib/db/prisma.ts), so the answer the browser gets equals the one a reload shows.
-  if (data.content !== undefined) data = { ...data, content: cleanText(stripCitations(data.content)) };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await finish(db, c, itemId, data);
-    } catch (e) {
-      if (attempt >= 3 || !isDatabaseUnavailable(e)) throw e;
-      await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
-    }
-  }
-}
-
-type Prepared = {
-  threadId: string;
-  userItem: SessionItem;
-  assistant: SessionItem;
-  conn: ModelConnection;
-  firstExchange: boolean;
-  meta: AppendMeta;
-};
-const NO_META: AppendMeta = {
-  temporary: false,
-  memoryPaused: false,
-  memoryReview: false,
-  aboutSummary: null,
-  project: null,
-};
-
-/** What the three kinds of request share while their question and answer are saved. */
-/** The user's context (db, userId, cipher `c`) while their question and answer are saved. */
-type Preparing = {
-  u: UserContext;
-  db: Db;
-  userId: string;
-  c: ContentCipher;
-  session?: SessionProof;
-  conn: ModelConnection;
-};
-
-/** Step 1: validate and save the question and an empty answer. */
-async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
-  const { db, userId } = u;
-  const state = await resolveConnectionCached(db);
-  if (!state.configured) throw new AppError(state.reason, 409);
-  const s: Preparing = { u, db, userId, c: u.cipher, session, conn: state.connection };
-  if (req.kind === "send") return prepareSend(s, req);
-  const target = await db.item.findFirst({
-    where: { id: req.itemId, threadId: req.threadId, thread: { userId } },
-    select: { id: true, parentId: true, role: true, status: true },
-  });
-  if (!target) throw new NotFoundError("thread");
-  return req.kind === "edit" ? prepareEdit(s, req, target) : prepareRegenerate(s, req, target);
-}
-
-type Target = { id: string; parentId: string | null; role: string; status: string };
-const placeholder = (conn: ModelConnection): NewItem => ({
-  role: "assistant",
-  status: "streaming",
-  model: conn.chatModel,
-});
-
-// Whether the session may act is folded into the append; a refused append says why (ended session, or not yours).
-async function refused(s: Preparing): Promise<never> {
-  if (s.session) await assertSessionMayAct(s.db, s.userId, s.session);
-  throw new NotFoundError("thread");
-}
-
-async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send" }>): Promise<Prepared> {
-  // A new thread is written before the append, so its first message checks the session first
-  // (an ended session must leave nothing behind).
-  if (!req.threadId && s.session) await assertSessionMayAct(s.db, s.userId, s.session);
-  const threadId =
-    req.threadId ??
-    (
-      await createThread(s.u, {
-        temporary: req.temporary,
-        title: provisionalTitle(req.content),
-        projectId: req.temporary ? null : req.projectId,
-      })
-    ).id;
-  const { items: added, meta } = await appendItemsMeta(
-    s.db,
-    threadId,
-    [{ role: "user", content: req.content }, placeholder(s.conn)],
-    { ownerId: s.userId, session: s.session, cipher: s.c },
-  );
-  if (!added.length) return refused(s);
-  const firstExchange = added[0].position === 0;
-  return { threadId, userItem: added[0], assistant: added[1], conn: s.conn, firstExchange, meta: meta ?? NO_META };
-}
-
-async function prepareEdit(
-  s: Preparing,
-  req: Extract<TurnRequest, { kind: "edit" }>,
-  target: Target,
-): Promise<Prepared> {
-  if (target.role !== "user") throw new AppError("Only your own messages can be edited.", 400);
-  const { items: added, meta } = await appendItemsMeta(
-    s.db,
-    req.threadId,
-    [{ role: "user", content: req.content }, placeholder(s.conn)],
-    { parent: target.parentId, ownerId: s.userId, session: s.session, cipher: s.c },
-  );
-  if (!added.length) return refused(s);
-  const [userItem, assistant] = added;
-  return { threadId: req.threadId, userItem, assistant, conn: s.conn, firstExchange: false, meta: meta ?? NO_META };
-}
-
-/** Regenerate (a new branch) or retry (a failed answer is replaced). */
-async function prepareRegenerate(
-  s: Preparing,
-  req: Extract<TurnRequest, { kind: "regenerate" }>,
-  target: Target,
-): Promise<Prepared> {
-  if (target.role !== "assistant" || !target.parentId) throw new AppError("Only answers can be regenerated.", 400);
-  const parentId = target.parentId;
-  const { items: added, meta } = await appendItemsMeta(s.db, req.threadId, [placeholder(s.conn)], {
-    parent: parentId,
-    ownerId: s.userId,
-    session: s.session,
-    cipher: s.c,
-  });
-  if (!added.length) return refused(s);
-  // Replaced by the new answer (removed after the append, so a refused session changes nothing).
-  if (target.status === "failed") await s.db.item.deleteMany({ where: { id: target.id, status: "failed" } });
-  // The question this answer belongs to (after tool rounds, walk back to it).
-  const path = await loadContext(s.db, req.threadId, parentId, { budget: 1_000_000, maxItems: 20, cipher: s.c });
-  const parentRow = async () => {
-    const row = await s.db.item.findUniqueOrThrow({ where: { id: parentId } });
-    return { ...row, content: s.c.open(row.content) };
-  };
-  const userItem = [...path.window].reverse().find((i) => i.role === "user") ?? (await parentRow());
-  return {
-    threadId: req.threadId,
-    userItem: { ...userItem, toolCalls: null } as unknown as SessionItem,
-    assistant: added[0],
-    conn: s.conn,
-    firstExchange: false,
-    meta: meta ?? NO_META,
-  };
-}
-
-async function finish(db: Db, c: ContentCipher, itemId: string, data: Partial<SessionItem>): Promise<SessionItem> {
-  const row = await db.item.update({
-    where: { id: itemId },
-    data: {
-      content: data.content !== undefined ? c.seal(data.content) : undefined,
-      searchTokens: data.content !== undefined ? c.searchTokens(data.content) : undefined,
-      status: data.status,
-      error: data.error,
-      model: data.model,
-      promptTokens: data.promptTokens,
-      completionTokens: data.completionTokens,
-      tokens: data.content !== undefined ? messageTokens(data.content) : undefined,
-    },
-  });
-  return publicItem({
-    ...row,
-    content: data.content ?? c.open(row.content),
-    toolCalls: null,
-  } as unknown as SessionItem);
-}
 
 export async function* runTurn(
   db: Db,
@@ -513,7 +248,7 @@ class TurnRun {
         stall.abort();
       }, idleTimeoutMs());
     };
-    const flusher = this.partialFlusher();
+    const flusher = partialSaver(this.db, this.c, () => this.assistant.id, this.abort);
     armIdle();
     this.modelCalls++;
     const reportedBefore = this.usage.prompt;
@@ -598,29 +333,6 @@ class TurnRun {
     return choice?.delta?.content ?? undefined;
   }
 
-  /** Saves the partial answer every FLUSH_MS while streaming, so a reload mid-answer shows what arrived so far. */
-  private partialFlusher() {
-    let lastFlush = Date.now();
-    let flushing: Promise<unknown> = Promise.resolve();
-    return {
-      maybe: (snapshot: string) => {
-        if (Date.now() - lastFlush <= FLUSH_MS) return;
-        lastFlush = Date.now();
-        const id = this.assistant.id;
-        flushing = flushing.then(async () => {
-          const r = await this.db.item
-            .updateMany({
-              where: { id, status: "streaming" },
-              data: { content: this.c.seal(stripCitations(snapshot, true)) },
-            })
-            .catch(() => ({ count: 1 }));
-          if (r.count === 0) this.abort.abort(); // stopped from another instance
-        });
-      },
-      done: () => flushing,
-    };
-  }
-
   /**
    * Step 4, a tool round: keep the calls on this answer item, save each result, and continue in a new answer
    * item below them. Returns the events to show and the messages the next round adds.
@@ -639,13 +351,14 @@ class TurnRun {
       },
     });
     const results: NewItem[] = [];
-    const toolCtx = {
-      ...this.u,
+    const toolCtx = chatToolCaller(this.u, {
       threadId: p.threadId,
       itemId: p.userItem.id,
       userMessage: p.userItem.content,
       paused: p.meta.memoryPaused,
-    };
+      // What a search showed the model left the box with this answer, as recalled memories do.
+      sent: async (ids) => void (this.sentMemoryIds = [...new Set([...this.sentMemoryIds, ...ids])]),
+    });
     for (const t of toolCalls) {
       const out = await runMemoryTool(toolCtx, t.name, t.arguments);
       results.push({ role: "tool", content: out.result, toolCallId: t.id, toolName: t.name });
@@ -754,16 +467,6 @@ class TurnRun {
 
 /** How many times a turn is asked again with a smaller prompt after the server refused one as too long. */
 const MAX_REFITS = 3;
-
-/** What an answer whose prompt the server cut says under it. */
-export function promptCutNotice({ sent, reported }: { sent: number; reported: number }): string {
-  const n = (x: number) => x.toLocaleString("en-US");
-  return (
-    `The model server read only ${n(reported)} of about ${n(sent)} tokens Mnemo sent, so this answer may have ` +
-    `missed your memories or the start of the chat. Later messages are sent shorter to fit; for the whole ` +
-    `conversation, give the model a longer context (Ollama: OLLAMA_CONTEXT_LENGTH=8192 or more).`
-  );
-}
 
 const logBrief = (what: string, e: unknown) =>
   console.error(`[mnemo] ${what}: ${(e as Error).message.split("\n").slice(-1)[0]}`);

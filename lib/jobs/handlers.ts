@@ -15,7 +15,7 @@ import { refreshSummary } from "@/lib/chat/summaries";
 import { generateTitle } from "@/lib/chat/titles";
 import { extractMemories } from "@/lib/memory/extract";
 import { evidenceForgotten } from "@/lib/memory/writes";
-import { expireUnusedMemories } from "@/lib/memory/store";
+import { expireUnusedMemories } from "@/lib/memory/writes";
 import { embedPending, queueEmbedding } from "@/lib/memory/embed";
 import { embeddingsOn } from "@/lib/llm/embeddings";
 import { learnFromFeedback } from "@/lib/memory/feedback";

@@ -1,5 +1,6 @@
 // Where the model lives: the environment (OPENAI_*, MNEMO_*_MODEL), overridden
 // field by field by what an admin saved on /admin/settings (key encrypted).
+import { AppError } from "@/lib/errors";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
@@ -112,7 +113,26 @@ export async function connectionFromForm(
 ): Promise<ConnectionState> {
   const data = savedConnectionSchema.parse(input);
   const stored = await readStored(db);
-  return connectionFrom(modelFields(data), data.clearApiKey ? undefined : data.apiKey || storedKeyOf(stored));
+  const fields = modelFields(data);
+  const storedKey = data.clearApiKey ? undefined : data.apiKey || storedKeyOf(stored);
+  // The key in hand (saved, or set in the environment and never shown) goes only to the server it was given for:
+  // testing another address needs the key typed again, or a typed URL would be a way to read it off the wire.
+  const env = getConfig().model;
+  const keyInHand = !data.apiKey && !data.clearApiKey && !!(storedKeyOf(stored) ?? env.apiKey);
+  if (keyInHand && serverOf(fields.baseURL ?? env.baseURL) !== serverOf(stored.baseURL ?? env.baseURL))
+    throw new AppError(
+      "This is another server than the saved one: type its API key to test it (Mnemo sends the saved key only to the saved server), or leave the key empty and tick “remove the stored key” for a server that needs none.",
+    );
+  return connectionFrom(fields, storedKey);
+}
+
+/** A model server's address as far as a key is concerned: scheme, host and port (OpenAI's when none is set). */
+function serverOf(baseURL: string | undefined): string {
+  try {
+    return new URL(baseURL ?? "https://api.openai.com/v1").origin;
+  } catch {
+    return baseURL ?? "";
+  }
 }
 
 function connectionFrom(s: Stored, storedKey: string | undefined): ConnectionState {

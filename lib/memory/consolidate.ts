@@ -16,7 +16,7 @@
 // consolidate one user at once): after enough new memories, and for everyone
 // from `npm run jobs:consolidate`.
 import { z } from "zod";
-import { type UserContext } from "@/lib/user-context";
+import type { MemorySettings, UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import type { ModelConnection } from "@/lib/llm/connection";
@@ -24,7 +24,7 @@ import { anyCase, askMemoryModelJson, validItems } from "@/lib/llm/memory-json";
 import { enqueue } from "@/lib/jobs/queue";
 import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { mentionable, normalizeText, outranks, queryTerms, standing } from "./long-term";
-import { retireMemory } from "./store";
+import { modelRetire, type RetireOutcome } from "./writes";
 import { archiveWhere } from "./sweeps";
 import { markConflict } from "./conflicts";
 import { mergeNearDuplicates } from "./near-duplicates";
@@ -36,6 +36,8 @@ export type ConsolidationCounts = {
   merged: number;
   contradictionsSettled: number;
   conflictsForUser: number;
+  /** Changes left for the user's approval (review on, or the memory to retire is pinned or theirs). */
+  proposedForReview: number;
   expired: number;
   staleProcedures: number;
   pairsJudged: number;
@@ -48,6 +50,7 @@ export const emptyCounts = (): ConsolidationCounts => ({
   merged: 0,
   contradictionsSettled: 0,
   conflictsForUser: 0,
+  proposedForReview: 0,
   expired: 0,
   staleProcedures: 0,
   pairsJudged: 0,
@@ -113,9 +116,12 @@ export async function consolidateUser(
   const cfg = getConfig().memory.consolidation;
   const user = await db.user.findUnique({ where: { id: userId }, select: { consolidatedAt: true } });
   if (!user) return counts;
+  // Paused learning holds for every writer, the operator's `npm run jobs:consolidate` too: nothing changes.
+  const settings = await u.settings();
+  if (settings.paused) return counts;
   const since = user.consolidatedAt ?? new Date(0);
 
-  counts.merged += await mergeEqualText(u);
+  await mergeEqualText(u, counts);
   const embedder = await resolveEmbedder(db).catch(() => null);
   // Only an endpoint's vectors judge sameness (the built-in encoder's are for finding: lib/memory/embed.ts).
   if (embedder?.connection) {
@@ -124,13 +130,13 @@ export async function consolidateUser(
       select: { id: true },
     });
     counts.merged += await mergeNearDuplicates(
-      db,
+      u,
       embedder.model,
       ids.map((r) => r.id),
     );
   }
   const judged = conn
-    ? await judgePairs(u, conn, since, embedder?.model ?? null, counts)
+    ? await judgePairs(u, conn, since, embedder?.model ?? null, counts, settings)
     : { complete: true, through: null };
   counts.expired += await expireLowValue(db, userId, cfg.lowValueDays, now);
   counts.staleProcedures += await markStaleProcedures(db, cfg.procedureRevalidateDays, userId);
@@ -170,21 +176,42 @@ async function activeRows(u: UserContext): Promise<Row[]> {
   }));
 }
 
-/** Memories whose text is equal once case and punctuation are ignored (e.g. from imports or edits): one stays. */
-async function mergeEqualText(u: UserContext): Promise<number> {
-  const { db, userId } = u;
+/**
+ * Memories whose text is equal once case and punctuation are ignored (e.g. from imports or edits): one stays, a pinned
+ * one first. Through the gate (lib/memory/writes.ts): with review on, or a copy the user wrote, it is only proposed.
+ */
+async function mergeEqualText(u: UserContext, counts: ConsolidationCounts): Promise<void> {
   const byText = new Map<string, Row[]>();
   // Equal text in two projects (or a project and general memory) is two memories: each place keeps its own.
   const key = (r: Row) => `${r.projectId ?? ""}\u0000${normalizeText(r.text)}`;
   for (const r of await activeRows(u)) byText.set(key(r), [...(byText.get(key(r)) ?? []), r]);
-  let merged = 0;
+  const first = (a: Row, b: Row) => (a.pinned !== b.pinned ? a.pinned : outranks(a, b));
   for (const group of byText.values()) {
     if (group.length < 2) continue;
-    const keep = group.reduce((best, m) => (outranks(m, best) ? m : best));
+    const keep = group.reduce((best, m) => (first(m, best) ? m : best));
     for (const drop of group)
-      if (drop !== keep && (await retireMemory(db, userId, keep.id, drop.id, "Merged into the same memory"))) merged++;
+      if (drop !== keep)
+        tally(
+          counts,
+          await modelRetire(u, { keepId: keep.id, dropId: drop.id, reason: "Merged into the same memory" }),
+        );
   }
-  return merged;
+}
+
+/** Counts what the gate did with one of consolidation's changes. */
+function tally(
+  counts: ConsolidationCounts,
+  r: RetireOutcome,
+  settled?: Set<string>,
+  dropId?: string,
+  contradicts = false,
+) {
+  if (r === "retired") {
+    if (contradicts) counts.contradictionsSettled++;
+    else counts.merged++;
+    if (settled && dropId) settled.add(dropId);
+  } else if (r === "proposed") counts.proposedForReview++;
+  else if (r === "conflict") counts.conflictsForUser++;
 }
 
 /** Word overlap weighted by rarity: sharing a name or a place counts more than sharing "lives". */
@@ -279,6 +306,7 @@ async function judgePairs(
   since: Date,
   model: string | null,
   counts: ConsolidationCounts,
+  settings: MemorySettings,
 ) {
   const { db, userId } = u;
   // A memory the user said not to mention, or whose time ran out, is never sent to the memory model either.
@@ -315,29 +343,26 @@ async function judgePairs(
       counts.pairsJudged++;
       const [a, b] = pair;
       const [keep, drop] = outranks(a, b) ? [a, b] : [b, a];
-      if (v.verdict === "same") {
-        if (await retireMemory(db, userId, keep.id, drop.id, "Merged into a memory that says the same")) {
-          counts.merged++;
-          settled.add(drop.id);
-        }
-      } else if ((standing(a) >= 2 && standing(b) >= 2) || drop.pinned) {
-        // Both stated by the user, or the loser is pinned: only the user can say which is true now
-        // (a model never retires a pinned memory on its own; lib/memory/writes.ts).
-        if (await markConflict(db, userId, a.id, b.id)) counts.conflictsForUser++;
-      } else if (
-        await retireMemory(
-          db,
-          userId,
-          keep.id,
-          drop.id,
-          "Contradicted by a memory that takes precedence",
-          "model",
-          true,
-        )
-      ) {
-        counts.contradictionsSettled++;
-        settled.add(drop.id);
-      }
+      const contradicts = v.verdict === "conflict";
+      // Two the user stated themselves: only the user can say which is true now.
+      const outcome =
+        contradicts && standing(a) >= 2 && standing(b) >= 2
+          ? (await markConflict(db, userId, a.id, b.id))
+            ? "conflict"
+            : "refused"
+          : await modelRetire(
+              u,
+              {
+                keepId: keep.id,
+                dropId: drop.id,
+                reason: contradicts
+                  ? "Contradicted by a memory that takes precedence"
+                  : "Merged into a memory that says the same",
+                contradicts,
+              },
+              settings,
+            );
+      tally(counts, outcome, settled, drop.id, contradicts);
     }
   }
   return { complete, through };

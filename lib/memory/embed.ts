@@ -102,12 +102,12 @@ async function store(db: Db, e: Embedder, rows: Pending[], vectors: Array<number
     e.model,
     rows.filter((r, i) => r.table === "Item" && vectors[i]).map((r) => r.id),
   );
-  // New or changed memories: merge any that says the same thing in other words.
-  await mergeNearDuplicates(
-    db,
-    e.model,
-    rows.filter((r, i) => r.table === "Memory" && vectors[i]).map((r) => r.id),
-  );
+  // New or changed memories: merge any that says the same thing in other words (each user's through the gate).
+  const byUser = new Map<string, string[]>();
+  rows.forEach((r, i) => {
+    if (r.table === "Memory" && vectors[i]) byUser.set(r.userId, [...(byUser.get(r.userId) ?? []), r.id]);
+  });
+  for (const [owner, ids] of byUser) await mergeNearDuplicates(await userContext(db, owner), e.model, ids);
 }
 
 /**

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { memoryScopeParams, memoryScopeWhere } from "@/lib/projects/scope";
 import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import { callFunction } from "@/lib/db/function-calls";
+import { withKeyNames } from "@/lib/keys/key-reason";
 import type { Memory, MemorySource } from "@/lib/generated/prisma/client";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { NotFoundError } from "@/lib/errors";
@@ -83,9 +84,16 @@ export async function memoryHistory(u: UserContext, id: string) {
         )
       : [],
   );
-  return rows.map((r) => ({
+  // And the API key a change came through, by id: shown by its name now.
+  const reasons = await withKeyNames(
+    db,
+    userId,
+    c,
+    rows.map((r) => r.reason),
+  );
+  return rows.map((r, i) => ({
     ...r,
-    reason: r.reason.replace(NAMED_MEMORY, (whole, id: string) => (texts.has(id) ? `: ${texts.get(id)}` : whole)),
+    reason: reasons[i].replace(NAMED_MEMORY, (whole, id: string) => (texts.has(id) ? `: ${texts.get(id)}` : whole)),
     oldText: r.oldText === null ? null : c.open(r.oldText),
     newText: r.newText === null ? null : c.open(r.newText),
   }));

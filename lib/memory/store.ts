@@ -65,15 +65,17 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
   // Only memories containing every word of the new one can be duplicates: the
   // full-text index finds them without reading all of the user's memories.
   const keyed = c.searchTerms(normalizeText(text).split(" ").filter(Boolean)).terms;
+  // Proposals (a pending row naming another memory) are not memories: never a duplicate to raise or to return.
   const candidates = c.enabled
     ? await db.$queryRaw<Array<{ id: string }>>`
         SELECT id FROM "Memory" WHERE "userId" = ${userId} AND ${scopeSql(u.scope)} AND status NOT IN ('archived', 'past')
+           AND "proposalOp" IS NULL
            AND (${keyed.join(" ")}::text = '' OR search @@ mnemo_user_query(${userId}, 'simple', ${keyed.join(" ")}))
          LIMIT 200
       `
     : await db.$queryRaw<Array<{ id: string }>>`
         SELECT id FROM "Memory"
-         WHERE "userId" = ${userId} AND ${scopeSql(u.scope)} AND status NOT IN ('archived', 'past')
+         WHERE "userId" = ${userId} AND ${scopeSql(u.scope)} AND status NOT IN ('archived', 'past') AND "proposalOp" IS NULL
            AND (CASE WHEN numnode(mnemo_user_query(${userId}, 'english', ${text})) > 0 THEN search @@ mnemo_user_query(${userId}, 'english', ${text})
                      ELSE lower(text) = lower(${text}) END)
          LIMIT 50
@@ -82,22 +84,7 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
     ? await db.memory.findMany({ where: { id: { in: candidates.map((x) => x.id) } } })
     : [];
   const dup = rows.map((x) => openMemory(c, x)).find((x) => normalizeText(x.text) === norm);
-  if (dup) {
-    // The same words marked "don't mention" or "private" (say, in an imported file): the stricter mark holds.
-    const marks = {
-      ...(m.muted && !dup.muted ? { muted: true } : {}),
-      ...(m.private && !dup.private ? { private: true } : {}),
-    };
-    if (RANK[m.source] > RANK[dup.source] || (m.status === "active" && dup.status === "pending")) {
-      const updated = await db.memory.update({
-        where: { id: dup.id },
-        data: { source: RANK[m.source] > RANK[dup.source] ? m.source : dup.source, status: "active", ...marks },
-      });
-      return openMemory(c, updated);
-    }
-    if (Object.keys(marks).length) return openMemory(c, await db.memory.update({ where: { id: dup.id }, data: marks }));
-    return dup;
-  }
+  if (dup) return mergeIntoDuplicate(u, dup, m);
   const created = await db.memory.create({
     data: {
       userId,
@@ -127,6 +114,23 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
     },
   });
   return openMemory(c, created);
+}
+
+/**
+ * The same words said again: the existing memory stays, taking the stronger source and the stricter of the marks
+ * ("don't mention", "private"). Its status is never raised above the incoming one: a memory arriving for review
+ * (pending) leaves a pending duplicate pending; only an incoming active one makes it active.
+ */
+async function mergeIntoDuplicate(u: UserContext, dup: Memory, m: NewMemory): Promise<Memory> {
+  const incoming = m.status ?? "active";
+  const data = {
+    ...(m.muted && !dup.muted ? { muted: true } : {}),
+    ...(m.private && !dup.private ? { private: true } : {}),
+    ...(RANK[m.source] > RANK[dup.source] ? { source: m.source } : {}),
+    ...(incoming === "active" && dup.status === "pending" ? { status: "active" as const } : {}),
+  };
+  if (!Object.keys(data).length) return dup;
+  return openMemory(u.cipher, await u.db.memory.update({ where: { id: dup.id }, data }));
 }
 
 /**

@@ -35,8 +35,44 @@ const FORGET = [
   /(забудь|удали|忘记|忘記|忘掉|删除|刪除|忘れて|削除|잊어|삭제)/u,
 ];
 
-/** The user's message asks to remember something (the `remember` tool may act on it). */
-export const asksToRemember = (message: string) => REMEMBER.some((r) => r.test(message));
+/** Words that name what follows a colon as material to work on, not as the user's request: "summarise this: …". */
+const MATERIAL =
+  /\b(this|these|that|it|the following|following|below|article|text|email|e-mail|letter|message|document|doc|page|post|passage|paragraph|paper|story|essay|transcript|chat|conversation|code|file|note|notes|list|review|summary|content|quote|translation)\s*:\s*$/iu;
+
+/** A message this long past its request is a pasted document: only its start and its end are the user's own words. */
+const OWN_WORDS_EDGE = 400;
+
+/**
+ * The part of a message the user typed as their own request, without what they pasted or quoted: fenced code, quoted
+ * lines ("> …"), HTML comments and tags, text in quotation marks, the material after "summarise this article:", and
+ * the middle of a long paste. A request to remember or to forget counts only here: text the user brought in (an
+ * article, an email, a page) can ask a model for anything.
+ */
+export function ownWords(message: string): string {
+  // A pasted document of megabytes: its ends are all that could hold the request.
+  const ends = message.length > 40_000 ? `${message.slice(0, 20_000)}\n${message.slice(-20_000)}` : message;
+  let s = ends
+    .replace(/```[\s\S]*?(```|$)/g, " ")
+    .replace(/~~~[\s\S]*?(~~~|$)/g, " ")
+    .replace(/<!--[\s\S]*?(-->|$)/g, " ")
+    .replace(/<[a-z/!][^>]*>/gi, " ")
+    .replace(/^\s*>.*$/gm, " ")
+    .replace(/"[^"\n]{0,2000}"|“[^”]{0,2000}”|«[^»]{0,2000}»|„[^“”]{0,2000}[“”]|「[^」]{0,2000}」/g, " ");
+  // "Please summarise this article: In the future, batteries…": what follows is the article, not the request.
+  for (const m of s.matchAll(/:/g)) {
+    const before = s.slice(0, m.index);
+    const after = s.slice(m.index + 1);
+    if (MATERIAL.test(before + ":") || after.trim().length > OWN_WORDS_EDGE) {
+      s = before;
+      break;
+    }
+  }
+  if (s.length > 3 * OWN_WORDS_EDGE) s = `${s.slice(0, OWN_WORDS_EDGE)}\n${s.slice(-OWN_WORDS_EDGE)}`;
+  return s;
+}
+
+/** The user's own words ask to remember something (the `remember` tool may act on it). */
+export const asksToRemember = (message: string) => REMEMBER.some((r) => r.test(ownWords(message)));
 
 /** "Don't forget…" asks to keep, not to forget. */
 const DO_NOT_FORGET =
@@ -44,6 +80,6 @@ const DO_NOT_FORGET =
 
 /** The user's message asks to forget something, or says a memory is no longer so (the `forget` tool may act on it). */
 export function asksToForget(message: string): boolean {
-  const asked = message.replace(DO_NOT_FORGET, " ");
+  const asked = ownWords(message).replace(DO_NOT_FORGET, " ");
   return FORGET.some((r) => r.test(asked));
 }

@@ -45,7 +45,9 @@ export async function closeAsPast(
       source: current.source,
       status: "past",
       confidence: current.confidence,
+      // The user's marks hold for the old text too: "don't mention this", "private: never sent off this machine".
       muted: current.muted,
+      private: current.private,
       sourceThreadId: current.sourceThreadId,
       sourceItemId: current.sourceItemId,
       sourceRef: current.sourceRef,

@@ -18,10 +18,15 @@ import type { MemorySettings, UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
 import type { Memory } from "@/lib/generated/prisma/client";
 import { countTokens } from "./tokens";
-import { memoryTextSchema, ownedMemory } from "./long-term";
-import { addMemory, endMemory, setMemoryStatus, updateMemoryText, type NewMemory } from "./store";
+import { memoryTextSchema, openMemory, ownedMemory } from "./long-term";
+import { addMemory, endMemory, retireMemory, setMemoryStatus, updateMemoryText, type NewMemory } from "./store";
 import { revertModelRewrite, revertModelStatusChange } from "./revert";
 import { redactSecrets } from "./secrets";
+import { markConflict } from "./conflicts";
+
+// The user's own expiry setting ("archive what I have not used for N days"), run by the retention sweep: a rule the
+// user set, not a model's change, so it is the store's as it is (pinned memories are never expired).
+export { expireUnusedMemories } from "./store";
 
 export type ModelChange =
   | { op: "add"; memory: Omit<NewMemory, "status"> }
@@ -141,10 +146,11 @@ async function applyChange(
       sourceThreadId: change.memory.sourceThreadId ?? origin.sourceThreadId ?? null,
       sourceItemId: change.memory.sourceItemId ?? origin.sourceItemId ?? null,
     };
+    // The user's own request (their words in chat, their own client): the version says the user did it.
     const memory = await addMemory(
       u,
       { ...change.memory, ...from, status: p.review ? "pending" : "active" },
-      "model",
+      origin.userWords ? "user" : "model",
       origin.reason,
     );
     return { outcome: "applied", memory };
@@ -152,6 +158,9 @@ async function applyChange(
   const target = await ownedMemory(u, change.id);
   // A model works in its thread's scope: a memory it was never shown (another project's) is out of its reach.
   if (!inScope(u.scope, target.projectId)) throw new NotFoundError("memory");
+  // Nor a private one, for a model off this machine: it was never shown it, and its change would copy the text out
+  // (a past row, a proposal) and send it on (lib/memory/disclosure.ts).
+  if (target.private && !u.scope.privateOk) throw new NotFoundError("memory");
   if (target.status !== "active") return { outcome: "refused", why: "That memory is not active." };
   if (p.review || (protectedMemory(target) && !origin.userWords)) return propose(u, target, change, origin);
   if (change.op === "update") {
@@ -173,6 +182,42 @@ async function applyChange(
       ? await endMemory(u, target.id, "model", origin.reason, from)
       : await setMemoryStatus(u, target.id, "archived", "model", origin.reason, from);
   return { outcome: "applied", memory };
+}
+
+/** A consolidation's verdict on two active memories: one retires in favour of the other. */
+export type Retirement = {
+  keepId: string;
+  dropId: string;
+  /** Why, a fixed phrase (version reasons are not sealed: no user text goes in). */
+  reason: string;
+  /** The two disagree (a contradiction), rather than say the same thing. */
+  contradicts?: boolean;
+};
+
+export type RetireOutcome = "retired" | "proposed" | "conflict" | "refused";
+
+/**
+ * Consolidation's changes (merging the same memory said twice, settling a contradiction) through the gate: nothing
+ * while learning is paused; with review on, or when the memory to retire is pinned or the user's own (explicit,
+ * manual), a merge becomes a proposal to forget it and a contradiction a conflict for the user to settle. Otherwise
+ * the memory retires (archived, or past for an older contradicted fact), restorable.
+ */
+export async function modelRetire(u: UserContext, r: Retirement, known?: MemorySettings): Promise<RetireOutcome> {
+  const p = known ?? (await u.settings());
+  if (p.paused) return "refused";
+  const pair = await u.db.memory.findMany({
+    where: { id: { in: [r.keepId, r.dropId] }, userId: u.userId, status: "active" },
+  });
+  const keep = pair.find((m) => m.id === r.keepId);
+  const drop = pair.find((m) => m.id === r.dropId);
+  if (!keep || !drop || keep.projectId !== drop.projectId) return "refused";
+  if (p.review || protectedMemory(drop)) {
+    if (r.contradicts) return (await markConflict(u.db, u.userId, keep.id, drop.id)) ? "conflict" : "refused";
+    const proposed = await propose(u, openMemory(u.cipher, drop), { op: "archive", id: drop.id }, { reason: r.reason });
+    return proposed.outcome === "proposed" ? "proposed" : "refused";
+  }
+  const done = await retireMemory(u.db, u.userId, keep.id, drop.id, r.reason, "model", !!r.contradicts);
+  return done ? "retired" : "refused";
 }
 
 /** A pending row that names its target: nothing changes until the user approves it. */
@@ -204,6 +249,9 @@ async function propose(
       status: "pending",
       proposalOp: op,
       proposalForId: target.id,
+      // The target's marks hold for the proposal's words too.
+      muted: target.muted,
+      private: target.private,
       sourceThreadId: origin.sourceThreadId ?? null,
       sourceItemId: origin.sourceItemId ?? null,
       tokens: countTokens(text),

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { withKeyNames } from "@/lib/keys/key-reason";
 import { inMemoryScope, userContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
 import { pageUser } from "@/lib/auth/session";
@@ -100,7 +101,15 @@ export default async function MemoryPage({
       : [],
   ]);
   const whyPending = new Map<string, string>();
-  for (const v of pendingVersions) if (!whyPending.has(v.memoryId)) whyPending.set(v.memoryId, v.reason);
+  const pendingReasons = await withKeyNames(
+    db,
+    user.id,
+    cipher,
+    pendingVersions.map((v) => v.reason),
+  );
+  pendingVersions.forEach((v, i) => {
+    if (!whyPending.has(v.memoryId)) whyPending.set(v.memoryId, pendingReasons[i]);
+  });
   const before = new Map<string, Array<{ text: string; span: string }>>();
   for (const p of replaced) {
     const list = before.get(p.supersededById!) ?? [];

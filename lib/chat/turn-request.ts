@@ -1,0 +1,182 @@
+// Step 1 of a chat turn (lib/chat/turn.ts): the request, validated, and the user's question with an empty answer
+// saved in one statement that also checks the thread is the user's and the session may act (send, edit, regenerate).
+import { type UserContext } from "@/lib/user-context";
+import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
+import { type ContentCipher } from "@/lib/crypto/content";
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
+import { appendItemsMeta, type AppendMeta, type NewItem, type SessionItem } from "@/lib/memory/session";
+
+import { loadContext } from "./context";
+import { createThread } from "./threads";
+import { provisionalTitle } from "./titles";
+import { AppError, NotFoundError } from "@/lib/errors";
+import { cleanText } from "@/lib/text/policy";
+import {} from "@/lib/llm/prompt-limits";
+
+/** What a user is told when a message is too long. */
+export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
+
+export function messageSchema() {
+  const max = getConfig().chat.maxMessageChars;
+  const limit = messageLimit(max);
+  return z
+    .string({ error: "Type a message." })
+    .transform(cleanText)
+    .pipe(
+      z
+        .string()
+        .max(max, limit)
+        .refine((s) => s.trim().length > 0, "Type a message."),
+    );
+}
+
+const id = z.string().trim().min(1).max(64);
+export function turnRequestSchema() {
+  const content = messageSchema();
+  return z.discriminatedUnion("kind", [
+    z.object({
+      kind: z.literal("send"),
+      threadId: id.optional(),
+      content,
+      temporary: z.boolean().optional(),
+      // A new thread in this project (ignored when threadId is given).
+      projectId: id.optional(),
+    }),
+    z.object({ kind: z.literal("edit"), threadId: id, itemId: id, content }),
+    z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id }),
+  ]);
+}
+export type TurnRequest = z.infer<ReturnType<typeof turnRequestSchema>>;
+
+export type Prepared = {
+  threadId: string;
+  userItem: SessionItem;
+  assistant: SessionItem;
+  conn: ModelConnection;
+  firstExchange: boolean;
+  meta: AppendMeta;
+};
+const NO_META: AppendMeta = {
+  temporary: false,
+  memoryPaused: false,
+  memoryReview: false,
+  aboutSummary: null,
+  project: null,
+};
+
+/** What the three kinds of request share while their question and answer are saved. */
+/** The user's context (db, userId, cipher `c`) while their question and answer are saved. */
+type Preparing = {
+  u: UserContext;
+  db: Db;
+  userId: string;
+  c: ContentCipher;
+  session?: SessionProof;
+  conn: ModelConnection;
+};
+
+/** Step 1: validate and save the question and an empty answer. */
+export async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
+  const { db, userId } = u;
+  const state = await resolveConnectionCached(db);
+  if (!state.configured) throw new AppError(state.reason, 409);
+  const s: Preparing = { u, db, userId, c: u.cipher, session, conn: state.connection };
+  if (req.kind === "send") return prepareSend(s, req);
+  const target = await db.item.findFirst({
+    where: { id: req.itemId, threadId: req.threadId, thread: { userId } },
+    select: { id: true, parentId: true, role: true, status: true },
+  });
+  if (!target) throw new NotFoundError("thread");
+  return req.kind === "edit" ? prepareEdit(s, req, target) : prepareRegenerate(s, req, target);
+}
+
+type Target = { id: string; parentId: string | null; role: string; status: string };
+const placeholder = (conn: ModelConnection): NewItem => ({
+  role: "assistant",
+  status: "streaming",
+  model: conn.chatModel,
+});
+
+// Whether the session may act is folded into the append; a refused append says why (ended session, or not yours).
+async function refused(s: Preparing): Promise<never> {
+  if (s.session) await assertSessionMayAct(s.db, s.userId, s.session);
+  throw new NotFoundError("thread");
+}
+
+async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send" }>): Promise<Prepared> {
+  // A new thread is written before the append, so its first message checks the session first
+  // (an ended session must leave nothing behind).
+  if (!req.threadId && s.session) await assertSessionMayAct(s.db, s.userId, s.session);
+  const threadId =
+    req.threadId ??
+    (
+      await createThread(s.u, {
+        temporary: req.temporary,
+        title: provisionalTitle(req.content),
+        projectId: req.temporary ? null : req.projectId,
+      })
+    ).id;
+  const { items: added, meta } = await appendItemsMeta(
+    s.db,
+    threadId,
+    [{ role: "user", content: req.content }, placeholder(s.conn)],
+    { ownerId: s.userId, session: s.session, cipher: s.c },
+  );
+  if (!added.length) return refused(s);
+  const firstExchange = added[0].position === 0;
+  return { threadId, userItem: added[0], assistant: added[1], conn: s.conn, firstExchange, meta: meta ?? NO_META };
+}
+
+async function prepareEdit(
+  s: Preparing,
+  req: Extract<TurnRequest, { kind: "edit" }>,
+  target: Target,
+): Promise<Prepared> {
+  if (target.role !== "user") throw new AppError("Only your own messages can be edited.", 400);
+  const { items: added, meta } = await appendItemsMeta(
+    s.db,
+    req.threadId,
+    [{ role: "user", content: req.content }, placeholder(s.conn)],
+    { parent: target.parentId, ownerId: s.userId, session: s.session, cipher: s.c },
+  );
+  if (!added.length) return refused(s);
+  const [userItem, assistant] = added;
+  return { threadId: req.threadId, userItem, assistant, conn: s.conn, firstExchange: false, meta: meta ?? NO_META };
+}
+
+/** Regenerate (a new branch) or retry (a failed answer is replaced). */
+async function prepareRegenerate(
+  s: Preparing,
+  req: Extract<TurnRequest, { kind: "regenerate" }>,
+  target: Target,
+): Promise<Prepared> {
+  if (target.role !== "assistant" || !target.parentId) throw new AppError("Only answers can be regenerated.", 400);
+  const parentId = target.parentId;
+  const { items: added, meta } = await appendItemsMeta(s.db, req.threadId, [placeholder(s.conn)], {
+    parent: parentId,
+    ownerId: s.userId,
+    session: s.session,
+    cipher: s.c,
+  });
+  if (!added.length) return refused(s);
+  // Replaced by the new answer (removed after the append, so a refused session changes nothing).
+  if (target.status === "failed") await s.db.item.deleteMany({ where: { id: target.id, status: "failed" } });
+  // The question this answer belongs to (after tool rounds, walk back to it).
+  const path = await loadContext(s.db, req.threadId, parentId, { budget: 1_000_000, maxItems: 20, cipher: s.c });
+  const parentRow = async () => {
+    const row = await s.db.item.findUniqueOrThrow({ where: { id: parentId } });
+    return { ...row, content: s.c.open(row.content) };
+  };
+  const userItem = [...path.window].reverse().find((i) => i.role === "user") ?? (await parentRow());
+  return {
+    threadId: req.threadId,
+    userItem: { ...userItem, toolCalls: null } as unknown as SessionItem,
+    assistant: added[0],
+    conn: s.conn,
+    firstExchange: false,
+    meta: meta ?? NO_META,
+  };
+}
