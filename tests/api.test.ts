@@ -72,7 +72,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
   it("non-streaming: the memory block reaches the model; the exchange is a thread via the key; a follow-up continues it", async () => {
     const u = await newUser();
     await addMemory(u, { text: "Allergic to peanuts", source: "explicit" }, "user", "said so");
-    const { key } = await createApiKey(u, { name: "laptop", scopes: ["chat"] });
+    const { key } = await createApiKey(u, { name: "laptop", scopes: ["chat", "memory:write"] });
     mock.script({ content: "Skip the satay." });
     const first = [
       { role: "system" as const, content: "You are a cooking helper." },
@@ -106,6 +106,18 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     ]);
     // Learning follows: the extraction job is queued for each exchange.
     expect(await t.db.job.count({ where: { userId: u.userId, kind: "extract" } })).toBe(2);
+  });
+
+  it("a key with only the chat scope teaches nothing: learning from its conversations needs memory:write", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "chat-only", scopes: ["chat"] });
+    mock.script({ content: "Noted." });
+    await client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "Remember that my sister Ines lives in Braga." }],
+    });
+    expect(await t.db.item.count({ where: { userId: u.userId } })).toBe(2); // the exchange is kept
+    expect(await t.db.job.count({ where: { userId: u.userId, kind: "extract" } })).toBe(0);
   });
 
   it("streaming: chat.completion.chunk events, usage when asked, citations removed; models lists the model", async () => {
@@ -211,7 +223,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
 
   it("learning from a document of 600,000 characters reads its start and its end, cut for the memory model", async () => {
     const u = await newUser();
-    const { key } = await createApiKey(u, { name: "doc", scopes: ["chat"] });
+    const { key } = await createApiKey(u, { name: "doc", scopes: ["chat", "memory:write"] });
     await runDueJobs(t.db); // earlier tests' learning first
     const words = Array.from({ length: 90_000 }, (_, i) => (i * 7919).toString(36)).join(" ");
     const doc = `Remember my sister Ines lives in Braga. ${words} And remember I start on Monday.`;
@@ -282,7 +294,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
       "user",
       "x",
     );
-    const { key } = await createApiKey(u, { name: "writer", scopes: ["chat"], projectId: p.id });
+    const { key } = await createApiKey(u, { name: "writer", scopes: ["chat", "memory:write"], projectId: p.id });
     await runDueJobs(t.db); // earlier tests' learning first: the scripted extraction below is this test's
     mock.script({
       system: "You maintain a user's long-term memory",
@@ -376,8 +388,8 @@ describe.each(engines)("the MCP server on %s", (engine) => {
       "update_memory",
     ]);
     const saved = data(await c.callTool({ name: "remember", arguments: { text: "Grows a fig tree on the balcony" } }));
-    expect(saved).toMatchObject({ applied: true });
-    const id = saved.memory.id as string;
+    expect(saved).toMatchObject({ saved: { text: "Grows a fig tree on the balcony" } });
+    const id = saved.saved.id as string;
     expect(data(await c.callTool({ name: "search_memory", arguments: { query: "fig tree" } })).memories).toEqual([
       expect.objectContaining({
         id,
@@ -390,7 +402,7 @@ describe.each(engines)("the MCP server on %s", (engine) => {
       data(
         await c.callTool({ name: "update_memory", arguments: { id, text: "Grows two fig trees", why: "corrected" } }),
       ),
-    ).toMatchObject({ proposedForReview: true }); // the user said it: only a proposal changes it
+    ).toMatchObject({ proposedForReview: expect.any(String) }); // the user said it: only a proposal changes it
     const found = data(await c.callTool({ name: "search_conversations", arguments: { query: "fig leaves" } }));
     expect(found.messages[0]).toMatchObject({ thread: "Plants", role: "user" });
     const profile = await c.readResource({ uri: "mnemo://memory/profile" });
@@ -409,7 +421,7 @@ describe.each(engines)("the MCP server on %s", (engine) => {
     const writer = await createApiKey(u, { name: "cursor", scopes: ["memory:read", "memory:write"] });
     const c = await connect(writer.key);
     expect(data(await c.callTool({ name: "forget", arguments: { id: m.id } }))).toMatchObject({
-      proposedForReview: true,
+      proposedForReview: 1,
     });
     expect(await t.db.memory.findUniqueOrThrow({ where: { id: m.id } })).toMatchObject({ status: "active" });
     expect(await t.db.memory.count({ where: { userId: u.userId, proposalForId: m.id, proposalOp: "archive" } })).toBe(
@@ -418,6 +430,12 @@ describe.each(engines)("the MCP server on %s", (engine) => {
     await c.close();
     const reader = await createApiKey(u, { name: "reader", scopes: ["memory:read"] });
     const r = await connect(reader.key);
+    // tools/list shows a key only what its scopes allow.
+    expect((await r.listTools()).tools.map((x) => x.name).sort()).toEqual([
+      "list_memories",
+      "search_conversations",
+      "search_memory",
+    ]);
     const refused = await r.callTool({ name: "remember", arguments: { text: "Should not be saved" } });
     expect(refused.isError).toBe(true);
     expect(await t.db.memory.count({ where: { userId: u.userId, text: "Should not be saved" } })).toBe(0);

@@ -55,6 +55,7 @@ export type SettledAnswer = AnswerCharge & {
 export function memoryUses(answer: string, question: string, recalled: Recall | null): MemoryUses {
   // With the day each was filed under, when the prompt gave days: an answer naming one drew on its memories.
   const given = (recalled?.memories ?? []).map((m) => ({ id: m.id, text: m.text, since: m.since }));
+  if (!given.length) return { memoriesUsed: [], alsoGiven: [] }; // nothing to read a pasted book for
   const used = new Set(attributeMemories(answer, question, given));
   const shown = (m: MemoryShown) => ({ id: m.id, text: m.text });
   return {

@@ -177,18 +177,17 @@ async function activeRows(u: UserContext): Promise<Row[]> {
 }
 
 /**
- * Memories whose text is equal once case and punctuation are ignored (e.g. from imports or edits): one stays, a pinned
- * one first. Through the gate (lib/memory/writes.ts): with review on, or a copy the user wrote, it is only proposed.
+ * Memories whose text is equal once case and punctuation are ignored (e.g. from imports or edits): one stays, taking
+ * the others' pins and marks. Through the gate (lib/memory/writes.ts): nothing while paused, a proposal with review on.
  */
 async function mergeEqualText(u: UserContext, counts: ConsolidationCounts): Promise<void> {
   const byText = new Map<string, Row[]>();
   // Equal text in two projects (or a project and general memory) is two memories: each place keeps its own.
   const key = (r: Row) => `${r.projectId ?? ""}\u0000${normalizeText(r.text)}`;
   for (const r of await activeRows(u)) byText.set(key(r), [...(byText.get(key(r)) ?? []), r]);
-  const first = (a: Row, b: Row) => (a.pinned !== b.pinned ? a.pinned : outranks(a, b));
   for (const group of byText.values()) {
     if (group.length < 2) continue;
-    const keep = group.reduce((best, m) => (first(m, best) ? m : best));
+    const keep = group.reduce((best, m) => (outranks(m, best) ? m : best));
     for (const drop of group)
       if (drop !== keep)
         tally(

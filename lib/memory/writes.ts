@@ -192,6 +192,11 @@ export type Retirement = {
   reason: string;
   /** The two disagree (a contradiction), rather than say the same thing. */
   contradicts?: boolean;
+  /**
+   * The same words (case and punctuation aside): retiring a copy loses nothing, as its pin and marks move to the one
+   * kept, so a pinned or user-written copy may go without a proposal. Pause and review still hold.
+   */
+  sameWords?: boolean;
 };
 
 export type RetireOutcome = "retired" | "proposed" | "conflict" | "refused";
@@ -211,7 +216,7 @@ export async function modelRetire(u: UserContext, r: Retirement, known?: MemoryS
   const keep = pair.find((m) => m.id === r.keepId);
   const drop = pair.find((m) => m.id === r.dropId);
   if (!keep || !drop || keep.projectId !== drop.projectId) return "refused";
-  if (p.review || protectedMemory(drop)) {
+  if (p.review || (protectedMemory(drop) && !r.sameWords)) {
     if (r.contradicts) return (await markConflict(u.db, u.userId, keep.id, drop.id)) ? "conflict" : "refused";
     const proposed = await propose(u, openMemory(u.cipher, drop), { op: "archive", id: drop.id }, { reason: r.reason });
     return proposed.outcome === "proposed" ? "proposed" : "refused";
