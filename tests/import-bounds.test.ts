@@ -1,6 +1,11 @@
 // Import files written to hurt: repeated ids, reply cycles, a long hidden chain
 // and a zip bomb. Each must end, keep what is sound, and say what was left out.
-import { describe, expect, it } from "vitest";
+import crypto from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { userContext } from "@/lib/user-context";
+import { importConversations } from "@/lib/import/run";
+import { IMPORT_RUNNING } from "@/lib/import/lock";
 import { strToU8, zipSync } from "fflate";
 import { pruneTree, type ImportedMessage } from "@/lib/import/conversation";
 import { parseChatGpt } from "@/lib/import/formats/chatgpt";
@@ -113,5 +118,52 @@ describe("zip bombs", () => {
     ))
       entries.push(e);
     expect(entries).toMatchObject([{ kind: "conversation", conversation: { title: "zipped" } }]);
+  });
+});
+
+describe.each(engines)("one import at a time, side files bounded, on %s", (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+  const newUser = async () =>
+    userContext(t.db, (await t.db.user.create({ data: { email: `bounds-${crypto.randomUUID()}@example.com` } })).id);
+  const chatgpt = [
+    {
+      id: "c1",
+      title: "Garden",
+      mapping: { a: node("a", null, "How deep do I plant tulips?") },
+      current_node: "a",
+    },
+  ];
+
+  it("a projects.json of 20 MB in a zip is left out unread, and the report says so; the conversations land", async () => {
+    const u = await newUser();
+    const huge = `[{"uuid":"p1","name":"x","docs":[{"content":"${"a".repeat(20 * 1024 * 1024)}"}]}]`;
+    const zip = zipSync({ "conversations.json": strToU8(JSON.stringify(chatgpt)), "projects.json": strToU8(huge) });
+    expect(zip.length).toBeLessThan(1024 * 1024); // it compresses to little: only inflating it costs
+    const report = await importConversations(u, [zip]);
+    expect(report.conversations).toBe(1);
+    expect(report.skipped.reasons.map((r) => r.reason)).toContain("projects.json was over 16 MB: left out");
+  });
+
+  it("a second import of the same user while one runs is refused at once; the first lands, then another may run", async () => {
+    const u = await newUser();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    async function* slow() {
+      yield strToU8(JSON.stringify(chatgpt).slice(0, 10));
+      await held;
+      yield strToU8(JSON.stringify(chatgpt).slice(10));
+    }
+    const first = importConversations(u, slow());
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(importConversations(u, [strToU8(JSON.stringify(chatgpt))])).rejects.toThrow(IMPORT_RUNNING);
+    // Another user is not held up.
+    expect((await importConversations(await newUser(), [strToU8(JSON.stringify(chatgpt))])).conversations).toBe(1);
+    release();
+    expect((await first).conversations).toBe(1);
+    expect((await importConversations(u, [strToU8(JSON.stringify(chatgpt))])).duplicates).toBe(1);
   });
 });

@@ -18,7 +18,8 @@ import {
 } from "./conversation";
 import { MAX_SIDE_FEEDBACK, storeSideFeedback } from "./feedback";
 import { readExport, type ImportEntry } from "./read";
-import { unzipIfNeeded, type SideFiles } from "./unzip";
+import { MAX_SIDE_BYTES, unzipIfNeeded, type SideFiles } from "./unzip";
+import { withImportLock } from "./lock";
 import { importedProject, settleImportedProject, writeConversation } from "./write";
 import { claudePlaceholderName, type ClaudeMemory } from "./formats/claude";
 
@@ -60,9 +61,20 @@ const MAX_PROJECTS = 1_000;
 const MAX_APP_MEMORIES = 100;
 const MEMORY_STATUSES = new Set(["active", "pending", "archived", "past"]);
 
-export async function importConversations(
+type ImportChunks = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
+
+/** Imports one file for the user, refused (409) while another import of theirs runs (lib/import/lock.ts). */
+export function importConversations(
   u: UserContext,
-  chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+  chunks: ImportChunks,
+  onProgress?: (p: ImportProgress) => void,
+): Promise<ImportReport> {
+  return withImportLock(u.db, u.userId, () => importFile(u, chunks, onProgress));
+}
+
+async function importFile(
+  u: UserContext,
+  chunks: ImportChunks,
   onProgress?: (p: ImportProgress) => void,
 ): Promise<ImportReport> {
   const { db, userId } = u;
@@ -137,9 +149,14 @@ export async function importConversations(
     for await (const entry of readExport(unzipIfNeeded(chunks, limits, side))) await take(entry);
     // Claude's projects.json and memories.json, ChatGPT's message_feedback.json, wherever they sat in the zip: only
     // projects, memory and ratings are taken.
-    for (const file of side)
+    for (const file of side) {
+      if (file.tooLarge) {
+        skip(`${file.name.split("/").pop()} was over ${MAX_SIDE_BYTES / 1024 / 1024} MB: left out`, null);
+        continue;
+      }
       for await (const entry of readExport(file.chunks))
         if (entry.kind === "project" || entry.kind === "app-memory" || entry.kind === "feedback") await take(entry);
+    }
   }
 
   async function take(entry: ImportEntry) {

@@ -33,11 +33,19 @@ const SLICE = 16 * 1024;
 const RATIO_FREE_BYTES = 32 * 1024 * 1024;
 const MAX_RATIO = 100;
 const MAX_SIDE_FILES = 1_000;
+/**
+ * Side files are kept whole until the conversations are read, so they are capped: real ones are kilobytes (a project
+ * list, a memory summary, ratings). One past this is dropped unread (the report says so), not held in memory.
+ */
+export const MAX_SIDE_BYTES = 16 * 1024 * 1024;
 const MAX_CONVERSATION_FILES = 10_000;
 
 export type UnzipLimits = { maxInflatedBytes: number };
-/** Files read beside conversations.json, each as its inflated chunks (filled once the zip has been read). */
-export type SideFiles = Array<{ name: string; chunks: Uint8Array[] }>;
+/**
+ * Files read beside conversations.json, each as its inflated chunks (filled once the zip has been read); `tooLarge`:
+ * over MAX_SIDE_BYTES (with the side files before it), dropped.
+ */
+export type SideFiles = Array<{ name: string; chunks: Uint8Array[]; tooLarge?: boolean }>;
 
 type Chunks = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
 
@@ -68,6 +76,7 @@ export async function* unzipIfNeeded(
   let compressed = 0;
   let failure: Error | null = null;
   let bomb = false;
+  let sideBytes = 0;
   /** Counts inflated bytes against the limits; false (and the file stopped) when they are passed. */
   const within = (n: number, file: { terminate(): void }) => {
     bytes += n;
@@ -79,11 +88,16 @@ export async function* unzipIfNeeded(
   };
   const unzip = new Unzip((file) => {
     if (side && SIDE.test(file.name) && side.length < MAX_SIDE_FILES) {
-      const kept = { name: file.name, chunks: [] as Uint8Array[] };
+      const kept: SideFiles[number] = { name: file.name, chunks: [] };
       side.push(kept);
       file.ondata = (err, data) => {
         if (err) failure = err;
-        else if (data.length && within(data.length, file)) kept.chunks.push(data);
+        else if (!data.length || kept.tooLarge || !within(data.length, file)) return;
+        else if ((sideBytes += data.length) > MAX_SIDE_BYTES) {
+          kept.tooLarge = true;
+          kept.chunks = [];
+          file.terminate();
+        } else kept.chunks.push(data);
       };
       file.start();
       return;
