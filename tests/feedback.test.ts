@@ -63,6 +63,38 @@ describe.each(engines)("feedback on %s", (engine) => {
     expect(JSON.stringify(distils()[1].body.messages)).toContain("(no comment)");
   });
 
+  it("thirty rating changes on one answer make at most two memory-model calls, and none for a user at a daily limit", async () => {
+    const user = (await t.db.user.create({ data: { email: `fb-flap-${engine}@example.com` } })).id;
+    const a = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain tides" })));
+    mock.script({ match: "Feedback on an answer", json: { lesson: null }, times: 40 });
+    const distils = () => mock.chatRequests().filter((r) => JSON.stringify(r.body).includes("Feedback on an answer"));
+    const flap = async (itemId: string) => {
+      for (let i = 0; i < 30; i++) {
+        await rateAnswer(
+          await userContext(t.db, user),
+          i % 2 ? { itemId, rating: 1 } : { itemId, rating: -1, comment: `Wrong, try ${i}` },
+        );
+        await runDueJobs(t.db);
+      }
+      // Every grace period over: only where the rating settled is read.
+      await t.db.job.updateMany({ where: { kind: "feedback", status: "queued" }, data: { runAt: new Date(0) } });
+      await runDueJobs(t.db);
+    };
+    await flap(a.id);
+    expect(distils().length).toBeGreaterThanOrEqual(1);
+    expect(distils().length).toBeLessThanOrEqual(2);
+    // At today's limit of answers: the ratings are kept, no model is asked.
+    const b = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain waves" })));
+    await t.db.user.update({ where: { id: user }, data: { dailyMessageLimit: 1 } });
+    mock.reset();
+    mock.script({ match: "Feedback on an answer", json: { lesson: null }, times: 40 });
+    await flap(b.id);
+    expect(distils()).toHaveLength(0);
+    expect(await t.db.feedback.findFirstOrThrow({ where: { itemId: b.id, kind: "rating" } })).toMatchObject({
+      rating: 1,
+    });
+  });
+
   it("👎 'too long' becomes a preference with its provenance; the next request carries it; again raises confidence", async () => {
     const user = (await t.db.user.create({ data: { email: `fb-${engine}@example.com` } })).id;
     const a1 = answerOf(await collect(runTurn(t.db, user, { kind: "send", content: "Explain photosynthesis" })));

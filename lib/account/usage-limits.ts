@@ -53,6 +53,14 @@ export function limitReached({ usage, limits }: { usage: Usage; limits: Limits }
   return null;
 }
 
+/**
+ * Whether the user is at any of today's limits (answers or tokens), read afresh: work the user starts by a click
+ * (a rating's lesson) costs no model call then, though the click itself is kept.
+ */
+export async function atDailyLimit(db: Db, userId: string): Promise<boolean> {
+  return limitReached(await usageAndLimits(db, userId)) !== null;
+}
+
 /** Whether a background model or embedding call for this user may run now (today's tokens under the limit). */
 export async function backgroundAllowed(db: Db, userId: string): Promise<boolean> {
   const d = getConfig().limits;

@@ -5,6 +5,7 @@
 // durable lesson (a preference or a procedure), stored as a memory whose
 // provenance is the feedback. The same lesson again raises its confidence
 // instead of adding a copy. Never in temporary chats or while learning is paused.
+import { atDailyLimit } from "@/lib/account/usage-limits";
 import { z } from "zod";
 import { isLocalEndpoint, recordSend } from "./disclosure";
 import { type UserContext } from "@/lib/user-context";
@@ -61,15 +62,22 @@ export async function rateAnswer(u: UserContext, input: z.input<typeof rateInput
   }
   const c = u.cipher;
   const sealed = comment ? c.seal(comment) : null;
+  const before = await db.feedback.findUnique({
+    where: { itemId_kind: { itemId: item.id, kind: "rating" } },
+    select: { rating: true, comment: true },
+  });
   const fb = await db.feedback.upsert({
     where: { itemId_kind: { itemId: item.id, kind: "rating" } },
     create: { userId, threadId: item.threadId, itemId: item.id, kind: "rating", rating, comment: sealed },
     update: { rating, comment: sealed, processedAt: null },
   });
   // A 👎 opens "what was wrong?": its lesson waits a grace period for the comment. A comment (or a change) queues a
-  // newer job, and the older one finds the row changed and stands down: one memory-model call per rating.
-  const runAt =
-    rating === -1 && !comment ? new Date(Date.now() + getConfig().memory.feedbackGraceSeconds * 1000) : undefined;
+  // newer job, and the older one finds the row changed and stands down: one memory-model call per rating. Any other
+  // change of a rating waits the grace period too (only the comment a lone 👎 was waiting for goes at once), so
+  // flipping it back and forth costs one more call at most, for where it settles.
+  const awaitedComment = before?.rating === -1 && !before.comment && rating === -1 && !!comment;
+  const grace = new Date(Date.now() + getConfig().memory.feedbackGraceSeconds * 1000);
+  const runAt = (rating === -1 && !comment) || (before && !awaitedComment) ? grace : undefined;
   await enqueue(db, [
     { kind: "feedback", userId, payload: { feedbackId: fb.id, version: fb.updatedAt.toISOString() }, runAt },
   ]);
@@ -178,8 +186,8 @@ export async function learnFromFeedback(
     await done();
     return "nothing";
   }
-  // A plain 👍 teaches nothing new; it is kept as a signal.
-  if (fb.kind === "rating" && fb.rating === 1 && !fb.comment) {
+  // A plain 👍 teaches nothing new; it is kept as a signal. Nor does a user at a daily limit get a model call for it.
+  if ((fb.kind === "rating" && fb.rating === 1 && !fb.comment) || (await atDailyLimit(db, u.userId))) {
     await done();
     return "nothing";
   }
