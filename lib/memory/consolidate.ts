@@ -192,7 +192,12 @@ async function mergeEqualText(u: UserContext, counts: ConsolidationCounts): Prom
       if (drop !== keep)
         tally(
           counts,
-          await modelRetire(u, { keepId: keep.id, dropId: drop.id, reason: "Merged into the same memory" }),
+          await modelRetire(u, {
+            keepId: keep.id,
+            dropId: drop.id,
+            reason: "Merged into the same memory",
+            sameWords: true,
+          }),
         );
   }
 }
