@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, type TestDb } from "@/testing/databases";
-import { resolveConnection, saveConnection, savedConnectionForForm } from "@/lib/llm/connection";
+import { connectionFromForm, resolveConnection, saveConnection, savedConnectionForForm } from "@/lib/llm/connection";
 import { testConnection } from "@/lib/llm/client";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 
@@ -49,6 +49,29 @@ describe("model connection", () => {
     const probe = s.configured ? await testConnection(s.connection) : null;
     expect(probe).toEqual({ ok: true, models: ["mock-chat", "mock-memory", "mock-embed"] });
     expect(mock.requests.at(-1)?.headers.authorization).toBe("Bearer sk-very-secret-key");
+  });
+
+  it("Test connection sends the saved key only to the saved server: another address needs the key typed again", async () => {
+    await saveConnection(
+      t.db,
+      { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", apiKey: "sk-very-secret-key" },
+      "admin-id",
+    );
+    // The saved server, key left empty: tested with the saved key.
+    const same = await connectionFromForm(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "" });
+    expect(same.configured && same.connection.apiKey).toBe("sk-very-secret-key");
+    // Another address typed, key left empty: refused before anything is sent, whatever the path.
+    await expect(
+      connectionFromForm(t.db, { baseURL: "http://attacker.example:8080/v1", chatModel: "mock-chat", memoryModel: "" }),
+    ).rejects.toThrow(/type its API key/);
+    // The same address with another path is the same server; a key typed for a new one is used for it.
+    const typed = await connectionFromForm(t.db, {
+      baseURL: "http://attacker.example:8080/v1",
+      chatModel: "mock-chat",
+      memoryModel: "",
+      apiKey: "sk-typed-for-this-one",
+    });
+    expect(typed.configured && typed.connection.apiKey).toBe("sk-typed-for-this-one");
   });
 
   it("keeps the stored key when the form leaves it empty, and clears it on request", async () => {
