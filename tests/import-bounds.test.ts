@@ -158,7 +158,9 @@ describe.each(engines)("one import at a time, side files bounded, on %s", (engin
       yield strToU8(JSON.stringify(chatgpt).slice(10));
     }
     const first = importConversations(u, slow());
-    await new Promise((r) => setTimeout(r, 50));
+    // Once the first holds its lease (it takes it before reading anything).
+    for (let i = 0; i < 200 && !(await t.db.appSetting.findUnique({ where: { key: `import:${u.userId}` } })); i++)
+      await new Promise((r) => setTimeout(r, 25));
     await expect(importConversations(u, [strToU8(JSON.stringify(chatgpt))])).rejects.toThrow(IMPORT_RUNNING);
     // Another user is not held up.
     expect((await importConversations(await newUser(), [strToU8(JSON.stringify(chatgpt))])).conversations).toBe(1);
