@@ -44,6 +44,8 @@ const tally = {
   owner_lockouts: 0,
   ledger_bypasses: 0,
   memories_rewritten_by_injection: 0,
+  private_memory_copies_sent: 0,
+  protected_memories_retired: 0,
 };
 const failures: string[] = [];
 /** Measured figures reported beside the counts (not counted as failures; their checks are). */
@@ -202,6 +204,7 @@ async function prepareDatabase(): Promise<{
       ["fault-d", "USER"],
       ["fault-e", "USER"],
       ["fault-f", "USER"],
+      ["fault-g", "USER"],
     ]) {
       await c.query(
         `INSERT INTO "User" (id, email, "passwordHash", role, "updatedAt") VALUES ($1, $2, $3, $4, now())`,
@@ -808,6 +811,98 @@ async function injectedText(app: AppProcess, mock: MockLlm) {
   );
 }
 
+/**
+ * The memory gate from outside (issue: one door for every rule). An MCP client rewrites a private memory: out of its
+ * reach, no copy of the text made. Consolidation with the judge saying "the same" never retires a pinned memory:
+ * not paused (only a proposal), not through the operator's `npm run jobs:consolidate` while learning is paused.
+ */
+async function memoryGate(app: AppProcess, mock: MockLlm, env: NodeJS.ProcessEnv) {
+  const g = new Client(app, await signInOverHttp(app.base, "fault-g@example.com", PASSWORD));
+  await g.postJson("gate: the user's memories", "/api/memories/import", {
+    format: "mnemo-memories",
+    version: 1,
+    memories: [
+      { text: "GATE Lives at 12 Secret Street, Flat 7", private: true },
+      { text: "GATE Allergic to penicillin antibiotics", pinned: true },
+      { text: "GATE Allergic to penicillin antibiotics and dust" },
+    ],
+  });
+  type Row = { id: string; text: string; status: string; pinned?: boolean; private?: boolean };
+  const memories = async () => JSON.parse(await g.own("/api/export")).memories as Row[];
+  const before = await memories();
+  const secret = before.find((m) => m.text.includes("Secret Street"))!;
+  const pinned = before.find((m) => m.pinned)!;
+  const made = await callAction(app, g, "/settings/keys", "createApiKeyAction", [
+    { name: "gate-key", scopes: ["memory:read", "memory:write"] },
+  ]);
+  const key = /"key":"(mnemo_[^"]+)"/.exec(made.text)?.[1];
+  check(!!key && !!secret && !!pinned, `gate: memories imported and a key made (${made.status})`);
+  if (!key || !secret || !pinned) return;
+  const rpc = async (id: number, method: string, params: unknown) =>
+    (
+      await fetch(app.base + "/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${key}`,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+      })
+    ).text();
+  await rpc(1, "initialize", {
+    protocolVersion: "2025-03-26",
+    capabilities: {},
+    clientInfo: { name: "check-faults", version: "1" },
+  });
+  const said = await rpc(2, "tools/call", {
+    name: "update_memory",
+    arguments: { id: secret.id, text: "GATE Lives in Porto now", why: "changed" },
+  });
+  const after = await memories();
+  const copies = after.filter((m) => m.id !== secret.id && m.text.includes("Secret Street"));
+  const changed = after.find((m) => m.id === secret.id)?.text !== secret.text;
+  tally.private_memory_copies_sent += copies.length + (changed ? 1 : 0);
+  check(
+    !copies.length && !changed && /not found/i.test(said),
+    `gate: an MCP client cannot rewrite a private memory, nor copy it (${copies.length} copies; ${said.slice(-120)})`,
+  );
+  // Paused: the operator's command retires nothing, and no model is asked.
+  await callAction(app, g, "/settings/memory", "memorySettingsAction", [{ paused: true }]);
+  mock.reset();
+  mock.script({
+    system: "check a user's long-term memory",
+    json: { verdicts: [{ pair: 0, verdict: "same" }] },
+    times: 0,
+  });
+  const tsx = path.resolve("node_modules/.bin/tsx");
+  const paused = await runCommand(tsx, ["scripts/jobs/consolidate.ts"], env);
+  check(
+    paused.code === 0,
+    `gate: npm run jobs:consolidate runs while a user has paused learning (exit ${paused.code})`,
+  );
+  check(
+    !mock.chatRequests().some((r) => JSON.stringify(r.body).includes("GATE Allergic")),
+    "gate: paused, consolidation asks no model",
+  );
+  // Learning on, Tidy up: the judge says "the same" of the pinned memory and the newer one.
+  await callAction(app, g, "/settings/memory", "memorySettingsAction", [{ paused: false }]);
+  await callAction(app, g, "/settings/memory", "consolidateNowAction", []);
+  const judged = () => mock.chatRequests().some((r) => JSON.stringify(r.body).includes("GATE Allergic"));
+  for (let i = 0; i < 60 && !judged(); i++) await sleep(250);
+  check(judged(), "gate: Tidy up asks the memory model to judge the pair");
+  await sleep(1000); // its verdict written
+  const end = await memories();
+  const kept = end.find((m) => m.id === pinned.id);
+  const retired = kept?.status === "active" && kept.pinned ? 0 : 1;
+  tally.protected_memories_retired += retired;
+  check(
+    !retired,
+    `gate: consolidation never retires a pinned memory (${kept?.status}, pinned ${kept?.pinned}; ` +
+      `${end.filter((m) => m.status === "pending").length} waiting for review)`,
+  );
+}
+
 /** A command run to its end: exit code and output. */
 function runCommand(cmd: string, args: string[], env: NodeJS.ProcessEnv, limitMs = 120_000) {
   return new Promise<{ code: number | null; output: string }>((resolve) => {
@@ -1172,6 +1267,7 @@ async function main() {
     await guessing(app);
     await usageLedger(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)), mock);
     await injectedText(app, mock);
+    await memoryGate(app, mock, env);
     await endedSessions(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)));
     await imports(a);
     const waits: Array<[string, string, boolean]> = [];
