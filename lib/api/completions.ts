@@ -17,13 +17,13 @@ import type OpenAI from "openai";
 import { z } from "zod";
 import { AppError } from "@/lib/errors";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
-import { contextLimit, openaiClient } from "@/lib/llm/client";
-import { fitAfterRefusal, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
-import { embedQuery } from "@/lib/llm/embeddings";
+import { openaiClient } from "@/lib/llm/client";
+import { knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 import { checkLimits } from "@/lib/account/usage-limits";
 import { settleAnswer } from "@/lib/answer/settle";
+import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
 import { getConfig } from "@/lib/config";
-import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
+import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { stripCitations } from "@/lib/memory/citation-format";
 import { appendItems } from "@/lib/memory/session";
 import { provisionalTitle } from "@/lib/chat/titles";
@@ -170,14 +170,7 @@ async function withRecall(
   input: CompletionInput,
   budget: number,
 ): Promise<Exchange> {
-  const recalled =
-    x.ask && budget > 0
-      ? await recall(x.u, x.ask, {
-          budget,
-          excludeThreadId: x.threadId,
-          semantic: embedQuery(x.u.db, x.ask, x.u.userId),
-        })
-      : { memories: [], passages: [], tokens: 0 };
+  const recalled = await recallForAnswer(x.u, x.ask, { budget, threadId: x.threadId });
   const messages = withMemory(input, memoryBlock(recalled));
   return { ...x, recalled, messages, sent: promptTokens(messages, input.tools) };
 }
@@ -195,9 +188,7 @@ async function withinContext<T>(
   try {
     return { x, result: await call(x) };
   } catch (e) {
-    const context = contextLimit(e);
-    if (context === null || !x.recalled.tokens) throw e;
-    const limit = fitAfterRefusal(x.conn, x.model, x.sent, context);
+    const limit = x.recalled.tokens ? refitAfterRefusal(e, x.conn, x.model, x.sent) : null;
     if (limit === null) throw e;
     const fitted = await withRecall(x, input, memoryBudget(limit, input));
     return { x: fitted, result: await call(fitted) };

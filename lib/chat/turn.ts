@@ -11,6 +11,7 @@
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
 import { chargeAnswer, settleAnswer, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
+import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
@@ -19,13 +20,13 @@ import OpenAI from "openai";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { contextLimit, describeModelError, openaiClient } from "@/lib/llm/client";
+import { describeModelError, openaiClient } from "@/lib/llm/client";
 import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 
-import { earlyQueryVector, embedQuery } from "@/lib/llm/embeddings";
+import { earlyQueryVector } from "@/lib/llm/embeddings";
 import { recordCorrection } from "@/lib/memory/feedback";
-import { memoryBlock, recall, type Recall } from "@/lib/memory/recall";
+import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { countTokens, MESSAGE_OVERHEAD, messageTokens } from "@/lib/memory/tokens";
 import { buildPrompt, loadContext, type Context } from "./context";
@@ -37,13 +38,7 @@ import { readTogether } from "@/lib/db/function-calls";
 import type { TurnEvent } from "./turn-events";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { withoutRefused, type Feature } from "@/lib/llm/server-quirks";
-import {
-  fitAfterRefusal,
-  fittedBudgets,
-  knownPromptLimit,
-  noteReportedPrompt,
-  promptTokens,
-} from "@/lib/llm/prompt-limits";
+import { fittedBudgets, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 
 import { turnRequestSchema, prepare, type Prepared } from "./turn-request";
 import { finishRetrying, partialSaver, running, trackGeneration } from "./generations";
@@ -143,9 +138,8 @@ class TurnRun {
         } catch (e) {
           // A prompt longer than the model's context, refused before anything was answered: asked again at once
           // with less history (and memory) rather than failing the turn.
-          const limit = round === 0 && !r.text && !r.calls.size && refits < MAX_REFITS ? contextLimit(e) : null;
-          const target =
-            limit === null ? null : fitAfterRefusal(conn, conn.chatModel, promptTokens(messages, offered), limit);
+          const fresh = round === 0 && !r.text && !r.calls.size && refits < MAX_REFITS;
+          const target = fresh ? refitAfterRefusal(e, conn, conn.chatModel, promptTokens(messages, offered)) : null;
           if (target === null) throw e;
           refits++;
           ({ ctx, recalled } = await this.readContext(useMemory, target));
@@ -195,16 +189,13 @@ class TurnRun {
           cipher: this.c,
           budget: budgets.history,
         }),
-        useMemory && memBudget > 0
-          ? recall(this.u, p.userItem.content, {
-              budget: memBudget,
-              excludeThreadId: p.threadId,
-              // The summary is of general memory: not for a project that sees its own memories only.
-              about: this.u.scope.general ? p.meta.aboutSummary : null,
-              // By meaning too, when an embedding model is set (short timeout; words alone otherwise).
-              semantic: early !== undefined ? Promise.resolve(early) : embedQuery(db, p.userItem.content, userId),
-            })
-          : Promise.resolve<Recall>({ memories: [], passages: [], tokens: 0 }),
+        recallForAnswer(this.u, p.userItem.content, {
+          budget: useMemory ? memBudget : 0,
+          threadId: p.threadId,
+          // The summary is of general memory: not for a project that sees its own memories only.
+          about: this.u.scope.general ? p.meta.aboutSummary : null,
+          vector: early !== undefined ? Promise.resolve(early) : undefined,
+        }),
         checkLimits(db, userId),
       ]),
     );

@@ -1,0 +1,41 @@
+// Fitting the context of an answer, the same for every way in (the web chat, `/v1/chat/completions`): the memory
+// recalled for the question within a budget, and what to fit within after the model server refused a prompt as too
+// long (lib/llm/prompt-limits.ts). The web turn reads its history window beside it; `/v1` sends the client's own
+// messages. Together with ./settle.ts, this is the answer core.
+import type { ModelConnection } from "@/lib/llm/connection";
+import { contextLimit } from "@/lib/llm/client";
+import { embedQuery } from "@/lib/llm/embeddings";
+import { fitAfterRefusal } from "@/lib/llm/prompt-limits";
+import { recall, type Recall, type SemanticQuery } from "@/lib/memory/recall";
+import type { UserContext } from "@/lib/user-context";
+
+/** No memory (a temporary chat, no budget left, nothing asked). */
+export const nothingRecalled = (): Recall => ({ memories: [], passages: [], tokens: 0 });
+
+/**
+ * The memory for one answer: recall in the caller's scope (private memories only for a local model server, set on
+ * `u`), the thread being answered left out of the passages, by words and by meaning (the question's vector: one
+ * already started, else asked for now with a short timeout; by words alone without it).
+ */
+export function recallForAnswer(
+  u: UserContext,
+  question: string,
+  opts: { budget: number; threadId: string; about?: string | null; vector?: SemanticQuery },
+): Promise<Recall> {
+  if (!question || opts.budget <= 0) return Promise.resolve(nothingRecalled());
+  return recall(u, question, {
+    budget: opts.budget,
+    excludeThreadId: opts.threadId,
+    about: opts.about,
+    semantic: opts.vector ?? embedQuery(u.db, question, u.userId),
+  });
+}
+
+/**
+ * After the model server refused a prompt of `sent` tokens: the size to fit the next one within (kept for later
+ * prompts to this server and model), or null when the refusal was not about length or asking again cannot help.
+ */
+export function refitAfterRefusal(e: unknown, conn: ModelConnection, model: string, sent: number): number | null {
+  const context = contextLimit(e);
+  return context === null ? null : fitAfterRefusal(conn, model, sent, context);
+}
