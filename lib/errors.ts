@@ -165,10 +165,15 @@ export const CHANGED_MEANWHILE =
 const RACE_CODES = new Set(["P2025", "P2018", "P2034"]);
 const isRace = (e: unknown) => RACE_CODES.has(String((e as { code?: unknown } | undefined)?.code ?? ""));
 
+const isZodLike = (e: unknown): e is { issues: Array<{ message: string }> } =>
+  (e as { name?: string })?.name === "ZodError" && Array.isArray((e as { issues?: unknown }).issues);
+
 /** What the user is told about an error; internal details are logged under a reference. */
 export function publicError(e: unknown, where = "request"): PublicError {
   if (e instanceof AppError) return { status: e.status, message: e.message };
-  if (e instanceof z.ZodError) return { status: 400, message: e.issues[0]?.message ?? "Invalid input." };
+  // By shape too: a bundle may hold a second copy of zod, whose errors are not instances of this one's class.
+  if (e instanceof z.ZodError || isZodLike(e))
+    return { status: 400, message: e.issues[0]?.message ?? "Invalid input." };
   const ref = globalThis.crypto.randomUUID().slice(0, 8);
   if (isDatabaseUnavailable(e)) {
     logError(ref, where, e, true);

@@ -506,6 +506,34 @@ describe("authorization matrix", () => {
     return { verdict, leaked, stopped };
   }
 
+  it("null (or nothing, or a number) as any server action's argument is a validation error, never a 500", async () => {
+    const fx = await fixture();
+    state.session = { id: fx.owner.id, email: fx.owner.email, role: "USER", authAt: Date.now() };
+    const refused: string[] = [];
+    for (const file of walk(path.resolve("app"), "actions.ts")) {
+      if (!fs.readFileSync(file, "utf8").startsWith('"use server"')) continue;
+      const mod = await import(/* @vite-ignore */ path.resolve(file));
+      for (const [name, fn] of Object.entries(mod)) {
+        if (typeof fn !== "function") continue;
+        for (const args of [[null], [], [42], [null, null]]) {
+          let r: unknown;
+          try {
+            r = await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+          } catch (e) {
+            // A form action's (prev, FormData) or a redirect to sign in: thrown, not a crash.
+            const digest = String((e as { digest?: string })?.digest ?? "");
+            if (digest.startsWith("NEXT_REDIRECT")) continue;
+            refused.push(`${name}(${args.map(String).join(", ")}) threw ${(e as Error).message}`);
+            continue;
+          }
+          const text = JSON.stringify(r ?? null);
+          if (/Something went wrong/.test(text)) refused.push(`${name}(${args.map(String).join(", ")}): ${text}`);
+        }
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+
   it("lists every server action and route handler in the app", async () => {
     const root = path.resolve("app");
     for (const file of walk(root, "actions.ts")) {

@@ -130,9 +130,11 @@ export const resetPasswordAction = formAction(
 const providerSchema = z.string().min(1).max(50);
 
 export async function oauthSignInAction(form: FormData): Promise<void> {
-  const id = providerSchema.parse(form.get("provider"));
-  if (!oauthProviders().some((p) => p.id === id)) throw new Error("Unknown sign-in provider");
-  await signIn(id, { redirectTo: safeCallback(form.get("callbackUrl")) });
+  // Only the sign-in page's buttons post here: anything else goes back to the sign-in page.
+  const id = providerSchema.safeParse(form instanceof FormData ? form.get("provider") : null);
+  if (!id.success || !oauthProviders().some((p) => p.id === id.data)) redirect("/signin");
+  const provider = id.data;
+  await signIn(provider, { redirectTo: safeCallback(form.get("callbackUrl")) });
 }
 
 export async function signOutAction(): Promise<void> {

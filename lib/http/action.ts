@@ -88,6 +88,9 @@ export type FormState = {
   values?: Record<string, string>;
 };
 
+/** What a form action says when what it was sent is not a form. */
+export const UNREADABLE_FORM = "That form could not be read. Reload the page and try again.";
+
 /** The first message for each field. */
 export function fieldErrors(e: z.ZodError): Record<string, string> {
   const out: Record<string, string> = {};
@@ -106,6 +109,8 @@ export function formAction<S extends z.ZodType>(
   opts: { name: string; echo?: string[]; invalid?: string },
 ) {
   return async (_prev: FormState, form: FormData): Promise<FormState> => {
+    // Called by hand with anything else (null, nothing, JSON): a clear error, not a crash.
+    if (!(form instanceof FormData)) return { error: UNREADABLE_FORM };
     const values = Object.fromEntries((opts.echo ?? []).map((k) => [k, String(form.get(k) ?? "")]));
     const keep = (s: FormState): FormState => (opts.echo ? { values, ...s } : s);
     try {
