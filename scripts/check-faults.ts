@@ -1021,11 +1021,30 @@ async function importBombFiles(): Promise<ImportCase[]> {
   for (let i = 0; i < n; i++) mapping[`h${i}`] = gptNode(`h${i}`, i ? `h${i - 1}` : "top", null);
   for (let i = 0; i < n; i++) mapping[`v${i}`] = gptNode(`v${i}`, `h${n - 1}`, `v${i}`);
   const chain = JSON.stringify([{ id: "chain", title: "hidden chain", mapping }]);
+  // The same length of chain, each hidden node carrying a system message's text (ChatGPT marks them hidden).
+  const texts: Record<string, unknown> = { top: gptNode("top", null, "texts top") };
+  for (let i = 0; i < n; i++)
+    texts[`s${i}`] = {
+      ...gptNode(`s${i}`, i ? `s${i - 1}` : "top", `hidden context ${i} `.repeat(8)),
+      message: {
+        author: { role: "system" },
+        content: { content_type: "text", parts: [`hidden context ${i} `.repeat(8)] },
+        metadata: { is_visually_hidden_from_conversation: true },
+      },
+    };
+  texts.last = gptNode("last", `s${n - 1}`, "the only visible question");
+  const hiddenTexts = JSON.stringify([{ id: "texts", title: "hidden texts", mapping: texts, current_node: "last" }]);
   const bomb = await zipBomb(1024);
   const done = /"type":"done".*"conversations":1/;
   return [
     [`duplicate ids (${dup.length} bytes)`, dup, "application/json", done],
     [`a 10k hidden chain over 10k replies (${(chain.length / 1e6).toFixed(1)} MB)`, chain, "application/json", done],
+    [
+      `a 10k chain of hidden messages with text (${(hiddenTexts.length / 1e6).toFixed(1)} MB)`,
+      hiddenTexts,
+      "application/json",
+      done,
+    ],
     [
       `a ${(bomb.size / 1e6).toFixed(1)} MB zip inflating to 1 GiB`,
       bomb,
