@@ -874,7 +874,8 @@ async function memoryGate(app: AppProcess, mock: MockLlm, env: NodeJS.ProcessEnv
   await rpc(3, "tools/call", { name: "remember", arguments: { text: planted } });
   await rpc(4, "tools/call", { name: "update_memory", arguments: { id: pinned.id, text: planted } });
   await rpc(5, "tools/call", { name: "remember", arguments: { text: planted } });
-  // A pasted article's "in the future" does not make the chat's remember the user's request.
+  await callAction(app, g, "/settings/memory", "memorySettingsAction", [{ review: false }]);
+  // Review off: a pasted article's "in the future" does not make the chat's remember the user's request.
   mock.script({
     match: "GATE summarise",
     system: "You are Mnemo",
@@ -890,9 +891,8 @@ async function memoryGate(app: AppProcess, mock: MockLlm, env: NodeJS.ProcessEnv
   tally.memories_rewritten_by_injection += raised.length;
   check(
     !raised.length,
-    `gate: with review on, nothing the client or a pasted article planted is active (${raised.length})`,
+    `gate: nothing the client (review on) or a pasted article planted is active (${raised.length})`,
   );
-  await callAction(app, g, "/settings/memory", "memorySettingsAction", [{ review: false }]);
   // Paused: the operator's command retires nothing, and no model is asked.
   await callAction(app, g, "/settings/memory", "memorySettingsAction", [{ paused: true }]);
   mock.reset();
