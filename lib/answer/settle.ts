@@ -2,10 +2,10 @@
 // `/v1/chat/completions`, and whatever answers a user later). One home for each record, so the paths cannot drift:
 //  - uses: which recalled memories the answer was given and which it drew on (lib/memory/attribution.ts);
 //  - sends: which memories left the box, to which model server (lib/memory/disclosure.ts);
-//  - usage: the turn, its model calls and tokens in the ledger (lib/account/usage-ledger.ts);
+//  - usage: the turn, its model calls and tokens, metered like every model call (lib/llm/metered.ts);
 //  - the work after it, on the durable queue: title, summary, learning, vectors.
 // tests/architecture.test.ts checks that nothing else records uses, sends for an answer, or an answer's usage.
-import { recordUsage } from "@/lib/account/usage-ledger";
+import { meterAnswer } from "@/lib/llm/metered";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { enqueue, type NewJob } from "@/lib/jobs/queue";
@@ -104,9 +104,7 @@ export async function chargeAnswer(u: UserContext, a: AnswerCharge): Promise<voi
     client: a.client,
     ...(a.client === "api" ? { apiKeyId: a.apiKeyId } : {}),
   }).catch((e) => logBrief("what left the box", e));
-  await recordUsage(u.db, u.userId, { turns: 1, modelCalls: a.modelCalls, tokens: a.tokens }).catch((e) =>
-    logBrief("usage ledger", e),
-  );
+  await meterAnswer(u, { modelCalls: a.modelCalls, tokens: a.tokens });
 }
 
 /** The queued work after a complete answer: title (first exchange), summary, learning, the exchange's vectors. */

@@ -1,8 +1,8 @@
-// Model and embedding calls made for a user outside the chat turn (titles,
-// summaries, learning, lessons, consolidation, embeddings) go through here:
-// checked against the user's daily token limit before they run, and counted in
-// the usage ledger after (lib/account/usage-ledger.ts). The chat turn counts
-// its own calls (lib/chat/turn.ts).
+// Every model call made for a user is counted here, in the usage ledger (lib/account/usage-ledger.ts). Background
+// calls (titles, summaries, learning, lessons, consolidation) run through `metered`: checked against the user's
+// daily token limit before they run, counted after. An answer's calls (the web chat, `/v1`) are checked against
+// the user's limits with the answer's context read, and counted by `meterAnswer` once the answer ends, however it
+// ended (lib/answer/settle.ts).
 import type { Db } from "@/lib/db/client";
 import { recordUsage, reportedTokens } from "@/lib/account/usage-ledger";
 import { backgroundAllowed } from "@/lib/account/usage-limits";
@@ -38,4 +38,11 @@ export async function metered<T extends { usage?: { total_tokens?: number | null
     tokens: reportedTokens(res.usage),
   }).catch((e) => console.error(`[mnemo] usage ledger: ${(e as Error).message.split("\n").slice(-1)[0]}`));
   return res;
+}
+
+/** Counts an answer's model calls and tokens (one turn), however the answer ended. */
+export async function meterAnswer(meter: Meter, used: { modelCalls: number; tokens: number }): Promise<void> {
+  await recordUsage(meter.db, meter.userId, { turns: 1, modelCalls: used.modelCalls, tokens: used.tokens }).catch((e) =>
+    console.error(`[mnemo] usage ledger: ${(e as Error).message.split("\n").slice(-1)[0]}`),
+  );
 }
