@@ -251,6 +251,8 @@ for (const engine of benchEngines()) {
   const seconds = (performance.now() - t0) / 1000;
   const after = new Map((await t.db.memory.findMany({ where: { userId: user.id } })).map((m) => [m.id, m]));
   let rightMerges = 0, wrongArchives = 0, settled = 0, flagged = 0; // prettier-ignore
+  // Retired: archived, or (a settled contradiction whose loser was true before) kept as past.
+  const retired = (m: { status: string }) => m.status === "archived" || m.status === "past";
   const dupPlanted = planted.filter((p) => p.role === "dup" || p.role === "para").length;
   planted.forEach((p, i) => {
     const m = after.get(ids[i])!;
@@ -259,13 +261,13 @@ for (const engine of benchEngines()) {
       // One of the two archived, the other active.
       if ((m.status === "archived") !== (base!.status === "archived")) rightMerges++;
     } else if (p.role === "contra") {
-      if ((m.status === "archived") !== (base!.status === "archived")) settled++;
-      else if (m.conflictWithId === base!.id) flagged++;
+      if (retired(m) !== retired(base!)) settled++;
+      else if (m.conflictWithId === base!.id || base!.conflictWithId === m.id) flagged++;
     }
   });
   // An archived memory that is neither planted trouble nor the other side of one is a wrong merge.
   const troubled = new Set(planted.flatMap((p, i) => (p.of !== undefined ? [ids[i], ids[p.of]] : [])));
-  for (const [id, m] of after) if (m.status === "archived" && !troubled.has(id)) wrongArchives++;
+  for (const [id, m] of after) if (retired(m) && !troubled.has(id)) wrongArchives++;
   const archivedDupPairs = planted.filter(
     (p, i) => (p.role === "dup" || p.role === "para") && after.get(ids[i])!.status === "archived",
   ).length;
