@@ -921,6 +921,25 @@ async function memoryGate(app: AppProcess, mock: MockLlm, env: NodeJS.ProcessEnv
   );
 }
 
+/** A server action called with null, nothing or a number as its argument: a validation error, never a 500. */
+async function actionArguments(app: AppProcess, a: Client) {
+  for (const [page, name] of [
+    ["/c", "loadThreadAction"],
+    ["/c", "renameThreadAction"],
+    ["/settings/memory", "addMemoryAction"],
+    ["/settings/keys", "createApiKeyAction"],
+  ] as const)
+    for (const args of [[null], [], [42]]) {
+      const r = await callAction(app, a, page, name, args);
+      const failed = /Something went wrong|quote reference/.test(r.text) || r.status >= 500;
+      if (failed) tally.server_errors++;
+      check(
+        !failed,
+        `${name}(${args.map(String).join(", ")}) is a validation error (${r.status} ${r.text.slice(-100)})`,
+      );
+    }
+}
+
 /** A command run to its end: exit code and output. */
 function runCommand(cmd: string, args: string[], env: NodeJS.ProcessEnv, limitMs = 120_000) {
   return new Promise<{ code: number | null; output: string }>((resolve) => {
@@ -1305,6 +1324,7 @@ async function main() {
     await usageLedger(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)), mock);
     await injectedText(app, mock);
     await memoryGate(app, mock, env);
+    await actionArguments(app, a);
     await endedSessions(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)));
     await imports(a);
     const waits: Array<[string, string, boolean]> = [];
