@@ -8,7 +8,8 @@ import { localAuthSecret } from "../lib/config";
 import { dataDirFromEnv } from "../lib/db/engine";
 import { buildIfStale } from "./build-state";
 
-const env = { ...process.env };
+// Next.js's telemetry notice is not for the person starting Mnemo (and nothing may be sent from here anyway).
+const env: NodeJS.ProcessEnv = { NEXT_TELEMETRY_DISABLED: "1", ...process.env };
 if (!env.AUTH_SECRET && !env.DATABASE_URL) {
   env.AUTH_SECRET = localAuthSecret(dataDirFromEnv(env)).secret;
 }

@@ -1,6 +1,6 @@
 // Session checks for pages, route handlers and server actions. Each of them
 // calls one of these itself: the proxy is a convenience, not the guard.
-import { redirect } from "next/navigation";
+import { notFound, redirect } from "next/navigation";
 import { auth } from "@/auth";
 import { ForbiddenError, TemporaryPasswordError, UnauthorizedError } from "@/lib/errors";
 
@@ -32,6 +32,16 @@ export async function requireUser(opts: { temporaryPasswordAllowed?: boolean } =
 export async function requireAdmin(): Promise<SessionUser> {
   const user = await requireUser();
   if (user.role !== "ADMIN") throw new ForbiddenError();
+  return user;
+}
+
+/**
+ * For admin pages: a non-admin gets the not-found page, as the admin layout gives (layout and page render at once,
+ * so a page that threw ForbiddenError logged a stack trace for every such visit).
+ */
+export async function pageAdmin(): Promise<SessionUser> {
+  const user = await pageUser();
+  if (user.role !== "ADMIN") notFound();
   return user;
 }
 

@@ -1,5 +1,6 @@
 // One PrismaClient per process (a globalThis singleton survives dev reloads).
 // On the embedded database, pending migrations are applied before first use.
+import { count } from "@/lib/text/plural";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { Db } from "./types";
 import { newPrismaClient } from "./prisma";
@@ -15,7 +16,9 @@ async function connect(): Promise<Handle> {
   const database = await openDatabase(resolveDatabaseTarget());
   if (database.target.kind === "pglite") {
     const applied = await database.withConnection((c) => applyMigrations(c));
-    if (applied.length) console.log(`[mnemo] embedded database: applied ${applied.join(", ")}`);
+    // A count (a fresh database applies every migration: their names filled a 2,400-character line), and the last.
+    if (applied.length)
+      console.log(`[mnemo] embedded database: applied ${count(applied.length, "migration")} (up to ${applied.at(-1)})`);
   }
   return { prisma: newPrismaClient(database.factory, database.pool), database };
 }

@@ -25,7 +25,15 @@ export async function runOperatorCli(name: CommandName, args = process.argv.slic
   process.exit(code);
 }
 
+/** Where the command was typed: npm run starts scripts in the app's folder and says the shell's in INIT_CWD. */
+const callerCwd = () => process.env.INIT_CWD ?? process.cwd();
+
 async function run(name: CommandName, args: string[], database: () => Promise<OpenDatabase>): Promise<number> {
+  const usage = (COMMANDS[name] as { usage?: (a: string[]) => string | null }).usage?.(args);
+  if (usage) {
+    console.error(usage);
+    return 2;
+  }
   const target = resolveDatabaseTarget();
   if (target.kind === "pglite" && target.pgliteDir) {
     const owner = liveOwner(target.pgliteDir);
@@ -38,7 +46,7 @@ async function run(name: CommandName, args: string[], database: () => Promise<Op
     db: getDb,
     database,
     args,
-    cwd: process.cwd(),
+    cwd: callerCwd(),
     keys: keyFingerprint(),
     inApp: false,
     out: (line) => console.log(line),
@@ -51,7 +59,7 @@ async function forward(owner: Owner, name: CommandName, args: string[]): Promise
   const res = await fetch(`${owner.opsUrl}/api/ops`, {
     method: "POST",
     headers: { authorization: `Bearer ${owner.secret}`, "content-type": "application/json" },
-    body: JSON.stringify({ command: name, args, cwd: process.cwd(), keys: keyFingerprint() }),
+    body: JSON.stringify({ command: name, args, cwd: callerCwd(), keys: keyFingerprint() }),
   }).catch((e: Error) => {
     throw new Error(`the app at ${owner.opsUrl} did not answer (${e.message}); is it still starting?`);
   });

@@ -40,6 +40,8 @@ export function keyFingerprint(env: NodeJS.ProcessEnv = process.env): KeyFingerp
 type Command = {
   /** Validates the configuration and (PostgreSQL in development) the schema before running, as the app does. */
   startup: boolean;
+  /** The usage line when the arguments cannot work, checked before anything runs or is sent to the app. */
+  usage?(args: string[]): string | null;
   run(ctx: CommandContext): Promise<number>;
 };
 
@@ -58,20 +60,30 @@ function throttled(err: (line: string) => void, ms = 1000) {
   };
 }
 
+/** The import command's user and file, from its arguments. */
+function importArgs(args: string[]) {
+  const u = args.indexOf("--user");
+  return { email: arg(args, "--user"), file: args.filter((_, i) => u < 0 || (i !== u && i !== u + 1))[0] };
+}
+
+const importUsage = (args: string[]) => {
+  const { email, file } = importArgs(args);
+  return email && file ? null : "Usage: npm run import -- --user <email> <file>";
+};
+
 async function importCommand(ctx: CommandContext): Promise<number> {
   const { importConversations } = await import("@/lib/import/run");
   const { ANALYZE_AFTER_ROWS, refreshStatistics } = await import("@/lib/db/statistics");
-  const email = arg(ctx.args, "--user");
-  const u = ctx.args.indexOf("--user");
-  const file = ctx.args.filter((_, i) => u < 0 || (i !== u && i !== u + 1))[0];
+  const { email, file } = importArgs(ctx.args);
   if (!email || !file) {
-    ctx.err("Usage: npm run import -- --user <email> <file>");
+    ctx.err(importUsage(ctx.args)!);
     return 2;
   }
+  // Relative to the directory the command was typed in (the shell's), not the app's.
   const full = path.resolve(ctx.cwd, file);
   const stat = fs.statSync(full, { throwIfNoEntry: false });
   if (!stat?.isFile()) {
-    ctx.err(`No such file: ${file}`);
+    ctx.err(`No such file: ${full}`);
     return 2;
   }
   const max = getConfig().import.maxBytes;
@@ -101,7 +113,8 @@ async function importCommand(ctx: CommandContext): Promise<number> {
   );
   if (report.messages >= ANALYZE_AFTER_ROWS) await refreshStatistics();
   ctx.out(JSON.stringify({ ...report, seconds: Math.round((Date.now() - started) / 100) / 10 }));
-  return report.error ? 1 : 0;
+  // A file in no format Mnemo reads imported nothing: a failure for the script that ran it.
+  return report.error || !report.format ? 1 : 0;
 }
 
 async function embedCommand(ctx: CommandContext): Promise<number> {
@@ -257,7 +270,7 @@ async function apiKeyCommand(ctx: CommandContext): Promise<number> {
 
 export const COMMANDS = {
   apikey: { startup: true, run: apiKeyCommand },
-  import: { startup: true, run: importCommand },
+  import: { startup: true, usage: importUsage, run: importCommand },
   "memory:embed": { startup: true, run: embedCommand },
   "jobs:retention": { startup: false, run: retentionCommand },
   "jobs:consolidate": { startup: false, run: consolidateCommand },

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { usageTodayByUser } from "@/lib/account/usage-limits";
 import { registrationMode } from "@/lib/auth/registration";
 import { AddPeople } from "@/components/admin/add-people";
-import { requireAdmin } from "@/lib/auth/session";
+import { pageAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { UsersTable } from "@/components/admin/users-table";
 import { JobHealth } from "@/components/admin/job-health";
@@ -18,7 +18,7 @@ export const metadata: Metadata = { title: "Admin" };
 export const dynamic = "force-dynamic";
 
 export default async function AdminUsersPage({ searchParams }: { searchParams: Promise<{ q?: string }> }) {
-  const admin = await requireAdmin();
+  const admin = await pageAdmin();
   const q = cutGraphemes(((await searchParams).q ?? "").trim(), 200);
   const db = await getDb();
   const health = await queueHealth(db);

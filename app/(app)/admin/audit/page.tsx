@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { requireAdmin } from "@/lib/auth/session";
+import { pageAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { AUDIT_ACTIONS, auditFilterSchema, listAudit } from "@/lib/admin/review";
 
@@ -14,7 +14,7 @@ export default async function AuditPage({
 }: {
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
-  await requireAdmin();
+  await pageAdmin();
   const raw = await searchParams;
   const parsed = auditFilterSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v)));
   const filters = parsed.success ? parsed.data : {};

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { requireAdmin } from "@/lib/auth/session";
+import { pageAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { resolveConnection, savedConnectionForForm } from "@/lib/llm/connection";
 import { ModelSettingsForm } from "@/components/admin/model-settings-form";
@@ -8,7 +8,7 @@ import { builtinEmbedder } from "@/lib/llm/embeddings";
 export const metadata: Metadata = { title: "Model settings" };
 
 export default async function ModelSettingsPage() {
-  await requireAdmin();
+  await pageAdmin();
   const db = await getDb();
   const [saved, state] = await Promise.all([savedConnectionForForm(db), resolveConnection(db)]);
   return (

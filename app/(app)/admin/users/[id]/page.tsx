@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { requireAdmin } from "@/lib/auth/session";
+import { pageAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { adminAccessEnabled, userThreadsForAdmin } from "@/lib/admin/review";
 import { UserReview } from "@/components/admin/user-review";
@@ -15,7 +15,7 @@ export const metadata: Metadata = { title: "Review user" };
 export const dynamic = "force-dynamic";
 
 export default async function AdminUserPage({ params }: { params: Promise<{ id: string }> }) {
-  const admin = await requireAdmin();
+  const admin = await pageAdmin();
   const { id } = await params;
   const db = await getDb();
   const user = await db.user.findUnique({
