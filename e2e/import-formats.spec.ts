@@ -41,7 +41,7 @@ test("ChatGPT: numbered references match the sources, custom instructions wait f
   await register(page, uniqueEmail("import-gpt"));
   await importFile(page, REAL("chatgpt-citations-instructions.json"), "Imported 1 conversation");
   const result = page.getByTestId("import-result");
-  await expect(result).toContainText("1 skipped: empty conversation (no messages) (1).");
+  await expect(result).toContainText("1 skipped: empty conversation (no messages).");
   await expect(result).toContainText("custom instructions became 4 memories waiting for your review");
   const text = await readThread(page, "Citation Convo");
   expect(text).not.toMatch(LEAKS);

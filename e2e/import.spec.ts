@@ -24,7 +24,7 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   await file.setInputFiles(CHATGPT);
   const result = page.getByTestId("import-result");
   await expect(result).toContainText("Imported 1 conversation (8 messages, 1 edited branch) from ChatGPT.");
-  await expect(result).toContainText("1 skipped: empty conversation (no messages) (1).");
+  await expect(result).toContainText("1 skipped: empty conversation (no messages).");
   await expect(page.getByTestId("import-learn")).toContainText(
     "2 exchanges from 1 imported conversation: 2 model calls",
   );
@@ -36,7 +36,7 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
   });
   await file.setInputFiles({ name: "chatgpt-export.zip", mimeType: "application/zip", buffer: Buffer.from(zip) });
   await expect(result).toContainText(
-    "Imported 0 conversations (0 messages) from ChatGPT. 1 conversation already imported before",
+    "Imported 0 conversations (0 messages) from ChatGPT. 1 conversation was already imported and is left as it was.",
   );
 
   // The thread, with where it came from, its dates and the edited question's other version.

@@ -54,7 +54,9 @@ test("a project: instructions reach the model, its memory stays in it, search fi
   await page.goto("/settings/memory");
   // The meter speaks for chats outside projects, and says the project's memory is not among them.
   await expect(page.getByTestId("profile-meter")).toContainText("What the model sees in chats outside projects");
-  await expect(page.getByTestId("profile-meter")).toContainText("1 more memory is kept in projects");
+  await expect(page.getByTestId("profile-meter")).toContainText(
+    "1 more memory is kept in a project and goes only into its chats",
+  );
   const learned = page.getByTestId("memory").filter({ hasText: word });
   await expect(learned.getByTestId("memory-scope")).toHaveText(`in Novel ${tag}`);
   await page.getByLabel("Scope").selectOption({ label: `Novel ${tag}` });

@@ -37,19 +37,23 @@ const FORMAT: Record<string, string> = {
 };
 const n = (x: number) => x.toLocaleString("en-US");
 
+/** Each reason, with its count only when there are several reasons ("1 skipped: empty conversation (no messages)."). */
+const reasons = (rs: Array<{ reason: string; count: number }>) =>
+  rs.map((x) => (rs.length > 1 ? `${x.reason} (${n(x.count)})` : x.reason)).join("; ");
+
 function summary(r: Report): string {
   const parts = [
     `Imported ${plural(r.conversations, "conversation")} (${plural(r.messages, "message")}${r.branches ? `, ${plural(r.branches, "edited branch", "edited branches")}` : ""})${r.format ? ` from ${FORMAT[r.format] ?? r.format}` : ""}.`,
   ];
-  if (r.duplicates) parts.push(`${plural(r.duplicates, "conversation")} already imported before, left as they are.`);
-  if (r.skipped.count)
+  if (r.duplicates)
     parts.push(
-      `${n(r.skipped.count)} skipped: ${r.skipped.reasons.map((x) => `${x.reason} (${n(x.count)})`).join("; ")}.`,
+      r.duplicates === 1
+        ? "1 conversation was already imported and is left as it was."
+        : `${n(r.duplicates)} conversations were already imported and are left as they were.`,
     );
+  if (r.skipped.count) parts.push(`${n(r.skipped.count)} skipped: ${reasons(r.skipped.reasons)}.`);
   if (r.droppedMessages?.count)
-    parts.push(
-      `${plural(r.droppedMessages.count, "message")} left out: ${r.droppedMessages.reasons.map((x) => `${x.reason} (${n(x.count)})`).join("; ")}.`,
-    );
+    parts.push(`${plural(r.droppedMessages.count, "message")} left out: ${reasons(r.droppedMessages.reasons)}.`);
   if (r.projects?.added || r.projects?.named)
     parts.push(
       `Projects: ${n(r.projects.added)} added${r.projects.named ? `, ${n(r.projects.named)} given their names and instructions` : ""} (see Projects in the sidebar).`,

@@ -18,7 +18,7 @@ export function MemoryListPaste() {
       const { added, skipped, rejected } = r.data;
       setMessage({
         ok: true,
-        text: `${added} added to your review queue; ${skipped} you already have${rejected.length ? `; ${rejected.length} left out (${rejected[0].error})` : ""}.`,
+        text: `${added} added to your review queue; ${skipped} you already have${rejected.length ? `; ${rejected.length} left out (${rejected[0].error.replace(/\.$/, "")})` : ""}.`,
       });
       if (added || skipped) setText("");
     });

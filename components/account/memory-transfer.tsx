@@ -37,7 +37,7 @@ export function MemoryTransfer() {
       const { added, skipped, rejected } = body;
       setMessage({
         ok: true,
-        text: `Imported ${count(added, "memory", "memories")}; skipped ${skipped} already remembered${rejected.length ? `; ${rejected.length} not imported (${rejected[0].error}${rejected.length > 1 ? " …" : ""})` : ""}.`,
+        text: `Imported ${count(added, "memory", "memories")}; skipped ${skipped} already remembered${rejected.length ? `; ${rejected.length} not imported (${rejected[0].error.replace(/\.$/, "")}${rejected.length > 1 ? " …" : ""})` : ""}.`,
       });
     });
   }

@@ -14,7 +14,8 @@ type Props = {
 
 const field =
   "h-9 w-36 rounded-md border border-input bg-background px-2 text-sm tabular-nums focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring";
-const describe = (n: number) => (n > 0 ? n.toLocaleString("en-US") : "no limit");
+/** "50 messages", or "no message limit" for 0. */
+const describe = (n: number, noun: string) => (n > 0 ? count(n, noun) : `no ${noun} limit`);
 
 export function UsageLimitsForm({ userId, current, defaults, today }: Props) {
   const [messages, setMessages] = useState(current.messages === null ? "" : String(current.messages));
@@ -41,7 +42,7 @@ export function UsageLimitsForm({ userId, current, defaults, today }: Props) {
         </h3>
         <p className="text-sm text-muted-foreground" data-testid="usage-today">
           Today (UTC): {count(today.messages, "message")}, {count(today.tokens, "token")}. Empty uses the instance
-          default ({describe(defaults.messages)} messages, {describe(defaults.tokens)} tokens); 0 means no limit.
+          default ({describe(defaults.messages, "message")}, {describe(defaults.tokens, "token")}); 0 means no limit.
         </p>
       </div>
       <div className="flex flex-wrap items-end gap-3">

@@ -49,8 +49,10 @@ export function ProfileMeter({
         </p>
       ) : inProjects > 0 ? (
         <p className="text-muted-foreground">
-          {inProjects.toLocaleString("en-US")} more {inProjects === 1 ? "memory is" : "memories are"} kept in projects
-          and go only into their chats (choose a project under Scope to see its share).
+          {inProjects === 1
+            ? "1 more memory is kept in a project and goes only into its chats"
+            : `${inProjects.toLocaleString("en-US")} more memories are kept in projects and go only into their chats`}{" "}
+          (choose a project under Scope to see its share).
         </p>
       ) : null}
       <div
