@@ -6,6 +6,7 @@ import { SignInForm } from "@/components/auth/auth-forms";
 import { OAuthButtons } from "@/components/auth/oauth-buttons";
 import { oauthProviders } from "@/auth";
 import { currentUser } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
 
 export const metadata: Metadata = { title: "Sign in" };
 
@@ -23,6 +24,12 @@ export default async function SignInPage({
 }) {
   if (await currentUser()) redirect("/");
   const { callbackUrl, error, code, deleted, email, registered } = await searchParams;
+  // A new install has nobody to welcome back: its first visitor makes the first account (the admin).
+  // (A database that cannot be read says so at sign-in, as before.)
+  const anyone = await getDb()
+    .then((db) => db.user.findFirst({ select: { id: true } }))
+    .catch(() => true);
+  if (!deleted && !registered && !anyone) redirect("/register");
   return (
     <Card>
       <CardHeader>
