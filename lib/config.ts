@@ -18,7 +18,8 @@ const intWithDefault = (def: number, min = 1) =>
     .optional()
     .transform((v) => (v ? Number(v) : def))
     .pipe(z.number({ error: "a whole number" }).int(`a whole number >= ${min}`).min(min, `a whole number >= ${min}`));
-const url = (what: string) => optional.pipe(z.url({ error: what }).optional());
+// http or https only: "localhost:5110/v1" parses as a URL of the scheme "localhost:" and would be taken silently.
+const url = (what: string) => optional.pipe(z.url({ protocol: /^https?$/, error: what }).optional());
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),

@@ -50,6 +50,8 @@ describe("configuration", () => {
     expect(fail({ ...base, DATABASE_URL: "mysql://localhost/x" })).toMatch(/DATABASE_URL must be a postgres:\/\//);
     expect(fail({ ...base, AUTH_SECRET: "short" })).toMatch(/AUTH_SECRET must be at least 32 characters/);
     expect(fail({ ...base, OPENAI_BASE_URL: "not a url" })).toMatch(/OPENAI_BASE_URL must be an http/);
+    // No scheme: a URL to the parser ("localhost:" as its scheme), not to a person.
+    expect(fail({ ...base, OPENAI_BASE_URL: "localhost:5110/v1" })).toMatch(/OPENAI_BASE_URL must be an http/);
     expect(fail({ ...base, AUTH_GITHUB_ID: "id" })).toMatch(
       /AUTH_GITHUB_SECRET must be set when AUTH_GITHUB_ID is set/,
     );
