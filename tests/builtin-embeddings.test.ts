@@ -18,6 +18,7 @@ import { addMemory, updateMemoryText } from "@/lib/memory/store";
 import { cosine, nearestMemories } from "@/lib/memory/vectors";
 import { recall } from "@/lib/memory/recall";
 import { countPending, embedPending } from "@/lib/memory/embed";
+import { runDueJobs } from "@/lib/jobs/worker";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
 
 describe("the built-in sentence encoder", () => {
@@ -111,6 +112,16 @@ describe.each(engines)("recall by meaning with the built-in encoder on %s", (eng
     const semantic = embedQuery(t.db, question);
     const byMeaning = await recall(await userContext(t.db, user), question, { budget: 60, passages: false, semantic });
     expect(byMeaning.memories[0]?.id).toBe(dog.id);
+  });
+
+  it("a question whose answer failed still gets its vector: nothing waits for one forever", async () => {
+    const user = (await t.db.user.create({ data: { email: `builtin-failed-${engine}@example.com` } })).id;
+    mock.script({ match: "failing-answer", status: 500 });
+    const events = await collect(runTurn(t.db, user, { kind: "send", content: "a failing-answer about my garden" }));
+    expect(events.at(-1)?.type).toBe("error");
+    expect(await t.db.job.count({ where: { userId: user, kind: "embed" } })).toBe(1);
+    await runDueJobs(t.db);
+    expect(await countPending(t.db, (await resolveEmbedder(t.db))!, user)).toBe(0);
   });
 
   it("a turn's messages get vectors afterwards; a later thread finds them by meaning", async () => {

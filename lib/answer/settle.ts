@@ -122,10 +122,25 @@ export function afterAnswerJobs(u: UserContext, a: SettledAnswer): NewJob[] {
     });
   if (a.learn && a.userItemId)
     jobs.push({ kind: "extract", userId, payload: { userId, ...ids }, dedupeKey: `extract:${a.answerId}` });
-  // For recall by meaning in later threads: only when something makes vectors.
-  if (a.useMemory && embeddingsOn(a.conn))
-    jobs.push({ kind: "embed", userId, payload: { userId }, dedupeKey: `embed:${a.answerId}` });
+  jobs.push(...vectorJobs(u, a));
   return jobs;
+}
+
+/** The exchange's vectors, for recall by meaning in later threads: only when something makes vectors. */
+function vectorJobs(u: UserContext, a: { useMemory: boolean; conn: ModelConnection; answerId: string }): NewJob[] {
+  if (!a.useMemory || !embeddingsOn(a.conn)) return [];
+  return [{ kind: "embed", userId: u.userId, payload: { userId: u.userId }, dedupeKey: `embed:${a.answerId}` }];
+}
+
+/**
+ * An answer that failed or was stopped: the user's question still gets its vector (it is kept, and searched like
+ * any message), so nothing waits for one forever.
+ */
+export async function settleUnfinished(
+  u: UserContext,
+  a: { useMemory: boolean; conn: ModelConnection; answerId: string },
+): Promise<void> {
+  await enqueue(u.db, vectorJobs(u, a)).catch((e) => logBrief(`could not queue vectors after ${a.answerId}`, e));
 }
 
 /**

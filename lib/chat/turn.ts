@@ -10,7 +10,7 @@
 //     the work after it (title, summary, learning) on the durable job queue.
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
-import { chargeAnswer, settleAnswer, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
+import { chargeAnswer, settleAnswer, settleUnfinished, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
 import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
@@ -420,7 +420,7 @@ class TurnRun {
     const id = this.assistant.id;
     if (this.abort.signal.aborted || e instanceof OpenAI.APIUserAbortError) {
       const item = await finishRetrying(this.db, this.c, id, { content: text, status: "stopped" });
-      await this.charge();
+      await this.unfinished(id);
       return { type: "done", item, memoriesUsed: [], alsoGiven: [] };
     }
     // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
@@ -430,7 +430,7 @@ class TurnRun {
         ? e.message
         : describeModelError(e);
     const item = await finishRetrying(this.db, this.c, id, { content: text, status: "failed", error: message });
-    await this.charge();
+    await this.unfinished(id);
     return { type: "error", message, item };
   }
 
@@ -438,6 +438,12 @@ class TurnRun {
    * The ledger counts what the model was asked, however the answer ended (lib/account/usage-ledger.ts);
    * before the last event, so the stream closes right after it.
    */
+  /** An answer that did not complete: charged, and the question still gets its vector. */
+  private async unfinished(answerId: string) {
+    await this.charge();
+    await settleUnfinished(this.u, { useMemory: !this.p.meta.temporary, conn: this.p.conn, answerId });
+  }
+
   private async charge() {
     const calls = this.modelCalls;
     this.modelCalls = 0;
