@@ -120,6 +120,29 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     expect(await t.db.job.count({ where: { userId: u.userId, kind: "extract" } })).toBe(0);
   });
 
+  it("a model server that cuts its stream: the client is told so, and the partial answer is kept as interrupted", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "cut", scopes: ["chat", "memory:write"] });
+    mock.script({ content: "One two three four five six seven eight nine ten", chunkDelayMs: 1, dropAfterChunks: 3 });
+    const stream = await client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "Count to ten" }],
+      stream: true,
+    });
+    let text = "";
+    const failed = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    })().catch((e: Error) => e);
+    expect(failed).toBeInstanceOf(Error);
+    expect(String((failed as Error).message)).not.toMatch(/Something went wrong|reference/);
+    expect(text.length).toBeGreaterThan(0);
+    const answer = await t.db.item.findFirstOrThrow({ where: { userId: u.userId, role: "assistant" } });
+    expect(answer).toMatchObject({ status: "interrupted", content: text.trim() });
+    expect(String((failed as Error).message)).toMatch(/model server at 127\.0\.0\.1:\d+ cut the connection/);
+    // Nothing is learned from half an answer.
+    expect(await t.db.job.count({ where: { userId: u.userId, kind: "extract" } })).toBe(0);
+  });
+
   it("streaming: chat.completion.chunk events, usage when asked, citations removed; models lists the model", async () => {
     const u = await newUser();
     await addMemory(u, { text: "Has a dog named Rex", source: "explicit" }, "user", "said so");

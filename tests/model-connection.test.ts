@@ -89,6 +89,12 @@ describe("model connection", () => {
 
   it("reports a server that is down as one readable line", async () => {
     const r = await testConnection({ baseURL: "http://127.0.0.1:9/v1", chatModel: "x", memoryModel: "x" });
-    expect(r).toEqual({ ok: false, error: "Could not reach the model server." });
+    expect(r).toEqual({
+      ok: false,
+      error:
+        "Mnemo could not reach the model server at 127.0.0.1:9 (Node.js refuses to connect to that port; choose " +
+        "another). Try again in a moment. " +
+        "Check that it is running, and its address on Admin → Model settings.",
+    });
   });
 });

@@ -139,7 +139,7 @@ describe.each(engines)("turns on %s", (engine) => {
     const events = await collect(runTurn(t.db, userId, { kind: "send", content: "boom please" }, { defer }));
     const err = events.at(-1) as Extract<TurnEvent, { type: "error" }>;
     expect(err.type).toBe("error");
-    expect(err.message).toBe("The model server failed (500). Try again.");
+    expect(err.message).toMatch(/^The model server at 127\.0\.0\.1:\d+ failed \(500\)\. Try again\.$/);
     const threadId = (events[0] as { threadId: string }).threadId;
     let view = await threadView(await userContext(t.db, userId), threadId);
     expect(view.items.map((i) => [i.role, i.status])).toEqual([

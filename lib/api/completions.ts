@@ -32,6 +32,7 @@ import { inMemoryScope, type UserContext } from "@/lib/user-context";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import { withoutReasoning } from "@/lib/llm/model-reply";
 import { withoutRefused } from "@/lib/llm/server-quirks";
+import { fromModelServer } from "@/lib/llm/model-failure";
 import { storedMessageText } from "@/lib/chat/stored-message";
 import { cutGraphemes } from "@/lib/text/policy";
 
@@ -253,7 +254,13 @@ function upstreamRequest(input: CompletionInput, x: Exchange) {
 }
 
 type ToolCall = { id: string; name: string; arguments: string };
-type Answer = { text: string; toolCalls: ToolCall[]; usage: { prompt: number; completion: number } | null };
+type Answer = {
+  text: string;
+  toolCalls: ToolCall[];
+  usage: { prompt: number; completion: number } | null;
+  /** The stream ended before the model finished (the server cut it, or the client went away): kept as interrupted. */
+  interrupted?: boolean;
+};
 
 /** Stores the answer, records which memories it was given and drew on, charges the ledger, queues learning. */
 async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> {
@@ -275,13 +282,15 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
         model: x.model,
         promptTokens: a.usage?.prompt,
         completionTokens: a.usage?.completion,
+        ...(a.interrupted ? { status: "interrupted" as const } : {}),
       },
     ],
     { cipher: u.cipher, ownerId: u.userId },
   );
   if (!answer) return; // the thread was deleted meanwhile
-  // Learning writes memory: only for a key that may (README, "API key scopes"), and not while the user paused it.
-  const learn = caller.scopes.includes("memory:write") && !(await u.settings()).paused;
+  // Learning writes memory: only for a key that may (README, "API key scopes"), and not while the user paused it;
+  // never from half an answer.
+  const learn = !a.interrupted && caller.scopes.includes("memory:write") && !(await u.settings()).paused;
   await settleAnswer(u, {
     client: "api",
     apiKeyId: caller.keyId,
@@ -309,7 +318,9 @@ export async function completeOnce(
   input: CompletionInput,
 ): Promise<OpenAI.Chat.Completions.ChatCompletion> {
   const { x, result: r } = await withinContext(await prepare(caller, input), input, (x) =>
-    openaiClient(x.conn).chat.completions.create({ ...upstreamRequest(input, x), stream: false }),
+    openaiClient(x.conn)
+      .chat.completions.create({ ...upstreamRequest(input, x), stream: false })
+      .catch(fromModelServer(x.conn.baseURL)),
   );
   const choice = r.choices[0];
   const toolCalls = (choice?.message.tool_calls ?? []).flatMap((t) =>
@@ -348,11 +359,13 @@ export async function completeStreaming(caller: KeyCaller, input: CompletionInpu
   // A server refusing `stream_options` answers without usage (lib/llm/server-quirks.ts).
   const { x, result: upstream } = await withinContext(await prepare(caller, input), input, (x) =>
     withoutRefused(x.conn, x.model, ["streamUsage"], (use) =>
-      openaiClient(x.conn).chat.completions.create({
-        ...upstreamRequest(input, x),
-        stream: true,
-        ...(use.has("streamUsage") ? { stream_options: { include_usage: true } } : {}),
-      }),
+      openaiClient(x.conn)
+        .chat.completions.create({
+          ...upstreamRequest(input, x),
+          stream: true,
+          ...(use.has("streamUsage") ? { stream_options: { include_usage: true } } : {}),
+        })
+        .catch(fromModelServer(x.conn.baseURL)),
     ),
   );
   const wantUsage = !!input.stream_options?.include_usage;
@@ -362,6 +375,7 @@ export async function completeStreaming(caller: KeyCaller, input: CompletionInpu
     const answer: Answer = { text: "", toolCalls: [], usage: null };
     const calls = new Map<number, ToolCall>();
     let shown = 0; // characters of the answer (citations removed) already sent
+    let ended = false; // the model's stream ran to its end
     try {
       for await (const chunk of upstream) {
         if (chunk.usage)
@@ -389,7 +403,13 @@ export async function completeStreaming(caller: KeyCaller, input: CompletionInpu
         }
         yield { id, object: "chat.completion.chunk", created, model: x.model, choices: [{ ...choice, delta }] };
       }
+      ended = true;
+    } catch (e) {
+      fromModelServer(x.conn.baseURL)(e); // a stream the server cut is its failure, said as such (lib/api/v1-route.ts)
     } finally {
+      // The server cut the stream, or the client went away (the generator is closed early): what came is kept, as
+      // interrupted, never as a complete answer.
+      answer.interrupted = !ended;
       answer.toolCalls = [...calls.values()];
       await finish(caller, x, answer).catch((e) =>
         console.error(`[mnemo] /v1 answer not stored: ${(e as Error).message}`),

@@ -5,6 +5,7 @@ import OpenAI from "openai";
 import { z } from "zod";
 import { publicError } from "@/lib/errors";
 import { contextLimit, describeModelError } from "@/lib/llm/client";
+import { classifyModelFailure } from "@/lib/llm/model-failure";
 
 const TYPES: Record<number, string> = {
   400: "invalid_request_error",
@@ -50,7 +51,11 @@ export function v1Route<A extends unknown[]>(where: string, handler: (...args: A
  * client's to shorten (400, as OpenAI answers), its rate limit is a 429, anything else a 502 (a server behind Mnemo).
  */
 function modelServerError(e: unknown): { status: number; message: string; ref: undefined } | null {
-  if (!(e instanceof OpenAI.APIError) || e instanceof OpenAI.APIUserAbortError) return null;
+  if (e instanceof OpenAI.APIUserAbortError) return null;
+  // A refused connection, a cut stream: the model server's, 502 (never "something went wrong on Mnemo's side").
+  const f = classifyModelFailure(e);
+  if (f && !(e instanceof OpenAI.APIError && e.status)) return { status: 502, message: f.message, ref: undefined };
+  if (!(e instanceof OpenAI.APIError)) return null;
   const limit = contextLimit(e);
   if (limit !== null) {
     const size = limit ? ` (${limit.toLocaleString("en")} tokens)` : "";

@@ -21,6 +21,7 @@ import { sealJson, type ContentCipher } from "@/lib/crypto/content";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { describeModelError, openaiClient } from "@/lib/llm/client";
+import { classifyModelFailure } from "@/lib/llm/model-failure";
 import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 
@@ -55,7 +56,13 @@ export async function* runTurn(
   db: Db,
   userId: string,
   input: unknown,
-  opts: { defer?: Defer; onContext?: (ctx: Context) => void; session?: SessionProof } = {},
+  opts: {
+    defer?: Defer;
+    onContext?: (ctx: Context) => void;
+    session?: SessionProof;
+    /** The asker administers this instance: a model server's failure comes with what to do about it. */
+    admin?: boolean;
+  } = {},
 ): AsyncGenerator<TurnEvent> {
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new AppError(parsed.error.issues[0].message, 400);
@@ -70,7 +77,7 @@ export async function* runTurn(
     assistantItemId: p.assistant.id,
     model: p.conn.chatModel,
   };
-  const final = yield* new TurnRun(u, p, await early).answer(opts.onContext);
+  const final = yield* new TurnRun(u, p, await early, !!opts.admin).answer(opts.onContext);
   // The instance that served the answer runs its queued work right after the
   // response (Next's after() keeps a serverless instance alive for it), in the
   // process's one job drain; any other worker would pick it up too.
@@ -107,6 +114,7 @@ class TurnRun {
     private readonly p: Prepared,
     /** The question's vector, started before the append (`earlyQueryVector`). */
     private readonly early?: Awaited<ReturnType<typeof earlyQueryVector>>,
+    private readonly forAdmin = false,
   ) {
     // Private memories only for a model on this machine (lib/memory/disclosure.ts).
     this.u = inMemoryScope(given, { ...projectScope(p.meta.project), privateOk: isLocalEndpoint(p.conn.baseURL) });
@@ -423,12 +431,14 @@ class TurnRun {
       await this.unfinished(id);
       return { type: "done", item, memoriesUsed: [], alsoGiven: [] };
     }
-    // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted.
-    if (isDatabaseUnavailable(e)) throw e;
+    // The answer cannot be saved now; its lease runs out and the sweeper marks it interrupted. (A refused connection
+    // to the model server looks like one to the database underneath: it is the model server's failure, said at once.)
+    const modelFailure = classifyModelFailure(e, this.p.conn.baseURL);
+    if (!modelFailure && isDatabaseUnavailable(e)) throw e;
     const message =
       e instanceof ModelIdleError || e instanceof OnlyThinkingError || e instanceof UsageLimitError
         ? e.message
-        : describeModelError(e);
+        : describeModelError(e, this.p.conn.baseURL, this.forAdmin);
     const item = await finishRetrying(this.db, this.c, id, { content: text, status: "failed", error: message });
     await this.unfinished(id);
     return { type: "error", message, item };

@@ -3,6 +3,7 @@
 // Gemini's compatible endpoint): only baseURL, key and model names differ.
 import OpenAI from "openai";
 import type { ModelConnection } from "./connection";
+import { classifyModelFailure, modelFailureText, serverAddress } from "./model-failure";
 
 export function openaiClient(conn: ModelConnection, opts: { timeoutMs?: number; maxRetries?: number } = {}): OpenAI {
   return new OpenAI({
@@ -24,7 +25,7 @@ export async function testConnection(
     for await (const m of list) models.push(m.id);
     return { ok: true, models };
   } catch (e) {
-    return { ok: false, error: describeModelError(e) };
+    return { ok: false, error: describeModelError(e, conn.baseURL) };
   }
 }
 
@@ -41,18 +42,18 @@ export function contextLimit(e: unknown): number | null {
   return n ? Number(n.replaceAll(",", "")) : 0;
 }
 
-/** One readable line for a failed model call (shown to users and admins). */
-export function describeModelError(e: unknown): string {
+/**
+ * One readable line for a failed model call: what failed and where (lib/llm/model-failure.ts), with the
+ * administrator's next step when `forAdmin`.
+ */
+export function describeModelError(e: unknown, baseURL?: string, forAdmin = true): string {
+  const f = classifyModelFailure(e, baseURL);
+  if (f && f.kind !== "refused-request") return modelFailureText(f, forAdmin);
   if (e instanceof OpenAI.APIError) {
-    if (e.status === 401) return "The model server rejected the API key (401).";
-    if (e.status === 404) return "The model server does not know this model or endpoint (404).";
-    if (e.status === 429) return "The model server is rate-limiting requests (429). Try again shortly.";
-    if (e.status && e.status >= 500) return `The model server failed (${e.status}). Try again.`;
-    if (e instanceof OpenAI.APIConnectionError) return "Could not reach the model server.";
     const limit = contextLimit(e);
     if (limit !== null)
       return `This chat is now longer than the model can read at once${limit ? ` (${limit.toLocaleString("en")} tokens)` : ""}. Start a new chat (Mnemo remembers what matters), or ask your administrator to lower MNEMO_HISTORY_TOKEN_BUDGET or choose a model with a longer context.`;
-    return `The model server answered with an error${e.status ? ` (${e.status})` : ""}: ${e.message}`;
+    return `The model server at ${serverAddress(baseURL)} answered with an error${e.status ? ` (${e.status})` : ""}: ${e.message}`;
   }
   return `The model call failed: ${(e as Error)?.message ?? String(e)}`;
 }

@@ -31,7 +31,11 @@ export async function POST(request: Request) {
       throw e;
     });
     const db = await getDb();
-    turn = runTurn(db, user.id, body, { defer: (task) => after(task), session: user.session });
+    turn = runTurn(db, user.id, body, {
+      defer: (task) => after(task),
+      session: user.session,
+      admin: user.role === "ADMIN",
+    });
     first = await turn.next();
   } catch (e) {
     return errorResponse(e, "POST /api/chat");
