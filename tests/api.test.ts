@@ -443,7 +443,7 @@ describe.each(engines)("the MCP server on %s", (engine) => {
     const m = await addMemory(u, { text: "Drinks oat milk", source: "inferred" }, "model", "learned");
     const writer = await createApiKey(u, { name: "cursor", scopes: ["memory:read", "memory:write"] });
     const c = await connect(writer.key);
-    expect(data(await c.callTool({ name: "forget", arguments: { id: m.id } }))).toMatchObject({
+    expect(data(await c.callTool({ name: "forget", arguments: { ids: [m.id] } }))).toMatchObject({
       proposedForReview: 1,
     });
     expect(await t.db.memory.findUniqueOrThrow({ where: { id: m.id } })).toMatchObject({ status: "active" });
@@ -470,7 +470,7 @@ describe.each(engines)("the MCP server on %s", (engine) => {
       (await t.db.user.create({ data: { email: `mcp-${engine}-${n++}@x.com` } })).id,
     );
     const theirs = await connect((await createApiKey(other, { name: "x", scopes: ["memory:write"] })).key);
-    const tried = await theirs.callTool({ name: "forget", arguments: { id: m.id } });
+    const tried = await theirs.callTool({ name: "forget", arguments: { ids: [m.id] } });
     expect(tried.isError).toBe(true);
     expect(JSON.stringify(tried.content)).toMatch(/not found/i);
     expect(await t.db.memory.count({ where: { proposalForId: m.id } })).toBe(1); // still only this user's proposal

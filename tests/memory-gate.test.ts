@@ -56,7 +56,7 @@ describe.each(engines)("one memory gate on %s", (engine) => {
     expect(await call(mcp(u), "update_memory", { id: secret.id, text: "Lives in Porto now" })).toEqual({
       error: "Memory not found.",
     });
-    expect(await call(mcp(u), "forget", { id: secret.id })).toMatchObject({ refused: 1, proposedForReview: 0 });
+    expect(await call(mcp(u), "forget", { ids: [secret.id] })).toMatchObject({ refused: 1, proposedForReview: 0 });
     expect(await t.db.memory.count({ where: { userId: u.userId } })).toBe(1);
     // A model on this machine may change it: the old text kept as past is private like the memory it was.
     const { threadId, userItemId } = await exchangeIds(t.db, u.userId, "I moved to Porto, I live in Porto now.");
@@ -73,7 +73,7 @@ describe.each(engines)("one memory gate on %s", (engine) => {
     expect(past).toMatchObject({ text: "Lives at 12 Secret Street, Flat 7", private: true });
     // A proposal made from a private memory is private too (review on: forgetting it waits).
     await t.db.user.update({ where: { id: u.userId }, data: { memoryReview: true } });
-    expect(await call(local, "forget", { id: secret.id })).toMatchObject({ proposedForReview: 1 });
+    expect(await call(local, "forget", { ids: [secret.id] })).toMatchObject({ proposedForReview: 1 });
     const proposal = await t.db.memory.findFirstOrThrow({ where: { userId: u.userId, proposalForId: secret.id } });
     expect(proposal.private).toBe(true);
   });

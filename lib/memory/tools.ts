@@ -93,17 +93,13 @@ export const MEMORY_TOOL_DEFINITIONS = {
   forget: {
     scope: "memory:write",
     description:
-      "Forget memories the user asks you to forget (restorable on the memory page). Give ids from search_memory, or a query to forget every match.",
-    args: z.object({
-      ids: z.array(memoryId).max(100).optional(),
-      id: memoryId.optional().describe("One memory's id (the same as ids with one)."),
-      query: z.string().max(200).optional(),
-    }),
+      "Forget memories the user asks you to forget. Give ids from search_memory, or a query to forget every match.",
+    args: z.object({ ids: z.array(memoryId).max(100).optional(), query: z.string().max(200).optional() }),
   },
   search_memory: {
     scope: "memory:read",
     description:
-      'Search the user\'s long-term memories (facts, preferences, procedures) by words. An empty query lists the most recent ones (for "what do you know about me?").',
+      'Search the user\'s long-term memories. An empty query lists the most recent ones (for "what do you know about me?").',
     args: z.object({ query: z.string().max(200) }),
   },
   list_memories: {
@@ -117,8 +113,13 @@ export type MemoryToolName = keyof typeof MEMORY_TOOL_DEFINITIONS;
 type Args<K extends MemoryToolName> = z.output<(typeof MEMORY_TOOL_DEFINITIONS)[K]["args"]>;
 export const MEMORY_TOOL_NAMES = Object.keys(MEMORY_TOOL_DEFINITIONS) as MemoryToolName[];
 
-/** The tools as a chat model sees them: JSON Schema made from the zod definitions (the input side of transforms). */
-export const MEMORY_TOOLS: OpenAI.Chat.Completions.ChatCompletionTool[] = MEMORY_TOOL_NAMES.map((name) => {
+/**
+ * The tools as the chat model sees them: JSON Schema made from the zod definitions (the input side of transforms).
+ * Not `list_memories`: in chat, `search_memory` with an empty query lists, and every tool costs prompt tokens.
+ */
+export const MEMORY_TOOLS: OpenAI.Chat.Completions.ChatCompletionTool[] = MEMORY_TOOL_NAMES.filter(
+  (name) => name !== "list_memories",
+).map((name) => {
   const d = MEMORY_TOOL_DEFINITIONS[name];
   const { $schema: _drop, ...parameters } = z.toJSONSchema(d.args, { io: "input" }) as Record<string, unknown>;
   // Unknown keys are dropped when parsed; the model is told not to send any.
@@ -198,7 +199,7 @@ async function update(caller: ToolCaller, a: Args<"update_memory">): Promise<Too
 
 async function forget(caller: ToolCaller, a: Args<"forget">): Promise<ToolOutcome> {
   // Archived (restorable from the dashboard), or proposed for review: a model never deletes a memory.
-  let ids = [...(a.ids ?? []), ...(a.id ? [a.id] : [])];
+  let ids = a.ids ?? [];
   if (!ids.length && a.query) ids = (await searchMemories(caller, a.query, 5)).map((m) => m.id);
   const asked = caller.userMessage === null || asksToForget(caller.userMessage);
   const outcomes: ChangeOutcome[] = [];
