@@ -7,10 +7,12 @@ test.describe.configure({ mode: "serial" });
 const admin = uniqueEmail("admin");
 const user = uniqueEmail("user");
 
-test("signed-out visitors are sent to sign-in", async ({ page }) => {
+test("signed-out visitors are sent to sign-in, which on a new install (nobody yet) leads to registration", async ({
+  page,
+}) => {
   await page.goto("/admin");
-  await expect(page).toHaveURL(/\/signin\?callbackUrl=/);
-  await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
+  await expect(page).toHaveURL(/\/register/);
+  await expect(page.getByTestId("first-account")).toContainText("this account becomes the server's administrator");
 });
 
 test("register -> in the app -> sign out -> sign in; first user is admin", async ({ page }) => {
