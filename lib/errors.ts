@@ -41,8 +41,8 @@ export class EmailTakenError extends AppError {
 }
 
 export class LastAdminError extends AppError {
-  constructor() {
-    super("Mnemo needs at least one active admin: promote someone else first.", 409);
+  constructor(message = "Mnemo needs at least one active admin: promote someone else first.") {
+    super(message, 409);
   }
 }
 

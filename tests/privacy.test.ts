@@ -2,13 +2,13 @@
 // (checked against the live catalog), the export holds every row, nothing is
 // stored in plain text with encryption on, admin reads are audited, audit rows
 // cannot be changed, and retention follows a controllable clock.
-import { LastAdminError } from "@/lib/errors";
+import { createUser } from "@/lib/auth/users";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { collectExport, runPrivacyChecks } from "@/testing/privacy-checks";
-import { deleteAccount } from "@/lib/account/delete";
+import { accountSuccession, deleteAccount } from "@/lib/account/delete";
 import { runRetention, setRetentionForTests } from "@/lib/account/retention";
 import { appendItems } from "@/lib/memory/session";
 import { createThread, listThreads, threadView } from "@/lib/chat/threads";
@@ -54,11 +54,40 @@ describe.each(engines)("data rights on %s", (engine) => {
     }
   });
 
-  it("the last admin cannot delete their account", async () => {
+  it("the sole admin deletes their account by naming who becomes admin, in the same transaction", async () => {
     const admin = await t.db.user.create({ data: { email: `solo-admin-${engine}@example.com`, role: "ADMIN" } });
     await t.db.user.updateMany({ where: { role: "ADMIN", NOT: { id: admin.id } }, data: { role: "USER" } });
-    await expect(deleteAccount(t.db, admin.id, { actorId: admin.id })).rejects.toBeInstanceOf(LastAdminError);
+    const off = await t.db.user.create({ data: { email: `off-${engine}@example.com`, disabled: true } });
+    const next = await t.db.user.create({ data: { email: `next-admin-${engine}@example.com` } });
+    await expect(deleteAccount(t.db, admin.id, { actorId: admin.id })).rejects.toThrow(/choose who becomes admin/);
     expect(await t.db.user.count({ where: { id: admin.id } })).toBe(1);
+    const s = await accountSuccession(t.db, admin.id);
+    expect(s).toMatchObject({ soleAdmin: true, onlyAccount: false });
+    expect(s.successors.map((u) => u.id)).toContain(next.id);
+    expect(s.successors.map((u) => u.id)).not.toContain(off.id);
+    // A disabled account cannot take over (nobody could sign in as admin).
+    await expect(deleteAccount(t.db, admin.id, { actorId: admin.id, successorId: off.id })).rejects.toThrow(
+      /not found/i,
+    );
+    await deleteAccount(t.db, admin.id, { actorId: admin.id, successorId: next.id });
+    expect(await t.db.user.count({ where: { id: admin.id } })).toBe(0);
+    expect((await t.db.user.findUniqueOrThrow({ where: { id: next.id } })).role).toBe("ADMIN");
+    expect(await auditAboutUser(t.db, next.id)).toMatchObject([{ action: "user.role" }]);
+  });
+
+  it("the only account may delete itself: the instance goes back to its first run", async () => {
+    const solo = await createTestDb(engine);
+    try {
+      const only = await createUser(solo.db, { email: "only@example.com", passwordHash: null });
+      expect(only.role).toBe("ADMIN");
+      expect(await accountSuccession(solo.db, only.id)).toMatchObject({ soleAdmin: true, onlyAccount: true });
+      await deleteAccount(solo.db, only.id, { actorId: only.id });
+      expect(await solo.db.user.count()).toBe(0);
+      const again = await createUser(solo.db, { email: "again@example.com", passwordHash: null });
+      expect(again.role).toBe("ADMIN");
+    } finally {
+      await solo.close();
+    }
   });
 
   it("audit rows are append-only in the database itself", async () => {

@@ -1,18 +1,38 @@
 "use client";
 // Delete the account: typed confirmation plus the password (or, for accounts
-// without one, a sign-in within the last 10 minutes). Irreversible.
+// without one, a sign-in within the last 10 minutes). Irreversible. A sole admin chooses who becomes admin; the only
+// account is told what happens to the instance.
 import { useState, useTransition } from "react";
 import { deleteAccountAction } from "@/app/(app)/settings/data/actions";
 import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 
-export function DeleteAccount({ hasPassword, phrase }: { hasPassword: boolean; phrase: string }) {
+type Succession = {
+  soleAdmin: boolean;
+  onlyAccount: boolean;
+  successors: { id: string; email: string; name: string | null }[];
+};
+
+export function DeleteAccount({
+  hasPassword,
+  phrase,
+  succession,
+}: {
+  hasPassword: boolean;
+  phrase: string;
+  succession: Succession;
+}) {
   const [confirm, setConfirm] = useState("");
   const [password, setPassword] = useState("");
+  const [successorId, setSuccessorId] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [pending, start] = useTransition();
-  const ready = confirm.trim().toLowerCase() === phrase && (!hasPassword || password.length > 0);
+  const needsSuccessor = succession.soleAdmin && !succession.onlyAccount;
+  const ready =
+    confirm.trim().toLowerCase() === phrase &&
+    (!hasPassword || password.length > 0) &&
+    (!needsSuccessor || successorId !== "");
 
   return (
     <form
@@ -21,11 +41,45 @@ export function DeleteAccount({ hasPassword, phrase }: { hasPassword: boolean; p
         e.preventDefault();
         setError(null);
         start(async () => {
-          const r = await deleteAccountAction({ confirm, password: hasPassword ? password : undefined });
+          const r = await deleteAccountAction({
+            confirm,
+            password: hasPassword ? password : undefined,
+            successorId: needsSuccessor ? successorId : undefined,
+          });
           if (r && !r.ok) setError(r.error);
         });
       }}
     >
+      {succession.onlyAccount && (
+        <p className="text-sm text-muted-foreground" data-testid="delete-only-account">
+          You are the only account on this Mnemo. Deleting it leaves the instance with no one: its settings (the model
+          connection, registration) stay, and the next person to open Mnemo creates the first account and becomes its
+          admin.
+        </p>
+      )}
+      {needsSuccessor && succession.successors.length > 0 && (
+        <div className="grid gap-1.5">
+          <Label htmlFor="delete-successor">You are the only admin. Who becomes admin?</Label>
+          <select
+            id="delete-successor"
+            value={successorId}
+            onChange={(e) => setSuccessorId(e.target.value)}
+            className="h-9 rounded-md border border-input bg-background px-2 text-sm"
+          >
+            <option value="">Choose someone…</option>
+            {succession.successors.map((u) => (
+              <option key={u.id} value={u.id}>
+                {u.name ? `${u.name} (${u.email})` : u.email}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      {needsSuccessor && succession.successors.length === 0 && (
+        <p className="text-sm text-muted-foreground">
+          You are the only admin and every other account is disabled: enable one under Admin, then choose it here.
+        </p>
+      )}
       <div className="grid gap-1.5">
         <Label htmlFor="delete-confirm">
           Type <span className="font-mono">{phrase}</span> to confirm

@@ -11,17 +11,56 @@ import { LastAdminError, NotFoundError } from "@/lib/errors";
 /** What the user types to confirm deleting their own account. */
 export const CONFIRM_PHRASE = "delete my account";
 
+type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
+
+/**
+ * What deleting this account means for the instance: a sole admin hands the role to one of `successors` (active
+ * accounts) as part of the deletion; the only account returns the instance to its first run.
+ */
+export async function accountSuccession(db: Db, userId: string) {
+  const [me, admins, others] = await Promise.all([
+    db.user.findUnique({ where: { id: userId }, select: { role: true, disabled: true } }),
+    db.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } }),
+    db.user.findMany({
+      where: { NOT: { id: userId } },
+      select: { id: true, email: true, name: true, disabled: true },
+      orderBy: { email: "asc" },
+    }),
+  ]);
+  const soleAdmin = me?.role === "ADMIN" && !me.disabled && admins === 0;
+  return {
+    soleAdmin,
+    onlyAccount: others.length === 0,
+    successors: soleAdmin ? others.filter((u) => !u.disabled).map(({ id, email, name }) => ({ id, email, name })) : [],
+  };
+}
+
+/** A sole admin's deletion promotes `successorId` in the same transaction; without one, only the last account may go. */
+async function handOverAdmin(tx: Tx, userId: string, successorId: string | undefined) {
+  if (!successorId) {
+    if ((await tx.user.count({ where: { NOT: { id: userId } } })) > 0)
+      throw new LastAdminError("You are the only admin: choose who becomes admin when your account is deleted.");
+    return;
+  }
+  const next = await tx.user.findFirst({ where: { id: successorId, disabled: false, NOT: { id: userId } } });
+  if (!next) throw new NotFoundError("account to make admin");
+  await tx.user.update({ where: { id: successorId }, data: { role: "ADMIN" } });
+  await tx.auditLog.create({
+    data: { action: "user.role", actorId: userId, subjectUserId: successorId, detail: { role: "ADMIN", by: "succession" } },
+  });
+}
+
 export async function deleteAccount(
   db: Db,
   userId: string,
-  by: { actorId: string | null; reason?: string },
+  by: { actorId: string | null; reason?: string; successorId?: string },
 ): Promise<void> {
   await db.$transaction(async (tx) => {
     await lockAccounts(tx);
     const user = await tx.user.findUnique({ where: { id: userId }, select: { role: true, disabled: true } });
     if (!user) throw new NotFoundError("account");
     if (user.role === "ADMIN" && !user.disabled && (await otherActiveAdmins(tx, userId)) === 0)
-      throw new LastAdminError();
+      await handOverAdmin(tx, userId, by.successorId);
     for (const [table, entry] of Object.entries(USER_DATA)) {
       if (entry.onDelete === "delete" && table !== "User")
         await tx.$executeRaw`DELETE FROM ${tableSql(table)} WHERE ${userRowsSql(table, userId)}`;

@@ -26,6 +26,8 @@ const deleteInput = z.object({
     .toLowerCase()
     .refine((v) => v === CONFIRM_PHRASE, `Type "${CONFIRM_PHRASE}" to confirm.`),
   password: z.string().max(256).optional(),
+  /** A sole admin names who becomes admin (lib/account/delete.ts). */
+  successorId: z.string().min(1).max(64).optional(),
 });
 
 export const deleteAccountAction = userAction(
@@ -42,7 +44,7 @@ export const deleteAccountAction = userAction(
       if (Date.now() - authAt > FRESH_SIGN_IN_MS)
         throw new AppError("Sign out and sign in again with your provider, then delete the account within 10 minutes.");
     }
-    await deleteAccount(db, session.id, { actorId: session.id });
+    await deleteAccount(db, session.id, { actorId: session.id, successorId: input.successorId });
     await signOut({ redirectTo: "/signin?deleted=1" });
   },
   { name: "deleteAccountAction" },

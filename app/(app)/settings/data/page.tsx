@@ -3,7 +3,7 @@ import Link from "next/link";
 import { pageUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { auditAboutUser } from "@/lib/admin/review";
-import { CONFIRM_PHRASE } from "@/lib/account/delete";
+import { CONFIRM_PHRASE, accountSuccession } from "@/lib/account/delete";
 import { retentionSettings } from "@/lib/account/retention";
 import { encryptionEnabled } from "@/lib/crypto/content";
 import { ExportData } from "@/components/account/export-data";
@@ -158,7 +158,11 @@ export default async function DataPage() {
         title="Delete your account"
         description="Deletes your account and everything in it, at once and for good: conversations, memories, settings and keys. You will be signed out."
       >
-        <DeleteAccount hasPassword={!!user.passwordHash} phrase={CONFIRM_PHRASE} />
+        <DeleteAccount
+          hasPassword={!!user.passwordHash}
+          phrase={CONFIRM_PHRASE}
+          succession={await accountSuccession(db, user.id)}
+        />
       </Section>
     </div>
   );
