@@ -89,10 +89,23 @@ test("memory: learned from chat, shown, injected, edited, deleted, forgotten", a
   expect(b).toContain("Sarah, spelled with an h");
   expect(b).not.toContain(`"User's name is Sara"`);
 
-  // Delete it: gone from the next request.
+  // Delete it: restorable at once (the toast's Undo), then gone from the next request; the archive deletes for good.
   await page.goto("/settings/memory");
-  await page.getByTestId("memory").filter({ hasText: "Sarah" }).getByRole("button", { name: "Delete memory" }).click();
+  const deleteSarah = () =>
+    page.getByTestId("memory").filter({ hasText: "Sarah" }).getByRole("button", { name: "Delete memory" }).click();
+  await deleteSarah();
   await expect(page.getByTestId("memory")).toHaveCount(1);
+  await page.getByRole("button", { name: "Undo" }).click();
+  await expect(page.getByTestId("memory").filter({ hasText: "Sarah" })).toHaveCount(1);
+  await deleteSarah();
+  await expect(page.getByTestId("memory")).toHaveCount(1);
+  await page.goto("/settings/memory?status=archived");
+  const archived = page.getByTestId("memory").filter({ hasText: "Sarah" });
+  await expect(archived.getByRole("button", { name: "Restore" })).toBeVisible();
+  await page.screenshot({ path: "test-results/memory-archive.png" });
+  await archived.getByRole("button", { name: "Delete for good" }).click();
+  await archived.getByRole("button", { name: "Really delete for good?" }).click();
+  await expect(archived).toHaveCount(0);
   await newChat(page);
   await send(page, "so what is my name then");
   b = memoryBlockOf(await chatRequest("so what is my name then"));

@@ -166,10 +166,27 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       call: (m, fx) => m.reviewMemoryAction(fx.memoryId as never, true as never),
       expect: OWNER_ONLY,
     },
-    restoreMemoryAction: { call: (m, fx) => m.restoreMemoryAction(fx.memoryId as never), expect: OWNER_ONLY },
-    // Deleting ids that are not yours deletes nothing: the count says so.
+    // Ids that are not yours restore, archive or delete nothing: the answer says so.
+    restoreMemoriesAction: {
+      call: async (m, fx) => {
+        const db = state.db as TestDb["db"];
+        await db.memory.updateMany({ where: { id: fx.memoryId }, data: { status: "archived" } });
+        return m.restoreMemoriesAction([fx.memoryId] as never);
+      },
+      expect: OWNER_ONLY,
+      deniedWhen: (r) => (r as { data?: number }).data === 0,
+    },
     deleteMemoriesAction: {
       call: (m, fx) => m.deleteMemoriesAction([fx.memoryId] as never),
+      expect: OWNER_ONLY,
+      deniedWhen: (r) => ((r as { data?: string[] }).data ?? []).length === 0,
+    },
+    purgeMemoriesAction: {
+      call: async (m, fx) => {
+        const db = state.db as TestDb["db"];
+        await db.memory.updateMany({ where: { id: fx.memoryId }, data: { status: "archived" } });
+        return m.purgeMemoriesAction([fx.memoryId] as never);
+      },
       expect: OWNER_ONLY,
       deniedWhen: (r) => (r as { data?: number }).data === 0,
     },

@@ -16,7 +16,8 @@ import {
   muteMemoryAction,
   pinMemoryAction,
   privateMemoryAction,
-  restoreMemoryAction,
+  purgeMemoriesAction,
+  restoreMemoriesAction,
   reviewMemoryAction,
   verifyProcedureAction,
   consolidateNowAction,
@@ -105,6 +106,7 @@ function MemoryCard({
   onSelect,
   busy,
   act,
+  onDelete,
   projects,
 }: {
   m: Mem;
@@ -113,8 +115,10 @@ function MemoryCard({
   onSelect: (v: boolean) => void;
   busy: boolean;
   act: (fn: () => Promise<Result<unknown>>, ok?: string) => void;
+  onDelete: (ids: string[]) => void;
 }) {
   const [editing, setEditing] = useState(false);
+  const [purging, setPurging] = useState(false);
   const [draft, setDraft] = useState(m.text);
   const [history, setHistory] = useState<Version[] | null>(null);
   return (
@@ -344,14 +348,28 @@ function MemoryCard({
               </Button>
             </>
           ) : m.status === "past" ? null : m.status === "archived" ? (
-            <Button
-              size="sm"
-              variant="outline"
-              disabled={busy}
-              onClick={() => act(() => restoreMemoryAction(m.id), "Restored.")}
-            >
-              Restore
-            </Button>
+            <>
+              <Button
+                size="sm"
+                variant="outline"
+                disabled={busy}
+                onClick={() => act(() => restoreMemoriesAction([m.id]), "Restored.")}
+              >
+                Restore
+              </Button>
+              <Button
+                size="sm"
+                variant={purging ? "destructive" : "ghost"}
+                disabled={busy}
+                onBlur={() => setPurging(false)}
+                onClick={() => {
+                  if (!purging) return setPurging(true);
+                  act(() => purgeMemoriesAction([m.id]), "Deleted for good.");
+                }}
+              >
+                {purging ? "Really delete for good?" : "Delete for good"}
+              </Button>
+            </>
           ) : (
             <>
               {m.needsRevalidation && (
@@ -445,15 +463,18 @@ function MemoryCard({
           >
             <History className="h-4 w-4" />
           </Button>
-          <Button
-            size="icon"
-            variant="ghost"
-            disabled={busy}
-            aria-label="Delete memory"
-            onClick={() => act(() => deleteMemoriesAction([m.id]), "Memory deleted.")}
-          >
-            <Trash2 className="h-4 w-4" />
-          </Button>
+          {m.status !== "archived" && (
+            <Button
+              size="icon"
+              variant="ghost"
+              disabled={busy}
+              aria-label="Delete memory"
+              title="Delete (restorable from the archive)"
+              onClick={() => onDelete([m.id])}
+            >
+              <Trash2 className="h-4 w-4" />
+            </Button>
+          )}
         </div>
       </div>
     </li>
@@ -492,6 +513,20 @@ export function MemoryDashboard({
       if (!r.ok) toast.error(r.error);
       else if (ok) toast.success(ok);
     });
+  // Deleting puts memories in the archive: the toast's Undo brings them back; the archive deletes for good.
+  const remove = (ids: string[]) =>
+    start(async () => {
+      const r = await deleteMemoriesAction(ids);
+      if (!r.ok) return void toast.error(r.error);
+      const archived = r.data;
+      toast.success(ids.length === 1 ? "Memory deleted." : `${count(ids.length, "memory", "memories")} deleted.`, {
+        description: archived.length ? "Kept in the archive until you delete it for good." : undefined,
+        action: archived.length
+          ? { label: "Undo", onClick: () => act(() => restoreMemoriesAction(archived), "Restored.") }
+          : undefined,
+        duration: 10_000,
+      });
+    });
   const filtered = !!(filters.q || filters.kind || filters.source || filters.status || filters.scope);
   const card = (m: Mem) => (
     <MemoryCard
@@ -500,6 +535,7 @@ export function MemoryDashboard({
       projects={projects}
       busy={busy}
       act={act}
+      onDelete={remove}
       selected={selected.has(m.id)}
       onSelect={(v) =>
         setSelected((prev) => {
@@ -671,7 +707,7 @@ export function MemoryDashboard({
             onClick={() => {
               const ids = [...selected];
               setSelected(new Set());
-              act(() => deleteMemoriesAction(ids), `${ids.length} deleted.`);
+              remove(ids);
             }}
           >
             Delete selected

@@ -6,7 +6,7 @@ import type { Db } from "@/lib/db/client";
 import { forgetCachedKeys } from "@/lib/crypto/content";
 import { lockAccounts, otherActiveAdmins } from "@/lib/auth/users";
 import { USER_DATA, tableSql, userRowsSql } from "./user-data";
-import { LastAdminError, NotFoundError } from "@/lib/errors";
+import { AppError, LastAdminError, NotFoundError } from "@/lib/errors";
 
 /** What the user types to confirm deleting their own account. */
 export const CONFIRM_PHRASE = "delete my account";
@@ -43,7 +43,7 @@ async function handOverAdmin(tx: Tx, userId: string, successorId: string | undef
     return;
   }
   const next = await tx.user.findFirst({ where: { id: successorId, disabled: false, NOT: { id: userId } } });
-  if (!next) throw new NotFoundError("account to make admin");
+  if (!next) throw new AppError("That account can no longer become admin (deleted or disabled): choose another.");
   await tx.user.update({ where: { id: successorId }, data: { role: "ADMIN" } });
   await tx.auditLog.create({
     data: { action: "user.role", actorId: userId, subjectUserId: successorId, detail: { role: "ADMIN", by: "succession" } },

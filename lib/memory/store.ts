@@ -310,6 +310,63 @@ async function setMark(u: UserContext, id: string, mark: "muted" | "private", va
   return openMemory(u.cipher, updated);
 }
 
+/**
+ * The user deleted these memories on the dashboard: each goes to the archive, restorable (the toast's Undo, the
+ * archived list), out of every prompt at once; a memory waiting for review (not one yet) and a proposal go for good.
+ * One transaction. Returns the ids archived (what Undo brings back).
+ */
+export async function archiveByUser(u: UserContext, ids: string[], reason: string): Promise<string[]> {
+  const { db, userId } = u;
+  const rows = await db.memory.findMany({
+    where: { userId, id: { in: ids }, status: { not: "archived" } },
+    select: { id: true, text: true, status: true, projectId: true, proposalOp: true },
+  });
+  const archive = rows.filter((m) => m.status !== "pending");
+  const drop = rows.filter((m) => m.status === "pending").map((m) => m.id);
+  await db.$transaction(async (tx) => {
+    for (const m of archive) {
+      const sealed = m.text; // the stored text is already sealed under the user's key
+      await tx.memory.update({
+        where: { id: m.id },
+        data: {
+          status: "archived",
+          conflictWithId: null,
+          versions: { create: { userId, oldText: sealed, newText: sealed, actor: "user", reason } },
+        },
+      });
+    }
+    const gone = archive.map((m) => m.id);
+    if (gone.length)
+      await tx.memory.updateMany({ where: { userId, conflictWithId: { in: gone } }, data: { conflictWithId: null } });
+    if (drop.length) await tx.memory.deleteMany({ where: { userId, id: { in: drop } } });
+  });
+  if (archive.some((m) => m.projectId === null && m.status === "active")) await aboutOutdated(db, userId);
+  return archive.map((m) => m.id);
+}
+
+/** Back from the archive: a memory that was true until a date (past) stays past; anything else is current again. */
+export async function restoreByUser(u: UserContext, ids: string[], reason: string): Promise<number> {
+  const { db, userId } = u;
+  const rows = await db.memory.findMany({
+    where: { userId, id: { in: ids }, status: "archived" },
+    select: { id: true, text: true, validUntil: true },
+  });
+  await db.$transaction(async (tx) => {
+    for (const m of rows) {
+      const sealed = m.text; // the stored text is already sealed under the user's key
+      await tx.memory.update({
+        where: { id: m.id },
+        data: {
+          status: m.validUntil ? "past" : "active",
+          versions: { create: { userId, oldText: sealed, newText: sealed, actor: "user", reason } },
+        },
+      });
+    }
+  });
+  return rows.length;
+}
+
+/** Deleted for good (from the archive, "Forget me" and account deletion aside): the rows and their history go. */
 export async function deleteMemories(db: Db, userId: string, ids: string[]): Promise<number> {
   const general = await db.memory.count({ where: { userId, id: { in: ids }, projectId: null, status: "active" } });
   const r = await db.memory.deleteMany({ where: { userId, id: { in: ids } } });

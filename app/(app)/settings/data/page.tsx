@@ -59,11 +59,12 @@ function Section({
 export default async function DataPage() {
   const session = await pageUser();
   const db = await getDb();
-  const [user, audits, plan, trail] = await Promise.all([
+  const [user, audits, plan, trail, succession] = await Promise.all([
     db.user.findUniqueOrThrow({ where: { id: session.id }, select: { passwordHash: true } }),
     auditAboutUser(db, session.id),
     learnPlan(db, session.id),
     userContext(db, session.id).then((u) => whereMemoriesWent(u, 7)),
+    accountSuccession(db, session.id),
   ]);
   const retention = retentionSettings();
   const fmt = (iso: string) =>
@@ -161,7 +162,7 @@ export default async function DataPage() {
         <DeleteAccount
           hasPassword={!!user.passwordHash}
           phrase={CONFIRM_PHRASE}
-          succession={await accountSuccession(db, user.id)}
+          succession={succession}
         />
       </Section>
     </div>

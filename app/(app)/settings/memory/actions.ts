@@ -10,7 +10,9 @@ import { embedSoon } from "@/lib/memory/embed";
 import { memoryKindSchema, memoryHistory } from "@/lib/memory/long-term";
 import {
   addMemory,
+  archiveByUser,
   deleteMemories,
+  restoreByUser,
   forgetEverything,
   setMemoryStatus,
   setMuted,
@@ -88,15 +90,30 @@ export const reviewMemoryAction = memoryAction(
   async ([memoryId, approve], ctx) => void (await reviewPending(ctx, memoryId, approve)),
 );
 
-export const restoreMemoryAction = memoryAction(
-  z.tuple([id]),
-  async ([memoryId], ctx) =>
-    void (await setMemoryStatus(ctx, memoryId, "active", "user", "Restored on the memory dashboard")),
+const ids = z.array(id).min(1).max(500);
+
+/** Back from the archive (a deleted memory's Undo, or Restore in the archived list). */
+export const restoreMemoriesAction = memoryAction(z.tuple([ids]), ([memoryIds], ctx) =>
+  restoreByUser(ctx, memoryIds, "Restored on the memory dashboard"),
 );
 
-export const deleteMemoriesAction = memoryAction(z.tuple([z.array(id).min(1).max(500)]), ([ids], { db, user }) =>
-  deleteMemories(db, user.id, ids),
+/** Delete: into the archive, restorable; returns the ids Undo brings back. */
+export const deleteMemoriesAction = memoryAction(z.tuple([ids]), ([memoryIds], ctx) =>
+  archiveByUser(ctx, memoryIds, "Deleted on the memory dashboard"),
 );
+
+/** Delete for good: only what is already in the archive (deleting from the list archives first). */
+export const purgeMemoriesAction = memoryAction(z.tuple([ids]), async ([memoryIds], { db, user }) => {
+  const archived = await db.memory.findMany({
+    where: { userId: user.id, id: { in: memoryIds }, status: "archived" },
+    select: { id: true },
+  });
+  return deleteMemories(
+    db,
+    user.id,
+    archived.map((m) => m.id),
+  );
+});
 
 export const memoryHistoryAction = memoryAction(z.tuple([id]), async ([memoryId], ctx) => {
   const rows = await memoryHistory(ctx, memoryId);
