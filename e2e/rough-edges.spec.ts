@@ -71,6 +71,28 @@ test("the thanks after a rating never covers the Send button, on a laptop or a p
   }
 });
 
+test("a 👎's comment can be added after a reload, and changed", async ({ page }) => {
+  await register(page, uniqueEmail("later"));
+  await page.getByLabel("Message", { exact: true }).fill("Tell me something");
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
+  await page.getByRole("button", { name: "Bad answer" }).last().click();
+  await page.keyboard.press("Escape");
+  await expect(page.getByRole("button", { name: "Bad answer" }).last()).toHaveAttribute("aria-pressed", "true");
+  await page.reload();
+  const bad = page.getByRole("button", { name: "Bad answer" }).last();
+  await expect(bad).toHaveAttribute("aria-pressed", "true");
+  await page.getByRole("button", { name: "Say what was wrong" }).click();
+  await page.getByLabel("What was wrong? (optional)").fill("It ignored my question");
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("feedback-comment")).toHaveText("“It ignored my question”");
+  await page.reload();
+  await expect(page.getByTestId("feedback-comment")).toHaveText("“It ignored my question”");
+  await expect(bad).toHaveAttribute("aria-pressed", "true");
+  await page.getByRole("button", { name: "Change comment" }).click();
+  await expect(page.getByLabel("What was wrong? (optional)")).toHaveValue("It ignored my question");
+});
+
 test("the audit filter offers every audited action, daily limits included", async ({ page }) => {
   await signInOk(page, adminEmail());
   await page.goto("/admin/audit");

@@ -1,7 +1,8 @@
 "use client";
 // 👍 / 👎 on an answer, with an optional "what was wrong?" after 👎. Both are
 // toggle buttons (aria-pressed): pressing the active one again removes the
-// rating. Mnemo learns from it in the background (lib/memory/feedback.ts).
+// rating. A 👎's comment can be added or changed later ("Say what was wrong").
+// Mnemo learns from it in the background (lib/memory/feedback.ts).
 import { useId, useState, useTransition } from "react";
 import { ThumbsDown, ThumbsUp } from "lucide-react";
 import { toast } from "sonner";
@@ -95,6 +96,18 @@ export function FeedbackControl({ itemId, initial }: { itemId: string; initial: 
         <span className="ml-1 text-xs text-muted-foreground" data-testid="feedback-comment">
           “{fb.comment}”
         </span>
+      )}
+      {!asking && fb.rating === -1 && (
+        <button
+          type="button"
+          onClick={() => {
+            setComment(fb.comment ?? "");
+            setAsking(true);
+          }}
+          className="ml-1 rounded px-1 text-xs text-muted-foreground underline-offset-2 hover:text-foreground hover:underline focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+        >
+          {fb.comment ? "Change comment" : "Say what was wrong"}
+        </button>
       )}
     </span>
   );
