@@ -26,6 +26,14 @@ test("Test connection tests the typed settings, before they are saved", async ({
   // Testing saved nothing.
   await page.reload();
   await expect(page.getByLabel("Base URL")).toHaveValue(saved);
+
+  // A URL without its scheme is refused on Save, and the field keeps what was typed under the error.
+  await page.getByLabel("Base URL").fill("localhost:5110/v1");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(alert.first()).toContainText(/http/i);
+  await expect(page.getByLabel("Base URL")).toHaveValue("localhost:5110/v1");
+  await page.reload();
+  await expect(page.getByLabel("Base URL")).toHaveValue(saved);
 });
 
 test("the dashboard header and the meter give the same token count", async ({ page }) => {

@@ -25,7 +25,11 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
     };
   };
 
-  function submit(form: FormData) {
+  // onSubmit, not <form action>: React resets a form after its action, which put the saved URL back under the error
+  // about the one typed.
+  function submit(e: React.FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
     start(async () => setResult(await saveModelSettingsAction(values(form))));
   }
 
@@ -37,7 +41,7 @@ export function ModelSettingsForm({ saved }: { saved: Saved }) {
   }
 
   return (
-    <form action={submit} className="grid gap-4" autoComplete="off">
+    <form onSubmit={submit} className="grid gap-4" autoComplete="off">
       {result && (
         <Alert variant={result.ok ? "success" : "error"}>
           {result.ok ? (result.data.message ?? "Saved.") : result.error}
