@@ -18,6 +18,9 @@ export default defineConfig({
   reporter: process.env.CI ? [["list"]] : [["list"]],
   use: {
     baseURL: `http://127.0.0.1:${PORT}`,
+    // Dates follow the browser's locale and time zone (components/ui/local-date.tsx): fixed, so tests can read them.
+    locale: "en-GB",
+    timezoneId: "UTC",
     trace: "retain-on-failure",
     screenshot: "only-on-failure",
     launchOptions: {

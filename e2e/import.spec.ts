@@ -41,8 +41,8 @@ test("a ChatGPT export: threads with original dates and branches, recalled in a 
 
   // The thread, with where it came from, its dates and the edited question's other version.
   await page.getByTestId("thread-list").getByRole("link", { name: "Trip to Lisbon" }).click();
-  await expect(page.getByTestId("thread-origin")).toHaveText("imported from ChatGPT · started 1 March 2024");
-  await expect(page.getByTestId("day-separator").first()).toHaveText("1 March 2024");
+  await expect(page.getByTestId("thread-origin")).toHaveText("imported from ChatGPT · started 1 Mar 2024");
+  await expect(page.getByTestId("day-separator").first()).toHaveText("1 Mar 2024");
   await expect(page.getByText("Try pet-friendly chains")).toBeVisible();
   const versions = page.getByTestId("branch-switcher");
   await expect(versions).toContainText("2/2");

@@ -101,6 +101,24 @@ test("a 👎's comment can be added after a reload, and changed", async ({ page 
   await expect(page.getByLabel("What was wrong? (optional)")).toHaveValue("It ignored my question");
 });
 
+for (const [locale, looksLike] of [
+  ["de-DE", /^\d{2}\.\d{2}\.\d{4}$/],
+  ["en-US", /^[A-Z][a-z]{2} \d{1,2}, \d{4}$/],
+] as const) {
+  test.describe(`dates in the ${locale} browser`, () => {
+    test.use({ locale });
+    test("every date on the memory page is in the browser's format", async ({ page }) => {
+      await register(page, uniqueEmail(`dates-${locale}`));
+      await page.goto("/settings/memory");
+      await page.getByLabel("New memory").fill("Prefers tea to coffee");
+      await page.getByRole("button", { name: "Add", exact: true }).click();
+      const dates = page.getByTestId("memory").locator("time");
+      await expect(dates.first()).toHaveText(looksLike);
+      for (const text of await dates.allTextContents()) expect(text).toMatch(looksLike);
+    });
+  });
+}
+
 test("the audit filter offers every audited action, daily limits included", async ({ page }) => {
   await signInOk(page, adminEmail());
   await page.goto("/admin/audit");

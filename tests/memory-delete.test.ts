@@ -39,15 +39,21 @@ describe.each(engines)("deleting a memory on %s", (engine) => {
     const rows = await t.db.memory.findMany({ where: { id: { in: [dog.id, job.id] } } });
     expect(Object.fromEntries(rows.map((m) => [m.id, m.status]))).toEqual({ [dog.id]: "active", [job.id]: "past" });
     expect(await recalled(u, "What is my beagle called?")).toContain("Has a beagle called Biscuit");
-    const reasons = (await t.db.memoryVersion.findMany({ where: { memoryId: dog.id }, orderBy: { createdAt: "asc" } }))
-      .map((v) => v.reason);
+    const reasons = (
+      await t.db.memoryVersion.findMany({ where: { memoryId: dog.id }, orderBy: { createdAt: "asc" } })
+    ).map((v) => v.reason);
     expect(reasons.slice(-2)).toEqual(["Deleted on the memory dashboard", "Restored on the memory dashboard"]);
   });
 
   it("a memory still waiting for review goes for good; another user's ids do nothing", async () => {
     const u = await newUser();
     const stranger = await newUser();
-    const waiting = await addMemory(u, { text: "Might like jazz", source: "inferred", status: "pending" }, "model", "x");
+    const waiting = await addMemory(
+      u,
+      { text: "Might like jazz", source: "inferred", status: "pending" },
+      "model",
+      "x",
+    );
     const mine = await addMemory(u, { text: "Drinks oat milk", source: "explicit" }, "user", "said so");
     expect(await archiveByUser(stranger, [waiting.id, mine.id], "Deleted on the memory dashboard")).toEqual([]);
     expect(await restoreByUser(stranger, [mine.id], "Restored")).toBe(0);

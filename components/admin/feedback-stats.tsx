@@ -1,6 +1,7 @@
 // 👍/👎 per model and week (content-free): a small chart of the share of good
 // ratings over the weeks for each model, then the table behind it.
 import type { FeedbackWeek } from "@/lib/admin/feedback-stats";
+import { LocalDate } from "@/components/ui/local-date";
 
 const W = 240;
 const H = 48;
@@ -70,7 +71,7 @@ export function FeedbackStats({ rows }: { rows: FeedbackWeek[] }) {
                         {r.model}
                       </td>
                       <td data-label="Week of" className="px-3 py-1">
-                        {new Date(r.week).toISOString().slice(0, 10)}
+                        <LocalDate value={r.week} />
                       </td>
                       <td data-label="👍" className="px-3 py-1 text-right tabular-nums">
                         {r.up}

@@ -11,6 +11,7 @@ import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 import { LongText } from "@/components/chat/long-text";
 import { count } from "@/lib/text/plural";
+import { LocalDate } from "@/components/ui/local-date";
 
 type ThreadRow = { id: string; createdAt: string; lastActivityAt: string; archived: boolean; items: number };
 type Memory = {
@@ -23,9 +24,6 @@ type Memory = {
   updatedAt: string;
 };
 type Target = { kind: "thread"; id: string } | { kind: "memories" };
-
-const day = (iso: string) =>
-  new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
 
 function ReasonForm({
   label,
@@ -159,7 +157,8 @@ export function UserReview({
               <li key={t.id} className="grid gap-2">
                 <div className="flex flex-wrap items-center justify-between gap-2 rounded-md border border-border px-3 py-2">
                   <span>
-                    Started {day(t.createdAt)} · last active {day(t.lastActivityAt)} · {count(t.items, "message")}
+                    Started <LocalDate value={t.createdAt} time /> · last active{" "}
+                    <LocalDate value={t.lastActivityAt} time /> · {count(t.items, "message")}
                     {t.archived ? " · archived" : ""}
                   </span>
                   <Button
@@ -167,7 +166,7 @@ export function UserReview({
                     variant="outline"
                     disabled={!accessEnabled || pending}
                     onClick={() => setTarget({ kind: "thread", id: t.id })}
-                    aria-label={`Open conversation started ${day(t.createdAt)}`}
+                    aria-label={`Open conversation started ${t.createdAt.slice(0, 16).replace("T", " ")} UTC`}
                   >
                     Open…
                   </Button>

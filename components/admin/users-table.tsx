@@ -1,11 +1,12 @@
 "use client";
 import Link from "next/link";
-import { useTransition } from "react";
+import { useState, useTransition } from "react";
 import { toast } from "sonner";
 import { changeRoleAction, setDisabledAction, type Done } from "@/app/(app)/admin/actions";
 import type { Result } from "@/lib/http/action";
 import { Button } from "@/components/ui/button";
 import { count } from "@/lib/text/plural";
+import { LocalDate } from "@/components/ui/local-date";
 
 type Row = {
   id: string;
@@ -19,6 +20,8 @@ type Row = {
 
 export function UsersTable({ users, me }: { users: Row[]; me: string }) {
   const [pending, start] = useTransition();
+  // A role change waits for a confirmation in the row: making someone admin gives them every user's audited reads.
+  const [asked, setAsked] = useState<{ userId: string; role: Row["role"] } | null>(null);
   const run = (fn: () => Promise<Result<Done>>) =>
     start(async () => {
       const r = await fn();
@@ -54,13 +57,40 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
                 <select
                   id={`role-${u.id}`}
                   className="rounded-md border border-input bg-background px-2 py-1 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
-                  value={u.role}
+                  value={asked?.userId === u.id ? asked.role : u.role}
                   disabled={pending}
-                  onChange={(e) => run(() => changeRoleAction({ userId: u.id, role: e.target.value as Row["role"] }))}
+                  onChange={(e) => {
+                    const role = e.target.value as Row["role"];
+                    setAsked(role === u.role ? null : { userId: u.id, role });
+                  }}
                 >
                   <option value="USER">User</option>
                   <option value="ADMIN">Admin</option>
                 </select>
+                {asked?.userId === u.id && (
+                  <div className="mt-1 grid max-w-64 gap-1 text-xs" role="group" aria-label="Confirm the role change">
+                    <span>
+                      {asked.role === "ADMIN"
+                        ? `Make ${u.name || u.email} an admin? They can change settings and review anyone's chats.`
+                        : `Make ${u.name || u.email} a user? They lose the admin pages.`}
+                    </span>
+                    <span className="flex gap-1">
+                      <Button
+                        size="sm"
+                        disabled={pending}
+                        onClick={() => {
+                          setAsked(null);
+                          run(() => changeRoleAction({ userId: u.id, role: asked.role }));
+                        }}
+                      >
+                        Confirm
+                      </Button>
+                      <Button size="sm" variant="ghost" onClick={() => setAsked(null)}>
+                        Cancel
+                      </Button>
+                    </span>
+                  </div>
+                )}
               </td>
               <td data-label="Status" className="px-3 py-2">
                 {u.id === me ? (
@@ -77,7 +107,7 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
                 )}
               </td>
               <td data-label="Joined" className="px-3 py-2 text-muted-foreground">
-                {new Date(u.createdAt).toLocaleDateString()}
+                <LocalDate value={u.createdAt} />
               </td>
               <td data-label="Today" className="px-3 py-2 text-muted-foreground tabular-nums" data-testid="user-usage">
                 {count(u.today.messages, "message")} · {count(u.today.tokens, "token")}

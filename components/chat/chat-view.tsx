@@ -13,6 +13,7 @@ import { Message } from "./message";
 import type { UiItem } from "./types";
 import { count } from "@/lib/text/plural";
 import type { WireTurnEvent } from "@/lib/chat/turn-events";
+import { LocalDate } from "@/components/ui/local-date";
 
 type Props = {
   initial: ThreadView | null;
@@ -60,8 +61,8 @@ const SOURCES: Record<string, string> = {
   librechat: "LibreChat",
   mnemo: "another Mnemo",
 };
-const day = (iso: string) =>
-  new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
+/** Days are told apart in UTC, as stored (the separator shows the date in the reader's own format). */
+const day = (iso: string) => iso.slice(0, 10);
 
 /** A message shown before the server has saved it (replaced by the saved one). */
 function pendingItem(id: string, role: UiItem["role"], content: string, status: UiItem["status"]): UiItem {
@@ -361,7 +362,8 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
               className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground"
               data-testid="thread-origin"
             >
-              imported from {SOURCES[imported.source] ?? imported.source} · started {day(imported.startedAt)}
+              imported from {SOURCES[imported.source] ?? imported.source} · started{" "}
+              <LocalDate value={imported.startedAt} />
             </span>
           )}
         </h1>
@@ -438,7 +440,7 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
                 item.createdAt &&
                 (i === 0 || day(item.createdAt) !== day(items[i - 1].createdAt ?? item.createdAt)) && (
                   <p role="separator" className="text-center text-xs text-muted-foreground" data-testid="day-separator">
-                    {day(item.createdAt)}
+                    <LocalDate value={item.createdAt} />
                   </p>
                 )}
               <Message
@@ -463,7 +465,11 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
           disabled={!!modelMissing}
           maxChars={maxChars}
         />
-        <p className="mt-1 text-center text-xs text-muted-foreground">
+        {/* Keyboard hints only where there is a keyboard and a fine pointer: a phone has neither Shift nor Esc. */}
+        <p
+          className="mt-1 hidden text-center text-xs text-muted-foreground pointer-fine:block"
+          data-testid="keyboard-hint"
+        >
           Enter to send · Shift+Enter for a new line · Esc to stop
         </p>
       </div>

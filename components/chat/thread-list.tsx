@@ -20,6 +20,7 @@ import { THREADS_CHANGED } from "./events";
 import { moveThreadAction } from "@/app/(app)/p/actions";
 import { useProjectList } from "@/components/projects/project-list";
 import { PROJECTS_CHANGED } from "@/components/projects/events";
+import { LocalDate } from "@/components/ui/local-date";
 
 const menuItem =
   "flex cursor-pointer select-none items-center gap-2 rounded-sm px-2 py-1.5 text-sm outline-none data-[highlighted]:bg-accent data-[highlighted]:text-accent-foreground";
@@ -322,7 +323,9 @@ export function ThreadList() {
                 >
                   <span className="flex justify-between gap-2 text-muted-foreground">
                     <span className="truncate font-medium text-foreground">{h.threadTitle ?? "Untitled"}</span>
-                    <span className="shrink-0">{new Date(h.createdAt).toLocaleDateString()}</span>
+                    <span className="shrink-0">
+                      <LocalDate value={h.createdAt} />
+                    </span>
                   </span>
                   <span className="line-clamp-3 break-words">
                     {h.role === "user" ? "You: " : ""}

@@ -7,13 +7,14 @@ import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 import { createApiKeyAction, revokeApiKeyAction } from "@/app/(app)/settings/keys/actions";
 import type { ApiKeySummary, ApiScope } from "@/lib/keys/api-keys";
+import { LocalDate } from "@/components/ui/local-date";
 
 const SCOPES: Array<{ value: ApiScope; label: string }> = [
   { value: "chat", label: "chat: answers with your memory (/v1/chat/completions)" },
   { value: "memory:read", label: "memory:read: search and list memories" },
   { value: "memory:write", label: "memory:write: remember, change and forget (follows review)" },
 ];
-const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "never");
+const when = (iso: string | null) => (iso ? <LocalDate value={iso} time /> : "never");
 
 /** Make, see and revoke personal API keys; a new key is shown once. */
 export function ApiKeys({

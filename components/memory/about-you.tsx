@@ -6,6 +6,7 @@ import { useState } from "react";
 import type { Result } from "@/lib/http/action";
 import { releaseAboutAction, saveAboutAction } from "@/app/(app)/settings/memory/actions";
 import { Button } from "@/components/ui/button";
+import { LocalDate } from "@/components/ui/local-date";
 
 const ABOUT_MAX_CHARS = 1200;
 
@@ -20,7 +21,7 @@ export function AboutYou({
 }) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(about.text ?? "");
-  const when = about.at ? new Date(about.at).toLocaleDateString() : null;
+  const when = about.at ? <LocalDate value={about.at} /> : null;
   return (
     <section
       aria-labelledby="about-heading"
@@ -32,13 +33,13 @@ export function AboutYou({
           What Mnemo knows about you
         </h2>
         <span className="text-xs text-muted-foreground">
-          {about.edited
-            ? `written by you${when ? ` on ${when}` : ""}`
-            : when
-              ? `summarised on ${when}`
-              : about.text
-                ? "being written again from what may be mentioned; not sent to the model until then"
-                : null}
+          {about.edited ? (
+            <>written by you{when && <> on {when}</>}</>
+          ) : when ? (
+            <>summarised on {when}</>
+          ) : about.text ? (
+            "being written again from what may be mentioned; not sent to the model until then"
+          ) : null}
         </span>
       </div>
       {editing ? (

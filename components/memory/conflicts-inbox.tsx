@@ -5,9 +5,7 @@ import type { Conflict } from "@/lib/memory/conflicts";
 import type { Result } from "@/lib/http/action";
 import { settleConflictAction } from "@/app/(app)/settings/memory/actions";
 import { Button } from "@/components/ui/button";
-
-const day = (iso: string) =>
-  new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric" });
+import { LocalDate } from "@/components/ui/local-date";
 
 export function ConflictsInbox({
   conflicts,
@@ -37,7 +35,8 @@ export function ConflictsInbox({
         {conflicts.map(({ a, b }) => (
           <li key={`${a.id}:${b.id}`} className="grid gap-2 text-sm" data-testid="conflict">
             <p>
-              On {day(a.createdAt)} you said “{a.text}”; on {day(b.createdAt)}, “{b.text}”. Which is true now?
+              On <LocalDate value={a.createdAt} /> you said “{a.text}”; on <LocalDate value={b.createdAt} />, “{b.text}
+              ”. Which is true now?
             </p>
             <div className="flex flex-wrap gap-2">
               <Button

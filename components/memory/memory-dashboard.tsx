@@ -29,6 +29,7 @@ import { ConflictsInbox } from "./conflicts-inbox";
 import type { Result } from "@/lib/http/action";
 import { ProfileMeter, type ProfileMeterProps } from "./profile-meter";
 import { count, formatCount } from "@/lib/text/plural";
+import { LocalDate } from "@/components/ui/local-date";
 
 type Mem = {
   id: string;
@@ -240,7 +241,7 @@ function MemoryCard({
             {m.expiresAt && (
               <span className="rounded bg-muted px-1.5 py-0.5" data-testid="memory-expiry">
                 {new Date(m.expiresAt) > new Date() ? "kept until " : "expired "}
-                {new Date(m.expiresAt).toLocaleDateString()}
+                <LocalDate value={m.expiresAt} />
               </span>
             )}
             {m.projectId && (
@@ -267,8 +268,14 @@ function MemoryCard({
                 from {m.origin}
               </span>
             )}
-            <span>updated {new Date(m.updatedAt).toLocaleDateString()}</span>
-            {m.lastUsedAt && <span>last used {new Date(m.lastUsedAt).toLocaleDateString()}</span>}
+            <span>
+              updated <LocalDate value={m.updatedAt} />
+            </span>
+            {m.lastUsedAt && (
+              <span>
+                last used <LocalDate value={m.lastUsedAt} />
+              </span>
+            )}
             {m.sourceThreadId && m.sourceGone === "chat" && <span data-testid="source-gone">source chat deleted</span>}
             {m.sourceThreadId && m.sourceGone === "message" && (
               <span data-testid="source-gone">
@@ -323,7 +330,7 @@ function MemoryCard({
               {history.map((v) => (
                 <li key={v.id}>
                   <span className="text-muted-foreground">
-                    {new Date(v.createdAt).toLocaleString()} · {v.actor} · {v.reason}
+                    <LocalDate value={v.createdAt} time /> · {v.actor} · {v.reason}
                   </span>
                   {v.oldText && v.oldText !== v.newText && <div className="line-through opacity-70">{v.oldText}</div>}
                   {v.newText && v.oldText !== v.newText && <div>{v.newText}</div>}

@@ -11,6 +11,7 @@ import { count } from "@/lib/text/plural";
 import { THREADS_CHANGED } from "@/components/chat/events";
 import { ProjectForm } from "./project-form";
 import { PROJECTS_CHANGED } from "./events";
+import { LocalDate } from "@/components/ui/local-date";
 
 /** A project's page: its chats, a new chat in it, its settings, and deleting it. */
 export function ProjectView({ project, threads }: { project: ProjectSummary; threads: ThreadSummary[] }) {
@@ -52,7 +53,7 @@ export function ProjectView({ project, threads }: { project: ProjectSummary; thr
                   >
                     <span className="truncate">{t.title ?? "Untitled"}</span>
                     <span className="shrink-0 text-xs text-muted-foreground">
-                      {new Date(t.lastActivityAt).toLocaleDateString()}
+                      <LocalDate value={t.lastActivityAt} />
                     </span>
                   </Link>
                 </li>

@@ -46,7 +46,12 @@ async function handOverAdmin(tx: Tx, userId: string, successorId: string | undef
   if (!next) throw new AppError("That account can no longer become admin (deleted or disabled): choose another.");
   await tx.user.update({ where: { id: successorId }, data: { role: "ADMIN" } });
   await tx.auditLog.create({
-    data: { action: "user.role", actorId: userId, subjectUserId: successorId, detail: { role: "ADMIN", by: "succession" } },
+    data: {
+      action: "user.role",
+      actorId: userId,
+      subjectUserId: successorId,
+      detail: { role: "ADMIN", by: "succession" },
+    },
   });
 }
 

@@ -15,6 +15,7 @@ import { learnPlan } from "@/lib/import/learn";
 import { userContext } from "@/lib/user-context";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
 import { MemoryTrail } from "@/components/account/memory-trail";
+import { LocalDate } from "@/components/ui/local-date";
 
 export const metadata: Metadata = { title: "Your data" };
 export const dynamic = "force-dynamic";
@@ -67,8 +68,6 @@ export default async function DataPage() {
     accountSuccession(db, session.id),
   ]);
   const retention = retentionSettings();
-  const fmt = (iso: string) =>
-    new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }) + " UTC";
   return (
     <div className="mx-auto grid max-w-3xl gap-6 px-4 py-10">
       <div>
@@ -146,7 +145,7 @@ export default async function DataPage() {
                     )
                   </>
                 ) : null}{" "}
-                on {fmt(a.at)}
+                on <LocalDate value={a.at} time />
                 {a.reason ? <> because “{a.reason}”</> : null}.
               </li>
             ))}
@@ -159,11 +158,7 @@ export default async function DataPage() {
         title="Delete your account"
         description="Deletes your account and everything in it, at once and for good: conversations, memories, settings and keys. You will be signed out."
       >
-        <DeleteAccount
-          hasPassword={!!user.passwordHash}
-          phrase={CONFIRM_PHRASE}
-          succession={succession}
-        />
+        <DeleteAccount hasPassword={!!user.passwordHash} phrase={CONFIRM_PHRASE} succession={succession} />
       </Section>
     </div>
   );

@@ -14,7 +14,6 @@ import {
   deleteMemories,
   restoreByUser,
   forgetEverything,
-  setMemoryStatus,
   setMuted,
   setPrivate,
   setPinned,

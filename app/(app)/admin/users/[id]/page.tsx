@@ -10,6 +10,7 @@ import { TemporaryPassword } from "@/components/admin/temporary-password";
 import { usageTodayByUser } from "@/lib/account/usage-limits";
 import { getConfig } from "@/lib/config";
 import { count } from "@/lib/text/plural";
+import { LocalDate } from "@/components/ui/local-date";
 
 export const metadata: Metadata = { title: "Review user" };
 export const dynamic = "force-dynamic";
@@ -49,7 +50,7 @@ export default async function AdminUserPage({ params }: { params: Promise<{ id: 
         </h2>
         <p className="text-sm text-muted-foreground">
           {user.email} · {user.role === "ADMIN" ? "Admin" : "User"} · {user.disabled ? "disabled" : "active"} · joined{" "}
-          {user.createdAt.toISOString().slice(0, 10)} · {count(threads.length, "conversation")},{" "}
+          <LocalDate value={user.createdAt} /> · {count(threads.length, "conversation")},{" "}
           {count(user._count.memories, "memory", "memories")}
         </p>
       </div>
