@@ -337,15 +337,33 @@ describe.each(engines)("projects on %s", (engine) => {
         { ...claude, project_uuid: "0f1e2d3c-aaaa", project: { uuid: "0f1e2d3c-aaaa", name: "Thesis" } },
       ]),
     ];
-    for (const f of files()) await importConversations(u, [f]);
+    const [gptReport] = [await importConversations(u, [files()[0]]), await importConversations(u, [files()[1]])];
+    // ChatGPT's export has no project names: the project is named after its first conversation, and the report says so.
+    expect(gptReport.projectsNamedAfterConversations).toEqual(["Trip to Lisbon"]);
     const projects = await t.db.project.findMany({ where: { userId: u.userId }, orderBy: { name: "asc" } });
-    expect(projects.map((p) => p.name)).toEqual(["ChatGPT project 67a1b2c3", "Thesis"]);
+    expect(projects.map((p) => p.name)).toEqual(["Thesis", "Trip to Lisbon"]);
     const threads = await t.db.thread.findMany({ where: { userId: u.userId }, select: { projectId: true } });
     expect(threads.map((x) => x.projectId).sort()).toEqual(projects.map((p) => p.id).sort());
-    // Renamed by the user, found again by its id: a second import adds no project.
-    await updateProject(u, { id: projects[0].id, name: "Kitchen remodel" });
+    // An earlier conversation of the project, in a later export listed newest first: the name follows the earliest.
+    const older = { ...gpt, id: "older-one", conversation_id: "older-one", title: "Kitchen ideas", create_time: 1e9 };
+    const both = JSON.stringify([
+      { ...gpt, gizmo_id: "g-p-67a1b2c3d4e5", gizmo_type: "snorlax" },
+      { ...older, gizmo_id: "g-p-67a1b2c3d4e5", gizmo_type: "snorlax" },
+    ]);
+    expect((await importConversations(u, [both])).projectsNamedAfterConversations).toEqual(["Kitchen ideas"]);
+    const gptProject = await t.db.project.findFirstOrThrow({
+      where: { userId: u.userId, importRef: { startsWith: "chatgpt:" } },
+    });
+    expect(gptProject.name).toBe("Kitchen ideas");
+    // Renamed by the user, found again by its id: a second import adds no project and keeps the user's name.
+    await updateProject(u, { id: gptProject.id, name: "Kitchen remodel" });
     for (const f of files()) await importConversations(u, [f]);
+    const newest = { ...gpt, id: "newest", conversation_id: "newest", title: "Aaa first by name", create_time: 1 };
+    await importConversations(u, [
+      JSON.stringify([{ ...newest, gizmo_id: "g-p-67a1b2c3d4e5", gizmo_type: "snorlax" }]),
+    ]);
     expect(await t.db.project.count({ where: { userId: u.userId } })).toBe(2);
+    expect((await t.db.project.findUniqueOrThrow({ where: { id: gptProject.id } })).name).toBe("Kitchen remodel");
   });
 
   it("Claude's export zip: projects.json names the projects and brings their instructions, wherever it sits", async () => {

@@ -54,6 +54,17 @@ function summary(r: Report): string {
   if (r.skipped.count) parts.push(`${n(r.skipped.count)} skipped: ${reasons(r.skipped.reasons)}.`);
   if (r.droppedMessages?.count)
     parts.push(`${plural(r.droppedMessages.count, "message")} left out: ${reasons(r.droppedMessages.reasons)}.`);
+  const named = r.projectsNamedAfterConversations ?? [];
+  if (named.length)
+    parts.push(
+      `ChatGPT's export has no project names: ${named.length === 1 ? "1 project is" : `${n(named.length)} projects are`} ` +
+        `named after ${named.length === 1 ? "its" : "their"} first conversation (${named
+          .slice(0, 3)
+          .map((x) => `“${x}”`)
+          .join(
+            ", ",
+          )}${named.length > 3 ? ", …" : ""}). Rename ${named.length === 1 ? "it" : "them"} on the project page.`,
+    );
   if (r.projects?.added || r.projects?.named)
     parts.push(
       `Projects: ${n(r.projects.added)} added${r.projects.named ? `, ${n(r.projects.named)} given their names and instructions` : ""} (see Projects in the sidebar).`,

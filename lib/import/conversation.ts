@@ -78,6 +78,8 @@ export type ImportedProject = {
   memoryMode?: "shared" | "project_only";
   /** Mnemo's own export: the project's id, so importing it back into the same account reuses it. */
   sameAs?: string;
+  /** The file has no name for it (ChatGPT): named after its first conversation until the user renames it. */
+  nameless?: boolean;
 };
 
 /** A project a file lists on its own (Claude's projects.json, Mnemo's export), with what came in it. */

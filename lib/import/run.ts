@@ -21,6 +21,7 @@ import { readExport, type ImportEntry } from "./read";
 import { MAX_SIDE_BYTES, unzipIfNeeded, type SideFiles } from "./unzip";
 import { withImportLock } from "./lock";
 import { importedProject, settleImportedProject, writeConversation } from "./write";
+import { nameAfterFirstConversation } from "./project-names";
 import { claudePlaceholderName, type ClaudeMemory } from "./formats/claude";
 
 export type SkipReason = { reason: string; count: number; examples: string[] };
@@ -38,6 +39,8 @@ export type ImportReport = {
   droppedMessages: { count: number; reasons: SkipReason[] };
   /** Projects the file lists (Claude's projects.json, Mnemo's export): made, or named when only their id was known. */
   projects?: { added: number; named: number };
+  /** Projects the file has no names for (ChatGPT's), named after their first conversation: the names given. */
+  projectsNamedAfterConversations?: string[];
   /** Knowledge files of the projects listed (Claude's `docs`), each stored as a thread of one message in its project. */
   projectDocuments?: number;
   /** Mnemo's own export also carries memories. */
@@ -96,6 +99,7 @@ async function importFile(
   // Projects named by Mnemo's export, by ref; and the Mnemo project each became (memories follow them there).
   const projects = new Map<string, ListedProject>();
   const projectIds = new Map<string, string>();
+  const nameless = new Set<string>();
   // Custom instructions repeat in every conversation: each distinct version once, with the first thread that had it.
   const instructions = new Map<string, CustomInstructions & { threadId: string | null }>();
   const noteInstructions = (ci: CustomInstructions | undefined, threadId: string | null) => {
@@ -121,6 +125,8 @@ async function importFile(
   }
 
   report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
+  const toName = new Map([...projectIds].filter(([ref]) => nameless.has(ref)));
+  if (toName.size) report.projectsNamedAfterConversations = await nameAfterFirstConversation(u, toName);
   if (memories.length) report.memories = await importExportedMemories(u, memories, projects, projectIds);
   if (projects.size) {
     const { documents, ...settled } = await settleProjects(u, projects, projectIds);
@@ -190,7 +196,10 @@ async function importFile(
         count(report.droppedMessages, reason, conv.title, n);
       try {
         const r = await writeConversation(db, userId, conv, cipher);
-        if (r.status === "imported" && r.projectId && conv.project) projectIds.set(conv.project.ref, r.projectId);
+        if (r.status === "imported" && r.projectId && conv.project) {
+          projectIds.set(conv.project.ref, r.projectId);
+          if (conv.project.nameless) nameless.add(conv.project.ref);
+        }
         if (r.status === "imported") inlineFeedback += r.feedback;
         noteInstructions(conv.customInstructions, r.status === "imported" ? r.threadId : null);
         if (r.status === "duplicate") report.duplicates++;

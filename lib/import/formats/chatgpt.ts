@@ -301,15 +301,19 @@ export function parseChatGpt(c: Obj): ImportedConversation {
 
 /**
  * A conversation in a ChatGPT project names it by the project's gizmo id ("g-p-…", gizmo_type "snorlax"); the
- * export has no project names, so the Mnemo project is named after the id until the user renames it (the next
- * import finds it by the id whatever its name).
+ * export has no project names, so the Mnemo project is named after its first conversation until the user renames
+ * it (lib/import/project-names.ts; the next import finds it by the id whatever its name).
  */
 function chatGptProject(c: Obj): ImportedProject | undefined {
   const id = str(c.gizmo_id) ?? str(c.conversation_template_id);
   if (!id || !(id.startsWith("g-p-") || c.gizmo_type === "snorlax")) return undefined;
   const named = text(c.project_name) || text(obj(c.project).name);
-  return { ref: `chatgpt:${id}`, name: named || `ChatGPT project ${id.slice(4, 12)}` };
+  if (named) return { ref: `chatgpt:${id}`, name: named };
+  return { ref: `chatgpt:${id}`, name: text(c.title) || chatGptPlaceholderName(id), nameless: true };
 }
+
+/** What an earlier import named a ChatGPT project it knew only by id. */
+export const chatGptPlaceholderName = (id: string) => `ChatGPT project ${id.slice(4, 12)}`;
 
 /**
  * One entry of message_feedback.json, the 👍/👎 the user gave answers, beside conversations.json. Older exports
