@@ -1,6 +1,6 @@
 // All configuration, read once from the environment and validated with zod.
 // A bad value stops startup with one line naming the variable and what it expects.
-// Every variable is documented in .env.example and the README.
+// Every variable is documented in .env.example and docs/configuration.md.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";

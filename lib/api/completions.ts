@@ -288,7 +288,7 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
     { cipher: u.cipher, ownerId: u.userId },
   );
   if (!answer) return; // the thread was deleted meanwhile
-  // Learning writes memory: only for a key that may (README, "API key scopes"), and not while the user paused it;
+  // Learning writes memory: only for a key that may (docs/api.md, the scope table), and not while the user paused it;
   // never from half an answer.
   const learn = !a.interrupted && caller.scopes.includes("memory:write") && !(await u.settings()).paused;
   await settleAnswer(u, {

@@ -5,7 +5,7 @@
 // With no trusted proxy (the default), Next.js fills X-Forwarded-For with the
 // connection's address only when the client sent none: a client that sends
 // its own can choose its address, so deployments reachable from the internet
-// should sit behind a proxy and set MNEMO_TRUSTED_PROXIES (README, "Proxies").
+// should sit behind a proxy and set MNEMO_TRUSTED_PROXIES (docs/operations.md).
 import { getConfig } from "@/lib/config";
 
 export function clientIp(
