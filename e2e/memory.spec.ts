@@ -193,6 +193,7 @@ test("undo takes back what the turn taught: the memory it added leaves the activ
   // Out of what the model sees, kept where the user can bring it back.
   await page.goto("/settings/memory");
   await expect(page.getByTestId("memory-totals")).toContainText("0 active memories");
+  await page.goto("/settings/memory?status=archived");
   const withdrawn = page.getByTestId("memory").filter({ hasText: `Has a cat named Miso ${tag}` });
   await expect(withdrawn).toContainText("archived");
   await expect(withdrawn.getByRole("button", { name: "Restore" })).toBeVisible();

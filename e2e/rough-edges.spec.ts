@@ -108,7 +108,7 @@ for (const [locale, looksLike] of [
   test.describe(`dates in the ${locale} browser`, () => {
     test.use({ locale });
     test("every date on the memory page is in the browser's format", async ({ page }) => {
-      await register(page, uniqueEmail(`dates-${locale}`));
+      await register(page, uniqueEmail(`dates-${locale.toLowerCase()}`));
       await page.goto("/settings/memory");
       await page.getByLabel("New memory").fill("Prefers tea to coffee");
       await page.getByRole("button", { name: "Add", exact: true }).click();

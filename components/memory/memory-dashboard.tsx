@@ -625,10 +625,11 @@ export function MemoryDashboard({
               {label}
             </label>
             <select id={`mem-${name}`} name={name} defaultValue={filters[name] ?? ""} className={select}>
-              <option value="">All</option>
+              {/* Deleted memories wait in the archive: shown only when asked for. */}
+              <option value="">{name === "status" ? "All but archived" : "All"}</option>
               {opts.map((o) => (
                 <option key={o} value={o}>
-                  {o}
+                  {o === "archived" ? "archived (deleted)" : o}
                 </option>
               ))}
             </select>

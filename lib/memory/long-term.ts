@@ -206,7 +206,8 @@ export const memoryListInput = z.object({
 export async function listMemories(
   u: UserContext,
   input: z.input<typeof memoryListInput>,
-  opts: { inContextScope?: boolean; ids?: string[] } = {},
+  /** withoutArchived: with no status asked for, what the user deleted stays in the archive (the dashboard). */
+  opts: { inContextScope?: boolean; ids?: string[]; withoutArchived?: boolean } = {},
 ) {
   const { db, userId } = u;
   const f = memoryListInput.parse(input);
@@ -223,7 +224,7 @@ export async function listMemories(
     userId,
     ...(f.kind ? { kind: f.kind } : {}),
     ...(f.source === "feedback" ? { sourceFeedbackId: { not: null } } : f.source ? { source: f.source } : {}),
-    ...(f.status ? { status: f.status } : {}),
+    ...(f.status ? { status: f.status } : opts.withoutArchived ? { status: { not: "archived" as const } } : {}),
     ...(f.scope ? { projectId: f.scope === "general" ? null : f.scope } : {}),
     ...(opts.inContextScope ? memoryScopeWhere(u.scope) : {}),
     ...(opts.ids ? { id: { in: opts.ids } } : {}),

@@ -50,7 +50,7 @@ export default async function MemoryPage({
   // The meter shows what one place's chats see: the project filtered to, else chats in no project.
   const place = projects.find((p) => p.id === filters.scope) ?? null;
   const [memories, me, pending, muted, profile, embedder, conflicts, about, inProjects] = await Promise.all([
-    listMemories(u, filters),
+    listMemories(u, filters, { withoutArchived: true }),
     db.user.findUniqueOrThrow({ where: { id: user.id }, select: { memoryPaused: true, memoryReview: true } }),
     db.memory.count({ where: { userId: user.id, status: "pending" } }),
     db.memory.count({ where: { userId: user.id, status: "active", muted: true } }),
@@ -72,9 +72,9 @@ export default async function MemoryPage({
   const shownIds = new Set(memories.map((m) => m.id));
   const relatedRank = new Map(relatedIds.filter((id) => !shownIds.has(id)).map((id, i) => [id, i]));
   const related = relatedRank.size
-    ? (await listMemories(u, { ...filters, q: undefined }, { ids: [...relatedRank.keys()] })).sort(
-        (a, b) => relatedRank.get(a.id)! - relatedRank.get(b.id)!,
-      )
+    ? (
+        await listMemories(u, { ...filters, q: undefined }, { ids: [...relatedRank.keys()], withoutArchived: true })
+      ).sort((a, b) => relatedRank.get(a.id)! - relatedRank.get(b.id)!)
     : [];
   const listed = [...memories, ...related];
   const pendingIds = listed.filter((m) => m.status === "pending").map((m) => m.id);
