@@ -129,3 +129,47 @@ test("the audit filter offers every audited action, daily limits included", asyn
   await page.getByRole("button", { name: /Filter|Apply/ }).click();
   await expect(page).toHaveURL(/action=user\.limits/);
 });
+
+test("a role change waits for a confirmation; the admin pages fit a 1280-pixel screen", async ({ page, browser }) => {
+  const someone = uniqueEmail("promote");
+  const other = await browser.newPage();
+  await register(other, someone);
+  await other.close();
+  await signInOk(page, adminEmail());
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto("/admin");
+  const role = page.getByLabel(`Role of ${someone}`);
+  await role.selectOption("ADMIN");
+  await expect(page.getByRole("group", { name: "Confirm the role change" })).toContainText("an admin?");
+  await page.screenshot({ path: "test-results/admin-role-confirm.png" });
+  await page.getByRole("button", { name: "Cancel" }).click();
+  await page.reload();
+  await expect(page.getByLabel(`Role of ${someone}`)).toHaveValue("USER");
+  for (const path of ["/admin", "/admin/audit", "/admin/settings"]) {
+    await page.goto(path);
+    const { scroll, client } = await page.evaluate(() => ({
+      scroll: document.documentElement.scrollWidth,
+      client: document.documentElement.clientWidth,
+    }));
+    expect(scroll, `${path} is wider than the screen`).toBeLessThanOrEqual(client);
+    // Breathing room on the right, as on the other pages (the content ended flush with the window's edge).
+    const right = await page
+      .locator("main h1")
+      .first()
+      .evaluate((h) => {
+        const box = h.parentElement!.getBoundingClientRect();
+        return window.innerWidth - box.right;
+      });
+    expect(right, `${path}: space right of the content`).toBeGreaterThanOrEqual(24);
+    await page.screenshot({ path: `test-results/admin-1280${path.replaceAll("/", "-")}.png`, fullPage: true });
+  }
+});
+
+test.describe("on a phone", () => {
+  test.use({ viewport: { width: 390, height: 800 }, isMobile: true, hasTouch: true });
+  test("the composer shows no keyboard hints", async ({ page }) => {
+    await register(page, uniqueEmail("phone-hint"));
+    await expect(page.getByLabel("Message", { exact: true })).toBeVisible();
+    await expect(page.getByTestId("keyboard-hint")).toBeHidden();
+  });
+});

@@ -71,8 +71,8 @@ export function UsersTable({ users, me }: { users: Row[]; me: string }) {
                   <div className="mt-1 grid max-w-64 gap-1 text-xs" role="group" aria-label="Confirm the role change">
                     <span>
                       {asked.role === "ADMIN"
-                        ? `Make ${u.name || u.email} an admin? They can change settings and review anyone's chats.`
-                        : `Make ${u.name || u.email} a user? They lose the admin pages.`}
+                        ? "Make them an admin? They can change settings and review anyone's chats."
+                        : "Make them a user? They lose the admin pages."}
                     </span>
                     <span className="flex gap-1">
                       <Button
