@@ -439,7 +439,9 @@ class TurnRun {
       e instanceof ModelIdleError || e instanceof OnlyThinkingError || e instanceof UsageLimitError
         ? e.message
         : describeModelError(e, this.p.conn.baseURL, this.forAdmin);
-    const item = await finishRetrying(this.db, this.c, id, { content: text, status: "failed", error: message });
+    // A stream the model server cut keeps what came as interrupted (as on /v1); anything else failed.
+    const status = modelFailure?.kind === "cut" && text ? "interrupted" : "failed";
+    const item = await finishRetrying(this.db, this.c, id, { content: text, status, error: message });
     await this.unfinished(id);
     return { type: "error", message, item };
   }

@@ -91,7 +91,10 @@ export function unwrapDataKey(secret: string, userId: string, wrapped: string): 
 // ---- per-user data keys ---------------------------------------------------------
 
 type UserKeys = { current: number; keys: Map<number, Buffer>; loadedAt: number };
-const cache = new Map<string, UserKeys>();
+// One cache per process (Next.js gives routes and server actions their own copies of this module): forgetting a
+// deleted account's keys must reach every copy.
+const g = globalThis as typeof globalThis & { __mnemoUserKeys?: Map<string, UserKeys> };
+const cache = (g.__mnemoUserKeys ??= new Map<string, UserKeys>());
 // Re-read now and then, so every instance picks up a rotated data key.
 const CACHE_MS = 5 * 60_000;
 

@@ -174,7 +174,11 @@ function connectionFrom(s: Stored, storedKey: string | undefined): ConnectionSta
 // The chat path reads the connection on every turn; a few seconds of caching
 // saves a database round trip while admin changes still apply almost at once.
 const CACHE_MS = 5_000;
-const cache = new WeakMap<Db, { at: number; value: Promise<ConnectionState> }>();
+// One cache per process, on globalThis: Next.js bundles the admin's server action and the chat's route with their
+// own copies of this module, and a save must clear the copy the chat reads.
+type Cached = { at: number; value: Promise<ConnectionState> };
+const g = globalThis as typeof globalThis & { __mnemoConnections?: WeakMap<Db, Cached> };
+const cache = (g.__mnemoConnections ??= new WeakMap<Db, Cached>());
 export function resolveConnectionCached(db: Db): Promise<ConnectionState> {
   const hit = cache.get(db);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.value;
