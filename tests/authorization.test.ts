@@ -179,7 +179,10 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     deleteMemoriesAction: {
       call: (m, fx) => m.deleteMemoriesAction([fx.memoryId] as never),
       expect: OWNER_ONLY,
-      deniedWhen: (r) => ((r as { data?: string[] }).data ?? []).length === 0,
+      deniedWhen: (r) => {
+        const d = (r as { data?: { archived: string[]; deleted: number } }).data;
+        return !d || d.archived.length + d.deleted === 0;
+      },
     },
     purgeMemoriesAction: {
       call: async (m, fx) => {

@@ -29,7 +29,7 @@ describe.each(engines)("deleting a memory on %s", (engine) => {
     await t.db.memory.update({ where: { id: other.id }, data: { conflictWithId: dog.id } });
     expect(await recalled(u, "What is my beagle called?")).toContain("Has a beagle called Biscuit");
 
-    const archived = await archiveByUser(u, [dog.id, job.id], "Deleted on the memory dashboard");
+    const { archived } = await archiveByUser(u, [dog.id, job.id], "Deleted on the memory dashboard");
     expect(archived.sort()).toEqual([dog.id, job.id].sort());
     expect(await recalled(u, "What is my beagle called?")).not.toContain("Has a beagle called Biscuit");
     // An open conflict with it is closed: nothing left to settle against a deleted memory.
@@ -55,9 +55,9 @@ describe.each(engines)("deleting a memory on %s", (engine) => {
       "x",
     );
     const mine = await addMemory(u, { text: "Drinks oat milk", source: "explicit" }, "user", "said so");
-    expect(await archiveByUser(stranger, [waiting.id, mine.id], "Deleted on the memory dashboard")).toEqual([]);
+    expect(await archiveByUser(stranger, [waiting.id, mine.id], "Deleted")).toEqual({ archived: [], deleted: 0 });
     expect(await restoreByUser(stranger, [mine.id], "Restored")).toBe(0);
-    expect(await archiveByUser(u, [waiting.id], "Deleted on the memory dashboard")).toEqual([]);
+    expect(await archiveByUser(u, [waiting.id], "Deleted")).toEqual({ archived: [], deleted: 1 });
     expect(await t.db.memory.count({ where: { id: waiting.id } })).toBe(0);
     expect((await t.db.memory.findUniqueOrThrow({ where: { id: mine.id } })).status).toBe("active");
   });

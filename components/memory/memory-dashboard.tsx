@@ -525,7 +525,7 @@ export function MemoryDashboard({
     start(async () => {
       const r = await deleteMemoriesAction(ids);
       if (!r.ok) return void toast.error(r.error);
-      const archived = r.data;
+      const { archived } = r.data;
       toast.success(ids.length === 1 ? "Memory deleted." : `${count(ids.length, "memory", "memories")} deleted.`, {
         description: archived.length ? "Kept in the archive until you delete it for good." : undefined,
         action: archived.length

@@ -12,7 +12,6 @@ import { redactSecrets } from "./secrets";
 import { SecretRefusedError } from "@/lib/errors";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { parseSteps } from "./procedures";
-import { archiveWhere } from "./sweeps";
 import { closeAsPast, validSince } from "./validity";
 import { aboutOutdated } from "./about";
 import { memoryTextSchema, normalizeText, openMemory, ownedMemory, RANK } from "./long-term";
@@ -310,59 +309,59 @@ async function setMark(u: UserContext, id: string, mark: "muted" | "private", va
   return openMemory(u.cipher, updated);
 }
 
+/** The user's own status change to `rows`, each with a version saying why; one transaction. */
+async function markByUser(
+  u: UserContext,
+  rows: { id: string; text: string }[],
+  data: (id: string) => { status: MemoryStatus; conflictWithId?: null },
+  reason: string,
+) {
+  // The stored text is already sealed under the user's key: the version keeps it as it is.
+  const version = (text: string) => ({
+    userId: u.userId,
+    oldText: text,
+    newText: text,
+    actor: "user" as const,
+    reason,
+  });
+  await u.db.$transaction(async (tx) => {
+    for (const m of rows)
+      await tx.memory.update({ where: { id: m.id }, data: { ...data(m.id), versions: { create: version(m.text) } } });
+    const ids = rows.map((m) => m.id);
+    if (ids.length && data(ids[0]).status === "archived")
+      await tx.memory.updateMany({
+        where: { userId: u.userId, conflictWithId: { in: ids } },
+        data: { conflictWithId: null },
+      });
+  });
+}
+
 /**
  * The user deleted these memories on the dashboard: each goes to the archive, restorable (the toast's Undo, the
- * archived list), out of every prompt at once; a memory waiting for review (not one yet) and a proposal go for good.
- * One transaction. Returns the ids archived (what Undo brings back).
+ * archived list), out of every prompt at once, its open conflict closed; one waiting for review (not a memory yet)
+ * goes for good. Returns the ids archived (what Undo brings back) and how many went for good.
  */
-export async function archiveByUser(u: UserContext, ids: string[], reason: string): Promise<string[]> {
-  const { db, userId } = u;
-  const rows = await db.memory.findMany({
-    where: { userId, id: { in: ids }, status: { not: "archived" } },
-    select: { id: true, text: true, status: true, projectId: true, proposalOp: true },
+export async function archiveByUser(u: UserContext, ids: string[], reason: string) {
+  const rows = await u.db.memory.findMany({
+    where: { userId: u.userId, id: { in: ids }, status: { not: "archived" } },
+    select: { id: true, text: true, status: true, projectId: true },
   });
   const archive = rows.filter((m) => m.status !== "pending");
+  await markByUser(u, archive, () => ({ status: "archived", conflictWithId: null }), reason);
   const drop = rows.filter((m) => m.status === "pending").map((m) => m.id);
-  await db.$transaction(async (tx) => {
-    for (const m of archive) {
-      const sealed = m.text; // the stored text is already sealed under the user's key
-      await tx.memory.update({
-        where: { id: m.id },
-        data: {
-          status: "archived",
-          conflictWithId: null,
-          versions: { create: { userId, oldText: sealed, newText: sealed, actor: "user", reason } },
-        },
-      });
-    }
-    const gone = archive.map((m) => m.id);
-    if (gone.length)
-      await tx.memory.updateMany({ where: { userId, conflictWithId: { in: gone } }, data: { conflictWithId: null } });
-    if (drop.length) await tx.memory.deleteMany({ where: { userId, id: { in: drop } } });
-  });
-  if (archive.some((m) => m.projectId === null && m.status === "active")) await aboutOutdated(db, userId);
-  return archive.map((m) => m.id);
+  const { count } = await u.db.memory.deleteMany({ where: { userId: u.userId, id: { in: drop } } });
+  if (archive.some((m) => m.projectId === null && m.status === "active")) await aboutOutdated(u.db, u.userId);
+  return { archived: archive.map((m) => m.id), deleted: count };
 }
 
 /** Back from the archive: a memory that was true until a date (past) stays past; anything else is current again. */
 export async function restoreByUser(u: UserContext, ids: string[], reason: string): Promise<number> {
-  const { db, userId } = u;
-  const rows = await db.memory.findMany({
-    where: { userId, id: { in: ids }, status: "archived" },
+  const rows = await u.db.memory.findMany({
+    where: { userId: u.userId, id: { in: ids }, status: "archived" },
     select: { id: true, text: true, validUntil: true },
   });
-  await db.$transaction(async (tx) => {
-    for (const m of rows) {
-      const sealed = m.text; // the stored text is already sealed under the user's key
-      await tx.memory.update({
-        where: { id: m.id },
-        data: {
-          status: m.validUntil ? "past" : "active",
-          versions: { create: { userId, oldText: sealed, newText: sealed, actor: "user", reason } },
-        },
-      });
-    }
-  });
+  const past = new Set(rows.filter((m) => m.validUntil).map((m) => m.id));
+  await markByUser(u, rows, (id) => ({ status: past.has(id) ? "past" : "active" }), reason);
   return rows.length;
 }
 
@@ -483,24 +482,4 @@ export async function forgetEverything(db: Db, userId: string): Promise<number> 
     db.memoryUse.deleteMany({ where: { userId } }),
   ]);
   return deleted.count;
-}
-
-/**
- * Optional expiry: archives the user's unpinned active memories not used (nor
- * changed) for `days` days, with a version saying why. Archived, not deleted:
- * the dashboard can restore them.
- */
-export async function expireUnusedMemories(db: Db, userId: string, days: number, now = new Date()): Promise<number> {
-  if (days <= 0) return 0;
-  const cutoff = new Date(now.getTime() - days * 86_400_000);
-  return archiveWhere(
-    db,
-    userId,
-    {
-      status: "active",
-      pinned: false,
-      OR: [{ lastUsedAt: { lt: cutoff } }, { lastUsedAt: null, updatedAt: { lt: cutoff } }],
-    },
-    `Expired: unused for ${days} days`,
-  );
 }

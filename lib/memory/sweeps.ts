@@ -39,3 +39,23 @@ export async function changeWhere(
   }
   return changed;
 }
+
+/**
+ * Optional expiry: archives the user's unpinned active memories not used (nor
+ * changed) for `days` days, with a version saying why. Archived, not deleted:
+ * the dashboard can restore them.
+ */
+export async function expireUnusedMemories(db: Db, userId: string, days: number, now = new Date()): Promise<number> {
+  if (days <= 0) return 0;
+  const cutoff = new Date(now.getTime() - days * 86_400_000);
+  return archiveWhere(
+    db,
+    userId,
+    {
+      status: "active",
+      pinned: false,
+      OR: [{ lastUsedAt: { lt: cutoff } }, { lastUsedAt: null, updatedAt: { lt: cutoff } }],
+    },
+    `Expired: unused for ${days} days`,
+  );
+}

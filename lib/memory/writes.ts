@@ -26,7 +26,7 @@ import { markConflict } from "./conflicts";
 
 // The user's own expiry setting ("archive what I have not used for N days"), run by the retention sweep: a rule the
 // user set, not a model's change, so it is the store's as it is (pinned memories are never expired).
-export { expireUnusedMemories } from "./store";
+export { expireUnusedMemories } from "./sweeps";
 
 export type ModelChange =
   | { op: "add"; memory: Omit<NewMemory, "status"> }
