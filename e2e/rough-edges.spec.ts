@@ -173,3 +173,18 @@ test.describe("on a phone", () => {
     await expect(page.getByTestId("keyboard-hint")).toBeHidden();
   });
 });
+
+test("the only admin deleting their account is asked who becomes admin", async ({ page }) => {
+  await signInOk(page, adminEmail());
+  await page.goto("/settings/data");
+  const successor = page.getByLabel("You are the only admin. Who becomes admin?");
+  await expect(successor).toBeVisible();
+  await page.getByLabel(/Type .* to confirm/).fill("delete my account");
+  await page.getByLabel("Your password").fill("wrong password for this check");
+  const submit = page.getByRole("button", { name: "Delete my account and all my data" });
+  await expect(submit).toBeDisabled(); // no one chosen yet
+  expect(await successor.locator("option").count()).toBeGreaterThan(1);
+  await successor.selectOption({ index: 1 });
+  await expect(submit).toBeEnabled();
+  await page.locator('[aria-labelledby="delete-heading"]').screenshot({ path: "test-results/delete-sole-admin.png" });
+});
