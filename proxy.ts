@@ -41,6 +41,9 @@ export async function proxy(req: NextRequest, ev: NextFetchEvent) {
 }
 
 export const config = {
-  // /v1 (the OpenAI-compatible API) and /mcp authenticate by API key, never by the browser session.
-  matcher: ["/((?!api/auth|api/import|v1/|mcp$|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)"],
+  // /v1 (the OpenAI-compatible API) and /mcp authenticate by API key, never by the browser session; the
+  // .well-known paths (OAuth discovery by MCP clients) answer JSON to anyone.
+  matcher: [
+    "/((?!api/auth|api/import|v1/|mcp$|\\.well-known/|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)",
+  ],
 };

@@ -20,6 +20,9 @@ import { runDueJobs } from "@/lib/jobs/worker";
 import * as models from "@/app/v1/models/route";
 import * as completions from "@/app/v1/chat/completions/route";
 import * as mcp from "@/app/mcp/route";
+import * as modelById from "@/app/v1/models/[id]/route";
+import * as unknownPath from "@/app/v1/[...path]/route";
+import * as wellKnown from "@/app/.well-known/[...path]/route";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { appendItems } from "@/lib/memory/session";
@@ -38,7 +41,9 @@ function client(apiKey: string) {
       const path = new URL(req.url).pathname;
       if (path === "/v1/models") return models.GET(req);
       if (path === "/v1/chat/completions") return completions.POST(req);
-      return new Response("{}", { status: 404 });
+      const id = /^\/v1\/models\/([^/]+)$/.exec(path)?.[1];
+      if (id) return modelById.GET(req, { params: Promise.resolve({ id: decodeURIComponent(id) }) });
+      return (unknownPath as unknown as Record<string, (r: Request) => Promise<Response>>)[req.method](req);
     },
   });
 }
@@ -118,6 +123,100 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     });
     expect(await t.db.item.count({ where: { userId: u.userId } })).toBe(2); // the exchange is kept
     expect(await t.db.job.count({ where: { userId: u.userId, kind: "extract" } })).toBe(0);
+  });
+
+  it("null wherever OpenAI's schema allows it is taken as not set; the legacy function role is a tool result", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "py", scopes: ["chat"] });
+    mock.script({ content: "Fine." });
+    const r = await client(key).chat.completions.create({
+      model: "x",
+      messages: [
+        { role: "user", content: "What is the weather?", name: null },
+        {
+          role: "assistant",
+          content: null,
+          function_call: { name: "weather", arguments: '{"city":"Porto"}' },
+        } as never,
+        { role: "function", name: "weather", content: "Sunny, 24 °C" },
+        { role: "user", content: "So, shorts?", tool_calls: null } as never,
+      ],
+      temperature: null,
+      top_p: null,
+      max_tokens: null,
+      max_completion_tokens: null,
+      stop: null,
+      tools: null,
+      user: null,
+      stream: null,
+      stream_options: null,
+    } as never);
+    expect((r as OpenAI.Chat.Completions.ChatCompletion).choices[0].message.content).toBe("Fine.");
+    const sent = answerRequest()!.body;
+    for (const k of ["temperature", "top_p", "max_tokens", "stop", "tools", "user"]) expect(sent).not.toHaveProperty(k);
+    const msgs = sent.messages as Array<{ role: string; tool_calls?: Array<{ id: string }>; tool_call_id?: string }>;
+    const call = msgs.find((m) => m.role === "assistant")!.tool_calls![0];
+    expect(msgs.find((m) => m.role === "tool")).toMatchObject({ tool_call_id: call.id, content: "Sunny, 24 °C" });
+  });
+
+  it("parameters reach the model server as sent; what cannot be honoured is a 400, never dropped", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "lc", scopes: ["chat"] });
+    mock.script({ content: '{"city":"Porto"}' });
+    const schema = { name: "place", schema: { type: "object", properties: { city: { type: "string" } } } };
+    await client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "Where do I live?" }],
+      response_format: { type: "json_schema", json_schema: schema },
+      seed: 7,
+      frequency_penalty: 0.5,
+      presence_penalty: -0.5,
+      logit_bias: { "50256": -100 },
+      logprobs: true,
+      top_logprobs: 2,
+      parallel_tool_calls: false,
+      n: 2,
+    });
+    expect(answerRequest()!.body).toMatchObject({
+      response_format: { type: "json_schema", json_schema: schema },
+      seed: 7,
+      frequency_penalty: 0.5,
+      presence_penalty: -0.5,
+      logit_bias: { "50256": -100 },
+      logprobs: true,
+      top_logprobs: 2,
+      parallel_tool_calls: false,
+      n: 2,
+    });
+    const streamed = client(key).chat.completions.create({
+      model: "x",
+      messages: [{ role: "user", content: "Two at once?" }],
+      n: 2,
+      stream: true,
+    });
+    await expect(streamed).rejects.toMatchObject({ status: 400, message: expect.stringContaining("n greater than 1") });
+    // The model server refusing a parameter: its words, as a 400 the client can act on.
+    mock.script({ status: 400, errorMessage: "response_format json_schema is not supported by this model" });
+    await expect(
+      client(key).chat.completions.create({
+        model: "x",
+        messages: [{ role: "user", content: "Again" }],
+        response_format: { type: "json_object" },
+      }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining("json_schema is not supported") });
+  });
+
+  it("GET /v1/models/{id} and any other /v1 path answer in OpenAI's JSON shape", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "sdk", scopes: ["chat"] });
+    expect(await client(key).models.retrieve("mock-chat")).toMatchObject({ id: "mock-chat", object: "model" });
+    await expect(client(key).models.retrieve("gpt-9")).rejects.toMatchObject({ status: 404 });
+    const missing = await unknownPath.POST(
+      new Request("http://mnemo.test/v1/completions", { method: "POST", body: "{}" }),
+    );
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("content-type")).toContain("application/json");
+    expect((await missing.json()).error).toMatchObject({ type: "not_found_error", message: expect.any(String) });
   });
 
   it("a model server that cuts its stream: the client is told so, and the partial answer is kept as interrupted", async () => {
@@ -381,7 +480,7 @@ describe.each(engines)("the MCP server on %s", (engine) => {
         requestInit: { headers: { authorization: `Bearer ${key}` } },
         fetch: async (url, init) => {
           const req = new Request(String(url), init as RequestInit);
-          return req.method === "GET" ? mcp.GET(req) : req.method === "DELETE" ? mcp.DELETE(req) : mcp.POST(req);
+          return req.method === "GET" ? mcp.GET() : req.method === "DELETE" ? mcp.DELETE(req) : mcp.POST(req);
         },
       }),
     );
@@ -463,7 +562,28 @@ describe.each(engines)("the MCP server on %s", (engine) => {
     expect(refused.isError).toBe(true);
     expect(await t.db.memory.count({ where: { userId: u.userId, text: "Should not be saved" } })).toBe(0);
     await r.close();
-    await expect(connect("mnemo_not-a-real-key")).rejects.toThrow();
+    await expect(connect("mnemo_not-a-real-key")).rejects.toThrow(/This API key is not valid/);
+    // What an MCP client reads before any OAuth: a bearer challenge with the reason, and JSON everywhere it looks.
+    const bad = await mcp.POST(
+      new Request("http://mnemo.test/mcp", {
+        method: "POST",
+        headers: { authorization: "Bearer mnemo_revoked-or-made-up", "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }),
+      }),
+    );
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toMatch(/^Bearer .*error="invalid_token".*not valid/);
+    expect(await bad.json()).toEqual({ error: "invalid_token", error_description: "This API key is not valid." });
+    const events = mcp.GET();
+    expect(events.status).toBe(405);
+    const metadata = wellKnown.GET();
+    expect(metadata.status).toBe(404);
+    expect((await metadata.json()).error_description).toMatch(/API key/);
+    // A key without memory:read reading the profile: the scope is named, as for the tools.
+    const chatOnly = await createApiKey(u, { name: "chat-only", scopes: ["chat"] });
+    const co = await connect(chatOnly.key);
+    await expect(co.readResource({ uri: "mnemo://memory/profile" })).rejects.toThrow(/lacks the “memory:read” scope/);
+    await co.close();
     // Another user's key names this user's memory: not found, nothing changes.
     const other = await userContext(
       t.db,

@@ -40,11 +40,13 @@ type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 
 const contentPart = z.object({ type: z.string().max(40), text: z.string().optional() }).passthrough();
+// OpenAI's schema allows null for every optional field: null is taken as absent (`.nullish()`, dropped by `present`).
 const messageSchema = z
   .object({
-    role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+    // "function" is the legacy tool result (its `name` names the function): taken as a tool message.
+    role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
     content: z.union([z.string(), z.array(contentPart).max(200), z.null()]).optional(),
-    name: z.string().max(64).optional(),
+    name: z.string().max(64).nullish(),
     tool_calls: z
       .array(
         z.object({
@@ -54,29 +56,84 @@ const messageSchema = z
         }),
       )
       .max(64)
-      .optional(),
-    tool_call_id: z.string().max(200).optional(),
+      .nullish(),
+    tool_call_id: z.string().max(200).nullish(),
   })
-  .passthrough();
+  .passthrough()
+  .transform(present);
 const toolSchema = z.object({
   type: z.literal("function"),
   function: z.object({ name: z.string().min(1).max(64), description: z.string().max(4000).optional() }).passthrough(),
 });
 
-export const completionInput = z.object({
-  model: z.string().max(200).optional(),
-  messages: z.array(messageSchema).min(1, "messages must not be empty").max(2000),
-  stream: z.boolean().optional(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().optional(),
-  tools: z.array(toolSchema).max(128).optional(),
-  tool_choice: z.unknown().optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().min(0).max(1).optional(),
-  max_tokens: z.number().int().min(1).max(1_000_000).optional(),
-  max_completion_tokens: z.number().int().min(1).max(1_000_000).optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).optional(),
-  user: z.string().max(200).optional(),
-});
+/** What goes to the model server as the client sent it (checked only for shape; the server judges the values). */
+const forwarded = {
+  response_format: z
+    .object({ type: z.enum(["text", "json_object", "json_schema"]), json_schema: z.unknown().optional() })
+    .passthrough()
+    .nullish(),
+  seed: z.number().int().nullish(),
+  frequency_penalty: z.number().min(-2).max(2).nullish(),
+  presence_penalty: z.number().min(-2).max(2).nullish(),
+  logit_bias: z.record(z.string(), z.number()).nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  reasoning_effort: z.string().max(20).nullish(),
+  n: z.number().int().min(1).max(8).nullish(),
+};
+const FORWARDED = Object.keys(forwarded) as Array<keyof typeof forwarded>;
+
+export const completionInput = z
+  .object({
+    model: z.string().max(200).nullish(),
+    messages: z.array(messageSchema).min(1, "messages must not be empty").max(2000).transform(fromLegacyFunctionCalls),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish() }).passthrough().nullish(),
+    tools: z.array(toolSchema).max(128).nullish(),
+    tool_choice: z.unknown().optional(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    max_tokens: z.number().int().min(1).max(1_000_000).nullish(),
+    max_completion_tokens: z.number().int().min(1).max(1_000_000).nullish(),
+    stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
+    user: z.string().max(200).nullish(),
+    ...forwarded,
+  })
+  .transform(present)
+  .refine((r) => !(r.stream && (r.n ?? 1) > 1), {
+    message: "n greater than 1 is not supported with stream: Mnemo streams one answer. Ask without stream.",
+    path: ["n"],
+  });
+
+/** The object without its null fields (OpenAI's clients send null for "not set"). */
+function present<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null)) as { [K in keyof T]: Exclude<T[K], null> };
+}
+
+type ParsedMessage = z.output<typeof messageSchema>;
+
+/**
+ * The legacy function calling (an assistant's `function_call`, then the result as a `function` message named after
+ * it) as the tool calls it became: each call gets an id, and its result answers that id.
+ */
+function fromLegacyFunctionCalls(messages: ParsedMessage[]) {
+  let pending: string | undefined;
+  return messages.map((m, i) => {
+    const call = (m as { function_call?: { name?: unknown; arguments?: unknown } | null }).function_call;
+    if (m.role === "assistant" && call && typeof call.name === "string") {
+      pending = `call_legacy_${i}`;
+      const fn = { name: call.name, arguments: typeof call.arguments === "string" ? call.arguments : "{}" };
+      const { function_call: _, ...rest } = m as ParsedMessage & { function_call?: unknown };
+      return { ...rest, tool_calls: [{ id: pending, type: "function" as const, function: fn }] };
+    }
+    if (m.role !== "function") return m;
+    const id = pending ?? `call_legacy_${i}`;
+    pending = undefined;
+    return { ...m, role: "tool" as const, tool_call_id: id };
+  });
+}
+
 export type CompletionInput = z.infer<typeof completionInput>;
 
 const textOf = (m: z.infer<typeof messageSchema>) =>
@@ -250,6 +307,7 @@ function upstreamRequest(input: CompletionInput, x: Exchange) {
     ...(input.max_tokens !== undefined ? { max_tokens: input.max_tokens } : {}),
     ...(input.max_completion_tokens !== undefined ? { max_completion_tokens: input.max_completion_tokens } : {}),
     ...(input.stop !== undefined ? { stop: input.stop } : {}),
+    ...Object.fromEntries(FORWARDED.filter((k) => input[k] !== undefined).map((k) => [k, input[k]])),
   };
 }
 
@@ -337,19 +395,18 @@ export async function completeOnce(
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: x.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: "assistant",
-          content: stripCitations(answer.text),
-          refusal: null,
-          ...(choice?.message.tool_calls?.length ? { tool_calls: choice.message.tool_calls } : {}),
-        },
-        finish_reason: choice?.finish_reason ?? "stop",
-        logprobs: null,
+    // Every choice the server gave (n > 1); the thread keeps the first, the answer Mnemo learns from.
+    choices: r.choices.map((c, index) => ({
+      index,
+      message: {
+        role: "assistant" as const,
+        content: stripCitations(c.message.content ?? ""),
+        refusal: c.message.refusal ?? null,
+        ...(c.message.tool_calls?.length ? { tool_calls: c.message.tool_calls } : {}),
       },
-    ],
+      finish_reason: c.finish_reason ?? "stop",
+      logprobs: c.logprobs ?? null,
+    })),
     ...(r.usage ? { usage: r.usage } : {}),
   };
 }

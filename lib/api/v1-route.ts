@@ -65,5 +65,8 @@ function modelServerError(e: unknown): { status: number; message: string; ref: u
       ref: undefined,
     };
   }
-  return { status: e.status === 429 ? 429 : 502, message: describeModelError(e), ref: undefined };
+  // A request the model server refused (400, 422: a parameter it does not take, a schema it cannot follow) is the
+  // client's to change, said with the server's own words; its rate limit is a 429; anything else a 502.
+  const status = e.status === 429 ? 429 : e.status === 400 || e.status === 422 ? 400 : 502;
+  return { status, message: describeModelError(e), ref: undefined };
 }
