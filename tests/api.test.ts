@@ -21,6 +21,7 @@ import * as models from "@/app/v1/models/route";
 import * as completions from "@/app/v1/chat/completions/route";
 import * as mcp from "@/app/mcp/route";
 import * as modelById from "@/app/v1/models/[id]/route";
+import * as embeddings from "@/app/v1/embeddings/route";
 import * as unknownPath from "@/app/v1/[...path]/route";
 import * as wellKnown from "@/app/.well-known/[...path]/route";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -41,6 +42,7 @@ function client(apiKey: string) {
       const path = new URL(req.url).pathname;
       if (path === "/v1/models") return models.GET(req);
       if (path === "/v1/chat/completions") return completions.POST(req);
+      if (path === "/v1/embeddings") return embeddings.POST(req);
       const id = /^\/v1\/models\/([^/]+)$/.exec(path)?.[1];
       if (id) return modelById.GET(req, { params: Promise.resolve({ id: decodeURIComponent(id) }) });
       return (unknownPath as unknown as Record<string, (r: Request) => Promise<Response>>)[req.method](req);
@@ -204,6 +206,43 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
         response_format: { type: "json_object" },
       }),
     ).rejects.toMatchObject({ status: 400, message: expect.stringContaining("json_schema is not supported") });
+  });
+
+  it("/v1/embeddings: the embedding model's vectors, as float or base64 (the SDK's default), counted in the ledger", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "rag", scopes: ["chat"] });
+    // With no embedding model and the built-in encoder off, it says what to set.
+    await expect(client(key).embeddings.create({ model: "x", input: "hello" })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("Embeddings are off"),
+    });
+    await saveConnection(
+      t.db,
+      { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel: "mock-embed" },
+      u.userId,
+    );
+    clearConnectionCache(t.db);
+    const asFloat = await client(key).embeddings.create({
+      model: "anything",
+      input: ["a fig tree", "the balcony"],
+      encoding_format: "float",
+    });
+    expect(asFloat).toMatchObject({ object: "list", model: "mock-embed" });
+    expect(asFloat.data.map((d) => d.index)).toEqual([0, 1]);
+    const dims = asFloat.data[0].embedding.length;
+    expect(dims).toBeGreaterThan(0);
+    // The openai SDK asks for base64 unless told otherwise, and decodes it: the same numbers (as float32).
+    const decoded = await client(key).embeddings.create({ model: "anything", input: ["a fig tree", "the balcony"] });
+    expect(decoded.data[0].embedding).toHaveLength(dims);
+    expect(decoded.data[0].embedding[0]).toBeCloseTo(asFloat.data[0].embedding[0], 5);
+    const day = await t.db.usageDay.findFirstOrThrow({ where: { userId: u.userId } });
+    expect(day.embeddingCalls).toBe(2);
+    await expect(
+      client(key).embeddings.create({ model: "x", input: "hi", dimensions: dims + 1, encoding_format: "float" }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining(`${dims} dimensions`) });
+    await expect(client(key).embeddings.create({ model: "x", input: [[1, 2, 3]] })).rejects.toMatchObject({
+      status: 400,
+    });
   });
 
   it("GET /v1/models/{id} and any other /v1 path answer in OpenAI's JSON shape", async () => {

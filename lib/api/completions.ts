@@ -15,7 +15,7 @@
 import crypto from "node:crypto";
 import type OpenAI from "openai";
 import { z } from "zod";
-import { AppError } from "@/lib/errors";
+import { AppError, NotFoundError } from "@/lib/errors";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { openaiClient } from "@/lib/llm/client";
 import { knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
@@ -25,7 +25,7 @@ import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
 import { getConfig } from "@/lib/config";
 import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { stripCitations } from "@/lib/memory/citation-format";
-import { appendItems } from "@/lib/memory/session";
+import { appendItems, type NewItem } from "@/lib/memory/session";
 import { provisionalTitle } from "@/lib/chat/titles";
 import type { KeyCaller } from "@/lib/keys/api-keys";
 import { inMemoryScope, type UserContext } from "@/lib/user-context";
@@ -35,114 +35,29 @@ import { withoutRefused } from "@/lib/llm/server-quirks";
 import { fromModelServer } from "@/lib/llm/model-failure";
 import { storedMessageText } from "@/lib/chat/stored-message";
 import { cutGraphemes } from "@/lib/text/policy";
+import { completionInput, FORWARDED, messageSchema, type CompletionInput } from "./completion-input";
+
+export { completionInput, type CompletionInput };
 
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
-
-const contentPart = z.object({ type: z.string().max(40), text: z.string().optional() }).passthrough();
-// OpenAI's schema allows null for every optional field: null is taken as absent (`.nullish()`, dropped by `present`).
-const messageSchema = z
-  .object({
-    // "function" is the legacy tool result (its `name` names the function): taken as a tool message.
-    role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
-    content: z.union([z.string(), z.array(contentPart).max(200), z.null()]).optional(),
-    name: z.string().max(64).nullish(),
-    tool_calls: z
-      .array(
-        z.object({
-          id: z.string().max(200),
-          type: z.literal("function"),
-          function: z.object({ name: z.string().max(200), arguments: z.string().max(200_000) }),
-        }),
-      )
-      .max(64)
-      .nullish(),
-    tool_call_id: z.string().max(200).nullish(),
-  })
-  .passthrough()
-  .transform(present);
-const toolSchema = z.object({
-  type: z.literal("function"),
-  function: z.object({ name: z.string().min(1).max(64), description: z.string().max(4000).optional() }).passthrough(),
-});
-
-/** What goes to the model server as the client sent it (checked only for shape; the server judges the values). */
-const forwarded = {
-  response_format: z
-    .object({ type: z.enum(["text", "json_object", "json_schema"]), json_schema: z.unknown().optional() })
-    .passthrough()
-    .nullish(),
-  seed: z.number().int().nullish(),
-  frequency_penalty: z.number().min(-2).max(2).nullish(),
-  presence_penalty: z.number().min(-2).max(2).nullish(),
-  logit_bias: z.record(z.string(), z.number()).nullish(),
-  logprobs: z.boolean().nullish(),
-  top_logprobs: z.number().int().min(0).max(20).nullish(),
-  parallel_tool_calls: z.boolean().nullish(),
-  reasoning_effort: z.string().max(20).nullish(),
-  n: z.number().int().min(1).max(8).nullish(),
-};
-const FORWARDED = Object.keys(forwarded) as Array<keyof typeof forwarded>;
-
-export const completionInput = z
-  .object({
-    model: z.string().max(200).nullish(),
-    messages: z.array(messageSchema).min(1, "messages must not be empty").max(2000).transform(fromLegacyFunctionCalls),
-    stream: z.boolean().nullish(),
-    stream_options: z.object({ include_usage: z.boolean().nullish() }).passthrough().nullish(),
-    tools: z.array(toolSchema).max(128).nullish(),
-    tool_choice: z.unknown().optional(),
-    temperature: z.number().min(0).max(2).nullish(),
-    top_p: z.number().min(0).max(1).nullish(),
-    max_tokens: z.number().int().min(1).max(1_000_000).nullish(),
-    max_completion_tokens: z.number().int().min(1).max(1_000_000).nullish(),
-    stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
-    user: z.string().max(200).nullish(),
-    ...forwarded,
-  })
-  .transform(present)
-  .refine((r) => !(r.stream && (r.n ?? 1) > 1), {
-    message: "n greater than 1 is not supported with stream: Mnemo streams one answer. Ask without stream.",
-    path: ["n"],
-  });
-
-/** The object without its null fields (OpenAI's clients send null for "not set"). */
-function present<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], null> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null)) as { [K in keyof T]: Exclude<T[K], null> };
-}
-
-type ParsedMessage = z.output<typeof messageSchema>;
-
-/**
- * The legacy function calling (an assistant's `function_call`, then the result as a `function` message named after
- * it) as the tool calls it became: each call gets an id, and its result answers that id.
- */
-function fromLegacyFunctionCalls(messages: ParsedMessage[]) {
-  let pending: string | undefined;
-  return messages.map((m, i) => {
-    const call = (m as { function_call?: { name?: unknown; arguments?: unknown } | null }).function_call;
-    if (m.role === "assistant" && call && typeof call.name === "string") {
-      pending = `call_legacy_${i}`;
-      const fn = { name: call.name, arguments: typeof call.arguments === "string" ? call.arguments : "{}" };
-      const { function_call: _, ...rest } = m as ParsedMessage & { function_call?: unknown };
-      return { ...rest, tool_calls: [{ id: pending, type: "function" as const, function: fn }] };
-    }
-    if (m.role !== "function") return m;
-    const id = pending ?? `call_legacy_${i}`;
-    pending = undefined;
-    return { ...m, role: "tool" as const, tool_call_id: id };
-  });
-}
-
-export type CompletionInput = z.infer<typeof completionInput>;
 
 const textOf = (m: z.infer<typeof messageSchema>) =>
   typeof m.content === "string"
     ? m.content
     : (m.content ?? []).map((p) => (p.type === "text" && typeof p.text === "string" ? p.text : "")).join("");
 
+/**
+ * A request that continues a thread the client named (the Responses API's previous response or conversation): the new
+ * items it brings are stored under `parent` (undefined: the thread's active leaf), and the answer gets `answerId`.
+ * Without one, the thread is found by the conversation's opening message, as OpenAI chat clients resend it.
+ */
+export type ThreadBinding = { threadId: string; parent?: string | null; items: NewItem[]; answerId?: string };
+
 /** What one request did, for its answer and for storing it. */
 type Exchange = {
+  /** The answer's id, chosen ahead (ThreadBinding). */
+  answerId?: string;
   /** The key's user in its scope, private memories allowed only for a local model server. */
   u: UserContext;
   threadId: string;
@@ -159,7 +74,7 @@ type Exchange = {
 };
 
 /** The thread of this client conversation (made on its first request), and the request's new user message stored. */
-async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Exchange> {
+async function prepare(caller: KeyCaller, input: CompletionInput, binding?: ThreadBinding): Promise<Exchange> {
   const state = await resolveConnectionCached(caller.u.db);
   if (!state.configured) throw new AppError(state.reason, 409);
   const u = inMemoryScope(caller.u, { ...caller.u.scope, privateOk: isLocalEndpoint(state.connection.baseURL) });
@@ -173,20 +88,31 @@ async function prepare(caller: KeyCaller, input: CompletionInput): Promise<Excha
     .createHash("sha256")
     .update(`${caller.keyId}\u0000${input.user ?? ""}\u0000${opening}`)
     .digest("hex");
-  const threadId = await clientThread(caller, clientRef, opening);
-  const userItemId = question
-    ? (
-        await appendItems(u.db, threadId, [{ role: "user", content: storedQuestion(question) }], {
-          cipher: u.cipher,
-          ownerId: u.userId,
-        })
-      )[0]?.id
-    : null;
+  const { threadId, userItemId } = binding
+    ? await storeBound(u, binding)
+    : await storeQuestion(u, await clientThread(caller, clientRef, opening), question);
   // Memory for the last thing the user said (a tool round's follow-up recalls for the same question again).
   const ask = recallText(question ?? (users.length ? textOf(users.at(-1)!) : ""));
   const conn = state.connection;
-  const x = { u, threadId, question, userItemId, ask, model: conn.chatModel, conn };
+  const x = { u, threadId, question, userItemId, ask, model: conn.chatModel, conn, answerId: binding?.answerId };
   return withRecall(x, input, memoryBudget(knownPromptLimit(conn, conn.chatModel), input));
+}
+
+async function storeQuestion(u: UserContext, threadId: string, question: string | null) {
+  if (!question) return { threadId, userItemId: null };
+  const [item] = await appendItems(u.db, threadId, [{ role: "user", content: storedQuestion(question) }], {
+    cipher: u.cipher,
+    ownerId: u.userId,
+  });
+  return { threadId, userItemId: item?.id ?? null };
+}
+
+/** The bound thread's new items, stored in one append; the last user message among them is the question's item. */
+async function storeBound(u: UserContext, b: ThreadBinding) {
+  const items = b.items.map((i) => (i.role === "user" ? { ...i, content: storedQuestion(i.content ?? "") } : i));
+  const stored = await appendItems(u.db, b.threadId, items, { cipher: u.cipher, ownerId: u.userId, parent: b.parent });
+  if (items.length && !stored.length) throw new NotFoundError("thread");
+  return { threadId: b.threadId, userItemId: stored.findLast((i) => i.role === "user")?.id ?? null };
 }
 
 /**
@@ -334,6 +260,7 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
     x.threadId,
     [
       {
+        id: x.answerId,
         role: "assistant",
         content: text,
         toolCalls: a.toolCalls.length ? a.toolCalls : undefined,
@@ -374,8 +301,9 @@ const completionId = () => `chatcmpl-${crypto.randomBytes(12).toString("hex")}`;
 export async function completeOnce(
   caller: KeyCaller,
   input: CompletionInput,
+  binding?: ThreadBinding,
 ): Promise<OpenAI.Chat.Completions.ChatCompletion> {
-  const { x, result: r } = await withinContext(await prepare(caller, input), input, (x) =>
+  const { x, result: r } = await withinContext(await prepare(caller, input, binding), input, (x) =>
     openaiClient(x.conn)
       .chat.completions.create({ ...upstreamRequest(input, x), stream: false })
       .catch(fromModelServer(x.conn.baseURL)),
@@ -412,9 +340,13 @@ export async function completeOnce(
 }
 
 /** A streamed answer, as OpenAI's chat.completion.chunk events (then the exchange is stored). */
-export async function completeStreaming(caller: KeyCaller, input: CompletionInput): Promise<AsyncGenerator<Chunk>> {
+export async function completeStreaming(
+  caller: KeyCaller,
+  input: CompletionInput,
+  binding?: ThreadBinding,
+): Promise<AsyncGenerator<Chunk>> {
   // A server refusing `stream_options` answers without usage (lib/llm/server-quirks.ts).
-  const { x, result: upstream } = await withinContext(await prepare(caller, input), input, (x) =>
+  const { x, result: upstream } = await withinContext(await prepare(caller, input, binding), input, (x) =>
     withoutRefused(x.conn, x.model, ["streamUsage"], (use) =>
       openaiClient(x.conn)
         .chat.completions.create({

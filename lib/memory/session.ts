@@ -17,6 +17,8 @@ import type { ProjectMemoryMode } from "@/lib/projects/scope";
 export type ToolCall = { id: string; name: string; arguments: string };
 
 export type NewItem = {
+  /** A UUID chosen ahead (an API response's id is known before its answer is stored); else one is made. */
+  id?: string;
   role: ItemRole;
   content?: string;
   toolCalls?: ToolCall[];
@@ -171,7 +173,7 @@ export async function appendItemsMeta(
 ): Promise<{ items: SessionItem[]; meta: AppendMeta | null }> {
   if (!items.length) return { items: [], meta: null };
   const c = opts.cipher;
-  const ids = items.map(() => crypto.randomUUID());
+  const ids = items.map((it) => it.id ?? crypto.randomUUID());
   const payload = items.map((it, ord) => ({
     id: ids[ord],
     ord,
