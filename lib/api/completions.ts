@@ -49,10 +49,10 @@ const textOf = (m: z.infer<typeof messageSchema>) =>
 
 /**
  * A request that continues a thread the client named (the Responses API's previous response or conversation): the new
- * items it brings are stored under `parent` (undefined: the thread's active leaf), and the answer gets `answerId`.
- * Without one, the thread is found by the conversation's opening message, as OpenAI chat clients resend it.
+ * items it brings are stored under `parent` (undefined: the thread's active leaf). Without a thread, it is found by the
+ * conversation's opening message, as OpenAI chat clients resend it. The answer gets `answerId` when given.
  */
-export type ThreadBinding = { threadId: string; parent?: string | null; items: NewItem[]; answerId?: string };
+export type ThreadBinding = { threadId?: string; parent?: string | null; items: NewItem[]; answerId?: string };
 
 /** What one request did, for its answer and for storing it. */
 type Exchange = {
@@ -88,8 +88,8 @@ async function prepare(caller: KeyCaller, input: CompletionInput, binding?: Thre
     .createHash("sha256")
     .update(`${caller.keyId}\u0000${input.user ?? ""}\u0000${opening}`)
     .digest("hex");
-  const { threadId, userItemId } = binding
-    ? await storeBound(u, binding)
+  const { threadId, userItemId } = binding?.threadId
+    ? await storeBound(u, binding.threadId, binding)
     : await storeQuestion(u, await clientThread(caller, clientRef, opening), question);
   // Memory for the last thing the user said (a tool round's follow-up recalls for the same question again).
   const ask = recallText(question ?? (users.length ? textOf(users.at(-1)!) : ""));
@@ -108,11 +108,11 @@ async function storeQuestion(u: UserContext, threadId: string, question: string 
 }
 
 /** The bound thread's new items, stored in one append; the last user message among them is the question's item. */
-async function storeBound(u: UserContext, b: ThreadBinding) {
+async function storeBound(u: UserContext, threadId: string, b: ThreadBinding) {
   const items = b.items.map((i) => (i.role === "user" ? { ...i, content: storedQuestion(i.content ?? "") } : i));
-  const stored = await appendItems(u.db, b.threadId, items, { cipher: u.cipher, ownerId: u.userId, parent: b.parent });
+  const stored = await appendItems(u.db, threadId, items, { cipher: u.cipher, ownerId: u.userId, parent: b.parent });
   if (items.length && !stored.length) throw new NotFoundError("thread");
-  return { threadId: b.threadId, userItemId: stored.findLast((i) => i.role === "user")?.id ?? null };
+  return { threadId, userItemId: stored.findLast((i) => i.role === "user")?.id ?? null };
 }
 
 /**

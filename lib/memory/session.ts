@@ -273,6 +273,25 @@ export async function appendItemsMeta(
   };
 }
 
+/**
+ * Takes one item out of a thread (an API client deleting a conversation's item): its replies are linked to its
+ * parent, so the rest of the branch stays, and the active leaf moves back when it was this item. One transaction.
+ */
+export async function removeItem(db: Db, threadId: string, itemId: string): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const [t] = await tx.$queryRaw<{ activeLeafId: string | null }[]>`
+      SELECT "activeLeafId" FROM "Thread" WHERE id = ${threadId} FOR UPDATE
+    `;
+    const item = t && (await tx.item.findFirst({ where: { id: itemId, threadId }, select: { parentId: true } }));
+    if (!item) return false;
+    await tx.item.updateMany({ where: { parentId: itemId }, data: { parentId: item.parentId } });
+    await tx.item.delete({ where: { id: itemId } });
+    if (t.activeLeafId === itemId)
+      await tx.thread.update({ where: { id: threadId }, data: { activeLeafId: item.parentId } });
+    return true;
+  });
+}
+
 export class PrismaSession implements Session {
   constructor(
     private readonly db: Db,
