@@ -8,8 +8,9 @@ import { vi } from "vitest";
 // The route handlers read the app's database: here, the test's.
 const state = vi.hoisted(() => ({ db: null as unknown }));
 vi.mock("@/lib/db/client", () => ({ getDb: async () => state.db, getDatabase: async () => ({ prisma: state.db }) }));
-import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled, tool } from "@openai/agents";
-import { OpenAIConversationsSession } from "@openai/agents-openai";
+import { Agent, Runner, setTracingDisabled, tool } from "@openai/agents";
+import { MemorySession } from "@openai/agents";
+import { OpenAIConversationsSession, OpenAIProvider, OpenAIResponsesCompactionSession } from "@openai/agents-openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -20,6 +21,7 @@ import { createApiKey } from "@/lib/keys/api-keys";
 import { listThreads } from "@/lib/chat/threads";
 import * as responses from "@/app/v1/responses/route";
 import * as responseById from "@/app/v1/responses/[id]/route";
+import * as compact from "@/app/v1/responses/compact/route";
 import * as conversations from "@/app/v1/conversations/route";
 import * as conversationById from "@/app/v1/conversations/[id]/route";
 import * as items from "@/app/v1/conversations/[id]/items/route";
@@ -28,12 +30,17 @@ import * as itemById from "@/app/v1/conversations/[id]/items/[itemId]/route";
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 const ROUTES: Array<[RegExp, string[], Record<string, unknown>]> = [
   [/^\/v1\/responses$/, [], responses],
+  [/^\/v1\/responses\/compact$/, [], compact],
   [/^\/v1\/responses\/([^/]+)$/, ["id"], responseById],
   [/^\/v1\/conversations$/, [], conversations],
   [/^\/v1\/conversations\/([^/]+)$/, ["id"], conversationById],
   [/^\/v1\/conversations\/([^/]+)\/items$/, ["id"], items],
   [/^\/v1\/conversations\/([^/]+)\/items\/([^/]+)$/, ["id", "itemId"], itemById],
 ];
+
+/** The Agents SDK's runner with its default model API (Responses), through `c`. */
+const runnerFor = (c: OpenAI) =>
+  new Runner({ modelProvider: new OpenAIProvider({ openAIClient: c, useResponses: true }) });
 
 /** The real openai client, its requests answered by the route handlers in this process. */
 function client(apiKey: string) {
@@ -59,7 +66,6 @@ function client(apiKey: string) {
 let mock: MockLlm;
 beforeAll(async () => {
   mock = await startMockLlm();
-  setOpenAIAPI("responses"); // the Agents SDK's default
   setTracingDisabled(true);
 });
 afterAll(() => mock.close());
@@ -157,7 +163,7 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
 
   it("the Agents SDK with its defaults: a function tool, outputType, streamed and not", async () => {
     const { key } = await newUser();
-    setDefaultOpenAIClient(client(key));
+    const runner = runnerFor(client(key));
     const weather = tool({
       name: "get_weather",
       description: "The weather in a city",
@@ -169,13 +175,13 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
       { match: "weather in Porto", toolCalls: [{ name: "get_weather", arguments: { city: "Porto" }, id: "call_w1" }] },
       { match: "weather in Porto", content: "It is sunny in Porto." },
     );
-    const result = await run(agent, "What is the weather in Porto?");
+    const result = await runner.run(agent, "What is the weather in Porto?");
     expect(result.finalOutput).toBe("It is sunny in Porto.");
     const replay = lastChat().messages as Sent;
     expect(replay.find((m) => m.role === "tool")).toMatchObject({ tool_call_id: "call_w1", content: "Sunny in Porto" });
 
     mock.script({ match: "streamed weather", content: "Sunny, streamed." });
-    const streamed = await run(agent, "streamed weather please", { stream: true });
+    const streamed = await runner.run(agent, "streamed weather please", { stream: true });
     let deltas = "";
     for await (const e of streamed)
       if (e.type === "raw_model_stream_event" && e.data.type === "output_text_delta") deltas += e.data.delta;
@@ -189,7 +195,7 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
       outputType: z.object({ city: z.string(), sunny: z.boolean() }),
     });
     mock.script({ match: "extract", content: '{"city":"Porto","sunny":true}' });
-    const out = await run(typed, "extract: it is sunny in Porto");
+    const out = await runner.run(typed, "extract: it is sunny in Porto");
     expect(out.finalOutput).toEqual({ city: "Porto", sunny: true });
     expect(lastChat().response_format).toMatchObject({
       type: "json_schema",
@@ -214,10 +220,10 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
     expect(await session.getItems()).toHaveLength(1);
 
     // A run with the session: the history goes to the model, the new items come back into the conversation.
-    setDefaultOpenAIClient(c);
+    const runner = runnerFor(c);
     const agent = new Agent({ name: "Helper", model: "mock-chat" });
     mock.script({ match: "Where do I live", content: "In Porto." });
-    const result = await run(agent, "Where do I live?", { session });
+    const result = await runner.run(agent, "Where do I live?", { session });
     expect(result.finalOutput).toBe("In Porto.");
     expect((lastChat().messages as Sent).some((m) => m.content === "I live in Porto")).toBe(true);
     expect((await session.getItems()).map((i) => ("role" in i ? i.role : i.type))).toEqual([
@@ -234,5 +240,35 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
     const other = await newUser();
     const fresh = await c.conversations.create({ items: [{ type: "message", role: "user", content: "mine" }] });
     await expect(client(other.key).conversations.items.list(fresh.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("the Agents SDK's own OpenAIResponsesCompactionSession: compaction is Mnemo's rolling summary of the thread", async () => {
+    const { u, key } = await newUser();
+    const c = client(key);
+    const runner = runnerFor(c);
+    const session = new OpenAIResponsesCompactionSession({
+      client: c,
+      model: "gpt-4o-mini", // the SDK checks for an OpenAI model name; Mnemo answers with its configured model
+      underlyingSession: new MemorySession(),
+      shouldTriggerCompaction: () => true,
+    });
+    const agent = new Agent({ name: "Helper", model: "mock-chat" });
+    mock.script(
+      { match: "planning a trip", content: "Lisbon in May is lovely." },
+      { system: "running summary", content: "The user plans a trip to Lisbon in May." },
+    );
+    await runner.run(agent, "I am planning a trip to Lisbon in May", { session });
+    const kept = await session.getItems();
+    expect(kept.map((i) => i.type)).toEqual(["message", "compaction"]);
+    const thread = (await listThreads(u, {})).threads[0];
+    const summary = await t.db.summary.findFirstOrThrow({ where: { threadId: thread.id } });
+    expect(u.cipher.open(summary.content)).toBe("The user plans a trip to Lisbon in May.");
+
+    mock.script({ match: "which month", content: "May." });
+    await runner.run(agent, "Remind me, which month?", { session });
+    const sent = lastChat().messages as Sent;
+    expect(sent.filter((m) => m.role === "system")).toHaveLength(1);
+    expect(sent[0].content).toContain("The user plans a trip to Lisbon in May.");
+    expect(sent.at(-1)).toMatchObject({ role: "user", content: "Remind me, which month?" });
   });
 });

@@ -40,8 +40,10 @@ export const inputItem = z.union([
       output: z.union([z.string(), z.array(part).max(200)]),
     })
     .passthrough(),
+  // A compaction (lib/api/compact.ts): the summary of what came before, read as such.
+  z.object({ type: z.literal("compaction"), encrypted_content: z.string().max(200_000) }).passthrough(),
   // Reasoning items and the like: accepted and left out (the model server behind Mnemo speaks chat completions).
-  z.object({ type: z.enum(["reasoning", "web_search_call", "file_search_call", "compaction"]) }).passthrough(),
+  z.object({ type: z.enum(["reasoning", "web_search_call", "file_search_call"]) }).passthrough(),
 ]);
 export type InputItem = z.infer<typeof inputItem>;
 
@@ -73,6 +75,11 @@ export function toChatMessages(items: InputItem[]): Msg[] {
       else out.push({ role: "assistant", content: null, tool_calls: [call] });
     } else if (item.type === "function_call_output") {
       out.push({ role: "tool", tool_call_id: item.call_id, content: textOfParts(item.output) });
+    } else if (item.type === "compaction") {
+      out.push({
+        role: "system",
+        content: `Summary of the conversation before this point:\n${item.encrypted_content}`,
+      });
     }
   }
   return out;

@@ -73,7 +73,7 @@ const itemOf = (id: string) => {
 };
 
 /** The answer item of a response the key's user may read (a project key: only its project's). */
-async function ownedAnswer(caller: KeyCaller, id: string): Promise<{ threadId: string; itemId: string }> {
+export async function ownedAnswer(caller: KeyCaller, id: string): Promise<{ threadId: string; itemId: string }> {
   const { u } = caller;
   const item = await u.db.item.findFirst({
     where: {
@@ -124,11 +124,11 @@ async function plan(caller: KeyCaller, r: ResponseInput): Promise<Plan> {
     history = await pathItems(u.db, thread.id, thread.activeLeafId, 2000, u.cipher);
     binding = { threadId: thread.id, items: newItems(items), answerId };
   }
-  const messages: Msg[] = [
+  const messages = oneSystemMessage([
     ...(r.instructions ? [{ role: "system" as const, content: r.instructions }] : []),
     ...storedToChat(history.filter((i) => i.status !== "failed")),
     ...toChatMessages(items),
-  ];
+  ]);
   const format = r.text?.format;
   const chat = completionInput.parse({
     messages,
@@ -145,6 +145,20 @@ async function plan(caller: KeyCaller, r: ResponseInput): Promise<Plan> {
     ...(format && format.type !== "text" ? { response_format: chatFormat(format) } : {}),
   });
   return { chat, binding, id: responseId(answerId) };
+}
+
+/**
+ * The instructions, a compaction's summary and any system or developer message, as one system message first: strict
+ * chat templates (Mistral's, Gemma's) take one system message, at the start.
+ */
+function oneSystemMessage(messages: Msg[]): Msg[] {
+  const system = messages.filter((m) => m.role === "system" || m.role === "developer");
+  if (!system.length) return messages;
+  const text = system
+    .map((m) => (typeof m.content === "string" ? m.content : ""))
+    .filter(Boolean)
+    .join("\n\n");
+  return [{ role: "system", content: text }, ...messages.filter((m) => m.role !== "system" && m.role !== "developer")];
 }
 
 const newItems = (items: InputItem[]) => items.map(toNewItem).filter((i) => i !== null);

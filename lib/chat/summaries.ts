@@ -1,7 +1,7 @@
 // Rolling summaries: when turns fall out of the history window, the memory
 // model folds them into the branch's summary (a new version each time), after
 // the answer. The next turns send the summary in place of those turns.
-import { metered, meterForThread } from "@/lib/llm/metered";
+import { metered, meterForThread, type Meter } from "@/lib/llm/metered";
 import type { UserContext } from "@/lib/user-context";
 import { getConfig } from "@/lib/config";
 import type { ModelConnection } from "@/lib/llm/connection";
@@ -40,13 +40,28 @@ export async function refreshSummary(
     .map((i) => `${i.role === "user" ? "User" : "Assistant"}: ${i.content}`);
   const meter = await meterForThread(u.db, threadId);
   if (!meter) return;
-  let summary = previous?.content ?? null;
+  const summary = await foldSummary(conn, meter, previous?.content ?? null, lines);
+  if (!summary) return;
+  const through = dropped[dropped.length - 1];
+  await saveSummary(u, threadId, through, summary, conn.memoryModel);
+}
+
+/**
+ * `summary` with the transcript `lines` folded in by the memory model, a piece at a time within what its server reads;
+ * null when nothing could be summarised (the server reads too little, or kept refusing).
+ */
+export async function foldSummary(
+  conn: ModelConnection,
+  meter: Meter,
+  summary: string | null,
+  lines: string[],
+): Promise<string | null> {
   let rest = lines;
   for (let resplits = 0; rest.length;) {
     const limit = knownPromptLimit(conn, conn.memoryModel);
     const room = (limit ?? Infinity) - PIECE_OVERHEAD - (summary ? countTokens(summary) : 0);
     const piece = firstPiece(rest, Math.min(PIECE_TOKENS, room));
-    if (!piece) return; // the server reads too little to summarise anything
+    if (!piece) return null; // the server reads too little to summarise anything
     const messages = [
       { role: "system" as const, content: INSTRUCTIONS },
       {
@@ -60,16 +75,14 @@ export async function refreshSummary(
       ),
     );
     if (isTooLong(res)) {
-      if (++resplits > MAX_RESPLITS) return;
+      if (++resplits > MAX_RESPLITS) return null;
       continue; // split again within what the server turned out to read
     }
     summary = cutGraphemes(cleanText(withoutReasoning(res.choices[0]?.message?.content ?? "")), MAX_SUMMARY_CHARS);
-    if (!summary) return;
+    if (!summary) return null;
     rest = rest.slice(piece.lines);
   }
-  if (!summary) return;
-  const through = dropped[dropped.length - 1];
-  await saveSummary(u, threadId, through, summary, conn.memoryModel);
+  return summary;
 }
 
 /** The transcript lines that fit `tokens` (one alone cut to fit when it is longer); null when nothing can. */
