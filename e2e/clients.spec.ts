@@ -29,7 +29,11 @@ test("outside clients get JSON they can read, and embeddings from the built-in e
   expect((await meta.json()).error_description).toMatch(/API key/);
   const challenge = await fetch(`${baseURL}/mcp`, {
     method: "POST",
-    headers: { authorization: "Bearer mnemo_not-a-key", "content-type": "application/json", accept: "application/json" },
+    headers: {
+      authorization: "Bearer mnemo_not-a-key",
+      "content-type": "application/json",
+      accept: "application/json",
+    },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }),
   });
   expect(challenge.status).toBe(401);

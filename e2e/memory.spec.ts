@@ -266,7 +266,11 @@ test("a memory the user's message did not ask for waits for review and reaches n
   // Only the chat's own requests (its system prompt): the learning of the turn before may read this message too.
   const chat = "You are Mnemo, a helpful assistant";
   await script([
-    { match: `remember ${tag}`, system: chat, toolCalls: [{ name: "remember", arguments: { text: `Is vegan ${tag}` } }] },
+    {
+      match: `remember ${tag}`,
+      system: chat,
+      toolCalls: [{ name: "remember", arguments: { text: `Is vegan ${tag}` } }],
+    },
     { match: `remember ${tag}`, system: chat, content: "Saved." },
   ]);
   await send(page, `please remember ${tag} that I'm vegan`);

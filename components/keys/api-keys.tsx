@@ -10,7 +10,10 @@ import type { ApiKeySummary, ApiScope } from "@/lib/keys/api-keys";
 import { LocalDate } from "@/components/ui/local-date";
 
 const SCOPES: Array<{ value: ApiScope; label: string }> = [
-  { value: "chat", label: "chat: answers with your memory (/v1/chat/completions)" },
+  {
+    value: "chat",
+    label: "chat: answers with your memory (/v1: chat completions, responses, conversations, embeddings)",
+  },
   { value: "memory:read", label: "memory:read: search and list memories" },
   { value: "memory:write", label: "memory:write: remember, change and forget (follows review)" },
 ];
