@@ -21,6 +21,7 @@ export async function proxy(req: NextRequest, ev: NextFetchEvent) {
       headers: { "content-type": "text/plain; charset=utf-8" },
     });
   }
+  if (isOAuthFallback(req)) return oauthNotOffered();
   const csp = contentSecurityPolicy(newNonce());
   const res = (await authProxy(req, ev)) ?? NextResponse.next();
   if (!res.headers.has("x-middleware-next")) {
@@ -38,6 +39,31 @@ export async function proxy(req: NextRequest, ev: NextFetchEvent) {
   });
   next.headers.set("content-security-policy", csp);
   return next;
+}
+
+/**
+ * An MCP client refused a key tries OAuth, and with no metadata found falls back to registering itself at `/register`
+ * and asking `/token` (RFC 8414's defaults): a JSON or form-encoded POST there is such a client (the sign-up page's
+ * own posts are server actions: a `Next-Action` header, or multipart without JavaScript), answered in JSON with what
+ * to do instead of the page's HTML.
+ */
+const OAUTH_FALLBACKS = new Set(["/register", "/token", "/authorize"]);
+const isOAuthFallback = (req: NextRequest) =>
+  req.method === "POST" &&
+  OAUTH_FALLBACKS.has(req.nextUrl.pathname) &&
+  !req.headers.get("next-action") &&
+  !(req.headers.get("content-type") ?? "").startsWith("multipart/form-data");
+
+function oauthNotOffered() {
+  return NextResponse.json(
+    {
+      error: "invalid_client",
+      error_description:
+        "Mnemo authenticates MCP clients with personal API keys, not OAuth: the key sent was missing or not valid. " +
+        "Make one under Settings → API keys and send it as Authorization: Bearer.",
+    },
+    { status: 400, headers: { "cache-control": "no-store" } },
+  );
 }
 
 export const config = {
