@@ -262,86 +262,98 @@ export async function createResponse(caller: KeyCaller, r: ResponseInput) {
 export async function createResponseStream(caller: KeyCaller, r: ResponseInput): Promise<AsyncGenerator<object>> {
   const p = await plan(caller, r);
   const chunks = await completeStreaming(caller, p.chat, p.binding);
-  const created = Date.now();
+  const events = new ResponseEvents(p.id, r);
   return (async function* () {
-    let seq = 0;
-    const ev = (type: string, body: object) => ({ type, sequence_number: seq++, ...body });
-    const o: Outcome = { text: "", toolCalls: [], usage: null, status: "in_progress" };
-    let model = "";
-    const msgId = `msg_${p.id.slice(5)}`;
-    yield ev("response.created", { response: responseObject(p.id, r, o, model, created) });
-    yield ev("response.in_progress", { response: responseObject(p.id, r, o, model, created) });
-    let opened = false;
-    const calls = new Map<number, ToolCall>();
-    {
-      for await (const chunk of chunks) {
-        model = chunk.model || model;
-        if (chunk.usage)
-          o.usage = { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens };
-        const delta = chunk.choices[0]?.delta;
-        if (delta?.content) {
-          if (!opened) {
-            opened = true;
-            yield ev("response.output_item.added", {
-              output_index: 0,
-              item: { type: "message", id: msgId, status: "in_progress", role: "assistant", content: [] },
-            });
-            yield ev("response.content_part.added", {
-              item_id: msgId,
-              output_index: 0,
-              content_index: 0,
-              part: { type: "output_text", text: "", annotations: [] },
-            });
-          }
-          o.text += delta.content;
-          yield ev("response.output_text.delta", {
-            item_id: msgId,
-            output_index: 0,
-            content_index: 0,
-            delta: delta.content,
-            logprobs: [],
-          });
-        }
-        for (const t of delta?.tool_calls ?? []) {
-          const c = calls.get(t.index) ?? { id: "", name: "", arguments: "" };
-          calls.set(t.index, {
-            id: t.id ?? c.id,
-            name: c.name + (t.function?.name ?? ""),
-            arguments: c.arguments + (t.function?.arguments ?? ""),
-          });
-        }
-      }
+    yield* events.start();
+    for await (const chunk of chunks) yield* events.chunk(chunk);
+    yield* events.end();
+  })();
+}
+
+type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+
+/** The Responses stream's events for one answer: its text as it comes, its function calls and the final response. */
+class ResponseEvents {
+  private seq = 0;
+  private model = "";
+  private opened = false;
+  private readonly created = Date.now();
+  private readonly o: Outcome = { text: "", toolCalls: [], usage: null, status: "in_progress" };
+  private readonly calls = new Map<number, ToolCall>();
+  private readonly msgId: string;
+  private readonly at = { output_index: 0, content_index: 0 };
+
+  constructor(
+    private readonly id: string,
+    private readonly r: ResponseInput,
+  ) {
+    this.msgId = `msg_${id.slice("resp_".length)}`;
+  }
+
+  private ev(type: string, body: object) {
+    return { type, sequence_number: this.seq++, ...body };
+  }
+
+  private response() {
+    return responseObject(this.id, this.r, this.o, this.model, this.created);
+  }
+
+  *start() {
+    yield this.ev("response.created", { response: this.response() });
+    yield this.ev("response.in_progress", { response: this.response() });
+  }
+
+  *chunk(chunk: Chunk) {
+    this.model = chunk.model || this.model;
+    if (chunk.usage)
+      this.o.usage = { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens };
+    const delta = chunk.choices[0]?.delta;
+    for (const t of delta?.tool_calls ?? []) {
+      const c = this.calls.get(t.index) ?? { id: "", name: "", arguments: "" };
+      const name = c.name + (t.function?.name ?? "");
+      this.calls.set(t.index, { id: t.id ?? c.id, name, arguments: c.arguments + (t.function?.arguments ?? "") });
     }
-    o.toolCalls = [...calls.values()];
-    o.status = "completed";
-    const final = responseObject(p.id, r, o, model, created);
-    if (opened) {
-      const part = { type: "output_text", text: o.text, annotations: [], logprobs: [] };
-      yield ev("response.output_text.done", {
-        item_id: msgId,
-        output_index: 0,
-        content_index: 0,
-        text: o.text,
-        logprobs: [],
-      });
-      yield ev("response.content_part.done", { item_id: msgId, output_index: 0, content_index: 0, part });
-      yield ev("response.output_item.done", { output_index: 0, item: final.output[0] });
+    if (!delta?.content) return;
+    if (!this.opened) {
+      this.opened = true;
+      const item = { type: "message", id: this.msgId, status: "in_progress", role: "assistant", content: [] };
+      yield this.ev("response.output_item.added", { output_index: 0, item });
+      const part = { type: "output_text", text: "", annotations: [] };
+      yield this.ev("response.content_part.added", { item_id: this.msgId, ...this.at, part });
     }
-    const first = opened ? 1 : 0;
-    for (const [i, item] of final.output.slice(first).entries()) {
+    this.o.text += delta.content;
+    yield this.ev("response.output_text.delta", {
+      item_id: this.msgId,
+      ...this.at,
+      delta: delta.content,
+      logprobs: [],
+    });
+  }
+
+  *end() {
+    this.o.toolCalls = [...this.calls.values()];
+    this.o.status = "completed";
+    const final = this.response();
+    if (this.opened) {
+      const text = this.o.text;
+      yield this.ev("response.output_text.done", { item_id: this.msgId, ...this.at, text, logprobs: [] });
+      const part = { type: "output_text", text, annotations: [], logprobs: [] };
+      yield this.ev("response.content_part.done", { item_id: this.msgId, ...this.at, part });
+      yield this.ev("response.output_item.done", { output_index: 0, item: final.output[0] });
+    }
+    for (const [index, item] of final.output.entries()) {
       if ((item as { type: string }).type !== "function_call") continue;
-      const index = first + i;
-      yield ev("response.output_item.added", {
+      const { id, arguments: args } = item as { id: string; arguments: string };
+      yield this.ev("response.output_item.added", {
         output_index: index,
         item: { ...item, status: "in_progress", arguments: "" },
       });
-      const { id, arguments: args } = item as { id: string; arguments: string };
-      yield ev("response.function_call_arguments.delta", { item_id: id, output_index: index, delta: args });
-      yield ev("response.function_call_arguments.done", { item_id: id, output_index: index, arguments: args });
-      yield ev("response.output_item.done", { output_index: index, item });
+      yield this.ev("response.function_call_arguments.delta", { item_id: id, output_index: index, delta: args });
+      yield this.ev("response.function_call_arguments.done", { item_id: id, output_index: index, arguments: args });
+      yield this.ev("response.output_item.done", { output_index: index, item });
     }
-    yield ev("response.completed", { response: final });
-  })();
+    yield this.ev("response.completed", { response: final });
+  }
 }
 
 /** GET /v1/responses/{id}: the stored answer as a Response. */
