@@ -332,6 +332,54 @@ const json = (body: unknown) =>
     body: JSON.stringify(body),
     headers: { "content-type": "application/json" },
   });
+/** Every other /v1 route (and the OAuth metadata paths): an API key or nothing, never a browser session. */
+function v1KeyOnly(): Record<string, Record<string, Entry>> {
+  const ctx = (params: Record<string, string>) => ({ params: Promise.resolve(params) });
+  const call =
+    (method: string, url: string, params: Record<string, string> = {}, body?: unknown) =>
+    (m: Record<string, (...a: never[]) => unknown>) =>
+      m[method](
+        new Request(`http://mnemo.test${url}`, {
+          method,
+          ...(body ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {}),
+        }) as never,
+        ctx(params) as never,
+      );
+  const keyOnly = (method: string, url: string, params?: Record<string, string>, body?: unknown): Entry => ({
+    call: call(method, url, params, body),
+    expect: NOBODY,
+  });
+  const conv = { id: "conv_x" };
+  return {
+    "app/v1/[...path]/route.ts": Object.fromEntries(
+      ["GET", "POST", "PUT", "PATCH", "DELETE"].map((m) => [m, keyOnly(m, "/v1/completions", { path: "completions" })]),
+    ),
+    "app/v1/models/[id]/route.ts": { GET: keyOnly("GET", "/v1/models/mnemo", { id: "mnemo" }) },
+    "app/v1/embeddings/route.ts": { POST: keyOnly("POST", "/v1/embeddings", {}, { input: "hi" }) },
+    "app/v1/responses/route.ts": { POST: keyOnly("POST", "/v1/responses", {}, { input: "hi" }) },
+    "app/v1/responses/compact/route.ts": { POST: keyOnly("POST", "/v1/responses/compact", {}, { input: "hi" }) },
+    "app/v1/responses/[id]/route.ts": {
+      GET: keyOnly("GET", "/v1/responses/resp_x", { id: "resp_x" }),
+      DELETE: keyOnly("DELETE", "/v1/responses/resp_x", { id: "resp_x" }),
+    },
+    "app/v1/conversations/route.ts": { POST: keyOnly("POST", "/v1/conversations", {}, {}) },
+    "app/v1/conversations/[id]/route.ts": {
+      GET: keyOnly("GET", "/v1/conversations/conv_x", conv),
+      DELETE: keyOnly("DELETE", "/v1/conversations/conv_x", conv),
+    },
+    "app/v1/conversations/[id]/items/route.ts": {
+      GET: keyOnly("GET", "/v1/conversations/conv_x/items", conv),
+      POST: keyOnly("POST", "/v1/conversations/conv_x/items", conv, { items: [] }),
+    },
+    "app/v1/conversations/[id]/items/[itemId]/route.ts": {
+      GET: keyOnly("GET", "/v1/conversations/conv_x/items/msg_x", { ...conv, itemId: "msg_x" }),
+      DELETE: keyOnly("DELETE", "/v1/conversations/conv_x/items/msg_x", { ...conv, itemId: "msg_x" }),
+    },
+    // OAuth metadata: the same JSON 404 for anyone.
+    "app/.well-known/[...path]/route.ts": { GET: { call: (m) => m.GET(), expect: NOBODY } },
+  };
+}
+
 const ROUTES: Record<string, Record<string, Entry>> = {
   "app/api/auth/[...nextauth]/route.ts": {
     GET: { call: (m) => m.GET(new Request("http://mnemo.test/api/auth/session") as never), expect: PUBLIC },
@@ -350,7 +398,12 @@ const ROUTES: Record<string, Record<string, Entry>> = {
       call: (m) => m.POST(json({ jsonrpc: "2.0", id: 1, method: "tools/list" }) as never),
       expect: NOBODY,
     },
-    GET: { call: (m) => m.GET(new Request("http://mnemo.test/mcp") as never), expect: NOBODY },
+    // No event stream for anyone (405): the answer is the same sentence whoever asks.
+    GET: {
+      call: (m) => m.GET(),
+      expect: NOBODY,
+      deniedWhen: (b) => (b as { error?: { code?: number } }).error?.code === -32000,
+    },
     DELETE: {
       call: (m) => m.DELETE(new Request("http://mnemo.test/mcp", { method: "DELETE" }) as never),
       expect: NOBODY,
@@ -362,6 +415,7 @@ const ROUTES: Record<string, Record<string, Entry>> = {
       expect: NOBODY,
     },
   },
+  ...v1KeyOnly(),
   "app/api/ops/route.ts": {
     POST: { call: (m) => m.POST(json({ command: "jobs:retention", args: [], cwd: "/" }) as never), expect: NOBODY },
   },

@@ -18,7 +18,7 @@ import { userContext, type UserContext } from "@/lib/user-context";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { addMemory } from "@/lib/memory/store";
 import { createApiKey } from "@/lib/keys/api-keys";
-import { listThreads } from "@/lib/chat/threads";
+import { listThreads, threadView } from "@/lib/chat/threads";
 import * as responses from "@/app/v1/responses/route";
 import * as responseById from "@/app/v1/responses/[id]/route";
 import * as compact from "@/app/v1/responses/compact/route";
@@ -263,6 +263,10 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
     const thread = (await listThreads(u, {})).threads[0];
     const summary = await t.db.summary.findFirstOrThrow({ where: { threadId: thread.id } });
     expect(u.cipher.open(summary.content)).toBe("The user plans a trip to Lisbon in May.");
+    // Shown in the thread, after the answer it covers.
+    const view = await threadView(u, thread.id);
+    expect(view.summary).toMatchObject({ content: "The user plans a trip to Lisbon in May." });
+    expect(view.items.at(-1)!.id).toBe(view.summary!.throughItemId);
 
     mock.script({ match: "which month", content: "May." });
     await runner.run(agent, "Remind me, which month?", { session });

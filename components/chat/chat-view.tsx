@@ -87,6 +87,7 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
   const [title, setTitle] = useState(initial?.thread.title ?? null);
   const [items, setItems] = useState<UiItem[]>(initial ? toUi(initial) : []);
   const [totals, setTotals] = useState(initial?.totals ?? { promptTokens: 0, completionTokens: 0 });
+  const [summary, setSummary] = useState(initial?.summary ?? null);
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);
   const [temporary, setTemporary] = useState(initial?.thread.temporary ?? false);
@@ -100,6 +101,7 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
   const apply = useCallback((view: ThreadView) => {
     setItems(toUi(view));
     setTotals(view.totals);
+    setSummary(view.summary);
     setTitle(view.thread.title);
   }, []);
 
@@ -451,6 +453,17 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
                 onSwitch={onSwitch}
                 rateable={!temporary}
               />
+              {summary?.throughItemId === item.id && (
+                <details
+                  className="rounded-md border border-dashed border-border px-3 py-2 text-xs"
+                  data-testid="thread-summary"
+                >
+                  <summary className="cursor-pointer text-muted-foreground">
+                    Summary of the conversation up to here (the model reads it in place of these messages)
+                  </summary>
+                  <p className="mt-2 whitespace-pre-wrap">{summary.content}</p>
+                </details>
+              )}
             </Fragment>
           ))}
         </div>

@@ -168,6 +168,8 @@ export type ThreadView = {
   items: ViewItem[];
   totals: { promptTokens: number; completionTokens: number };
   truncated: boolean;
+  /** The newest rolling summary on this branch (what the model gets in place of the turns before it), or null. */
+  summary: { content: string; throughItemId: string; createdAt: string } | null;
 };
 
 const VIEW_LIMIT = 500;
@@ -183,7 +185,7 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
   const shown = truncated ? items.slice(1) : items;
   const parentIds = [...new Set(shown.map((i) => i.parentId).filter((p): p is string => !!p))];
   const answerIds = shown.filter((i) => i.role === "assistant").map((i) => i.id);
-  const [siblings, totals, uses, ratings] = await Promise.all([
+  const [siblings, totals, uses, ratings, summary] = await Promise.all([
     db.item.findMany({
       where: { threadId, OR: [{ parentId: { in: parentIds } }, { parentId: null }] },
       select: { id: true, parentId: true },
@@ -195,6 +197,11 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
       select: { itemId: true, used: true, memory: { select: { id: true, text: true } } },
     }),
     feedbackFor(u, answerIds),
+    db.summary.findFirst({
+      where: { threadId, throughItemId: { in: shown.map((i) => i.id) } },
+      orderBy: { version: "desc" },
+      select: { content: true, throughItemId: true, createdAt: true },
+    }),
   ]);
   // Per answer: the memories it drew on, and the others it was given.
   const usedBy = new Map<string, Array<{ id: string; text: string }>>();
@@ -225,6 +232,11 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
     })),
     totals: { promptTokens: totals._sum.promptTokens ?? 0, completionTokens: totals._sum.completionTokens ?? 0 },
     truncated,
+    summary: summary && {
+      content: c.open(summary.content),
+      throughItemId: summary.throughItemId,
+      createdAt: summary.createdAt.toISOString(),
+    },
   };
 }
 
