@@ -45,6 +45,18 @@ test("outside clients get JSON they can read, and embeddings from the built-in e
   expect((await challenge.json()).error_description).toBe("This API key is not valid.");
   const events = await fetch(`${baseURL}/mcp`, { headers: { authorization: `Bearer ${key}` } });
   expect(events.status).toBe(405);
+
+  // The Responses API, then compaction: the thread "via rag" shows the summary after the answer it covers.
+  const first = await client.responses.create({ model: "mnemo", input: "We are planning a garden in Porto" });
+  expect(first.output_text).toContain("planning a garden");
+  const compacted = await client.responses.compact({ model: "gpt-4o-mini", previous_response_id: first.id });
+  expect(compacted.output.map((o) => o.type)).toEqual(["message", "compaction"]);
+  await page.goto("/");
+  await page.getByTestId("thread-list").getByText("via rag").first().click();
+  const summary = page.getByTestId("thread-summary");
+  await expect(summary).toBeVisible();
+  await summary.locator("summary").click();
+  await page.screenshot({ path: "test-results/thread-summary.png" });
 });
 
 /** mcp-remote (the bridge Claude Desktop and Cursor use), given these JSON-RPC lines; its output once it answers. */

@@ -208,12 +208,17 @@ export function ThreadList() {
                 <Link
                   href={`/c/${t.id}`}
                   aria-current={active ? "page" : undefined}
-                  className="min-w-0 flex-1 truncate rounded-md px-2 py-1.5 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+                  className="flex min-w-0 flex-1 items-baseline gap-1 rounded-md px-2 py-1.5 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
                 >
-                  {t.title ?? "Untitled"}
-                  {t.via && <span className="ml-1 text-xs text-muted-foreground">· via {t.via}</span>}
+                  {/* The title gives way to where the chat came from, which stays readable. */}
+                  <span className="truncate">{t.title ?? "Untitled"}</span>
+                  {t.via && (
+                    <span className="max-w-24 shrink-0 truncate text-xs text-muted-foreground">· via {t.via}</span>
+                  )}
                   {t.projectId && projectName(t.projectId) && (
-                    <span className="ml-1 text-xs text-muted-foreground">· {projectName(t.projectId)}</span>
+                    <span className="max-w-24 shrink-0 truncate text-xs text-muted-foreground">
+                      · {projectName(t.projectId)}
+                    </span>
                   )}
                 </Link>
               )}
