@@ -221,16 +221,34 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
 
     // A run with the session: the history goes to the model, the new items come back into the conversation.
     const runner = runnerFor(c);
-    const agent = new Agent({ name: "Helper", model: "mock-chat" });
-    mock.script({ match: "Where do I live", content: "In Porto." });
-    const result = await runner.run(agent, "Where do I live?", { session });
-    expect(result.finalOutput).toBe("In Porto.");
+    const weather = tool({
+      name: "get_weather",
+      description: "The weather in a city",
+      parameters: z.object({ city: z.string() }),
+      execute: async ({ city }) => `Rainy in ${city}`,
+    });
+    const agent = new Agent({ name: "Helper", model: "mock-chat", tools: [weather] });
+    mock.script(
+      {
+        match: "weather where I live",
+        toolCalls: [{ name: "get_weather", arguments: { city: "Porto" }, id: "call_p" }],
+      },
+      { match: "weather where I live", content: "Rainy in Porto." },
+    );
+    const result = await runner.run(agent, "What is the weather where I live?", { session });
+    expect(result.finalOutput).toBe("Rainy in Porto.");
     expect((lastChat().messages as Sent).some((m) => m.content === "I live in Porto")).toBe(true);
     expect((await session.getItems()).map((i) => ("role" in i ? i.role : i.type))).toEqual([
       "user",
       "user",
+      "function_call",
+      "function_call_result",
       "assistant",
     ]);
+    // The next run replays the call and its result from the conversation.
+    mock.script({ match: "umbrella", content: "Yes, take one." });
+    await runner.run(agent, "Do I need an umbrella?", { session });
+    expect((lastChat().messages as Sent).find((m) => m.role === "tool")).toMatchObject({ tool_call_id: "call_p" });
     // The conversation is a thread of the key's user, via the key.
     const listed = (await listThreads(u, {})).threads.filter((x) => x.via === "agent");
     expect(listed.length).toBeGreaterThanOrEqual(1);
