@@ -18,6 +18,11 @@
 // text-embedding-3-small), else the built-in encoder (lib/llm/builtin-embedder.ts; off with
 // MNEMO_BUILTIN_EMBEDDINGS=off or `--lexical`). `--mock-embeddings` uses the project's test server instead
 // (hashed words, no meaning: it checks the mechanics and cost, not recall by meaning).
+//
+// One embedded database for the whole run, one user per conversation (recall reads only its user's rows): creating
+// and closing a PGlite instance per conversation trips a V8 bug on Node 24 after a few dozen (nodejs/node#64500,
+// "Check failed: jit_page_->allocations_.erase(addr) == 1"). `--repeat=N` ingests the files N times (as other
+// users), to check a run of many LoCoMo-sized conversations in one process.
 import fs from "node:fs";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
@@ -92,11 +97,21 @@ async function main() {
     into[2] += used.size;
   };
 
+  const repeat = Math.max(1, Number(args.find((a) => a.startsWith("--repeat="))?.slice("--repeat=".length) ?? 1));
+  const t = await createTestDb("pglite");
+  let people = 0;
+  if (emb && !("builtin" in emb)) {
+    const admin = await t.db.user.create({ data: { email: "bench-admin@locomo.test", role: "ADMIN" } });
+    const conn = { baseURL: emb.baseURL, chatModel: "unused", memoryModel: "", embeddingModel: emb.model };
+    await saveConnection(t.db, { ...conn, apiKey: emb.apiKey }, admin.id);
+    clearConnectionCache(t.db);
+  }
   for (const mode of ["messages_only", "with_memories"] as const) {
-    for (const file of inputs) {
+    for (const file of Array.from({ length: repeat }, () => inputs).flat()) {
       for (const conv of locomoConversations(file)) {
-        const t = await createTestDb("pglite");
-        const user = await t.db.user.create({ data: { email: `${path.basename(file)}-${mode}@locomo.test` } });
+        const user = await t.db.user.create({
+          data: { email: `${people++}-${path.basename(file)}-${mode}@locomo.test` },
+        });
         const sessions = locomoSessions(conv);
         const allTurns: Array<{ id: string; text: string; tokens: number; date: Date }> = [];
         for (const n of sessions) {
@@ -139,19 +154,6 @@ async function main() {
           if (done.model !== BUILTIN_EMBEDDING_MODEL || done.remaining)
             throw new Error("the built-in encoder did not run");
         } else if (emb) {
-          const admin = await t.db.user.create({ data: { email: `bench-admin-${mode}@locomo.test`, role: "ADMIN" } });
-          await saveConnection(
-            t.db,
-            {
-              baseURL: emb.baseURL,
-              chatModel: "unused",
-              memoryModel: "",
-              embeddingModel: emb.model,
-              apiKey: emb.apiKey,
-            },
-            admin.id,
-          );
-          clearConnectionCache(t.db);
           const done = await embedPending(t.db, { userId: user.id });
           if (done.remaining || done.unembeddable)
             console.error(
@@ -244,10 +246,10 @@ async function main() {
           fr.tokens.push(fullTokens);
           fr.ms.push(0);
         }
-        await t.close();
       }
     }
   }
+  await t.close();
 
   const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
   console.log(
