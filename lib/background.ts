@@ -9,7 +9,7 @@ import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 import { count } from "@/lib/text/plural";
-import { embedTexts, resolveEmbedder } from "./llm/embeddings";
+import { embedTexts, questionVectorStats, resolveEmbedder } from "./llm/embeddings";
 
 const SWEEP_MS = 15_000;
 
@@ -44,8 +44,17 @@ async function warmBuiltinEmbedder(): Promise<void> {
   if (e && !e.connection) await embedTexts(e, ["warm up"]);
 }
 
+/** At exit, how many questions went on by words only (the question's vector late or failed) since start. */
+function reportQuestionVectorsAtExit(): void {
+  process.once("exit", () => {
+    const { asked, byWords } = questionVectorStats();
+    if (asked) console.log(`[mnemo] embeddings: ${byWords} of ${asked} questions by words only since start`);
+  });
+}
+
 export function startBackground(): void {
   startSweeper();
+  reportQuestionVectorsAtExit();
   startStatistics();
   warmBuiltinEmbedder().catch((e) => console.error(`[mnemo] built-in embeddings: ${(e as Error).message}`));
   if (getConfig().jobsInProcess) startWorker(getDb);

@@ -12,7 +12,7 @@ import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
-import { BUILTIN_EMBEDDING_MODEL, embedBuiltin } from "@/lib/llm/builtin-embedder";
+import { BUILTIN_EMBEDDING_MODEL, embedBuiltin, encoderLoad } from "@/lib/llm/builtin-embedder";
 import { runTurn } from "@/lib/chat/turn";
 import { addMemory, updateMemoryText } from "@/lib/memory/store";
 import { cosine, nearestMemories } from "@/lib/memory/vectors";
@@ -45,6 +45,34 @@ describe("the built-in sentence encoder", () => {
     const all = await batch;
     expect(all).toHaveLength(160);
     expect(cosine(question, all[5])).toBeGreaterThan(0.9999);
+  });
+
+  it("encodes questions that arrive together in one call, each getting its own vector", async () => {
+    const texts = ["Where do I live?", "What is my sister called?", "Which car do I drive?"];
+    const alone = await embedBuiltin(texts);
+    // The worker is busy with a batch, so the three questions wait together and go in one call.
+    const busy = embedBuiltin(Array.from({ length: 16 }, (_, i) => `Background text number ${i}`));
+    const asked = await Promise.all(texts.map((t) => embedBuiltin([t], { priority: true })));
+    await busy;
+    asked.forEach(([v], i) => expect(cosine(v, alone[i])).toBeGreaterThan(0.9999));
+  });
+
+  it("holds a huge background batch back in a bounded queue, and answers a question meanwhile", async () => {
+    const texts = Array.from({ length: 1200 }, (_, i) => `Note ${i}: bought bread, fixed the bike, called mum`);
+    let most = 0;
+    let done = false;
+    const batch = embedBuiltin(texts).then(() => (done = true));
+    const watch = setInterval(() => (most = Math.max(most, encoderLoad().textsQueued)), 2);
+    await new Promise((r) => setTimeout(r, 50));
+    const [q] = await embedBuiltin(["What did I fix?"], { priority: true });
+    expect(q).toHaveLength(512);
+    expect(done).toBe(false);
+    await batch;
+    clearInterval(watch);
+    // Never more than the queue's bound (256 texts) and one call of eight waiting to be sent.
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(256 + 8);
+    expect(encoderLoad()).toMatchObject({ busy: 0, questionsWaiting: 0, textsQueued: 0 });
   });
 });
 

@@ -89,12 +89,24 @@ function withTimeout<T>(work: Promise<T>, ms: number | undefined): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-const g = globalThis as typeof globalThis & { __mnemoEmbedDown?: boolean };
+/** Questions asked for a vector since start, and how many went on by words only (the fallback fired). */
+type QuestionVectorStats = { asked: number; byWords: number; down: boolean; loggedAt: number; logged: number };
+const g = globalThis as typeof globalThis & { __mnemoQuestionVectors?: QuestionVectorStats };
+const stats = (): QuestionVectorStats =>
+  (g.__mnemoQuestionVectors ??= { asked: 0, byWords: 0, down: false, loggedAt: 0, logged: 0 });
+/** How often the log may repeat that questions go on by words only while it keeps happening. */
+const FALLBACK_LOG_MS = 60_000;
+
+/** The question-vector counters of this process (operators read them in the log; the load bench prints them). */
+export function questionVectorStats(): { asked: number; byWords: number } {
+  const { asked, byWords } = stats();
+  return { asked, byWords };
+}
 
 /**
  * The question's vector on the hot path: a short timeout and no retry. On any
- * failure the turn goes on with lexical recall; the log says so once per
- * outage (again only after a success).
+ * failure the turn goes on with lexical recall; the log says so when it starts, then at most once a minute with
+ * how many questions it hit, and when vectors come back.
  */
 export async function embedQuery(
   db: Db,
@@ -103,6 +115,8 @@ export async function embedQuery(
 ): Promise<{ model: string; vector: number[] } | null> {
   const e = await resolveEmbedder(db).catch(() => null);
   if (!e) return null;
+  const st = stats();
+  st.asked++;
   try {
     const [vector] = await embedTexts(e, [text], {
       timeoutMs: getConfig().embeddingTimeoutMs,
@@ -112,16 +126,26 @@ export async function embedQuery(
       onTokens: (tokens) =>
         userId && void recordUsage(db, userId, { embeddingCalls: 1, tokens }).catch(() => undefined),
     });
-    if (g.__mnemoEmbedDown) console.log(`[mnemo] embeddings: ${e.model} answers again; recall by meaning is back`);
-    g.__mnemoEmbedDown = false;
+    if (st.down && Date.now() - st.loggedAt >= FALLBACK_LOG_MS) {
+      console.log(`[mnemo] embeddings: ${e.model} answers again; recall by meaning is back (${fallbackTally(st)})`);
+      st.down = false;
+    }
     return { model: e.model, vector };
   } catch (err) {
-    if (!g.__mnemoEmbedDown) {
+    st.byWords++;
+    if (!st.down || Date.now() - st.loggedAt >= FALLBACK_LOG_MS) {
       console.warn(
-        `[mnemo] embeddings: ${e.model} failed (${describeModelError(err)}); recalling by words only until it answers`,
+        `[mnemo] embeddings: ${e.model} failed (${describeModelError(err)}); recalling by words only until it ` +
+          `answers (${fallbackTally(st)})`,
       );
     }
-    g.__mnemoEmbedDown = true;
+    st.down = true;
     return null;
   }
+}
+
+/** "3 of 1,200 questions by words only since start", and marks the log as written now. */
+function fallbackTally(st: QuestionVectorStats): string {
+  st.loggedAt = Date.now();
+  return `${st.byWords.toLocaleString("en")} of ${st.asked.toLocaleString("en")} questions by words only since start`;
 }

@@ -89,16 +89,19 @@ const memoryHits = (budget: number) =>
   Math.max(CANDIDATES, Math.min(MAX_MEMORY_HITS, Math.ceil(budget / MEMORY_TOKENS)));
 const passageHits = (budget: number) => Math.max(4, Math.min(CANDIDATES, Math.ceil(budget / PASSAGE_TOKENS)));
 /**
- * Fusion: a candidate's score is its word-match score scaled to the best match
- * of either list (0..1) plus its vector rank's share (K+1)/(K+rank) (1 for the
- * nearest, falling slowly), so both lists count and a match on both wins. With no
- * vectors it is the word-match order alone. Word-match scores are the share of the
- * question's weight (in the memories, or in the messages) a candidate matches, so a
- * memory that matches only a common word ranks low even when no memory matches more:
- * scaling each list to its own best put such a memory level with the best passage.
+ * Fusion: a candidate's score is its word-match score plus its vector score, each an absolute measure on 0..1, so
+ * both lists count, a match on both wins, and neither list's best is lifted to 1 when it is weak. The word-match
+ * score is the share of the question's weight (in the memories, or in the messages) a candidate matches, divided by
+ * the best of either list only when that passes 1 (BM25's length normalisation can). The vector score is how far the
+ * candidate's similarity stands above the least similar of the neighbours fetched (the background any text reaches),
+ * as a share of the way to a perfect match. Scaling each list to its own best (or scoring vectors by rank) gave the
+ * nearest vector, however unremarkable, as much weight as a passage holding every word of the question, and at small
+ * budgets such guesses crowded out the word matches: hybrid lost to its own word half (#55).
  */
-const RANK_K = 10;
-const vectorShare = (rank: number) => (RANK_K + 1) / (RANK_K + rank);
+export const vectorScores = (vector: VectorHit[]): number[] => {
+  const floor = vector.length > 1 ? Math.min(...vector.map((v) => v.score)) : 0;
+  return vector.map((v) => Math.max(0, (v.score - floor) / (1 - floor || 1)));
+};
 /** A vector hit from a date the question names gets what the word-match date bonus gives. */
 const VECTOR_DATE_BONUS = 0.5;
 
@@ -109,10 +112,12 @@ function fuse(
   keyOf: (h: VectorHit) => string = (h) => h.id,
 ): Map<string, number> {
   const out = new Map<string, number>();
-  for (const l of lexical) out.set(l.key, l.rank / top);
+  const scale = Math.max(1, top);
+  for (const l of lexical) out.set(l.key, l.rank / scale);
+  const scores = vectorScores(vector);
   vector.forEach((v, i) => {
     const k = keyOf(v);
-    out.set(k, (out.get(k) ?? 0) + vectorShare(i + 1));
+    out.set(k, (out.get(k) ?? 0) + scores[i]);
   });
   return out;
 }
@@ -201,7 +206,7 @@ export async function recall(
   }
   // Vector hits in another (excluded, temporary, forgotten) thread found no rows: they drop out here.
   const vectorHits = vecMessages.filter((v) => hits.has(v.id)).slice(0, CANDIDATES);
-  // Both lists' word matches on one scale: the best of either is 1.
+  // Both lists' word matches on one scale (see fuse): shares of the question, over the best of either past 1.
   const top = Math.max(...lexicalHits.map((h) => h.rank), ...relevant.map((m) => m.rank), 1e-9);
   const hitScores = fuse(lexicalHits, vectorHits, top);
   const asked = new Set(indexWords(plainWords.join(" ")));

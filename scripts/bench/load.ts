@@ -7,7 +7,10 @@
 // app took to finish it: a throughput that leaves a growing backlog is not one.
 // `--instances N` (PostgreSQL only) runs N app instances on the one database, users spread across them;
 // `--api` sends every other user's chats through /v1/chat/completions with the real `openai` client (streaming,
-// a personal API key each) instead of the web route. Prints a table, then one JSON line.
+// a personal API key each) instead of the web route. `--rate R` sends R turns a second whatever the answers (open
+// loop) instead; `--find-capacity` raises the rate step by step until first-token p95 passes 1 s. Each run prints the
+// app's CPU per turn and how many questions went on by words only (the question's vector late). Prints a table, then
+// one JSON line.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -102,17 +105,56 @@ async function prepareDatabase(): Promise<Prepared> {
 
 const signIn = (i: number) => signInOverHttp(base, `load${i}@example.com`, PASSWORD);
 
-async function main() {
-  buildIfStale();
-  const mock = await startMockLlm();
-  mock.script({ content: "Thanks, noted. Here is a short answer with a few words to stream back.", times: 0 });
-  const { env, count, jobs } = await prepareDatabase();
-  if (INSTANCES > 1 && !env.DATABASE_URL)
-    throw new Error("--instances needs PostgreSQL (DATABASE_URL): the embedded database has one owner process.");
+/** One chat turn through the web route; resolves with the thread and the time to the first streamed words. */
+async function webTurn(at: string, cookie: string, threadId: string | undefined, content: string) {
+  const start = performance.now();
+  let ttft: number | null = null;
+  const res = await fetch(`${at}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie },
+    body: JSON.stringify({ kind: "send", threadId, content }),
+  });
+  if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+  let all = "";
+  // Node's web streams are async iterable; TypeScript's DOM types do not say so.
+  const chunks = res.body.pipeThrough(new TextDecoderStream()) as unknown as AsyncIterable<string>;
+  for await (const chunk of chunks) {
+    if (ttft === null && chunk.includes('"delta"')) ttft = performance.now() - start;
+    all += chunk;
+  }
+  const events = all
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+  const last = events.at(-1);
+  if (last?.type !== "done") throw new Error(`answer ended with ${last?.type}: ${last?.message ?? ""}`);
+  return { threadId: events[0]?.threadId as string | undefined, ttft: ttft ?? performance.now() - start };
+}
+
+/** One turn through /v1/chat/completions with the real `openai` client (streaming). */
+async function apiTurn(client: OpenAI, history: OpenAI.Chat.Completions.ChatCompletionMessageParam[]) {
+  const start = performance.now();
+  let ttft: number | null = null;
+  const stream = await client.chat.completions.create({ model: "x", messages: history, stream: true });
+  let text = "";
+  for await (const chunk of stream) {
+    const d = chunk.choices[0]?.delta.content;
+    if (d && ttft === null) ttft = performance.now() - start;
+    text += d ?? "";
+  }
+  if (!text) throw new Error("empty API answer");
+  return { text, ttft: ttft ?? performance.now() - start };
+}
+
+type App = { stop: () => Promise<{ cpuSeconds: number; byWords: number | null; asked: number | null }> };
+
+/** Starts the app instances on the prepared database and waits until each answers /api/health. */
+async function startApps(env: Record<string, string>, mockUrl: string): Promise<App> {
   // BENCH_APP_NODE_ARGS: extra node flags for the app, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.BENCH_APP_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const apps = bases.map((_, n) =>
-    spawn(
+  const logs: string[] = [];
+  const apps = bases.map((_, n) => {
+    const child = spawn(
       process.execPath,
       [...nodeArgs, "node_modules/next/dist/bin/next", "start", "-p", String(PORT + n), "-H", "127.0.0.1"],
       {
@@ -121,121 +163,184 @@ async function main() {
           ...env,
           NODE_ENV: "production",
           AUTH_SECRET: "load-secret-load-secret-load-secret-load-00",
-          OPENAI_BASE_URL: mock.url,
+          OPENAI_BASE_URL: mockUrl,
           OPENAI_API_KEY: "k",
           MNEMO_CHAT_MODEL: "mock-chat",
           MNEMO_SIGNIN_LIMIT_PER_IP: "100000",
           MNEMO_REGISTER_LIMIT_PER_IP: "100000",
         },
-        stdio: ["ignore", "ignore", "inherit"],
+        stdio: ["ignore", "pipe", "inherit"],
       },
-    ),
-  );
-  try {
-    for (const b of bases)
-      for (let i = 0; i < 120; i++) {
-        if (
-          await fetch(`${b}/api/health`)
-            .then((r) => r.ok)
-            .catch(() => false)
-        )
-          break;
-        await new Promise((r) => setTimeout(r, 500));
+    );
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => logs.push(d));
+    return child;
+  });
+  for (const b of bases)
+    for (let i = 0; i < 120; i++) {
+      if (
+        await fetch(`${b}/api/health`)
+          .then((r) => r.ok)
+          .catch(() => false)
+      )
+        break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  const cpu0 = apps.map((a) => processTreeCpu(a.pid!));
+  return {
+    stop: async () => {
+      const cpu = apps.reduce((sum, a, i) => sum + processTreeCpu(a.pid!) - cpu0[i], 0);
+      for (const a of apps) {
+        if (a.exitCode !== null) continue;
+        a.kill("SIGTERM");
+        await new Promise((r) => a.once("exit", r));
       }
-    const cookies: string[] = [];
-    for (let i = 0; i < USERS; i++) cookies.push(await signIn(i));
+      // Each instance logs at exit how many questions went on by words only (lib/background.ts).
+      const tallies = [...logs.join("").matchAll(/embeddings: (\d+) of (\d+) questions by words only since start/g)];
+      const sum = (k: 1 | 2) => (tallies.length ? tallies.reduce((s, m) => s + Number(m[k]), 0) : null);
+      return { cpuSeconds: cpu, byWords: sum(1), asked: sum(2) };
+    },
+  };
+}
 
-    let sent = 0;
-    let okAnswers = 0;
-    let errors = 0;
-    const chats = new Set<string>();
-    const ttft: number[] = [];
-    const apiTtft: number[] = [];
-    let apiAnswers = 0;
-    const errorKinds = new Map<string, number>();
-    const deadline = Date.now() + SECONDS * 1000;
-    const t0 = Date.now();
+/** CPU seconds (user + system) a process and its descendants have used, from /proc (Linux). */
+function processTreeCpu(pid: number): number {
+  const tick = 100; // USER_HZ on Linux
+  const statOf = (p: number) => {
+    try {
+      const f = fs.readFileSync(`/proc/${p}/stat`, "utf8");
+      const fields = f.slice(f.lastIndexOf(")") + 2).split(" ");
+      return { ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / tick };
+    } catch {
+      return null;
+    }
+  };
+  const all = fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => ({ pid: Number(d), s: statOf(Number(d)) }));
+  const tree = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of all) if (p.s && !tree.has(p.pid) && tree.has(p.s.ppid)) grew = tree.add(p.pid) !== null;
+  }
+  return all.filter((p) => tree.has(p.pid)).reduce((sum, p) => sum + (p.s?.cpu ?? 0), 0);
+}
 
-    await Promise.all(
-      cookies.map(async (cookie, u) => {
-        let threadId: string | undefined;
-        let turn = 0;
-        const at = bases[u % bases.length]; // users spread over the instances
-        if (usesApi(u)) {
-          const client = new OpenAI({ baseURL: `${at}/v1`, apiKey: apiKeyOf(u), maxRetries: 0 });
-          let history: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [];
-          while (Date.now() < deadline) {
-            if (turn % 5 === 0) history = []; // a new client conversation every five turns
-            const content = `api user ${u} turn ${turn}: how are you today?`;
-            history.push({ role: "user", content });
-            const start = performance.now();
-            sent++;
-            try {
-              const stream = await client.chat.completions.create({ model: "x", messages: history, stream: true });
-              let text = "";
-              for await (const chunk of stream) {
-                const d = chunk.choices[0]?.delta.content;
-                if (d && !text) apiTtft.push(performance.now() - start);
-                text += d ?? "";
-              }
-              if (!text) throw new Error("empty API answer");
-              history.push({ role: "assistant", content: text });
-              okAnswers++;
-              apiAnswers++;
-            } catch (e) {
-              errors++;
-              history.pop();
-              const k = `api: ${(e as Error).message.slice(0, 80)}`;
-              errorKinds.set(k, (errorKinds.get(k) ?? 0) + 1);
-            }
-            turn++;
-          }
-          return;
-        }
+type Tally = { sent: number; ok: number; errors: number; ttft: number[]; apiTtft: number[]; apiOk: number };
+const newTally = (): Tally => ({ sent: 0, ok: 0, errors: 0, ttft: [], apiTtft: [], apiOk: 0 });
+const errorKinds = new Map<string, number>();
+const countError = (e: unknown, prefix = "") => {
+  const k = `${prefix}${(e as Error).message.slice(0, 80)}`;
+  errorKinds.set(k, (errorKinds.get(k) ?? 0) + 1);
+};
+
+/** Closed loop: each user sends as soon as the last answer is in (a new chat every five turns), until `deadline`. */
+async function closedLoop(cookies: string[], deadline: number, chats: Set<string>, tally: Tally) {
+  await Promise.all(
+    cookies.map(async (cookie, u) => {
+      let threadId: string | undefined;
+      let turn = 0;
+      const at = bases[u % bases.length]; // users spread over the instances
+      if (usesApi(u)) {
+        const client = new OpenAI({ baseURL: `${at}/v1`, apiKey: apiKeyOf(u), maxRetries: 0 });
+        let history: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [];
         while (Date.now() < deadline) {
-          if (turn % 5 === 0) threadId = undefined; // a new chat every five turns
-          const start = performance.now();
-          sent++;
+          if (turn % 5 === 0) history = []; // a new client conversation every five turns
+          history.push({ role: "user", content: `api user ${u} turn ${turn}: how are you today?` });
+          tally.sent++;
           try {
-            const res = await fetch(`${at}/api/chat`, {
-              method: "POST",
-              headers: { "content-type": "application/json", cookie },
-              body: JSON.stringify({ kind: "send", threadId, content: `user ${u} turn ${turn}: how are you today?` }),
-            });
-            if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-            const text = await (async () => {
-              let all = "";
-              let first = true;
-              // Node's web streams are async iterable; TypeScript's DOM types do not say so.
-              const chunks = res.body!.pipeThrough(new TextDecoderStream()) as unknown as AsyncIterable<string>;
-              for await (const chunk of chunks) {
-                if (first && chunk.includes('"delta"')) {
-                  ttft.push(performance.now() - start);
-                  first = false;
-                }
-                all += chunk;
-              }
-              return all;
-            })();
-            const events = text
-              .trim()
-              .split("\n")
-              .map((l) => JSON.parse(l));
-            threadId = events[0]?.threadId;
-            if (threadId) chats.add(threadId);
-            if (events.at(-1)?.type !== "done")
-              throw new Error(`answer ended with ${events.at(-1)?.type}: ${events.at(-1)?.message ?? ""}`);
-            okAnswers++;
+            const { text, ttft } = await apiTurn(client, history);
+            tally.apiTtft.push(ttft);
+            history.push({ role: "assistant", content: text });
+            tally.ok++;
+            tally.apiOk++;
           } catch (e) {
-            errors++;
-            const k = (e as Error).message.slice(0, 80);
-            errorKinds.set(k, (errorKinds.get(k) ?? 0) + 1);
+            tally.errors++;
+            history.pop();
+            countError(e, "api: ");
           }
           turn++;
         }
-      }),
+        return;
+      }
+      while (Date.now() < deadline) {
+        if (turn % 5 === 0) threadId = undefined; // a new chat every five turns
+        tally.sent++;
+        try {
+          const r = await webTurn(at, cookie, threadId, `user ${u} turn ${turn}: how are you today?`);
+          threadId = r.threadId;
+          if (threadId) chats.add(threadId);
+          tally.ttft.push(r.ttft);
+          tally.ok++;
+        } catch (e) {
+          tally.errors++;
+          countError(e);
+        }
+        turn++;
+      }
+    }),
+  );
+}
+
+/**
+ * Open loop: `rate` turns a second for `seconds`, whatever the answers, spread over the users in turn (a user whose
+ * last turn is still running starts a new chat; else every fifth turn does). First-token time is then a turn's
+ * latency at that rate, not queueing behind a fixed number of users.
+ */
+async function openLoop(cookies: string[], rate: number, seconds: number, chats: Set<string>, tally: Tally) {
+  const users = cookies.map(() => ({ threadId: undefined as string | undefined, busy: false, turn: 0 }));
+  const running: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const u = i % cookies.length;
+    const me = users[u];
+    const threadId = me.busy || me.turn % 5 === 0 ? undefined : me.threadId;
+    me.busy = true;
+    me.turn++;
+    tally.sent++;
+    running.push(
+      webTurn(bases[u % bases.length], cookies[u], threadId, `user ${u} turn ${me.turn}: how are you today?`)
+        .then((r) => {
+          me.threadId = r.threadId;
+          if (r.threadId) chats.add(r.threadId);
+          tally.ttft.push(r.ttft);
+          tally.ok++;
+        })
+        .catch((e) => {
+          tally.errors++;
+          countError(e);
+        })
+        .finally(() => (me.busy = false)),
     );
+  }
+  await Promise.all(running);
+}
+
+async function main() {
+  buildIfStale();
+  const mock = await startMockLlm();
+  mock.script({ content: "Thanks, noted. Here is a short answer with a few words to stream back.", times: 0 });
+  const rate = Number(argValue("--rate") ?? 0);
+  if (process.argv.includes("--find-capacity")) return findCapacity(mock.url).finally(() => mock.close());
+  const { env, count, jobs } = await prepareDatabase();
+  if (INSTANCES > 1 && !env.DATABASE_URL)
+    throw new Error("--instances needs PostgreSQL (DATABASE_URL): the embedded database has one owner process.");
+  const app = await startApps(env, mock.url);
+  let stopped: Awaited<ReturnType<App["stop"]>> | null = null;
+  try {
+    const cookies: string[] = [];
+    for (let i = 0; i < USERS; i++) cookies.push(await signIn(i));
+
+    const chats = new Set<string>();
+    const tally = newTally();
+    const t0 = Date.now();
+    if (rate > 0) await openLoop(cookies, rate, SECONDS, chats, tally);
+    else await closedLoop(cookies, Date.now() + SECONDS * 1000, chats, tally);
     const elapsed = (Date.now() - t0) / 1000;
+    const { sent, ok: okAnswers, errors, ttft, apiTtft, apiOk: apiAnswers } = tally;
     // PostgreSQL: the backlog when the load stopped, then how long the idle app takes to finish it (at most 5 min).
     let backlog: number | null = null;
     let drainSeconds: number | null = null;
@@ -245,14 +350,11 @@ async function main() {
       while ((await jobs()).pending > 0 && Date.now() - d0 < 300_000) await new Promise((r) => setTimeout(r, 500));
       drainSeconds = round((Date.now() - d0) / 1000, 1);
     }
-    for (const a of apps) {
-      a.kill("SIGTERM");
-      await new Promise((r) => a.once("exit", r));
-    }
+    stopped = await app.stop();
     const stored = await count();
     const jobCounts = await jobs();
     console.log(
-      `Load: ${USERS} users for ${SECONDS} s through ${INSTANCES} next start instance(s) (${env.DATABASE_URL ? "PostgreSQL" : "PGlite"})${API ? ", half of them through /v1/chat/completions" : ""}, ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
+      `Load: ${USERS} users for ${SECONDS} s${rate > 0 ? ` at ${rate} turns/s (open loop)` : " (closed loop)"} through ${INSTANCES} next start instance(s) (${env.DATABASE_URL ? "PostgreSQL" : "PGlite"})${API ? ", half of them through /v1/chat/completions" : ""}, ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
     );
     console.log(
       table([
@@ -268,6 +370,9 @@ async function main() {
           errors,
           ttft_p50_ms: round(percentile(ttft, 50)),
           ttft_p95_ms: round(percentile(ttft, 95)),
+          ttft_p99_ms: round(percentile(ttft, 99)),
+          cpu_ms_per_turn: round((stopped.cpuSeconds * 1000) / Math.max(1, okAnswers), 1),
+          by_words_only: stopped.byWords,
           ...(API
             ? {
                 api_answered: apiAnswers,
@@ -289,10 +394,15 @@ async function main() {
     console.log(
       JSON.stringify({
         chats: chats.size,
+        rate: rate > 0 ? rate : null,
         messages_sent: sent,
         messages_stored: stored.user,
         errors,
+        ttft_p50_ms: round(percentile(ttft, 50)),
         ttft_p95_ms: round(percentile(ttft, 95)),
+        ttft_p99_ms: round(percentile(ttft, 99)),
+        cpu_ms_per_turn: round((stopped.cpuSeconds * 1000) / Math.max(1, okAnswers), 1),
+        questions_by_words_only: stopped.byWords,
         instances: INSTANCES,
         api_answered: API ? apiAnswers : null,
         api_ttft_p95_ms: API ? round(percentile(apiTtft, 95)) : null,
@@ -306,9 +416,71 @@ async function main() {
       }),
     );
   } finally {
-    for (const a of apps) if (a.exitCode === null) a.kill("SIGTERM");
+    if (!stopped) await app.stop().catch(() => undefined);
     await mock.close();
   }
+}
+
+/**
+ * `--find-capacity`: open-loop steps of rising rate (each on a fresh app, BENCH_SECONDS each, 30 s unless set) until
+ * first-token p95 passes 1 s or a turn fails; the capacity is the last rate that held. Then half that rate once more,
+ * the figure a deployment sized with headroom would see.
+ */
+async function findCapacity(mockUrl: string) {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 30);
+  const steps: Array<Record<string, number | null>> = [];
+  const step = async (rate: number) => {
+    const { env } = await prepareDatabase();
+    const app = await startApps(env, mockUrl);
+    const cookies: string[] = [];
+    const tally = newTally();
+    try {
+      for (let i = 0; i < USERS; i++) cookies.push(await signIn(i));
+      await openLoop(cookies, rate, seconds, new Set(), tally);
+    } finally {
+      const s = await app.stop();
+      const row = {
+        rate,
+        sent: tally.sent,
+        errors: tally.errors,
+        ttft_p50_ms: round(percentile(tally.ttft, 50)),
+        ttft_p95_ms: round(percentile(tally.ttft, 95)),
+        ttft_p99_ms: round(percentile(tally.ttft, 99)),
+        cpu_ms_per_turn: round((s.cpuSeconds * 1000) / Math.max(1, tally.ok), 1),
+        by_words_only: s.byWords,
+      };
+      steps.push(row);
+      console.error(JSON.stringify(row));
+    }
+    return steps.at(-1)!;
+  };
+  const holds = (r: Record<string, number | null>) => r.errors === 0 && (r.ttft_p95_ms ?? Infinity) <= 1000;
+  let rate = Number(argValue("--from") ?? 4);
+  let capacity = 0;
+  // Doubling until a step fails, then halving the gap between the last rate that held and the first that did not.
+  let failed = Infinity;
+  while (rate < failed && steps.length < 12) {
+    if (holds(await step(rate))) capacity = rate;
+    else failed = rate;
+    const next = failed === Infinity ? rate * 2 : Math.round((capacity + failed) / 2);
+    if (next <= capacity || next >= failed || failed - capacity <= Math.max(1, capacity * 0.1)) break;
+    rate = next;
+  }
+  const half = capacity ? await step(Math.max(1, Math.round(capacity / 2))) : null;
+  console.log(
+    `Capacity: open-loop steps of ${seconds} s, ${USERS} users, ${INSTANCES} instance(s) (${process.env.DATABASE_URL ? "PostgreSQL" : "PGlite"}), ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
+  );
+  console.log(table(steps));
+  for (const [k, n] of errorKinds) console.log(`error x${n}: ${k}`);
+  console.log(
+    JSON.stringify({
+      capacity_turns_per_s: capacity,
+      half_rate: half?.rate ?? null,
+      half_rate_ttft_p95_ms: half?.ttft_p95_ms ?? null,
+      half_rate_by_words_only: half?.by_words_only ?? null,
+      steps,
+    }),
+  );
 }
 
 main().then(

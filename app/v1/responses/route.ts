@@ -4,6 +4,7 @@ import { getDb } from "@/lib/db/client";
 import { authenticateKey } from "@/lib/keys/api-keys";
 import { createResponse, createResponseStream, responseInput } from "@/lib/api/responses";
 import { readJson } from "@/lib/http/route";
+import { sseEvent, sseResponse } from "@/lib/api/sse";
 import { v1Error, v1Route } from "@/lib/api/v1-route";
 
 export const dynamic = "force-dynamic";
@@ -14,30 +15,11 @@ export const POST = v1Route("POST /v1/responses", async (request: Request) => {
   if (!input.stream)
     return Response.json(await createResponse(caller, input), { headers: { "cache-control": "no-store" } });
   const events = await createResponseStream(caller, input);
-  const encoder = new TextEncoder();
-  const body = new ReadableStream({
-    async start(controller) {
-      const send = (type: string, data: object) =>
-        controller.enqueue(encoder.encode(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`));
-      try {
-        for await (const e of events) send((e as { type: string }).type, e);
-      } catch (e) {
-        // The stream has started: the error goes in it, as OpenAI's does.
-        const { error } = await v1Error(e, "v1 responses stream").json();
-        send("error", { type: "error", code: error.type, message: error.message, param: null });
-      } finally {
-        controller.close();
-      }
-    },
-    async cancel() {
-      await events.return(undefined); // the client went away: what was written is stored
-    },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      connection: "keep-alive",
+  return sseResponse(events, {
+    frame: (e) => sseEvent((e as { type: string }).type, e),
+    error: async (e) => {
+      const { error } = await v1Error(e, "v1 responses stream").json();
+      return sseEvent("error", { type: "error", code: error.type, message: error.message, param: null });
     },
   });
 });

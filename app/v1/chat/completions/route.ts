@@ -4,6 +4,7 @@ import { getDb } from "@/lib/db/client";
 import { authenticateKey } from "@/lib/keys/api-keys";
 import { completeOnce, completeStreaming, completionInput } from "@/lib/api/completions";
 import { readJson } from "@/lib/http/route";
+import { sseData, sseResponse } from "@/lib/api/sse";
 import { v1Error, v1Route } from "@/lib/api/v1-route";
 
 export const dynamic = "force-dynamic";
@@ -15,30 +16,9 @@ export const POST = v1Route("POST /v1/chat/completions", async (request: Request
   if (!input.stream)
     return Response.json(await completeOnce(caller, input), { headers: { "cache-control": "no-store" } });
   const chunks = await completeStreaming(caller, input);
-  const encoder = new TextEncoder();
-  const body = new ReadableStream({
-    async start(controller) {
-      const send = (data: string) => controller.enqueue(encoder.encode(`data: ${data}\n\n`));
-      try {
-        for await (const chunk of chunks) send(JSON.stringify(chunk));
-        send("[DONE]");
-      } catch (e) {
-        // The stream has started: the error goes in it, as OpenAI's does.
-        const r = v1Error(e, "v1 stream");
-        send(JSON.stringify(await r.json()));
-      } finally {
-        controller.close();
-      }
-    },
-    async cancel() {
-      await chunks.return(undefined); // the client went away: what was written is stored
-    },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      connection: "keep-alive",
-    },
+  return sseResponse(chunks, {
+    frame: sseData,
+    done: sseData("[DONE]"),
+    error: async (e) => sseData(await v1Error(e, "v1 stream").json()),
   });
 });
