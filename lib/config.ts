@@ -50,6 +50,8 @@ const schema = z.object({
   MNEMO_EMBEDDING_MODEL: optional,
   MNEMO_EMBEDDING_TIMEOUT_MS: intWithDefault(1500, 50),
   MNEMO_BUILTIN_EMBEDDINGS: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
+  // 0: a quarter of the cores, one to four (lib/llm/builtin-embedder.ts).
+  MNEMO_ENCODER_WORKERS: intWithDefault(0, 0).pipe(z.number().max(16, "at most 16")),
   MNEMO_MEMORY_MERGE_SIMILARITY: z
     .string()
     .trim()
@@ -140,6 +142,8 @@ export type Config = {
   embeddingTimeoutMs: number;
   /** Whether the built-in sentence encoder gives vectors when no embedding endpoint is set (MNEMO_BUILTIN_EMBEDDINGS). */
   builtinEmbeddings: boolean;
+  /** The built-in encoder's worker threads; 0: sized to the cores. */
+  encoderWorkers: number;
   passwordMinLength: number;
   rateLimit: {
     signinPerEmail: number;
@@ -314,6 +318,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     embeddingTimeoutMs: env.MNEMO_EMBEDDING_TIMEOUT_MS,
     // The sentence encoder that runs in the app when no embedding endpoint is set (lib/llm/builtin-embedder.ts).
     builtinEmbeddings: env.MNEMO_BUILTIN_EMBEDDINGS !== "off",
+    encoderWorkers: env.MNEMO_ENCODER_WORKERS,
     passwordMinLength: env.MNEMO_PASSWORD_MIN_LENGTH,
     rateLimit: {
       signinPerEmail: env.MNEMO_SIGNIN_LIMIT_PER_EMAIL,

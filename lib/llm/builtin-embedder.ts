@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { cutGraphemes } from "@/lib/text/policy";
+import { getConfig } from "@/lib/config";
 
 /** The name stored beside each vector: a change of model re-embeds everything (lib/memory/embed.ts). */
 export const BUILTIN_EMBEDDING_MODEL = "builtin/universal-sentence-encoder-lite";
@@ -81,8 +82,8 @@ const state = (): State =>
  * model's answers need the rest. Each worker holds its own copy of the model (about 100 MB).
  */
 export function poolSize(): number {
-  const set = Number(process.env.MNEMO_ENCODER_WORKERS);
-  if (Number.isInteger(set) && set >= 1) return Math.min(set, 16);
+  const set = getConfig().encoderWorkers;
+  if (set > 0) return set;
   return Math.max(1, Math.min(4, Math.floor(os.availableParallelism() / 4)));
 }
 
