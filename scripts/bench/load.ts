@@ -29,6 +29,8 @@ import { percentile, round, table } from "./stats";
 const USERS = Number(process.env.BENCH_USERS ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const PORT = Number(process.env.BENCH_PORT ?? 3300);
+/** Open loop: seconds at the rate before measuring (BENCH_WARMUP). */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 5);
 const argValue = (name: string) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
@@ -146,7 +148,11 @@ async function apiTurn(client: OpenAI, history: OpenAI.Chat.Completions.ChatComp
   return { text, ttft: ttft ?? performance.now() - start };
 }
 
-type App = { stop: () => Promise<{ cpuSeconds: number; byWords: number | null; asked: number | null }> };
+type App = {
+  /** Starts counting the app's CPU from now (after the sign-ins, whose password hashing is not a turn's cost). */
+  mark: () => void;
+  stop: () => Promise<{ cpuSeconds: number; byWords: number | null; asked: number | null }>;
+};
 
 /** Starts the app instances on the prepared database and waits until each answers /api/health. */
 async function startApps(env: Record<string, string>, mockUrl: string): Promise<App> {
@@ -185,8 +191,9 @@ async function startApps(env: Record<string, string>, mockUrl: string): Promise<
         break;
       await new Promise((r) => setTimeout(r, 500));
     }
-  const cpu0 = apps.map((a) => processTreeCpu(a.pid!));
+  let cpu0 = apps.map((a) => processTreeCpu(a.pid!));
   return {
+    mark: () => (cpu0 = apps.map((a) => processTreeCpu(a.pid!))),
     stop: async () => {
       const cpu = apps.reduce((sum, a, i) => sum + processTreeCpu(a.pid!) - cpu0[i], 0);
       for (const a of apps) {
@@ -287,14 +294,25 @@ async function closedLoop(cookies: string[], deadline: number, chats: Set<string
  * last turn is still running starts a new chat; else every fifth turn does). First-token time is then a turn's
  * latency at that rate, not queueing behind a fixed number of users.
  */
-async function openLoop(cookies: string[], rate: number, seconds: number, chats: Set<string>, tally: Tally) {
+async function openLoop(
+  cookies: string[],
+  rate: number,
+  seconds: number,
+  chats: Set<string>,
+  measured: Tally,
+  onMeasure: () => void,
+) {
   const users = cookies.map(() => ({ threadId: undefined as string | undefined, busy: false, turn: 0 }));
   const running: Promise<void>[] = [];
+  // The first WARMUP seconds at the rate are not counted: a fresh server compiles its routes and its JIT warms.
+  const warmup = Math.round(rate * WARMUP_SECONDS);
   const t0 = performance.now();
-  for (let i = 0; i < rate * seconds; i++) {
+  for (let i = 0; i < warmup + rate * seconds; i++) {
     const due = t0 + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (i === warmup) onMeasure();
+    const tally = i < warmup ? newTally() : measured;
     const u = i % cookies.length;
     const me = users[u];
     const threadId = me.busy || me.turn % 5 === 0 ? undefined : me.threadId;
@@ -333,13 +351,15 @@ async function main() {
   try {
     const cookies: string[] = [];
     for (let i = 0; i < USERS; i++) cookies.push(await signIn(i));
+    app.mark();
 
     const chats = new Set<string>();
     const tally = newTally();
     const t0 = Date.now();
-    if (rate > 0) await openLoop(cookies, rate, SECONDS, chats, tally);
+    if (rate > 0) await openLoop(cookies, rate, SECONDS, chats, tally, app.mark);
     else await closedLoop(cookies, Date.now() + SECONDS * 1000, chats, tally);
-    const elapsed = (Date.now() - t0) / 1000;
+    // Open loop: the measured part (after the warm-up), which ends when its last answer does.
+    const elapsed = rate > 0 ? Math.max(SECONDS, (Date.now() - t0) / 1000 - WARMUP_SECONDS) : (Date.now() - t0) / 1000;
     const { sent, ok: okAnswers, errors, ttft, apiTtft, apiOk: apiAnswers } = tally;
     // PostgreSQL: the backlog when the load stopped, then how long the idle app takes to finish it (at most 5 min).
     let backlog: number | null = null;
@@ -436,7 +456,7 @@ async function findCapacity(mockUrl: string) {
     const tally = newTally();
     try {
       for (let i = 0; i < USERS; i++) cookies.push(await signIn(i));
-      await openLoop(cookies, rate, seconds, new Set(), tally);
+      await openLoop(cookies, rate, seconds, new Set(), tally, app.mark);
     } finally {
       const s = await app.stop();
       const row = {
