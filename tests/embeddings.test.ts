@@ -95,6 +95,23 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(mock.embeddingRequests().at(-1)!.body.input).toEqual(["Where did I go on holiday?"]);
   });
 
+  it("a turn's question is encoded once: the embed job gives the user's message the question's vector", async () => {
+    const user = (await t.db.user.create({ data: { email: `once-${engine}@example.com` } })).id;
+    const d = deferred(() => t.db);
+    const before = mock.embeddingRequests().length;
+    const text = "My bike is a green Brompton from 2019";
+    await collect(runTurn(t.db, user, { kind: "send", content: text }, { defer: d.defer }));
+    await d.flush();
+    expect(await pending(user)).toBe(0);
+    const inputs = mock
+      .embeddingRequests()
+      .slice(before)
+      .flatMap((r) => r.body.input as string[]);
+    expect(inputs.filter((x) => x === text)).toHaveLength(1);
+    // The answer was embedded, by the job.
+    expect(inputs.length).toBeGreaterThan(1);
+  });
+
   it("an embedding outage: the turn answers with recall by words, logged once; pending rows wait for the next run", async () => {
     const user = (await t.db.user.create({ data: { email: `outage-${engine}@example.com` } })).id;
     await addMemory(

@@ -10,6 +10,7 @@ import { describeModelError, openaiClient } from "./client";
 import { resolveConnectionCached, type ModelConnection } from "./connection";
 import { recordUsage } from "@/lib/account/usage-ledger";
 import { BUILTIN_EMBEDDING_MODEL, builtinEmbedderInstalled, embedBuiltin } from "./builtin-embedder";
+import { recentVector, rememberVector } from "./recent-vectors";
 
 /** An endpoint's embedding model, or the built-in one (`connection: null`: nothing leaves the machine). */
 export type Embedder = { connection: ModelConnection; model: string } | { connection: null; model: string };
@@ -35,12 +36,36 @@ export async function resolveEmbedder(db: Db): Promise<Embedder | null> {
   return builtinEmbedder();
 }
 
-/** The vectors for `texts`, in order. Throws on an endpoint error or a malformed answer. */
-export async function embedTexts(
-  e: Embedder,
-  texts: string[],
-  opts: { timeoutMs?: number; maxRetries?: number; onTokens?: (tokens: number) => void; priority?: boolean } = {},
-): Promise<number[][]> {
+type EmbedOptions = {
+  timeoutMs?: number;
+  maxRetries?: number;
+  onTokens?: (tokens: number) => void;
+  priority?: boolean;
+};
+
+/**
+ * The vectors for `texts`, in order. A text this embedder gave a vector lately (a question, then the same message in
+ * the embed job) is not sent again (lib/llm/recent-vectors.ts). Throws on an endpoint error or a malformed answer.
+ */
+export async function embedTexts(e: Embedder, texts: string[], opts: EmbedOptions = {}): Promise<number[][]> {
+  const who = `${e.connection?.baseURL ?? "builtin"}\u0000${e.model}`;
+  const out = texts.map((t) => recentVector(who, t));
+  const missing = texts.flatMap((t, i) => (out[i] ? [] : [i]));
+  if (missing.length) {
+    const fresh = await computeVectors(
+      e,
+      missing.map((i) => texts[i]),
+      opts,
+    );
+    missing.forEach((i, k) => {
+      out[i] = fresh[k];
+      rememberVector(who, texts[i], fresh[k]);
+    });
+  }
+  return out as number[][];
+}
+
+async function computeVectors(e: Embedder, texts: string[], opts: EmbedOptions): Promise<number[][]> {
   if (!texts.length) return [];
   if (!e.connection) return withTimeout(embedBuiltin(texts, { priority: opts.priority }), opts.timeoutMs);
   const res = await openaiClient(e.connection, {
