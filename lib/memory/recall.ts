@@ -178,16 +178,26 @@ export async function recall(
 
   // Passages: lexical hits with their neighbours, plus the vector hits' neighbours (same filters).
   const lexHitIds = new Set(lexRows.map((r) => r.hit));
-  const vecRows = vecMessages.length
-    ? await passagesAround(
-        db,
-        userId,
-        u.scope,
-        vecMessages.filter((h) => !lexHitIds.has(h.id)),
-        opts.excludeThreadId,
-        n,
-      )
-    : [];
+  // The vector hits' neighbours and the memories found only by vector, read together (one wait, not two).
+  const memById = new Map<string, MemoryCandidate>(relevant.map((m) => [m.id, m]));
+  for (const m of profile.memories) if (!memById.has(m.id)) memById.set(m.id, m);
+  const [vecRows] = await Promise.all([
+    vecMessages.length
+      ? passagesAround(
+          db,
+          userId,
+          u.scope,
+          vecMessages.filter((h) => !lexHitIds.has(h.id)),
+          opts.excludeThreadId,
+          n,
+        )
+      : Promise.resolve([]),
+    loadMissingMemories(
+      u,
+      vecMemories.map((v) => v.id).filter((id) => !memById.has(id)),
+      memById,
+    ),
+  ]);
   const rows = [...lexRows, ...vecRows];
   if (c.enabled) {
     for (const r of [...rows, ...recent])
@@ -221,13 +231,6 @@ export async function recall(
     if (!lexHitIds.has(v.id) && inDates(hits.get(v.id)!.at))
       hitScores.set(v.id, hitScores.get(v.id)! + VECTOR_DATE_BONUS);
 
-  const memById = new Map<string, MemoryCandidate>(relevant.map((m) => [m.id, m]));
-  for (const m of profile.memories) if (!memById.has(m.id)) memById.set(m.id, m);
-  await loadMissingMemories(
-    u,
-    vecMemories.map((v) => v.id).filter((id) => !memById.has(id)),
-    memById,
-  );
   const memScores = fuse(
     relevant.map((m) => ({ key: m.id, rank: m.rank })),
     vecMemories.filter((v) => memById.has(v.id)),
