@@ -280,6 +280,8 @@ for (const engine of benchEngines()) {
     "pairs judged": judged,
     "merge recall": round(rightMerges / dupPlanted, 3),
     "merge precision": round(precision, 3),
+    // Found: settled (one side closed, as archived or as past) or put to the user as a conflict.
+    "contradictions found": settled + flagged,
     "contradictions settled": settled,
     "left to the user": flagged,
     "wrong merges": wrongArchives,
@@ -291,6 +293,7 @@ for (const engine of benchEngines()) {
     pairsJudged: judged,
     mergeRecall: round(rightMerges / dupPlanted, 3),
     mergePrecision: round(precision, 3),
+    contradictionsFound: settled + flagged,
     contradictionsSettled: settled,
     leftToUser: flagged,
     contradictionsPlanted: 100,
