@@ -6,6 +6,7 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { open, seal } from "@/lib/crypto/secret-box";
 import { syncNotes } from "./server-notes";
+import { forgetRecentVectors } from "./recent-vectors";
 
 const SETTING_KEY = "model-connection";
 const PURPOSE = "model-api-key";
@@ -190,4 +191,5 @@ export function resolveConnectionCached(db: Db): Promise<ConnectionState> {
 }
 export function clearConnectionCache(db: Db) {
   cache.delete(db);
+  forgetRecentVectors();
 }

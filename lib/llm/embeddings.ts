@@ -151,17 +151,16 @@ export async function embedQuery(
       onTokens: (tokens) =>
         userId && void recordUsage(db, userId, { embeddingCalls: 1, tokens }).catch(() => undefined),
     });
-    if (st.down && Date.now() - st.loggedAt >= FALLBACK_LOG_MS) {
-      console.log(`[mnemo] embeddings: ${e.model} answers again; recall by meaning is back (${fallbackTally(st)})`);
-      st.down = false;
-    }
+    if (st.down) console.log(`[mnemo] embeddings: ${e.model} answers again; recall by meaning is back (${tally(st)})`);
+    st.down = false;
     return { model: e.model, vector };
   } catch (err) {
     st.byWords++;
+    // The first failure of an outage at once; while it lasts, a line a minute with the count.
     if (!st.down || Date.now() - st.loggedAt >= FALLBACK_LOG_MS) {
       console.warn(
         `[mnemo] embeddings: ${e.model} failed (${describeModelError(err)}); recalling by words only until it ` +
-          `answers (${fallbackTally(st)})`,
+          `answers (${tally(st)})`,
       );
     }
     st.down = true;
@@ -170,7 +169,7 @@ export async function embedQuery(
 }
 
 /** "3 of 1,200 questions by words only since start", and marks the log as written now. */
-function fallbackTally(st: QuestionVectorStats): string {
+function tally(st: QuestionVectorStats): string {
   st.loggedAt = Date.now();
   return `${st.byWords.toLocaleString("en")} of ${st.asked.toLocaleString("en")} questions by words only since start`;
 }

@@ -31,3 +31,8 @@ export function rememberVector(embedder: string, text: string, vector: number[])
   c.set(keyOf(embedder, text), { vector, at: Date.now() });
   while (c.size > MAX_ENTRIES) c.delete(c.keys().next().value!);
 }
+
+/** Forgets every vector: the connection changed (an endpoint's model of the same name may now be another). */
+export function forgetRecentVectors(): void {
+  cache().clear();
+}

@@ -3,6 +3,8 @@
 import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
+import { beforeEach } from "vitest";
+import { forgetRecentVectors } from "@/lib/llm/recent-vectors";
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-test-"));
 process.env.MNEMO_DATA_DIR = scratch;
@@ -15,3 +17,6 @@ delete process.env.MNEMO_MEMORY_MODEL;
 delete process.env.MNEMO_EMBEDDING_MODEL;
 // Recall by words only, as most tests were written for; tests/builtin-embeddings.test.ts turns the built-in encoder on.
 process.env.MNEMO_BUILTIN_EMBEDDINGS = "off";
+
+// The test model server's vectors are scripted per test: a vector one test was given is not another's.
+beforeEach(() => forgetRecentVectors());
