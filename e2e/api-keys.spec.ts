@@ -26,7 +26,7 @@ test("an API key: made once on the settings page, used by the openai client, sho
   // The real openai client, from outside the browser.
   const client = new OpenAI({ baseURL: `${baseURL}/v1`, apiKey: key, maxRetries: 0 });
   const r = await client.chat.completions.create({
-    model: "anything",
+    model: "mnemo",
     messages: [{ role: "user", content: `Any snack ideas for me, peanuts ${tag}?` }],
   });
   expect(r.choices[0].message.content).toBeTruthy();

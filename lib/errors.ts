@@ -8,6 +8,8 @@ import { count } from "@/lib/text/plural";
 
 /** An error whose message is written for the user. */
 export class AppError extends Error {
+  /** OpenAI's name for this error, where it has one (/v1 answers it as `error.code`). */
+  code?: string;
   constructor(
     message: string,
     public status = 400,
@@ -31,6 +33,14 @@ export class AdminAccessDisabledError extends AppError {
       "Admin access to users' threads and memories is turned off on this deployment (MNEMO_ADMIN_THREAD_ACCESS=off).",
       403,
     );
+  }
+}
+
+/** A model a /v1 caller named that is not on the admin's list (lib/llm/models.ts): OpenAI's 404. */
+export class ModelNotFoundError extends AppError {
+  code = "model_not_found";
+  constructor(id: string) {
+    super(`The model '${id}' does not exist or you do not have access to it. GET /v1/models lists the ones here.`, 404);
   }
 }
 

@@ -411,7 +411,7 @@ async function apiKeys(app: AppProcess, a: Client) {
     fetch(app.base + url, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify({ model: "x", messages: [{ role: "user", content: "hello through the API" }] }),
+      body: JSON.stringify({ model: "mnemo", messages: [{ role: "user", content: "hello through the API" }] }),
     });
   const ok = await ask("/v1/chat/completions", { authorization: `Bearer ${key}` });
   const body = (await ok.json().catch(() => ({}))) as { object?: string };
@@ -441,7 +441,7 @@ async function apiKeys(app: AppProcess, a: Client) {
     fetch(app.base + "/v1/chat/completions", {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: JSON.stringify({ model: "x", messages: [{ role: "user", content: words }] }),
+      body: JSON.stringify({ model: "mnemo", messages: [{ role: "user", content: words }] }),
     }).then(async (r) => ({ status: r.status, text: await r.text() })),
   );
   check(

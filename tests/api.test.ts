@@ -9,7 +9,7 @@ vi.mock("@/lib/db/client", () => ({ getDb: async () => state.db, getDatabase: as
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm, type RecordedRequest } from "@/testing/mock-llm";
 import { userContext, inMemoryScope, type UserContext } from "@/lib/user-context";
-import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { saveConnection, clearConnectionCache, saveModelList } from "@/lib/llm/connection";
 import { addMemory } from "@/lib/memory/store";
 import { createApiKey, revokeApiKey } from "@/lib/keys/api-keys";
 import { createProject } from "@/lib/projects/projects";
@@ -85,7 +85,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
       { role: "system" as const, content: "You are a cooking helper." },
       { role: "user" as const, content: "Any peanut-free snack ideas?" },
     ];
-    const r = await client(key).chat.completions.create({ model: "anything", messages: first });
+    const r = await client(key).chat.completions.create({ model: "mnemo", messages: first });
     expect(r.object).toBe("chat.completion");
     expect(r.choices[0].message.content).toBe("Skip the satay.");
     const sent = answerRequest()!.body.messages as Array<{ role: string; content: string }>;
@@ -100,7 +100,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     // The client sends the whole conversation again: the same thread, only the new message and answer are added.
     mock.script({ content: "Apples with sunflower butter." });
     await client(key).chat.completions.create({
-      model: "anything",
+      model: "mnemo",
       messages: [...first, { role: "assistant", content: "Skip the satay." }, { role: "user", content: "And sweet?" }],
     });
     expect((await listThreads(u, {})).threads).toHaveLength(1);
@@ -120,7 +120,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const { key } = await createApiKey(u, { name: "chat-only", scopes: ["chat"] });
     mock.script({ content: "Noted." });
     await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "Remember that my sister Ines lives in Braga." }],
     });
     expect(await t.db.item.count({ where: { userId: u.userId } })).toBe(2); // the exchange is kept
@@ -132,7 +132,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const { key } = await createApiKey(u, { name: "py", scopes: ["chat"] });
     mock.script({ content: "Fine." });
     const r = await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [
         { role: "user", content: "What is the weather?", name: null },
         {
@@ -167,7 +167,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     mock.script({ content: '{"city":"Porto"}' });
     const schema = { name: "place", schema: { type: "object", properties: { city: { type: "string" } } } };
     await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "Where do I live?" }],
       response_format: { type: "json_schema", json_schema: schema },
       seed: 7,
@@ -191,7 +191,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
       n: 2,
     });
     const streamed = client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "Two at once?" }],
       n: 2,
       stream: true,
@@ -201,7 +201,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     mock.script({ status: 400, errorMessage: "response_format json_schema is not supported by this model" });
     await expect(
       client(key).chat.completions.create({
-        model: "x",
+        model: "mnemo",
         messages: [{ role: "user", content: "Again" }],
         response_format: { type: "json_object" },
       }),
@@ -212,7 +212,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const u = await newUser();
     const { key } = await createApiKey(u, { name: "rag", scopes: ["chat"] });
     // With no embedding model and the built-in encoder off, it says what to set.
-    await expect(client(key).embeddings.create({ model: "x", input: "hello" })).rejects.toMatchObject({
+    await expect(client(key).embeddings.create({ model: "mnemo", input: "hello" })).rejects.toMatchObject({
       status: 400,
       message: expect.stringContaining("Embeddings are off"),
     });
@@ -223,7 +223,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     );
     clearConnectionCache(t.db);
     const asFloat = await client(key).embeddings.create({
-      model: "anything",
+      model: "mnemo",
       input: ["a fig tree", "the balcony"],
       encoding_format: "float",
     });
@@ -232,17 +232,62 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const dims = asFloat.data[0].embedding.length;
     expect(dims).toBeGreaterThan(0);
     // The openai SDK asks for base64 unless told otherwise, and decodes it: the same numbers (as float32).
-    const decoded = await client(key).embeddings.create({ model: "anything", input: ["a fig tree", "the balcony"] });
+    const decoded = await client(key).embeddings.create({ model: "mnemo", input: ["a fig tree", "the balcony"] });
     expect(decoded.data[0].embedding).toHaveLength(dims);
     expect(decoded.data[0].embedding[0]).toBeCloseTo(asFloat.data[0].embedding[0], 5);
     const day = await t.db.usageDay.findFirstOrThrow({ where: { userId: u.userId } });
     expect(day.embeddingCalls).toBe(2);
     await expect(
-      client(key).embeddings.create({ model: "x", input: "hi", dimensions: dims + 1, encoding_format: "float" }),
+      client(key).embeddings.create({ model: "mnemo", input: "hi", dimensions: dims + 1, encoding_format: "float" }),
     ).rejects.toMatchObject({ status: 400, message: expect.stringContaining(`${dims} dimensions`) });
-    await expect(client(key).embeddings.create({ model: "x", input: [[1, 2, 3]] })).rejects.toMatchObject({
+    await expect(client(key).embeddings.create({ model: "mnemo", input: [[1, 2, 3]] })).rejects.toMatchObject({
       status: 400,
     });
+  });
+
+  it("the admin's model list: /v1/models lists it, a listed model answers, an unknown one is OpenAI's 404 and stores nothing", async () => {
+    const u = await newUser();
+    await saveModelList(
+      t.db,
+      { models: [{ id: "mock-chat" }, { id: "mock-alt", label: "Alt", vision: true }], defaultId: "mock-chat" },
+      u.userId,
+    );
+    clearConnectionCache(t.db);
+    try {
+      const { key } = await createApiKey(u, { name: "picker", scopes: ["chat"] });
+      const list = await client(key).models.list();
+      expect(list.data.map((m) => m.id)).toEqual(["mock-chat", "mock-alt"]);
+      expect(await client(key).models.retrieve("mock-alt")).toMatchObject({ id: "mock-alt" });
+      mock.script({ content: "From the alternative." });
+      const r = await client(key).chat.completions.create({
+        model: "mock-alt",
+        messages: [{ role: "user", content: "hi" }],
+      });
+      expect(r.model).toBe("mock-alt");
+      expect(mock.chatRequests().at(-1)?.body.model).toBe("mock-alt");
+      const stored = await t.db.item.findFirstOrThrow({ where: { userId: u.userId, role: "assistant" } });
+      expect(stored.model).toBe("mock-alt");
+      // "mnemo" is the default's other name.
+      await client(key).chat.completions.create({ model: "mnemo", messages: [{ role: "user", content: "again" }] });
+      expect(mock.chatRequests().at(-1)?.body.model).toBe("mock-chat");
+      const before = await t.db.item.count({ where: { userId: u.userId } });
+      const sent = mock.chatRequests().length;
+      const refused = await client(key)
+        .chat.completions.create({ model: "gpt-9", messages: [{ role: "user", content: "hello?" }] })
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(refused).toMatchObject({ status: 404, code: "model_not_found" });
+      expect(String((refused as Error).message)).toContain("gpt-9");
+      expect(await t.db.item.count({ where: { userId: u.userId } })).toBe(before);
+      expect(mock.chatRequests().length).toBe(sent);
+      await expect(client(key).models.retrieve("gpt-9")).rejects.toMatchObject({
+        status: 404,
+        code: "model_not_found",
+      });
+    } finally {
+      await t.db.appSetting.deleteMany({ where: { key: "chat-models" } });
+      clearConnectionCache(t.db);
+    }
   });
 
   it("GET /v1/models/{id} and any other /v1 path answer in OpenAI's JSON shape", async () => {
@@ -263,7 +308,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const { key } = await createApiKey(u, { name: "cut", scopes: ["chat", "memory:write"] });
     mock.script({ content: "One two three four five six seven eight nine ten", chunkDelayMs: 1, dropAfterChunks: 3 });
     const stream = await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "Count to ten" }],
       stream: true,
     });
@@ -287,7 +332,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const { key } = await createApiKey(u, { name: "script", scopes: ["chat"] });
     mock.script({ content: "Rex would love a walk [memory: Has a dog named Rex] today.", chunkDelayMs: 1 });
     const stream = await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "What should I do with my dog this weekend?" }],
       stream: true,
       stream_options: { include_usage: true },
@@ -325,7 +370,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
       const notes = `My notes: ${"we cooked and tasted and wrote it all down. ".repeat(80)}`;
       const ask = (q: string) =>
         client(key).chat.completions.create({
-          model: "anything",
+          model: "mnemo",
           messages: [
             { role: "user", content: notes },
             { role: "assistant", content: "Got it." },
@@ -361,7 +406,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const { key } = await createApiKey(u, { name: "long", scopes: ["chat"] });
     mock.contextLength = 1200;
     const long = `Read this: ${"a very long document about peanuts. ".repeat(400)}`;
-    const call = client(key).chat.completions.create({ model: "x", messages: [{ role: "user", content: long }] });
+    const call = client(key).chat.completions.create({ model: "mnemo", messages: [{ role: "user", content: long }] });
     await expect(call).rejects.toMatchObject({
       status: 400,
       message: expect.stringContaining("longer than the model can read at once (1,200 tokens)"),
@@ -373,7 +418,10 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const { key } = await createApiKey(u, { name: "bulk", scopes: ["chat"] });
     const words = Array.from({ length: 700_000 }, (_, i) => (i * 7919).toString(36)).join(" ");
     mock.script({ content: "Read it all." });
-    const r = await client(key).chat.completions.create({ model: "x", messages: [{ role: "user", content: words }] });
+    const r = await client(key).chat.completions.create({
+      model: "mnemo",
+      messages: [{ role: "user", content: words }],
+    });
     expect(r.choices[0].message.content).toBe("Read it all.");
     expect((answerRequest()!.body.messages as Array<{ content: string }>).at(-1)!.content).toBe(words);
     const stored = await t.db.item.findFirstOrThrow({ where: { userId: u.userId, role: "user" } });
@@ -390,7 +438,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const doc = `Remember my sister Ines lives in Braga. ${words} And remember I start on Monday.`;
     expect(doc.length).toBeGreaterThan(600_000);
     mock.script({ content: "Noted." });
-    await client(key).chat.completions.create({ model: "x", messages: [{ role: "user", content: doc }] });
+    await client(key).chat.completions.create({ model: "mnemo", messages: [{ role: "user", content: doc }] });
     mock.reset();
     mock.script({ system: "You maintain a user's long-term memory", json: { decisions: [{ op: "NONE" }] } });
     expect((await runDueJobs(t.db)).failed).toBe(0);
@@ -413,7 +461,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
       },
     ];
     const r = await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "Weather in Porto?" }],
       tools,
     });
@@ -428,7 +476,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     const readOnly = await createApiKey(u, { name: "reader", scopes: ["memory:read"] });
     const good = await createApiKey(u, { name: "good", scopes: ["chat"] });
     const ask = (key: string) =>
-      client(key).chat.completions.create({ model: "x", messages: [{ role: "user", content: "hello" }] });
+      client(key).chat.completions.create({ model: "mnemo", messages: [{ role: "user", content: "hello" }] });
     await expect(ask(revoked.key)).rejects.toMatchObject({ status: 401 });
     await expect(ask(readOnly.key)).rejects.toMatchObject({ status: 403 });
     await expect(ask("mnemo_made-up-key")).rejects.toMatchObject({ status: 401 });
@@ -462,7 +510,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
       json: { decisions: [{ op: "ADD", text: "The novel is set in Lisbon" }] },
     });
     await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "Tell me about my cat and the detective; the novel is set in Lisbon" }],
     });
     const sent = JSON.stringify(answerRequest()!.body.messages);
@@ -496,7 +544,7 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     expect(file).not.toContain(key);
     const mine = await createApiKey(u, { name: "laptop", scopes: ["chat"] });
     await client(mine.key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "secret fact?" }],
     });
     expect(JSON.stringify(answerRequest()!.body.messages)).not.toContain("Other user's secret fact");
@@ -669,7 +717,7 @@ describe.each(engines)("what left the box on %s", (engine) => {
     const open = await addMemory(u, { text: "Takes the train every morning", source: "explicit" }, "user", "x");
     const { key } = await createApiKey(u, { name: "laptop", scopes: ["chat"] });
     await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "What do I take every morning?" }],
     });
     const sent = JSON.stringify(mock.chatRequests().at(-1)!.body.messages);
@@ -689,7 +737,7 @@ describe.each(engines)("what left the box on %s", (engine) => {
     await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, id);
     clearConnectionCache(t.db);
     await client(key).chat.completions.create({
-      model: "x",
+      model: "mnemo",
       messages: [{ role: "user", content: "What medicine do I take every morning?" }],
     });
     expect(JSON.stringify(mock.chatRequests().at(-1)!.body.messages)).toContain("sertraline");

@@ -143,6 +143,10 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       expect: OWNER_ONLY,
     },
     deleteThreadAction: { call: (m, fx) => m.deleteThreadAction(fx.threadId as never), expect: OWNER_ONLY },
+    setThreadModelAction: {
+      call: (m, fx) => m.setThreadModelAction(fx.threadId as never, "mock-chat" as never),
+      expect: OWNER_ONLY,
+    },
     switchBranchAction: {
       call: (m, fx) => m.switchBranchAction(fx.threadId as never, fx.userItemId as never),
       expect: OWNER_ONLY,
@@ -283,6 +287,12 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
         m.saveModelSettingsAction({ baseURL: "http://127.0.0.1:9/v1", chatModel: "c", memoryModel: "m" } as never),
       expect: ADMIN_ONLY,
     },
+    saveModelListAction: {
+      call: (m) =>
+        m.saveModelListAction({ models: [{ id: "mock-chat" }, { id: "other" }], defaultId: "mock-chat" } as never),
+      expect: ADMIN_ONLY,
+    },
+    serverModelsAction: { call: (m) => m.serverModelsAction(), expect: ADMIN_ONLY, mayFail: true },
     testModelConnectionAction: {
       call: (m) => m.testModelConnectionAction({ baseURL: "", chatModel: "", memoryModel: "" } as never),
       expect: ADMIN_ONLY,

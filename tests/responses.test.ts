@@ -103,7 +103,7 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
     await addMemory(u, { text: "Allergic to peanuts", source: "explicit" }, "user", "said so");
     const c = client(key);
     mock.script({ content: "Try the lentil curry." });
-    const r = await c.responses.create({ model: "gpt-x", instructions: "Be brief.", input: "Dinner idea for me?" });
+    const r = await c.responses.create({ model: "mnemo", instructions: "Be brief.", input: "Dinner idea for me?" });
     expect(r).toMatchObject({ object: "response", status: "completed" });
     expect(r.output_text).toBe("Try the lentil curry.");
     const sent = lastChat().messages as Sent;
@@ -114,7 +114,7 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
 
     // previous_response_id: the thread replays up to that answer; the new turn goes in the same thread.
     mock.script({ content: "Then the chickpea one." });
-    const next = await c.responses.create({ model: "x", previous_response_id: r.id, input: "Something else?" });
+    const next = await c.responses.create({ model: "mnemo", previous_response_id: r.id, input: "Something else?" });
     expect(next.output_text).toBe("Then the chickpea one.");
     const replay = (lastChat().messages as Sent).map((m) => [m.role, m.content]);
     expect(replay.slice(1)).toEqual([
@@ -136,7 +136,7 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
     const { key } = await newUser();
     const c = client(key);
     mock.script({ content: "One two three" });
-    const stream = await c.responses.create({ model: "x", input: "Count", stream: true });
+    const stream = await c.responses.create({ model: "mnemo", input: "Count", stream: true });
     const types: string[] = [];
     let text = "";
     let final: OpenAI.Responses.Response | null = null;
@@ -153,7 +153,7 @@ describe.each(engines)("the Responses and Conversations APIs on %s", (engine) =>
       "One two three",
     );
     mock.script({ content: "a b c d e f g", chunkDelayMs: 5, dropAfterChunks: 2 });
-    const cut = await c.responses.create({ model: "x", input: "Go on", stream: true });
+    const cut = await c.responses.create({ model: "mnemo", input: "Go on", stream: true });
     await expect(
       (async () => {
         for await (const e of cut) void e;

@@ -1,23 +1,15 @@
 import { ChatView } from "@/components/chat/chat-view";
-import { getConfig } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
-import { resolveConnection } from "@/lib/llm/connection";
+import { chatSetup } from "@/lib/chat/chat-setup";
 import { pageUser } from "@/lib/auth/session";
 
 export const dynamic = "force-dynamic";
 
 export default async function NewChatPage() {
   await pageUser();
-  const state = await resolveConnection(await getDb());
+  const setup = await chatSetup(await getDb(), {});
   // The key forces a fresh chat each time "New chat" is opened (a server component renders once per request).
   // eslint-disable-next-line react-hooks/purity -- a server component: one render per request, never re-rendered
   const visit = Date.now();
-  return (
-    <ChatView
-      key={visit}
-      initial={null}
-      modelMissing={state.configured ? null : state.reason}
-      maxChars={getConfig().chat.maxMessageChars}
-    />
-  );
+  return <ChatView key={visit} initial={null} {...setup} />;
 }

@@ -6,7 +6,13 @@ import { Eraser, Folder, Undo2 } from "lucide-react";
 import Link from "next/link";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
-import { clearThreadAction, loadThreadAction, switchBranchAction, undoTurnAction } from "@/app/(app)/c/actions";
+import {
+  clearThreadAction,
+  loadThreadAction,
+  setThreadModelAction,
+  switchBranchAction,
+  undoTurnAction,
+} from "@/app/(app)/c/actions";
 import type { ThreadView } from "@/lib/chat/threads";
 import { Composer } from "./composer";
 import { Message } from "./message";
@@ -14,11 +20,11 @@ import type { UiItem } from "./types";
 import { count } from "@/lib/text/plural";
 import type { WireTurnEvent } from "@/lib/chat/turn-events";
 import { LocalDate } from "@/components/ui/local-date";
+import type { ChatSetup } from "@/lib/chat/chat-setup";
+import { ModelPicker } from "./model-picker";
 
-type Props = {
+type Props = ChatSetup & {
   initial: ThreadView | null;
-  modelMissing: string | null;
-  maxChars: number;
   /** A new chat started in this project (an existing thread names its own). */
   project?: { id: string; name: string } | null;
 };
@@ -82,7 +88,14 @@ function pendingItem(id: string, role: UiItem["role"], content: string, status: 
   };
 }
 
-export function ChatView({ initial, modelMissing, maxChars, project: newIn = null }: Props) {
+export function ChatView({
+  initial,
+  modelMissing,
+  maxChars,
+  models,
+  model: initialModel,
+  project: newIn = null,
+}: Props) {
   const [threadId, setThreadId] = useState<string | null>(initial?.thread.id ?? null);
   const [title, setTitle] = useState(initial?.thread.title ?? null);
   const [items, setItems] = useState<UiItem[]>(initial ? toUi(initial) : []);
@@ -91,6 +104,7 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);
   const [temporary, setTemporary] = useState(initial?.thread.temporary ?? false);
+  const [model, setModel] = useState(initialModel);
   const imported = initial?.thread.imported ?? null;
   const project = initial ? initial.thread.project : newIn;
   const abortRef = useRef<AbortController | null>(null);
@@ -190,6 +204,7 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
           const ev = JSON.parse(line) as WireTurnEvent;
           if (ev.type === "start") {
             started = true;
+            if (ev.modelNote) toast.info(ev.modelNote);
             assistantId = ev.assistantItemId;
             streamingId.current = ev.assistantItemId;
             if (!currentThread) {
@@ -296,6 +311,8 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
         content,
         temporary: threadId ? undefined : temporary,
         projectId: threadId || temporary ? undefined : project?.id,
+        // A new chat's pick goes with its first message (an existing thread keeps its own).
+        model: threadId ? undefined : (model ?? undefined),
       },
       { user },
     );
@@ -307,8 +324,19 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
       { kind: "edit", threadId, itemId: item.id, content },
       { user: { ...item, id: "pending-user", content, siblingIds: [] }, replaceId: item.id },
     );
-  const onRegenerate = (item: UiItem) =>
-    void stream({ kind: "regenerate", threadId, itemId: item.id }, { replaceId: item.id });
+  const onRegenerate = (item: UiItem, withModel?: string) =>
+    void stream({ kind: "regenerate", threadId, itemId: item.id, model: withModel }, { replaceId: item.id });
+  const onPickModel = async (id: string) => {
+    const before = model;
+    setModel(id);
+    if (!threadId) return; // kept until the first message makes the thread
+    const r = await setThreadModelAction(threadId, id);
+    if (!r.ok) {
+      setModel(before);
+      toast.error(r.error);
+    }
+  };
+  const labelOf = (id: string | null) => models.find((m) => m.id === id)?.label ?? id;
   const onSwitch = async (itemId: string) => {
     if (!threadId) return;
     const r = await switchBranchAction(threadId, itemId);
@@ -369,6 +397,7 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
             </span>
           )}
         </h1>
+        <ModelPicker models={models} value={model} onChange={(id) => void onPickModel(id)} disabled={busy} />
         {threadId && (
           <>
             <span className="hidden text-xs text-muted-foreground sm:inline" data-testid="thread-totals">
@@ -451,6 +480,8 @@ export function ChatView({ initial, modelMissing, maxChars, project: newIn = nul
                 onEdit={onEdit}
                 onRegenerate={onRegenerate}
                 onSwitch={onSwitch}
+                models={models}
+                labelOf={labelOf}
                 rateable={!temporary}
               />
               {summary?.throughItemId === item.id && (

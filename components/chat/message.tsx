@@ -8,13 +8,17 @@ import { cn } from "@/lib/cn";
 import { LongText } from "./long-text";
 import { FeedbackControl } from "./feedback-control";
 import type { UiItem } from "./types";
+import type { PickerModel } from "@/lib/chat/chat-setup";
 
 type Props = {
   item: UiItem;
   busy: boolean;
   onEdit: (item: UiItem, content: string) => void;
-  onRegenerate: (item: UiItem) => void;
+  onRegenerate: (item: UiItem, model?: string) => void;
   onSwitch: (itemId: string) => void;
+  /** The models on offer (regenerate can pick another one) and their display names. */
+  models?: PickerModel[];
+  labelOf?: (id: string | null) => string | null;
   /** Whether answers take 👍/👎 here (not in temporary chats). */
   rateable?: boolean;
 };
@@ -89,7 +93,16 @@ export function toolCallLabel(name: string, result?: string): string {
   }
 }
 
-export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable = false }: Props) {
+export function Message({
+  item,
+  busy,
+  onEdit,
+  onRegenerate,
+  onSwitch,
+  rateable = false,
+  models = [],
+  labelOf = (id) => id,
+}: Props) {
   const [copied, setCopied] = useState(false);
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(item.content);
@@ -253,6 +266,28 @@ export function Message({ item, busy, onEdit, onRegenerate, onSwitch, rateable =
             <IconButton label="Regenerate answer" disabled={busy} onClick={() => onRegenerate(item)}>
               <RefreshCw className="h-3.5 w-3.5" />
             </IconButton>
+          )}
+          {models.length > 1 && (
+            <select
+              aria-label="Regenerate with another model"
+              data-testid="regenerate-with"
+              className="h-7 max-w-[8rem] rounded border-0 bg-transparent px-1 text-xs text-muted-foreground hover:bg-accent focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+              value=""
+              disabled={busy}
+              onChange={(e) => e.target.value && onRegenerate(item, e.target.value)}
+            >
+              <option value="">Regenerate with…</option>
+              {models.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.label}
+                </option>
+              ))}
+            </select>
+          )}
+          {item.model && (
+            <span className="px-1 text-xs text-muted-foreground" data-testid="answer-model" title={item.model}>
+              {labelOf(item.model)}
+            </span>
           )}
           <MemoriesUsed used={item.memoriesUsed} alsoGiven={item.alsoGiven ?? []} />
           <IconButton label="Model and token usage" onClick={() => setShowUsage((v) => !v)}>

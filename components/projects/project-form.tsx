@@ -9,6 +9,7 @@ import { createProjectAction, updateProjectAction } from "@/app/(app)/p/actions"
 import type { ProjectSummary } from "@/lib/projects/projects";
 import type { ProjectMemoryMode } from "@/lib/projects/scope";
 import { PROJECTS_CHANGED } from "./events";
+import type { PickerModel } from "@/lib/chat/chat-setup";
 
 const MODES: Array<{ value: ProjectMemoryMode; label: string; help: string }> = [
   {
@@ -24,11 +25,12 @@ const MODES: Array<{ value: ProjectMemoryMode; label: string; help: string }> = 
 ];
 
 /** Creates a project, or (given one) changes its name, instructions and memory mode. */
-export function ProjectForm({ project }: { project?: ProjectSummary }) {
+export function ProjectForm({ project, models = [] }: { project?: ProjectSummary; models?: PickerModel[] }) {
   const router = useRouter();
   const [name, setName] = useState(project?.name ?? "");
   const [instructions, setInstructions] = useState(project?.instructions ?? "");
   const [mode, setMode] = useState<ProjectMemoryMode>(project?.memoryMode ?? "shared");
+  const [model, setModel] = useState(project?.model ?? "");
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
@@ -36,7 +38,7 @@ export function ProjectForm({ project }: { project?: ProjectSummary }) {
     e.preventDefault();
     setSaving(true);
     setError(null);
-    const input = { name, instructions, memoryMode: mode };
+    const input = { name, instructions, memoryMode: mode, ...(models.length > 1 ? { model: model || null } : {}) };
     const r = project ? await updateProjectAction({ id: project.id, ...input }) : await createProjectAction(input);
     setSaving(false);
     if (!r.ok) return setError(r.error); // what the user typed stays in the form
@@ -92,6 +94,27 @@ export function ProjectForm({ project }: { project?: ProjectSummary }) {
           </label>
         ))}
       </fieldset>
+      {models.length > 1 && (
+        <div className="grid gap-1.5">
+          <Label htmlFor="project-model">Model</Label>
+          <select
+            id="project-model"
+            value={model}
+            onChange={(e) => setModel(e.target.value)}
+            className="h-9 rounded-md border border-input bg-background px-3 text-sm shadow-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+          >
+            <option value="">The default ({models[0].label})</option>
+            {models.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.label}
+              </option>
+            ))}
+          </select>
+          <p className="text-xs text-muted-foreground">
+            New chats in this project answer with it; a chat can pick another.
+          </p>
+        </div>
+      )}
       {error && (
         <p role="alert" className="text-sm text-destructive">
           {error}

@@ -10,11 +10,20 @@ import type { ThreadSummary } from "@/lib/chat/threads";
 import { count } from "@/lib/text/plural";
 import { THREADS_CHANGED } from "@/components/chat/events";
 import { ProjectForm } from "./project-form";
+import type { PickerModel } from "@/lib/chat/chat-setup";
 import { PROJECTS_CHANGED } from "./events";
 import { LocalDate } from "@/components/ui/local-date";
 
 /** A project's page: its chats, a new chat in it, its settings, and deleting it. */
-export function ProjectView({ project, threads }: { project: ProjectSummary; threads: ThreadSummary[] }) {
+export function ProjectView({
+  project,
+  threads,
+  models,
+}: {
+  project: ProjectSummary;
+  threads: ThreadSummary[];
+  models: PickerModel[];
+}) {
   const router = useRouter();
 
   async function remove() {
@@ -75,7 +84,7 @@ export function ProjectView({ project, threads }: { project: ProjectSummary; thr
           <h2 id="project-settings" className="text-sm font-medium">
             Settings
           </h2>
-          <ProjectForm project={project} />
+          <ProjectForm project={project} models={models} />
         </section>
         <section className="border-t border-border pt-4">
           <Button variant="outline" onClick={() => void remove()} className="text-destructive">

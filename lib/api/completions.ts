@@ -17,6 +17,7 @@ import type OpenAI from "openai";
 import { z } from "zod";
 import { AppError, NotFoundError } from "@/lib/errors";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
+import { forModel, modelForClient } from "@/lib/llm/models";
 import { openaiClient } from "@/lib/llm/client";
 import { knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 import { checkLimits } from "@/lib/account/usage-limits";
@@ -77,7 +78,9 @@ type Exchange = {
 async function prepare(caller: KeyCaller, input: CompletionInput, binding?: ThreadBinding): Promise<Exchange> {
   const state = await resolveConnectionCached(caller.u.db);
   if (!state.configured) throw new AppError(state.reason, 409);
-  const u = inMemoryScope(caller.u, { ...caller.u.scope, privateOk: isLocalEndpoint(state.connection.baseURL) });
+  // The model the client named, from the admin's list (an unknown one: OpenAI's 404), before anything is stored.
+  const conn = forModel(state.connection, modelForClient(state.models, input.model));
+  const u = inMemoryScope(caller.u, { ...caller.u.scope, privateOk: isLocalEndpoint(conn.baseURL) });
   const over = await checkLimits(u.db, u.userId);
   if (over) throw new AppError(over, 429);
   const users = input.messages.filter((m) => m.role === "user");
@@ -93,7 +96,6 @@ async function prepare(caller: KeyCaller, input: CompletionInput, binding?: Thre
     : await storeQuestion(u, await clientThread(caller, clientRef, opening), question);
   // Memory for the last thing the user said (a tool round's follow-up recalls for the same question again).
   const ask = recallText(question ?? (users.length ? textOf(users.at(-1)!) : ""));
-  const conn = state.connection;
   const x = { u, threadId, question, userItemId, ask, model: conn.chatModel, conn, answerId: binding?.answerId };
   return withRecall(x, input, memoryBudget(knownPromptLimit(conn, conn.chatModel), input));
 }

@@ -131,6 +131,7 @@ async function plan(caller: KeyCaller, r: ResponseInput): Promise<Plan> {
   ]);
   const format = r.text?.format;
   const chat = completionInput.parse({
+    model: r.model,
     messages,
     stream: r.stream ?? false,
     ...(r.stream ? { stream_options: { include_usage: true } } : {}),

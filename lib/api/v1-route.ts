@@ -3,7 +3,7 @@
 // OpenAI client reports them as it would OpenAI's own.
 import OpenAI from "openai";
 import { z } from "zod";
-import { publicError } from "@/lib/errors";
+import { AppError, publicError } from "@/lib/errors";
 import { contextLimit, describeModelError } from "@/lib/llm/client";
 import { classifyModelFailure } from "@/lib/llm/model-failure";
 
@@ -28,7 +28,8 @@ export function v1Error(e: unknown, where: string): Response {
       error: {
         message: p.message,
         type: TYPES[p.status] ?? "server_error",
-        code: null,
+        // An error OpenAI names by code (model_not_found) is named the same, so clients react as they do to OpenAI.
+        code: e instanceof AppError ? (e.code ?? null) : null,
         ...(p.ref ? { ref: p.ref } : {}),
       },
     },

@@ -1,6 +1,7 @@
 // Threads as the user sees them. Every function takes the signed-in user's id
 // and only ever touches that user's rows; another user's thread looks exactly
 // like a thread that does not exist.
+import { offeredModel } from "@/lib/llm/connection";
 import { NotFoundError } from "@/lib/errors";
 import { projectGone } from "@/lib/projects/projects";
 import type { UserContext } from "@/lib/user-context";
@@ -33,7 +34,7 @@ export type ThreadSummary = {
 
 export async function createThread(
   u: UserContext,
-  opts: { temporary?: boolean; title?: string; projectId?: string | null } = {},
+  opts: { temporary?: boolean; title?: string; projectId?: string | null; model?: string | null } = {},
 ) {
   const { db, userId } = u;
   // A thread goes only into a project of the same user's.
@@ -48,6 +49,7 @@ export async function createThread(
         temporary: !!opts.temporary,
         title: opts.title === undefined ? undefined : c.seal(opts.title),
         projectId: opts.projectId ?? null,
+        model: opts.model ?? null,
       },
     })
     .catch(projectGone);
@@ -56,7 +58,7 @@ export async function createThread(
 export async function ownedThread(db: Db, userId: string, threadId: string) {
   const t = await db.thread.findFirst({
     where: { id: threadId, userId },
-    include: { project: { select: { id: true, name: true } }, apiKey: { select: { name: true } } },
+    include: { project: { select: { id: true, name: true, model: true } }, apiKey: { select: { name: true } } },
   });
   if (!t) throw new NotFoundError("thread");
   // Temporary chats end when their user starts another chat, or after MNEMO_TEMPORARY_CHAT_HOURS.
@@ -161,9 +163,11 @@ export type ThreadView = {
     /** Made through /v1 with this key (its name), or null. */
     via: string | null;
     /** Its project, or null for a general chat. */
-    project: { id: string; name: string } | null;
+    project: { id: string; name: string; model: string | null } | null;
     /** Imported conversations: the app it came from and when it started there. */
     imported: { source: string; startedAt: string } | null;
+    /** The model picked for it (null: its project's, else the default). */
+    model: string | null;
   };
   items: ViewItem[];
   totals: { promptTokens: number; completionTokens: number };
@@ -219,9 +223,10 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
       title: t.title === null ? null : c.open(t.title),
       temporary: t.temporary,
       archived: t.archived,
-      project: t.project ? { id: t.project.id, name: c.open(t.project.name) } : null,
+      project: t.project ? { id: t.project.id, name: c.open(t.project.name), model: t.project.model } : null,
       via: t.apiKey ? c.open(t.apiKey.name) : null,
       imported: t.importSource ? { source: t.importSource, startedAt: t.createdAt.toISOString() } : null,
+      model: t.model,
     },
     items: shown.map((i) => ({
       ...i,
@@ -274,4 +279,11 @@ export async function undoLastTurn(u: UserContext, threadId: string): Promise<{ 
 export async function clearThread(u: UserContext, threadId: string) {
   const session = await openSession(u, threadId);
   await session.clearSession();
+}
+
+/** The model a thread answers with from now on (null: its project's, else the default). */
+export async function setThreadModel(db: Db, userId: string, threadId: string, model: string | null) {
+  const picked = await offeredModel(db, model);
+  const r = await db.thread.updateMany({ where: { id: threadId, userId }, data: { model: picked } });
+  if (!r.count) throw new NotFoundError("thread");
 }

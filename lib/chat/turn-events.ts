@@ -10,7 +10,15 @@ export type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extend
 
 /** `I`: the answer as each side holds it (SessionItem on the server, Json<SessionItem> in the browser). */
 export type TurnEvent<I = SessionItem> =
-  | { type: "start"; threadId: string; userItemId: string; assistantItemId: string; model: string }
+  | {
+      type: "start";
+      threadId: string;
+      userItemId: string;
+      assistantItemId: string;
+      model: string;
+      /** Why another model than the one picked answers (it was taken off the list). */
+      modelNote: string | null;
+    }
   | { type: "delta"; text: string }
   | { type: "tool"; name: string; result: string; assistantItemId: string }
   /** memoriesUsed: the memories the answer drew on; alsoGiven: the rest of those the model was given. */

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
+import { chooseModel, forModel } from "@/lib/llm/models";
 import { appendItemsMeta, type AppendMeta, type NewItem, type SessionItem } from "@/lib/memory/session";
 
 import { loadContext } from "./context";
@@ -14,7 +15,6 @@ import { createThread } from "./threads";
 import { provisionalTitle } from "./titles";
 import { AppError, NotFoundError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
-import {} from "@/lib/llm/prompt-limits";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -34,6 +34,8 @@ export function messageSchema() {
 }
 
 const id = z.string().trim().min(1).max(64);
+/** A model picked for this turn (a new chat's pick, or "regenerate with"); checked against the admin's list. */
+const model = z.string().trim().min(1).max(200).optional();
 export function turnRequestSchema() {
   const content = messageSchema();
   return z.discriminatedUnion("kind", [
@@ -44,9 +46,10 @@ export function turnRequestSchema() {
       temporary: z.boolean().optional(),
       // A new thread in this project (ignored when threadId is given).
       projectId: id.optional(),
+      model,
     }),
     z.object({ kind: z.literal("edit"), threadId: id, itemId: id, content }),
-    z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id }),
+    z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id, model }),
   ]);
 }
 export type TurnRequest = z.infer<ReturnType<typeof turnRequestSchema>>;
@@ -58,6 +61,8 @@ export type Prepared = {
   conn: ModelConnection;
   firstExchange: boolean;
   meta: AppendMeta;
+  /** Why another model than the one picked answers (it was taken off the list), or null. */
+  modelNote: string | null;
 };
 const NO_META: AppendMeta = {
   temporary: false,
@@ -81,9 +86,32 @@ type Preparing = {
 /** Step 1: validate and save the question and an empty answer. */
 export async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
   const { db, userId } = u;
-  const state = await resolveConnectionCached(db);
+  const [state, picked] = await Promise.all([resolveConnectionCached(db), pickedModels(db, userId, req)]);
   if (!state.configured) throw new AppError(state.reason, 409);
-  const s: Preparing = { u, db, userId, c: u.cipher, session, conn: state.connection };
+  const turnPick = req.kind === "edit" ? undefined : req.model;
+  const { model, note } = chooseModel(state.models, turnPick, picked.thread, picked.project);
+  const conn = forModel(state.connection, model);
+  const s: Preparing = { u, db, userId, c: u.cipher, session, conn };
+  const prepared = await prepareKind(s, req);
+  return { ...prepared, modelNote: note };
+}
+
+/** The models the thread and its project were set to answer with (a new chat: its project's). */
+async function pickedModels(db: Db, userId: string, req: TurnRequest) {
+  if (req.threadId) {
+    const t = await db.thread.findFirst({
+      where: { id: req.threadId, userId },
+      select: { model: true, project: { select: { model: true } } },
+    });
+    return { thread: t?.model, project: t?.project?.model };
+  }
+  if (req.kind !== "send" || !req.projectId || req.temporary) return { thread: null, project: null };
+  const p = await db.project.findFirst({ where: { id: req.projectId, userId }, select: { model: true } });
+  return { thread: null, project: p?.model };
+}
+
+async function prepareKind(s: Preparing, req: TurnRequest): Promise<Omit<Prepared, "modelNote">> {
+  const { db, userId } = s;
   if (req.kind === "send") return prepareSend(s, req);
   const target = await db.item.findFirst({
     where: { id: req.itemId, threadId: req.threadId, thread: { userId } },
@@ -106,7 +134,9 @@ async function refused(s: Preparing): Promise<never> {
   throw new NotFoundError("thread");
 }
 
-async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send" }>): Promise<Prepared> {
+type Made = Omit<Prepared, "modelNote">;
+
+async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send" }>): Promise<Made> {
   // A new thread is written before the append, so its first message checks the session first
   // (an ended session must leave nothing behind).
   if (!req.threadId && s.session) await assertSessionMayAct(s.db, s.userId, s.session);
@@ -117,6 +147,8 @@ async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send
         temporary: req.temporary,
         title: provisionalTitle(req.content),
         projectId: req.temporary ? null : req.projectId,
+        // A model picked before the first message stays the thread's.
+        model: req.model === s.conn.chatModel ? req.model : null,
       })
     ).id;
   const { items: added, meta } = await appendItemsMeta(
@@ -130,11 +162,7 @@ async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send
   return { threadId, userItem: added[0], assistant: added[1], conn: s.conn, firstExchange, meta: meta ?? NO_META };
 }
 
-async function prepareEdit(
-  s: Preparing,
-  req: Extract<TurnRequest, { kind: "edit" }>,
-  target: Target,
-): Promise<Prepared> {
+async function prepareEdit(s: Preparing, req: Extract<TurnRequest, { kind: "edit" }>, target: Target): Promise<Made> {
   if (target.role !== "user") throw new AppError("Only your own messages can be edited.", 400);
   const { items: added, meta } = await appendItemsMeta(
     s.db,
@@ -152,7 +180,7 @@ async function prepareRegenerate(
   s: Preparing,
   req: Extract<TurnRequest, { kind: "regenerate" }>,
   target: Target,
-): Promise<Prepared> {
+): Promise<Made> {
   if (target.role !== "assistant" || !target.parentId) throw new AppError("Only answers can be regenerated.", 400);
   const parentId = target.parentId;
   const { items: added, meta } = await appendItemsMeta(s.db, req.threadId, [placeholder(s.conn)], {

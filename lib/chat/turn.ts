@@ -76,6 +76,7 @@ export async function* runTurn(
     userItemId: p.userItem.id,
     assistantItemId: p.assistant.id,
     model: p.conn.chatModel,
+    modelNote: p.modelNote,
   };
   const final = yield* new TurnRun(u, p, await early, !!opts.admin).answer(opts.onContext);
   // The instance that served the answer runs its queued work right after the

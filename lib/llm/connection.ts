@@ -7,6 +7,14 @@ import { getConfig } from "@/lib/config";
 import { open, seal } from "@/lib/crypto/secret-box";
 import { syncNotes } from "./server-notes";
 import { forgetRecentVectors } from "./recent-vectors";
+import {
+  MODELS_SETTING_KEY,
+  modelListSchema,
+  modelsFrom,
+  storedList,
+  type ChatModel,
+  type ModelListInput,
+} from "./models";
 
 const SETTING_KEY = "model-connection";
 const PURPOSE = "model-api-key";
@@ -19,10 +27,19 @@ export type ModelConnection = {
   memoryModel: string;
   /** For semantic recall (/v1/embeddings); undefined: recall by words only. */
   embeddingModel?: string;
+  /** What the admin's model list says of the chat model (lib/llm/models.ts forModel). */
+  chatVision?: boolean;
+  chatContextTokens?: number | null;
 };
 
 export type ConnectionState =
-  | { configured: true; connection: ModelConnection; source: { apiKey: Src; baseURL: Src; chatModel: Src } }
+  | {
+      configured: true;
+      connection: ModelConnection;
+      /** The chat models people may use; the first is the default (the connection's chat model). */
+      models: ChatModel[];
+      source: { apiKey: Src; baseURL: Src; chatModel: Src };
+    }
   | { configured: false; reason: string };
 type Src = "admin" | "env" | "default" | "none";
 
@@ -51,6 +68,35 @@ type Stored = {
 async function readStored(db: Db): Promise<Stored> {
   const row = await db.appSetting.findUnique({ where: { key: SETTING_KEY } });
   return (row?.value as Stored | undefined) ?? {};
+}
+
+/** The connection and the model list, read together (one round trip on every turn). */
+async function readBoth(db: Db): Promise<{ s: Stored; list: unknown }> {
+  const rows = await db.appSetting.findMany({ where: { key: { in: [SETTING_KEY, MODELS_SETTING_KEY] } } });
+  const value = (key: string) => rows.find((r) => r.key === key)?.value ?? null;
+  return { s: (value(SETTING_KEY) as Stored | null) ?? {}, list: value(MODELS_SETTING_KEY) };
+}
+
+/**
+ * Saves the models people may use; the one marked default becomes the connection's chat model. Both in one
+ * transaction, so the default is never a model the list left out.
+ */
+export async function saveModelList(db: Db, input: ModelListInput, adminId: string) {
+  const data = modelListSchema.parse(input);
+  const next: Stored = { ...(await readStored(db)), chatModel: data.defaultId };
+  const list = storedList(data);
+  await db.$transaction([
+    db.appSetting.upsert({
+      where: { key: SETTING_KEY },
+      create: { key: SETTING_KEY, value: next, updatedBy: adminId },
+      update: { value: next, updatedBy: adminId },
+    }),
+    db.appSetting.upsert({
+      where: { key: MODELS_SETTING_KEY },
+      create: { key: MODELS_SETTING_KEY, value: list, updatedBy: adminId },
+      update: { value: list, updatedBy: adminId },
+    }),
+  ]);
 }
 
 /** For the admin form: never includes the key itself, only whether one is stored. */
@@ -99,8 +145,8 @@ function storedKeyOf(s: Stored): string | undefined {
 }
 
 export async function resolveConnection(db: Db): Promise<ConnectionState> {
-  const s = await readStored(db);
-  return connectionFrom(s, storedKeyOf(s));
+  const { s, list } = await readBoth(db);
+  return connectionFrom(s, storedKeyOf(s), list);
 }
 
 /**
@@ -113,7 +159,7 @@ export async function connectionFromForm(
   input: z.input<typeof savedConnectionSchema>,
 ): Promise<ConnectionState> {
   const data = savedConnectionSchema.parse(input);
-  const stored = await readStored(db);
+  const { s: stored, list } = await readBoth(db);
   const fields = modelFields(data);
   const storedKey = data.clearApiKey ? undefined : data.apiKey || storedKeyOf(stored);
   // The key in hand (saved, or set in the environment and never shown) goes only to the server it was given for:
@@ -124,7 +170,7 @@ export async function connectionFromForm(
     throw new AppError(
       "This is another server than the saved one: type its API key to test it (Mnemo sends the saved key only to the saved server), or leave the key empty and tick “remove the stored key” for a server that needs none.",
     );
-  return connectionFrom(fields, storedKey);
+  return connectionFrom(fields, storedKey, list);
 }
 
 /** A model server's address as far as a key is concerned: scheme, host and port (OpenAI's when none is set). */
@@ -136,7 +182,7 @@ function serverOf(baseURL: string | undefined): string {
   }
 }
 
-function connectionFrom(s: Stored, storedKey: string | undefined): ConnectionState {
+function connectionFrom(s: Stored, storedKey: string | undefined, list: unknown): ConnectionState {
   const env = getConfig().model;
   const apiKey = storedKey ?? env.apiKey;
   const baseURL = s.baseURL ?? env.baseURL;
@@ -164,6 +210,7 @@ function connectionFrom(s: Stored, storedKey: string | undefined): ConnectionSta
       memoryModel: s.memoryModel ?? env.memoryModel ?? chatModel,
       embeddingModel: s.embeddingModel ?? env.embeddingModel,
     },
+    models: modelsFrom(list, chatModel),
     source: {
       apiKey: storedKey ? "admin" : env.apiKey ? "env" : "none",
       baseURL: s.baseURL ? "admin" : env.baseURL ? "env" : "default",
@@ -189,6 +236,18 @@ export function resolveConnectionCached(db: Db): Promise<ConnectionState> {
   value.catch(() => cache.delete(db));
   return value;
 }
+/**
+ * A model a person picks for a thread or a project: one on the admin's list (null: the default). Checked when it is
+ * picked, and again on every turn (lib/llm/models.ts chooseModel), as the admin may take it off the list later.
+ */
+export async function offeredModel(db: Db, id: string | null | undefined): Promise<string | null> {
+  if (!id) return null;
+  const state = await resolveConnectionCached(db);
+  if (!state.configured || !state.models.some((m) => m.id === id))
+    throw new AppError(`${id} is not one of the models offered here; pick another.`);
+  return id;
+}
+
 export function clearConnectionCache(db: Db) {
   cache.delete(db);
   forgetRecentVectors();

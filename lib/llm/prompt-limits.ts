@@ -30,9 +30,16 @@ const PROMPT_SHARE = 0.75;
 const SHRINK = 0.8;
 
 /** The prompt size this server and model are known to read whole, if any (within the last hour). */
-export function knownPromptLimit(conn: Pick<ModelConnection, "baseURL">, model: string): number | null {
+export function knownPromptLimit(
+  conn: Pick<ModelConnection, "baseURL"> & Partial<Pick<ModelConnection, "chatModel" | "chatContextTokens">>,
+  model: string,
+): number | null {
   // The prompt size to stay within (Mnemo's tokens); a note without one: the limit was forgotten.
-  return readNote(serverKey(conn, model), "promptLimit")?.tokens ?? null;
+  const learned = readNote(serverKey(conn, model), "promptLimit")?.tokens ?? null;
+  // The context the admin gave the model (lib/llm/models.ts), less the answer's share.
+  const stated =
+    conn.chatModel === model && conn.chatContextTokens ? Math.floor(conn.chatContextTokens * PROMPT_SHARE) : null;
+  return learned === null ? stated : stated === null ? learned : Math.min(learned, stated);
 }
 
 function remember(conn: Pick<ModelConnection, "baseURL">, model: string, tokens: number): number {

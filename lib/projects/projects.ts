@@ -2,6 +2,7 @@
 // memories, and a memory mode (lib/projects/scope.ts). Every function takes the user's context and touches only
 // their rows; another user's project looks exactly like one that does not exist. Names and instructions are the
 // user's words: sealed with encryption at rest (lib/crypto/sealed-columns.ts).
+import { offeredModel } from "@/lib/llm/connection";
 import { z } from "zod";
 import { NotFoundError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
@@ -20,16 +21,20 @@ const instructionsSchema = z
   .pipe(z.string().trim().max(4000, "Instructions are at most 4,000 characters."));
 const modeSchema = z.enum(["shared", "project_only"]);
 
+const modelSchema = z.string().trim().max(200).nullable();
 export const projectInput = z.object({
   name: nameSchema,
   instructions: instructionsSchema.default(""),
   memoryMode: modeSchema.default("shared"),
+  /** The model its new threads answer with (null: the default). */
+  model: modelSchema.default(null),
 });
 export const projectChanges = z.object({
   id: projectIdSchema,
   name: nameSchema.optional(),
   instructions: instructionsSchema.optional(),
   memoryMode: modeSchema.optional(),
+  model: modelSchema.optional(),
 });
 
 export type ProjectSummary = {
@@ -37,6 +42,8 @@ export type ProjectSummary = {
   name: string;
   instructions: string;
   memoryMode: ProjectMemoryMode;
+  /** The model its new threads answer with (null: the default). */
+  model: string | null;
   threads: number;
   memories: number;
   createdAt: string;
@@ -54,6 +61,7 @@ export async function listProjects(u: UserContext): Promise<ProjectSummary[]> {
     name: u.cipher.open(p.name),
     instructions: u.cipher.open(p.instructions),
     memoryMode: p.memoryMode,
+    model: p.model,
     threads: p._count.threads,
     memories: p._count.memories,
     createdAt: p.createdAt.toISOString(),
@@ -81,6 +89,7 @@ export async function createProject(u: UserContext, input: z.input<typeof projec
       name: c.seal(f.name),
       instructions: c.seal(f.instructions),
       memoryMode: f.memoryMode,
+      model: await offeredModel(u.db, f.model),
     },
     select: { id: true },
   });
@@ -95,6 +104,7 @@ export async function updateProject(u: UserContext, input: z.input<typeof projec
       ...(f.name !== undefined ? { name: c.seal(f.name) } : {}),
       ...(f.instructions !== undefined ? { instructions: c.seal(f.instructions) } : {}),
       ...(f.memoryMode ? { memoryMode: f.memoryMode } : {}),
+      ...(f.model !== undefined ? { model: await offeredModel(u.db, f.model) } : {}),
     },
   });
   if (!r.count) throw new NotFoundError("project");

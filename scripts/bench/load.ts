@@ -137,7 +137,7 @@ async function webTurn(at: string, cookie: string, threadId: string | undefined,
 async function apiTurn(client: OpenAI, history: OpenAI.Chat.Completions.ChatCompletionMessageParam[]) {
   const start = performance.now();
   let ttft: number | null = null;
-  const stream = await client.chat.completions.create({ model: "x", messages: history, stream: true });
+  const stream = await client.chat.completions.create({ model: "mnemo", messages: history, stream: true });
   let text = "";
   for await (const chunk of stream) {
     const d = chunk.choices[0]?.delta.content;

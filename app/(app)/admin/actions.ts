@@ -10,11 +10,14 @@ import { createUser, setDisabled, setRole } from "@/lib/auth/users";
 import {
   clearConnectionCache,
   connectionFromForm,
+  resolveConnection,
   saveConnection,
+  saveModelList,
   savedConnectionForForm,
   savedConnectionSchema,
 } from "@/lib/llm/connection";
 
+import { modelListSchema } from "@/lib/llm/models";
 import { queueReembedAll } from "@/lib/memory/embed";
 import { testConnection } from "@/lib/llm/client";
 import { forgetEverywhere } from "@/lib/llm/server-notes";
@@ -149,6 +152,23 @@ export const saveModelSettingsAction = adminAction(
     return { message: "Saved." } as Done;
   },
 );
+
+/** The chat models people may use, and the default (lib/llm/models.ts). */
+export const saveModelListAction = adminAction(z.tuple([modelListSchema]), async ([input], { db, user: admin }) => {
+  await saveModelList(db, input, admin.id);
+  clearConnectionCache(db);
+  revalidatePath("/", "layout");
+  return { message: `Saved: ${count(input.models.length, "model")} offered.` } as Done;
+});
+
+/** The models the saved connection's server lists (GET /models), to add to the list. */
+export const serverModelsAction = adminAction(z.tuple([]), async (_args, { db }) => {
+  const state = await resolveConnection(db);
+  if (!state.configured) throw new AppError(state.reason);
+  const r = await testConnection(state.connection);
+  if (!r.ok) throw new AppError(r.error);
+  return r.models.slice(0, 500).sort();
+});
 
 /** Tests what the form says now (typed, not yet saved): an admin checks a URL before saving it. */
 export const testModelConnectionAction = adminAction(z.tuple([savedConnectionSchema]), async ([input], { db }) => {

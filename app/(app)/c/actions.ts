@@ -14,6 +14,7 @@ import {
   listThreadsInput,
   renameThread,
   setArchived,
+  setThreadModel,
   switchBranch,
   threadIdSchema,
   threadView,
@@ -35,6 +36,12 @@ export const renameThreadAction = userAction(
 export const archiveThreadAction = userAction(
   z.tuple([threadIdSchema, z.boolean()]),
   async ([threadId, archived], { db, user }) => void (await setArchived(db, user.id, threadId, archived)),
+);
+
+/** The model the thread answers with from now on (null: its project's, else the default). */
+export const setThreadModelAction = userAction(
+  z.tuple([threadIdSchema, z.string().trim().min(1).max(200).nullable()]),
+  async ([threadId, model], { db, user }) => void (await setThreadModel(db, user.id, threadId, model)),
 );
 
 export const deleteThreadAction = userAction(

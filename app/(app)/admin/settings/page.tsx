@@ -3,6 +3,7 @@ import { pageAdmin } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { resolveConnection, savedConnectionForForm } from "@/lib/llm/connection";
 import { ModelSettingsForm } from "@/components/admin/model-settings-form";
+import { ModelListForm } from "@/components/admin/model-list-form";
 import { builtinEmbedder } from "@/lib/llm/embeddings";
 
 export const metadata: Metadata = { title: "Model settings" };
@@ -33,6 +34,19 @@ export default async function ModelSettingsPage() {
             : "Recall by meaning: off. No embedding model is set, so recall matches words only (set one below or MNEMO_EMBEDDING_MODEL)."}
       </p>
       <ModelSettingsForm saved={saved} />
+      {state.configured && (
+        <>
+          <h2 id="models-heading" className="mt-6 text-lg font-medium">
+            Models people may use
+          </h2>
+          <p className="text-sm text-muted-foreground">
+            Each chat and project picks one of these (the default unless they choose). &ldquo;Sees images&rdquo; lets
+            pictures go to it; the context size keeps prompts within what it reads. /v1 clients see this list at GET
+            /v1/models.
+          </p>
+          <ModelListForm models={state.models} />
+        </>
+      )}
     </section>
   );
 }

@@ -2,9 +2,8 @@ import { NotFoundError } from "@/lib/errors";
 import { userContext } from "@/lib/user-context";
 import { notFound } from "next/navigation";
 import { ChatView } from "@/components/chat/chat-view";
-import { getConfig } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
-import { resolveConnection } from "@/lib/llm/connection";
+import { chatSetup } from "@/lib/chat/chat-setup";
 import { pageUser } from "@/lib/auth/session";
 import { threadView } from "@/lib/chat/threads";
 
@@ -21,13 +20,6 @@ export default async function ThreadPage({ params }: { params: Promise<{ id: str
     if (e instanceof NotFoundError) notFound();
     throw e;
   }
-  const state = await resolveConnection(db);
-  return (
-    <ChatView
-      key={id}
-      initial={view}
-      modelMissing={state.configured ? null : state.reason}
-      maxChars={getConfig().chat.maxMessageChars}
-    />
-  );
+  const setup = await chatSetup(db, { thread: view.thread.model, project: view.thread.project?.model });
+  return <ChatView key={id} initial={view} {...setup} />;
 }

@@ -6,6 +6,7 @@ import { pageUser } from "@/lib/auth/session";
 import { getProject } from "@/lib/projects/projects";
 import { listThreads } from "@/lib/chat/threads";
 import { ProjectView } from "@/components/projects/project-view";
+import { chatSetup } from "@/lib/chat/chat-setup";
 
 export const dynamic = "force-dynamic";
 
@@ -17,6 +18,9 @@ export default async function ProjectPage({ params }: { params: Promise<{ id: st
     if (e instanceof NotFoundError) notFound();
     throw e;
   });
-  const { threads } = await listThreads(u, { project: project.id, limit: 100 });
-  return <ProjectView key={project.id} project={project} threads={threads} />;
+  const [{ threads }, { models }] = await Promise.all([
+    listThreads(u, { project: project.id, limit: 100 }),
+    chatSetup(u.db),
+  ]);
+  return <ProjectView key={project.id} project={project} threads={threads} models={models} />;
 }

@@ -1,10 +1,11 @@
-// GET /v1/models/{id}: the model Mnemo answers with (also as "mnemo", the name the docs use: /v1/chat/completions
-// answers with the configured model whatever it is asked for); any other id is a 404 in OpenAI's shape.
+// GET /v1/models/{id}: one of the models the admin lets people use (also "mnemo", the name the docs use, which
+// means the default); any other id is a 404 in OpenAI's shape (code model_not_found).
 import { getDb } from "@/lib/db/client";
 import { authenticateKey } from "@/lib/keys/api-keys";
 import { resolveConnectionCached } from "@/lib/llm/connection";
+import { modelForClient } from "@/lib/llm/models";
 import { v1Route } from "@/lib/api/v1-route";
-import { AppError } from "@/lib/errors";
+import { ModelNotFoundError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 
@@ -15,11 +16,8 @@ export const GET = v1Route(
     await authenticateKey(db, request, "chat");
     const { id } = await ctx.params;
     const state = await resolveConnectionCached(db);
-    if (!state.configured || (id !== state.connection.chatModel && id !== "mnemo"))
-      throw new AppError(
-        `The model '${id}' does not exist here: GET /v1/models lists the one Mnemo answers with.`,
-        404,
-      );
+    if (!state.configured) throw new ModelNotFoundError(id);
+    modelForClient(state.models, id);
     return Response.json(
       { id, object: "model", created: 0, owned_by: "mnemo" },
       { headers: { "cache-control": "no-store" } },

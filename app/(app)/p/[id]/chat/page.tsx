@@ -2,9 +2,8 @@ import { notFound } from "next/navigation";
 import { NotFoundError } from "@/lib/errors";
 import { userContext } from "@/lib/user-context";
 import { ChatView } from "@/components/chat/chat-view";
-import { getConfig } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
-import { resolveConnection } from "@/lib/llm/connection";
+import { chatSetup } from "@/lib/chat/chat-setup";
 import { pageUser } from "@/lib/auth/session";
 import { getProject } from "@/lib/projects/projects";
 
@@ -22,16 +21,8 @@ export default async function NewProjectChatPage({ params }: { params: Promise<{
     if (e instanceof NotFoundError) notFound();
     throw e;
   }
-  const state = await resolveConnection(db);
+  const setup = await chatSetup(db, { project: project.model });
   // eslint-disable-next-line react-hooks/purity -- a server component: one render per request, never re-rendered
   const visit = Date.now();
-  return (
-    <ChatView
-      key={visit}
-      initial={null}
-      project={{ id: project.id, name: project.name }}
-      modelMissing={state.configured ? null : state.reason}
-      maxChars={getConfig().chat.maxMessageChars}
-    />
-  );
+  return <ChatView key={visit} initial={null} project={{ id: project.id, name: project.name }} {...setup} />;
 }
