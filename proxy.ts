@@ -70,6 +70,6 @@ export const config = {
   // /v1 (the OpenAI-compatible API) and /mcp authenticate by API key, never by the browser session; the
   // .well-known paths (OAuth discovery by MCP clients) answer JSON to anyone.
   matcher: [
-    "/((?!api/auth|api/import|v1/|mcp$|\\.well-known/|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)",
+    "/((?!api/auth|api/import|api/attachments|v1/|mcp$|\\.well-known/|_next/static|_next/image|favicon.ico|icon.svg|robots.txt).*)",
   ],
 };

@@ -7,6 +7,7 @@ import { getConfig } from "./config";
 import { getDb } from "./db/client";
 import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
+import { sweepDrafts } from "./attachments/store";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 import { count } from "@/lib/text/plural";
 import { embedTexts, questionVectorStats, resolveEmbedder } from "./llm/embeddings";
@@ -16,8 +17,10 @@ const SWEEP_MS = 15_000;
 export function startSweeper(): () => void {
   const sweep = async () => {
     try {
-      const n = await sweepExpiredAnswers(await getDb());
+      const db = await getDb();
+      const n = await sweepExpiredAnswers(db);
       if (n) console.log(`[mnemo] marked ${count(n, "answer")} interrupted (their writer went away)`);
+      await sweepDrafts(db);
     } catch (e) {
       console.error(`[mnemo] sweeper: ${(e as Error).message.split("\n").slice(-1)[0]}`);
     }

@@ -84,6 +84,11 @@ const schema = z.object({
   MNEMO_HISTORY_MAX_ITEMS: intWithDefault(200, 2),
   MNEMO_SUMMARIES: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
   MNEMO_MAX_MESSAGE_CHARS: intWithDefault(20_000, 100),
+  // Attachments (lib/attachments/): the largest file, and what one person may keep in all, in megabytes.
+  MNEMO_ATTACHMENT_MAX_MB: intWithDefault(20, 1),
+  MNEMO_ATTACHMENT_USER_MB: intWithDefault(500, 1),
+  // Of the prompt, the tokens attached documents may take (a longer one gives its passages nearest the question).
+  MNEMO_ATTACHMENT_TOKEN_BUDGET: intWithDefault(8_000, 500),
   MNEMO_SYSTEM_PROMPT: optional,
   MNEMO_MEMORY_TOKEN_BUDGET: intWithDefault(800, 0),
   MNEMO_MEMORY_EXPIRE_DAYS: intWithDefault(0, 0),
@@ -161,6 +166,7 @@ export type Config = {
     /** A model stream silent for this long fails the answer. */
     modelIdleTimeoutSeconds: number;
   };
+  attachments: { maxFileBytes: number; maxUserBytes: number; tokenBudget: number };
   /** Whether this instance runs background jobs in-process (off: `npm run worker` runs them). */
   jobsInProcess: boolean;
   /** How many jobs one process runs at once. */
@@ -326,6 +332,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       registerPerIp: env.MNEMO_REGISTER_LIMIT_PER_IP,
       windowSeconds: env.MNEMO_RATE_LIMIT_WINDOW_SECONDS,
       cooldownSeconds: env.MNEMO_SIGNIN_COOLDOWN_SECONDS,
+    },
+    attachments: {
+      maxFileBytes: env.MNEMO_ATTACHMENT_MAX_MB * 1024 * 1024,
+      maxUserBytes: env.MNEMO_ATTACHMENT_USER_MB * 1024 * 1024,
+      tokenBudget: env.MNEMO_ATTACHMENT_TOKEN_BUDGET,
     },
     chat: {
       historyTokenBudget: env.MNEMO_HISTORY_TOKEN_BUDGET,

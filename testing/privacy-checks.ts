@@ -13,6 +13,7 @@
 //    the user's id or email, the other user's rows are untouched, and the
 //    deleted user's ciphertext can no longer be opened (crypto-shredding).
 // Used by tests/privacy.test.ts and scripts/check-privacy.ts.
+import { bindToMessage, saveUpload } from "@/lib/attachments/store";
 import { AdminAccessDisabledError } from "@/lib/errors";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
@@ -73,6 +74,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     m("instructions"),
     m("apikey"),
     m("sentto"),
+    m("file"),
   ];
   const [
     title,
@@ -91,6 +93,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     instructions,
     keyName,
     sentTo,
+    fileWord,
   ] = markers;
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
@@ -118,6 +121,9 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     parent: null,
   });
   await saveSummary(await userContext(db, user.id), thread.id, a, `The user said ${summary}.`, "m");
+  // A file sent with the question: its name, its bytes and its text are the user's.
+  const file = await saveUpload(await userContext(db, user.id), `${fileWord}.txt`, Buffer.from(`Notes ${fileWord}`));
+  await bindToMessage(db, user.id, [file.id], thread.id, q.id);
   const mem = await addMemory(
     await userContext(db, user.id),
     { text: `Likes ${memory}`, source: "explicit", sourceThreadId: thread.id, sourceItemId: q.id },

@@ -5,6 +5,7 @@
 //
 // Only the session is simulated (Auth.js's `auth()` returns the chosen user);
 // the actions, their checks and the database are the real ones.
+import { saveUpload } from "@/lib/attachments/store";
 import { ForbiddenError, UnauthorizedError } from "@/lib/errors";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
@@ -64,6 +65,8 @@ type Fixture = {
   projectId: string;
   /** The owner's API key. */
   apiKeyId: string;
+  /** The owner's unsent attachment (its text holds the secret). */
+  attachmentId: string;
   secret: string;
 };
 type Entry = {
@@ -451,6 +454,36 @@ const ROUTES: Record<string, Record<string, Entry>> = {
     },
   },
   "app/api/export/route.ts": { GET: { call: (m) => m.GET(), expect: SIGNED_IN } },
+  "app/api/attachments/route.ts": {
+    POST: {
+      call: (m) =>
+        m.POST(new Request("http://mnemo.test/api/attachments?name=a.txt", { method: "POST", body: "hello" }) as never),
+      expect: SIGNED_IN,
+    },
+  },
+  "app/api/attachments/[id]/route.ts": {
+    GET: {
+      call: (m, fx) =>
+        m.GET(
+          new Request(`http://mnemo.test/api/attachments/${fx.attachmentId}?as=text`) as never,
+          {
+            params: Promise.resolve({ id: fx.attachmentId }),
+          } as never,
+        ),
+      expect: OWNER_ONLY,
+      mayShowOwnerData: ["owner"],
+    },
+    DELETE: {
+      call: (m, fx) =>
+        m.DELETE(
+          new Request(`http://mnemo.test/api/attachments/${fx.attachmentId}`, { method: "DELETE" }) as never,
+          {
+            params: Promise.resolve({ id: fx.attachmentId }),
+          } as never,
+        ),
+      expect: OWNER_ONLY,
+    },
+  },
   "app/api/import/route.ts": {
     POST: {
       call: (m) =>
@@ -548,6 +581,8 @@ describe("authorization matrix", () => {
       memoryId: mem.id,
       projectId: project.id,
       apiKeyId: (await createApiKey(await userContext(t.db, owner.id), { name: `Key ${secret}` })).id,
+      attachmentId: (await saveUpload(await userContext(t.db, owner.id), "notes.txt", Buffer.from(`File ${secret}`)))
+        .id,
       secret,
     };
   }

@@ -22,6 +22,7 @@ import type { WireTurnEvent } from "@/lib/chat/turn-events";
 import { LocalDate } from "@/components/ui/local-date";
 import type { ChatSetup } from "@/lib/chat/chat-setup";
 import { ModelPicker } from "./model-picker";
+import { useAttachmentDrafts } from "./attachments";
 
 type Props = ChatSetup & {
   initial: ThreadView | null;
@@ -55,6 +56,8 @@ function toUi(view: ThreadView): UiItem[] {
         memoriesUsed: i.memoriesUsed,
         alsoGiven: i.alsoGiven,
         feedback: i.feedback,
+        attachments: i.attachments,
+        sources: i.sources,
         createdAt: new Date(i.createdAt).toISOString(),
       }))
   );
@@ -105,6 +108,8 @@ export function ChatView({
   const [busy, setBusy] = useState(false);
   const [temporary, setTemporary] = useState(initial?.thread.temporary ?? false);
   const [model, setModel] = useState(initialModel);
+  const files = useAttachmentDrafts();
+  const [dragging, setDragging] = useState(false);
   const imported = initial?.thread.imported ?? null;
   const project = initial ? initial.thread.project : newIn;
   const abortRef = useRef<AbortController | null>(null);
@@ -302,13 +307,17 @@ export function ChatView({
 
   async function send() {
     const content = draft;
+    const attached = files.drafts;
+    const sent = files.ready;
     setDraft("");
-    const user = pendingItem("pending-user", "user", content, "complete");
+    files.clear();
+    const user = { ...pendingItem("pending-user", "user", content, "complete"), attachments: sent };
     const ok = await stream(
       {
         kind: "send",
         threadId: threadId ?? undefined,
         content,
+        attachments: sent.length ? sent.map((f) => f.id) : undefined,
         temporary: threadId ? undefined : temporary,
         projectId: threadId || temporary ? undefined : project?.id,
         // A new chat's pick goes with its first message (an existing thread keeps its own).
@@ -316,7 +325,10 @@ export function ChatView({
       },
       { user },
     );
-    if (!ok) setDraft(content); // never lose what the user typed
+    if (!ok) {
+      setDraft(content); // never lose what the user typed, nor what they attached
+      files.restore(attached);
+    }
   }
 
   const onEdit = (item: UiItem, content: string) =>
@@ -359,8 +371,34 @@ export function ChatView({
   };
 
   const totalTokens = totals.promptTokens + totals.completionTokens;
+  // Files dropped anywhere on the chat are attached to the message being written.
+  const dropping = !modelMissing;
   return (
-    <div className="flex h-full flex-col">
+    <div
+      className="relative flex h-full flex-col"
+      onDragOver={(e) => {
+        if (!dropping || !e.dataTransfer.types.includes("Files")) return;
+        e.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={(e) => {
+        if (e.currentTarget === e.target || !e.currentTarget.contains(e.relatedTarget as Node)) setDragging(false);
+      }}
+      onDrop={(e) => {
+        if (!dropping || !e.dataTransfer.files.length) return;
+        e.preventDefault();
+        setDragging(false);
+        files.add(e.dataTransfer.files);
+      }}
+    >
+      {dragging && (
+        <div
+          className="pointer-events-none absolute inset-2 z-20 flex items-center justify-center rounded-xl border-2 border-dashed border-primary bg-background/80 text-sm font-medium"
+          data-testid="drop-overlay"
+        >
+          Drop files to attach them
+        </div>
+      )}
       <div className="flex min-h-12 items-center gap-2 border-b border-border px-4 py-2">
         {project && !temporary && (
           <Link
@@ -508,6 +546,7 @@ export function ChatView({
           busy={busy}
           disabled={!!modelMissing}
           maxChars={maxChars}
+          files={files}
         />
         {/* Keyboard hints only where there is a keyboard and a fine pointer: a phone has neither Shift nor Esc. */}
         <p

@@ -1,7 +1,8 @@
 "use client";
 import { useEffect, useRef } from "react";
-import { ArrowUp, Square } from "lucide-react";
+import { ArrowUp, Paperclip, Square } from "lucide-react";
 import { Button } from "@/components/ui/button";
+import { DraftChips, type useAttachmentDrafts } from "./attachments";
 
 type Props = {
   value: string;
@@ -11,13 +12,22 @@ type Props = {
   busy: boolean;
   disabled?: boolean;
   maxChars: number;
+  /** The files attached to the message being written (components/chat/attachments.tsx). */
+  files?: ReturnType<typeof useAttachmentDrafts>;
 };
 
-/** Enter sends, Shift+Enter adds a line, Esc stops a running answer. */
-export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxChars }: Props) {
+/** What the file picker offers (the server sniffs the content whatever the name says). */
+const ACCEPT =
+  "image/png,image/jpeg,image/webp,image/gif,application/pdf,text/*,.md,.markdown,.csv,.json,.html,.htm,.txt,.js,.ts,.tsx,.jsx,.py,.rb,.go,.rs,.java,.c,.cpp,.h,.cs,.php,.sh,.sql,.yaml,.yml,.toml,.xml,.log";
+
+/** Enter sends, Shift+Enter adds a line, Esc stops a running answer; files by the clip button, paste or drop. */
+export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxChars, files }: Props) {
   const ref = useRef<HTMLTextAreaElement>(null);
+  const picker = useRef<HTMLInputElement>(null);
   const tooLong = value.length > maxChars;
-  const empty = value.trim().length === 0;
+  // A message may be its files alone; it waits while a file is still uploading.
+  const empty = value.trim().length === 0 && !files?.ready.length;
+  const waiting = !!files?.uploading;
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
@@ -38,9 +48,10 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
       className="rounded-2xl border border-input bg-card p-2 shadow-sm focus-within:ring-2 focus-within:ring-ring"
       onSubmit={(e) => {
         e.preventDefault();
-        if (!busy && !empty && !tooLong && !disabled) onSend();
+        if (!busy && !empty && !tooLong && !disabled && !waiting) onSend();
       }}
     >
+      {files && <DraftChips drafts={files.drafts} onRemove={files.remove} />}
       <label htmlFor="composer" className="sr-only">
         Message
       </label>
@@ -55,15 +66,48 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
         aria-describedby={tooLong ? "composer-error" : undefined}
         className="block max-h-60 w-full resize-none bg-transparent px-2 py-1.5 text-sm placeholder:text-muted-foreground focus-visible:outline-none"
         onChange={(e) => onChange(e.target.value)}
+        onPaste={(e) => {
+          // A pasted picture or file is attached; pasted text stays text.
+          if (!files || !e.clipboardData.files.length) return;
+          e.preventDefault();
+          files.add(e.clipboardData.files);
+        }}
         onKeyDown={(e) => {
           if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
             e.preventDefault();
-            if (!busy && !empty && !tooLong && !disabled) onSend();
+            if (!busy && !empty && !tooLong && !disabled && !waiting) onSend();
           }
         }}
       />
       <div className="flex items-center justify-between gap-2 px-1 pt-1">
-        <p id="composer-error" className="text-xs text-destructive" role={tooLong ? "alert" : undefined}>
+        {files && (
+          <>
+            <input
+              ref={picker}
+              type="file"
+              multiple
+              accept={ACCEPT}
+              className="hidden"
+              data-testid="attach-input"
+              onChange={(e) => {
+                if (e.target.files?.length) files.add(e.target.files);
+                e.target.value = "";
+              }}
+            />
+            <Button
+              type="button"
+              size="icon"
+              variant="ghost"
+              disabled={disabled}
+              onClick={() => picker.current?.click()}
+              aria-label="Attach files"
+              title="Attach files (or paste, or drop them here)"
+            >
+              <Paperclip className="h-4 w-4" />
+            </Button>
+          </>
+        )}
+        <p id="composer-error" className="flex-1 text-xs text-destructive" role={tooLong ? "alert" : undefined}>
           {tooLong
             ? `Messages are limited to ${maxChars.toLocaleString("en-US")} characters (this one has ${value.length.toLocaleString("en-US")}).`
             : ""}
@@ -73,7 +117,12 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
             <Square className="h-4 w-4" />
           </Button>
         ) : (
-          <Button type="submit" size="icon" disabled={empty || tooLong || disabled} aria-label="Send message (Enter)">
+          <Button
+            type="submit"
+            size="icon"
+            disabled={empty || tooLong || disabled || waiting}
+            aria-label={waiting ? "Send (waiting for the upload)" : "Send message (Enter)"}
+          >
             <ArrowUp className="h-4 w-4" />
           </Button>
         )}

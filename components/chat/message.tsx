@@ -7,6 +7,7 @@ import { Button } from "@/components/ui/button";
 import { cn } from "@/lib/cn";
 import { LongText } from "./long-text";
 import { FeedbackControl } from "./feedback-control";
+import { AnswerSources, SentAttachments } from "./attachments";
 import type { UiItem } from "./types";
 import type { PickerModel } from "@/lib/chat/chat-setup";
 
@@ -169,9 +170,14 @@ export function Message({
             </div>
           </form>
         ) : (
-          <div className="max-w-[85%] whitespace-pre-wrap break-words rounded-2xl bg-accent px-4 py-2 text-sm text-accent-foreground">
-            <LongText text={item.content} markdown={false} />
-          </div>
+          <>
+            <SentAttachments files={item.attachments ?? []} />
+            {(item.content || !item.attachments?.length) && (
+              <div className="max-w-[85%] whitespace-pre-wrap break-words rounded-2xl bg-accent px-4 py-2 text-sm text-accent-foreground">
+                <LongText text={item.content} markdown={false} />
+              </div>
+            )}
+          </>
         )}
         <div className="flex items-center gap-0.5 opacity-70 transition-opacity focus-within:opacity-100 group-hover:opacity-100">
           <BranchSwitcher item={item} onSwitch={onSwitch} busy={busy} />
@@ -224,6 +230,7 @@ export function Message({
           <span className="animate-pulse">Thinking…</span>
         ) : null}
       </div>
+      <AnswerSources sources={item.sources ?? []} />
       {item.status === "stopped" && <p className="text-xs text-muted-foreground">Stopped.</p>}
       {/* On a complete answer, `error` is a warning about it (the model server cut its prompt). */}
       {item.status === "complete" && item.error && (

@@ -1,3 +1,5 @@
+import type { AttachmentMeta, SourceView } from "@/lib/attachments/store";
+
 // What the chat UI holds for each message (serialisable from server actions).
 export type UiItem = {
   id: string;
@@ -20,6 +22,9 @@ export type UiItem = {
   alsoGiven?: Array<{ id: string; text: string }>;
   /** When it was written (ISO; absent on messages still being sent). */
   createdAt?: string;
+  /** A message's files; an answer's document passages (absent while streaming). */
+  attachments?: AttachmentMeta[];
+  sources?: SourceView[];
   /** The user's rating of this answer (absent on answers just streamed). */
   feedback?: { rating: 1 | -1 | null; comment: string | null } | null;
 };

@@ -10,6 +10,8 @@ import { USER_DATA, tableSql, userRowsSql } from "./user-data";
 export const EXPORT_FORMAT = "mnemo-export";
 export const EXPORT_VERSION = 1;
 const PAGE = 500;
+/** Attachments per read: each carries its file. */
+const FILES_PAGE = 4;
 
 const line = (v: unknown) => JSON.stringify(v);
 
@@ -177,6 +179,25 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     }
   }
   yield "\n]";
+
+  // Attachments with their files (base64), a few at a time: a file may be megabytes.
+  yield* array(
+    "attachments",
+    (async function* () {
+      let after: string | undefined;
+      for (;;) {
+        const rows = await db.attachment.findMany({
+          where: { userId, ...(after ? { id: { gt: after } } : {}) },
+          orderBy: { id: "asc" },
+          take: FILES_PAGE,
+        });
+        if (!rows.length) return;
+        yield rows.map((a) => ({ ...a, name: c.open(a.name), data: c.open(a.data), text: openOrNull(c, a.text) }));
+        if (rows.length < FILES_PAGE) return;
+        after = rows[rows.length - 1].id;
+      }
+    })(),
+  );
 
   yield* array(
     "memories",

@@ -62,6 +62,12 @@ export const USER_DATA: Record<string, TableEntry> = {
   Thread: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "conversations" },
   Item: { rows: threadRows, key: "id", onDelete: "cascade", why: "messages, every branch" },
   Summary: { rows: threadRows, key: "id", onDelete: "cascade", why: "summaries of older turns" },
+  Attachment: {
+    rows: `"userId" = $1`,
+    key: "id",
+    onDelete: "cascade",
+    why: "files attached to messages: the file (base64), its name and its extracted text",
+  },
   Memory: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "long-term memories" },
   MemoryVersion: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "history of each memory" },
   MemoryUse: {

@@ -1,6 +1,7 @@
 // Per-turn context assembly: the history window (newest whole turns within the
 // token budget) plus the newest rolling summary on this branch, loaded in ONE
 // query, then turned into the messages sent to the model.
+import { NO_ATTACHMENTS, type TurnAttachments } from "@/lib/attachments/prompt";
 import type OpenAI from "openai";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
@@ -105,18 +106,27 @@ export function buildPrompt(
   systemPrompt = getConfig().chat.systemPrompt,
   /** The thread's project's instructions, written by the user: part of the system prompt. */
   projectInstructions = "",
+  /** The thread's documents and the window's pictures (lib/attachments/prompt.ts). */
+  attached: Pick<TurnAttachments, "block" | "images"> = NO_ATTACHMENTS,
 ): Msg[] {
   const system = [systemPrompt];
   if (projectInstructions.trim())
     system.push(`The user's instructions for this project:\n${projectInstructions.trim()}`);
   if (memoryBlock) system.push(memoryBlock);
+  if (attached.block) system.push(attached.block);
   if (ctx.summary)
     system.push(
       `Summary of the earlier part of this conversation (older messages are not shown):\n${ctx.summary.content}`,
     );
   // One system message, and turns that alternate: many open models' chat templates (Mistral, Gemma on vLLM) refuse
   // a second system message or two user messages in a row ("Conversation roles must alternate").
-  return [{ role: "system", content: system.join("\n\n") }, ...alternating(toModelMessages(ctx.window))];
+  const messages = toModelMessages(ctx.window).map((m, i) => {
+    const pictures = attached.images.get(ctx.window[i].id);
+    return pictures && m.role === "user"
+      ? ({ role: "user", content: [{ type: "text", text: String(m.content) }, ...pictures] } as Msg)
+      : m;
+  });
+  return [{ role: "system", content: system.join("\n\n") }, ...alternating(messages)];
 }
 
 /**

@@ -1,5 +1,6 @@
 // Answers being written: which run in this process (so Stop is immediate here; another instance sees the stop at
 // its next flush or lease renewal), stopping one, and saving an answer's final state.
+import type { Source } from "@/lib/attachments/prompt";
 import { type ContentCipher } from "@/lib/crypto/content";
 import type { Db } from "@/lib/db/client";
 import { publicItem, type SessionItem } from "@/lib/memory/session";
@@ -42,12 +43,7 @@ export async function stopTurn(db: Db, userId: string, itemId: string): Promise<
  * Saves an answer's final state, retrying briefly: a database restart should not leave it streaming. Saved as the
  * user reads it: without the model's memory citations (attribution has read them).
  */
-export async function finishRetrying(
-  db: Db,
-  c: ContentCipher,
-  itemId: string,
-  data: Partial<SessionItem>,
-): Promise<SessionItem> {
+export async function finishRetrying(db: Db, c: ContentCipher, itemId: string, data: Finish): Promise<SessionItem> {
   // What is stored is what the user is shown: a NUL or lone surrogate the model wrote made safe here, not only in
   // the database layer (lib/db/prisma.ts), so the answer the browser gets equals the one a reload shows.
   if (data.content !== undefined) data = { ...data, content: cleanText(stripCitations(data.content)) };
@@ -61,7 +57,10 @@ export async function finishRetrying(
   }
 }
 
-async function finish(db: Db, c: ContentCipher, itemId: string, data: Partial<SessionItem>): Promise<SessionItem> {
+/** An answer's end: its fields, and where its document passages came from (lib/attachments/prompt.ts). */
+type Finish = Partial<SessionItem> & { sources?: Source[] };
+
+async function finish(db: Db, c: ContentCipher, itemId: string, data: Finish): Promise<SessionItem> {
   const row = await db.item.update({
     where: { id: itemId },
     data: {
@@ -73,6 +72,7 @@ async function finish(db: Db, c: ContentCipher, itemId: string, data: Partial<Se
       promptTokens: data.promptTokens,
       completionTokens: data.completionTokens,
       tokens: data.content !== undefined ? messageTokens(data.content) : undefined,
+      sources: data.sources?.length ? data.sources : undefined,
     },
   });
   return publicItem({

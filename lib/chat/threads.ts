@@ -1,6 +1,7 @@
 // Threads as the user sees them. Every function takes the signed-in user's id
 // and only ever touches that user's rows; another user's thread looks exactly
 // like a thread that does not exist.
+import { attachmentsInView, type AttachmentMeta, type SourceView } from "@/lib/attachments/store";
 import { offeredModel } from "@/lib/llm/connection";
 import { NotFoundError } from "@/lib/errors";
 import { projectGone } from "@/lib/projects/projects";
@@ -150,6 +151,9 @@ export async function deleteThread(db: Db, userId: string, threadId: string) {
 
 export type ViewItem = SessionItem & {
   siblingIds: string[];
+  /** A message's files; an answer's document passages (file and page). */
+  attachments: AttachmentMeta[];
+  sources: SourceView[];
   memoriesUsed: Array<{ id: string; text: string }>;
   alsoGiven: Array<{ id: string; text: string }>;
   feedback: AnswerFeedback | null;
@@ -189,7 +193,7 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
   const shown = truncated ? items.slice(1) : items;
   const parentIds = [...new Set(shown.map((i) => i.parentId).filter((p): p is string => !!p))];
   const answerIds = shown.filter((i) => i.role === "assistant").map((i) => i.id);
-  const [siblings, totals, uses, ratings, summary] = await Promise.all([
+  const [siblings, totals, uses, ratings, summary, files] = await Promise.all([
     db.item.findMany({
       where: { threadId, OR: [{ parentId: { in: parentIds } }, { parentId: null }] },
       select: { id: true, parentId: true },
@@ -206,6 +210,7 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
       orderBy: { version: "desc" },
       select: { content: true, throughItemId: true, createdAt: true },
     }),
+    attachmentsInView(db, u.cipher, threadId, answerIds),
   ]);
   // Per answer: the memories it drew on, and the others it was given.
   const usedBy = new Map<string, Array<{ id: string; text: string }>>();
@@ -231,6 +236,8 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
     items: shown.map((i) => ({
       ...i,
       siblingIds: byParent.get(i.parentId) ?? [i.id],
+      attachments: files.byItem.get(i.id) ?? [],
+      sources: files.sources.get(i.id) ?? [],
       memoriesUsed: usedBy.get(i.id) ?? [],
       alsoGiven: givenTo.get(i.id) ?? [],
       feedback: ratings.get(i.id) ?? null,

@@ -8,6 +8,7 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { chooseModel, forModel } from "@/lib/llm/models";
+import { assertDrafts, attachmentIdsSchema, bindToMessage } from "@/lib/attachments/store";
 import { appendItemsMeta, type AppendMeta, type NewItem, type SessionItem } from "@/lib/memory/session";
 
 import { loadContext } from "./context";
@@ -19,7 +20,7 @@ import { cleanText } from "@/lib/text/policy";
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
 
-export function messageSchema() {
+export function messageSchema({ mayBeEmpty = false } = {}) {
   const max = getConfig().chat.maxMessageChars;
   const limit = messageLimit(max);
   return z
@@ -29,7 +30,7 @@ export function messageSchema() {
       z
         .string()
         .max(max, limit)
-        .refine((s) => s.trim().length > 0, "Type a message."),
+        .refine((s) => mayBeEmpty || s.trim().length > 0, "Type a message."),
     );
 }
 
@@ -39,15 +40,23 @@ const model = z.string().trim().min(1).max(200).optional();
 export function turnRequestSchema() {
   const content = messageSchema();
   return z.discriminatedUnion("kind", [
-    z.object({
-      kind: z.literal("send"),
-      threadId: id.optional(),
-      content,
-      temporary: z.boolean().optional(),
-      // A new thread in this project (ignored when threadId is given).
-      projectId: id.optional(),
-      model,
-    }),
+    z
+      .object({
+        kind: z.literal("send"),
+        threadId: id.optional(),
+        // A message may be its files alone.
+        content: messageSchema({ mayBeEmpty: true }),
+        temporary: z.boolean().optional(),
+        // A new thread in this project (ignored when threadId is given).
+        projectId: id.optional(),
+        model,
+        /** Files uploaded for this message (lib/attachments/store.ts). */
+        attachments: attachmentIdsSchema.optional(),
+      })
+      .refine((r) => r.content.trim().length > 0 || !!r.attachments?.length, {
+        message: "Type a message.",
+        path: ["content"],
+      }),
     z.object({ kind: z.literal("edit"), threadId: id, itemId: id, content }),
     z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id, model }),
   ]);
@@ -63,6 +72,8 @@ export type Prepared = {
   meta: AppendMeta;
   /** Why another model than the one picked answers (it was taken off the list), or null. */
   modelNote: string | null;
+  /** Whether the thread has attachments (its documents and pictures go with the turn: lib/attachments/prompt.ts). */
+  hasAttachments: boolean;
 };
 const NO_META: AppendMeta = {
   temporary: false,
@@ -86,31 +97,43 @@ type Preparing = {
 /** Step 1: validate and save the question and an empty answer. */
 export async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
   const { db, userId } = u;
-  const [state, picked] = await Promise.all([resolveConnectionCached(db), pickedModels(db, userId, req)]);
+  const attached = req.kind === "send" ? (req.attachments ?? []) : [];
+  const [state, facts] = await Promise.all([
+    resolveConnectionCached(db),
+    threadFacts(db, userId, req),
+    assertDrafts(db, userId, attached),
+  ]);
   if (!state.configured) throw new AppError(state.reason, 409);
   const turnPick = req.kind === "edit" ? undefined : req.model;
-  const { model, note } = chooseModel(state.models, turnPick, picked.thread, picked.project);
+  const { model, note } = chooseModel(state.models, turnPick, facts.thread, facts.project);
   const conn = forModel(state.connection, model);
   const s: Preparing = { u, db, userId, c: u.cipher, session, conn };
   const prepared = await prepareKind(s, req);
-  return { ...prepared, modelNote: note };
+  // The files go with the question just saved (they were checked to be the user's unsent ones above).
+  await bindToMessage(db, userId, attached, prepared.threadId, prepared.userItem.id);
+  return { ...prepared, modelNote: note, hasAttachments: facts.hasAttachments || attached.length > 0 };
 }
 
-/** The models the thread and its project were set to answer with (a new chat: its project's). */
-async function pickedModels(db: Db, userId: string, req: TurnRequest) {
+/** The models the thread and its project were set to answer with (a new chat: its project's), and its files. */
+async function threadFacts(db: Db, userId: string, req: TurnRequest) {
   if (req.threadId) {
     const t = await db.thread.findFirst({
       where: { id: req.threadId, userId },
-      select: { model: true, project: { select: { model: true } } },
+      select: {
+        model: true,
+        project: { select: { model: true } },
+        attachments: { where: { itemId: { not: null } }, select: { id: true }, take: 1 },
+      },
     });
-    return { thread: t?.model, project: t?.project?.model };
+    return { thread: t?.model, project: t?.project?.model, hasAttachments: !!t?.attachments.length };
   }
-  if (req.kind !== "send" || !req.projectId || req.temporary) return { thread: null, project: null };
+  if (req.kind !== "send" || !req.projectId || req.temporary)
+    return { thread: null, project: null, hasAttachments: false };
   const p = await db.project.findFirst({ where: { id: req.projectId, userId }, select: { model: true } });
-  return { thread: null, project: p?.model };
+  return { thread: null, project: p?.model, hasAttachments: false };
 }
 
-async function prepareKind(s: Preparing, req: TurnRequest): Promise<Omit<Prepared, "modelNote">> {
+async function prepareKind(s: Preparing, req: TurnRequest): Promise<Made> {
   const { db, userId } = s;
   if (req.kind === "send") return prepareSend(s, req);
   const target = await db.item.findFirst({
@@ -120,6 +143,8 @@ async function prepareKind(s: Preparing, req: TurnRequest): Promise<Omit<Prepare
   if (!target) throw new NotFoundError("thread");
   return req.kind === "edit" ? prepareEdit(s, req, target) : prepareRegenerate(s, req, target);
 }
+
+type Made = Omit<Prepared, "modelNote" | "hasAttachments">;
 
 type Target = { id: string; parentId: string | null; role: string; status: string };
 const placeholder = (conn: ModelConnection): NewItem => ({
@@ -133,8 +158,6 @@ async function refused(s: Preparing): Promise<never> {
   if (s.session) await assertSessionMayAct(s.db, s.userId, s.session);
   throw new NotFoundError("thread");
 }
-
-type Made = Omit<Prepared, "modelNote">;
 
 async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send" }>): Promise<Made> {
   // A new thread is written before the append, so its first message checks the session first

@@ -10,6 +10,13 @@
 //     the work after it (title, summary, learning) on the durable job queue.
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
+import {
+  picturesRefused,
+  attachmentsForTurn,
+  NO_ATTACHMENTS,
+  passagesUsed,
+  type TurnAttachments,
+} from "@/lib/attachments/prompt";
 import { chargeAnswer, settleAnswer, settleUnfinished, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
 import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
@@ -130,15 +137,16 @@ class TurnRun {
     const tools = useMemory ? MEMORY_TOOLS : undefined;
     // Within what this model server is known to read whole (lib/llm/prompt-limits.ts), when it is known.
     const first = await this.readContext(useMemory, knownPromptLimit(conn, conn.chatModel));
-    let { ctx, recalled } = first;
+    let { ctx, recalled, attached } = first;
     onContext?.(ctx);
     const instructions = this.p.meta.project?.instructions;
-    let messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions);
+    let messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions, attached);
     trackGeneration(this.assistant.id, this.userId, this.abort);
     this.startHeartbeat();
     let r: Round = { text: "", calls: new Map() }; // the round being written (its text is kept however it ends)
     try {
       if (first.overLimit) throw new UsageLimitError(first.overLimit);
+      if (attached.refusal) throw new AppError(attached.refusal, 422);
       for (let round = 0, refits = 0; ; round++) {
         r = { text: "", calls: new Map() };
         const offered = tools && round < 3 ? tools : undefined;
@@ -151,8 +159,8 @@ class TurnRun {
           const target = fresh ? refitAfterRefusal(e, conn, conn.chatModel, promptTokens(messages, offered)) : null;
           if (target === null) throw e;
           refits++;
-          ({ ctx, recalled } = await this.readContext(useMemory, target));
-          messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions);
+          ({ ctx, recalled, attached } = await this.readContext(useMemory, target));
+          messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions, attached);
           round--;
           continue;
         }
@@ -162,7 +170,7 @@ class TurnRun {
         messages = [...messages, ...next.messages];
         r = { text: "", calls: new Map() };
       }
-      const { final, uses } = await this.complete(r.text, recalled, ctx, useMemory);
+      const { final, uses } = await this.complete(r.text, recalled, ctx, useMemory, attached);
       yield { type: "done", item: final, ...uses };
       return final;
     } catch (e) {
@@ -210,7 +218,26 @@ class TurnRun {
     );
     // A prompt asked again after a refusal had left the box too: both count as sent.
     this.sentMemoryIds = [...new Set([...this.sentMemoryIds, ...recalled.memories.map((m) => m.id)])];
-    return { ctx, recalled, overLimit };
+    const attached = await this.readAttachments(ctx, promptLimit);
+    return { ctx, recalled, overLimit, attached };
+  }
+
+  /** The thread's documents (whole, or the passages nearest the question) and the window's pictures. */
+  private async readAttachments(ctx: Context, promptLimit: number | null): Promise<TurnAttachments> {
+    const { p } = this;
+    if (!p.hasAttachments) return NO_ATTACHMENTS;
+    const configured = getConfig().attachments.tokenBudget;
+    const attached = await attachmentsForTurn(this.db, this.c, {
+      threadId: p.threadId,
+      windowItemIds: ctx.window.map((i) => i.id),
+      question: p.userItem.content,
+      budget: promptLimit === null ? configured : Math.min(configured, Math.floor(promptLimit * DOCUMENT_SHARE)),
+      vision: !!p.conn.chatVision,
+    });
+    // The question's own pictures, for a model that does not see images: said before anything is asked of it.
+    if (!attached.imagesWithheld) return attached;
+    const own = await this.db.attachment.count({ where: { itemId: p.userItem.id, kind: "image" } });
+    return { ...attached, refusal: picturesRefused(own, !!p.conn.chatVision, p.conn.chatModel) };
   }
 
   /** What every prompt of this thread sends besides history and memory: the instructions and the memory tools. */
@@ -389,9 +416,11 @@ class TurnRun {
     recalled: Recall,
     ctx: Context,
     useMemory: boolean,
+    attached: TurnAttachments,
   ): Promise<{ final: SessionItem; uses: MemoryUses }> {
     const { db, p } = this;
     const final = await finishRetrying(db, this.c, this.assistant.id, {
+      sources: passagesUsed(text, p.userItem.content, attached.given),
       content: text,
       status: "complete",
       promptTokens: this.usage.any ? this.usage.prompt : null,
@@ -437,7 +466,10 @@ class TurnRun {
     const modelFailure = classifyModelFailure(e, this.p.conn.baseURL);
     if (!modelFailure && isDatabaseUnavailable(e)) throw e;
     const message =
-      e instanceof ModelIdleError || e instanceof OnlyThinkingError || e instanceof UsageLimitError
+      e instanceof ModelIdleError ||
+      e instanceof OnlyThinkingError ||
+      e instanceof UsageLimitError ||
+      e instanceof AppError
         ? e.message
         : describeModelError(e, this.p.conn.baseURL, this.forAdmin);
     // A stream the model server cut keeps what came as interrupted (as on /v1); anything else failed.
@@ -474,6 +506,9 @@ class TurnRun {
     };
   }
 }
+
+/** Of a prompt limit known for the model, the share attached documents may take. */
+const DOCUMENT_SHARE = 0.3;
 
 /** How many times a turn is asked again with a smaller prompt after the server refused one as too long. */
 const MAX_REFITS = 3;

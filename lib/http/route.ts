@@ -77,6 +77,28 @@ async function readText(request: Request, maxBytes: number): Promise<string> {
   }
 }
 
+/**
+ * The body as bytes, read only up to `maxBytes` (past it, `tooLarge` is thrown and the rest is not read): an upload
+ * is stored only once it arrived whole, so one cut off halfway leaves nothing behind.
+ */
+export async function readBytes(request: Request, maxBytes: number, tooLarge: (bytes: number) => Error) {
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(bytes);
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts);
+}
+
 export function errorResponse(e: unknown, where: string): Response {
   const p = publicError(e, where);
   return Response.json(

@@ -1,0 +1,36 @@
+// POST /api/attachments?name=<file name>: one file for the composer, sent as the raw request body (the browser's
+// upload progress works on it, and no multipart parser holds it). Read only up to the size limit; checked, sniffed,
+// its text read, sealed and stored as a draft, then answered with what the chip shows. Nothing is stored unless the
+// whole file arrived. The proxy does not see this path (it would buffer the body); the session is checked here.
+import { userContext } from "@/lib/user-context";
+import { requireUser } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
+import { getConfig } from "@/lib/config";
+import { AppError } from "@/lib/errors";
+import { assertSameOrigin, readBytes, route } from "@/lib/http/route";
+import { assertFileSize, displayName, saveUpload } from "@/lib/attachments/store";
+import { z } from "zod";
+
+export const dynamic = "force-dynamic";
+
+const nameSchema = z.string({ error: "Name the file (?name=…)." }).min(1, "Name the file (?name=…).").max(1000);
+
+export const POST = route("POST /api/attachments", async (request: Request) => {
+  assertSameOrigin(request);
+  const user = await requireUser();
+  const name = displayName(nameSchema.parse(new URL(request.url).searchParams.get("name") ?? undefined));
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  assertFileSize(declared, `“${name}”`);
+  const max = getConfig().attachments.maxFileBytes;
+  const bytes = await readBytes(request, max, (n) => {
+    try {
+      assertFileSize(n, `“${name}”`);
+    } catch (e) {
+      return e as Error;
+    }
+    return new AppError("The file is too large.", 413);
+  });
+  const u = await userContext(await getDb(), user.id);
+  const meta = await saveUpload(u, name, bytes);
+  return Response.json(meta, { status: 201, headers: { "cache-control": "no-store" } });
+});

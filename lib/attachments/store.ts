@@ -1,0 +1,167 @@
+// Attachments as stored: uploaded first (a draft of the composer, bound to no message), then bound to the user's
+// message it was sent with. The file and its text are sealed with the user's key (crypto-shredded with the account);
+// every read is by the owner's id, so another user's attachment is "not found" like one that does not exist.
+import { z } from "zod";
+import type { Db } from "@/lib/db/client";
+import type { UserContext } from "@/lib/user-context";
+import type { ContentCipher } from "@/lib/crypto/content";
+import { getConfig } from "@/lib/config";
+import { AppError, NotFoundError } from "@/lib/errors";
+import { cleanText, cutGraphemes } from "@/lib/text/policy";
+import { estimateTokens } from "@/lib/memory/tokens";
+import { sniff } from "./sniff";
+import { extractText } from "./extract";
+import type { Source } from "./prompt";
+import { Prisma } from "@/lib/generated/prisma/client";
+
+export type AttachmentKind = "image" | "document";
+/** What the composer and the thread show of an attachment. */
+export type AttachmentMeta = {
+  id: string;
+  name: string;
+  mime: string;
+  kind: AttachmentKind;
+  bytes: number;
+  pages: number | null;
+};
+
+/** Attachments sent with one message at most. */
+export const MAX_PER_MESSAGE = 10;
+/** Uploaded but never sent: removed after this long. */
+export const DRAFT_HOURS = 24;
+
+export const attachmentIdsSchema = z
+  .array(z.string().trim().min(1).max(64))
+  .max(MAX_PER_MESSAGE, `At most ${MAX_PER_MESSAGE} attachments per message.`);
+
+const megabytes = (n: number) => `${(n / 1024 / 1024).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
+
+/** The name as shown: its last path part (never a path), cleaned, at most 200 characters. */
+export function displayName(raw: string): string {
+  const base = cleanText(raw).split(/[\\/]/).pop()?.trim() ?? "";
+  const safe = base.replace(/^\.+/, "").trim();
+  return cutGraphemes(safe || "file", 200);
+}
+
+/** A file's size checked before it is read whole (the request's declared length, or the bytes read so far). */
+export function assertFileSize(bytes: number, name = "This file") {
+  const max = getConfig().attachments.maxFileBytes;
+  if (bytes > max) throw new AppError(`${name} is ${megabytes(bytes)}; files are limited to ${megabytes(max)}.`, 413);
+}
+
+/** Reads, checks and stores one uploaded file as a draft of the user's composer. */
+export async function saveUpload(u: UserContext, rawName: string, bytes: Uint8Array): Promise<AttachmentMeta> {
+  const name = displayName(rawName);
+  assertFileSize(bytes.length, `“${name}”`);
+  await assertRoom(u.db, u.userId, bytes.length);
+  const { kind, mime } = await sniff(bytes, name);
+  const doc = kind === "document" ? await extractText(bytes, mime) : null;
+  const c = u.cipher;
+  const row = await u.db.attachment.create({
+    data: {
+      userId: u.userId,
+      name: c.seal(name),
+      mime,
+      kind,
+      bytes: bytes.length,
+      data: c.seal(Buffer.from(bytes).toString("base64")),
+      text: doc ? c.seal(doc.text) : null,
+      pages: doc?.pages ?? null,
+      tokens: doc ? estimateTokens(doc.text) : 0,
+    },
+    select: { id: true },
+  });
+  return { id: row.id, name, mime, kind, bytes: bytes.length, pages: doc?.pages ?? null };
+}
+
+async function assertRoom(db: Db, userId: string, adding: number) {
+  const max = getConfig().attachments.maxUserBytes;
+  const used = (await db.attachment.aggregate({ where: { userId }, _sum: { bytes: true } }))._sum.bytes ?? 0;
+  if (used + adding > max)
+    throw new AppError(
+      `Your attachments take ${megabytes(used)} of the ${megabytes(max)} each person may keep: delete chats with large files first.`,
+      413,
+    );
+}
+
+/** Checks that each id is one of the user's unsent attachments (before the message is saved). */
+export async function assertDrafts(db: Db, userId: string, ids: string[]) {
+  if (!ids.length) return;
+  const unique = [...new Set(ids)];
+  const n = await db.attachment.count({ where: { id: { in: unique }, userId, itemId: null } });
+  if (n !== unique.length)
+    throw new AppError("An attachment is gone (sent already, or removed): attach it again.", 409);
+}
+
+/** Binds the drafts to the message they were sent with. */
+export async function bindToMessage(db: Db, userId: string, ids: string[], threadId: string, itemId: string) {
+  if (!ids.length) return;
+  await db.attachment.updateMany({
+    where: { id: { in: [...new Set(ids)] }, userId, itemId: null },
+    data: { threadId, itemId },
+  });
+}
+
+/** One of the user's attachments, opened (the file's bytes, and a document's text). */
+export async function openAttachment(u: UserContext, id: string) {
+  const row = await u.db.attachment.findFirst({ where: { id, userId: u.userId } });
+  if (!row) throw new NotFoundError("item");
+  const c = u.cipher;
+  return {
+    ...metaOf(row, c),
+    data: Buffer.from(c.open(row.data), "base64"),
+    text: row.text === null ? null : c.open(row.text),
+  };
+}
+
+/** Removes an attachment not yet sent (the composer's chip); a sent one goes with its message. */
+export async function removeDraft(db: Db, userId: string, id: string) {
+  const r = await db.attachment.deleteMany({ where: { id, userId, itemId: null } });
+  if (!r.count) throw new NotFoundError("item");
+}
+
+type MetaRow = { id: string; name: string; mime: string; kind: AttachmentKind; bytes: number; pages: number | null };
+export const metaOf = (r: MetaRow, c: ContentCipher): AttachmentMeta => ({
+  id: r.id,
+  name: c.open(r.name),
+  mime: r.mime,
+  kind: r.kind,
+  bytes: r.bytes,
+  pages: r.pages,
+});
+export const META_SELECT = { id: true, name: true, mime: true, kind: true, bytes: true, pages: true } as const;
+
+/** Where an answer's passages came from, as the thread shows it ("report.pdf, p. 4"). */
+export type SourceView = { id: string; name: string; page: number | null };
+
+/** The thread view's attachments: the files by message, and the files and pages each answer drew on. */
+export async function attachmentsInView(db: Db, c: ContentCipher, threadId: string, itemIds: string[]) {
+  const byItem = new Map<string, AttachmentMeta[]>();
+  const sources = new Map<string, SourceView[]>();
+  const rows = await db.attachment.findMany({
+    where: { threadId, itemId: { not: null } },
+    select: { ...META_SELECT, itemId: true },
+    orderBy: { createdAt: "asc" },
+  });
+  if (!rows.length) return { byItem, sources };
+  const metas = new Map(rows.map((r) => [r.id, metaOf(r, c)]));
+  for (const r of rows) byItem.set(r.itemId!, [...(byItem.get(r.itemId!) ?? []), metas.get(r.id)!]);
+  const answers = await db.item.findMany({
+    where: { id: { in: itemIds }, role: "assistant", sources: { not: Prisma.DbNull } },
+    select: { id: true, sources: true },
+  });
+  for (const a of answers) {
+    const list = ((a.sources as Source[] | null) ?? []).flatMap((s) => {
+      const m = metas.get(s.a);
+      return m ? [{ id: m.id, name: m.name, page: s.p }] : [];
+    });
+    if (list.length) sources.set(a.id, list);
+  }
+  return { byItem, sources };
+}
+
+/** Drafts never sent, older than DRAFT_HOURS (the sweeper's). */
+export async function sweepDrafts(db: Db, now = new Date()) {
+  const before = new Date(now.getTime() - DRAFT_HOURS * 3_600_000);
+  return (await db.attachment.deleteMany({ where: { itemId: null, createdAt: { lt: before } } })).count;
+}

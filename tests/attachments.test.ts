@@ -1,0 +1,222 @@
+// Attachments: files read from their bytes (never their names), PDFs made by a real PDF library (pdf-lib), documents
+// whole or by their passages nearest the question, pictures as image parts for a model that sees images, and the
+// files going with the thread, the account and the export. Whole turns against the test model server.
+process.env.MNEMO_ATTACHMENT_MAX_MB = "2";
+process.env.MNEMO_ATTACHMENT_TOKEN_BUDGET = "1500";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { PDFDocument, StandardFonts } from "pdf-lib";
+import { userContext, type UserContext } from "@/lib/user-context";
+import { collect, deferred } from "./helpers/turns";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { clearConnectionCache, saveConnection, saveModelList } from "@/lib/llm/connection";
+import { runTurn, type TurnEvent } from "@/lib/chat/turn";
+import { deleteThread, threadView } from "@/lib/chat/threads";
+import { sniff } from "@/lib/attachments/sniff";
+import { openAttachment, saveUpload } from "@/lib/attachments/store";
+import { exportUserData } from "@/lib/account/export";
+
+let mock: MockLlm;
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(() => mock.close());
+beforeEach(() => mock.reset());
+
+type Start = Extract<TurnEvent, { type: "start" }>;
+
+/** A PDF of these pages, written by pdf-lib (lines wrapped to the page). */
+async function pdfOf(pages: string[]): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (const text of pages) {
+    const page = doc.addPage([595, 842]);
+    const words = text.split(" ");
+    let y = 800;
+    for (let i = 0; i < words.length && y > 40; i += 12) {
+      page.drawText(words.slice(i, i + 12).join(" "), { x: 40, y, size: 11, font });
+      y -= 16;
+    }
+  }
+  return doc.save();
+}
+
+// The smallest PNG: 1×1, one transparent pixel.
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+  "base64",
+);
+const text = (s: string) => new TextEncoder().encode(s);
+
+describe("what a file is", () => {
+  it("is read from its bytes: a picture named .pdf is a picture, text named .png is text", async () => {
+    expect(await sniff(PNG, "scan.pdf")).toEqual({ kind: "image", mime: "image/png" });
+    expect(await sniff(text("just some notes"), "photo.png")).toEqual({ kind: "document", mime: "text/plain" });
+    expect(await sniff(text("<!doctype html><p>Hi</p>"), "page.txt")).toEqual({ kind: "document", mime: "text/html" });
+    expect(await sniff(await pdfOf(["hello"]), "x.bin")).toEqual({ kind: "document", mime: "application/pdf" });
+  });
+
+  it("refuses what it cannot read, saying what can be attached", async () => {
+    await expect(sniff(new Uint8Array(), "empty.txt")).rejects.toThrow(/“empty.txt” is empty \(0 bytes\)/);
+    const svg = text('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    await expect(sniff(svg, "logo.png")).rejects.toThrow(/SVG drawing, which can't be attached\. Attach a PDF/);
+    const zip = Buffer.from("504b0304140000000800", "hex");
+    await expect(sniff(Buffer.concat([zip, Buffer.alloc(64)]), "a.txt")).rejects.toThrow(/ZIP file, which can't/);
+    await expect(sniff(Buffer.from([0, 1, 2, 3, 255, 254, 0, 7]), "x.txt")).rejects.toThrow(/not a kind of file/);
+  });
+});
+
+describe.each(engines)("attachments on %s", (engine) => {
+  let t: TestDb;
+  let u: UserContext;
+  let other: UserContext;
+  const { defer, flush } = deferred(() => t.db);
+  const send = async (req: Record<string, unknown>) => collect(runTurn(t.db, u.userId, req, { defer }));
+  const lastAnswerRequest = () =>
+    mock
+      .chatRequests()
+      .filter((r) => r.body.model !== "mock-memory")
+      .at(-1)!.body;
+
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    const id = (await t.db.user.create({ data: { email: `files-${engine}@example.com` } })).id;
+    const id2 = (await t.db.user.create({ data: { email: `files2-${engine}@example.com` } })).id;
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, id);
+    await saveModelList(
+      t.db,
+      { models: [{ id: "mock-chat" }, { id: "mock-eyes", label: "Eyes", vision: true }], defaultId: "mock-chat" },
+      id,
+    );
+    clearConnectionCache(t.db);
+    u = await userContext(t.db, id);
+    other = await userContext(t.db, id2);
+  });
+  afterAll(async () => {
+    await flush();
+    await t?.close();
+  });
+
+  it("a PDF's pages are read; a page count past the limit, a damaged PDF and a file over the limit are refused", async () => {
+    const pdf = await pdfOf(["The lease starts in March.", "Rent is due on the fifth.", "Pets are allowed."]);
+    const meta = await saveUpload(u, "../../lease.pdf", pdf);
+    expect(meta).toMatchObject({ name: "lease.pdf", kind: "document", mime: "application/pdf", pages: 3 });
+    const opened = await openAttachment(u, meta.id);
+    expect(opened.text?.split("\f")).toEqual([
+      "The lease starts in March.",
+      "Rent is due on the fifth.",
+      "Pets are allowed.",
+    ]);
+    expect(Buffer.compare(opened.data, Buffer.from(pdf))).toBe(0);
+    await expect(openAttachment(other, meta.id)).rejects.toThrow(/not found/);
+
+    const before = await t.db.attachment.count();
+    const many = await PDFDocument.create();
+    for (let i = 0; i < 2_100; i++) many.addPage([10, 10]);
+    await expect(saveUpload(u, "bomb.pdf", await many.save())).rejects.toThrow(
+      /has 2,100 pages; Mnemo reads at most 2,000/,
+    );
+    await expect(saveUpload(u, "broken.pdf", pdf.slice(0, 400))).rejects.toThrow(/could not be read/);
+    await expect(saveUpload(u, "big.txt", Buffer.alloc(3 * 1024 * 1024, 97))).rejects.toThrow(
+      /“big.txt” is 3 MB; files are limited to 2 MB/,
+    );
+    expect(await t.db.attachment.count()).toBe(before); // nothing half-written
+  });
+
+  it("a document goes to the model whole, a picture as an image part; the answer says where it came from", async () => {
+    const doc = await saveUpload(u, "notes.md", text("# Garden\nThe quince tree was planted by Aunt Ilse in 2019."));
+    const pic = await saveUpload(u, "tree.png", PNG);
+    mock.script({ content: "Aunt Ilse planted the quince tree in 2019 [notes.md]." });
+    const events = await send({
+      kind: "send",
+      content: "Who planted the quince tree?",
+      model: "mock-eyes",
+      attachments: [doc.id, pic.id],
+    });
+    const threadId = (events[0] as Start).threadId;
+    const body = lastAnswerRequest();
+    expect(body.model).toBe("mock-eyes");
+    expect(body.messages[0].content).toContain("The quince tree was planted by Aunt Ilse in 2019.");
+    expect(body.messages[0].content).toMatch(/<document name="notes.md" given="whole">/);
+    const question = body.messages.at(-1);
+    expect(question.content[0]).toEqual({ type: "text", text: "Who planted the quince tree?" });
+    expect(question.content[1].image_url.url).toBe(`data:image/png;base64,${PNG.toString("base64")}`);
+
+    const view = await threadView(u, threadId);
+    const [user, answer] = view.items;
+    expect(user.attachments.map((a) => a.name)).toEqual(["notes.md", "tree.png"]);
+    expect(answer.sources).toEqual([{ id: doc.id, name: "notes.md", page: null }]);
+
+    // A file already sent cannot be sent again, nor can another user's.
+    const mine = await saveUpload(other, "theirs.txt", text("not yours"));
+    const items = await t.db.item.count({ where: { threadId } });
+    await expect(send({ kind: "send", threadId, content: "again", attachments: [mine.id] })).rejects.toThrow(
+      /An attachment is gone/,
+    );
+    await expect(send({ kind: "send", threadId, content: "again", attachments: [doc.id] })).rejects.toThrow(
+      /An attachment is gone/,
+    );
+    expect(await t.db.item.count({ where: { threadId } })).toBe(items); // refused before anything is saved
+  }, 30_000);
+
+  it("a long PDF gives the passages nearest the question, within the budget, with their pages", async () => {
+    const filler = (i: number) =>
+      `Section ${i} covers routine maintenance of the building, cleaning schedules, hallway lighting and the ` +
+      `recycling rota for the residents of floor ${i % 7}. Nothing unusual is reported for this period.`;
+    const pages = Array.from({ length: 300 }, (_, i) => filler(i + 1));
+    pages[216] = "The boiler room key is kept by the caretaker, Mr Okonkwo, in the blue cabinet.";
+    const meta = await saveUpload(u, "handbook.pdf", await pdfOf(pages));
+    expect(meta.pages).toBe(300);
+    mock.script({ content: "Mr Okonkwo keeps the boiler room key in the blue cabinet." });
+    const events = await send({ kind: "send", content: "Where is the boiler room key kept?", attachments: [meta.id] });
+    const system = lastAnswerRequest().messages[0].content as string;
+    expect(system).toContain("[p. 217] The boiler room key is kept by the caretaker");
+    expect(system).toMatch(/given="\d+ passages nearest the question"/);
+    expect(system.length).toBeLessThan(20_000); // not the whole 300 pages
+    const view = await threadView(u, (events[0] as Start).threadId);
+    expect(view.items[1].sources).toEqual([{ id: meta.id, name: "handbook.pdf", page: 217 }]);
+  }, 60_000);
+
+  it("a model that does not see images: the message is kept, the answer says which model and what to do", async () => {
+    const pic = await saveUpload(u, "receipt.png", PNG);
+    const before = mock.chatRequests().length;
+    const events = await send({ kind: "send", content: "What does this receipt say?", attachments: [pic.id] });
+    const end = events.at(-1) as Extract<TurnEvent, { type: "error" }>;
+    expect(end.type).toBe("error");
+    expect(end.message).toMatch(
+      /mock-chat does not take pictures.*Pick a model that sees images.*Your message is kept/,
+    );
+    expect(
+      mock
+        .chatRequests()
+        .slice(before)
+        .filter((r) => r.body.model === "mock-chat"),
+    ).toHaveLength(0);
+    const view = await threadView(u, (events[0] as Start).threadId);
+    expect(view.items[0]).toMatchObject({ role: "user", content: "What does this receipt say?" });
+    expect(view.items[0].attachments.map((a) => a.name)).toEqual(["receipt.png"]);
+    // Regenerate with a model that sees images answers it.
+    mock.script({ content: "It is a receipt." });
+    const again = await send({
+      kind: "regenerate",
+      threadId: view.thread.id,
+      itemId: view.items[1].id,
+      model: "mock-eyes",
+    });
+    expect(again.at(-1)?.type).toBe("done");
+    expect(lastAnswerRequest().messages.at(-1).content[1].type).toBe("image_url");
+  }, 30_000);
+
+  it("the export carries the files; deleting the thread removes them", async () => {
+    const doc = await saveUpload(u, "recipe.txt", text("Two eggs, one cup of flour."));
+    const events = await send({ kind: "send", content: "Read this", attachments: [doc.id] });
+    const threadId = (events[0] as Start).threadId;
+    let json = "";
+    for await (const chunk of exportUserData(u)) json += chunk;
+    const exported = JSON.parse(json).attachments.find((a: { id: string }) => a.id === doc.id);
+    expect(exported).toMatchObject({ name: "recipe.txt", threadId, text: "Two eggs, one cup of flour." });
+    expect(Buffer.from(exported.data, "base64").toString()).toBe("Two eggs, one cup of flour.");
+    await deleteThread(t.db, u.userId, threadId);
+    expect(await t.db.attachment.count({ where: { id: doc.id } })).toBe(0);
+  }, 30_000);
+});
