@@ -11,6 +11,7 @@
 // The last line is one JSON object; its counts of stuck answers, server errors
 // (5xx other than a database outage's answer), leaked internals, lost messages
 // and cross-user effects must all be 0, and every check must pass (exit 1 otherwise).
+import { manyPagesPdf, nestedPdf, passwordPdf, SVG_WITH_SCRIPT, TINY_PNG } from "@/testing/bad-files";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
@@ -487,6 +488,104 @@ async function endlessBody(app: AppProcess, path: string, headers: Record<string
     `${path}: an endless body without a length is refused once past the limit: ${result} after ${sent / 1024 / 1024} MB sent`,
   );
   check(worstMs < 1000, `/api/health answered within 1 s during it (worst ${Math.round(worstMs)} ms)`);
+}
+
+/**
+ * Files attached to a chat (lib/attachments/): every bad one gets a clear 4xx, the server stays responsive while a
+ * PDF bomb is read, an upload cut off halfway stores nothing, and the user's files afterwards are exactly those that
+ * were accepted.
+ */
+async function attachmentFaults(app: AppProcess, a: Client) {
+  const countFiles = async () => JSON.parse(await a.own("/api/export")).attachments.length as number;
+  const before = await countFiles();
+  const upload = (what: string, name: string, body: BodyInit, headers: Record<string, string> = {}) =>
+    a.request(what, `/api/attachments?name=${encodeURIComponent(name)}`, { method: "POST", body, headers });
+  let accepted = 0;
+  const expectRefused = async (what: string, name: string, body: Buffer, status: number[], words: RegExp) => {
+    const r = await upload(what, name, new Uint8Array(body));
+    const said = (() => {
+      try {
+        return String(JSON.parse(r.text).error);
+      } catch {
+        return r.text;
+      }
+    })();
+    check(status.includes(r.status) && words.test(said), `${what}: ${r.status} "${said.slice(0, 100)}"`);
+  };
+  await expectRefused("a 0-byte file", "empty.txt", Buffer.alloc(0), [422], /empty/);
+  await expectRefused("an SVG with a script", "logo.png", SVG_WITH_SCRIPT, [415], /SVG/);
+  await expectRefused("a password-protected PDF", "locked.pdf", passwordPdf(), [422], /password/);
+  const { result: deep, worstMs: deepMs } = await worstHealthDuring(app, () =>
+    upload("a deeply nested PDF", "deep.pdf", new Uint8Array(nestedPdf(2_000_000))),
+  );
+  check(deep.status === 422, `a PDF nested 2,000,000 deep is refused (${deep.status})`);
+  check(deepMs < 1000, `/api/health answered within 1 s while it was read (worst ${Math.round(deepMs)} ms)`);
+  const pages = await manyPagesPdf(5_000);
+  const { result: many, worstMs: manyMs } = await worstHealthDuring(app, () =>
+    upload("a PDF of 5,000 pages", "pages.pdf", new Uint8Array(pages)),
+  );
+  check(many.status === 422 && /5,000 pages/.test(many.text), `a 5,000-page PDF is refused (${many.status})`);
+  check(manyMs < 1000, `/api/health answered within 1 s while it was read (worst ${Math.round(manyMs)} ms)`);
+  const declared = await declaredHuge(app, a.cookie);
+  check(declared === 413, `a 2 GB upload is refused before its body is read (${declared})`);
+  await endlessBody(app, "/api/attachments?name=endless.txt", { cookie: a.cookie });
+
+  const lying = await upload("a picture named .pdf", "scan.pdf", new Uint8Array(TINY_PNG));
+  check(lying.status === 201 && JSON.parse(lying.text).kind === "image", `a PNG named .pdf is kept as a picture`);
+  const path = await upload("a file named ../../x", "../../x", "plain words");
+  check(path.status === 201 && JSON.parse(path.text).name === "x", `a file named ../../x is kept as "x"`);
+  accepted += 2;
+
+  // Cut off halfway: the connection closes mid-body.
+  const cut = new AbortController();
+  let sentCut = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sentCut >= 2 * 1024 * 1024) return void cut.abort();
+      sentCut += 256 * 1024;
+      controller.enqueue(new Uint8Array(256 * 1024).fill(65));
+    },
+  });
+  await fetch(`${app.base}/api/attachments?name=cut.txt`, {
+    method: "POST",
+    headers: { cookie: a.cookie },
+    body,
+    signal: cut.signal,
+    duplex: "half",
+  } as RequestInit).catch(() => undefined);
+
+  // Many at once.
+  const { result: burst, worstMs: burstMs } = await worstHealthDuring(app, () =>
+    Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        upload(`upload ${i} of 24 at once`, `note-${i}.md`, `# Note ${i}\n${"words ".repeat(20_000)}`),
+      ),
+    ),
+  );
+  const ok = burst.filter((r) => r.status === 201).length;
+  check(ok === 24, `24 uploads at once are all stored (${ok}/24)`);
+  check(burstMs < 1000, `/api/health answered within 1 s during them (worst ${Math.round(burstMs)} ms)`);
+  accepted += ok;
+  await sleep(500); // the cut upload's handler has finished
+  const after = await countFiles();
+  check(after - before === accepted, `nothing half-written: ${after - before} files stored for ${accepted} accepted`);
+}
+
+/** An upload whose header says 2 GB: the answer's status, once a kilobyte of it was sent. */
+function declaredHuge(app: AppProcess, cookie: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.request(`${app.base}/api/attachments?name=huge.bin`, {
+      method: "POST",
+      headers: { cookie, "content-length": String(2 * 1024 ** 3) },
+    });
+    req.on("response", (res) => {
+      resolve(res.statusCode ?? 0);
+      res.resume();
+      req.destroy();
+    });
+    req.on("error", () => resolve(0));
+    req.write(Buffer.alloc(1024, 120));
+  });
 }
 
 async function imports(a: Client) {
@@ -1327,6 +1426,7 @@ async function main() {
     await actionArguments(app, a);
     await endedSessions(app, new Client(app, await signInOverHttp(app.base, "fault-admin@example.com", PASSWORD)));
     await imports(a);
+    await attachmentFaults(app, a);
     const waits: Array<[string, string, boolean]> = [];
     if (proxy) {
       const mid = await databaseFaults(a, proxy, mock, (v) => (outage = v));

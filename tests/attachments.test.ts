@@ -15,6 +15,7 @@ import { deleteThread, threadView } from "@/lib/chat/threads";
 import { sniff } from "@/lib/attachments/sniff";
 import { openAttachment, saveUpload } from "@/lib/attachments/store";
 import { exportUserData } from "@/lib/account/export";
+import { nestedPdf, passwordPdf } from "@/testing/bad-files";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -117,6 +118,8 @@ describe.each(engines)("attachments on %s", (engine) => {
       /has 2,100 pages; Mnemo reads at most 2,000/,
     );
     await expect(saveUpload(u, "broken.pdf", pdf.slice(0, 400))).rejects.toThrow(/could not be read/);
+    await expect(saveUpload(u, "locked.pdf", passwordPdf())).rejects.toThrow(/protected by a password/);
+    await expect(saveUpload(u, "nested.pdf", nestedPdf())).rejects.toThrow(/could not be read/);
     await expect(saveUpload(u, "big.txt", Buffer.alloc(3 * 1024 * 1024, 97))).rejects.toThrow(
       /“big.txt” is 3 MB; files are limited to 2 MB/,
     );

@@ -72,14 +72,14 @@ export function ModelListForm({ models }: { models: ChatModel[] }) {
           >
             <Input
               aria-label="Model name on the server"
-              placeholder="Name on the server, e.g. gpt-4.1-mini"
+              placeholder="Name on the server"
               value={r.id}
               onChange={(e) => change(r.key, { id: e.target.value })}
               maxLength={200}
             />
             <Input
               aria-label="Display name"
-              placeholder="Display name (optional)"
+              placeholder="Display name"
               value={r.label}
               onChange={(e) => change(r.key, { label: e.target.value })}
               maxLength={80}

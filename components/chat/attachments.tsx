@@ -3,7 +3,7 @@
 // a sent message carries (a picture's thumbnail opens it full size; a document opens its text), and the documents
 // an answer drew on.
 import { useCallback, useEffect, useRef, useState } from "react";
-import { FileText, Loader2, X } from "lucide-react";
+import { FileText, ImageIcon, Loader2, X } from "lucide-react";
 import type { AttachmentMeta, SourceView } from "@/lib/attachments/store";
 import { cn } from "@/lib/cn";
 
@@ -128,6 +128,8 @@ export function DraftChips({ drafts, onRemove }: { drafts: Draft[]; onRemove: (k
         >
           {!d.meta && !d.error ? (
             <Loader2 className="h-3.5 w-3.5 shrink-0 animate-spin" aria-hidden />
+          ) : d.meta?.kind === "image" ? (
+            <ImageIcon className="h-3.5 w-3.5 shrink-0" aria-hidden />
           ) : (
             <FileText className="h-3.5 w-3.5 shrink-0" aria-hidden />
           )}
