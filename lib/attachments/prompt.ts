@@ -8,6 +8,7 @@ import type { ContentCipher } from "@/lib/crypto/content";
 import { indexWords } from "@/lib/crypto/content";
 import { countTokens } from "@/lib/memory/tokens";
 import { attributeMemories } from "@/lib/memory/attribution";
+import { LRUCache } from "lru-cache";
 import { PAGE_BREAK } from "./extract";
 
 type ImagePart = OpenAI.Chat.Completions.ChatCompletionContentPartImage;
@@ -35,7 +36,8 @@ export const NO_ATTACHMENTS: TurnAttachments = { block: null, given: [], images:
 const PASSAGE_WORDS = 180;
 
 type Doc = { id: string; name: string; text: string; tokens: number; pages: number | null };
-type Passage = GivenPassage & { position: number; tokens: number };
+/** A passage as ranked: its stemmed words counted once, when the document is first read. */
+type Passage = GivenPassage & { position: number; tokens: number; tf: Map<string, number>; length: number };
 
 /** A document's passages in order, each within one page. */
 export function splitPassages(doc: Doc): Passage[] {
@@ -47,7 +49,17 @@ export function splitPassages(doc: Doc): Passage[] {
     let buf: string[] = [];
     const flush = () => {
       const text = buf.join(" ").trim();
-      if (text) out.push({ attachmentId: doc.id, name: doc.name, page, text, position: out.length, tokens: 0 });
+      if (text)
+        out.push({
+          attachmentId: doc.id,
+          name: doc.name,
+          page,
+          text,
+          position: out.length,
+          tokens: 0,
+          tf: new Map(),
+          length: 0,
+        });
       buf = [];
       words = 0;
     };
@@ -59,7 +71,12 @@ export function splitPassages(doc: Doc): Passage[] {
     }
     flush();
   });
-  for (const p of out) p.tokens = countTokens(p.text);
+  for (const p of out) {
+    p.tokens = countTokens(p.text);
+    const words = indexWords(p.text);
+    p.length = words.length;
+    for (const w of words) p.tf.set(w, (p.tf.get(w) ?? 0) + 1);
+  }
   return out;
 }
 
@@ -67,23 +84,20 @@ export function splitPassages(doc: Doc): Passage[] {
 export function rankPassages(passages: Passage[], question: string): Passage[] {
   const terms = [...new Set(indexWords(question))];
   if (!terms.length) return passages;
-  const words = passages.map((p) => indexWords(p.text));
-  const avg = words.reduce((s, w) => s + w.length, 0) / Math.max(1, words.length);
-  const df = new Map(terms.map((t) => [t, words.filter((w) => w.includes(t)).length]));
-  const score = words.map((w) => {
-    const tf = new Map<string, number>();
-    for (const x of w) if (df.has(x)) tf.set(x, (tf.get(x) ?? 0) + 1);
-    let s = 0;
-    for (const t of terms) {
-      const f = tf.get(t) ?? 0;
-      if (!f) continue;
-      const idf = Math.log(1 + (passages.length - df.get(t)! + 0.5) / (df.get(t)! + 0.5));
-      s += (idf * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * w.length) / avg));
-    }
-    return s;
-  });
+  const avg = passages.reduce((s, p) => s + p.length, 0) / Math.max(1, passages.length);
+  const idf = new Map(
+    terms.map((t) => {
+      const df = passages.reduce((n, p) => n + (p.tf.has(t) ? 1 : 0), 0);
+      return [t, Math.log(1 + (passages.length - df + 0.5) / (df + 0.5))];
+    }),
+  );
+  const score = (p: Passage) =>
+    terms.reduce((s, t) => {
+      const f = p.tf.get(t) ?? 0;
+      return f ? s + (idf.get(t)! * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * p.length) / avg)) : s;
+    }, 0);
   return passages
-    .map((p, i) => ({ p, s: score[i], i }))
+    .map((p, i) => ({ p, s: score(p), i }))
     .sort((a, b) => b.s - a.s || a.i - b.i)
     .map((x) => x.p);
 }
@@ -91,10 +105,10 @@ export function rankPassages(passages: Passage[], question: string): Passage[] {
 const label = (p: { name: string; page: number | null }) => (p.page ? `${p.name}, p. ${p.page}` : p.name);
 
 /** The documents block within `budget` tokens: whole documents when they all fit, else the nearest passages. */
-export function documentsBlock(docs: Doc[], question: string, budget: number) {
+export function documentsBlock(docs: ParsedDoc[], question: string, budget: number) {
   if (!docs.length) return { block: null, given: [] as GivenPassage[] };
   const whole = docs.reduce((s, d) => s + d.tokens, 0) <= budget;
-  const all = docs.flatMap(splitPassages);
+  const all = docs.flatMap((d) => d.passages);
   let chosen: Passage[];
   if (whole) chosen = all;
   else {
@@ -116,7 +130,7 @@ export function documentsBlock(docs: Doc[], question: string, budget: number) {
     const mine = chosen.filter((p) => p.attachmentId === d.id);
     const how = whole ? "whole" : `${mine.length} passages nearest the question`;
     const body = mine.map((p) => (p.page ? `[p. ${p.page}] ${p.text}` : p.text)).join("\n");
-    const empty = d.text.trim() ? "" : "(no text could be read from it: a scan, or pictures only)";
+    const empty = d.passages.length ? "" : "(no text could be read from it: a scan, or pictures only)";
     return `<document name="${d.name.replace(/"/g, "'")}"${d.pages ? ` pages="${d.pages}"` : ""} given="${how}">\n${body || empty}\n</document>`;
   });
   const block =
@@ -125,21 +139,45 @@ export function documentsBlock(docs: Doc[], question: string, budget: number) {
   return { block, given: chosen.map(({ attachmentId, name, page, text }) => ({ attachmentId, name, page, text })) };
 }
 
-/** Reads the thread's attachments for a turn: documents' text, and the pictures of the messages in the window. */
+/** A document as a turn reads it: its passages, split and counted once (attachments never change). */
+type ParsedDoc = Omit<Doc, "text"> & { passages: Passage[] };
+
+// Parsed documents by attachment id, in this process: a 300-page PDF is split and its words stemmed on its first
+// turn (about 100 ms), not on every turn. An attachment never changes, so no instance can hold a stale copy; a
+// deleted one is never asked for again and ages out.
+const g = globalThis as typeof globalThis & { __mnemoParsedDocs?: LRUCache<string, ParsedDoc> };
+const parsed = (g.__mnemoParsedDocs ??= new LRUCache<string, ParsedDoc>({
+  maxSize: 64 * 1024 * 1024,
+  sizeCalculation: (d) =>
+    Math.max(
+      1,
+      d.passages.reduce((n, p) => n + p.text.length * 3, 0),
+    ),
+}));
+
+/** The thread's sent attachments, without their text or bytes (read beside the turn's other reads). */
+export function threadAttachmentRows(db: Db, threadId: string) {
+  return db.attachment.findMany({
+    where: { threadId, itemId: { not: null } },
+    select: { id: true, name: true, kind: true, tokens: true, pages: true, itemId: true, mime: true },
+    orderBy: { createdAt: "asc" },
+  });
+}
+type Row = Awaited<ReturnType<typeof threadAttachmentRows>>[number];
+
+/** The documents block and the window's pictures, from the thread's rows (texts read only when not parsed yet). */
 export async function attachmentsForTurn(
   db: Db,
   c: ContentCipher,
-  opts: { threadId: string; windowItemIds: string[]; question: string; budget: number; vision: boolean },
+  rows: Row[],
+  opts: { windowItemIds: string[]; question: string; budget: number; vision: boolean },
 ): Promise<TurnAttachments> {
-  const rows = await db.attachment.findMany({
-    where: { threadId: opts.threadId, itemId: { not: null } },
-    select: { id: true, name: true, kind: true, text: true, tokens: true, pages: true, itemId: true, mime: true },
-    orderBy: { createdAt: "asc" },
-  });
   if (!rows.length) return NO_ATTACHMENTS;
-  const docs = rows
-    .filter((r) => r.kind === "document")
-    .map((r) => ({ id: r.id, name: c.open(r.name), text: c.open(r.text ?? ""), tokens: r.tokens, pages: r.pages }));
+  const docs = await parsedDocs(
+    db,
+    c,
+    rows.filter((r) => r.kind === "document"),
+  );
   const { block, given } = documentsBlock(docs, opts.question, opts.budget);
   const inWindow = new Set(opts.windowItemIds);
   const pictures = rows.filter((r) => r.kind === "image" && inWindow.has(r.itemId!));
@@ -157,6 +195,31 @@ export async function attachmentsForTurn(
     }
   }
   return { block, given, images, imagesWithheld: opts.vision ? 0 : pictures.length };
+}
+
+/** A document just uploaded, parsed while its text is in hand: its first turn here need not read and split it. */
+export function rememberParsed(doc: Doc) {
+  const { text, ...meta } = doc;
+  parsed.set(doc.id, { ...meta, passages: splitPassages({ ...meta, text }) });
+}
+
+async function parsedDocs(db: Db, c: ContentCipher, rows: Row[]): Promise<ParsedDoc[]> {
+  const missing = rows.filter((r) => !parsed.has(r.id));
+  if (missing.length) {
+    const texts = await db.attachment.findMany({
+      where: { id: { in: missing.map((r) => r.id) } },
+      select: { id: true, text: true },
+    });
+    for (const r of missing) {
+      const text = c.open(texts.find((t) => t.id === r.id)?.text ?? "");
+      const doc = { id: r.id, name: c.open(r.name), tokens: r.tokens, pages: r.pages };
+      parsed.set(r.id, { ...doc, passages: splitPassages({ ...doc, text }) });
+    }
+  }
+  return rows.flatMap((r) => {
+    const d = parsed.get(r.id);
+    return d ? [d] : [];
+  });
 }
 
 /** A model that does not see images is not sent the question's pictures: the user is told which model, and why. */

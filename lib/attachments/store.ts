@@ -11,7 +11,7 @@ import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import { estimateTokens } from "@/lib/memory/tokens";
 import { sniff } from "./sniff";
 import { extractText } from "./extract";
-import type { Source } from "./prompt";
+import { rememberParsed, type Source } from "./prompt";
 import { Prisma } from "@/lib/generated/prisma/client";
 
 export type AttachmentKind = "image" | "document";
@@ -69,8 +69,9 @@ export async function saveUpload(u: UserContext, rawName: string, bytes: Uint8Ar
       pages: doc?.pages ?? null,
       tokens: doc ? estimateTokens(doc.text) : 0,
     },
-    select: { id: true },
+    select: { id: true, tokens: true },
   });
+  if (doc) rememberParsed({ id: row.id, name, text: doc.text, tokens: row.tokens, pages: doc.pages });
   return { id: row.id, name, mime, kind, bytes: bytes.length, pages: doc?.pages ?? null };
 }
 

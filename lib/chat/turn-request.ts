@@ -98,20 +98,26 @@ type Preparing = {
 export async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
   const { db, userId } = u;
   const attached = req.kind === "send" ? (req.attachments ?? []) : [];
-  const [state, facts] = await Promise.all([
-    resolveConnectionCached(db),
-    threadFacts(db, userId, req),
-    assertDrafts(db, userId, attached),
-  ]);
+  const [state] = await Promise.all([resolveConnectionCached(db), assertDrafts(db, userId, attached)]);
   if (!state.configured) throw new AppError(state.reason, 409);
   const turnPick = req.kind === "edit" ? undefined : req.model;
+  // The thread's and its project's picks are read beside the append (no round trip of their own); the answer's
+  // row is written with the turn's own pick or the default, and corrected in the rare turn that differs.
+  const guess = chooseModel(state.models, turnPick).model;
+  const s: Preparing = { u, db, userId, c: u.cipher, session, conn: forModel(state.connection, guess) };
+  const [prepared, facts] = await Promise.all([prepareKind(s, req), threadFacts(db, userId, req)]);
   const { model, note } = chooseModel(state.models, turnPick, facts.thread, facts.project);
-  const conn = forModel(state.connection, model);
-  const s: Preparing = { u, db, userId, c: u.cipher, session, conn };
-  const prepared = await prepareKind(s, req);
+  const assistant = { ...prepared.assistant, model: model.id };
+  if (model.id !== guess.id) await db.item.update({ where: { id: assistant.id }, data: { model: model.id } });
   // The files go with the question just saved (they were checked to be the user's unsent ones above).
   await bindToMessage(db, userId, attached, prepared.threadId, prepared.userItem.id);
-  return { ...prepared, modelNote: note, hasAttachments: facts.hasAttachments || attached.length > 0 };
+  return {
+    ...prepared,
+    assistant,
+    conn: forModel(state.connection, model),
+    modelNote: note,
+    hasAttachments: facts.hasAttachments || attached.length > 0,
+  };
 }
 
 /** The models the thread and its project were set to answer with (a new chat: its project's), and its files. */

@@ -15,6 +15,7 @@ import {
   attachmentsForTurn,
   NO_ATTACHMENTS,
   passagesUsed,
+  threadAttachmentRows,
   type TurnAttachments,
 } from "@/lib/attachments/prompt";
 import { chargeAnswer, settleAnswer, settleUnfinished, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
@@ -200,7 +201,7 @@ class TurnRun {
     // The built-in encoder's vector, started before the append (`earlyQueryVector`), is nearly there (p50 8 ms): with
     // it in hand the vector searches go out with the other reads, not in a round trip of their own after them.
     const early = useMemory && this.early?.text === p.userItem.content ? await this.early.vector : undefined;
-    const [ctx, recalled, overLimit] = await readTogether(() =>
+    const [ctx, recalled, overLimit, files] = await readTogether(() =>
       Promise.all([
         loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, {
           cipher: this.c,
@@ -214,21 +215,25 @@ class TurnRun {
           vector: early !== undefined ? Promise.resolve(early) : undefined,
         }),
         checkLimits(db, userId),
+        p.hasAttachments ? threadAttachmentRows(db, p.threadId) : [],
       ]),
     );
     // A prompt asked again after a refusal had left the box too: both count as sent.
     this.sentMemoryIds = [...new Set([...this.sentMemoryIds, ...recalled.memories.map((m) => m.id)])];
-    const attached = await this.readAttachments(ctx, promptLimit);
+    const attached = await this.readAttachments(files, ctx, promptLimit);
     return { ctx, recalled, overLimit, attached };
   }
 
   /** The thread's documents (whole, or the passages nearest the question) and the window's pictures. */
-  private async readAttachments(ctx: Context, promptLimit: number | null): Promise<TurnAttachments> {
+  private async readAttachments(
+    files: Parameters<typeof attachmentsForTurn>[2],
+    ctx: Context,
+    promptLimit: number | null,
+  ): Promise<TurnAttachments> {
     const { p } = this;
-    if (!p.hasAttachments) return NO_ATTACHMENTS;
+    if (!files.length) return NO_ATTACHMENTS;
     const configured = getConfig().attachments.tokenBudget;
-    const attached = await attachmentsForTurn(this.db, this.c, {
-      threadId: p.threadId,
+    const attached = await attachmentsForTurn(this.db, this.c, files, {
       windowItemIds: ctx.window.map((i) => i.id),
       question: p.userItem.content,
       budget: promptLimit === null ? configured : Math.min(configured, Math.floor(promptLimit * DOCUMENT_SHARE)),

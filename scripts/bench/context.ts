@@ -25,6 +25,9 @@ const { UPKEEP_SQL } = await import("../../lib/db/statistics");
 const { runTurn } = await import("../../lib/chat/turn");
 const { saveConnection, clearConnectionCache } = await import("../../lib/llm/connection");
 const { percentile, round, table } = await import("./stats");
+const { saveUpload } = await import("../../lib/attachments/store");
+const { attachmentsForTurn, threadAttachmentRows } = await import("../../lib/attachments/prompt");
+const { PDFDocument, StandardFonts } = await import("pdf-lib");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
 /** The thread the first-token timing uses: 10,000 messages, or the largest size measured. */
@@ -63,6 +66,20 @@ const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 10);
 const PROJECT_MEMORIES = 100;
 const PROJECT_MESSAGES = 1_000;
 type ProjectCase = { p50: number; p95: number };
+/** A PDF of this many pages attached to the 10,000-message thread (BENCH_DOCUMENT_PAGES=0 to skip the case). */
+const DOCUMENT_PAGES = Number(process.env.BENCH_DOCUMENT_PAGES ?? 300);
+type DocumentCase = ProjectCase & { pages: number; tokens: number };
+
+/** A PDF of `pages` pages of generated prose, written by pdf-lib (wrapped to the page, as a report is). */
+async function reportPdf(pages: number): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (let p = 0; p < pages; p++) {
+    const text = Array.from({ length: 10 }, (_, k) => sentence(p * 10 + k)).join(". ") + ".";
+    doc.addPage([595, 842]).drawText(text, { x: 40, y: 800, size: 9, font, maxWidth: 515, lineHeight: 11 });
+  }
+  return doc.save();
+}
 
 async function benchEngine(engine: "pglite" | "postgres"): Promise<
   EngineResult & {
@@ -70,6 +87,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
     ttft: number[];
     afterPause: number[];
     projects: Partial<Record<"shared" | "project_only", ProjectCase>>;
+    document: DocumentCase | null;
   }
 > {
   const t = await createTestDb(engine);
@@ -164,6 +182,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
   }
 
   const projects = await benchProjects(threads[TTFT_SIZE], assemble);
+  const document = await benchDocument(threads[TTFT_SIZE]);
 
   // After a pause, as between a person's messages: past the pool's idle timeout (10 s), connections it let
   // close must be opened again and their server processes must plan the functions anew.
@@ -224,7 +243,39 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
   }
   await mock.close();
   await t.close();
-  return { ...res, roundTrips, ttft, afterPause, projects };
+  return { ...res, roundTrips, ttft, afterPause, projects, document };
+
+  /** The big thread with a long PDF attached: the turn's assembly with the passages nearest each question. */
+  async function benchDocument(big: { id: string; leaf: string }): Promise<DocumentCase | null> {
+    if (DOCUMENT_PAGES <= 0) return null;
+    const u = await userContext(t.db, user.id);
+    const meta = await saveUpload(u, "report.pdf", await reportPdf(DOCUMENT_PAGES));
+    await t.db.attachment.update({ where: { id: meta.id }, data: { threadId: big.id, itemId: big.leaf } });
+    const { tokens } = await t.db.attachment.findUniqueOrThrow({ where: { id: meta.id }, select: { tokens: true } });
+    const budget = getConfig().memory.tokenBudget;
+    const times: number[] = [];
+    for (let i = 0; i < ITERATIONS + 20; i++) {
+      const question = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
+      const t0 = performance.now();
+      const [ctx, r, files] = await readTogether(() =>
+        Promise.all([
+          loadContext(t.db, big.id, big.leaf, { cipher: u.cipher }),
+          recall(u, question, { budget, excludeThreadId: big.id }),
+          threadAttachmentRows(t.db, big.id),
+        ]),
+      );
+      const attached = await attachmentsForTurn(t.db, u.cipher, files, {
+        windowItemIds: ctx.window.map((w) => w.id),
+        question,
+        budget: getConfig().attachments.tokenBudget,
+        vision: false,
+      });
+      buildPrompt(ctx, memoryBlock(r), undefined, "", attached);
+      if (i >= 20) times.push(performance.now() - t0);
+    }
+    await t.db.attachment.delete({ where: { id: meta.id } });
+    return { p50: percentile(times, 50), p95: percentile(times, 95), pages: meta.pages ?? 0, tokens };
+  }
 
   /** The big thread moved into the first of PROJECTS projects (each with memories and a thread), timed per mode. */
   async function benchProjects(
@@ -337,11 +388,25 @@ function printRun(results: RunResult[], run: number) {
         ),
       ),
     );
+  if (results.some((r) => r.document))
+    console.log(
+      table(
+        results.map((r) => ({
+          engine: r.engine,
+          [`${TTFT_SIZE}_messages_with_a_pdf`]: `${r.document?.pages} pages, ${r.document?.tokens} tokens`,
+          p50_ms: round(r.document?.p50 ?? NaN),
+          p95_ms: round(r.document?.p95 ?? NaN),
+          "p95/p95(100)": round((r.document?.p95 ?? NaN) / r.p95[100]),
+        })),
+      ),
+    );
   const pg = results.find((r) => r.engine === "postgres");
   const lite = results.find((r) => r.engine === "pglite");
   console.log(
     JSON.stringify({
       run,
+      pglite_p95_ms_with_pdf: lite?.document ? round(lite.document.p95) : null,
+      postgres_p95_ms_with_pdf: pg?.document ? round(pg.document.p95) : null,
       pglite_p95_ms_10000: lite ? round(lite.p95[10_000]) : null,
       pglite_p95_ms_100000: lite?.p95[100_000] ? round(lite.p95[100_000]) : null,
       postgres_p95_ms_100000: pg?.p95[100_000] ? round(pg.p95[100_000]) : null,
