@@ -9,6 +9,7 @@ import { indexWords } from "@/lib/crypto/content";
 import { countTokens } from "@/lib/memory/tokens";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { LRUCache } from "lru-cache";
+import { callFunction } from "@/lib/db/function-calls";
 import { PAGE_BREAK } from "./extract";
 
 type ImagePart = OpenAI.Chat.Completions.ChatCompletionContentPartImage;
@@ -155,13 +156,17 @@ const parsed = (g.__mnemoParsedDocs ??= new LRUCache<string, ParsedDoc>({
     ),
 }));
 
-/** The thread's sent attachments, without their text or bytes (read beside the turn's other reads). */
+/** The thread's sent attachments, without their text or bytes (batched with the turn's other reads). */
 export function threadAttachmentRows(db: Db, threadId: string) {
-  return db.attachment.findMany({
-    where: { threadId, itemId: { not: null } },
-    select: { id: true, name: true, kind: true, tokens: true, pages: true, itemId: true, mime: true },
-    orderBy: { createdAt: "asc" },
-  });
+  return callFunction<{
+    id: string;
+    name: string;
+    kind: "image" | "document";
+    tokens: number;
+    pages: number | null;
+    itemId: string;
+    mime: string;
+  }>(db, { call: "mnemo_thread_attachments($1)", params: [threadId] });
 }
 type Row = Awaited<ReturnType<typeof threadAttachmentRows>>[number];
 
