@@ -1,6 +1,7 @@
 // Imports of the apps' own files (tests/fixtures/import/real, see its README): LibreChat's three JSON layouts and
 // its agents' content parts, Open WebUI's <details> blocks and `output` items, ChatGPT's citation markers, custom
 // instructions and empty entries. What lands is checked as the user will read it: no HTML, no markers, no reasoning.
+import { openAttachment } from "@/lib/attachments/store";
 import crypto from "node:crypto";
 import { strToU8, zipSync } from "fflate";
 import { userContext } from "@/lib/user-context";
@@ -37,6 +38,15 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
       content: i.content,
       tool: i.toolName,
     }));
+  };
+  /** The first message's attachments, opened. */
+  const filesOf = async (userId: string, title: string) => {
+    const thread = await t.db.thread.findFirstOrThrow({ where: { userId, title } });
+    const u = await userContext(t.db, userId);
+    const [first] = (await threadView(u, thread.id)).items;
+    return Promise.all(
+      first.attachments.map(async (a) => ({ name: a.name, text: (await openAttachment(u, a.id)).text })),
+    );
   };
   const allText = async (userId: string) =>
     (await t.db.item.findMany({ where: { userId }, select: { content: true } })).map((i) => i.content).join("\n");
@@ -165,13 +175,16 @@ describe.each(engines)("importing the apps' own files on %s", (engine) => {
       ["assistant", null],
       ["user", null],
     ]);
-    // Each upload once: its text when the export has it, else a note; a nameless one by its type.
+    // Each upload once: its text when the export has it, as the message's attachment (a nameless one named by its
+    // type); else a note.
     expect(items[0].content).toBe(
       "Here is my spending, can you make a tracker?\n\n" +
-        "[Attached file: spending.csv]\ndate,amount\n2025-04-01,12.50\n\n" +
-        "[Attached file: attachment (txt)]\nRent is due on the 3rd.\n\n" +
         "[File receipt.png not imported: binary files are not in the export]",
     );
+    expect(await filesOf(user, "Budget tracker")).toEqual([
+      { name: "spending.csv", text: "date,amount\n2025-04-01,12.50" },
+      { name: "attachment.txt", text: "Rent is due on the 3rd." },
+    ]);
     // The artifact is the answer's code, not "[used artifacts]".
     expect(items[1].content).toBe(
       "Here is a tracker to start from:\n\n**Budget tracker**\n\n```python\nimport csv\n\ndef total(path):\n" +

@@ -4,6 +4,7 @@
 // Mnemo's own export round-trips into another account; imported text is
 // sealed at rest and recalled with its date.
 import crypto from "node:crypto";
+import { openAttachment } from "@/lib/attachments/store";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
 import fs from "node:fs";
@@ -169,7 +170,11 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect(report).toMatchObject({ format: "claude", conversations: 1, messages: 2, branches: 0 });
     const [thread] = await threadsOf(user);
     const view = await threadView(await userContext(t.db, user), thread.id);
-    expect(view.items[0].content).toContain("[Attached file: pattern.txt]\nCast on 64 stitches");
+    // The file's text comes in as the message's attachment, not as pasted text.
+    expect(view.items[0].content).not.toContain("Cast on 64 stitches");
+    expect(view.items[0].attachments.map((a) => a.name)).toEqual(["pattern.txt"]);
+    const file = await openAttachment(await userContext(t.db, user), view.items[0].attachments[0].id);
+    expect(file.text).toContain("Cast on 64 stitches");
     expect(view.items[0].content).toContain(
       "[File photo-of-sweater.jpg not imported: binary files are not in the export]",
     );
@@ -330,19 +335,24 @@ describe.each(engines)("conversation import on %s", (engine) => {
     setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
     const user = await newUser("sealed");
     const before = [
-      await rowsContaining(t.db, "Item", "Cast on 64 stitches"),
+      await rowsContaining(t.db, "Item", "check the stitch count"),
+      await rowsContaining(t.db, "Attachment", "Cast on 64 stitches"),
+      await rowsContaining(t.db, "Attachment", "pattern.txt"),
       await rowsContaining(t.db, "Thread", "Knitting pattern"),
     ];
     await importConversations(await userContext(t.db, user), fixture("claude-conversations.json"));
     // Other tests imported the same file in plain text: the count must not grow.
     expect([
-      await rowsContaining(t.db, "Item", "Cast on 64 stitches"),
+      await rowsContaining(t.db, "Item", "check the stitch count"),
+      await rowsContaining(t.db, "Attachment", "Cast on 64 stitches"),
+      await rowsContaining(t.db, "Attachment", "pattern.txt"),
       await rowsContaining(t.db, "Thread", "Knitting pattern"),
     ]).toEqual(before);
     const [thread] = await threadsOf(user);
-    expect((await threadView(await userContext(t.db, user), thread.id)).items[0].content).toContain(
-      "Cast on 64 stitches",
-    );
+    const u = await userContext(t.db, user);
+    const [first] = (await threadView(u, thread.id)).items;
+    expect(first.content).toContain("check the stitch count");
+    expect((await openAttachment(u, first.attachments[0].id)).text).toContain("Cast on 64 stitches");
   });
 
   it("learning from imported history: the plan counts the calls, each exchange is read once into the review queue, a minute's share at a time", async () => {

@@ -27,6 +27,8 @@ export type ImportedMessage = {
   toolCallId?: string;
   interrupted?: boolean;
   model?: string;
+  /** Files the message came with whose text the export holds (stored as the message's attachments). */
+  attachments?: Array<{ name: string; text: string }>;
 };
 
 export type ImportedConversation = {

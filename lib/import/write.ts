@@ -2,10 +2,12 @@
 // thread, every message of every branch (with its original time and id as
 // sourceRef) and the active branch, in one transaction. Text is sealed like
 // any other message when encryption at rest is on.
+import { displayName } from "@/lib/attachments/store";
+import { MAX_TEXT_CHARS } from "@/lib/attachments/extract";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
-import { messageTokens } from "@/lib/memory/tokens";
+import { estimateTokens, messageTokens } from "@/lib/memory/tokens";
 import { cleanDeep, cutGraphemes } from "@/lib/text/policy";
 import {
   MAX_STORED_CONVERSATION_CHARS,
@@ -81,6 +83,8 @@ export async function writeConversation(
                   "createdAt" timestamp)
           `;
         }
+        const files = importedFiles(conv, rows, { userId, threadId: thread.id, cipher });
+        if (files.length) await tx.attachment.createMany({ data: files });
         let feedback = 0;
         if (conv.feedback?.length) {
           // Rows are the messages in order; the messages keep the other app's ids uncut.
@@ -110,6 +114,32 @@ export async function writeConversation(
     if (isUniqueViolation(e)) return { status: "duplicate" }; // the same file imported twice at once
     throw e;
   }
+}
+
+/** The files an export carried the text of, as attachments of their messages (rows are the messages in order). */
+function importedFiles(
+  conv: ImportedConversation,
+  rows: Array<{ id: string }>,
+  at: { userId: string; threadId: string; cipher: ContentCipher },
+) {
+  return conv.messages.flatMap((m, i) =>
+    (m.attachments ?? []).map((a) => {
+      const text = a.text.length > MAX_TEXT_CHARS ? a.text.slice(0, MAX_TEXT_CHARS) : a.text;
+      const bytes = Buffer.from(text, "utf8");
+      return {
+        userId: at.userId,
+        threadId: at.threadId,
+        itemId: rows[i].id,
+        name: at.cipher.seal(displayName(a.name)),
+        mime: "text/plain",
+        kind: "document" as const,
+        bytes: bytes.length,
+        data: at.cipher.seal(bytes.toString("base64")),
+        text: at.cipher.seal(text),
+        tokens: estimateTokens(text),
+      };
+    }),
+  );
 }
 
 /**

@@ -111,8 +111,8 @@ function answerParts(m: Obj): MessagePart[] {
   return merged;
 }
 
-/** A user's message: its words, then each attached file's text, then the files the export has no text for. */
-function userBody(m: Obj): string {
+/** A user's message: its words and notes of the files the export has no text for; the files with text, apart. */
+function userBody(m: Obj): { content: string; attachments: Array<{ name: string; text: string }> } {
   const blocks = list(m.content).map(obj);
   const words = blocks.length
     ? blocks
@@ -121,15 +121,16 @@ function userBody(m: Obj): string {
         .join("\n\n")
     : text(m.text);
   const carried = new Set<string>();
-  const attached = list(m.attachments)
+  const attachments: Array<{ name: string; text: string }> = [];
+  const notes = list(m.attachments)
     .map(obj)
-    .map((a) => {
-      const name = text(a.file_name) || (text(a.file_type) ? `attachment (${text(a.file_type)})` : "attachment");
+    .flatMap((a) => {
+      const type = text(a.file_type);
+      const name = text(a.file_name) || (type ? `attachment.${type.replace(/[^\w]/g, "")}` : "attachment.txt");
       const extracted = text(a.extracted_content);
       carried.add(name);
-      return extracted
-        ? `[Attached file: ${name}]\n${extracted}`
-        : `[Attached file ${name} not imported: no text in the export]`;
+      if (extracted) attachments.push({ name, text: extracted });
+      return extracted ? [] : [`[Attached file ${name} not imported: no text in the export]`];
     });
   // The same upload is listed under `files` too: only what `attachments` did not name is noted again.
   const files = [
@@ -140,13 +141,13 @@ function userBody(m: Obj): string {
         .filter((name) => !carried.has(name)),
     ),
   ].map((name) => `[File ${name || "(unnamed)"} not imported: binary files are not in the export]`);
-  return [words, ...attached, ...files].filter(Boolean).join("\n\n");
+  return { content: [words, ...notes, ...files].filter(Boolean).join("\n\n"), attachments };
 }
 
 function expand(node: Node, m: Obj): Node[] {
   if (node.role === "user") {
-    const content = userBody(m);
-    return [{ ...node, content, keep: !!content.trim() }];
+    const { content, attachments } = userBody(m);
+    return [{ ...node, content, attachments, keep: !!content.trim() || attachments.length > 0 }];
   }
   return splitMessage(node, answerParts(m));
 }
