@@ -100,12 +100,15 @@ test("ChatGPT's zip with message_feedback.json: the answers show the 👍 / 👎
   await page.screenshot({ path: "test-results/import-chatgpt-feedback.png", fullPage: true });
 });
 
-test("Claude: attachments as text, thinking absent", async ({ page }) => {
+test("Claude: an attached file's text as the message's attachment, thinking absent", async ({ page }) => {
   await register(page, uniqueEmail("import-claude"));
   await importFile(page, OURS("claude-conversations.json"), "Imported 1 conversation (2 messages) from Claude.");
   const text = await readThread(page, "Knitting pattern");
   expect(text).not.toMatch(LEAKS);
   expect(text).toContain("64 stitches divide evenly by 4");
+  const file = page.getByTestId("sent-attachments").getByRole("link", { name: /pattern\.txt/ });
+  await expect(file).toBeVisible();
+  expect(await (await page.request.get((await file.getAttribute("href"))!)).text()).toContain("Cast on 64 stitches");
 });
 
 test("Claude's export zip: projects.json becomes projects with their instructions, memories.json waits for review", async ({
