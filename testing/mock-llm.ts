@@ -123,6 +123,11 @@ export class MockLlm {
   strictRoles = false;
   /** Answer `stream_options` as older Azure API versions do: a 400 "Unrecognized request argument supplied". */
   refuseStreamOptions = false;
+  /**
+   * Answer a picture (an `image_url` content part) as OpenAI does for a model without image input: a 400 "Invalid
+   * content type. image_url is only supported by certain models." Set directly or by the control API.
+   */
+  refuseImages = false;
   /** Answer a temperature other than 1 as OpenAI's reasoning models do: a 400 naming `temperature`. */
   refuseTemperature = false;
   /**
@@ -183,6 +188,7 @@ export class MockLlm {
   reset() {
     this.refuseJsonMode = false;
     this.refuseTools = false;
+    this.refuseImages = false;
     this.refuseTemperature = false;
     this.strictRoles = false;
     this.refuseStreamOptions = false;
@@ -340,6 +346,7 @@ export class MockLlm {
       this.scriptEmbeddings(...((body?.embeddings ?? []) as ScriptedEmbedding[]));
       if (typeof body?.refuseJsonMode === "boolean") this.refuseJsonMode = body.refuseJsonMode;
       if (typeof body?.refuseTools === "boolean") this.refuseTools = body.refuseTools;
+      if (typeof body?.refuseImages === "boolean") this.refuseImages = body.refuseImages;
       if (typeof body?.refuseTemperature === "boolean") this.refuseTemperature = body.refuseTemperature;
       if (typeof body?.strictRoles === "boolean") this.strictRoles = body.strictRoles;
       if (typeof body?.refuseStreamOptions === "boolean") this.refuseStreamOptions = body.refuseStreamOptions;
@@ -413,6 +420,19 @@ export class MockLlm {
           type: "invalid_request_error",
           param: "temperature",
           code: "unsupported_value",
+        },
+      });
+    const picture = (body?.messages ?? []).findIndex(
+      (m: { content?: unknown }) =>
+        Array.isArray(m.content) && m.content.some((p: { type?: string }) => p?.type === "image_url"),
+    );
+    if (this.refuseImages && picture >= 0)
+      return json(400, {
+        error: {
+          message: "Invalid content type. image_url is only supported by certain models.",
+          type: "invalid_request_error",
+          param: `messages.[${picture}].content.[1].type`,
+          code: null,
         },
       });
     if (this.refuseTools && Array.isArray(body?.tools) && body.tools.length)

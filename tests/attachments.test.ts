@@ -16,6 +16,8 @@ import { sniff } from "@/lib/attachments/sniff";
 import { openAttachment, saveUpload } from "@/lib/attachments/store";
 import { exportUserData } from "@/lib/account/export";
 import { nestedPdf, passwordPdf } from "@/testing/bad-files";
+import { probeImages } from "@/lib/llm/client";
+import { forgetRefusals } from "@/lib/llm/server-quirks";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -208,6 +210,33 @@ describe.each(engines)("attachments on %s", (engine) => {
     });
     expect(again.at(-1)?.type).toBe("done");
     expect(lastAnswerRequest().messages.at(-1).content[1].type).toBe("image_url");
+  }, 30_000);
+
+  it("a server that refuses pictures for a model marked as seeing them: said once, and the thread goes on", async () => {
+    const pic = await saveUpload(u, "chart.png", PNG);
+    mock.refuseImages = true;
+    try {
+      expect(await probeImages({ baseURL: mock.url, chatModel: "mock-eyes", memoryModel: "m" }, "mock-eyes")).toEqual({
+        ok: true,
+        vision: false,
+      });
+      const events = await send({ kind: "send", content: "Read the chart", model: "mock-eyes", attachments: [pic.id] });
+      const end = events.at(-1) as Extract<TurnEvent, { type: "error" }>;
+      expect(end.message).toMatch(/The model server refused the picture: mock-eyes does not take images there/);
+      // The next question in the thread is answered: the picture is not sent again to be refused again.
+      const threadId = (events[0] as Start).threadId;
+      mock.script({ content: "Here is what I can say without it." });
+      const next = await send({ kind: "send", threadId, content: "Then tell me about charts" });
+      expect(next.at(-1)?.type).toBe("done");
+      expect(JSON.stringify(lastAnswerRequest().messages)).not.toContain("image_url");
+    } finally {
+      mock.refuseImages = false;
+      forgetRefusals();
+    }
+    expect(await probeImages({ baseURL: mock.url, chatModel: "mock-eyes", memoryModel: "m" }, "mock-eyes")).toEqual({
+      ok: true,
+      vision: true,
+    });
   }, 30_000);
 
   it("the export carries the files; deleting the thread removes them", async () => {

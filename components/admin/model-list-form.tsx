@@ -3,7 +3,7 @@
 // pictures and its context size; one is the default. Models are typed, or added from the server's own list.
 import { useState, useTransition } from "react";
 import { Plus, Trash2 } from "lucide-react";
-import { saveModelListAction, serverModelsAction, type Done } from "@/app/(app)/admin/actions";
+import { probeImagesAction, saveModelListAction, serverModelsAction, type Done } from "@/app/(app)/admin/actions";
 import type { Result } from "@/lib/http/action";
 import type { ChatModel } from "@/lib/llm/models";
 import { Button } from "@/components/ui/button";
@@ -54,6 +54,15 @@ export function ModelListForm({ models }: { models: ChatModel[] }) {
       else setResult({ ok: false, error: r.error });
     });
   }
+  // Asks the server whether it takes a picture for this model, and ticks or unticks "Sees images" by the answer.
+  function probe(r: Row) {
+    if (!r.id.trim()) return;
+    start(async () => {
+      const res = await probeImagesAction(r.id.trim());
+      if (res.ok) change(r.key, { vision: res.data.vision });
+      setResult(res.ok ? { ok: true, data: { message: res.data.message } } : { ok: false, error: res.error });
+    });
+  }
   const notListed = (offered ?? []).filter((id) => !rows.some((r) => r.id.trim() === id));
 
   return (
@@ -101,6 +110,16 @@ export function ModelListForm({ models }: { models: ChatModel[] }) {
                 />
                 Sees images
               </label>
+              <Button
+                type="button"
+                variant="outline"
+                size="sm"
+                disabled={pending || !r.id.trim()}
+                onClick={() => probe(r)}
+                title="Send the model a tiny picture and see whether the server takes it"
+              >
+                Test pictures
+              </Button>
               <label className="flex items-center gap-1">
                 <input
                   type="radio"

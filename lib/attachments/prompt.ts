@@ -233,6 +233,11 @@ export function picturesRefused(questionImages: number, vision: boolean, model: 
   return `${model} does not take pictures, so this message was not sent to it. Pick a model that sees images (the model picker, or “Regenerate with…”), or ask without the picture. Your message is kept.`;
 }
 
+/** A model marked as seeing images whose server refused the picture anyway. */
+export function picturesRefusedByServer(model: string): string {
+  return `The model server refused the picture: ${model} does not take images there. Pick a model that sees images (the model picker, or “Regenerate with…”), or ask without the picture. Your message is kept.`;
+}
+
 /** The passages the answer drew on (attribution as for memories, lib/memory/attribution.ts), as stored. */
 export function passagesUsed(answer: string, question: string, given: GivenPassage[]): Source[] {
   if (!given.length || !answer.trim()) return [];

@@ -12,6 +12,7 @@
 // never loses it; the answer is marked failed and can be retried.
 import {
   picturesRefused,
+  picturesRefusedByServer,
   attachmentsForTurn,
   NO_ATTACHMENTS,
   passagesUsed,
@@ -46,7 +47,7 @@ import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { readTogether } from "@/lib/db/function-calls";
 import type { TurnEvent } from "./turn-events";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
-import { withoutRefused, type Feature } from "@/lib/llm/server-quirks";
+import { knownToRefuse, refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 import { fittedBudgets, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 
 import { turnRequestSchema, prepare, type Prepared } from "./turn-request";
@@ -154,6 +155,12 @@ class TurnRun {
         try {
           yield* this.streamRound(messages, offered, r);
         } catch (e) {
+          // Pictures the server would not take, though the model was marked as seeing them: said, and not sent
+          // to this server and model again for a while, so the thread's later turns are not refused for them too.
+          if (attached.images.size && refusesFeature("images", e)) {
+            rememberRefusal("images", conn, conn.chatModel);
+            throw new AppError(picturesRefusedByServer(conn.chatModel), 422);
+          }
           // A prompt longer than the model's context, refused before anything was answered: asked again at once
           // with less history (and memory) rather than failing the turn.
           const fresh = round === 0 && !r.text && !r.calls.size && refits < MAX_REFITS;
@@ -237,12 +244,18 @@ class TurnRun {
       windowItemIds: ctx.window.map((i) => i.id),
       question: p.userItem.content,
       budget: promptLimit === null ? configured : Math.min(configured, Math.floor(promptLimit * DOCUMENT_SHARE)),
-      vision: !!p.conn.chatVision,
+      vision: this.seesImages(),
     });
     // The question's own pictures, for a model that does not see images: said before anything is asked of it.
     if (!attached.imagesWithheld) return attached;
     const own = await this.db.attachment.count({ where: { itemId: p.userItem.id, kind: "image" } });
-    return { ...attached, refusal: picturesRefused(own, !!p.conn.chatVision, p.conn.chatModel) };
+    return { ...attached, refusal: picturesRefused(own, this.seesImages(), p.conn.chatModel) };
+  }
+
+  /** Marked as seeing images by the admin, and not found refusing them lately. */
+  private seesImages(): boolean {
+    const { conn } = this.p;
+    return !!conn.chatVision && !knownToRefuse("images", conn, conn.chatModel);
   }
 
   /** What every prompt of this thread sends besides history and memory: the instructions and the memory tools. */

@@ -1,6 +1,7 @@
 // The one place that builds an `openai` SDK client. Works with OpenAI and any
 // OpenAI-compatible server (Ollama, vLLM, LM Studio, Azure's v1 endpoint,
 // Gemini's compatible endpoint): only baseURL, key and model names differ.
+import { refusesFeature } from "./server-quirks";
 import OpenAI from "openai";
 import type { ModelConnection } from "./connection";
 import { classifyModelFailure, modelFailureText, serverAddress } from "./model-failure";
@@ -56,4 +57,38 @@ export function describeModelError(e: unknown, baseURL?: string, forAdmin = true
     return `The model server at ${serverAddress(baseURL)} answered with an error${e.status ? ` (${e.status})` : ""}: ${e.message}`;
   }
   return `The model call failed: ${(e as Error)?.message ?? String(e)}`;
+}
+
+/** A 1×1 PNG: the smallest picture a probe can send. */
+const PROBE_PICTURE =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/**
+ * Whether the server takes a picture for this model: one tiny request with an image part. A refusal that names
+ * images says no; an answer says yes (a server that drops pictures silently, as some do for text-only models, also
+ * answers: the admin can still untick "sees images").
+ */
+export async function probeImages(
+  conn: ModelConnection,
+  model: string,
+): Promise<{ ok: true; vision: boolean } | { ok: false; error: string }> {
+  try {
+    await openaiClient(conn, { timeoutMs: 30_000, maxRetries: 0 }).chat.completions.create({
+      model,
+      max_tokens: 5,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What colour is this picture? One word." },
+            { type: "image_url", image_url: { url: PROBE_PICTURE } },
+          ],
+        },
+      ],
+    });
+    return { ok: true, vision: true };
+  } catch (e) {
+    if (refusesFeature("images", e)) return { ok: true, vision: false };
+    return { ok: false, error: describeModelError(e, conn.baseURL) };
+  }
 }

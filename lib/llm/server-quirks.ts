@@ -10,7 +10,7 @@ import OpenAI from "openai";
 import type { ModelConnection } from "./connection";
 import { forgetLocally, NOTE_TTL_MS, readNote, writeNote } from "./server-notes";
 
-export type Feature = "jsonMode" | "tools" | "temperature" | "streamUsage";
+export type Feature = "jsonMode" | "tools" | "temperature" | "streamUsage" | "images";
 
 /** How long a refusal is trusted before the feature is asked for again. */
 export const REFUSAL_TTL_MS = NOTE_TTL_MS;
@@ -37,6 +37,10 @@ const REFUSALS: Record<Feature, RegExp> = {
   jsonMode: /response_format|json_object|json mode/i,
   temperature: /temperature/i,
   streamUsage: /stream_options|include_usage/i,
+  // OpenAI ("image_url is only supported by certain models"), Bedrock, LM Studio, vLLM, DeepSeek ("unknown variant
+  // `image_url`"), gateways ("No endpoints found that support image input").
+  images:
+    /image_url|image input|images? (?:are |is )?not supported|(?:does not|doesn't) support (?:the )?images?|not a multimodal|multimodal/i,
   tools:
     /support tools|tools? (?:are |is )?not supported|tool[_ ]choice|tool[_ ]call(?:ing|s)? (?:are |is )?not (?:supported|enabled)|function calling/i,
 };

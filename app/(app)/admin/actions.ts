@@ -19,7 +19,7 @@ import {
 
 import { modelListSchema } from "@/lib/llm/models";
 import { queueReembedAll } from "@/lib/memory/embed";
-import { testConnection } from "@/lib/llm/client";
+import { probeImages, testConnection } from "@/lib/llm/client";
 import { forgetEverywhere } from "@/lib/llm/server-notes";
 import { deleteAccount } from "@/lib/account/delete";
 import { recordAudit, reasonSchema, reviewMemories, reviewThread } from "@/lib/admin/review";
@@ -159,6 +159,20 @@ export const saveModelListAction = adminAction(z.tuple([modelListSchema]), async
   clearConnectionCache(db);
   revalidatePath("/", "layout");
   return { message: `Saved: ${count(input.models.length, "model")} offered.` } as Done;
+});
+
+/** Whether the saved server takes pictures for this model (one tiny request with an image part). */
+export const probeImagesAction = adminAction(z.tuple([z.string().trim().min(1).max(200)]), async ([model], { db }) => {
+  const state = await resolveConnection(db);
+  if (!state.configured) throw new AppError(state.reason);
+  const r = await probeImages(state.connection, model);
+  if (!r.ok) throw new AppError(r.error);
+  return {
+    vision: r.vision,
+    message: r.vision
+      ? `${model} took a picture: it sees images.`
+      : `${model} refused a picture: it does not see images.`,
+  };
 });
 
 /** The models the saved connection's server lists (GET /models), to add to the list. */
