@@ -5,6 +5,8 @@ process.env.MNEMO_ATTACHMENT_MAX_MB = "2";
 process.env.MNEMO_ATTACHMENT_TOKEN_BUDGET = "1500";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { PDFDocument, StandardFonts } from "pdf-lib";
+import { Document, Packer, Paragraph, TextRun } from "docx";
+import { DOCX } from "@/lib/attachments/extract";
 import { userContext, type UserContext } from "@/lib/user-context";
 import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
@@ -27,6 +29,14 @@ afterAll(() => mock.close());
 beforeEach(() => mock.reset());
 
 type Start = Extract<TurnEvent, { type: "start" }>;
+
+/** A Word document of these paragraphs, written by the docx package. */
+async function docxOf(paragraphs: string[]): Promise<Buffer> {
+  const doc = new Document({
+    sections: [{ children: paragraphs.map((p) => new Paragraph({ children: [new TextRun(p)] })) }],
+  });
+  return Packer.toBuffer(doc);
+}
 
 /** A PDF of these pages, written by pdf-lib (lines wrapped to the page). */
 async function pdfOf(pages: string[]): Promise<Uint8Array> {
@@ -57,6 +67,7 @@ describe("what a file is", () => {
     expect(await sniff(text("just some notes"), "photo.png")).toEqual({ kind: "document", mime: "text/plain" });
     expect(await sniff(text("<!doctype html><p>Hi</p>"), "page.txt")).toEqual({ kind: "document", mime: "text/html" });
     expect(await sniff(await pdfOf(["hello"]), "x.bin")).toEqual({ kind: "document", mime: "application/pdf" });
+    expect((await sniff(await docxOf(["hello"]), "notes.txt")).mime).toBe(DOCX);
   });
 
   it("refuses what it cannot read, saying what can be attached", async () => {
@@ -126,6 +137,20 @@ describe.each(engines)("attachments on %s", (engine) => {
       /“big.txt” is 3 MB; files are limited to 2 MB/,
     );
     expect(await t.db.attachment.count()).toBe(before); // nothing half-written
+  });
+
+  it("a Word document's text is read by mammoth", async () => {
+    const meta = await saveUpload(
+      u,
+      "cv.docx",
+      await docxOf(["Ada Lovelace", "Analyst at the Engine Works since 1842."]),
+    );
+    expect(meta).toMatchObject({ kind: "document", mime: DOCX, pages: null });
+    const opened = await openAttachment(u, meta.id);
+    expect(opened.text).toMatch(/Ada Lovelace\s+Analyst at the Engine Works since 1842\./);
+    await expect(saveUpload(u, "broken.docx", (await docxOf(["x"])).subarray(0, 300))).rejects.toThrow(
+      /Word document could not be read|not a kind of file|can't be attached/,
+    );
   });
 
   it("a document goes to the model whole, a picture as an image part; the answer says where it came from", async () => {

@@ -18,7 +18,7 @@ type Props = {
 
 /** What the file picker offers (the server sniffs the content whatever the name says). */
 const ACCEPT =
-  "image/png,image/jpeg,image/webp,image/gif,application/pdf,text/*,.md,.markdown,.csv,.json,.html,.htm,.txt,.js,.ts,.tsx,.jsx,.py,.rb,.go,.rs,.java,.c,.cpp,.h,.cs,.php,.sh,.sql,.yaml,.yml,.toml,.xml,.log";
+  "image/png,image/jpeg,image/webp,image/gif,application/pdf,.docx,text/*,.md,.markdown,.csv,.json,.html,.htm,.txt,.js,.ts,.tsx,.jsx,.py,.rb,.go,.rs,.java,.c,.cpp,.h,.cs,.php,.sh,.sql,.yaml,.yml,.toml,.xml,.log";
 
 /** Enter sends, Shift+Enter adds a line, Esc stops a running answer; files by the clip button, paste or drop. */
 export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxChars, files }: Props) {
