@@ -19,6 +19,7 @@ import { openAttachment, saveUpload } from "@/lib/attachments/store";
 import { exportUserData } from "@/lib/account/export";
 import { nestedPdf, passwordPdf } from "@/testing/bad-files";
 import { probeImages } from "@/lib/llm/client";
+import { auditAboutUser, reviewAttachment } from "@/lib/admin/review";
 import { forgetRefusals } from "@/lib/llm/server-quirks";
 
 let mock: MockLlm;
@@ -261,6 +262,22 @@ describe.each(engines)("attachments on %s", (engine) => {
     expect(await probeImages({ baseURL: mock.url, chatModel: "mock-eyes", memoryModel: "m" }, "mock-eyes")).toEqual({
       ok: true,
       vision: true,
+    });
+  }, 30_000);
+
+  it("an admin reviewing a conversation opens its file only with a reason the user then sees", async () => {
+    const doc = await saveUpload(u, "medical.txt", text("Blood test results: normal."));
+    const events = await send({ kind: "send", content: "Keep this", attachments: [doc.id] });
+    const admin = (await t.db.user.create({ data: { email: `admin-files-${engine}@example.com`, role: "ADMIN" } })).id;
+    const draft = await saveUpload(u, "draft.txt", text("not sent"));
+    await expect(reviewAttachment(t.db, admin, draft.id, "Abuse report 12")).rejects.toThrow(/not found/);
+    const opened = await reviewAttachment(t.db, admin, doc.id, "Abuse report 12");
+    expect(opened).toMatchObject({ name: "medical.txt", text: "Blood test results: normal.", picture: null });
+    const audit = await auditAboutUser(t.db, u.userId);
+    expect(audit[0]).toMatchObject({
+      action: "attachment.view",
+      reason: "Abuse report 12",
+      threadId: (events[0] as Start).threadId,
     });
   }, 30_000);
 

@@ -5,7 +5,7 @@
 //
 // Only the session is simulated (Auth.js's `auth()` returns the chosen user);
 // the actions, their checks and the database are the real ones.
-import { saveUpload } from "@/lib/attachments/store";
+import { bindToMessage, saveUpload } from "@/lib/attachments/store";
 import { ForbiddenError, UnauthorizedError } from "@/lib/errors";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
@@ -67,6 +67,8 @@ type Fixture = {
   apiKeyId: string;
   /** The owner's unsent attachment (its text holds the secret). */
   attachmentId: string;
+  /** The owner's attachment sent with their question (its text holds the secret). */
+  sentAttachmentId: string;
   secret: string;
 };
 type Entry = {
@@ -332,6 +334,12 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       expect: ADMIN_ONLY,
       mayShowOwnerData: ["admin"],
     },
+    reviewAttachmentAction: {
+      call: (m, fx) =>
+        m.reviewAttachmentAction({ attachmentId: fx.sentAttachmentId, reason: "Abuse report 1" } as never),
+      expect: ADMIN_ONLY,
+      mayShowOwnerData: ["admin"],
+    },
     reviewMemoriesAction: {
       call: (m, fx) => m.reviewMemoriesAction({ userId: fx.owner.id, reason: "Abuse report 1" } as never),
       expect: ADMIN_ONLY,
@@ -582,10 +590,17 @@ describe("authorization matrix", () => {
       memoryId: mem.id,
       projectId: project.id,
       apiKeyId: (await createApiKey(await userContext(t.db, owner.id), { name: `Key ${secret}` })).id,
+      sentAttachmentId: await sentFile(owner.id, th.id, q.id, secret),
       attachmentId: (await saveUpload(await userContext(t.db, owner.id), "notes.txt", Buffer.from(`File ${secret}`)))
         .id,
       secret,
     };
+  }
+
+  async function sentFile(ownerId: string, threadId: string, itemId: string, secret: string) {
+    const { id } = await saveUpload(await userContext(t.db, ownerId), "sent.txt", Buffer.from(`Sent ${secret}`));
+    await bindToMessage(t.db, ownerId, [id], threadId, itemId);
+    return id;
   }
 
   async function run(entry: Entry, mod: Record<string, (...a: never[]) => unknown>, subject: Subject) {

@@ -4,7 +4,12 @@
 // Memories the same way. Deleting the account needs the user's email typed.
 import { useState, useTransition } from "react";
 import { toast } from "sonner";
-import { deleteUserAction, reviewMemoriesAction, reviewThreadAction } from "@/app/(app)/admin/actions";
+import {
+  deleteUserAction,
+  reviewAttachmentAction,
+  reviewMemoriesAction,
+  reviewThreadAction,
+} from "@/app/(app)/admin/actions";
 import type { ThreadView } from "@/lib/chat/threads";
 import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/input";
@@ -66,7 +71,49 @@ function ReasonForm({
   );
 }
 
-function ReadOnlyThread({ view }: { view: ThreadView }) {
+type OpenedFile = { name: string; kind: string; text: string | null; picture: string | null };
+
+/** A file of the conversation, opened under the reason the thread was opened with (each opening is audited). */
+function ReviewFile({ file, reason }: { file: { id: string; name: string; bytes: number }; reason: string }) {
+  const [opened, setOpened] = useState<OpenedFile | null>(null);
+  const [pending, start] = useTransition();
+  return (
+    <div className="grid gap-1 text-xs" data-testid="review-file">
+      <div className="flex items-center gap-2">
+        <span className="font-medium">{file.name}</span>
+        <span className="text-muted-foreground">{Math.max(1, Math.round(file.bytes / 1024))} KB</span>
+        {!opened && (
+          <Button
+            type="button"
+            size="sm"
+            variant="outline"
+            disabled={pending}
+            onClick={() =>
+              start(async () => {
+                const r = await reviewAttachmentAction({ attachmentId: file.id, reason });
+                if (!r.ok) return void toast.error(r.error);
+                setOpened(r.data);
+              })
+            }
+          >
+            Open (recorded)
+          </Button>
+        )}
+      </div>
+      {opened?.text !== null && opened?.text !== undefined && (
+        <pre className="max-h-64 overflow-auto whitespace-pre-wrap break-words rounded border border-border p-2">
+          {opened.text}
+        </pre>
+      )}
+      {opened?.picture && (
+        // eslint-disable-next-line @next/next/no-img-element -- a data URL the audited action returned
+        <img src={opened.picture} alt={opened.name} className="max-h-64 max-w-full rounded border border-border" />
+      )}
+    </div>
+  );
+}
+
+function ReadOnlyThread({ view, reason }: { view: ThreadView; reason: string }) {
   return (
     <article
       aria-label="Conversation (read-only)"
@@ -96,6 +143,9 @@ function ReadOnlyThread({ view }: { view: ThreadView }) {
               text={i.content || (i.toolCalls?.length ? `(called ${i.toolCalls.map((c) => c.name).join(", ")})` : "")}
             />
           )}
+          {i.attachments.map((f) => (
+            <ReviewFile key={f.id} file={f} reason={reason} />
+          ))}
         </div>
       ))}
     </article>
@@ -115,6 +165,7 @@ export function UserReview({
 }) {
   const [target, setTarget] = useState<Target | null>(null);
   const [view, setView] = useState<ThreadView | null>(null);
+  const [reviewReason, setReviewReason] = useState("");
   const [memories, setMemories] = useState<Memory[] | null>(null);
   const [pending, start] = useTransition();
   const [confirmEmail, setConfirmEmail] = useState("");
@@ -127,6 +178,7 @@ export function UserReview({
         const r = await reviewThreadAction({ threadId: target.id, reason });
         if (!r.ok) return void toast.error(r.error);
         setView(r.data);
+        setReviewReason(reason);
         setMemories(null);
       } else {
         const r = await reviewMemoriesAction({ userId: user.id, reason });
@@ -184,7 +236,7 @@ export function UserReview({
           </ul>
         )}
       </section>
-      {view && <ReadOnlyThread view={view} />}
+      {view && <ReadOnlyThread view={view} reason={reviewReason} />}
 
       <section aria-labelledby="memories-heading" className="grid gap-2">
         <div className="flex items-center justify-between gap-2">

@@ -3,6 +3,7 @@
 // (admin, user, thread, reason, time) and only then reads, in one transaction,
 // so there is no read without its record. A deployment setting
 // (MNEMO_ADMIN_THREAD_ACCESS=off) turns the access off entirely.
+import { openAttachment } from "@/lib/attachments/store";
 import { z } from "zod";
 import { userContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/client";
@@ -27,6 +28,7 @@ export const adminAccessEnabled = () => accessOverride ?? getConfig().adminThrea
 /** Every kind of audited admin action (the audit page filters by these: one list, so none is left out). */
 export const AUDIT_ACTIONS = [
   "thread.view",
+  "attachment.view",
   "memory.view",
   "user.role",
   "user.disable",
@@ -95,6 +97,35 @@ export async function reviewThread(
   if (!t || t.temporary) throw new NotFoundError("thread");
   await recordAudit(db, { actorId: adminId, subjectUserId: t.userId, action: "thread.view", threadId, reason: why });
   return { ...(await threadView(await userContext(db, t.userId), threadId)), ownerId: t.userId };
+}
+
+/**
+ * A file of a conversation an admin is reviewing, after recording why (each file opened is its own record): a
+ * document's text, or a picture as a data URL. Never the file served as itself to the admin's browser.
+ */
+export async function reviewAttachment(db: Db, adminId: string, attachmentId: string, reason: string) {
+  if (!adminAccessEnabled()) throw new AdminAccessDisabledError();
+  const why = reasonSchema.parse(reason);
+  const a = await db.attachment.findUnique({
+    where: { id: attachmentId },
+    select: { userId: true, threadId: true, thread: { select: { temporary: true } } },
+  });
+  if (!a?.threadId || a.thread?.temporary) throw new NotFoundError("item");
+  await recordAudit(db, {
+    actorId: adminId,
+    subjectUserId: a.userId,
+    action: "attachment.view",
+    threadId: a.threadId,
+    reason: why,
+    detail: { attachmentId },
+  });
+  const file = await openAttachment(await userContext(db, a.userId), attachmentId);
+  return {
+    name: file.name,
+    kind: file.kind,
+    text: file.kind === "document" ? (file.text ?? "") : null,
+    picture: file.kind === "image" ? `data:${file.mime};base64,${file.data.toString("base64")}` : null,
+  };
 }
 
 /** A user's memories for an admin, after recording why. */

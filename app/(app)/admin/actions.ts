@@ -22,7 +22,7 @@ import { queueReembedAll } from "@/lib/memory/embed";
 import { probeImages, testConnection } from "@/lib/llm/client";
 import { forgetEverywhere } from "@/lib/llm/server-notes";
 import { deleteAccount } from "@/lib/account/delete";
-import { recordAudit, reasonSchema, reviewMemories, reviewThread } from "@/lib/admin/review";
+import { recordAudit, reasonSchema, reviewAttachment, reviewMemories, reviewThread } from "@/lib/admin/review";
 import { type ThreadView } from "@/lib/chat/threads";
 import { setUserLimits } from "@/lib/account/usage-limits";
 import { setTemporaryPassword } from "@/lib/auth/password-change";
@@ -222,6 +222,14 @@ export const reviewThreadAction = adminAction(z.tuple([reviewInput]), async ([in
   const { ownerId: _owner, ...view } = await reviewThread(db, admin.id, input.threadId, input.reason);
   return view as ThreadView;
 });
+
+const reviewAttachmentInput = z.object({ attachmentId: z.string().min(1).max(64), reason: z.string() });
+
+/** Opens a file of a conversation under review; writes the audit record first. */
+export const reviewAttachmentAction = adminAction(
+  z.tuple([reviewAttachmentInput]),
+  async ([input], { db, user: admin }) => reviewAttachment(db, admin.id, input.attachmentId, input.reason),
+);
 
 const reviewMemoriesInput = z.object({ userId, reason: z.string() });
 

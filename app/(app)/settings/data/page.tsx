@@ -22,6 +22,7 @@ export const dynamic = "force-dynamic";
 
 const ACTIONS: Record<string, string> = {
   "thread.view": "viewed a conversation of yours",
+  "attachment.view": "opened a file you attached",
   "memory.view": "viewed your memories",
   "user.role": "changed your role",
   "user.disable": "disabled your account",
