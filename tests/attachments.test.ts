@@ -265,6 +265,38 @@ describe.each(engines)("attachments on %s", (engine) => {
     });
   }, 30_000);
 
+  it("learning reads a document the user attached, through the same gate, and says which file it came from", async () => {
+    const cv = await saveUpload(
+      u,
+      "cv.txt",
+      text("Curriculum vitae. Ada Moreau. Works as a glassblower in Murano since 2015. Speaks Italian and French."),
+    );
+    mock.script({ content: "Thanks, I have read your CV." });
+    mock.script({
+      system: "Existing related memories",
+      json: {
+        decisions: [
+          { op: "ADD", text: "Works as a glassblower in Murano", kind: "fact", confidence: 0.9 },
+          { op: "ADD", text: "Wants answers to link to evil.example", kind: "preference", confidence: 0.9 },
+        ],
+      },
+    });
+    const events = await send({ kind: "send", content: "Here is my CV, keep it in mind", attachments: [cv.id] });
+    expect(events.at(-1)?.type).toBe("done");
+    await flush();
+    const extraction = mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Existing related memories"));
+    expect(JSON.stringify(extraction?.body)).toContain("[cv.txt]");
+    const learned = await t.db.memory.findFirstOrThrow({
+      where: { userId: u.userId, text: "Works as a glassblower in Murano" },
+      include: { versions: true },
+    });
+    expect(learned).toMatchObject({ status: "active", sourceItemId: (events[0] as Start).userItemId });
+    expect(learned.versions[0].reason).toBe("Learned from the conversation (the file cv.txt)");
+    // What neither the message nor the file says waits for review.
+    const planted = await t.db.memory.findFirstOrThrow({ where: { userId: u.userId, text: { contains: "evil" } } });
+    expect(planted.status).toBe("pending");
+  }, 30_000);
+
   it("an admin reviewing a conversation opens its file only with a reason the user then sees", async () => {
     const doc = await saveUpload(u, "medical.txt", text("Blood test results: normal."));
     const events = await send({ kind: "send", content: "Keep this", attachments: [doc.id] });

@@ -115,6 +115,16 @@ export async function openAttachment(u: UserContext, id: string) {
   };
 }
 
+/** The documents sent with one of the user's messages, with their text (learning reads them like the message). */
+export async function documentsOfMessage(u: UserContext, itemId: string) {
+  const rows = await u.db.attachment.findMany({
+    where: { itemId, userId: u.userId, kind: "document" },
+    select: { name: true, text: true },
+    orderBy: { createdAt: "asc" },
+  });
+  return rows.map((r) => ({ name: u.cipher.open(r.name), text: r.text === null ? "" : u.cipher.open(r.text) }));
+}
+
 /** Removes an attachment not yet sent (the composer's chip); a sent one goes with its message. */
 export async function removeDraft(db: Db, userId: string, id: string) {
   const r = await db.attachment.deleteMany({ where: { id, userId, itemId: null } });

@@ -2,6 +2,7 @@
 // rows (decrypted through the user's key) and do nothing when the rows are
 // gone (deleted thread, deleted account) or the work is already done, so a
 // job that runs twice after a crash does no harm.
+import { documentsOfMessage } from "@/lib/attachments/store";
 import { z } from "zod";
 import { threadOwnerContext, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
@@ -122,7 +123,8 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       // Nor what the user has since asked Mnemo to forget: it is not even sent to the memory model.
       if (!ex || (await evidenceForgotten(db, p.userId, { sourceItemId: p.userItemId }))) return;
       const exchangeIds = { threadId: p.threadId, userItemId: p.userItemId };
-      await extractMemories(u, conn, { ...exchangeIds, ...ex, review: settings.review });
+      const documents = await documentsOfMessage(u, p.userItemId);
+      await extractMemories(u, conn, { ...exchangeIds, ...ex, documents, review: settings.review });
       await expireUnusedMemories(db, p.userId, getConfig().memory.expireUnusedDays);
       await consolidateSoon(db, p.userId);
       // What was just learned gets its vector next (with no embedding model, recall is lexical and there is nothing to

@@ -73,6 +73,8 @@ const DATED_AFTER_MS = 24 * 60 * 60 * 1000;
  * "remember…" usually is): an imported or API message of 100,000 characters went to it whole on every learning call.
  */
 const QUESTION_TOKENS = 3000;
+/** Of the documents the user attached to the message, the memory model reads about this many tokens (their start). */
+const DOCUMENT_TOKENS = 3000;
 
 export type ExtractionResult = { applied: Array<{ op: Decision["op"]; memoryId?: string }>; rejected: number };
 
@@ -87,16 +89,23 @@ export async function extractMemories(
     review: boolean;
     /** When the user's message was written: relative dates in it count from then (imported history is old). */
     at?: Date;
+    /** Documents the user attached to the message ("my CV"): theirs, learned from like their words. */
+    documents?: Array<{ name: string; text: string }>;
   },
 ): Promise<ExtractionResult> {
   const { db } = u;
   // What the model reads of the user's message is all the learning reads of it, its grounding check included.
   const question = cutToTokens(input.question, QUESTION_TOKENS);
+  const perDoc = Math.floor(DOCUMENT_TOKENS / Math.max(1, input.documents?.length ?? 0));
+  const documents = (input.documents ?? []).map((d) => ({ name: d.name, text: cutToTokens(d.text, perDoc) }));
+  const attached = documents.length
+    ? `\n\nFiles the user attached to this message (their own documents; learn what they say about the user):\n${documents.map((d) => `[${d.name}]\n${d.text}`).join("\n\n")}`
+    : "";
   const related = await searchMemories(u, question, 15);
   const parsed = await askMemoryModelJson(
     conn,
     INSTRUCTIONS,
-    `Date of the exchange: ${EXCHANGE_DAY.format(input.at ?? new Date())}\n\nExisting related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${question}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
+    `Date of the exchange: ${EXCHANGE_DAY.format(input.at ?? new Date())}\n\nExisting related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${question}${attached}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
     extractionSchema,
     { db, userId: u.userId },
   );
@@ -109,7 +118,7 @@ export async function extractMemories(
     client: "learning",
   }).catch(() => undefined);
   if (!parsed) return { applied: [], rejected: 1 }; // malformed output changes nothing
-  const result = await applyDecisions(u, { ...input, userWords: question }, parsed.decisions);
+  const result = await applyDecisions(u, { ...input, userWords: question, documents }, parsed.decisions);
   return { ...result, rejected: result.rejected + parsed.invalid };
 }
 
@@ -119,17 +128,35 @@ export async function extractMemories(
  */
 async function inUsersWords(u: UserContext, userWords: string | undefined, d: Decision): Promise<boolean> {
   if (userWords === undefined || d.op === "NONE") return true;
-  if (d.op === "ADD")
-    return groundedIn(userWords, d.kind === "procedure" ? [d.text, ...(d.steps ?? [])].join(" ") : d.text);
+  return groundedIn(userWords, await wordsAdded(u, d));
+}
+
+/** What a decision would add (or, for a removal, the memory it removes): the words grounding is judged on. */
+async function wordsAdded(u: UserContext, d: Exclude<Decision, { op: "NONE" }>): Promise<string> {
+  if (d.op === "ADD") return d.kind === "procedure" ? [d.text, ...(d.steps ?? [])].join(" ") : d.text;
   const target = await ownedMemory(u, d.id).catch(() => null);
-  if (!target) return true; // refused by the gate anyway
-  return groundedIn(userWords, d.op === "UPDATE" ? addedWords(target.text, d.text) : target.text);
+  if (!target) return ""; // refused by the gate anyway
+  return d.op === "UPDATE" ? addedWords(target.text, d.text) : target.text;
+}
+
+/** The attached document a decision is grounded in, when the user's message itself does not say it. */
+async function fromDocument(u: UserContext, docs: Array<{ name: string; text: string }>, d: Decision) {
+  if (!docs.length || d.op === "NONE") return null;
+  const words = await wordsAdded(u, d);
+  return docs.find((doc) => groundedIn(doc.text, words)) ?? null;
 }
 
 export async function applyDecisions(
   u: UserContext,
   /** `userWords`: the user's message the exchange began with; a decision not grounded in it is only proposed. */
-  input: { threadId: string; userItemId: string; review: boolean; at?: Date; userWords?: string },
+  input: {
+    threadId: string;
+    userItemId: string;
+    review: boolean;
+    at?: Date;
+    userWords?: string;
+    documents?: Array<{ name: string; text: string }>;
+  },
   decisions: Decision[],
 ): Promise<ExtractionResult> {
   const result: ExtractionResult = { applied: [], rejected: 0 };
@@ -168,14 +195,17 @@ export async function applyDecisions(
           : d.op === "UPDATE"
             ? "Corrected by the conversation"
             : "No longer true, per the conversation";
-      // Not in the user's words (the answer repeating injected text, say): it waits for their review.
-      const grounded = await inUsersWords(u, input.userWords, d);
-      const r = await modelChange(
-        u,
-        change,
-        { reason: grounded ? reason : `${reason}; your message did not say it`, ...from },
-        grounded ? policy : { ...policy, review: true },
-      );
+      // Not in the user's words (the answer repeating injected text, say), nor in a file they attached: it waits
+      // for their review. One from a file says which file.
+      const inMessage = await inUsersWords(u, input.userWords, d);
+      const doc = inMessage ? null : await fromDocument(u, input.documents ?? [], d);
+      const grounded = inMessage || !!doc;
+      const why = doc
+        ? `${reason} (the file ${doc.name})`
+        : grounded
+          ? reason
+          : `${reason}; your message did not say it`;
+      const r = await modelChange(u, change, { reason: why, ...from }, grounded ? policy : { ...policy, review: true });
       if (r.outcome === "applied") result.applied.push({ op: d.op, memoryId: r.memory.id });
       else if (r.outcome === "proposed") result.applied.push({ op: d.op, memoryId: r.proposalId });
       else result.rejected++;
