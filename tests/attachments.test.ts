@@ -19,6 +19,7 @@ import { openAttachment, saveUpload } from "@/lib/attachments/store";
 import { exportUserData } from "@/lib/account/export";
 import { nestedPdf, passwordPdf } from "@/testing/bad-files";
 import { probeImages } from "@/lib/llm/client";
+import { saveAttachmentLimits } from "@/lib/attachments/limits";
 import { auditAboutUser, reviewAttachment } from "@/lib/admin/review";
 import { forgetRefusals } from "@/lib/llm/server-quirks";
 
@@ -137,6 +138,15 @@ describe.each(engines)("attachments on %s", (engine) => {
     await expect(saveUpload(u, "big.txt", Buffer.alloc(3 * 1024 * 1024, 97))).rejects.toThrow(
       /“big.txt” is 3 MB; files are limited to 2 MB/,
     );
+    // An admin's limits replace the environment's at once.
+    await saveAttachmentLimits(t.db, { fileMb: 1, userMb: null }, u.userId);
+    try {
+      await expect(saveUpload(u, "mid.txt", Buffer.alloc(1.5 * 1024 * 1024, 97))).rejects.toThrow(
+        /“mid.txt” is 1.5 MB; files are limited to 1 MB/,
+      );
+    } finally {
+      await saveAttachmentLimits(t.db, { fileMb: null, userMb: null }, u.userId);
+    }
     expect(await t.db.attachment.count()).toBe(before); // nothing half-written
   });
 

@@ -298,6 +298,10 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       expect: ADMIN_ONLY,
     },
     serverModelsAction: { call: (m) => m.serverModelsAction(), expect: ADMIN_ONLY, mayFail: true },
+    saveAttachmentLimitsAction: {
+      call: (m) => m.saveAttachmentLimitsAction({ fileMb: null, userMb: null } as never),
+      expect: ADMIN_ONLY,
+    },
     probeImagesAction: { call: (m) => m.probeImagesAction("mock-chat" as never), expect: ADMIN_ONLY, mayFail: true },
     testModelConnectionAction: {
       call: (m) => m.testModelConnectionAction({ baseURL: "", chatModel: "", memoryModel: "" } as never),

@@ -9,6 +9,9 @@ import { indexWords } from "@/lib/crypto/content";
 import { countTokens } from "@/lib/memory/tokens";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { LRUCache } from "lru-cache";
+import { getConfig } from "@/lib/config";
+import type { ModelConnection } from "@/lib/llm/connection";
+import { knownToRefuse } from "@/lib/llm/server-quirks";
 import { callFunction } from "@/lib/db/function-calls";
 import { PAGE_BREAK } from "./extract";
 
@@ -225,6 +228,41 @@ async function parsedDocs(db: Db, c: ContentCipher, rows: Row[]): Promise<Parsed
     const d = parsed.get(r.id);
     return d ? [d] : [];
   });
+}
+
+/** Of a prompt limit known for the model, the share attached documents may take. */
+const DOCUMENT_SHARE = 0.3;
+
+/**
+ * What an answer is given of the thread's files: the documents within the attachment budget (a share of a known
+ * prompt limit at most), the window's pictures for a model that sees images (marked so by the admin and not found
+ * refusing them lately), and the refusal to say when the question's own pictures cannot go to this model.
+ */
+export async function attachmentsForAnswer(
+  db: Db,
+  c: ContentCipher,
+  files: Row[],
+  opts: {
+    conn: Pick<ModelConnection, "baseURL" | "chatModel" | "chatVision">;
+    windowItemIds: string[];
+    question: string;
+    questionItemId: string;
+    promptLimit: number | null;
+  },
+): Promise<TurnAttachments> {
+  if (!files.length) return NO_ATTACHMENTS;
+  const { conn, promptLimit } = opts;
+  const configured = getConfig().attachments.tokenBudget;
+  const vision = !!conn.chatVision && !knownToRefuse("images", conn, conn.chatModel);
+  const attached = await attachmentsForTurn(db, c, files, {
+    windowItemIds: opts.windowItemIds,
+    question: opts.question,
+    budget: promptLimit === null ? configured : Math.min(configured, Math.floor(promptLimit * DOCUMENT_SHARE)),
+    vision,
+  });
+  if (!attached.imagesWithheld) return attached;
+  const own = files.filter((f) => f.kind === "image" && f.itemId === opts.questionItemId).length;
+  return { ...attached, refusal: picturesRefused(own, vision, conn.chatModel) };
 }
 
 /** A model that does not see images is not sent the question's pictures: the user is told which model, and why. */

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import type { UserContext } from "@/lib/user-context";
 import type { ContentCipher } from "@/lib/crypto/content";
-import { getConfig } from "@/lib/config";
+import { attachmentLimits } from "./limits";
 import { AppError, NotFoundError } from "@/lib/errors";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import { estimateTokens } from "@/lib/memory/tokens";
@@ -44,16 +44,16 @@ export function displayName(raw: string): string {
 }
 
 /** A file's size checked before it is read whole (the request's declared length, or the bytes read so far). */
-export function assertFileSize(bytes: number, name = "This file") {
-  const max = getConfig().attachments.maxFileBytes;
+export function assertFileSize(bytes: number, max: number, name = "This file") {
   if (bytes > max) throw new AppError(`${name} is ${megabytes(bytes)}; files are limited to ${megabytes(max)}.`, 413);
 }
 
 /** Reads, checks and stores one uploaded file as a draft of the user's composer. */
 export async function saveUpload(u: UserContext, rawName: string, bytes: Uint8Array): Promise<AttachmentMeta> {
   const name = displayName(rawName);
-  assertFileSize(bytes.length, `“${name}”`);
-  await assertRoom(u.db, u.userId, bytes.length);
+  const limits = await attachmentLimits(u.db);
+  assertFileSize(bytes.length, limits.maxFileBytes, `“${name}”`);
+  await assertRoom(u.db, u.userId, bytes.length, limits.maxUserBytes);
   const { kind, mime } = await sniff(bytes, name);
   const doc = kind === "document" ? await extractText(bytes, mime) : null;
   const c = u.cipher;
@@ -75,8 +75,7 @@ export async function saveUpload(u: UserContext, rawName: string, bytes: Uint8Ar
   return { id: row.id, name, mime, kind, bytes: bytes.length, pages: doc?.pages ?? null };
 }
 
-async function assertRoom(db: Db, userId: string, adding: number) {
-  const max = getConfig().attachments.maxUserBytes;
+async function assertRoom(db: Db, userId: string, adding: number, max: number) {
   const used = (await db.attachment.aggregate({ where: { userId }, _sum: { bytes: true } }))._sum.bytes ?? 0;
   if (used + adding > max)
     throw new AppError(

@@ -7,7 +7,7 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { callFunction } from "@/lib/db/function-calls";
 import { retentionCutoff } from "@/lib/account/retention";
-import { openItem, type ItemRow, type SessionItem } from "@/lib/memory/session";
+import { openItem, type ItemRow, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { promptable, selectWindow } from "@/lib/memory/window";
 import { MESSAGE_OVERHEAD, countTokens } from "@/lib/memory/tokens";
@@ -151,4 +151,20 @@ const plain = (m: Msg): m is Msg & { content: string } =>
 
 export function summaryTokens(text: string): number {
   return countTokens(text) + MESSAGE_OVERHEAD;
+}
+
+/** The assistant's tool calls and their results, as the next round's messages. */
+export function toolMessages(text: string, toolCalls: ToolCall[], results: NewItem[]): Msg[] {
+  return [
+    {
+      role: "assistant",
+      content: text || null,
+      tool_calls: toolCalls.map((t) => ({
+        id: t.id,
+        type: "function" as const,
+        function: { name: t.name, arguments: t.arguments },
+      })),
+    },
+    ...toolCalls.map((t, i) => ({ role: "tool" as const, tool_call_id: t.id, content: results[i].content ?? "" })),
+  ];
 }

@@ -6,8 +6,8 @@ import { type ContentCipher } from "@/lib/crypto/content";
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
-import { resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
-import { chooseModel, forModel } from "@/lib/llm/models";
+import { forModel, resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
+import { chooseModel } from "@/lib/llm/models";
 import { assertDrafts, attachmentIdsSchema, bindToMessage } from "@/lib/attachments/store";
 import { appendItemsMeta, type AppendMeta, type NewItem, type SessionItem } from "@/lib/memory/session";
 

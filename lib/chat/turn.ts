@@ -11,10 +11,8 @@
 // The user's message is saved before the model is called, so a failing model
 // never loses it; the answer is marked failed and can be retried.
 import {
-  picturesRefused,
   picturesRefusedByServer,
-  attachmentsForTurn,
-  NO_ATTACHMENTS,
+  attachmentsForAnswer,
   passagesUsed,
   threadAttachmentRows,
   type TurnAttachments,
@@ -39,7 +37,8 @@ import { recordCorrection } from "@/lib/memory/feedback";
 import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { countTokens, MESSAGE_OVERHEAD, messageTokens } from "@/lib/memory/tokens";
-import { buildPrompt, loadContext, type Context } from "./context";
+import { buildPrompt, loadContext, toolMessages, type Context } from "./context";
+import { takeChunk, type Round } from "./round";
 import type { Defer } from "./background";
 import { renewLease, RENEW_MS } from "./leases";
 import { drainJobs } from "@/lib/jobs/worker";
@@ -47,7 +46,7 @@ import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { readTogether } from "@/lib/db/function-calls";
 import type { TurnEvent } from "./turn-events";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
-import { knownToRefuse, refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
+import { refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 import { fittedBudgets, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 
 import { turnRequestSchema, prepare, type Prepared } from "./turn-request";
@@ -94,8 +93,6 @@ export async function* runTurn(
   if (final?.status === "complete" && getConfig().jobsInProcess) opts.defer?.(() => drainJobs(db));
 }
 
-type ToolCallDraft = { id: string; name: string; arguments: string };
-type Round = { text: string; calls: Map<number, ToolCallDraft> };
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** One answer being written: its state across rounds, and the steps 2–5 above. */
@@ -227,35 +224,15 @@ class TurnRun {
     );
     // A prompt asked again after a refusal had left the box too: both count as sent.
     this.sentMemoryIds = [...new Set([...this.sentMemoryIds, ...recalled.memories.map((m) => m.id)])];
-    const attached = await this.readAttachments(files, ctx, promptLimit);
-    return { ctx, recalled, overLimit, attached };
-  }
-
-  /** The thread's documents (whole, or the passages nearest the question) and the window's pictures. */
-  private async readAttachments(
-    files: Parameters<typeof attachmentsForTurn>[2],
-    ctx: Context,
-    promptLimit: number | null,
-  ): Promise<TurnAttachments> {
-    const { p } = this;
-    if (!files.length) return NO_ATTACHMENTS;
-    const configured = getConfig().attachments.tokenBudget;
-    const attached = await attachmentsForTurn(this.db, this.c, files, {
+    // The thread's documents (whole, or the passages nearest the question) and the window's pictures.
+    const attached = await attachmentsForAnswer(db, this.c, files, {
+      conn: p.conn,
       windowItemIds: ctx.window.map((i) => i.id),
       question: p.userItem.content,
-      budget: promptLimit === null ? configured : Math.min(configured, Math.floor(promptLimit * DOCUMENT_SHARE)),
-      vision: this.seesImages(),
+      questionItemId: p.userItem.id,
+      promptLimit,
     });
-    // The question's own pictures, for a model that does not see images: said before anything is asked of it.
-    if (!attached.imagesWithheld) return attached;
-    const own = await this.db.attachment.count({ where: { itemId: p.userItem.id, kind: "image" } });
-    return { ...attached, refusal: picturesRefused(own, this.seesImages(), p.conn.chatModel) };
-  }
-
-  /** Marked as seeing images by the admin, and not found refusing them lately. */
-  private seesImages(): boolean {
-    const { conn } = this.p;
-    return !!conn.chatVision && !knownToRefuse("images", conn, conn.chatModel);
+    return { ctx, recalled, overLimit, attached };
   }
 
   /** What every prompt of this thread sends besides history and memory: the instructions and the memory tools. */
@@ -322,7 +299,7 @@ class TurnRun {
       const reasoning = new LeadingReasoningFilter();
       for await (const chunk of stream) {
         armIdle();
-        const delta = reasoning.push(this.take(chunk, r) ?? "");
+        const delta = reasoning.push(takeChunk(chunk, r, this.usage) ?? "");
         if (delta) {
           r.text += delta;
           yield { type: "delta", text: delta } satisfies TurnEvent;
@@ -358,24 +335,6 @@ class TurnRun {
     const sent = promptTokens(messages, tools);
     const { conn } = this.p;
     if (noteReportedPrompt(conn, conn.chatModel, sent, reported)) this.promptCut = { sent, reported };
-  }
-
-  /** Reads one chunk: usage and tool-call fragments are kept; returns the text delta. */
-  private take(chunk: OpenAI.Chat.Completions.ChatCompletionChunk, r: Round): string | undefined {
-    const choice = chunk.choices[0];
-    if (chunk.usage) {
-      this.usage.prompt += chunk.usage.prompt_tokens;
-      this.usage.completion += chunk.usage.completion_tokens;
-      this.usage.any = true;
-    }
-    for (const tc of choice?.delta?.tool_calls ?? []) {
-      const call = r.calls.get(tc.index) ?? { id: "", name: "", arguments: "" };
-      if (tc.id) call.id = tc.id;
-      if (tc.function?.name) call.name += tc.function.name;
-      if (tc.function?.arguments) call.arguments += tc.function.arguments;
-      r.calls.set(tc.index, call);
-    }
-    return choice?.delta?.content ?? undefined;
   }
 
   /**
@@ -525,27 +484,8 @@ class TurnRun {
   }
 }
 
-/** Of a prompt limit known for the model, the share attached documents may take. */
-const DOCUMENT_SHARE = 0.3;
-
 /** How many times a turn is asked again with a smaller prompt after the server refused one as too long. */
 const MAX_REFITS = 3;
 
 const logBrief = (what: string, e: unknown) =>
   console.error(`[mnemo] ${what}: ${(e as Error).message.split("\n").slice(-1)[0]}`);
-
-/** The assistant's tool calls and their results, as the next round's messages. */
-function toolMessages(text: string, toolCalls: ToolCall[], results: NewItem[]): Message[] {
-  return [
-    {
-      role: "assistant",
-      content: text || null,
-      tool_calls: toolCalls.map((t) => ({
-        id: t.id,
-        type: "function" as const,
-        function: { name: t.name, arguments: t.arguments },
-      })),
-    },
-    ...toolCalls.map((t, i) => ({ role: "tool" as const, tool_call_id: t.id, content: results[i].content ?? "" })),
-  ];
-}

@@ -252,3 +252,8 @@ export function clearConnectionCache(db: Db) {
   cache.delete(db);
   forgetRecentVectors();
 }
+
+/** The connection with `m` as its chat model (its image and context facts go with it; lib/llm/models.ts). */
+export function forModel(conn: ModelConnection, m: ChatModel): ModelConnection {
+  return { ...conn, chatModel: m.id, chatVision: m.vision, chatContextTokens: m.contextTokens };
+}

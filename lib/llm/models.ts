@@ -5,7 +5,6 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
 import { ModelNotFoundError } from "@/lib/errors";
-import type { ModelConnection } from "./connection";
 
 export const MODELS_SETTING_KEY = "chat-models";
 
@@ -110,9 +109,4 @@ export function modelForClient(models: ChatModel[], requested: string | null | u
   const found = models.find((m) => m.id === requested);
   if (!found) throw new ModelNotFoundError(requested);
   return found;
-}
-
-/** The connection with `m` as its chat model (its image and context facts go with it). */
-export function forModel(conn: ModelConnection, m: ChatModel): ModelConnection {
-  return { ...conn, chatModel: m.id, chatVision: m.vision, chatContextTokens: m.contextTokens };
 }

@@ -18,6 +18,7 @@ import {
 } from "@/lib/llm/connection";
 
 import { modelListSchema } from "@/lib/llm/models";
+import { attachmentLimitsSchema, saveAttachmentLimits } from "@/lib/attachments/limits";
 import { queueReembedAll } from "@/lib/memory/embed";
 import { probeImages, testConnection } from "@/lib/llm/client";
 import { forgetEverywhere } from "@/lib/llm/server-notes";
@@ -160,6 +161,15 @@ export const saveModelListAction = adminAction(z.tuple([modelListSchema]), async
   revalidatePath("/", "layout");
   return { message: `Saved: ${count(input.models.length, "model")} offered.` } as Done;
 });
+
+/** How large a file may be and how much one person may keep (empty: the environment's). */
+export const saveAttachmentLimitsAction = adminAction(
+  z.tuple([attachmentLimitsSchema]),
+  async ([input], { db, user: admin }) => {
+    await saveAttachmentLimits(db, input, admin.id);
+    return { message: "Saved." } as Done;
+  },
+);
 
 /** Whether the saved server takes pictures for this model (one tiny request with an image part). */
 export const probeImagesAction = adminAction(z.tuple([z.string().trim().min(1).max(200)]), async ([model], { db }) => {

@@ -5,7 +5,7 @@
 import { userContext } from "@/lib/user-context";
 import { requireUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
-import { getConfig } from "@/lib/config";
+import { attachmentLimits } from "@/lib/attachments/limits";
 import { AppError } from "@/lib/errors";
 import { assertSameOrigin, readBytes, route } from "@/lib/http/route";
 import { assertFileSize, displayName, saveUpload } from "@/lib/attachments/store";
@@ -19,18 +19,18 @@ export const POST = route("POST /api/attachments", async (request: Request) => {
   assertSameOrigin(request);
   const user = await requireUser();
   const name = displayName(nameSchema.parse(new URL(request.url).searchParams.get("name") ?? undefined));
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  assertFileSize(declared, `“${name}”`);
-  const max = getConfig().attachments.maxFileBytes;
+  const db = await getDb();
+  const max = (await attachmentLimits(db)).maxFileBytes;
+  assertFileSize(Number(request.headers.get("content-length") ?? 0), max, `“${name}”`);
   const bytes = await readBytes(request, max, (n) => {
     try {
-      assertFileSize(n, `“${name}”`);
+      assertFileSize(n, max, `“${name}”`);
     } catch (e) {
       return e as Error;
     }
     return new AppError("The file is too large.", 413);
   });
-  const u = await userContext(await getDb(), user.id);
+  const u = await userContext(db, user.id);
   const meta = await saveUpload(u, name, bytes);
   return Response.json(meta, { status: 201, headers: { "cache-control": "no-store" } });
 });

@@ -4,6 +4,9 @@ import { getDb } from "@/lib/db/client";
 import { resolveConnection, savedConnectionForForm } from "@/lib/llm/connection";
 import { ModelSettingsForm } from "@/components/admin/model-settings-form";
 import { ModelListForm } from "@/components/admin/model-list-form";
+import { AttachmentLimitsForm } from "@/components/admin/attachment-limits-form";
+import { attachmentLimits } from "@/lib/attachments/limits";
+import { getConfig } from "@/lib/config";
 import { builtinEmbedder } from "@/lib/llm/embeddings";
 
 export const metadata: Metadata = { title: "Model settings" };
@@ -11,7 +14,12 @@ export const metadata: Metadata = { title: "Model settings" };
 export default async function ModelSettingsPage() {
   await pageAdmin();
   const db = await getDb();
-  const [saved, state] = await Promise.all([savedConnectionForForm(db), resolveConnection(db)]);
+  const [saved, state, limits] = await Promise.all([
+    savedConnectionForForm(db),
+    resolveConnection(db),
+    attachmentLimits(db),
+  ]);
+  const env = getConfig().attachments;
   return (
     <section className="grid max-w-xl gap-4" aria-labelledby="model-heading">
       <h2 id="model-heading" className="text-lg font-medium">
@@ -47,6 +55,17 @@ export default async function ModelSettingsPage() {
           <ModelListForm models={state.models} />
         </>
       )}
+      <h2 id="attachments-heading" className="mt-6 text-lg font-medium">
+        Attachments
+      </h2>
+      <p className="text-sm text-muted-foreground">
+        Files people attach are stored in the database, sealed like their messages. Empty fields use the environment
+        (MNEMO_ATTACHMENT_MAX_MB, MNEMO_ATTACHMENT_USER_MB).
+      </p>
+      <AttachmentLimitsForm
+        saved={{ fileMb: limits.saved.fileMb ?? null, userMb: limits.saved.userMb ?? null }}
+        defaults={{ fileMb: Math.round(env.maxFileBytes / 1048576), userMb: Math.round(env.maxUserBytes / 1048576) }}
+      />
     </section>
   );
 }
