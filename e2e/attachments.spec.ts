@@ -117,6 +117,11 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     await expect(files.getByRole("link", { name: /lease\.pdf/ })).toBeVisible();
     await expect(answer.getByTestId("answer-model")).toHaveText("mock-chat");
     await page.screenshot({ path: "test-results/attachments-answer.png", fullPage: true });
+    // On a phone: the files, the answer's sources and the picker still fit.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect(answer.getByTestId("answer-sources")).toBeVisible();
+    await page.screenshot({ path: "test-results/attachments-phone.png" });
+    await page.setViewportSize({ width: 1280, height: 720 });
 
     // The picture opens full size, as a picture; the document's text opens as text.
     const imgHref = await files.getByRole("link").first().getAttribute("href");
