@@ -188,6 +188,15 @@ describe.each(engines)("attachments on %s", (engine) => {
     expect(user.attachments.map((a) => a.name)).toEqual(["notes.md", "tree.png"]);
     expect(answer.sources).toEqual([{ id: doc.id, name: "notes.md", page: null }]);
 
+    // Editing the question keeps its files on the new version; the first version keeps its own.
+    mock.script({ content: "Aunt Ilse, in 2019." });
+    await send({ kind: "edit", threadId, itemId: user.id, content: "Who planted the quince, and when?" });
+    const edited = await threadView(u, threadId);
+    expect(edited.items[0].id).not.toBe(user.id);
+    expect(edited.items[0].attachments.map((a) => a.name)).toEqual(["notes.md", "tree.png"]);
+    expect(JSON.stringify(lastAnswerRequest().messages)).toContain("image_url");
+    expect(await t.db.attachment.count({ where: { itemId: user.id } })).toBe(2);
+
     // A file already sent cannot be sent again, nor can another user's.
     const mine = await saveUpload(other, "theirs.txt", text("not yours"));
     const items = await t.db.item.count({ where: { threadId } });

@@ -102,6 +102,16 @@ export async function bindToMessage(db: Db, userId: string, ids: string[], threa
   });
 }
 
+/** An edited message's files, copied onto its new version (one statement; the old branch keeps its own). */
+export async function copyAttachments(db: Db, userId: string, fromItemId: string, toItemId: string) {
+  await db.$executeRaw`
+    INSERT INTO "Attachment" (id, "userId", "threadId", "itemId", name, mime, kind, bytes, data, text, pages, tokens,
+                              "createdAt")
+    SELECT 'c' || replace(gen_random_uuid()::text, '-', ''), "userId", "threadId", ${toItemId}, name, mime, kind,
+           bytes, data, text, pages, tokens, "createdAt"
+    FROM "Attachment" WHERE "itemId" = ${fromItemId} AND "userId" = ${userId}`;
+}
+
 /** One of the user's attachments, opened (the file's bytes, and a document's text). */
 export async function openAttachment(u: UserContext, id: string) {
   const row = await u.db.attachment.findFirst({ where: { id, userId: u.userId } });

@@ -8,7 +8,7 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { forModel, resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { chooseModel } from "@/lib/llm/models";
-import { assertDrafts, attachmentIdsSchema, bindToMessage } from "@/lib/attachments/store";
+import { assertDrafts, attachmentIdsSchema, bindToMessage, copyAttachments } from "@/lib/attachments/store";
 import { appendItemsMeta, type AppendMeta, type NewItem, type SessionItem } from "@/lib/memory/session";
 
 import { loadContext } from "./context";
@@ -201,6 +201,8 @@ async function prepareEdit(s: Preparing, req: Extract<TurnRequest, { kind: "edit
   );
   if (!added.length) return refused(s);
   const [userItem, assistant] = added;
+  // The edited message keeps its files, as the other chat apps keep them (each branch holds its own copy).
+  await copyAttachments(s.db, s.userId, target.id, userItem.id);
   return { threadId: req.threadId, userItem, assistant, conn: s.conn, firstExchange: false, meta: meta ?? NO_META };
 }
 
