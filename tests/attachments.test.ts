@@ -20,6 +20,7 @@ import { exportUserData } from "@/lib/account/export";
 import { nestedPdf, passwordPdf } from "@/testing/bad-files";
 import { probeImages } from "@/lib/llm/client";
 import { saveAttachmentLimits } from "@/lib/attachments/limits";
+import { embedPassages } from "@/lib/attachments/vectors";
 import { auditAboutUser, reviewAttachment } from "@/lib/admin/review";
 import { forgetRefusals } from "@/lib/llm/server-quirks";
 
@@ -227,6 +228,42 @@ describe.each(engines)("attachments on %s", (engine) => {
     expect(view.items[1].sources).toEqual([{ id: meta.id, name: "handbook.pdf", page: 217 }]);
   }, 60_000);
 
+  it("a long document's passages are found by meaning too, once its vectors are made", async () => {
+    const filler = (i: number) =>
+      `Section ${i} covers routine maintenance of the building, cleaning schedules, hallway lighting and the ` +
+      `recycling rota for the residents of floor ${i % 7}. Nothing unusual is reported for this period.`;
+    const parts = Array.from({ length: 120 }, (_, i) => filler(i + 1));
+    parts[77] = "The boiler room key hangs in the caretaker's blue cabinet next to the fuse box.";
+    const meta = await saveUpload(u, "house-rules.txt", text(parts.join("\n\n")));
+    const question = "Where do we store the thing that opens the heating plant door?";
+    // With no embedding model yet, by words alone: the passage shares no word with the question and is not given.
+    mock.script({ content: "I am not sure." });
+    const first = await send({ kind: "send", content: question, attachments: [meta.id] });
+    const threadId = (first[0] as Start).threadId;
+    expect(lastAnswerRequest().messages[0].content).not.toContain("The boiler room key hangs");
+    await saveConnection(
+      t.db,
+      { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory", embeddingModel: "mock-embed" },
+      u.userId,
+    );
+    clearConnectionCache(t.db);
+    try {
+      mock.scriptEmbeddings({ match: "heating plant", like: "boiler room key caretaker cabinet" });
+      await embedPassages(t.db, meta.id);
+      mock.script({ content: "In the caretaker's blue cabinet." });
+      await send({ kind: "send", threadId, content: question });
+      expect(lastAnswerRequest().messages[0].content).toContain("The boiler room key hangs in the caretaker's");
+      // Another instance's first read (nothing parsed in its process) finds the stored vectors too.
+      (globalThis as { __mnemoParsedDocs?: { clear(): void } }).__mnemoParsedDocs?.clear();
+      mock.script({ content: "In the blue cabinet." });
+      await send({ kind: "send", threadId, content: question });
+      expect(lastAnswerRequest().messages[0].content).toContain("The boiler room key hangs in the caretaker's");
+    } finally {
+      await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, u.userId);
+      clearConnectionCache(t.db);
+    }
+  }, 30_000);
+
   it("a model that does not see images: the message is kept, the answer says which model and what to do", async () => {
     const pic = await saveUpload(u, "receipt.png", PNG);
     const before = mock.chatRequests().length;
@@ -303,7 +340,11 @@ describe.each(engines)("attachments on %s", (engine) => {
     const events = await send({ kind: "send", content: "Here is my CV, keep it in mind", attachments: [cv.id] });
     expect(events.at(-1)?.type).toBe("done");
     await flush();
-    const extraction = mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Existing related memories"));
+    const extraction = mock
+      .chatRequests()
+      .find(
+        (r) => JSON.stringify(r.body).includes("Existing related memories") && JSON.stringify(r.body).includes("my CV"),
+      );
     expect(JSON.stringify(extraction?.body)).toContain("[cv.txt]");
     const learned = await t.db.memory.findFirstOrThrow({
       where: { userId: u.userId, text: "Works as a glassblower in Murano" },

@@ -1,19 +1,17 @@
 // What a turn sends of the thread's attachments. Documents go into the system prompt as one block: whole while they
-// fit the attachment budget, else the passages nearest the question (ranked by BM25 over the index's stemmed words),
+// fit the attachment budget, else the passages nearest the question by words and meaning (lib/attachments/passages.ts),
 // each labelled with its file and page so the answer can say where it came from. Pictures go with the messages they
 // were sent with, as image parts, to a model the admin marked as seeing images.
 import type OpenAI from "openai";
 import type { Db } from "@/lib/db/client";
 import type { ContentCipher } from "@/lib/crypto/content";
-import { indexWords } from "@/lib/crypto/content";
-import { countTokens } from "@/lib/memory/tokens";
 import { attributeMemories } from "@/lib/memory/attribution";
-import { LRUCache } from "lru-cache";
 import { getConfig } from "@/lib/config";
+import { embedTexts, resolveEmbedder } from "@/lib/llm/embeddings";
 import type { ModelConnection } from "@/lib/llm/connection";
 import { knownToRefuse } from "@/lib/llm/server-quirks";
 import { callFunction } from "@/lib/db/function-calls";
-import { PAGE_BREAK } from "./extract";
+import { parsedDocs, rankPassages, type ParsedDoc, type Passage, type QuestionVector } from "./passages";
 
 type ImagePart = OpenAI.Chat.Completions.ChatCompletionContentPartImage;
 
@@ -36,80 +34,10 @@ export type TurnAttachments = {
 
 export const NO_ATTACHMENTS: TurnAttachments = { block: null, given: [], images: new Map(), imagesWithheld: 0 };
 
-/** Words in a passage, about (a passage is cut at a paragraph or sentence near it). */
-const PASSAGE_WORDS = 180;
-
-type Doc = { id: string; name: string; text: string; tokens: number; pages: number | null };
-/** A passage as ranked: its stemmed words counted once, when the document is first read. */
-type Passage = GivenPassage & { position: number; tokens: number; tf: Map<string, number>; length: number };
-
-/** A document's passages in order, each within one page. */
-export function splitPassages(doc: Doc): Passage[] {
-  const out: Passage[] = [];
-  const pages = doc.text.split(PAGE_BREAK);
-  pages.forEach((pageText, i) => {
-    const page = doc.pages ? i + 1 : null;
-    let words = 0;
-    let buf: string[] = [];
-    const flush = () => {
-      const text = buf.join(" ").trim();
-      if (text)
-        out.push({
-          attachmentId: doc.id,
-          name: doc.name,
-          page,
-          text,
-          position: out.length,
-          tokens: 0,
-          tf: new Map(),
-          length: 0,
-        });
-      buf = [];
-      words = 0;
-    };
-    for (const sentence of pageText.split(/(?<=[.!?])\s+|\n{2,}/)) {
-      const n = sentence.split(/\s+/).length;
-      if (words && words + n > PASSAGE_WORDS) flush();
-      buf.push(sentence.replace(/\s+/g, " "));
-      words += n;
-    }
-    flush();
-  });
-  for (const p of out) {
-    p.tokens = countTokens(p.text);
-    const words = indexWords(p.text);
-    p.length = words.length;
-    for (const w of words) p.tf.set(w, (p.tf.get(w) ?? 0) + 1);
-  }
-  return out;
-}
-
-/** The passages ranked by BM25 against the question (k1 1.2, b 0.75), best first. */
-export function rankPassages(passages: Passage[], question: string): Passage[] {
-  const terms = [...new Set(indexWords(question))];
-  if (!terms.length) return passages;
-  const avg = passages.reduce((s, p) => s + p.length, 0) / Math.max(1, passages.length);
-  const idf = new Map(
-    terms.map((t) => {
-      const df = passages.reduce((n, p) => n + (p.tf.has(t) ? 1 : 0), 0);
-      return [t, Math.log(1 + (passages.length - df + 0.5) / (df + 0.5))];
-    }),
-  );
-  const score = (p: Passage) =>
-    terms.reduce((s, t) => {
-      const f = p.tf.get(t) ?? 0;
-      return f ? s + (idf.get(t)! * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * p.length) / avg)) : s;
-    }, 0);
-  return passages
-    .map((p, i) => ({ p, s: score(p), i }))
-    .sort((a, b) => b.s - a.s || a.i - b.i)
-    .map((x) => x.p);
-}
-
 const label = (p: { name: string; page: number | null }) => (p.page ? `${p.name}, p. ${p.page}` : p.name);
 
 /** The documents block within `budget` tokens: whole documents when they all fit, else the nearest passages. */
-export function documentsBlock(docs: ParsedDoc[], question: string, budget: number) {
+export function documentsBlock(docs: ParsedDoc[], question: string, budget: number, q: QuestionVector = null) {
   if (!docs.length) return { block: null, given: [] as GivenPassage[] };
   const whole = docs.reduce((s, d) => s + d.tokens, 0) <= budget;
   const all = docs.flatMap((d) => d.passages);
@@ -118,7 +46,7 @@ export function documentsBlock(docs: ParsedDoc[], question: string, budget: numb
   else {
     chosen = [];
     let used = 0;
-    for (const p of rankPassages(all, question)) {
+    for (const p of rankPassages(docs, question, q)) {
       if (used + p.tokens > budget) continue;
       chosen.push(p);
       used += p.tokens;
@@ -142,22 +70,6 @@ export function documentsBlock(docs: ParsedDoc[], question: string, budget: numb
     `${label({ name: docs[0].name, page: docs[0].pages ? 1 : null })}].\n${parts.join("\n")}`;
   return { block, given: chosen.map(({ attachmentId, name, page, text }) => ({ attachmentId, name, page, text })) };
 }
-
-/** A document as a turn reads it: its passages, split and counted once (attachments never change). */
-type ParsedDoc = Omit<Doc, "text"> & { passages: Passage[] };
-
-// Parsed documents by attachment id, in this process: a 300-page PDF is split and its words stemmed on its first
-// turn (about 100 ms), not on every turn. An attachment never changes, so no instance can hold a stale copy; a
-// deleted one is never asked for again and ages out.
-const g = globalThis as typeof globalThis & { __mnemoParsedDocs?: LRUCache<string, ParsedDoc> };
-const parsed = (g.__mnemoParsedDocs ??= new LRUCache<string, ParsedDoc>({
-  maxSize: 64 * 1024 * 1024,
-  sizeCalculation: (d) =>
-    Math.max(
-      1,
-      d.passages.reduce((n, p) => n + p.text.length * 3, 0),
-    ),
-}));
 
 /** The thread's sent attachments, without their text or bytes (batched with the turn's other reads). */
 export function threadAttachmentRows(db: Db, threadId: string) {
@@ -186,7 +98,10 @@ export async function attachmentsForTurn(
     c,
     rows.filter((r) => r.kind === "document"),
   );
-  const { block, given } = documentsBlock(docs, opts.question, opts.budget);
+  // The question's meaning matters only when the documents do not all fit.
+  const ranked = docs.reduce((n, d) => n + d.tokens, 0) > opts.budget && docs.some((d) => d.vectorModel);
+  const q = ranked ? await questionVector(db, opts.question) : null;
+  const { block, given } = documentsBlock(docs, opts.question, opts.budget, q);
   const inWindow = new Set(opts.windowItemIds);
   const pictures = rows.filter((r) => r.kind === "image" && inWindow.has(r.itemId!));
   const images = new Map<string, ImagePart[]>();
@@ -203,31 +118,6 @@ export async function attachmentsForTurn(
     }
   }
   return { block, given, images, imagesWithheld: opts.vision ? 0 : pictures.length };
-}
-
-/** A document just uploaded, parsed while its text is in hand: its first turn here need not read and split it. */
-export function rememberParsed(doc: Doc) {
-  const { text, ...meta } = doc;
-  parsed.set(doc.id, { ...meta, passages: splitPassages({ ...meta, text }) });
-}
-
-async function parsedDocs(db: Db, c: ContentCipher, rows: Row[]): Promise<ParsedDoc[]> {
-  const missing = rows.filter((r) => !parsed.has(r.id));
-  if (missing.length) {
-    const texts = await db.attachment.findMany({
-      where: { id: { in: missing.map((r) => r.id) } },
-      select: { id: true, text: true },
-    });
-    for (const r of missing) {
-      const text = c.open(texts.find((t) => t.id === r.id)?.text ?? "");
-      const doc = { id: r.id, name: c.open(r.name), tokens: r.tokens, pages: r.pages };
-      parsed.set(r.id, { ...doc, passages: splitPassages({ ...doc, text }) });
-    }
-  }
-  return rows.flatMap((r) => {
-    const d = parsed.get(r.id);
-    return d ? [d] : [];
-  });
 }
 
 /** Of a prompt limit known for the model, the share attached documents may take. */
@@ -263,6 +153,20 @@ export async function attachmentsForAnswer(
   if (!attached.imagesWithheld) return attached;
   const own = files.filter((f) => f.kind === "image" && f.itemId === opts.questionItemId).length;
   return { ...attached, refusal: picturesRefused(own, vision, conn.chatModel) };
+}
+
+/**
+ * The question's vector for ranking passages: recall embedded the same words a moment ago, so it comes from the
+ * recent vectors (lib/llm/recent-vectors.ts); a slow or failing embedder leaves the ranking to words.
+ */
+async function questionVector(db: Db, question: string): Promise<QuestionVector> {
+  const e = await resolveEmbedder(db).catch(() => null);
+  if (!e) return null;
+  const opts = { timeoutMs: getConfig().embeddingTimeoutMs, maxRetries: 0, priority: true };
+  return embedTexts(e, [question], opts).then(
+    ([vector]) => ({ model: e.model, vector }),
+    () => null,
+  );
 }
 
 /** A model that does not see images is not sent the question's pictures: the user is told which model, and why. */

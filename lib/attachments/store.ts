@@ -11,7 +11,9 @@ import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import { estimateTokens } from "@/lib/memory/tokens";
 import { sniff } from "./sniff";
 import { extractText } from "./extract";
-import { rememberParsed, type Source } from "./prompt";
+import type { Source } from "./prompt";
+import { rememberParsed } from "./passages";
+import { queuePassageVectors } from "./vectors";
 import { Prisma } from "@/lib/generated/prisma/client";
 
 export type AttachmentKind = "image" | "document";
@@ -71,7 +73,11 @@ export async function saveUpload(u: UserContext, rawName: string, bytes: Uint8Ar
     },
     select: { id: true, tokens: true },
   });
-  if (doc) rememberParsed({ id: row.id, name, text: doc.text, tokens: row.tokens, pages: doc.pages });
+  if (doc) {
+    rememberParsed({ id: row.id, name, text: doc.text, tokens: row.tokens, pages: doc.pages });
+    // Its passages by meaning, off the request's path (until then they are ranked by words).
+    await queuePassageVectors(u.db, u.userId, row.id);
+  }
   return { id: row.id, name, mime, kind, bytes: bytes.length, pages: doc?.pages ?? null };
 }
 

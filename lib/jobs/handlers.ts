@@ -3,6 +3,7 @@
 // gone (deleted thread, deleted account) or the work is already done, so a
 // job that runs twice after a crash does no harm.
 import { documentsOfMessage } from "@/lib/attachments/store";
+import { embedPassages } from "@/lib/attachments/vectors";
 import { z } from "zod";
 import { threadOwnerContext, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
@@ -37,6 +38,7 @@ const payloads = {
   "import-learn": z.object({ userId: id }),
   consolidate: z.object({ userId: id }),
   about: z.object({ userId: id }),
+  "attachment-vectors": z.object({ attachmentId: id }),
 } satisfies Record<JobKind, z.ZodType>;
 
 const EMBED_PER_JOB = 512;
@@ -137,6 +139,11 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       // A bounded slice per job, so one user's backlog never holds the worker; the rest is queued again.
       const r = await embedPending(db, { userId: p.userId, max: EMBED_PER_JOB });
       if (r.remaining > 0) await queueEmbedding(db, p.userId);
+      return;
+    }
+    case "attachment-vectors": {
+      // A deleted file (or thread, or account) leaves nothing to do.
+      await embedPassages(db, payloadOf("attachment-vectors", payload).attachmentId);
       return;
     }
     case "feedback": {

@@ -14,7 +14,16 @@ import os from "node:os";
 import type { Db } from "@/lib/db/client";
 import { Prisma, type Job } from "@/lib/generated/prisma/client";
 
-export type JobKind = "title" | "summary" | "extract" | "embed" | "feedback" | "import-learn" | "consolidate" | "about";
+export type JobKind =
+  | "title"
+  | "summary"
+  | "extract"
+  | "embed"
+  | "feedback"
+  | "import-learn"
+  | "consolidate"
+  | "about"
+  | "attachment-vectors";
 export type NewJob = {
   kind: JobKind;
   userId?: string | null;

@@ -204,6 +204,18 @@ export async function embedPending(
 }
 
 /** Queues embedding of this user's new or changed rows (the job does nothing when no embedding model is set). */
+/**
+ * One user's texts embedded off the hot path (a document's passages: lib/attachments/vectors.ts), charged to their
+ * ledger; null while they are over their daily token limit (background work waits, as the memories' does).
+ */
+export async function embedForUser(db: Db, e: Embedder, userId: string, texts: string[]): Promise<number[][] | null> {
+  if (!(await backgroundAllowed(db, userId))) return null;
+  return embedTexts(e, texts, {
+    maxRetries: 2,
+    onTokens: (tokens) => void recordUsage(db, userId, { embeddingCalls: 1, tokens }).catch(() => undefined),
+  });
+}
+
 export function queueEmbedding(db: Db, userId: string, dedupeKey?: string): Promise<void> {
   return enqueue(db, [{ kind: "embed", userId, payload: { userId }, dedupeKey }]);
 }

@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "Attachment" ADD COLUMN     "passageModel" TEXT,
+ADD COLUMN     "passageVectors" real[];
+
