@@ -12,7 +12,7 @@ const answers = (page: Page) => page.getByTestId("message-assistant");
 async function useModelServer(page: Page, baseUrl: string) {
   await page.goto("/admin/settings");
   await page.getByLabel("Base URL").fill(baseUrl);
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await expect(page.getByText("Saved.", { exact: true })).toBeVisible();
 }
 

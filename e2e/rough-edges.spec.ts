@@ -29,7 +29,7 @@ test("Test connection tests the typed settings, before they are saved", async ({
 
   // A URL without its scheme is refused on Save, and the field keeps what was typed under the error.
   await page.getByLabel("Base URL").fill("localhost:5110/v1");
-  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
   await expect(alert.first()).toContainText(/http/i);
   await expect(page.getByLabel("Base URL")).toHaveValue("localhost:5110/v1");
   await page.reload();
