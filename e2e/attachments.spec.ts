@@ -120,6 +120,9 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     // On a phone: the files, the answer's sources and the picker still fit.
     await page.setViewportSize({ width: 390, height: 844 });
     await expect(answer.getByTestId("answer-sources")).toBeVisible();
+    // The sidebar has slid away (a drawer on a phone).
+    const sidebar = page.getByRole("complementary", { name: "Sidebar" });
+    await expect.poll(async () => (await sidebar.boundingBox())?.x ?? 0).toBeLessThan(-200);
     await page.screenshot({ path: "test-results/attachments-phone.png" });
     await page.setViewportSize({ width: 1280, height: 720 });
 

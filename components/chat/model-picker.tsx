@@ -25,7 +25,7 @@ export function ModelPicker({
       aria-label={label}
       data-testid="model-picker"
       className={cn(
-        "h-8 max-w-[11rem] truncate rounded-md border border-input bg-background px-2 text-xs focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring disabled:opacity-50",
+        "h-8 max-w-[8rem] truncate rounded-md sm:max-w-[11rem] border border-input bg-background px-2 text-xs focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring disabled:opacity-50",
         className,
       )}
       value={value ?? models[0].id}
