@@ -3,20 +3,10 @@
 // part; the answer says where it came from; a second model answers the next turn and each answer names its model;
 // the export carries the files and deleting the thread removes them.
 import { expect, test, type Page } from "@playwright/test";
-import { PDFDocument, StandardFonts } from "pdf-lib";
+import { pdfOf } from "../testing/pdf";
+import { TINY_PNG } from "../testing/bad-files";
 import { adminEmail, mockRequests, register, scriptReplies as script, signInOk, uniqueEmail } from "./helpers";
 
-const PNG = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-  "base64",
-);
-
-async function pdfOf(pages: string[]): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (const text of pages) doc.addPage([595, 842]).drawText(text, { x: 40, y: 780, size: 11, font });
-  return Buffer.from(await doc.save());
-}
 
 /** Drops a file on the chat, as a file dragged from the desktop. */
 async function dropFile(page: Page, name: string, type: string, bytes: Buffer) {
@@ -82,7 +72,7 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     const tag = Date.now().toString(36);
     const pdf = await pdfOf([`Cover page ${tag}`, `The deposit of ${tag} is 900 euros, paid by March.`]);
     await dropFile(page, "lease.pdf", "application/pdf", pdf);
-    await pastePicture(page, PNG);
+    await pastePicture(page, TINY_PNG);
     const chips = page.getByTestId("draft-chip");
     await expect(chips).toHaveCount(2);
     await expect(chips.first()).toContainText("lease.pdf");
@@ -109,7 +99,7 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     expect(system).toContain(`The deposit of ${tag} is 900 euros, paid by March.`);
     const last = sent.body.messages.at(-1)!.content as unknown as Array<{ type: string; image_url?: { url: string } }>;
     expect(last[0]).toEqual({ type: "text", text: question });
-    expect(last[1].image_url?.url).toBe(`data:image/png;base64,${PNG.toString("base64")}`);
+    expect(last[1].image_url?.url).toBe(`data:image/png;base64,${TINY_PNG.toString("base64")}`);
 
     await expect(answer.getByTestId("answer-sources")).toHaveText(/Answered from: lease\.pdf, p\. 2/);
     const files = page.getByTestId("sent-attachments");

@@ -8,6 +8,7 @@ import { getDb } from "./db/client";
 import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
 import { sweepDrafts } from "./attachments/store";
+import { indexOlderDocuments } from "./attachments/passage-index";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 import { count } from "@/lib/text/plural";
 import { embedTexts, questionVectorStats, resolveEmbedder } from "./llm/embeddings";
@@ -21,6 +22,8 @@ export function startSweeper(): () => void {
       const n = await sweepExpiredAnswers(db);
       if (n) console.log(`[mnemo] marked ${count(n, "answer")} interrupted (their writer went away)`);
       await sweepDrafts(db);
+      const indexed = await indexOlderDocuments(db);
+      if (indexed) console.log(`[mnemo] made ${count(indexed, "older document")} searchable`);
     } catch (e) {
       console.error(`[mnemo] sweeper: ${(e as Error).message.split("\n").slice(-1)[0]}`);
     }

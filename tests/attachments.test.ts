@@ -4,7 +4,6 @@
 process.env.MNEMO_ATTACHMENT_MAX_MB = "2";
 process.env.MNEMO_ATTACHMENT_TOKEN_BUDGET = "1500";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { PDFDocument, StandardFonts } from "pdf-lib";
 import { Document, Packer, Paragraph, TextRun } from "docx";
 import { DOCX } from "@/lib/attachments/extract";
 import { userContext, type UserContext } from "@/lib/user-context";
@@ -17,7 +16,8 @@ import { deleteThread, threadView } from "@/lib/chat/threads";
 import { sniff } from "@/lib/attachments/sniff";
 import { openAttachment, saveUpload } from "@/lib/attachments/store";
 import { exportUserData } from "@/lib/account/export";
-import { nestedPdf, passwordPdf } from "@/testing/bad-files";
+import { manyPagesPdf, nestedPdf, passwordPdf, TINY_PNG } from "@/testing/bad-files";
+import { pdfOf } from "@/testing/pdf";
 import { probeImages } from "@/lib/llm/client";
 import { saveAttachmentLimits } from "@/lib/attachments/limits";
 import { embedPassages } from "@/lib/attachments/vectors";
@@ -41,32 +41,11 @@ async function docxOf(paragraphs: string[]): Promise<Buffer> {
   return Packer.toBuffer(doc);
 }
 
-/** A PDF of these pages, written by pdf-lib (lines wrapped to the page). */
-async function pdfOf(pages: string[]): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (const text of pages) {
-    const page = doc.addPage([595, 842]);
-    const words = text.split(" ");
-    let y = 800;
-    for (let i = 0; i < words.length && y > 40; i += 12) {
-      page.drawText(words.slice(i, i + 12).join(" "), { x: 40, y, size: 11, font });
-      y -= 16;
-    }
-  }
-  return doc.save();
-}
-
-// The smallest PNG: 1×1, one transparent pixel.
-const PNG = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-  "base64",
-);
 const text = (s: string) => new TextEncoder().encode(s);
 
 describe("what a file is", () => {
   it("is read from its bytes: a picture named .pdf is a picture, text named .png is text", async () => {
-    expect(await sniff(PNG, "scan.pdf")).toEqual({ kind: "image", mime: "image/png" });
+    expect(await sniff(TINY_PNG, "scan.pdf")).toEqual({ kind: "image", mime: "image/png" });
     expect(await sniff(text("just some notes"), "photo.png")).toEqual({ kind: "document", mime: "text/plain" });
     expect(await sniff(text("<!doctype html><p>Hi</p>"), "page.txt")).toEqual({ kind: "document", mime: "text/html" });
     expect(await sniff(await pdfOf(["hello"]), "x.bin")).toEqual({ kind: "document", mime: "application/pdf" });
@@ -128,9 +107,7 @@ describe.each(engines)("attachments on %s", (engine) => {
     await expect(openAttachment(other, meta.id)).rejects.toThrow(/not found/);
 
     const before = await t.db.attachment.count();
-    const many = await PDFDocument.create();
-    for (let i = 0; i < 2_100; i++) many.addPage([10, 10]);
-    await expect(saveUpload(u, "bomb.pdf", await many.save())).rejects.toThrow(
+    await expect(saveUpload(u, "bomb.pdf", await manyPagesPdf(2_100))).rejects.toThrow(
       /has 2,100 pages; Mnemo reads at most 2,000/,
     );
     await expect(saveUpload(u, "broken.pdf", pdf.slice(0, 400))).rejects.toThrow(/could not be read/);
@@ -167,7 +144,7 @@ describe.each(engines)("attachments on %s", (engine) => {
 
   it("a document goes to the model whole, a picture as an image part; the answer says where it came from", async () => {
     const doc = await saveUpload(u, "notes.md", text("# Garden\nThe quince tree was planted by Aunt Ilse in 2019."));
-    const pic = await saveUpload(u, "tree.png", PNG);
+    const pic = await saveUpload(u, "tree.png", TINY_PNG);
     mock.script({ content: "Aunt Ilse planted the quince tree in 2019 [notes.md]." });
     const events = await send({
       kind: "send",
@@ -182,7 +159,7 @@ describe.each(engines)("attachments on %s", (engine) => {
     expect(body.messages[0].content).toMatch(/<document name="notes.md" given="whole">/);
     const question = body.messages.at(-1);
     expect(question.content[0]).toEqual({ type: "text", text: "Who planted the quince tree?" });
-    expect(question.content[1].image_url.url).toBe(`data:image/png;base64,${PNG.toString("base64")}`);
+    expect(question.content[1].image_url.url).toBe(`data:image/png;base64,${TINY_PNG.toString("base64")}`);
 
     const view = await threadView(u, threadId);
     const [user, answer] = view.items;
@@ -265,7 +242,7 @@ describe.each(engines)("attachments on %s", (engine) => {
   }, 30_000);
 
   it("a model that does not see images: the message is kept, the answer says which model and what to do", async () => {
-    const pic = await saveUpload(u, "receipt.png", PNG);
+    const pic = await saveUpload(u, "receipt.png", TINY_PNG);
     const before = mock.chatRequests().length;
     const events = await send({ kind: "send", content: "What does this receipt say?", attachments: [pic.id] });
     const end = events.at(-1) as Extract<TurnEvent, { type: "error" }>;
@@ -295,7 +272,7 @@ describe.each(engines)("attachments on %s", (engine) => {
   }, 30_000);
 
   it("a server that refuses pictures for a model marked as seeing them: said once, and the thread goes on", async () => {
-    const pic = await saveUpload(u, "chart.png", PNG);
+    const pic = await saveUpload(u, "chart.png", TINY_PNG);
     mock.refuseImages = true;
     try {
       expect(await probeImages({ baseURL: mock.url, chatModel: "mock-eyes", memoryModel: "m" }, "mock-eyes")).toEqual({

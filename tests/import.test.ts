@@ -5,6 +5,7 @@
 // sealed at rest and recalled with its date.
 import crypto from "node:crypto";
 import { openAttachment } from "@/lib/attachments/store";
+import { searchMessages } from "@/lib/chat/search";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
 import fs from "node:fs";
@@ -175,6 +176,9 @@ describe.each(engines)("conversation import on %s", (engine) => {
     expect(view.items[0].attachments.map((a) => a.name)).toEqual(["pattern.txt"]);
     const file = await openAttachment(await userContext(t.db, user), view.items[0].attachments[0].id);
     expect(file.text).toContain("Cast on 64 stitches");
+    // and its words are found by the message search, as an upload's are.
+    const found = await searchMessages(await userContext(t.db, user), { q: "cast stitches" });
+    expect(found.hits.map((h) => [h.itemId, h.file?.name])).toEqual([[view.items[0].id, "pattern.txt"]]);
     expect(view.items[0].content).toContain(
       "[File photo-of-sweater.jpg not imported: binary files are not in the export]",
     );

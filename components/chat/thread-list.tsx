@@ -4,7 +4,17 @@ import { usePathname, useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
 import { DropdownMenu } from "radix-ui";
-import { Archive, ArchiveRestore, Folder, FolderInput, MoreHorizontal, Pencil, Search, Trash2 } from "lucide-react";
+import {
+  Archive,
+  ArchiveRestore,
+  Folder,
+  FolderInput,
+  MoreHorizontal,
+  Paperclip,
+  Pencil,
+  Search,
+  Trash2,
+} from "lucide-react";
 import {
   archiveThreadAction,
   deleteThreadAction,
@@ -332,8 +342,17 @@ export function ThreadList() {
                       <LocalDate value={h.createdAt} />
                     </span>
                   </span>
+                  {h.file && (
+                    <span className="flex items-center gap-1 text-muted-foreground" data-testid="hit-file">
+                      <Paperclip className="h-3 w-3 shrink-0" aria-hidden />
+                      <span className="truncate">
+                        In {h.file.name}
+                        {h.file.page ? `, p. ${h.file.page}` : ""}
+                      </span>
+                    </span>
+                  )}
                   <span className="line-clamp-3 break-words">
-                    {h.role === "user" ? "You: " : ""}
+                    {h.role === "user" && !h.file ? "You: " : ""}
                     {h.snippet.map((p, i) =>
                       p.hit ? (
                         <mark

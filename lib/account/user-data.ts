@@ -68,6 +68,13 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "cascade",
     why: "files attached to messages: the file (base64), its name and its extracted text",
   },
+  // Named by its document: a passage is cut from the document's text, which the export carries whole.
+  AttachmentPassage: {
+    rows: `"userId" = $1`,
+    key: `"attachmentId"`,
+    onDelete: "cascade",
+    why: "a document's passages for search (cut from its text, exported with the document)",
+  },
   Memory: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "long-term memories" },
   MemoryVersion: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "history of each memory" },
   MemoryUse: {

@@ -125,10 +125,9 @@ const parsed = (g.__mnemoParsedDocs ??= new LRUCache<string, ParsedDoc>({
 }));
 const VECTORS_RECHECK_MS = 15_000;
 
-/** A document just uploaded, parsed while its text is in hand: its first turn here need not read and split it. */
-export function rememberParsed(doc: Doc) {
-  const { text, ...meta } = doc;
-  parsed.set(doc.id, { ...meta, passages: splitPassages({ ...meta, text }), vectorModel: null, checkedAt: Date.now() });
+/** A document just uploaded, split while its text is in hand: its first turn here need not read and split it. */
+export function rememberParsed(doc: Omit<Doc, "text">, passages: Passage[]) {
+  parsed.set(doc.id, { ...doc, passages, vectorModel: null, checkedAt: Date.now() });
 }
 
 type DocRow = { id: string; name: string; tokens: number; pages: number | null };

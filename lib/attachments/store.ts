@@ -12,7 +12,8 @@ import { estimateTokens } from "@/lib/memory/tokens";
 import { sniff } from "./sniff";
 import { extractText } from "./extract";
 import type { Source } from "./prompt";
-import { rememberParsed } from "./passages";
+import { rememberParsed, splitPassages } from "./passages";
+import { indexPassages } from "./passage-index";
 import { queuePassageVectors } from "./vectors";
 import { Prisma } from "@/lib/generated/prisma/client";
 
@@ -59,22 +60,30 @@ export async function saveUpload(u: UserContext, rawName: string, bytes: Uint8Ar
   const { kind, mime } = await sniff(bytes, name);
   const doc = kind === "document" ? await extractText(bytes, mime) : null;
   const c = u.cipher;
-  const row = await u.db.attachment.create({
-    data: {
-      userId: u.userId,
-      name: c.seal(name),
-      mime,
-      kind,
-      bytes: bytes.length,
-      data: c.seal(Buffer.from(bytes).toString("base64")),
-      text: doc ? c.seal(doc.text) : null,
-      pages: doc?.pages ?? null,
-      tokens: doc ? estimateTokens(doc.text) : 0,
-    },
-    select: { id: true, tokens: true },
+  const tokens = doc ? estimateTokens(doc.text) : 0;
+  // The file and its passages (what the message search finds) are stored together or not at all.
+  const { row, passages } = await u.db.$transaction(async (tx) => {
+    const row = await tx.attachment.create({
+      data: {
+        userId: u.userId,
+        name: c.seal(name),
+        mime,
+        kind,
+        bytes: bytes.length,
+        data: c.seal(Buffer.from(bytes).toString("base64")),
+        text: doc ? c.seal(doc.text) : null,
+        pages: doc?.pages ?? null,
+        tokens,
+      },
+      select: { id: true },
+    });
+    if (!doc) return { row, passages: [] };
+    const passages = splitPassages({ id: row.id, name, text: doc.text, tokens, pages: doc.pages });
+    await indexPassages(tx as Db, c, { userId: u.userId, attachmentId: row.id }, passages);
+    return { row, passages };
   });
   if (doc) {
-    rememberParsed({ id: row.id, name, text: doc.text, tokens: row.tokens, pages: doc.pages });
+    rememberParsed({ id: row.id, name, tokens, pages: doc.pages }, passages);
     // Its passages by meaning, off the request's path (until then they are ranked by words).
     await queuePassageVectors(u.db, u.userId, row.id);
   }
@@ -108,14 +117,24 @@ export async function bindToMessage(db: Db, userId: string, ids: string[], threa
   });
 }
 
-/** An edited message's files, copied onto its new version (one statement; the old branch keeps its own). */
+/** An edited message's files, copied onto its new version with their passages (one statement; the old branch keeps
+ *  its own). */
 export async function copyAttachments(db: Db, userId: string, fromItemId: string, toItemId: string) {
   await db.$executeRaw`
-    INSERT INTO "Attachment" (id, "userId", "threadId", "itemId", name, mime, kind, bytes, data, text, pages, tokens,
-                              "createdAt")
-    SELECT 'c' || replace(gen_random_uuid()::text, '-', ''), "userId", "threadId", ${toItemId}, name, mime, kind,
-           bytes, data, text, pages, tokens, "createdAt"
-    FROM "Attachment" WHERE "itemId" = ${fromItemId} AND "userId" = ${userId}`;
+    WITH src AS MATERIALIZED (
+      SELECT id AS old, 'c' || replace(gen_random_uuid()::text, '-', '') AS new
+      FROM "Attachment" WHERE "itemId" = ${fromItemId} AND "userId" = ${userId}
+    ), files AS (
+      INSERT INTO "Attachment" (id, "userId", "threadId", "itemId", name, mime, kind, bytes, data, text, pages, tokens,
+                                "passagesIndexed", "createdAt")
+      SELECT s.new, "userId", "threadId", ${toItemId}, name, mime, kind, bytes, data, text, pages, tokens,
+             "passagesIndexed", "createdAt"
+      FROM "Attachment" a JOIN src s ON s.old = a.id
+    )
+    INSERT INTO "AttachmentPassage" (id, "attachmentId", "userId", position, page, content, "searchTokens")
+    SELECT 'c' || replace(gen_random_uuid()::text, '-', ''), s.new, p."userId", p.position, p.page, p.content,
+           p."searchTokens"
+    FROM "AttachmentPassage" p JOIN src s ON s.old = p."attachmentId"`;
 }
 
 /** One of the user's attachments, opened (the file's bytes, and a document's text). */

@@ -30,6 +30,8 @@ export type MessageHit = {
   createdAt: string;
   imported: boolean;
   snippet: SnippetPart[];
+  /** Set when the words were found in a document sent with the message (the snippet is from its passage). */
+  file?: { name: string; page: number | null };
 };
 
 type Row = {
@@ -40,6 +42,9 @@ type Row = {
   createdAt: Date;
   title: string | null;
   imported: boolean;
+  /** A passage's hit: its document's name (sealed) and page. */
+  fileName?: string;
+  page?: number | null;
 };
 
 /** Characters of context shown either side of the first match. */
@@ -73,7 +78,9 @@ export async function searchMessages(
     limit,
     forModel: !!opts.forModel,
   };
-  const rows = await newestMatches(u, query);
+  const tsq = await wordQuery(u, query);
+  if (!tsq) return { hits: [] as MessageHit[], nextCursor: null };
+  const rows = newestFirst(await newestMatches(u, query, tsq), await documentMatches(u, query, tsq));
   const page = rows.slice(0, limit);
   const asked = new Set(indexWords(words.join(" ").replaceAll(FORMS, " ")));
   const hits = page.map((r): MessageHit => ({
@@ -84,6 +91,7 @@ export async function searchMessages(
     createdAt: r.createdAt.toISOString(),
     imported: r.imported,
     snippet: snippet(u.cipher.open(r.content), asked),
+    ...(r.fileName === undefined ? {} : { file: { name: u.cipher.open(r.fileName), page: r.page ?? null } }),
   }));
   const last = page.at(-1);
   return { hits, nextCursor: rows.length > limit && last ? `${last.createdAt.toISOString()}|${last.id}` : null };
@@ -108,13 +116,8 @@ const FEW_MATCHES = 1000;
 /** The windows of the user's newest messages searched in turn for a common word. */
 const WINDOWS = [2_000, 20_000, 200_000];
 
-/**
- * The newest limit+1 matches, at a cost that does not grow with the history. A query with few matches reads them
- * all from the index and sorts them. A common one (more than FEW_MATCHES) would sort thousands: instead the
- * user's newest messages are tested a window at a time (by the userId/createdAt index), and the first window
- * holding limit+1 matches holds the newest ones, since every message outside it is older.
- */
-async function newestMatches(u: UserContext, q: Query): Promise<Row[]> {
+/** Every word of the search as one tsquery of the user's index entries; null when none is a word the index keeps. */
+async function wordQuery(u: UserContext, q: Query): Promise<Prisma.Sql | null> {
   // Built first, on its own: as a constant the planner sees what it matches (inside the queries below, a
   // subquery, it planned common words' searches three times slower).
   const [{ query }] = await u.db.$queryRaw<Array<{ query: string }>>`
@@ -122,8 +125,40 @@ async function newestMatches(u: UserContext, q: Query): Promise<Row[]> {
     FROM unnest(${q.terms}::text[]) AS term, mnemo_term_query(${q.userId}, ${q.config}::regconfig, term) AS tq
     -- A word the index leaves out ("no", "do": stop words) is left out with its forms ("noes", "done").
     WHERE numnode(mnemo_user_query(${q.userId}, ${q.config}::regconfig, split_part(term, ${FORMS}, 1))) > 0`;
-  if (!query) return [];
-  const tsq = Prisma.sql`${query}::tsquery`;
+  return query ? Prisma.sql`${query}::tsquery` : null;
+}
+
+/**
+ * The newest limit+1 messages whose documents' passages match (one hit per message: its first matching passage).
+ * Every matching passage is read and sorted: a document's passages are bounded by the person's storage limit.
+ */
+async function documentMatches(u: UserContext, q: Query, tsq: Prisma.Sql): Promise<Row[]> {
+  return u.db.$queryRaw<Row[]>`
+    SELECT DISTINCT ON (i."createdAt", i.id) i.id, i."threadId", i.role::text AS role, p.content, i."createdAt",
+      t.title, t."importSource" IS NOT NULL AS imported, a.name AS "fileName", p.page
+    FROM "AttachmentPassage" p JOIN "Attachment" a ON a.id = p."attachmentId"
+      JOIN "Item" i ON i.id = a."itemId" JOIN "Thread" t ON t.id = i."threadId"
+    WHERE p.search @@ ${tsq} AND p."userId" = ${q.userId} AND ${filters(q)}
+    ORDER BY i."createdAt" DESC, i.id DESC, a."createdAt", a.id, p.position
+    LIMIT ${q.limit + 1}::int
+  `;
+}
+
+/** Messages and documents' hits as one list, newest first, a message once (its own words before its files'). */
+function newestFirst(messages: Row[], documents: Row[]): Row[] {
+  const seen = new Set(messages.map((r) => r.id));
+  return [...messages, ...documents.filter((r) => !seen.has(r.id))].sort(
+    (a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+  );
+}
+
+/**
+ * The newest limit+1 matches, at a cost that does not grow with the history. A query with few matches reads them
+ * all from the index and sorts them. A common one (more than FEW_MATCHES) would sort thousands: instead the
+ * user's newest messages are tested a window at a time (by the userId/createdAt index), and the first window
+ * holding limit+1 matches holds the newest ones, since every message outside it is older.
+ */
+async function newestMatches(u: UserContext, q: Query, tsq: Prisma.Sql): Promise<Row[]> {
   const rows = await u.db.$queryRaw<Array<Row & { total: number }>>`
     WITH m AS MATERIALIZED (SELECT id FROM "Item" WHERE search @@ ${tsq} LIMIT ${FEW_MATCHES}::int)
     SELECT ${columns}, (SELECT count(*) FROM m)::int AS total

@@ -28,6 +28,7 @@ export const SEALED_COLUMNS: ReadonlyArray<{ table: string; columns: SealedColum
   { table: "Summary", columns: [{ name: "content" }] },
   // The file itself (base64), its name and its text.
   { table: "Attachment", columns: [{ name: "name" }, { name: "data" }, { name: "text" }] },
+  { table: "AttachmentPassage", columns: [{ name: "content", tokens: "searchTokens" }] },
   {
     table: "Memory",
     columns: [

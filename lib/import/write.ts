@@ -4,6 +4,8 @@
 // any other message when encryption at rest is on.
 import { displayName } from "@/lib/attachments/store";
 import { MAX_TEXT_CHARS } from "@/lib/attachments/extract";
+import { splitPassages } from "@/lib/attachments/passages";
+import { indexPassages } from "@/lib/attachments/passage-index";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { sealJson, type ContentCipher } from "@/lib/crypto/content";
@@ -84,7 +86,9 @@ export async function writeConversation(
           `;
         }
         const files = importedFiles(conv, rows, { userId, threadId: thread.id, cipher });
-        if (files.length) await tx.attachment.createMany({ data: files });
+        if (files.length) await tx.attachment.createMany({ data: files.map((f) => f.row) });
+        for (const { row, doc } of files)
+          await indexPassages(tx as Db, cipher, { userId, attachmentId: row.id }, splitPassages(doc));
         let feedback = 0;
         if (conv.feedback?.length) {
           // Rows are the messages in order; the messages keep the other app's ids uncut.
@@ -116,7 +120,10 @@ export async function writeConversation(
   }
 }
 
-/** The files an export carried the text of, as attachments of their messages (rows are the messages in order). */
+/**
+ * The files an export carried the text of, as attachments of their messages (rows are the messages in order), each
+ * with its text as a document, for its passages.
+ */
 function importedFiles(
   conv: ImportedConversation,
   rows: Array<{ id: string }>,
@@ -126,11 +133,13 @@ function importedFiles(
     (m.attachments ?? []).map((a) => {
       const text = a.text.length > MAX_TEXT_CHARS ? a.text.slice(0, MAX_TEXT_CHARS) : a.text;
       const bytes = Buffer.from(text, "utf8");
-      return {
+      const name = displayName(a.name);
+      const row = {
+        id: crypto.randomUUID(),
         userId: at.userId,
         threadId: at.threadId,
         itemId: rows[i].id,
-        name: at.cipher.seal(displayName(a.name)),
+        name: at.cipher.seal(name),
         mime: "text/plain",
         kind: "document" as const,
         bytes: bytes.length,
@@ -138,6 +147,7 @@ function importedFiles(
         text: at.cipher.seal(text),
         tokens: estimateTokens(text),
       };
+      return { row, doc: { id: row.id, name, text, tokens: row.tokens, pages: null } };
     }),
   );
 }

@@ -6,10 +6,11 @@
 // token with the test server answering instantly; and, as the machine's floor
 // in the same run, one `SELECT 1` after each turn; and the assembly after a pause longer than the pool keeps
 // idle connections (BENCH_PAUSES); and the 10,000-message thread again inside one of ten projects (BENCH_PROJECTS),
-// in each memory mode. Prints a table, then one JSON line.
+// in each memory mode; and the same thread with a long PDF (BENCH_DOCUMENT_PAGES): the turn with its passages, and
+// the sidebar's search for a word of one page and for the commonest word. Prints a table, then one JSON line.
 import os from "node:os";
 import { threadCipher } from "@/testing/ciphers";
-import { inMemoryScope, userContext } from "@/lib/user-context";
+import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
 import { GENERAL_SCOPE, projectScope, type MemoryScope } from "@/lib/projects/scope";
 import { benchEngines } from "./env";
 
@@ -27,7 +28,8 @@ const { saveConnection, clearConnectionCache } = await import("../../lib/llm/con
 const { percentile, round, table } = await import("./stats");
 const { saveUpload } = await import("../../lib/attachments/store");
 const { attachmentsForTurn, threadAttachmentRows } = await import("../../lib/attachments/prompt");
-const { PDFDocument, StandardFonts } = await import("pdf-lib");
+const { pdfOf } = await import("../../testing/pdf");
+const { searchMessages } = await import("../../lib/chat/search");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
 /** The thread the first-token timing uses: 10,000 messages, or the largest size measured. */
@@ -68,17 +70,18 @@ const PROJECT_MESSAGES = 1_000;
 type ProjectCase = { p50: number; p95: number };
 /** A PDF of this many pages attached to the 10,000-message thread (BENCH_DOCUMENT_PAGES=0 to skip the case). */
 const DOCUMENT_PAGES = Number(process.env.BENCH_DOCUMENT_PAGES ?? 300);
-type DocumentCase = ProjectCase & { pages: number; tokens: number };
+/** The sidebar's search over the thread with the PDF: a word of one page, and the commonest word of all. */
+type SearchCase = { rare: ProjectCase; common: ProjectCase };
+type DocumentCase = ProjectCase & { pages: number; tokens: number; search: SearchCase };
+/** A word written on one page of the PDF only. */
+const DOCUMENT_WORD = "quillwort";
 
 /** A PDF of `pages` pages of generated prose, written by pdf-lib (wrapped to the page, as a report is). */
 async function reportPdf(pages: number): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let p = 0; p < pages; p++) {
-    const text = Array.from({ length: 10 }, (_, k) => sentence(p * 10 + k)).join(". ") + ".";
-    doc.addPage([595, 842]).drawText(text, { x: 40, y: 800, size: 9, font, maxWidth: 515, lineHeight: 11 });
-  }
-  return doc.save();
+  const page = (p: number) => Array.from({ length: 10 }, (_, k) => sentence(p * 10 + k)).join(". ") + ".";
+  const texts = Array.from({ length: pages }, (_, p) => page(p));
+  texts[Math.floor(pages * 0.7)] += ` The ${DOCUMENT_WORD} grows by the pond.`;
+  return pdfOf(texts, 9);
 }
 
 async function benchEngine(engine: "pglite" | "postgres"): Promise<
@@ -273,8 +276,21 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
       buildPrompt(ctx, memoryBlock(r), undefined, "", attached);
       if (i >= 20) times.push(performance.now() - t0);
     }
+    const search = { rare: await timeSearch(u, DOCUMENT_WORD), common: await timeSearch(u, VOCAB[0]) };
     await t.db.attachment.delete({ where: { id: meta.id } });
-    return { p50: percentile(times, 50), p95: percentile(times, 95), pages: meta.pages ?? 0, tokens };
+    return { p50: percentile(times, 50), p95: percentile(times, 95), pages: meta.pages ?? 0, tokens, search };
+  }
+
+  /** The sidebar's search for a word, first page of hits, timed. */
+  async function timeSearch(u: UserContext, q: string): Promise<ProjectCase> {
+    const times: number[] = [];
+    for (let i = 0; i < 55; i++) {
+      const t0 = performance.now();
+      const { hits } = await searchMessages(u, { q });
+      if (i >= 5) times.push(performance.now() - t0);
+      if (!hits.length) throw new Error(`the search for "${q}" found nothing`);
+    }
+    return { p50: percentile(times, 50), p95: percentile(times, 95) };
   }
 
   /** The big thread moved into the first of PROJECTS projects (each with memories and a thread), timed per mode. */
@@ -397,6 +413,8 @@ function printRun(results: RunResult[], run: number) {
           p50_ms: round(r.document?.p50 ?? NaN),
           p95_ms: round(r.document?.p95 ?? NaN),
           "p95/p95(100)": round((r.document?.p95 ?? NaN) / r.p95[100]),
+          search_rare_p50_p95_ms: `${round(r.document?.search.rare.p50 ?? NaN)} / ${round(r.document?.search.rare.p95 ?? NaN)}`,
+          search_common_p50_p95_ms: `${round(r.document?.search.common.p50 ?? NaN)} / ${round(r.document?.search.common.p95 ?? NaN)}`,
         })),
       ),
     );
