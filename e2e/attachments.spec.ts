@@ -7,7 +7,6 @@ import { pdfOf } from "../testing/pdf";
 import { TINY_PNG } from "../testing/bad-files";
 import { adminEmail, mockRequests, register, scriptReplies as script, signInOk, uniqueEmail } from "./helpers";
 
-
 /** Drops a file on the chat, as a file dragged from the desktop. */
 async function dropFile(page: Page, name: string, type: string, bytes: Buffer) {
   const dt = await page.evaluateHandle(
@@ -70,7 +69,10 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
   try {
     await register(page, uniqueEmail("files"));
     const tag = Date.now().toString(36);
-    const pdf = await pdfOf([`Cover page ${tag}`, `The deposit of ${tag} is 900 euros, paid by March.`]);
+    const pdf = await pdfOf([
+      `Cover page ${tag}`,
+      `The deposit of ${tag} is 900 euros, paid by March. The spare keys hang in the ${tag}shed.`,
+    ]);
     await dropFile(page, "lease.pdf", "application/pdf", pdf);
     await pastePicture(page, TINY_PNG);
     const chips = page.getByTestId("draft-chip");
@@ -115,6 +117,17 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     await expect.poll(async () => (await sidebar.boundingBox())?.x ?? 0).toBeLessThan(-200);
     await page.screenshot({ path: "test-results/attachments-phone.png" });
     await page.setViewportSize({ width: 1280, height: 720 });
+
+    // The document is found by the sidebar's search, with its file and page; the hit opens its message.
+    await page.getByLabel("Search chats").fill(`${tag}shed`);
+    const hit = page.getByTestId("message-hit");
+    await expect(hit).toHaveCount(1);
+    await expect(hit.getByTestId("hit-file")).toHaveText("In lease.pdf, p. 2");
+    await expect(hit.locator("mark")).toHaveText(`${tag}shed`);
+    await page.screenshot({ path: "test-results/attachments-search.png" });
+    await hit.click();
+    await expect(page).toHaveURL(/#item-/);
+    await page.getByLabel("Search chats").fill("");
 
     // The picture opens full size, as a picture; the document's text opens as text.
     const imgHref = await files.getByRole("link").first().getAttribute("href");

@@ -16,6 +16,8 @@ import { deleteThread, threadView } from "@/lib/chat/threads";
 import { sniff } from "@/lib/attachments/sniff";
 import { openAttachment, saveUpload } from "@/lib/attachments/store";
 import { exportUserData } from "@/lib/account/export";
+import { importConversations } from "@/lib/import/run";
+import { searchMessages } from "@/lib/chat/search";
 import { manyPagesPdf, nestedPdf, passwordPdf, TINY_PNG } from "@/testing/bad-files";
 import { pdfOf } from "@/testing/pdf";
 import { probeImages } from "@/lib/llm/client";
@@ -359,7 +361,34 @@ describe.each(engines)("attachments on %s", (engine) => {
     const exported = JSON.parse(json).attachments.find((a: { id: string }) => a.id === doc.id);
     expect(exported).toMatchObject({ name: "recipe.txt", threadId, text: "Two eggs, one cup of flour." });
     expect(Buffer.from(exported.data, "base64").toString()).toBe("Two eggs, one cup of flour.");
+
+    // Imported into another account (a move to another instance), the files come back on their messages, each read
+    // again from its bytes; a file over that instance's limit is refused by name and the rest land.
+    const elsewhere = await userContext(
+      t.db,
+      (await t.db.user.create({ data: { email: `files-moved-${engine}@example.com` } })).id,
+    );
+    const doctored = JSON.parse(json);
+    doctored.attachments.push({
+      ...exported,
+      id: "huge",
+      name: "huge.txt",
+      data: Buffer.alloc(3 * 1024 * 1024, 97).toString("base64"),
+    });
+    const report = await importConversations(elsewhere, [JSON.stringify(doctored)]);
+    const files = (await t.db.attachment.findMany({ where: { userId: u.userId, itemId: { not: null } } })).length;
+    expect(report.files).toMatchObject({ added: files, refused: { count: 1 } });
+    expect(report.files?.refused.reasons[0].reason).toMatch(/“huge.txt” is 3 MB; files are limited to 2 MB/);
+    const moved = await t.db.thread.findFirstOrThrow({
+      where: { userId: elsewhere.userId, importRef: `mnemo:${threadId}` },
+    });
+    const view = await threadView(elsewhere, moved.id);
+    expect(view.items[0].attachments.map((a) => a.name)).toEqual(["recipe.txt"]);
+    const back = await openAttachment(elsewhere, view.items[0].attachments[0].id);
+    expect(back.text).toBe("Two eggs, one cup of flour.");
+    expect((await searchMessages(elsewhere, { q: "eggs flour" })).hits[0]?.file?.name).toBe("recipe.txt");
+
     await deleteThread(t.db, u.userId, threadId);
     expect(await t.db.attachment.count({ where: { id: doc.id } })).toBe(0);
-  }, 30_000);
+  }, 60_000);
 });

@@ -86,6 +86,13 @@ function summary(r: Report): string {
     parts.push(
       `Your ${plural(r.feedback.added, "rating")} of answers there ${r.feedback.added === 1 ? "is" : "are"} on the same answers here.`,
     );
+  if (r.files?.added || r.files?.refused.count)
+    parts.push(
+      `${plural(r.files.added, "attached file")} came back on ${r.files.added === 1 ? "its message" : "their messages"}` +
+        (r.files.refused.count
+          ? `; ${plural(r.files.refused.count, "file")} could not be kept: ${r.files.refused.reasons[0].reason}`
+          : "."),
+    );
   return parts.join(" ");
 }
 

@@ -51,8 +51,16 @@ export function assertFileSize(bytes: number, max: number, name = "This file") {
   if (bytes > max) throw new AppError(`${name} is ${megabytes(bytes)}; files are limited to ${megabytes(max)}.`, 413);
 }
 
-/** Reads, checks and stores one uploaded file as a draft of the user's composer. */
-export async function saveUpload(u: UserContext, rawName: string, bytes: Uint8Array): Promise<AttachmentMeta> {
+/**
+ * Reads, checks and stores one uploaded file as a draft of the user's composer, or (`sentWith`: a file an import
+ * brings back) as a file of that message, under the same checks.
+ */
+export async function saveUpload(
+  u: UserContext,
+  rawName: string,
+  bytes: Uint8Array,
+  sentWith?: { threadId: string; itemId: string },
+): Promise<AttachmentMeta> {
   const name = displayName(rawName);
   const limits = await attachmentLimits(u.db);
   assertFileSize(bytes.length, limits.maxFileBytes, `“${name}”`);
@@ -66,6 +74,7 @@ export async function saveUpload(u: UserContext, rawName: string, bytes: Uint8Ar
     const row = await tx.attachment.create({
       data: {
         userId: u.userId,
+        ...sentWith,
         name: c.seal(name),
         mime,
         kind,

@@ -31,6 +31,15 @@ export type ImportedMessage = {
   attachments?: Array<{ name: string; text: string }>;
 };
 
+/** A file the export carries whole (Mnemo's own export), attached to one message of one of its conversations. */
+export type ImportedFile = {
+  /** The conversation's ref (as ImportedConversation.ref) and the message's (as ImportedMessage.ref). */
+  conversationRef: string;
+  messageRef: string;
+  name: string;
+  bytes: Uint8Array;
+};
+
 export type ImportedConversation = {
   format: ImportFormat;
   /** The conversation's id in the other app: a second import of it adds nothing. */

@@ -13,6 +13,7 @@ import {
   text,
   type ImportFormat,
   type ImportedConversation,
+  type ImportedFile,
   type ListedProject,
   type ImportedSideFeedback,
 } from "./conversation";
@@ -27,7 +28,7 @@ import {
   type ClaudeMemory,
 } from "./formats/claude";
 import { isLibreChat, parseLibreChat } from "./formats/librechat";
-import { parseMnemoFeedback, parseMnemoProject, parseMnemoThread } from "./formats/mnemo";
+import { parseMnemoFeedback, parseMnemoFile, parseMnemoProject, parseMnemoThread } from "./formats/mnemo";
 import { isOpenWebUi, parseOpenWebUi } from "./formats/open-webui";
 import { nextTick } from "./yield";
 import { NEXT_FILE } from "./unzip";
@@ -48,7 +49,9 @@ export type ImportEntry =
   /** What another app remembered about the user (Claude's memories.json). */
   | { kind: "app-memory"; memory: ClaudeMemory }
   /** A rating kept apart from its conversation (ChatGPT's message_feedback.json, Mnemo's export); null: unreadable. */
-  | { kind: "feedback"; feedback: ImportedSideFeedback | null };
+  | { kind: "feedback"; feedback: ImportedSideFeedback | null }
+  /** A file of Mnemo's export, with its bytes; null: not one sent with a message. */
+  | { kind: "file"; file: ImportedFile | null };
 
 /** The format of one conversation object, or null when no importer knows it. */
 export function detectConversation(v: Obj): ImportFormat | null {
@@ -141,7 +144,11 @@ export async function* readExport(
     // Mnemo's export writes its format first; other objects are one conversation each.
     mnemo = first === "{" && /^\s*\{\s*"format"\s*:\s*"mnemo-export"/.test(sample);
     const paths =
-      first === "[" ? ["$.*"] : mnemo ? ["$.projects.*", "$.threads.*", "$.memories.*", "$.feedback.*"] : ["$"];
+      first === "["
+        ? ["$.*"]
+        : mnemo
+          ? ["$.projects.*", "$.threads.*", "$.attachments.*", "$.memories.*", "$.feedback.*"]
+          : ["$"];
     const p = new JSONParser({ paths, keepStack: false });
     p.onValue = ({ value, stack }) => {
       started = true;
@@ -149,6 +156,7 @@ export async function* readExport(
       if (mnemo && under === "memories") ready.push({ kind: "memory", memory: value });
       else if (mnemo && under === "projects") ready.push({ kind: "project", project: parseMnemoProject(value) });
       else if (mnemo && under === "feedback") ready.push({ kind: "feedback", feedback: parseMnemoFeedback(value) });
+      else if (mnemo && under === "attachments") ready.push({ kind: "file", file: parseMnemoFile(value) });
       else ready.push(toEntry(value, mnemo));
     };
     p.write(sample);

@@ -15,7 +15,9 @@ import {
   type ImportedProject,
   type ListedProject,
   type ImportedSideFeedback,
+  type ImportedFile,
 } from "./conversation";
+import { saveUpload } from "@/lib/attachments/store";
 import { MAX_SIDE_FEEDBACK, storeSideFeedback } from "./feedback";
 import { readExport, type ImportEntry } from "./read";
 import { MAX_SIDE_BYTES, unzipIfNeeded, type SideFiles } from "./unzip";
@@ -51,6 +53,8 @@ export type ImportReport = {
   claudeMemory?: { added: number; skipped: number };
   /** The user's 👍/👎 of answers there, now on the same answers here; unmatched: no imported answer had that id. */
   feedback?: { added: number; unmatched: number };
+  /** Files the export carried whole (Mnemo's), back on their messages; those refused, by reason (a limit, a type). */
+  files?: { added: number; refused: { count: number; reasons: SkipReason[] } };
   threadIds: string[];
   /** Set when the file broke off part of the way: what came before it is imported. */
   error?: string;
@@ -92,6 +96,8 @@ async function importFile(
     threadIds: [],
   };
   const formats = new Set<ImportFormat>();
+  // The threads this import made, by their conversation's ref: a file of the export goes to its message there.
+  const madeThreads = new Map<string, string>();
   const memories: unknown[] = [];
   const claudeMemories: ClaudeMemory[] = [];
   const sideFeedback: ImportedSideFeedback[] = [];
@@ -178,6 +184,10 @@ async function importFile(
       if (claudeMemories.length < MAX_APP_MEMORIES) claudeMemories.push(entry.memory);
       return;
     }
+    if (entry.kind === "file") {
+      if (entry.file) await takeFile(entry.file);
+      return;
+    }
     if (entry.kind === "memory") {
       if (memories.length < MAX_MEMORIES) memories.push(entry.memory);
       else skip(`more than ${MAX_MEMORIES.toLocaleString("en-US")} memories`, null);
@@ -200,7 +210,10 @@ async function importFile(
           projectIds.set(conv.project.ref, r.projectId);
           if (conv.project.nameless) nameless.add(conv.project.ref);
         }
-        if (r.status === "imported") inlineFeedback += r.feedback;
+        if (r.status === "imported") {
+          inlineFeedback += r.feedback;
+          madeThreads.set(conv.ref, r.threadId);
+        }
         noteInstructions(conv.customInstructions, r.status === "imported" ? r.threadId : null);
         if (r.status === "duplicate") report.duplicates++;
         else {
@@ -218,6 +231,29 @@ async function importFile(
         skip("it could not be stored", conv.title);
       }
     }
+    progress();
+  }
+
+  /**
+   * A file back on its message, checked and stored as an upload is (its type from its bytes, the admin's limits).
+   * Only into threads this import made: a conversation already here has its files.
+   */
+  async function takeFile(file: ImportedFile) {
+    const threadId = madeThreads.get(file.conversationRef);
+    if (!threadId) return;
+    const item = await db.item.findFirst({ where: { threadId, sourceRef: file.messageRef }, select: { id: true } });
+    if (!item) return;
+    report.files ??= { added: 0, refused: { count: 0, reasons: [] } };
+    try {
+      await saveUpload(u, file.name, file.bytes, { threadId, itemId: item.id });
+      report.files.added++;
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      count(report.files.refused, e.message, file.name);
+    }
+  }
+
+  function progress() {
     onProgress?.({
       conversations: report.conversations,
       messages: report.messages,

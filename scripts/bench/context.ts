@@ -71,7 +71,7 @@ type ProjectCase = { p50: number; p95: number };
 /** A PDF of this many pages attached to the 10,000-message thread (BENCH_DOCUMENT_PAGES=0 to skip the case). */
 const DOCUMENT_PAGES = Number(process.env.BENCH_DOCUMENT_PAGES ?? 300);
 /** The sidebar's search over the thread with the PDF: a word of one page, and the commonest word of all. */
-type SearchCase = { rare: ProjectCase; common: ProjectCase };
+type SearchCase = { rare: ProjectCase; common: ProjectCase; commonWithout: ProjectCase };
 type DocumentCase = ProjectCase & { pages: number; tokens: number; search: SearchCase };
 /** A word written on one page of the PDF only. */
 const DOCUMENT_WORD = "quillwort";
@@ -252,6 +252,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
   async function benchDocument(big: { id: string; leaf: string }): Promise<DocumentCase | null> {
     if (DOCUMENT_PAGES <= 0) return null;
     const u = await userContext(t.db, user.id);
+    const commonWithout = await timeSearch(u, VOCAB[0]);
     const meta = await saveUpload(u, "report.pdf", await reportPdf(DOCUMENT_PAGES));
     await t.db.attachment.update({ where: { id: meta.id }, data: { threadId: big.id, itemId: big.leaf } });
     const { tokens } = await t.db.attachment.findUniqueOrThrow({ where: { id: meta.id }, select: { tokens: true } });
@@ -276,7 +277,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
       buildPrompt(ctx, memoryBlock(r), undefined, "", attached);
       if (i >= 20) times.push(performance.now() - t0);
     }
-    const search = { rare: await timeSearch(u, DOCUMENT_WORD), common: await timeSearch(u, VOCAB[0]) };
+    const search = { rare: await timeSearch(u, DOCUMENT_WORD), common: await timeSearch(u, VOCAB[0]), commonWithout };
     await t.db.attachment.delete({ where: { id: meta.id } });
     return { p50: percentile(times, 50), p95: percentile(times, 95), pages: meta.pages ?? 0, tokens, search };
   }
@@ -415,6 +416,9 @@ function printRun(results: RunResult[], run: number) {
           "p95/p95(100)": round((r.document?.p95 ?? NaN) / r.p95[100]),
           search_rare_p50_p95_ms: `${round(r.document?.search.rare.p50 ?? NaN)} / ${round(r.document?.search.rare.p95 ?? NaN)}`,
           search_common_p50_p95_ms: `${round(r.document?.search.common.p50 ?? NaN)} / ${round(r.document?.search.common.p95 ?? NaN)}`,
+          "common_p95/without_pdf": round(
+            (r.document?.search.common.p95 ?? NaN) / (r.document?.search.commonWithout.p95 ?? NaN),
+          ),
         })),
       ),
     );

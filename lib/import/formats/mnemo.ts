@@ -10,6 +10,7 @@ import {
   text,
   toDate,
   type ImportedConversation,
+  type ImportedFile,
   type ImportedMessage,
   type ImportedProject,
   type ImportedSideFeedback,
@@ -97,5 +98,19 @@ export function parseMnemoFeedback(v: unknown): ImportedSideFeedback | null {
     rating,
     comment,
     at: toDate(f.createdAt),
+  };
+}
+
+/** A file of the export's `attachments`, sent with a message (a draft never sent has no message: left out). */
+export function parseMnemoFile(v: unknown): ImportedFile | null {
+  const a = obj(v);
+  const threadId = str(a.threadId);
+  const itemId = str(a.itemId);
+  if (!threadId || !itemId || typeof a.data !== "string") return null;
+  return {
+    conversationRef: `mnemo:${threadId}`,
+    messageRef: itemId,
+    name: text(a.name) || "file",
+    bytes: Buffer.from(a.data, "base64"),
   };
 }
