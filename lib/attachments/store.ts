@@ -74,7 +74,8 @@ export async function saveUpload(
     const row = await tx.attachment.create({
       data: {
         userId: u.userId,
-        ...sentWith,
+        threadId: sentWith?.threadId,
+        itemId: sentWith?.itemId,
         name: c.seal(name),
         mime,
         kind,

@@ -29,7 +29,14 @@ export type ImportedMessage = {
   model?: string;
   /** Files the message came with whose text the export holds (stored as the message's attachments). */
   attachments?: Array<{ name: string; text: string }>;
+  /**
+   * Files the message names whose bytes a zip may carry beside the conversations (ChatGPT's uploads and pictures):
+   * the export's id for it, its name when known, and the note its content has for it until the file is found.
+   */
+  fileRefs?: FileRef[];
 };
+
+export type FileRef = { ref: string; name: string | null; note: string };
 
 /** A file the export carries whole (Mnemo's own export), attached to one message of one of its conversations. */
 export type ImportedFile = {

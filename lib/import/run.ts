@@ -16,13 +16,15 @@ import {
   type ListedProject,
   type ImportedSideFeedback,
   type ImportedFile,
+  type FileRef,
 } from "./conversation";
 import { saveUpload } from "@/lib/attachments/store";
 import { MAX_SIDE_FEEDBACK, storeSideFeedback } from "./feedback";
 import { readExport, type ImportEntry } from "./read";
 import { MAX_SIDE_BYTES, unzipIfNeeded, type SideFiles } from "./unzip";
 import { withImportLock } from "./lock";
-import { importedProject, settleImportedProject, writeConversation } from "./write";
+import { dropFileNote, importedProject, settleImportedProject, writeConversation } from "./write";
+import { ASSET_NAMES, dropAssets, newZipAssets, readAsset, readAssetNames } from "./zip-assets";
 import { nameAfterFirstConversation } from "./project-names";
 import { claudePlaceholderName, type ClaudeMemory } from "./formats/claude";
 
@@ -63,6 +65,8 @@ export type ImportReport = {
 export type ImportProgress = Pick<ImportReport, "conversations" | "messages" | "duplicates"> & { skipped: number };
 
 const MAX_MEMORIES = 5_000;
+/** Files named by an import's messages that are looked for in its zip. */
+const MAX_NAMED_FILES = 10_000;
 const MAX_THREAD_IDS = 10_000;
 const MAX_PROJECTS = 1_000;
 const MAX_APP_MEMORIES = 100;
@@ -98,6 +102,9 @@ async function importFile(
   const formats = new Set<ImportFormat>();
   // The threads this import made, by their conversation's ref: a file of the export goes to its message there.
   const madeThreads = new Map<string, string>();
+  // The files a zip carries beside its conversations, and the messages that name them (attached once it is read).
+  const assets = newZipAssets();
+  const named: Array<FileRef & { threadId: string; itemId: string }> = [];
   const memories: unknown[] = [];
   const claudeMemories: ClaudeMemory[] = [];
   const sideFeedback: ImportedSideFeedback[] = [];
@@ -126,8 +133,16 @@ async function importFile(
     await readAll();
   } catch (e) {
     const seen = report.conversations + report.duplicates + report.skipped.count;
-    if (!(e instanceof AppError) || seen === 0) throw e;
+    if (!(e instanceof AppError) || seen === 0) {
+      dropAssets(assets);
+      throw e;
+    }
     report.error = e.message;
+  }
+  try {
+    for (const ref of named) await attachZipFile(ref);
+  } finally {
+    dropAssets(assets);
   }
 
   report.format = formats.size === 1 ? [...formats][0] : formats.size > 1 ? "mixed" : null;
@@ -158,12 +173,16 @@ async function importFile(
   async function readAll() {
     const limits = { maxInflatedBytes: getConfig().import.maxBytes };
     const side: SideFiles = [];
-    for await (const entry of readExport(unzipIfNeeded(chunks, limits, side))) await take(entry);
+    for await (const entry of readExport(unzipIfNeeded(chunks, limits, side, assets))) await take(entry);
     // Claude's projects.json and memories.json, ChatGPT's message_feedback.json, wherever they sat in the zip: only
     // projects, memory and ratings are taken.
     for (const file of side) {
       if (file.tooLarge) {
         skip(`${file.name.split("/").pop()} was over ${MAX_SIDE_BYTES / 1024 / 1024} MB: left out`, null);
+        continue;
+      }
+      if (ASSET_NAMES.test(file.name)) {
+        readAssetNames(assets, file.chunks);
         continue;
       }
       for await (const entry of readExport(file.chunks))
@@ -213,6 +232,7 @@ async function importFile(
         if (r.status === "imported") {
           inlineFeedback += r.feedback;
           madeThreads.set(conv.ref, r.threadId);
+          for (const f of r.fileRefs) if (named.length < MAX_NAMED_FILES) named.push({ ...f, threadId: r.threadId });
         }
         noteInstructions(conv.customInstructions, r.status === "imported" ? r.threadId : null);
         if (r.status === "duplicate") report.duplicates++;
@@ -232,6 +252,28 @@ async function importFile(
       }
     }
     progress();
+  }
+
+  /** A file the zip carried, on the message that named it, its note gone from the message. */
+  async function attachZipFile(ref: FileRef & { threadId: string; itemId: string }) {
+    const found = readAsset(assets, ref.ref);
+    if (found === "missing") return; // not in what was given (conversations.json alone): the note stays
+    report.files ??= { added: 0, refused: { count: 0, reasons: [] } };
+    if (found === "too large") {
+      count(report.files.refused, "over the size limit for a file", ref.name);
+      return;
+    }
+    try {
+      await saveUpload(u, found.name ?? ref.name ?? ref.ref, found.bytes, {
+        threadId: ref.threadId,
+        itemId: ref.itemId,
+      });
+      await dropFileNote(db, cipher, ref.itemId, ref.note);
+      report.files.added++;
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      count(report.files.refused, e.message, ref.name);
+    }
   }
 
   /**

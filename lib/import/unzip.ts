@@ -3,8 +3,9 @@
 // which inflates synchronously as each piece comes in) and passes on the
 // bytes of the `conversations.json` inside. Claude's `projects.json` (or
 // `projects/<uuid>.json`) and `memories.json`, and ChatGPT's `message_feedback.json`, are kept aside for the
-// caller, within the same limits, whichever comes first in the zip; other files (images, audio) are skipped
-// unread. A body that is not a zip passes through unchanged.
+// caller, within the same limits, whichever comes first in the zip; ChatGPT's uploads and pictures are written aside
+// for their messages (lib/import/zip-assets.ts); other files are skipped unread. A body that is not a zip passes
+// through unchanged.
 //
 // A zip bomb is refused as it inflates: the inflated bytes are capped at the
 // import's size limit, and past 32 MB they may not exceed 100 times the
@@ -14,6 +15,7 @@
 import { Unzip, UnzipInflate } from "fflate";
 import { AppError } from "@/lib/errors";
 import { nextTick } from "./yield";
+import { keepAsset, type ZipAssets } from "./zip-assets";
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04]; // "PK\x03\x04"
 /** conversations.json, or the numbered parts newer exports split it into (conversations-000.json, -001, …). */
@@ -27,7 +29,8 @@ export const NEXT_FILE: Uint8Array = new Uint8Array(0);
  * Claude's projects and memory: projects.json or projects/<uuid>.json, memories.json or memories/<account>.json;
  * ChatGPT's ratings of answers: message_feedback.json.
  */
-const SIDE = /(^|\/)((projects|memories)(\.json|\/[^/]+\.json)|message_feedback\.json)$/i;
+const SIDE =
+  /(^|\/)((projects|memories)(\.json|\/[^/]+\.json)|message_feedback\.json|conversation_asset_file_names\.json)$/i;
 /** Compressed bytes inflated between two turns of the event loop (deflate inflates at most ~1,000×). */
 const SLICE = 16 * 1024;
 const RATIO_FREE_BYTES = 32 * 1024 * 1024;
@@ -49,10 +52,15 @@ export type SideFiles = Array<{ name: string; chunks: Uint8Array[]; tooLarge?: b
 
 type Chunks = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
 
+/**
+ * `side`: where the side files go; `assets`: where the files beside the conversations go (ChatGPT's uploads and
+ * pictures: lib/import/zip-assets.ts), each within the same limits on inflated bytes.
+ */
 export async function* unzipIfNeeded(
   chunks: Chunks,
   limits: UnzipLimits,
   side?: SideFiles,
+  assets?: ZipAssets,
 ): AsyncGenerator<Uint8Array | string> {
   const it = (
     Symbol.asyncIterator in chunks
@@ -98,6 +106,15 @@ export async function* unzipIfNeeded(
           kept.chunks = [];
           file.terminate();
         } else kept.chunks.push(data);
+      };
+      file.start();
+      return;
+    }
+    const sink = !WANTED.test(file.name) && assets ? keepAsset(assets, file.name) : null;
+    if (sink) {
+      file.ondata = (err, data, final) => {
+        if (err) failure = err;
+        else sink(within(data.length, file) ? data : new Uint8Array(0), final || bomb);
       };
       file.start();
       return;

@@ -17,7 +17,7 @@ import {
   SHORT_STORED_MESSAGE_CHARS,
   storedMessageText,
 } from "@/lib/chat/stored-message";
-import type { ImportedConversation, ImportedProject } from "./conversation";
+import type { FileRef, ImportedConversation, ImportedProject } from "./conversation";
 import { feedbackRows } from "./feedback";
 
 const INSERT_BATCH = 500;
@@ -31,6 +31,8 @@ export type WriteResult =
       projectId: string | null;
       /** Ratings of its answers that came with it. */
       feedback: number;
+      /** The files its messages name that a zip may carry, with the message each goes to. */
+      fileRefs: Array<FileRef & { itemId: string }>;
     }
   | { status: "duplicate" };
 
@@ -110,6 +112,8 @@ export async function writeConversation(
           branches: Math.max(0, leaves - 1),
           projectId,
           feedback,
+          // The files its messages name that a zip may carry (attached once the zip has been read).
+          fileRefs: conv.messages.flatMap((m, i) => (m.fileRefs ?? []).map((f) => ({ ...f, itemId: rows[i].id }))),
         } as const;
       },
       { timeout: 120_000 },
@@ -241,5 +245,24 @@ function itemRows(conv: ImportedConversation, userId: string, cipher: ContentCip
       sourceRef: cutGraphemes(m.ref, 200),
       createdAt,
     };
+  });
+}
+
+/**
+ * Takes a file's note out of an imported message once the file itself is attached to it ("[image not imported]"
+ * said what the zip then brought in), sealed and indexed again like any message.
+ */
+export async function dropFileNote(db: Db, cipher: ContentCipher, itemId: string, note: string) {
+  const item = await db.item.findUnique({ where: { id: itemId }, select: { content: true } });
+  if (!item) return;
+  const content = cipher.open(item.content);
+  const at = content.indexOf(note);
+  if (at < 0) return;
+  const left = content.slice(0, at).replace(/\n\n$/, "");
+  const right = content.slice(at + note.length).replace(/^\n\n/, "");
+  const kept = left && right ? `${left}\n\n${right}` : left || right;
+  await db.item.update({
+    where: { id: itemId },
+    data: { content: cipher.seal(kept), searchTokens: cipher.searchTokens(kept), tokens: messageTokens(kept, "") },
   });
 }

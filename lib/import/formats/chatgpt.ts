@@ -10,6 +10,7 @@ import {
   toDate,
   work,
   type CustomInstructions,
+  type FileRef,
   type ImportedConversation,
   type ImportedProject,
   type ImportedMessage,
@@ -25,13 +26,20 @@ export const isChatGpt = (v: Obj) =>
   (typeof v.mapping === "object" && v.mapping !== null) ||
   (("conversation_id" in v || "current_node" in v) && "create_time" in v && !("chat_messages" in v));
 
+const IMAGE_NOTE = "[image not imported]";
+/** The export's id of a picture or recording (`file-service://file-…`, `sediment://file_…`), or null. */
+const pointerId = (p: unknown): string | null => {
+  const at = str(obj(p).asset_pointer)?.split("://")[1];
+  return at && /^[A-Za-z0-9_-]{1,200}$/.test(at) ? at : null;
+};
+
 /** Text of one content part: strings as they are; images, audio and files as a short note. */
 function partText(p: unknown): string {
   if (typeof p === "string") return text(p);
   const o = obj(p);
   if (typeof o.text === "string") return text(o.text); // audio transcriptions, text parts
   const type = str(o.content_type) ?? "attachment";
-  if (type.includes("image")) return "[image not imported]";
+  if (type.includes("image")) return IMAGE_NOTE;
   if (type.includes("audio")) return "[audio not imported]";
   return `[${type.replace(/_/g, " ")} not imported]`;
 }
@@ -155,12 +163,36 @@ function researchReport(meta: Obj): { id: string; text: string } | "" | null {
   return { id: str(report.id) ?? body.slice(0, 200), text: withReferences(text(body), obj(report.metadata)) };
 }
 
-/** Files a message came with that the export has no contents for (images are noted where they appear). */
+const isImage = (a: Obj) => String(a.mime_type ?? a.mimeType ?? "").startsWith("image/");
+const fileNote = (a: Obj) => `[File ${text(a.name) || "(unnamed)"} not imported: the export has no file contents]`;
+
+/** Files a message came with, noted (images are noted where they appear). */
 function attachedFiles(meta: Obj): string[] {
   return (Array.isArray(meta.attachments) ? meta.attachments : [])
     .map(obj)
-    .filter((a) => !String(a.mime_type ?? a.mimeType ?? "").startsWith("image/"))
-    .map((a) => `[File ${text(a.name) || "(unnamed)"} not imported: the export has no file contents]`);
+    .filter((a) => !isImage(a))
+    .map(fileNote);
+}
+
+/**
+ * The files a user's message names, by the export's id: its pictures (image parts) and its uploads
+ * (`metadata.attachments`), each once, with the note its content holds for it. A zip export carries their bytes.
+ */
+function fileRefs(content: Obj, meta: Obj): FileRef[] {
+  const attached = (Array.isArray(meta.attachments) ? meta.attachments : []).map(obj);
+  const named = new Map(attached.flatMap((a) => (str(a.id) ? [[str(a.id)!, a] as const] : [])));
+  const refs = new Map<string, FileRef>();
+  for (const part of Array.isArray(content.parts) ? content.parts : []) {
+    const id = pointerId(part);
+    if (id && String(obj(part).content_type ?? "").includes("image"))
+      refs.set(id, { ref: id, name: text(named.get(id)?.name) || null, note: IMAGE_NOTE });
+  }
+  for (const a of attached) {
+    const id = str(a.id);
+    if (id && !refs.has(id) && !isImage(a) && /^[A-Za-z0-9_-]{1,200}$/.test(id))
+      refs.set(id, { ref: id, name: text(a.name) || null, note: fileNote(a) });
+  }
+  return [...refs.values()];
 }
 
 function toMessage(id: string, node: Obj, mapping: Obj, reports: Set<string>): ImportedMessage & { keep: boolean } {
@@ -212,10 +244,12 @@ function toMessage(id: string, node: Obj, mapping: Obj, reports: Set<string>): I
       keep: true,
     };
   }
+  const files = role === "user" ? fileRefs(obj(msg.content), meta) : [];
   return {
     ...base,
     role,
     content: role === "assistant" ? withReferences(content, meta) : content,
+    ...(files.length ? { fileRefs: files } : {}),
     interrupted: role === "assistant" && (finish === "interrupted" || str(msg.status) === "in_progress"),
     model: str(meta.model_slug) ?? undefined,
     keep: true,
