@@ -9,6 +9,7 @@ import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
 import { sweepDrafts } from "./attachments/store";
 import { indexOlderDocuments } from "./attachments/passage-index";
+import { removeReleasedObjects } from "./attachments/file-store";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 import { count } from "@/lib/text/plural";
 import { embedTexts, questionVectorStats, resolveEmbedder } from "./llm/embeddings";
@@ -22,6 +23,8 @@ export function startSweeper(): () => void {
       const n = await sweepExpiredAnswers(db);
       if (n) console.log(`[mnemo] marked ${count(n, "answer")} interrupted (their writer went away)`);
       await sweepDrafts(db);
+      const removed = await removeReleasedObjects(db);
+      if (removed) console.log(`[mnemo] removed ${count(removed, "deleted file")} from object storage`);
       const indexed = await indexOlderDocuments(db);
       if (indexed) console.log(`[mnemo] made ${count(indexed, "older document")} searchable`);
     } catch (e) {

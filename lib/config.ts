@@ -89,6 +89,14 @@ const schema = z.object({
   MNEMO_ATTACHMENT_USER_MB: intWithDefault(500, 1),
   // Of the prompt, the tokens attached documents may take (a longer one gives its passages nearest the question).
   MNEMO_ATTACHMENT_TOKEN_BUDGET: intWithDefault(8_000, 500),
+  // Files' bytes in S3-compatible object storage instead of the database (lib/attachments/file-store.ts).
+  MNEMO_S3_BUCKET: optional,
+  MNEMO_S3_ENDPOINT: url("an http(s) URL of the S3-compatible server, or unset for AWS S3"),
+  MNEMO_S3_REGION: optional,
+  MNEMO_S3_ACCESS_KEY_ID: optional,
+  MNEMO_S3_SECRET_ACCESS_KEY: optional,
+  MNEMO_S3_PREFIX: optional,
+  MNEMO_S3_FORCE_PATH_STYLE: optional.pipe(z.enum(["on", "off"], { error: "on or off" }).optional()),
   MNEMO_SYSTEM_PROMPT: optional,
   MNEMO_MEMORY_TOKEN_BUDGET: intWithDefault(800, 0),
   MNEMO_MEMORY_EXPIRE_DAYS: intWithDefault(0, 0),
@@ -166,7 +174,7 @@ export type Config = {
     /** A model stream silent for this long fails the answer. */
     modelIdleTimeoutSeconds: number;
   };
-  attachments: { maxFileBytes: number; maxUserBytes: number; tokenBudget: number };
+  attachments: { maxFileBytes: number; maxUserBytes: number; tokenBudget: number; s3: S3Config | null };
   /** Whether this instance runs background jobs in-process (off: `npm run worker` runs them). */
   jobsInProcess: boolean;
   /** How many jobs one process runs at once. */
@@ -337,6 +345,21 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
       maxFileBytes: env.MNEMO_ATTACHMENT_MAX_MB * 1024 * 1024,
       maxUserBytes: env.MNEMO_ATTACHMENT_USER_MB * 1024 * 1024,
       tokenBudget: env.MNEMO_ATTACHMENT_TOKEN_BUDGET,
+      s3: env.MNEMO_S3_BUCKET
+        ? {
+            bucket: env.MNEMO_S3_BUCKET,
+            endpoint: env.MNEMO_S3_ENDPOINT ?? null,
+            region: env.MNEMO_S3_REGION ?? "us-east-1",
+            // Unset: the SDK's own chain (environment, shared files, instance roles).
+            credentials:
+              env.MNEMO_S3_ACCESS_KEY_ID && env.MNEMO_S3_SECRET_ACCESS_KEY
+                ? { accessKeyId: env.MNEMO_S3_ACCESS_KEY_ID, secretAccessKey: env.MNEMO_S3_SECRET_ACCESS_KEY }
+                : null,
+            prefix: env.MNEMO_S3_PREFIX ?? "mnemo/attachments/",
+            // Self-hosted servers (MinIO, Garage, SeaweedFS) want the bucket in the path.
+            forcePathStyle: (env.MNEMO_S3_FORCE_PATH_STYLE ?? (env.MNEMO_S3_ENDPOINT ? "on" : "off")) === "on",
+          }
+        : null,
     },
     chat: {
       historyTokenBudget: env.MNEMO_HISTORY_TOKEN_BUDGET,
@@ -374,6 +397,15 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     mail,
   };
 }
+
+export type S3Config = {
+  bucket: string;
+  endpoint: string | null;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  prefix: string;
+  forcePathStyle: boolean;
+};
 
 let cached: Config | undefined;
 export function getConfig(): Config {

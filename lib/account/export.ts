@@ -6,6 +6,7 @@ import { type UserContext } from "@/lib/user-context";
 import { openJson, type ContentCipher } from "@/lib/crypto/content";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { USER_DATA, tableSql, userRowsSql } from "./user-data";
+import { readBytes } from "@/lib/attachments/file-store";
 
 export const EXPORT_FORMAT = "mnemo-export";
 export const EXPORT_VERSION = 1;
@@ -192,7 +193,12 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
           take: FILES_PAGE,
         });
         if (!rows.length) return;
-        yield rows.map((a) => ({ ...a, name: c.open(a.name), data: c.open(a.data), text: openOrNull(c, a.text) }));
+        const files = [];
+        for (const a of rows) {
+          const data = (await readBytes(c, a)).toString("base64");
+          files.push({ ...a, name: c.open(a.name), data, text: openOrNull(c, a.text) });
+        }
+        yield files;
         if (rows.length < FILES_PAGE) return;
         after = rows[rows.length - 1].id;
       }

@@ -137,6 +137,12 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "none",
     why: "what the app learned about model servers (features refused, prompt sizes read whole; no user data)",
   },
+  ReleasedObject: {
+    rows: null,
+    key: "key",
+    onDelete: "none",
+    why: "objects of deleted files waiting to be removed from object storage (random names, no user data)",
+  },
   _prisma_migrations: { rows: null, key: "id", onDelete: "none", why: "schema history" },
 };
 

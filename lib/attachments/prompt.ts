@@ -2,6 +2,7 @@
 // fit the attachment budget, else the passages nearest the question by words and meaning (lib/attachments/passages.ts),
 // each labelled with its file and page so the answer can say where it came from. Pictures go with the messages they
 // were sent with, as image parts, to a model the admin marked as seeing images.
+import { readBytes } from "./file-store";
 import type OpenAI from "openai";
 import type { Db } from "@/lib/db/client";
 import type { ContentCipher } from "@/lib/crypto/content";
@@ -108,12 +109,13 @@ export async function attachmentsForTurn(
   if (opts.vision && pictures.length) {
     const data = await db.attachment.findMany({
       where: { id: { in: pictures.map((p) => p.id) } },
-      select: { id: true, data: true },
+      select: { id: true, data: true, objectKey: true },
     });
     for (const p of pictures) {
       const d = data.find((x) => x.id === p.id);
       if (!d) continue;
-      const part: ImagePart = { type: "image_url", image_url: { url: `data:${p.mime};base64,${c.open(d.data)}` } };
+      const base64 = (await readBytes(c, d)).toString("base64");
+      const part: ImagePart = { type: "image_url", image_url: { url: `data:${p.mime};base64,${base64}` } };
       images.set(p.itemId!, [...(images.get(p.itemId!) ?? []), part]);
     }
   }

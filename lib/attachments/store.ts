@@ -14,6 +14,7 @@ import { extractText } from "./extract";
 import type { Source } from "./prompt";
 import { rememberParsed, splitPassages } from "./passages";
 import { indexPassages } from "./passage-index";
+import { discardBytes, readBytes, storeBytes } from "./file-store";
 import { queuePassageVectors } from "./vectors";
 import { Prisma } from "@/lib/generated/prisma/client";
 
@@ -69,29 +70,36 @@ export async function saveUpload(
   const doc = kind === "document" ? await extractText(bytes, mime) : null;
   const c = u.cipher;
   const tokens = doc ? estimateTokens(doc.text) : 0;
+  const stored = await storeBytes(c, bytes);
   // The file and its passages (what the message search finds) are stored together or not at all.
-  const { row, passages } = await u.db.$transaction(async (tx) => {
-    const row = await tx.attachment.create({
-      data: {
-        userId: u.userId,
-        threadId: sentWith?.threadId,
-        itemId: sentWith?.itemId,
-        name: c.seal(name),
-        mime,
-        kind,
-        bytes: bytes.length,
-        data: c.seal(Buffer.from(bytes).toString("base64")),
-        text: doc ? c.seal(doc.text) : null,
-        pages: doc?.pages ?? null,
-        tokens,
-      },
-      select: { id: true },
+  const { row, passages } = await u.db
+    .$transaction(async (tx) => {
+      const row = await tx.attachment.create({
+        data: {
+          userId: u.userId,
+          threadId: sentWith?.threadId,
+          itemId: sentWith?.itemId,
+          name: c.seal(name),
+          mime,
+          kind,
+          bytes: bytes.length,
+          data: stored.data,
+          objectKey: stored.objectKey,
+          text: doc ? c.seal(doc.text) : null,
+          pages: doc?.pages ?? null,
+          tokens,
+        },
+        select: { id: true },
+      });
+      if (!doc) return { row, passages: [] };
+      const passages = splitPassages({ id: row.id, name, text: doc.text, tokens, pages: doc.pages });
+      await indexPassages(tx as Db, c, { userId: u.userId, attachmentId: row.id }, passages);
+      return { row, passages };
+    })
+    .catch(async (e: unknown) => {
+      await discardBytes(stored);
+      throw e;
     });
-    if (!doc) return { row, passages: [] };
-    const passages = splitPassages({ id: row.id, name, text: doc.text, tokens, pages: doc.pages });
-    await indexPassages(tx as Db, c, { userId: u.userId, attachmentId: row.id }, passages);
-    return { row, passages };
-  });
   if (doc) {
     rememberParsed({ id: row.id, name, tokens, pages: doc.pages }, passages);
     // Its passages by meaning, off the request's path (until then they are ranked by words).
@@ -135,9 +143,9 @@ export async function copyAttachments(db: Db, userId: string, fromItemId: string
       SELECT id AS old, 'c' || replace(gen_random_uuid()::text, '-', '') AS new
       FROM "Attachment" WHERE "itemId" = ${fromItemId} AND "userId" = ${userId}
     ), files AS (
-      INSERT INTO "Attachment" (id, "userId", "threadId", "itemId", name, mime, kind, bytes, data, text, pages, tokens,
-                                "passagesIndexed", "createdAt")
-      SELECT s.new, "userId", "threadId", ${toItemId}, name, mime, kind, bytes, data, text, pages, tokens,
+      INSERT INTO "Attachment" (id, "userId", "threadId", "itemId", name, mime, kind, bytes, data, "objectKey", text,
+                                pages, tokens, "passagesIndexed", "createdAt")
+      SELECT s.new, "userId", "threadId", ${toItemId}, name, mime, kind, bytes, data, "objectKey", text, pages, tokens,
              "passagesIndexed", "createdAt"
       FROM "Attachment" a JOIN src s ON s.old = a.id
     )
@@ -154,7 +162,7 @@ export async function openAttachment(u: UserContext, id: string) {
   const c = u.cipher;
   return {
     ...metaOf(row, c),
-    data: Buffer.from(c.open(row.data), "base64"),
+    data: await readBytes(c, row),
     text: row.text === null ? null : c.open(row.text),
   };
 }
