@@ -74,7 +74,10 @@ describe.each(engines)("attachments in object storage on %s", (engine) => {
   });
   afterAll(async () => t?.close());
   const newUser = async () =>
-    userContext(t.db, (await t.db.user.create({ data: { email: `s3-${engine}-${crypto.randomUUID()}@example.com` } })).id);
+    userContext(
+      t.db,
+      (await t.db.user.create({ data: { email: `s3-${engine}-${crypto.randomUUID()}@example.com` } })).id,
+    );
 
   it("keeps the bytes in the bucket, unreadable there, and reads them back whole", async () => {
     const u = await newUser();

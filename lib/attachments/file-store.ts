@@ -5,13 +5,7 @@
 // and deleting an account's keys (crypto-shredding) makes its objects unreadable at once. A deleted row's object is
 // noted by a trigger (ReleasedObject) and removed by the sweeper once no row names it (an edit's copy shares it).
 import crypto from "node:crypto";
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  NoSuchKey,
-  PutObjectCommand,
-  S3Client,
-} from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import type { Db } from "@/lib/db/client";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { getConfig, type S3Config } from "@/lib/config";
