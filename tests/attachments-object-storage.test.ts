@@ -25,7 +25,8 @@ Object.assign(process.env, {
 const { createTestDb, engines } = await import("@/testing/databases");
 const { pdfOf } = await import("@/testing/pdf");
 const { userContext } = await import("@/lib/user-context");
-const { setEncryptionKeys } = await import("@/lib/crypto/content");
+const { forgetCachedKeys, setEncryptionKeys } = await import("@/lib/crypto/content");
+const { rotateKeys } = await import("@/lib/crypto/rotate");
 const { saveUpload, openAttachment, bindToMessage, copyAttachments } = await import("@/lib/attachments/store");
 const { removeReleasedObjects } = await import("@/lib/attachments/file-store");
 const { appendItems } = await import("@/lib/memory/session");
@@ -96,6 +97,14 @@ describe.each(engines)("attachments in object storage on %s", (engine) => {
     for await (const chunk of exportUserData(u)) json += chunk;
     const exported = JSON.parse(json).attachments.find((a: { id: string }) => a.id === meta.id);
     expect(Buffer.compare(Buffer.from(exported.data, "base64"), pdf)).toBe(0);
+
+    // A new data key re-seals the row's key for the object; the object itself is untouched and still reads.
+    await rotateKeys(t.db, { dataKeys: true });
+    forgetCachedKeys();
+    expect((await t.db.attachment.findUniqueOrThrow({ where: { id: meta.id } })).data).not.toBe(row.data);
+    expect(Buffer.compare((await object(row.objectKey!))!, stored!)).toBe(0);
+    const again = await openAttachment(await userContext(t.db, u.userId), meta.id);
+    expect(Buffer.compare(again.data, pdf)).toBe(0);
   });
 
   it("an edit's copy shares the object: it goes when the last row naming it goes, and with the account", async () => {
