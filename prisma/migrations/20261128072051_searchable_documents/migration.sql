@@ -32,3 +32,6 @@ CREATE UNIQUE INDEX "AttachmentPassage_attachmentId_position_key" ON "Attachment
 -- AddForeignKey
 ALTER TABLE "AttachmentPassage" ADD CONSTRAINT "AttachmentPassage_attachmentId_fkey" FOREIGN KEY ("attachmentId") REFERENCES "Attachment"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
+
+-- The sweeper looks for documents not yet indexed (a few rows) without reading the table.
+CREATE INDEX "Attachment_passagesIndexed_idx" ON "Attachment"("passagesIndexed");
