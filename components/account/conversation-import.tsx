@@ -88,10 +88,9 @@ function summary(r: Report): string {
     );
   if (r.files?.added || r.files?.refused.count)
     parts.push(
-      `${plural(r.files.added, "attached file")} came back on ${r.files.added === 1 ? "its message" : "their messages"}` +
-        (r.files.refused.count
-          ? `; ${plural(r.files.refused.count, "file")} could not be kept: ${r.files.refused.reasons[0].reason}`
-          : "."),
+      `Files attached to messages: ${n(r.files.added)} added` +
+        (r.files.refused.count ? `, ${n(r.files.refused.count)} not kept (${r.files.refused.reasons[0].reason})` : "") +
+        ".",
     );
   return parts.join(" ");
 }
