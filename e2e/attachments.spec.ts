@@ -24,14 +24,17 @@ async function dropFile(page: Page, name: string, type: string, bytes: Buffer) {
   await target.dispatchEvent("drop", { dataTransfer: dt });
 }
 
-/** Pastes a picture into the message box, as a screenshot on the clipboard. */
-async function pastePicture(page: Page, bytes: Buffer) {
-  await page.getByLabel("Message", { exact: true }).evaluate((el, b64) => {
-    const data = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const t = new DataTransfer();
-    t.items.add(new File([data], "image.png", { type: "image/png" }));
-    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: t, bubbles: true, cancelable: true }));
-  }, bytes.toString("base64"));
+/** Pastes a file into the message box, as a screenshot (or a file copied in a file manager) on the clipboard. */
+async function pasteFile(page: Page, name: string, type: string, bytes: Buffer) {
+  await page.getByLabel("Message", { exact: true }).evaluate(
+    (el, { name, type, b64 }) => {
+      const data = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const t = new DataTransfer();
+      t.items.add(new File([data], name, { type }));
+      el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: t, bubbles: true, cancelable: true }));
+    },
+    { name, type, b64: bytes.toString("base64") },
+  );
 }
 
 async function setModels(page: Page, rows: Array<{ id: string; label?: string; vision?: boolean }>) {
@@ -73,13 +76,19 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
       `Cover page ${tag}`,
       `The deposit of ${tag} is 900 euros, paid by March. The spare keys hang in the ${tag}shed.`,
     ]);
+    const appendix = await pdfOf([`Appendix ${tag}: the boiler is serviced every October.`]);
+    // A PDF dropped and a picture pasted (a screenshot), then the other way round.
     await dropFile(page, "lease.pdf", "application/pdf", pdf);
-    await pastePicture(page, TINY_PNG);
+    await pasteFile(page, "image.png", "image/png", TINY_PNG);
+    await dropFile(page, "photo.png", "image/png", TINY_PNG);
+    await pasteFile(page, "appendix.pdf", "application/pdf", appendix);
     const chips = page.getByTestId("draft-chip");
-    await expect(chips).toHaveCount(2);
+    await expect(chips).toHaveCount(4);
     await expect(chips.first()).toContainText("lease.pdf");
     await expect(chips.first()).toContainText("2 pages");
     await expect(chips.nth(1)).toContainText("image.png");
+    await expect(chips.nth(2)).toContainText("photo.png");
+    await expect(chips.nth(3)).toContainText("appendix.pdf");
     await page.screenshot({ path: "test-results/attachments-composer.png" });
 
     const question = `How much is the deposit ${tag}?`;
@@ -99,9 +108,13 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     expect(sent.body.model).toBe("mock-chat");
     const system = String(sent.body.messages[0].content);
     expect(system).toContain(`The deposit of ${tag} is 900 euros, paid by March.`);
+    expect(system).toContain(`Appendix ${tag}: the boiler is serviced every October.`);
     const last = sent.body.messages.at(-1)!.content as unknown as Array<{ type: string; image_url?: { url: string } }>;
     expect(last[0]).toEqual({ type: "text", text: question });
-    expect(last[1].image_url?.url).toBe(`data:image/png;base64,${TINY_PNG.toString("base64")}`);
+    expect(last.slice(1).map((p) => p.image_url?.url)).toEqual([
+      `data:image/png;base64,${TINY_PNG.toString("base64")}`,
+      `data:image/png;base64,${TINY_PNG.toString("base64")}`,
+    ]);
 
     await expect(answer.getByTestId("answer-sources")).toHaveText(/Answered from: lease\.pdf, p\. 2/);
     const files = page.getByTestId("sent-attachments");
@@ -130,7 +143,7 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     await page.getByLabel("Search chats").fill("");
 
     // The picture opens full size, as a picture; the document's text opens as text.
-    const imgHref = await files.getByRole("link").first().getAttribute("href");
+    const imgHref = await files.getByRole("link", { name: "image.png", exact: true }).getAttribute("href");
     const img = await page.request.get(imgHref!);
     expect(img.headers()["content-type"]).toBe("image/png");
     expect(img.headers()["x-content-type-options"]).toBe("nosniff");
@@ -157,7 +170,12 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     // The export carries the files; deleting the thread removes them.
     const exported = await (await page.request.get("/api/export")).json();
     const ids = exported.attachments.map((a: { id: string }) => a.id);
-    expect(exported.attachments.map((a: { name: string }) => a.name).sort()).toEqual(["image.png", "lease.pdf"]);
+    expect(exported.attachments.map((a: { name: string }) => a.name).sort()).toEqual([
+      "appendix.pdf",
+      "image.png",
+      "lease.pdf",
+      "photo.png",
+    ]);
     const pdfRow = exported.attachments.find((a: { name: string }) => a.name === "lease.pdf");
     expect(Buffer.from(pdfRow.data, "base64").equals(pdf)).toBe(true);
     page.once("dialog", (d) => void d.accept());

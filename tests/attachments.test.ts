@@ -352,6 +352,17 @@ describe.each(engines)("attachments on %s", (engine) => {
     });
   }, 30_000);
 
+  it("a message shows its files in the order they were attached, whichever upload finished first", async () => {
+    const later = await saveUpload(u, "b-second.txt", text("second"));
+    await new Promise((r) => setTimeout(r, 5)); // distinct upload times
+    const earlier = await saveUpload(u, "a-first.txt", text("first"));
+    mock.script({ content: "Both read." });
+    // Uploaded b then a; attached a then b.
+    const events = await send({ kind: "send", content: "Two notes", attachments: [earlier.id, later.id] });
+    const view = await threadView(u, (events[0] as Start).threadId);
+    expect(view.items[0].attachments.map((a) => a.name)).toEqual(["a-first.txt", "b-second.txt"]);
+  }, 30_000);
+
   it("the export carries the files; deleting the thread removes them", async () => {
     const doc = await saveUpload(u, "recipe.txt", text("Two eggs, one cup of flour."));
     const events = await send({ kind: "send", content: "Read this", attachments: [doc.id] });

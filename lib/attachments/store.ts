@@ -126,13 +126,18 @@ export async function assertDrafts(db: Db, userId: string, ids: string[]) {
     throw new AppError("An attachment is gone (sent already, or removed): attach it again.", 409);
 }
 
-/** Binds the drafts to the message they were sent with. */
+/**
+ * Binds the drafts to the message they were sent with, in the order the composer listed them (uploads finish in any
+ * order; the message shows its files, and the model gets its pictures, as the user attached them).
+ */
 export async function bindToMessage(db: Db, userId: string, ids: string[], threadId: string, itemId: string) {
   if (!ids.length) return;
-  await db.attachment.updateMany({
-    where: { id: { in: [...new Set(ids)] }, userId, itemId: null },
-    data: { threadId, itemId },
-  });
+  await db.$executeRaw`
+    UPDATE "Attachment" a
+    SET "threadId" = ${threadId}, "itemId" = ${itemId},
+        "createdAt" = timezone('UTC', now())::timestamp(3) + (x.n * interval '1 millisecond')
+    FROM unnest(${[...new Set(ids)]}::text[]) WITH ORDINALITY AS x(id, n)
+    WHERE a.id = x.id AND a."userId" = ${userId} AND a."itemId" IS NULL`;
 }
 
 /** An edited message's files, copied onto its new version with their passages (one statement; the old branch keeps
