@@ -6,6 +6,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { FileText, ImageIcon, Loader2, X } from "lucide-react";
 import type { AttachmentMeta, SourceView } from "@/lib/attachments/store";
 import { cn } from "@/lib/cn";
+import { count } from "@/lib/text/plural";
 
 export type Draft = {
   key: string;
@@ -143,7 +144,7 @@ export function DraftChips({ drafts, onRemove }: { drafts: Draft[]; onRemove: (k
             >
               {d.error ??
                 (d.meta
-                  ? `${formatSize(d.size)}${d.meta.pages ? ` · ${d.meta.pages} pages` : ""}`
+                  ? `${formatSize(d.size)}${d.meta.pages ? ` · ${count(d.meta.pages, "page")}` : ""}`
                   : `Uploading ${Math.round(d.progress * 100)}%`)}
             </span>
           </span>
@@ -202,7 +203,7 @@ export function SentAttachments({ files }: { files: AttachmentMeta[] }) {
                 <span className="block truncate font-medium">{f.name}</span>
                 <span className="block text-muted-foreground">
                   {formatSize(f.bytes)}
-                  {f.pages ? ` · ${f.pages} pages` : ""}
+                  {f.pages ? ` · ${count(f.pages, "page")}` : ""}
                 </span>
               </span>
             </a>
