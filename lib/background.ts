@@ -9,14 +9,17 @@ import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
 import { sweepDrafts } from "./attachments/store";
 import { indexOlderDocuments } from "./attachments/passage-index";
-import { removeReleasedObjects } from "./attachments/file-store";
+import { removeOrphanObjects, removeReleasedObjects } from "./attachments/file-store";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 import { count } from "@/lib/text/plural";
 import { embedTexts, questionVectorStats, resolveEmbedder } from "./llm/embeddings";
 
 const SWEEP_MS = 15_000;
+/** How often an instance looks through the object store for orphans (a listing of the whole prefix). */
+const ORPHAN_SWEEP_MS = 6 * 3_600_000;
 
 export function startSweeper(): () => void {
+  let orphansAt = 0;
   const sweep = async () => {
     try {
       const db = await getDb();
@@ -25,6 +28,11 @@ export function startSweeper(): () => void {
       await sweepDrafts(db);
       const removed = await removeReleasedObjects(db);
       if (removed) console.log(`[mnemo] removed ${count(removed, "deleted file")} from object storage`);
+      if (Date.now() - orphansAt > ORPHAN_SWEEP_MS) {
+        orphansAt = Date.now();
+        const orphans = await removeOrphanObjects(db);
+        if (orphans) console.log(`[mnemo] removed ${count(orphans, "orphaned file")} from object storage`);
+      }
       const indexed = await indexOlderDocuments(db);
       if (indexed) console.log(`[mnemo] made ${count(indexed, "older document")} searchable`);
     } catch (e) {

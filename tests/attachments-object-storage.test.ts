@@ -1,14 +1,15 @@
 // Files in S3-compatible object storage (lib/attachments/file-store.ts), against s3rver (an S3 server speaking the
 // real protocol, on disk) through AWS's SDK: the bytes go to the bucket encrypted with a key only the row holds
 // (sealed with the user's key); they read back whole for the owner, the export and a turn's pictures; an edit's copy
-// shares the object, which is removed only when no row names it; deleting the account removes its objects; a store
-// that does not answer gets a clear error and leaves no row.
+// shares the object, which is removed only when no row names it; deleting the account removes its objects; an
+// object whose row never committed is removed after a day; a store that does not answer gets a clear error and leaves
+// no row.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import S3rver from "s3rver";
-import { CreateBucketCommand, GetObjectCommand, NoSuchKey, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // Read once by lib/config.ts, so set before anything loads it.
@@ -28,7 +29,7 @@ const { userContext } = await import("@/lib/user-context");
 const { forgetCachedKeys, setEncryptionKeys } = await import("@/lib/crypto/content");
 const { rotateKeys } = await import("@/lib/crypto/rotate");
 const { saveUpload, openAttachment, bindToMessage, copyAttachments } = await import("@/lib/attachments/store");
-const { removeReleasedObjects } = await import("@/lib/attachments/file-store");
+const { removeOrphanObjects, removeReleasedObjects } = await import("@/lib/attachments/file-store");
 const { appendItems } = await import("@/lib/memory/session");
 const { exportUserData } = await import("@/lib/account/export");
 const { deleteThread } = await import("@/lib/chat/threads");
@@ -142,6 +143,22 @@ describe.each(engines)("attachments in object storage on %s", (engine) => {
     expect(await removeReleasedObjects(t.db)).toBe(1);
     expect(await object(otherKey)).toBeNull();
     expect(await t.db.releasedObject.count()).toBe(0);
+  });
+
+  it("an object whose row was never written (a crash between the two) is removed after a day, and only then", async () => {
+    const u = await newUser();
+    const kept = await saveUpload(u, "kept.txt", Buffer.from("still here"));
+    const keptKey = (await t.db.attachment.findUniqueOrThrow({ where: { id: kept.id } })).objectKey!;
+    // An upload's object, its row never committed: the process died in between.
+    const orphan = `test/${crypto.randomUUID()}`;
+    await raw.send(new PutObjectCommand({ Bucket: BUCKET, Key: orphan, Body: Buffer.from("sealed bytes") }));
+    expect(await removeOrphanObjects(t.db)).toBe(0); // too young: its row may be on its way
+    expect(await object(orphan)).not.toBeNull();
+    const dayLater = Date.now() + 25 * 3_600_000;
+    expect(await removeOrphanObjects(t.db, dayLater)).toBeGreaterThanOrEqual(1);
+    expect(await object(orphan)).toBeNull();
+    expect((await object(keptKey))?.length).toBeGreaterThan(0); // a row names it
+    expect((await openAttachment(u, kept.id)).data.toString()).toBe("still here");
   });
 
   it("a store that does not answer: a clear error, no row, and the file can be sent again once it is back", async () => {

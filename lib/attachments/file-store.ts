@@ -5,7 +5,14 @@
 // and deleting an account's keys (crypto-shredding) makes its objects unreadable at once. A deleted row's object is
 // noted by a trigger (ReleasedObject) and removed by the sweeper once no row names it (an edit's copy shares it).
 import crypto from "node:crypto";
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
 import type { Db } from "@/lib/db/client";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { getConfig, type S3Config } from "@/lib/config";
@@ -104,6 +111,41 @@ export async function removeReleasedObjects(db: Db): Promise<number> {
       removed++;
     });
   }
+  return removed;
+}
+
+/** An object no row names, older than this, is an orphan: its upload's row was never written (a crash between). */
+const ORPHAN_AFTER_MS = 24 * 3_600_000;
+
+/**
+ * Removes orphaned objects: stored, but their row never committed (the process died between the two, or the database
+ * failed and the object's removal failed too). Objects younger than a day are left alone: their row may be on its way.
+ */
+export async function removeOrphanObjects(db: Db, now = Date.now()): Promise<number> {
+  const store = s3();
+  if (!store) return 0;
+  let removed = 0;
+  let token: string | undefined;
+  do {
+    const page = await store.client.send(
+      new ListObjectsV2Command({ Bucket: store.config.bucket, Prefix: store.config.prefix, ContinuationToken: token }),
+    );
+    const old = (page.Contents ?? [])
+      .filter((o) => o.Key && o.LastModified && now - o.LastModified.getTime() > ORPHAN_AFTER_MS)
+      .map((o) => o.Key!);
+    const named = new Set(
+      old.length
+        ? (await db.attachment.findMany({ where: { objectKey: { in: old } }, select: { objectKey: true } })).map(
+            (r) => r.objectKey,
+          )
+        : [],
+    );
+    for (const key of old.filter((k) => !named.has(k))) {
+      await store.client.send(new DeleteObjectCommand({ Bucket: store.config.bucket, Key: key }));
+      removed++;
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
   return removed;
 }
 
