@@ -114,6 +114,8 @@ export function ChatView({
   const project = initial ? initial.thread.project : newIn;
   const abortRef = useRef<AbortController | null>(null);
   const streamingId = useRef<string | null>(null);
+  // Counts the turns started here: a reload that began before the latest one must not replace what it shows.
+  const turns = useRef(0);
   const scrollRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
 
@@ -127,8 +129,10 @@ export function ChatView({
   const reload = useCallback(
     async (id = threadId) => {
       if (!id) return;
+      const turn = turns.current;
       const r = await loadThreadAction(id);
-      if (r.ok) apply(r.data);
+      // A turn sent meanwhile (a quick next message) owns the list now; this older view would drop it mid-stream.
+      if (r.ok && turns.current === turn && !streamingId.current) apply(r.data);
     },
     [threadId, apply],
   );
@@ -166,6 +170,7 @@ export function ChatView({
   ) {
     setBusy(true);
     stick.current = true;
+    turns.current++;
     const tempAssistant = pendingItem("pending-assistant", "assistant", "", "streaming");
     const before = items;
     setItems((prev) => {
@@ -238,13 +243,13 @@ export function ChatView({
               setItems((prev) => {
                 const idx = prev.findIndex((i) => i.id === toolItemId);
                 const next = {
-                  ...prev[idx],
+                  ...(idx >= 0 ? prev[idx] : pendingItem(ev.assistantItemId, "assistant", "", "streaming")),
                   id: ev.assistantItemId,
                   content: "",
                   toolCalls: null,
                   status: "streaming" as const,
                 };
-                return [...prev.slice(0, idx + 1), next, ...prev.slice(idx + 1)];
+                return idx >= 0 ? [...prev.slice(0, idx + 1), next, ...prev.slice(idx + 1)] : [...prev, next];
               });
             }
             const call = { id: `${toolItemId}-${ev.name}`, name: ev.name, arguments: "", result: ev.result };
