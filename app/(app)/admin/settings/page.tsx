@@ -59,8 +59,10 @@ export default async function ModelSettingsPage() {
         Attachments
       </h2>
       <p className="text-sm text-muted-foreground">
-        Files people attach are stored in the database, sealed like their messages. Empty fields use the environment
-        (MNEMO_ATTACHMENT_MAX_MB, MNEMO_ATTACHMENT_USER_MB).
+        {env.s3
+          ? `Files people attach are stored in the bucket ${env.s3.bucket} (object storage), each encrypted with a key only its row in the database holds.`
+          : "Files people attach are stored in the database, sealed like their messages."}{" "}
+        Empty fields use the environment (MNEMO_ATTACHMENT_MAX_MB, MNEMO_ATTACHMENT_USER_MB).
       </p>
       <AttachmentLimitsForm
         saved={{ fileMb: limits.saved.fileMb ?? null, userMb: limits.saved.userMb ?? null }}
