@@ -8,6 +8,12 @@ import { userContext } from "@/lib/user-context";
 import type { Passage } from "./passages";
 import { splitPassages } from "./passages";
 
+/**
+ * Passages indexed with the upload itself (a note, a letter, a CV: searchable at once). A longer document is indexed
+ * by its background job a moment later: on the embedded database every statement waits its turn, and a burst of
+ * long uploads indexed inline kept other requests waiting past a second.
+ */
+export const INLINE_PASSAGES = 40;
 /** Rows per insert: a 300-page PDF has about a thousand passages. */
 const BATCH = 500;
 
@@ -45,24 +51,26 @@ export async function indexOlderDocuments(db: Db): Promise<number> {
     take: SWEEP_DOCUMENTS,
   });
   let done = 0;
-  for (const { id } of rows) {
-    const indexed = await db.$transaction(async (tx) => {
-      // Claims it: a second instance's update waits on this row and then finds it indexed.
-      const claimed = await tx.attachment.updateMany({
-        where: { id, passagesIndexed: false },
-        data: { passagesIndexed: true },
-      });
-      if (!claimed.count) return false;
-      const a = await tx.attachment.findUniqueOrThrow({
-        where: { id },
-        select: { userId: true, name: true, text: true, tokens: true, pages: true },
-      });
-      const c = (await userContext(tx as Db, a.userId)).cipher;
-      const doc = { ...a, id, name: c.open(a.name), text: a.text === null ? "" : c.open(a.text) };
-      await indexPassages(tx as Db, c, { userId: a.userId, attachmentId: id }, splitPassages(doc));
-      return true;
-    });
-    if (indexed) done++;
-  }
+  for (const { id } of rows) if (await indexDocument(db, id)) done++;
   return done;
+}
+
+/** Indexes one document's passages unless they are (claimed by its flag: two workers never index it twice). */
+export async function indexDocument(db: Db, id: string): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    // Claims it: a second instance's update waits on this row and then finds it indexed.
+    const claimed = await tx.attachment.updateMany({
+      where: { id, kind: "document", passagesIndexed: false },
+      data: { passagesIndexed: true },
+    });
+    if (!claimed.count) return false;
+    const a = await tx.attachment.findUniqueOrThrow({
+      where: { id },
+      select: { userId: true, name: true, text: true, tokens: true, pages: true },
+    });
+    const c = (await userContext(tx as Db, a.userId)).cipher;
+    const doc = { ...a, id, name: c.open(a.name), text: a.text === null ? "" : c.open(a.text) };
+    await indexPassages(tx as Db, c, { userId: a.userId, attachmentId: id }, splitPassages(doc));
+    return true;
+  });
 }

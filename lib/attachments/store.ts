@@ -13,7 +13,8 @@ import { sniff } from "./sniff";
 import { extractText } from "./extract";
 import type { Source } from "./prompt";
 import { rememberParsed, splitPassages } from "./passages";
-import { indexPassages } from "./passage-index";
+import { INLINE_PASSAGES, indexPassages } from "./passage-index";
+import crypto from "node:crypto";
 import { discardBytes, readBytes, storeBytes } from "./file-store";
 import { queuePassageVectors } from "./vectors";
 import { Prisma } from "@/lib/generated/prisma/client";
@@ -72,10 +73,16 @@ export async function saveUpload(
   const tokens = doc ? estimateTokens(doc.text) : 0;
   const stored = await storeBytes(c, bytes);
   // The file and its passages (what the message search finds) are stored together or not at all.
-  const { row, passages } = await u.db
+  const id = `c${crypto.randomUUID().replaceAll("-", "")}`;
+  // Split outside the transaction (on the embedded database a transaction holds the one connection).
+  const passages = doc ? splitPassages({ id, name, text: doc.text, tokens, pages: doc.pages }) : [];
+  const inline = passages.length <= INLINE_PASSAGES;
+  // The file and (a short document's) passages, what the message search finds, are stored together or not at all.
+  const row = await u.db
     .$transaction(async (tx) => {
       const row = await tx.attachment.create({
         data: {
+          id,
           userId: u.userId,
           threadId: sentWith?.threadId,
           itemId: sentWith?.itemId,
@@ -91,10 +98,8 @@ export async function saveUpload(
         },
         select: { id: true },
       });
-      if (!doc) return { row, passages: [] };
-      const passages = splitPassages({ id: row.id, name, text: doc.text, tokens, pages: doc.pages });
-      await indexPassages(tx as Db, c, { userId: u.userId, attachmentId: row.id }, passages);
-      return { row, passages };
+      if (doc && inline) await indexPassages(tx as Db, c, { userId: u.userId, attachmentId: id }, passages);
+      return row;
     })
     .catch(async (e: unknown) => {
       await discardBytes(stored);
@@ -102,7 +107,7 @@ export async function saveUpload(
     });
   if (doc) {
     rememberParsed({ id: row.id, name, tokens, pages: doc.pages }, passages);
-    // Its passages by meaning, off the request's path (until then they are ranked by words).
+    // Its passages by meaning (and a long one's search rows), off the request's path.
     await queuePassageVectors(u.db, u.userId, row.id);
   }
   return { id: row.id, name, mime, kind, bytes: bytes.length, pages: doc?.pages ?? null };

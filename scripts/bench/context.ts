@@ -30,6 +30,7 @@ const { saveUpload } = await import("../../lib/attachments/store");
 const { attachmentsForTurn, threadAttachmentRows } = await import("../../lib/attachments/prompt");
 const { pdfOf } = await import("../../testing/pdf");
 const { searchMessages } = await import("../../lib/chat/search");
+const { indexDocument } = await import("../../lib/attachments/passage-index");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
 /** The thread the first-token timing uses: 10,000 messages, or the largest size measured. */
@@ -254,6 +255,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
     const u = await userContext(t.db, user.id);
     const commonWithout = await timeSearch(u, VOCAB[0]);
     const meta = await saveUpload(u, "report.pdf", await reportPdf(DOCUMENT_PAGES));
+    await indexDocument(t.db, meta.id); // its job's work: a long document's search rows
     await t.db.attachment.update({ where: { id: meta.id }, data: { threadId: big.id, itemId: big.leaf } });
     const { tokens } = await t.db.attachment.findUniqueOrThrow({ where: { id: meta.id }, select: { tokens: true } });
     const budget = getConfig().memory.tokenBudget;
