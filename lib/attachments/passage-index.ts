@@ -17,14 +17,9 @@ export const INLINE_PASSAGES = 40;
 /** Rows per insert: a 300-page PDF has about a thousand passages. */
 const BATCH = 500;
 
-/** Writes a document's passages and marks it indexed (inside the caller's transaction). */
-export async function indexPassages(
-  db: Db,
-  c: ContentCipher,
-  at: { userId: string; attachmentId: string },
-  passages: Passage[],
-) {
-  const rows = passages.map((p) => ({
+/** A document's passages as rows: each sealed, with its keyed search tokens. */
+export function passageRows(c: ContentCipher, at: { userId: string; attachmentId: string }, passages: Passage[]) {
+  return passages.map((p) => ({
     attachmentId: at.attachmentId,
     userId: at.userId,
     position: p.position,
@@ -32,6 +27,16 @@ export async function indexPassages(
     content: c.seal(p.text),
     searchTokens: c.searchTokens(p.text),
   }));
+}
+
+/** Writes a document's passages and marks it indexed (inside the caller's transaction). */
+export async function indexPassages(
+  db: Db,
+  c: ContentCipher,
+  at: { userId: string; attachmentId: string },
+  passages: Passage[],
+) {
+  const rows = passageRows(c, at, passages);
   for (let i = 0; i < rows.length; i += BATCH)
     await db.attachmentPassage.createMany({ data: rows.slice(i, i + BATCH) });
   await db.attachment.update({ where: { id: at.attachmentId }, data: { passagesIndexed: true } });
@@ -55,22 +60,32 @@ export async function indexOlderDocuments(db: Db): Promise<number> {
   return done;
 }
 
-/** Indexes one document's passages unless they are (claimed by its flag: two workers never index it twice). */
+/**
+ * Indexes one document's passages unless they are. The rows are made first and written in one batch with the claim
+ * (its flag), so the embedded database's one connection is held only for the writes; a second worker's batch
+ * fails on the passages' unique positions and changes nothing.
+ */
 export async function indexDocument(db: Db, id: string): Promise<boolean> {
-  return db.$transaction(async (tx) => {
-    // Claims it: a second instance's update waits on this row and then finds it indexed.
-    const claimed = await tx.attachment.updateMany({
-      where: { id, kind: "document", passagesIndexed: false },
-      data: { passagesIndexed: true },
-    });
-    if (!claimed.count) return false;
-    const a = await tx.attachment.findUniqueOrThrow({
-      where: { id },
-      select: { userId: true, name: true, text: true, tokens: true, pages: true },
-    });
-    const c = (await userContext(tx as Db, a.userId)).cipher;
-    const doc = { ...a, id, name: c.open(a.name), text: a.text === null ? "" : c.open(a.text) };
-    await indexPassages(tx as Db, c, { userId: a.userId, attachmentId: id }, splitPassages(doc));
-    return true;
+  const a = await db.attachment.findFirst({
+    where: { id, kind: "document", passagesIndexed: false },
+    select: { userId: true, name: true, text: true, tokens: true, pages: true },
   });
+  if (!a) return false;
+  const c = (await userContext(db, a.userId)).cipher;
+  const doc = { ...a, id, name: c.open(a.name), text: a.text === null ? "" : c.open(a.text) };
+  const rows = passageRows(c, { userId: a.userId, attachmentId: id }, splitPassages(doc));
+  try {
+    const [claimed] = await db.$transaction([
+      db.attachment.updateMany({ where: { id, passagesIndexed: false }, data: { passagesIndexed: true } }),
+      ...Array.from({ length: Math.ceil(rows.length / BATCH) }, (_, i) =>
+        db.attachmentPassage.createMany({ data: rows.slice(i * BATCH, (i + 1) * BATCH) }),
+      ),
+    ]);
+    return claimed.count > 0;
+  } catch (e) {
+    // Indexed by another worker meanwhile: its passages' positions are taken.
+    const unique = (e as { code?: string })?.code === "P2002" || /duplicate key|unique constraint/i.test(String(e));
+    if (unique) return false;
+    throw e;
+  }
 }

@@ -13,7 +13,7 @@ import { sniff } from "./sniff";
 import { extractText } from "./extract";
 import type { Source } from "./prompt";
 import { rememberParsed, splitPassages } from "./passages";
-import { INLINE_PASSAGES, indexPassages } from "./passage-index";
+import { INLINE_PASSAGES, passageRows } from "./passage-index";
 import crypto from "node:crypto";
 import { discardBytes, readBytes, storeBytes } from "./file-store";
 import { queuePassageVectors } from "./vectors";
@@ -77,34 +77,35 @@ export async function saveUpload(
   // Split outside the transaction (on the embedded database a transaction holds the one connection).
   const passages = doc ? splitPassages({ id, name, text: doc.text, tokens, pages: doc.pages }) : [];
   const inline = passages.length <= INLINE_PASSAGES;
-  // The file and (a short document's) passages, what the message search finds, are stored together or not at all.
-  const row = await u.db
-    .$transaction(async (tx) => {
-      const row = await tx.attachment.create({
-        data: {
-          id,
-          userId: u.userId,
-          threadId: sentWith?.threadId,
-          itemId: sentWith?.itemId,
-          name: c.seal(name),
-          mime,
-          kind,
-          bytes: bytes.length,
-          data: stored.data,
-          objectKey: stored.objectKey,
-          text: doc ? c.seal(doc.text) : null,
-          pages: doc?.pages ?? null,
-          tokens,
-        },
-        select: { id: true },
-      });
-      if (doc && inline) await indexPassages(tx as Db, c, { userId: u.userId, attachmentId: id }, passages);
-      return row;
-    })
-    .catch(async (e: unknown) => {
-      await discardBytes(stored);
-      throw e;
-    });
+  const rows = doc && inline ? passageRows(c, { userId: u.userId, attachmentId: id }, passages) : [];
+  // The file and (a short document's) passages, what the message search finds, are stored together or not at all,
+  // in one batch (no work between the statements while the embedded database's one connection is held).
+  const create = u.db.attachment.create({
+    data: {
+      id,
+      userId: u.userId,
+      threadId: sentWith?.threadId,
+      itemId: sentWith?.itemId,
+      name: c.seal(name),
+      mime,
+      kind,
+      bytes: bytes.length,
+      data: stored.data,
+      objectKey: stored.objectKey,
+      text: doc ? c.seal(doc.text) : null,
+      pages: doc?.pages ?? null,
+      tokens,
+      passagesIndexed: !!doc && inline,
+    },
+    select: { id: true },
+  });
+  const written = rows.length
+    ? u.db.$transaction([create, u.db.attachmentPassage.createMany({ data: rows })]).then(([r]) => r)
+    : create;
+  const row = await Promise.resolve(written).catch(async (e: unknown) => {
+    await discardBytes(stored);
+    throw e;
+  });
   if (doc) {
     rememberParsed({ id: row.id, name, tokens, pages: doc.pages }, passages);
     // Its passages by meaning (and a long one's search rows), off the request's path.
