@@ -9,11 +9,11 @@ import type { Passage } from "./passages";
 import { splitPassages } from "./passages";
 
 /**
- * Passages indexed with the upload itself (a note, a letter, a CV: searchable at once). A longer document is indexed
- * by its background job a moment later: on the embedded database every statement waits its turn, and a burst of
+ * A document of at most this many tokens (about 40 passages) has its passages indexed with the upload itself (a note, a letter, a CV: searchable at once). A longer document is indexed
+ * by the sweeper a moment later (one per sweep, every 15 s, on each instance): on the embedded database every statement waits its turn, and a burst of
  * long uploads indexed inline kept other requests waiting past a second.
  */
-export const INLINE_PASSAGES = 40;
+export const INLINE_TOKENS = 10_000;
 /** Rows per insert: a 300-page PDF has about a thousand passages. */
 const BATCH = 500;
 
@@ -43,7 +43,7 @@ export async function indexPassages(
 }
 
 /** Documents per sweep when indexing those stored before passages were (each one read and split). */
-const SWEEP_DOCUMENTS = 5;
+const SWEEP_DOCUMENTS = 1;
 
 /**
  * Indexes a few documents stored before their passages were searchable (the sweeper's, on every instance: each

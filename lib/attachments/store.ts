@@ -13,7 +13,7 @@ import { sniff } from "./sniff";
 import { extractText } from "./extract";
 import type { Source } from "./prompt";
 import { rememberParsed, splitPassages } from "./passages";
-import { INLINE_PASSAGES, passageRows } from "./passage-index";
+import { INLINE_TOKENS, passageRows } from "./passage-index";
 import crypto from "node:crypto";
 import { discardBytes, readBytes, storeBytes } from "./file-store";
 import { queuePassageVectors } from "./vectors";
@@ -75,9 +75,11 @@ export async function saveUpload(
   // The file and its passages (what the message search finds) are stored together or not at all.
   const id = `c${crypto.randomUUID().replaceAll("-", "")}`;
   // Split outside the transaction (on the embedded database a transaction holds the one connection).
-  const passages = doc ? splitPassages({ id, name, text: doc.text, tokens, pages: doc.pages }) : [];
-  const inline = passages.length <= INLINE_PASSAGES;
-  const rows = doc && inline ? passageRows(c, { userId: u.userId, attachmentId: id }, passages) : [];
+  // Only a short document is split here (searchable at once); a long one's split, stemming and counting is the
+  // sweeper's and its first turn's, off the upload (a burst of long uploads held the server past a second).
+  const inline = !!doc && tokens <= INLINE_TOKENS;
+  const passages = doc && inline ? splitPassages({ id, name, text: doc.text, tokens, pages: doc.pages }) : [];
+  const rows = inline ? passageRows(c, { userId: u.userId, attachmentId: id }, passages) : [];
   // The file and (a short document's) passages, what the message search finds, are stored together or not at all,
   // in one batch (no work between the statements while the embedded database's one connection is held).
   const create = u.db.attachment.create({
@@ -95,7 +97,7 @@ export async function saveUpload(
       text: doc ? c.seal(doc.text) : null,
       pages: doc?.pages ?? null,
       tokens,
-      passagesIndexed: !!doc && inline,
+      passagesIndexed: inline,
     },
     select: { id: true },
   });
@@ -107,8 +109,8 @@ export async function saveUpload(
     throw e;
   });
   if (doc) {
-    rememberParsed({ id: row.id, name, tokens, pages: doc.pages }, passages);
-    // Its passages by meaning (and a long one's search rows), off the request's path.
+    if (inline) rememberParsed({ id: row.id, name, tokens, pages: doc.pages }, passages);
+    // Its passages by meaning, off the request's path (a long one's search rows: the sweeper's).
     await queuePassageVectors(u.db, u.userId, row.id);
   }
   return { id: row.id, name, mime, kind, bytes: bytes.length, pages: doc?.pages ?? null };

@@ -8,7 +8,6 @@ import { resolveEmbedder } from "@/lib/llm/embeddings";
 import { embedForUser } from "@/lib/memory/embed";
 import { enqueue } from "@/lib/jobs/queue";
 import { rememberVectors, splitPassages } from "./passages";
-import { indexDocument } from "./passage-index";
 
 /** Passages per embedding call (the encoder batches them; an endpoint takes them in one request). */
 const BATCH = 64;
@@ -21,8 +20,6 @@ export function queuePassageVectors(db: Db, userId: string, attachmentId: string
 
 /** Embeds a document's passages with the current embedding model, unless they already are (a job may run twice). */
 export async function embedPassages(db: Db, attachmentId: string): Promise<void> {
-  // A long document's search rows first (lib/attachments/passage-index.ts): searchable even with no embedder.
-  await indexDocument(db, attachmentId);
   const e = await resolveEmbedder(db);
   if (!e) return;
   const row = await db.attachment.findUnique({
