@@ -20,7 +20,7 @@ export class AppError extends Error {
 
 /** Something that does not exist, or is not the caller's: both get the same answer. */
 export class NotFoundError extends AppError {
-  constructor(what: "thread" | "memory" | "answer" | "account" | "user" | "item" | "project" = "item") {
+  constructor(what: "thread" | "memory" | "answer" | "account" | "user" | "item" | "project" | "member" = "item") {
     super(`${what[0].toUpperCase()}${what.slice(1)} not found.`, 404);
   }
 }

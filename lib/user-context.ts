@@ -12,7 +12,13 @@ export type MemorySettings = { paused: boolean; review: boolean };
 
 export type UserContext = {
   readonly db: Db;
+  /** Whose rows these are: the user's, or a shared project's own account (lib/projects/access.ts). */
   readonly userId: string;
+  /**
+   * Who is acting: the signed-in user (or a key's owner). The same as `userId` except in a shared project, where the
+   * rows are the project's and the actor is a member: session checks, limits and authorship use it.
+   */
+  readonly actorId: string;
   readonly cipher: ContentCipher;
   /**
    * The user's memory settings as they are now. Read at each call, not once: a pause the user sets while a job or an
@@ -26,9 +32,14 @@ export type UserContext = {
   readonly scope: MemoryScope;
 };
 
-export async function userContext(db: Db, userId: string, scope = GENERAL_SCOPE): Promise<UserContext> {
+export async function userContext(
+  db: Db,
+  userId: string,
+  scope = GENERAL_SCOPE,
+  actorId = userId,
+): Promise<UserContext> {
   const cipher = await cipherFor(db, userId);
-  return { db, userId, cipher, settings: () => memorySettings(db, userId), scope };
+  return { db, userId, actorId, cipher, settings: () => memorySettings(db, userId), scope };
 }
 
 async function memorySettings(db: Db, userId: string): Promise<MemorySettings> {
@@ -42,11 +53,16 @@ export const onHandle = (u: UserContext, db: Db): UserContext => ({ ...u, db });
 /** The same user's context in another memory scope (a project's thread). */
 export const inMemoryScope = (u: UserContext, scope: MemoryScope): UserContext => ({ ...u, scope });
 
-/** The context of a thread's owner (jobs that know only the thread), in the thread's scope; null when it is gone. */
+/**
+ * The context of a thread's owner (jobs that know only the thread), in the thread's scope; null when it is gone.
+ * A shared project's thread is its project's (its own memories alone), acting as the chat's author.
+ */
 export async function threadOwnerContext(db: Db, threadId: string): Promise<UserContext | null> {
   const t = await db.thread.findUnique({
     where: { id: threadId },
-    select: { userId: true, project: { select: { id: true, memoryMode: true } } },
+    select: { userId: true, authorId: true, project: { select: { id: true, memoryMode: true, shared: true } } },
   });
-  return t ? userContext(db, t.userId, projectScope(t.project)) : null;
+  if (!t) return null;
+  const scope = t.project?.shared ? { projectId: t.project.id, general: false } : projectScope(t.project);
+  return userContext(db, t.userId, scope, t.authorId ?? t.userId);
 }

@@ -111,6 +111,9 @@ export function ChatView({
   const files = useAttachmentDrafts();
   const [dragging, setDragging] = useState(false);
   const imported = initial?.thread.imported ?? null;
+  // A shared project's chat is continued by its author alone; the other members read it (lib/projects/access.ts).
+  const sharedBy = initial?.thread.shared ?? null;
+  const readOnly = !!sharedBy && !sharedBy.mayContinue;
   const project = initial ? initial.thread.project : newIn;
   const abortRef = useRef<AbortController | null>(null);
   const streamingId = useRef<string | null>(null);
@@ -430,6 +433,14 @@ export function ChatView({
               via {initial.thread.via}
             </span>
           )}
+          {sharedBy && (
+            <span
+              className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground"
+              data-testid="thread-author"
+            >
+              {sharedBy.mayContinue ? "your chat · shared with the project" : `by ${sharedBy.author}`}
+            </span>
+          )}
           {imported && (
             <span
               className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground"
@@ -440,7 +451,12 @@ export function ChatView({
             </span>
           )}
         </h1>
-        <ModelPicker models={models} value={model} onChange={(id) => void onPickModel(id)} disabled={busy} />
+        <ModelPicker
+          models={models}
+          value={model}
+          onChange={(id) => void onPickModel(id)}
+          disabled={busy || readOnly}
+        />
         {threadId && (
           <>
             <span className="hidden text-xs text-muted-foreground sm:inline" data-testid="thread-totals">
@@ -519,13 +535,13 @@ export function ChatView({
                 )}
               <Message
                 item={item}
-                busy={busy}
+                busy={busy || readOnly}
                 onEdit={onEdit}
                 onRegenerate={onRegenerate}
                 onSwitch={onSwitch}
                 models={models}
                 labelOf={labelOf}
-                rateable={!temporary}
+                rateable={!temporary && !readOnly}
               />
               {summary?.throughItemId === item.id && (
                 <details
@@ -543,16 +559,25 @@ export function ChatView({
         </div>
       </div>
       <div className="mx-auto w-full max-w-3xl px-4 pb-4">
-        <Composer
-          value={draft}
-          onChange={setDraft}
-          onSend={() => void send()}
-          onStop={() => void stop()}
-          busy={busy}
-          disabled={!!modelMissing}
-          maxChars={maxChars}
-          files={files}
-        />
+        {readOnly ? (
+          <p
+            className="rounded-md border border-border bg-muted/40 px-3 py-2 text-center text-sm text-muted-foreground"
+            data-testid="read-only-note"
+          >
+            {sharedBy!.author} started this chat: only they can continue it. Start your own in the project.
+          </p>
+        ) : (
+          <Composer
+            value={draft}
+            onChange={setDraft}
+            onSend={() => void send()}
+            onStop={() => void stop()}
+            busy={busy}
+            disabled={!!modelMissing}
+            maxChars={maxChars}
+            files={files}
+          />
+        )}
         {/* Keyboard hints only where there is a keyboard and a fine pointer: a phone has neither Shift nor Esc. */}
         <p
           className="mt-1 hidden text-center text-xs text-muted-foreground pointer-fine:block"

@@ -5,7 +5,7 @@ import { toast } from "sonner";
 import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
-import { createProjectAction, updateProjectAction } from "@/app/(app)/p/actions";
+import { createProjectAction, createSharedProjectAction, updateProjectAction } from "@/app/(app)/p/actions";
 import type { ProjectSummary } from "@/lib/projects/projects";
 import type { ProjectMemoryMode } from "@/lib/projects/scope";
 import { PROJECTS_CHANGED } from "./events";
@@ -31,6 +31,8 @@ export function ProjectForm({ project, models = [] }: { project?: ProjectSummary
   const [instructions, setInstructions] = useState(project?.instructions ?? "");
   const [mode, setMode] = useState<ProjectMemoryMode>(project?.memoryMode ?? "shared");
   const [model, setModel] = useState(project?.model ?? "");
+  // A shared project keeps its own memories only: a member's general memory is never the project's.
+  const [share, setShare] = useState(project?.shared ?? false);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
@@ -38,8 +40,17 @@ export function ProjectForm({ project, models = [] }: { project?: ProjectSummary
     e.preventDefault();
     setSaving(true);
     setError(null);
-    const input = { name, instructions, memoryMode: mode, ...(models.length > 1 ? { model: model || null } : {}) };
-    const r = project ? await updateProjectAction({ id: project.id, ...input }) : await createProjectAction(input);
+    const input = {
+      name,
+      instructions,
+      ...(share ? {} : { memoryMode: mode }),
+      ...(models.length > 1 ? { model: model || null } : {}),
+    };
+    const r = project
+      ? await updateProjectAction({ id: project.id, ...input })
+      : share
+        ? await createSharedProjectAction(input)
+        : await createProjectAction(input);
     setSaving(false);
     if (!r.ok) return setError(r.error); // what the user typed stays in the form
     window.dispatchEvent(new Event(PROJECTS_CHANGED));
@@ -75,25 +86,45 @@ export function ProjectForm({ project, models = [] }: { project?: ProjectSummary
         />
         <p className="text-xs text-muted-foreground">Sent with every message in this project.</p>
       </div>
-      <fieldset className="grid gap-2">
-        <legend className="mb-1 text-sm font-medium">Memory</legend>
-        {MODES.map((m) => (
-          <label key={m.value} className="flex items-start gap-2 rounded-md border border-border p-3 text-sm">
-            <input
-              type="radio"
-              name="memory-mode"
-              value={m.value}
-              checked={mode === m.value}
-              onChange={() => setMode(m.value)}
-              className="mt-0.5 h-4 w-4"
-            />
-            <span>
-              <span className="font-medium">{m.label}</span>
-              <span className="block text-muted-foreground">{m.help}</span>
+      {!project && (
+        <label className="flex items-start gap-2 rounded-md border border-border p-3 text-sm">
+          <input
+            type="checkbox"
+            checked={share}
+            onChange={(e) => setShare(e.target.checked)}
+            className="mt-0.5 h-4 w-4"
+            data-testid="project-share"
+          />
+          <span>
+            <span className="font-medium">Share with other people</span>
+            <span className="block text-muted-foreground">
+              Invite people who have an account here. Their chats in the project are visible to each other, and what the
+              project learns is the project&apos;s, marked with who taught it. Your general memories are never shared.
             </span>
-          </label>
-        ))}
-      </fieldset>
+          </span>
+        </label>
+      )}
+      {!share && (
+        <fieldset className="grid gap-2">
+          <legend className="mb-1 text-sm font-medium">Memory</legend>
+          {MODES.map((m) => (
+            <label key={m.value} className="flex items-start gap-2 rounded-md border border-border p-3 text-sm">
+              <input
+                type="radio"
+                name="memory-mode"
+                value={m.value}
+                checked={mode === m.value}
+                onChange={() => setMode(m.value)}
+                className="mt-0.5 h-4 w-4"
+              />
+              <span>
+                <span className="font-medium">{m.label}</span>
+                <span className="block text-muted-foreground">{m.help}</span>
+              </span>
+            </label>
+          ))}
+        </fieldset>
+      )}
       {models.length > 1 && (
         <div className="grid gap-1.5">
           <Label htmlFor="project-model">Model</Label>

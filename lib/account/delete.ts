@@ -7,6 +7,7 @@ import { forgetCachedKeys } from "@/lib/crypto/content";
 import { lockAccounts, otherActiveAdmins } from "@/lib/auth/users";
 import { USER_DATA, tableSql, userRowsSql } from "./user-data";
 import { AppError, LastAdminError, NotFoundError } from "@/lib/errors";
+import { leaveAllProjects } from "@/lib/projects/members";
 
 /** What the user types to confirm deleting their own account. */
 export const CONFIRM_PHRASE = "delete my account";
@@ -22,7 +23,8 @@ export async function accountSuccession(db: Db, userId: string) {
     db.user.findUnique({ where: { id: userId }, select: { role: true, disabled: true } }),
     db.user.count({ where: { role: "ADMIN", disabled: false, NOT: { id: userId } } }),
     db.user.findMany({
-      where: { NOT: { id: userId } },
+      // People only: a shared project's account is no one (lib/projects/access.ts).
+      where: { NOT: { id: userId }, kind: "person" },
       select: { id: true, email: true, name: true, disabled: true },
       orderBy: { email: "asc" },
     }),
@@ -38,11 +40,13 @@ export async function accountSuccession(db: Db, userId: string) {
 /** A sole admin's deletion promotes `successorId` in the same transaction; without one, only the last account may go. */
 async function handOverAdmin(tx: Tx, userId: string, successorId: string | undefined) {
   if (!successorId) {
-    if ((await tx.user.count({ where: { NOT: { id: userId } } })) > 0)
+    if ((await tx.user.count({ where: { NOT: { id: userId }, kind: "person" } })) > 0)
       throw new LastAdminError("You are the only admin: choose who becomes admin when your account is deleted.");
     return;
   }
-  const next = await tx.user.findFirst({ where: { id: successorId, disabled: false, NOT: { id: userId } } });
+  const next = await tx.user.findFirst({
+    where: { id: successorId, disabled: false, kind: "person", NOT: { id: userId } },
+  });
   if (!next) throw new AppError("That account can no longer become admin (deleted or disabled): choose another.");
   await tx.user.update({ where: { id: successorId }, data: { role: "ADMIN" } });
   await tx.auditLog.create({
@@ -66,6 +70,8 @@ export async function deleteAccount(
     if (!user) throw new NotFoundError("account");
     if (user.role === "ADMIN" && !user.disabled && (await otherActiveAdmins(tx, userId)) === 0)
       await handOverAdmin(tx, userId, by.successorId);
+    // Shared projects: their chats and the memories only they taught go; a project they own passes on, or goes.
+    await leaveAllProjects(tx, userId);
     for (const [table, entry] of Object.entries(USER_DATA)) {
       if (entry.onDelete === "delete" && table !== "User")
         await tx.$executeRaw`DELETE FROM ${tableSql(table)} WHERE ${userRowsSql(table, userId)}`;

@@ -53,6 +53,18 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "cascade",
     why: "projects: names, instructions and memory mode",
   },
+  ProjectMember: {
+    rows: `"userId" = $1`,
+    key: `"projectId"`,
+    onDelete: "cascade",
+    why: "shared projects the user belongs to, and as what (their chats there are the project's: lib/projects)",
+  },
+  ProjectEvent: {
+    rows: `"actorId" = $1 OR "subjectId" = $1`,
+    key: "id",
+    onDelete: "detach",
+    why: "a shared project's history naming the user (joined, left, roles): their id is removed, the entry stays",
+  },
   ApiKey: {
     rows: `"userId" = $1`,
     key: "id",

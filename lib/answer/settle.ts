@@ -104,7 +104,8 @@ export async function chargeAnswer(u: UserContext, a: AnswerCharge): Promise<voi
     client: a.client,
     ...(a.client === "api" ? { apiKeyId: a.apiKeyId } : {}),
   }).catch((e) => logBrief("what left the box", e));
-  await meterAnswer(u, { modelCalls: a.modelCalls, tokens: a.tokens });
+  // The answer counts against the person who asked (in a shared project, the member, not the project).
+  await meterAnswer({ db: u.db, userId: u.actorId }, { modelCalls: a.modelCalls, tokens: a.tokens });
 }
 
 /** The queued work after a complete answer: title (first exchange), summary, learning, the exchange's vectors. */

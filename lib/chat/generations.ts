@@ -7,6 +7,7 @@ import { publicItem, type SessionItem } from "@/lib/memory/session";
 
 import { messageTokens } from "@/lib/memory/tokens";
 import { isDatabaseUnavailable } from "@/lib/errors";
+import { continuableThreadWhere } from "@/lib/projects/access";
 import { cleanText } from "@/lib/text/policy";
 import { stripCitations } from "@/lib/memory/citation-format";
 import {} from "@/lib/llm/prompt-limits";
@@ -29,7 +30,8 @@ export const untrackGeneration = (itemId: string) => running.delete(itemId);
 /** Stops an answer that is being written. Returns false if it is not the user's or not streaming. */
 export async function stopTurn(db: Db, userId: string, itemId: string): Promise<boolean> {
   const r = await db.item.updateMany({
-    where: { id: itemId, status: "streaming", thread: { userId } },
+    // The user's own answer, or one in a shared project's chat they may continue (lib/projects/access.ts).
+    where: { id: itemId, status: "streaming", thread: continuableThreadWhere(userId) },
     data: { status: "stopped" },
   });
   // Ownership first: nothing in this process is touched unless the database said it is this user's answer.

@@ -5,6 +5,7 @@ import { attachmentsInView, type AttachmentMeta, type SourceView } from "@/lib/a
 import { offeredModel } from "@/lib/llm/connection";
 import { NotFoundError } from "@/lib/errors";
 import { projectGone } from "@/lib/projects/projects";
+import type { ThreadAccess } from "@/lib/projects/access";
 import type { UserContext } from "@/lib/user-context";
 import { feedbackFor, type AnswerFeedback } from "@/lib/memory/feedback";
 import { z } from "zod";
@@ -31,6 +32,8 @@ export type ThreadSummary = {
   projectId: string | null;
   /** Made through /v1 with this key (its name), or null. */
   via: string | null;
+  /** In a shared project: the member who started it (null: the user's own thread). */
+  authorId?: string | null;
 };
 
 export async function createThread(
@@ -38,15 +41,17 @@ export async function createThread(
   opts: { temporary?: boolean; title?: string; projectId?: string | null; model?: string | null } = {},
 ) {
   const { db, userId } = u;
-  // A thread goes only into a project of the same user's.
+  // A thread goes only into a project of the same user's (a shared project's account, for a member: its author).
   if (opts.projectId && !(await db.project.findFirst({ where: { id: opts.projectId, userId }, select: { id: true } })))
     throw new NotFoundError("project");
-  await db.thread.deleteMany({ where: { userId, temporary: true } });
+  const member = u.actorId !== userId;
+  if (!member) await db.thread.deleteMany({ where: { userId, temporary: true } });
   const c = u.cipher;
   return db.thread
     .create({
       data: {
         userId,
+        authorId: member ? u.actorId : null,
         temporary: !!opts.temporary,
         title: opts.title === undefined ? undefined : c.seal(opts.title),
         projectId: opts.projectId ?? null,
@@ -100,6 +105,8 @@ export async function listThreads(u: UserContext, input: z.input<typeof listThre
       archived,
       temporary: false,
       ...(project ? { projectId: project === "none" ? null : project } : {}),
+      // A shared project's chats, read as a member: another member's private chat is not listed.
+      ...(u.actorId !== userId ? { AND: [{ OR: [{ private: false }, { authorId: u.actorId }] }] } : {}),
       // Encrypted titles are searched after decryption, below.
       ...(q && !c.enabled ? { title: { contains: q, mode: "insensitive" as const } } : {}),
       ...(after
@@ -114,6 +121,7 @@ export async function listThreads(u: UserContext, input: z.input<typeof listThre
       lastActivityAt: true,
       archived: true,
       projectId: true,
+      authorId: true,
       apiKey: { select: { name: true } },
     },
   });
@@ -172,6 +180,8 @@ export type ThreadView = {
     imported: { source: string; startedAt: string } | null;
     /** The model picked for it (null: its project's, else the default). */
     model: string | null;
+    /** In a shared project: who started it, and whether the viewer may continue it (its author alone). */
+    shared: { author: string; mayContinue: boolean } | null;
   };
   items: ViewItem[];
   totals: { promptTokens: number; completionTokens: number };
@@ -182,10 +192,21 @@ export type ThreadView = {
 
 const VIEW_LIMIT = 500;
 
+/** How a member is named to the others: their name, else their email; "a former member" once they are gone. */
+export async function personName(db: Db, userId: string | null): Promise<string> {
+  const p = userId ? await db.user.findUnique({ where: { id: userId }, select: { name: true, email: true } }) : null;
+  return p ? (p.name ?? p.email) : "a former member";
+}
+
 /** The active branch with, for each message, its siblings (for "‹ 1/2 ›"). */
-export async function threadView(u: UserContext, threadId: string): Promise<ThreadView> {
+export async function threadView(
+  u: UserContext,
+  threadId: string,
+  access?: Pick<ThreadAccess, "role" | "mayContinue" | "authorId">,
+): Promise<ThreadView> {
   const { db, userId } = u;
   const t = await ownedThread(db, userId, threadId);
+  const shared = access?.role ? { author: await personName(db, access.authorId), mayContinue: access.mayContinue } : null;
   // An answer whose writer went away shows as interrupted at once, not after the next periodic sweep.
   await sweepExpiredAnswers(db, threadId);
   const items = await pathItems(db, threadId, t.activeLeafId, VIEW_LIMIT + 1, u.cipher);
@@ -232,6 +253,7 @@ export async function threadView(u: UserContext, threadId: string): Promise<Thre
       via: t.apiKey ? c.open(t.apiKey.name) : null,
       imported: t.importSource ? { source: t.importSource, startedAt: t.createdAt.toISOString() } : null,
       model: t.model,
+      shared,
     },
     items: shown.map((i) => ({
       ...i,

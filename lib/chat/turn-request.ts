@@ -98,6 +98,9 @@ type Preparing = {
 export async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
   const { db, userId } = u;
   const attached = req.kind === "send" ? (req.attachments ?? []) : [];
+  // A file is sealed under its uploader's key, so another member could not open it (lib/projects/access.ts).
+  if (attached.length && u.actorId !== u.userId)
+    throw new AppError("Files cannot be attached in shared projects yet: paste the text instead.", 422);
   const [state] = await Promise.all([resolveConnectionCached(db), assertDrafts(db, userId, attached)]);
   if (!state.configured) throw new AppError(state.reason, 409);
   const turnPick = req.kind === "edit" ? undefined : req.model;
@@ -161,14 +164,14 @@ const placeholder = (conn: ModelConnection): NewItem => ({
 
 // Whether the session may act is folded into the append; a refused append says why (ended session, or not yours).
 async function refused(s: Preparing): Promise<never> {
-  if (s.session) await assertSessionMayAct(s.db, s.userId, s.session);
+  if (s.session) await assertSessionMayAct(s.db, s.u.actorId, s.session);
   throw new NotFoundError("thread");
 }
 
 async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send" }>): Promise<Made> {
   // A new thread is written before the append, so its first message checks the session first
   // (an ended session must leave nothing behind).
-  if (!req.threadId && s.session) await assertSessionMayAct(s.db, s.userId, s.session);
+  if (!req.threadId && s.session) await assertSessionMayAct(s.db, s.u.actorId, s.session);
   const threadId =
     req.threadId ??
     (
@@ -184,7 +187,7 @@ async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send
     s.db,
     threadId,
     [{ role: "user", content: req.content }, placeholder(s.conn)],
-    { ownerId: s.userId, session: s.session, cipher: s.c },
+    { ownerId: s.u.actorId, session: s.session, cipher: s.c },
   );
   if (!added.length) return refused(s);
   const firstExchange = added[0].position === 0;
@@ -197,7 +200,7 @@ async function prepareEdit(s: Preparing, req: Extract<TurnRequest, { kind: "edit
     s.db,
     req.threadId,
     [{ role: "user", content: req.content }, placeholder(s.conn)],
-    { parent: target.parentId, ownerId: s.userId, session: s.session, cipher: s.c },
+    { parent: target.parentId, ownerId: s.u.actorId, session: s.session, cipher: s.c },
   );
   if (!added.length) return refused(s);
   const [userItem, assistant] = added;
@@ -216,7 +219,7 @@ async function prepareRegenerate(
   const parentId = target.parentId;
   const { items: added, meta } = await appendItemsMeta(s.db, req.threadId, [placeholder(s.conn)], {
     parent: parentId,
-    ownerId: s.userId,
+    ownerId: s.u.actorId,
     session: s.session,
     cipher: s.c,
   });

@@ -20,6 +20,7 @@ import {
 import { chargeAnswer, settleAnswer, settleUnfinished, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
 import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
+import { projectAccess, threadAccess } from "@/lib/projects/access";
 import { projectScope } from "@/lib/projects/scope";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import { type SessionProof } from "@/lib/auth/session-check";
@@ -49,7 +50,7 @@ import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 import { fittedBudgets, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 
-import { turnRequestSchema, prepare, type Prepared } from "./turn-request";
+import { turnRequestSchema, prepare, type Prepared, type TurnRequest } from "./turn-request";
 import { finishRetrying, partialSaver, running, trackGeneration } from "./generations";
 import { ModelIdleError, OnlyThinkingError, promptCutNotice, UsageLimitError } from "./turn-errors";
 export type { TurnEvent } from "./turn-events";
@@ -76,7 +77,8 @@ export async function* runTurn(
   if (!parsed.success) throw new AppError(parsed.error.issues[0].message, 400);
   const req = parsed.data;
   const early = req.kind === "send" && !req.temporary ? earlyQueryVector(db, req.content, userId) : undefined;
-  const u = await userContext(db, userId); // made once for the whole turn
+  // Made once for the whole turn: the rows' owner (the user, or a shared project's account) acting as the user.
+  const u = await turnContext(await userContext(db, userId), req);
   const p = await prepare(u, req, opts.session);
   yield {
     type: "start",
@@ -94,6 +96,17 @@ export async function* runTurn(
 }
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+/**
+ * Whose rows the turn writes (lib/projects/access.ts): a thread the user may continue, or a new chat in a project
+ * they may write in. A shared project's are its own; a temporary chat is always the user's own.
+ */
+async function turnContext(me: UserContext, req: TurnRequest): Promise<UserContext> {
+  if (req.threadId) return (await threadAccess(me, req.threadId, "continue")).content;
+  if (req.kind === "send" && req.projectId && !req.temporary)
+    return (await projectAccess(me, req.projectId, "write")).content;
+  return me;
+}
 
 /** One answer being written: its state across rounds, and the steps 2–5 above. */
 class TurnRun {
@@ -140,7 +153,7 @@ class TurnRun {
     onContext?.(ctx);
     const instructions = this.p.meta.project?.instructions;
     let messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions, attached);
-    trackGeneration(this.assistant.id, this.userId, this.abort);
+    trackGeneration(this.assistant.id, this.u.actorId, this.abort);
     this.startHeartbeat();
     let r: Round = { text: "", calls: new Map() }; // the round being written (its text is kept however it ends)
     try {
@@ -191,7 +204,7 @@ class TurnRun {
 
   /** Step 2: the window, recall and the usage check, read as one statement (lib/db/function-calls.ts). */
   private async readContext(useMemory: boolean, promptLimit: number | null) {
-    const { db, userId, p } = this;
+    const { db, p } = this;
     const config = getConfig();
     const budgets = fittedBudgets(
       promptLimit,
@@ -218,7 +231,7 @@ class TurnRun {
           about: this.u.scope.general ? p.meta.aboutSummary : null,
           vector: early !== undefined ? Promise.resolve(early) : undefined,
         }),
-        checkLimits(db, userId),
+        checkLimits(db, this.u.actorId),
         p.hasAttachments ? threadAttachmentRows(db, p.threadId) : [],
       ]),
     );
@@ -377,7 +390,7 @@ class TurnRun {
     const next = added[added.length - 1];
     await renewLease(db, next.id).catch(() => undefined);
     this.assistant = next;
-    trackGeneration(next.id, this.userId, this.abort);
+    trackGeneration(next.id, this.u.actorId, this.abort);
     const events: TurnEvent[] = toolCalls.map((t, i) => ({
       type: "tool",
       name: t.name,

@@ -111,14 +111,16 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       // Settings are read now, not when the answer was written: pausing learning stops queued work too.
       const thread = await db.thread.findFirst({
         where: { id: p.threadId, userId: p.userId },
-        select: { temporary: true, project: { select: { id: true, memoryMode: true } } },
+        select: { temporary: true, private: true, authorId: true, project: { select: { id: true, memoryMode: true } } },
       });
-      if (!thread || thread.temporary) return;
+      // A member's private chat in a shared project teaches the project nothing.
+      if (!thread || thread.temporary || thread.private) return;
       // Learned in a project: it belongs to the project, and only the project's memories are candidates to change.
       const conn = await connection(db);
       // Private memories are shown to the memory model only when it runs on this machine (lib/memory/disclosure.ts).
       const scope = { ...projectScope(thread.project), privateOk: isLocalEndpoint(conn.baseURL) };
-      const u = await userContext(db, p.userId, scope);
+      // In a shared project the chat's author teaches: a memory names them, and another member saying it confirms it.
+      const u = await userContext(db, p.userId, scope, thread.authorId ?? p.userId);
       const settings = await u.settings();
       if (settings.paused) return;
       const ex = await exchange(u, p.threadId, p.userItemId, p.answerItemId);

@@ -5,6 +5,7 @@
 // Ownership is not checked here: callers open a session through
 // `openSession(u, threadId)` (lib/chat/threads.ts), which does.
 import { sessionMayActSql, type SessionProof } from "@/lib/auth/session-check";
+import { mayContinueSql } from "@/lib/projects/access";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
 import { Prisma, type ItemRole, type ItemStatus } from "@/lib/generated/prisma/client";
@@ -213,7 +214,7 @@ export async function appendItemsMeta(
          "lastActivityAt" = now(),
          "updatedAt" = now()
        WHERE t.id = ${p.threadId}
-         AND (${p.ownerId}::text IS NULL OR (t."userId" = ${p.ownerId}::text AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = ${p.ownerId}::text AND NOT u.disabled)))
+         AND (${p.ownerId}::text IS NULL OR (${mayContinueSql(Prisma.sql`${p.ownerId}::text`)} AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = ${p.ownerId}::text AND NOT u.disabled)))
          AND (${p.sid}::text IS NULL OR ${sessionMayActSql(Prisma.sql`${p.ownerId}::text`, Prisma.sql`${p.sid}::text`, Prisma.sql`${p.authAt}::bigint`)})
          AND (NOT ${p.explicit}::boolean OR ${p.parent}::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = ${p.parent}::text AND p."threadId" = ${p.threadId}))
        RETURNING t."appendParentId" AS parent, t."nextPosition" - ${p.count}::int AS base, t.temporary, t."userId", t."projectId"

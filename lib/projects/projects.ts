@@ -4,11 +4,12 @@
 // user's words: sealed with encryption at rest (lib/crypto/sealed-columns.ts).
 import { offeredModel } from "@/lib/llm/connection";
 import { z } from "zod";
-import { NotFoundError } from "@/lib/errors";
+import { AppError, NotFoundError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import type { UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/types";
 import type { ProjectMemoryMode } from "./scope";
+import { projectAccess, type ProjectRole } from "./access";
 
 export const projectIdSchema = z.string().trim().min(1).max(64);
 const nameSchema = z
@@ -47,25 +48,60 @@ export type ProjectSummary = {
   threads: number;
   memories: number;
   createdAt: string;
+  /** Shared with other people (lib/projects/access.ts), and the user's role in it ("owner" for their own). */
+  shared: boolean;
+  role: ProjectRole;
 };
 
-/** The user's projects, oldest first (a stable order in the sidebar), with how many threads and memories each has. */
+type ProjectRow = {
+  id: string;
+  name: string;
+  instructions: string;
+  memoryMode: ProjectMemoryMode;
+  model: string | null;
+  shared: boolean;
+  createdAt: Date;
+  _count: { threads: number; memories: number };
+};
+const summary = (u: UserContext, p: ProjectRow, role: ProjectRole): ProjectSummary => ({
+  id: p.id,
+  name: u.cipher.open(p.name),
+  instructions: u.cipher.open(p.instructions),
+  memoryMode: p.memoryMode,
+  model: p.model,
+  threads: p._count.threads,
+  memories: p._count.memories,
+  createdAt: p.createdAt.toISOString(),
+  shared: p.shared,
+  role,
+});
+const counts = { _count: { select: { threads: { where: { temporary: false } }, memories: true } } } as const;
+
+/**
+ * The user's own projects, oldest first (a stable order), with how many threads and memories each has. Shared
+ * projects are not among them: their rows are the project's (`listAllProjects` adds them for the sidebar).
+ */
 export async function listProjects(u: UserContext): Promise<ProjectSummary[]> {
   const rows = await u.db.project.findMany({
     where: { userId: u.userId },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    include: { _count: { select: { threads: { where: { temporary: false } }, memories: true } } },
+    include: counts,
   });
-  return rows.map((p) => ({
-    id: p.id,
-    name: u.cipher.open(p.name),
-    instructions: u.cipher.open(p.instructions),
-    memoryMode: p.memoryMode,
-    model: p.model,
-    threads: p._count.threads,
-    memories: p._count.memories,
-    createdAt: p.createdAt.toISOString(),
-  }));
+  return rows.map((p) => summary(u, p, "owner"));
+}
+
+/** The user's own projects and then the shared projects they belong to, each read with its own key. */
+export async function listAllProjects(u: UserContext): Promise<ProjectSummary[]> {
+  const [own, memberships] = await Promise.all([
+    listProjects(u),
+    u.db.projectMember.findMany({
+      where: { userId: u.actorId, project: { shared: true } },
+      select: { projectId: true },
+      orderBy: { joinedAt: "asc" },
+    }),
+  ]);
+  const shared = await Promise.all(memberships.map((m) => getProject(u, m.projectId).catch(() => null)));
+  return [...own, ...shared.filter((p): p is ProjectSummary => !!p)];
 }
 
 export async function ownedProject(db: Db, userId: string, id: string) {
@@ -74,10 +110,12 @@ export async function ownedProject(db: Db, userId: string, id: string) {
   return p;
 }
 
+/** One project the user may read (their own, or a shared one they belong to), read with its key. */
 export async function getProject(u: UserContext, id: string): Promise<ProjectSummary> {
-  const p = (await listProjects(u)).find((x) => x.id === id);
+  const a = await projectAccess(u, id, "read");
+  const p = await a.content.db.project.findUnique({ where: { id: a.projectId }, include: counts });
   if (!p) throw new NotFoundError("project");
-  return p;
+  return summary(a.content, p, a.role);
 }
 
 export async function createProject(u: UserContext, input: z.input<typeof projectInput>) {
@@ -95,8 +133,11 @@ export async function createProject(u: UserContext, input: z.input<typeof projec
   });
 }
 
-export async function updateProject(u: UserContext, input: z.input<typeof projectChanges>) {
+export async function updateProject(given: UserContext, input: z.input<typeof projectChanges>) {
   const f = projectChanges.parse(input);
+  const { content: u, shared } = await projectAccess(given, f.id, "write");
+  // A shared project sees its own memories alone: a member's general memory is theirs, never the project's.
+  if (shared && f.memoryMode === "shared") throw new AppError("A shared project uses its own memories only.", 409);
   const c = u.cipher;
   const r = await u.db.project.updateMany({
     where: { id: f.id, userId: u.userId },
@@ -110,9 +151,16 @@ export async function updateProject(u: UserContext, input: z.input<typeof projec
   if (!r.count) throw new NotFoundError("project");
 }
 
-/** Deletes the project with its threads and its memories (the user is told how many first). */
+/**
+ * Deletes the project with its threads and its memories (the user is told how many first). A shared one only by
+ * its owner, with its account and key (lib/projects/members.ts).
+ */
 export async function deleteProject(u: UserContext, id: string) {
-  const r = await u.db.project.deleteMany({ where: { id, userId: u.userId } });
+  const a = await projectAccess(u, id, "own");
+  // A shared project's account holds it: deleting the account takes the project, its rows and its key together.
+  const r = a.shared
+    ? await u.db.user.deleteMany({ where: { id: a.content.userId, kind: "project" } })
+    : await u.db.project.deleteMany({ where: { id, userId: u.userId } });
   if (!r.count) throw new NotFoundError("project");
 }
 

@@ -26,7 +26,11 @@ export default async function AdminUsersPage({ searchParams }: { searchParams: P
   const waiting = embedder ? await countPending(db, embedder) : 0;
   const ratings = await feedbackByModel(db);
   const users = await db.user.findMany({
-    where: q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: "insensitive" } }] } : {},
+    // People only: a shared project's own account is not someone (lib/projects/access.ts).
+    where: {
+      kind: "person",
+      ...(q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: "insensitive" } }] } : {}),
+    },
     orderBy: { createdAt: "asc" },
     select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true },
     take: 500,

@@ -8,7 +8,7 @@ import { threadIdSchema } from "@/lib/chat/threads";
 import {
   createProject,
   deleteProject,
-  listProjects,
+  listAllProjects,
   moveMemory,
   moveThread,
   projectChanges,
@@ -16,8 +16,26 @@ import {
   projectInput,
   updateProject,
 } from "@/lib/projects/projects";
+import { projectAccess } from "@/lib/projects/access";
+import {
+  changeRole,
+  createSharedProject,
+  inviteInput,
+  inviteMember,
+  leaveProject,
+  memberRoleSchema,
+  removeMember,
+  transferOwnership,
+} from "@/lib/projects/members";
+import {
+  addProjectMemory,
+  forgetProjectMemory,
+  projectMemoryText,
+  reviewProjectMemory,
+  setProjectReview,
+} from "@/lib/projects/project-memory";
 
-export const listProjectsAction = userAction(z.tuple([]), (_args, ctx) => listProjects(ctx));
+export const listProjectsAction = userAction(z.tuple([]), (_args, ctx) => listAllProjects(ctx));
 
 export const createProjectAction = userAction(z.tuple([projectInput]), ([input], ctx) => createProject(ctx, input));
 
@@ -43,5 +61,89 @@ export const moveMemoryAction = userAction(
   async ([memoryId, projectId], ctx) => {
     await moveMemory(ctx, memoryId, projectId);
     revalidatePath("/settings/memory");
+  },
+);
+
+// ---- Shared projects: each action asks lib/projects/access.ts for the role it needs before anything runs. ----
+
+const personId = z.string().trim().min(1).max(64);
+
+/** Starts a shared project, the user its owner. */
+export const createSharedProjectAction = userAction(z.tuple([projectInput]), ([input], ctx) =>
+  createSharedProject(ctx, input),
+);
+
+/** Adds someone with an account here as an editor or viewer (editors and the owner). */
+export const inviteMemberAction = userAction(z.tuple([projectIdSchema, inviteInput]), async ([id, input], ctx) => {
+  await inviteMember(await projectAccess(ctx, id, "write"), input);
+  revalidatePath(`/p/${id}`);
+});
+
+/** The owner makes a member an editor or a viewer. */
+export const changeRoleAction = userAction(
+  z.tuple([projectIdSchema, personId, memberRoleSchema]),
+  async ([id, userId, role], ctx) => {
+    await changeRole(await projectAccess(ctx, id, "own"), userId, role);
+    revalidatePath(`/p/${id}`);
+  },
+);
+
+/** The owner gives the project to another member (and stays an editor). */
+export const transferOwnershipAction = userAction(z.tuple([projectIdSchema, personId]), async ([id, userId], ctx) => {
+  await transferOwnership(await projectAccess(ctx, id, "own"), userId);
+  revalidatePath(`/p/${id}`);
+});
+
+/** The owner removes a member. */
+export const removeMemberAction = userAction(z.tuple([projectIdSchema, personId]), async ([id, userId], ctx) => {
+  await removeMember(await projectAccess(ctx, id, "own"), userId);
+  revalidatePath(`/p/${id}`);
+});
+
+/** A member leaves the project. */
+export const leaveProjectAction = userAction(z.tuple([projectIdSchema]), async ([id], ctx) => {
+  await leaveProject(await projectAccess(ctx, id, "read"));
+});
+
+/** The owner decides whether the chats of people who leave stay in the project. */
+export const setKeepLeaversChatsAction = userAction(
+  z.tuple([projectIdSchema, z.boolean()]),
+  async ([id, keep], ctx) => {
+    const a = await projectAccess(ctx, id, "own");
+    await a.content.db.project.update({ where: { id: a.projectId }, data: { keepLeaversChats: keep } });
+    revalidatePath(`/p/${id}`);
+  },
+);
+
+/** The owner decides whether what the project learns waits for an editor's approval. */
+export const setProjectReviewAction = userAction(z.tuple([projectIdSchema, z.boolean()]), async ([id, review], ctx) => {
+  await setProjectReview(await projectAccess(ctx, id, "own"), review);
+  revalidatePath(`/p/${id}`);
+});
+
+/** An editor or the owner adds a memory to the project by hand. */
+export const addProjectMemoryAction = userAction(
+  z.tuple([projectIdSchema, projectMemoryText]),
+  async ([id, text], ctx) => {
+    await addProjectMemory(await projectAccess(ctx, id, "write"), text);
+    revalidatePath(`/p/${id}`);
+  },
+);
+
+/** An editor or the owner forgets one of the project's memories. */
+export const forgetProjectMemoryAction = userAction(
+  z.tuple([projectIdSchema, personId]),
+  async ([id, memoryId], ctx) => {
+    await forgetProjectMemory(await projectAccess(ctx, id, "write"), memoryId);
+    revalidatePath(`/p/${id}`);
+  },
+);
+
+/** An editor or the owner approves (true) or rejects a memory waiting for review. */
+export const reviewProjectMemoryAction = userAction(
+  z.tuple([projectIdSchema, personId, z.boolean()]),
+  async ([id, memoryId, approve], ctx) => {
+    await reviewProjectMemory(await projectAccess(ctx, id, "write"), memoryId, approve);
+    revalidatePath(`/p/${id}`);
   },
 );

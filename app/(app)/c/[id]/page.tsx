@@ -6,6 +6,7 @@ import { getDb } from "@/lib/db/client";
 import { chatSetup } from "@/lib/chat/chat-setup";
 import { pageUser } from "@/lib/auth/session";
 import { threadView } from "@/lib/chat/threads";
+import { threadAccess } from "@/lib/projects/access";
 
 export const dynamic = "force-dynamic";
 
@@ -15,7 +16,9 @@ export default async function ThreadPage({ params }: { params: Promise<{ id: str
   const db = await getDb();
   let view;
   try {
-    view = await threadView(await userContext(db, user.id), id.slice(0, 64));
+    // The user's own chat, or a shared project's they may read (lib/projects/access.ts).
+    const access = await threadAccess(await userContext(db, user.id), id.slice(0, 64), "read");
+    view = await threadView(access.content, id.slice(0, 64), access);
   } catch (e) {
     if (e instanceof NotFoundError) notFound();
     throw e;

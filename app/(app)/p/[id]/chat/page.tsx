@@ -1,4 +1,4 @@
-import { notFound } from "next/navigation";
+import { notFound, redirect } from "next/navigation";
 import { NotFoundError } from "@/lib/errors";
 import { userContext } from "@/lib/user-context";
 import { ChatView } from "@/components/chat/chat-view";
@@ -16,7 +16,10 @@ export default async function NewProjectChatPage({ params }: { params: Promise<{
   const db = await getDb();
   let project;
   try {
-    project = await getProject(await userContext(db, user.id), id.slice(0, 64));
+    const me = await userContext(db, user.id);
+    project = await getProject(me, id.slice(0, 64));
+    // A viewer reads the project's chats but starts none (lib/projects/access.ts).
+    if (project.role === "viewer") redirect(`/p/${project.id}`);
   } catch (e) {
     if (e instanceof NotFoundError) notFound();
     throw e;
