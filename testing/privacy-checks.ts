@@ -28,6 +28,8 @@ import { deleteAccount } from "@/lib/account/delete";
 import { cipherFor, forgetCachedKeys, isSealed, setEncryptionKeys } from "@/lib/crypto/content";
 import { createThread } from "@/lib/chat/threads";
 import { createProject } from "@/lib/projects/projects";
+import { createSharedProject } from "@/lib/projects/members";
+import { projectAccess } from "@/lib/projects/access";
 import { createApiKey } from "@/lib/keys/api-keys";
 import { recordSend } from "@/lib/memory/disclosure";
 import { exactScope } from "@/lib/projects/scope";
@@ -75,6 +77,9 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     m("apikey"),
     m("sentto"),
     m("file"),
+    m("sharedname"),
+    m("sharedchat"),
+    m("sharedmemory"),
   ];
   const [
     title,
@@ -94,6 +99,9 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     keyName,
     sentTo,
     fileWord,
+    sharedName,
+    sharedChat,
+    sharedMemory,
   ] = markers;
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
@@ -190,7 +198,24 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
   await createApiKey(await userContext(db, user.id), { name: `Key ${keyName}`, scopes: ["chat"] });
   // "What Mnemo knows about you", in the user's words.
   await saveAbout(await userContext(db, user.id), `You keep ${about} in the garden.`);
+  await seedSharedProject(db, user.id, { sharedName, sharedChat, sharedMemory });
   return { id: user.id, email: user.email, markers, threadId: thread.id };
+}
+
+/**
+ * A shared project the user owns: its name, a chat they started and a memory they taught, sealed under the
+ * project's own key (lib/projects/access.ts). Deleting the account deletes the project with its account and key
+ * (nobody else is in it): tests/shared-projects.test.ts covers a project that passes to another member.
+ */
+async function seedSharedProject(db: Db, userId: string, words: Record<string, string>) {
+  const me = await userContext(db, userId);
+  const { id } = await createSharedProject(me, { name: `Shared ${words.sharedName}` });
+  const { content } = await projectAccess(me, id, "write");
+  const chat = await createThread(content, { title: "Shared chat", projectId: id });
+  await appendItems(db, chat.id, [{ role: "user", content: `In the shared project ${words.sharedChat}` }], {
+    cipher: content.cipher,
+  });
+  await addMemory(content, { text: `The team likes ${words.sharedMemory}`, source: "manual" }, "user", "test");
 }
 
 export async function tables(db: Db): Promise<string[]> {

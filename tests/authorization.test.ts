@@ -45,6 +45,8 @@ import { appendItems } from "@/lib/memory/session";
 import { addMemory } from "@/lib/memory/store";
 import { createThread } from "@/lib/chat/threads";
 import { createProject } from "@/lib/projects/projects";
+import { createSharedProject, inviteMember } from "@/lib/projects/members";
+import { projectAccess } from "@/lib/projects/access";
 import { createApiKey } from "@/lib/keys/api-keys";
 import { trackGeneration, untrackGeneration } from "@/lib/chat/turn";
 
@@ -63,6 +65,10 @@ type Fixture = {
   memoryId: string;
   /** The owner's project, named and instructed with the secret. */
   projectId: string;
+  /** A shared project the owner owns (named with the secret), with one editor, and a memory taught by the owner. */
+  sharedProjectId: string;
+  memberId: string;
+  sharedMemoryId: string;
   /** The owner's API key. */
   apiKeyId: string;
   /** The owner's unsent attachment (its text holds the secret). */
@@ -247,6 +253,55 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     },
     moveMemoryAction: {
       call: (m, fx) => m.moveMemoryAction(fx.memoryId as never, fx.projectId as never),
+      expect: OWNER_ONLY,
+    },
+    // Shared projects: here the owner against people outside it; tests/shared-projects.test.ts has every role.
+    createSharedProjectAction: {
+      call: (m) => m.createSharedProjectAction({ name: "Family" } as never),
+      expect: SIGNED_IN,
+    },
+    inviteMemberAction: {
+      call: (m, fx) =>
+        m.inviteMemberAction(fx.sharedProjectId as never, { email: fx.admin.email, role: "viewer" } as never),
+      expect: OWNER_ONLY,
+    },
+    changeRoleAction: {
+      call: (m, fx) => m.changeRoleAction(fx.sharedProjectId as never, fx.memberId as never, "viewer" as never),
+      expect: OWNER_ONLY,
+    },
+    transferOwnershipAction: {
+      call: (m, fx) => m.transferOwnershipAction(fx.sharedProjectId as never, fx.memberId as never),
+      expect: OWNER_ONLY,
+    },
+    removeMemberAction: {
+      call: (m, fx) => m.removeMemberAction(fx.sharedProjectId as never, fx.memberId as never),
+      expect: OWNER_ONLY,
+    },
+    // The owner may not leave (they give the project away or delete it): reached, and refused for that reason.
+    leaveProjectAction: {
+      call: (m, fx) => m.leaveProjectAction(fx.sharedProjectId as never),
+      expect: OWNER_ONLY,
+      mayFail: true,
+    },
+    setKeepLeaversChatsAction: {
+      call: (m, fx) => m.setKeepLeaversChatsAction(fx.sharedProjectId as never, true as never),
+      expect: OWNER_ONLY,
+    },
+    setProjectReviewAction: {
+      call: (m, fx) => m.setProjectReviewAction(fx.sharedProjectId as never, true as never),
+      expect: OWNER_ONLY,
+    },
+    addProjectMemoryAction: {
+      call: (m, fx) => m.addProjectMemoryAction(fx.sharedProjectId as never, "The shed key is blue" as never),
+      expect: OWNER_ONLY,
+    },
+    forgetProjectMemoryAction: {
+      call: (m, fx) => m.forgetProjectMemoryAction(fx.sharedProjectId as never, fx.sharedMemoryId as never),
+      expect: OWNER_ONLY,
+    },
+    reviewProjectMemoryAction: {
+      call: (m, fx) =>
+        m.reviewProjectMemoryAction(fx.sharedProjectId as never, fx.sharedMemoryId as never, true as never),
       expect: OWNER_ONLY,
     },
   },
@@ -582,10 +637,12 @@ describe("authorization matrix", () => {
       name: `Project ${secret}`,
       instructions: `Instructions ${secret}`,
     });
+    const shared = await sharedProject(owner.id, secret);
     return {
       owner,
       other,
       admin,
+      ...shared,
       threadId: th.id,
       userItemId: q.id,
       answerItemId: a.id,
@@ -599,6 +656,16 @@ describe("authorization matrix", () => {
         .id,
       secret,
     };
+  }
+
+  async function sharedProject(ownerId: string, secret: string) {
+    const me = await userContext(t.db, ownerId);
+    const { id } = await createSharedProject(me, { name: `Shared ${secret}` });
+    const member = await t.db.user.create({ data: { email: `member-${n}-${Math.random()}@example.com` } });
+    const a = await projectAccess(me, id, "own");
+    await inviteMember(a, { email: member.email, role: "editor" });
+    const m = await addMemory(a.content, { text: `Shared memory ${secret}`, source: "manual" }, "user", "t");
+    return { sharedProjectId: id, memberId: member.id, sharedMemoryId: m.id };
   }
 
   async function sentFile(ownerId: string, threadId: string, itemId: string, secret: string) {

@@ -7,6 +7,7 @@ import { openJson, type ContentCipher } from "@/lib/crypto/content";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { USER_DATA, tableSql, userRowsSql } from "./user-data";
 import { readBytes } from "@/lib/attachments/file-store";
+import { contributionsOf, historyNaming } from "@/lib/projects/contributions";
 
 export const EXPORT_FORMAT = "mnemo-export";
 export const EXPORT_VERSION = 1;
@@ -125,6 +126,21 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
       // Threads and memories name their project by id (projectId).
       const rows = await db.project.findMany({ where: { userId }, orderBy: { createdAt: "asc" } });
       yield rows.map((p) => ({ ...p, name: c.open(p.name), instructions: c.open(p.instructions) }));
+    })(),
+  );
+
+  yield* array(
+    "sharedProjects",
+    (async function* () {
+      // Shared projects the user is in, with the chats they started and the memories they taught there, marked
+      // "contributed": those rows are the project's, sealed under its key (lib/projects/access.ts).
+      yield await contributionsOf(u);
+    })(),
+  );
+  yield* array(
+    "sharedProjectHistory",
+    (async function* () {
+      yield await historyNaming(u);
     })(),
   );
 

@@ -20,7 +20,7 @@ import {
 import { chargeAnswer, settleAnswer, settleUnfinished, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
 import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
-import { projectAccess, threadAccess } from "@/lib/projects/access";
+import { writeContext } from "@/lib/projects/access";
 import { projectScope } from "@/lib/projects/scope";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import { type SessionProof } from "@/lib/auth/session-check";
@@ -50,7 +50,7 @@ import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 import { fittedBudgets, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 
-import { turnRequestSchema, prepare, type Prepared, type TurnRequest } from "./turn-request";
+import { turnRequestSchema, prepare, type Prepared } from "./turn-request";
 import { finishRetrying, partialSaver, running, trackGeneration } from "./generations";
 import { ModelIdleError, OnlyThinkingError, promptCutNotice, UsageLimitError } from "./turn-errors";
 export type { TurnEvent } from "./turn-events";
@@ -78,7 +78,8 @@ export async function* runTurn(
   const req = parsed.data;
   const early = req.kind === "send" && !req.temporary ? earlyQueryVector(db, req.content, userId) : undefined;
   // Made once for the whole turn: the rows' owner (the user, or a shared project's account) acting as the user.
-  const u = await turnContext(await userContext(db, userId), req);
+  const projectId = req.kind === "send" && !req.temporary ? req.projectId : undefined;
+  const u = await writeContext(await userContext(db, userId), { threadId: req.threadId, projectId });
   const p = await prepare(u, req, opts.session);
   yield {
     type: "start",
@@ -97,16 +98,6 @@ export async function* runTurn(
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
-/**
- * Whose rows the turn writes (lib/projects/access.ts): a thread the user may continue, or a new chat in a project
- * they may write in. A shared project's are its own; a temporary chat is always the user's own.
- */
-async function turnContext(me: UserContext, req: TurnRequest): Promise<UserContext> {
-  if (req.threadId) return (await threadAccess(me, req.threadId, "continue")).content;
-  if (req.kind === "send" && req.projectId && !req.temporary)
-    return (await projectAccess(me, req.projectId, "write")).content;
-  return me;
-}
 
 /** One answer being written: its state across rounds, and the steps 2–5 above. */
 class TurnRun {

@@ -104,7 +104,7 @@ export async function addMemory(u: UserContext, m: NewMemory, actor: MemoryActor
       validFrom: m.validFrom ?? null,
       validUntil: m.validUntil ?? null,
       sourceFeedbackId: m.sourceFeedbackId ?? null,
-      // In a shared project: the member who taught it (lib/projects/members.ts: a leaver's memories go with them).
+      // In a shared project: the member who taught it (lib/projects/members.ts: departure).
       addedById: u.actorId !== userId ? u.actorId : null,
       steps: (() => {
         const steps = m.steps?.length ? m.steps : m.kind === "procedure" ? parseSteps(text) : null;
@@ -130,15 +130,13 @@ async function mergeIntoDuplicate(u: UserContext, dup: Memory, m: NewMemory): Pr
     ...(RANK[m.source] > RANK[dup.source] ? { source: m.source } : {}),
     ...(incoming === "active" && dup.status === "pending" ? { status: "active" as const } : {}),
   };
-  // In a shared project, another member saying it again confirms it: recorded, so it stays when its first teacher
-  // leaves (lib/projects/members.ts departure).
+  // Another member of a shared project saying it again confirms it: it stays when its teacher leaves (departure).
   if (u.actorId !== u.userId && dup.addedById !== u.actorId)
     await u.db.memoryVersion.create({
       data: {
         memoryId: dup.id,
         userId: u.userId,
-        oldText: null,
-        newText: null,
+        ...{ oldText: null, newText: null },
         actor: m.sourceItemId ? "model" : "user",
         reason: "Confirmed by another member",
         confirmedById: u.actorId,

@@ -102,6 +102,16 @@ export async function threadAccess(u: UserContext, threadId: string, need: "read
   return { content, role, mayContinue, authorId: t.authorId };
 }
 
+/**
+ * Where a new message lands (a chat turn, an edit, a regeneration): a thread the user may continue, or a new chat
+ * in a project they may write in; otherwise the user's own rows.
+ */
+export async function writeContext(me: UserContext, to: { threadId?: string; projectId?: string }) {
+  if (to.threadId) return (await threadAccess(me, to.threadId, "continue")).content;
+  if (to.projectId) return (await projectAccess(me, to.projectId, "write")).content;
+  return me;
+}
+
 /** A shared project's threads the actor may read, as a Prisma filter on Thread (not the user's own threads). */
 export const sharedThreadWhere = (actorId: string) => ({
   project: { shared: true, members: { some: { userId: actorId } } },
