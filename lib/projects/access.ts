@@ -27,6 +27,11 @@ const REFUSED: Record<Need, string> = {
   own: "Only the project's owner can do that.",
 };
 
+/** Refuses an access whose role is too small for `need` (the functions that take an access check it again). */
+export function assertMay(a: { role: ProjectRole }, need: Need) {
+  if (!mayDo(a.role, need)) throw new ForbiddenError(REFUSED[need]);
+}
+
 export type ProjectAccess = {
   projectId: string;
   shared: boolean;
@@ -37,7 +42,10 @@ export type ProjectAccess = {
 
 /** The actor's membership test, as a Prisma filter on Project. */
 const reachable = (actorId: string) => ({
-  OR: [{ userId: actorId, shared: false }, { shared: true, members: { some: { userId: actorId } } }],
+  OR: [
+    { userId: actorId, shared: false },
+    { shared: true, members: { some: { userId: actorId } } },
+  ],
 });
 
 /** The project as `u` may reach it for `need`; "not found" for a non-member, "forbidden" for too small a role. */
@@ -49,7 +57,7 @@ export async function projectAccess(u: UserContext, projectId: string, need: Nee
   });
   if (!p) throw new NotFoundError("project");
   const role: ProjectRole = p.shared ? p.members[0].role : "owner";
-  if (!mayDo(role, need)) throw new ForbiddenError(REFUSED[need]);
+  assertMay({ role }, need);
   const content = p.shared ? await userContext(u.db, p.userId, exactScope(p.id), actorId) : u;
   return { projectId: p.id, shared: p.shared, role, content };
 }
@@ -127,7 +135,10 @@ export const continuableThreadWhere = (actorId: string) => ({
     { userId: actorId },
     {
       authorId: actorId,
-      project: { shared: true, members: { some: { userId: actorId, role: { in: ["owner", "editor"] as ProjectRole[] } } } },
+      project: {
+        shared: true,
+        members: { some: { userId: actorId, role: { in: ["owner", "editor"] as ProjectRole[] } } },
+      },
     },
   ],
 });

@@ -9,7 +9,7 @@ import { AppError, ForbiddenError, NotFoundError } from "@/lib/errors";
 import { offeredModel } from "@/lib/llm/connection";
 import { userContext, type UserContext } from "@/lib/user-context";
 import { projectInput } from "./projects";
-import type { ProjectAccess, ProjectRole } from "./access";
+import { assertMay, type ProjectAccess, type ProjectRole } from "./access";
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
@@ -56,7 +56,9 @@ export async function createSharedProject(u: UserContext, input: z.input<typeof 
         select: { id: true },
       });
       await tx.projectMember.create({ data: { projectId: p.id, userId: u.actorId, role: "owner" } });
-      await tx.projectEvent.create({ data: { projectId: p.id, actorId: u.actorId, subjectId: u.actorId, kind: "joined", role: "owner" } });
+      await tx.projectEvent.create({
+        data: { projectId: p.id, actorId: u.actorId, subjectId: u.actorId, kind: "joined", role: "owner" },
+      });
       return p;
     });
   } catch (e) {
@@ -88,6 +90,7 @@ export async function listMembers(a: ProjectAccess): Promise<ProjectMemberView[]
 /** Adds someone with an account here as an editor or viewer (an editor or the owner may). */
 export async function inviteMember(a: ProjectAccess, input: z.input<typeof inviteInput>): Promise<void> {
   if (!a.shared) throw new AppError("Share the project first.", 409);
+  assertMay(a, "write");
   const f = inviteInput.parse(input);
   const { db, actorId } = a.content;
   const person = await db.user.findFirst({
@@ -95,7 +98,10 @@ export async function inviteMember(a: ProjectAccess, input: z.input<typeof invit
     select: { id: true },
   });
   if (!person)
-    throw new AppError(`No one signs in here as ${f.email}. Ask them to create an account first, then invite them.`, 404);
+    throw new AppError(
+      `No one signs in here as ${f.email}. Ask them to create an account first, then invite them.`,
+      404,
+    );
   await db.$transaction(async (tx) => {
     const had = await tx.projectMember.findUnique({
       where: { projectId_userId: { projectId: a.projectId, userId: person.id } },
@@ -136,7 +142,9 @@ export async function transferOwnership(a: ProjectAccess, userId: string) {
       where: { projectId_userId: { projectId: a.projectId, userId } },
       data: { role: "owner" },
     });
-    await tx.projectEvent.create({ data: { projectId: a.projectId, actorId, subjectId: userId, kind: "owner", role: "owner" } });
+    await tx.projectEvent.create({
+      data: { projectId: a.projectId, actorId, subjectId: userId, kind: "owner", role: "owner" },
+    });
   });
 }
 
@@ -149,7 +157,8 @@ async function memberOf(tx: Tx, projectId: string, userId: string) {
 /** The owner removes a member: as a leave, with the project's choice about their chats. */
 export async function removeMember(a: ProjectAccess, userId: string) {
   if (a.role !== "owner") throw new ForbiddenError("Only the project's owner can remove people.");
-  if (userId === a.content.actorId) throw new AppError("You own this project: give it to someone else, or delete it.", 409);
+  if (userId === a.content.actorId)
+    throw new AppError("You own this project: give it to someone else, or delete it.", 409);
   await a.content.db.$transaction(async (tx) => {
     await memberOf(tx, a.projectId, userId);
     await departure(tx, a.projectId, userId, { kind: "removed", actorId: a.content.actorId });

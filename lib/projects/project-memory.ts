@@ -5,7 +5,7 @@ import { z } from "zod";
 import { NotFoundError } from "@/lib/errors";
 import { addMemory, setMemoryStatus } from "@/lib/memory/store";
 import { reviewPending } from "@/lib/memory/writes";
-import type { ProjectAccess } from "./access";
+import { assertMay, type ProjectAccess } from "./access";
 
 export const projectMemoryText = z
   .string()
@@ -65,10 +65,12 @@ export async function projectMemories(a: ProjectAccess): Promise<ProjectMemoryVi
 
 /** An editor or the owner adds a memory to the project by hand ("added by Ben"). */
 export async function addProjectMemory(a: ProjectAccess, text: string) {
+  assertMay(a, "write");
   await addMemory(a.content, { text: projectMemoryText.parse(text), source: "manual" }, "user", "Added by a member");
 }
 
 async function projectMemory(a: ProjectAccess, id: string) {
+  assertMay(a, "write");
   const m = await a.content.db.memory.findFirst({
     where: { id, userId: a.content.userId, projectId: a.projectId },
     select: { id: true },
@@ -90,5 +92,6 @@ export async function reviewProjectMemory(a: ProjectAccess, id: string, approve:
 
 /** Whether what the project learns waits for an editor's approval (the project's own setting). */
 export async function setProjectReview(a: ProjectAccess, review: boolean) {
+  assertMay(a, "own");
   await a.content.db.user.update({ where: { id: a.content.userId }, data: { memoryReview: review } });
 }

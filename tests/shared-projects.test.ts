@@ -1,0 +1,274 @@
+// Shared projects (lib/projects/access.ts, members.ts): three people on one instance, on each engine. What they rely
+// on: a memory taught in one member's chat reaches another member's answer, named with its teacher; a member's own
+// general memory never reaches the project; a viewer writes nothing; a chat is continued by its author alone; the
+// owner's rules about members hold; leaving takes what only the leaver taught and keeps what someone else confirmed;
+// a removed member's next turn is refused at once; another project's id is "not found".
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { userContext, type UserContext } from "@/lib/user-context";
+import { addMemory } from "@/lib/memory/store";
+import { runTurn } from "@/lib/chat/turn";
+import { stopTurn } from "@/lib/chat/generations";
+import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
+import { deleteProject, getProject, listAllProjects, updateProject } from "@/lib/projects/projects";
+import { projectAccess, threadAccess } from "@/lib/projects/access";
+import {
+  changeRole,
+  createSharedProject,
+  inviteMember,
+  leaveProject,
+  listMembers,
+  projectHistory,
+  removeMember,
+  transferOwnership,
+} from "@/lib/projects/members";
+import { addProjectMemory, forgetProjectMemory, projectMemories } from "@/lib/projects/project-memory";
+import { listThreads, threadView } from "@/lib/chat/threads";
+import { deleteAccount } from "@/lib/account/delete";
+import { exportUserData } from "@/lib/account/export";
+import { appendItems } from "@/lib/memory/session";
+import { collect, deferred } from "./helpers/turns";
+import { ForbiddenError, NotFoundError } from "@/lib/errors";
+
+const EXTRACTION = "You maintain a user's long-term memory";
+
+describe.each(engines)("shared projects on %s", (engine) => {
+  let t: TestDb;
+  let mock: MockLlm;
+  let n = 0;
+  const { defer, flush } = deferred(() => t.db);
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+    mock = await startMockLlm();
+  });
+  afterAll(async () => {
+    await mock?.close();
+    await t?.close();
+  });
+  beforeEach(() => mock.reset());
+
+  async function person(name: string): Promise<UserContext> {
+    const k = n++;
+    const u = await t.db.user.create({ data: { email: `${name.toLowerCase()}-${engine}-${k}@example.com`, name } });
+    await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "mock-memory" }, u.id);
+    clearConnectionCache(t.db);
+    return userContext(t.db, u.id);
+  }
+  /** Ada owns "Garden"; Ben is an editor, Cy a viewer. */
+  async function team() {
+    const [ada, ben, cy] = [await person("Ada"), await person("Ben"), await person("Cy")];
+    const { id } = await createSharedProject(ada, { name: "Garden", instructions: "Answer as a gardener." });
+    const owner = await projectAccess(ada, id, "own");
+    const emailOf = async (u: UserContext) => (await t.db.user.findUniqueOrThrow({ where: { id: u.userId } })).email;
+    await inviteMember(owner, { email: await emailOf(ben), role: "editor" });
+    await inviteMember(owner, { email: await emailOf(cy), role: "viewer" });
+    return { ada, ben, cy, projectId: id, owner, emailOf };
+  }
+  async function turn(u: UserContext, req: Record<string, unknown>) {
+    const before = mock.chatRequests().length;
+    const events = await collect(runTurn(t.db, u.userId, { kind: "send", ...req }, { defer }));
+    await flush();
+    const start = events.find((e) => e.type === "start") as { threadId: string } | undefined;
+    const body = mock
+      .chatRequests()
+      .slice(before)
+      .find((r) => r.body.stream)?.body;
+    return { prompt: JSON.stringify(body?.messages ?? []), threadId: start?.threadId, events };
+  }
+  const refusal = async (p: Promise<unknown>) => {
+    try {
+      await p;
+      return null;
+    } catch (e) {
+      return e instanceof NotFoundError ? "not found" : e instanceof ForbiddenError ? "forbidden" : String(e);
+    }
+  };
+
+  it("a memory taught in Ada's chat reaches Ben's answer, named with its teacher; nobody's own memory leaks", async () => {
+    const { ada, ben, cy, projectId } = await team();
+    // Ben's general memory is his: it must never reach the project (its prompts, its learning, its list).
+    await addMemory(ben, { text: "Ben's bank PIN hint is the tulip year", source: "explicit" }, "user", "said");
+    mock.script({ system: EXTRACTION, json: { decisions: [{ op: "ADD", text: "The roses are watered on Sundays" }] } });
+    const first = await turn(ada, { content: "We water the roses on Sundays", projectId });
+    expect(first.prompt).toContain("Answer as a gardener.");
+    const learned = await t.db.memory.findFirstOrThrow({ where: { text: { contains: "roses are watered" } } });
+    // The project's row, under the project's account: not Ada's.
+    expect(learned.userId).not.toBe(ada.userId);
+    expect(learned.projectId).toBe(projectId);
+
+    const second = await turn(ben, { content: "When do the roses get watered?", projectId });
+    expect(second.prompt).toContain("The roses are watered on Sundays");
+    expect(second.prompt).not.toContain("tulip year");
+    const list = await projectMemories(await projectAccess(cy, projectId, "read"));
+    expect(list.find((m) => m.text.includes("roses"))).toMatchObject({ origin: "learned", by: "Ada" });
+    expect(JSON.stringify(list)).not.toContain("tulip");
+    // Ada's memory page (her own rows) holds nothing of the project's.
+    expect(await t.db.memory.count({ where: { userId: ada.userId } })).toBe(0);
+  });
+
+  it("members read each other's chats; only the author continues one; a viewer writes nothing", async () => {
+    const { ada, ben, cy, projectId } = await team();
+    const { threadId } = await turn(ada, { content: "Plan the herb bed", projectId });
+    // Listed for every member, with its author.
+    for (const u of [ben, cy]) {
+      const a = await projectAccess(u, projectId, "read");
+      const { threads } = await listThreads(a.content, { project: projectId });
+      expect(threads.map((x) => [x.id, x.authorId])).toEqual([[threadId, ada.userId]]);
+      const access = await threadAccess(u, threadId!, "read");
+      const view = await threadView(access.content, threadId!, access);
+      expect(view.thread.shared).toEqual({ author: "Ada", mayContinue: false });
+      expect(view.items.map((i) => i.content)).toContain("Plan the herb bed");
+    }
+    // Ben (an editor) may not continue Ada's chat; Cy (a viewer) may not chat at all, in any way.
+    expect(await refusal(turn(ben, { content: "me too", threadId }))).toBe("forbidden");
+    expect(await refusal(turn(cy, { content: "me too", threadId }))).toBe("forbidden");
+    expect(await refusal(turn(cy, { content: "a new chat", projectId }))).toBe("forbidden");
+    expect(await refusal(addProjectMemory(await projectAccess(cy, projectId, "read"), "x"))).toBe("forbidden");
+    expect(await refusal(projectAccess(cy, projectId, "write"))).toBe("forbidden");
+    expect(await refusal(updateProject(cy, { id: projectId, name: "Mine now" }))).toBe("forbidden");
+    // Ada continues her own.
+    const again = await turn(ada, { content: "Add basil", threadId });
+    expect(again.prompt).toContain("Plan the herb bed");
+  });
+
+  it("the owner's rules: editors invite but cannot make owners or delete; another project's id is not found", async () => {
+    const { ada, ben, cy, projectId, owner, emailOf } = await team();
+    const dee = await person("Dee");
+    const asBen = await projectAccess(ben, projectId, "write");
+    await inviteMember(asBen, { email: await emailOf(dee), role: "viewer" });
+    expect(await refusal(inviteMember(asBen, { email: await emailOf(dee), role: "owner" as never }))).toMatch(
+      /Invalid|owner/,
+    );
+    expect(await refusal(changeRole(asBen, cy.userId, "editor"))).toBe("forbidden");
+    expect(await refusal(removeMember(asBen, cy.userId))).toBe("forbidden");
+    expect(await refusal(deleteProject(ben, projectId))).toBe("forbidden");
+    expect(await refusal(projectAccess(cy, projectId, "write"))).toBe("forbidden");
+    // A stranger: every way in says "not found", as for a project that does not exist.
+    const eve = await person("Eve");
+    expect(await refusal(getProject(eve, projectId))).toBe("not found");
+    expect(await refusal(projectAccess(eve, projectId, "read"))).toBe("not found");
+    expect(await refusal(turn(eve, { content: "hello", projectId }))).toBe("not found");
+    expect((await listAllProjects(eve)).map((p) => p.id)).not.toContain(projectId);
+    expect((await listAllProjects(cy)).find((p) => p.id === projectId)).toMatchObject({ shared: true, role: "viewer" });
+    // Ownership moves; the old owner stays an editor; the history says who did what.
+    await transferOwnership(owner, ben.userId);
+    const roles = Object.fromEntries((await listMembers(owner)).map((m) => [m.userId, m.role]));
+    expect(roles[ada.userId]).toBe("editor");
+    expect(roles[ben.userId]).toBe("owner");
+    const history = await projectHistory(owner);
+    expect(history[0]).toMatchObject({ kind: "owner", subject: "Ben", actor: "Ada" });
+    expect(history.some((h) => h.kind === "joined" && h.subject === "Dee" && h.actor === "Ben")).toBe(true);
+  });
+
+  it("leaving takes the leaver's chats and what only they taught; what another member confirmed stays", async () => {
+    const { ada, ben, cy, projectId } = await team();
+    mock.script(
+      { system: EXTRACTION, json: { decisions: [{ op: "ADD", text: "The greenhouse door sticks" }] } },
+      { system: EXTRACTION, json: { decisions: [{ op: "ADD", text: "Compost is turned monthly" }] } },
+    );
+    const bensChat = await turn(ben, { content: "The greenhouse door sticks again", projectId });
+    await turn(ben, { content: "We turn the compost monthly", projectId });
+    // Ada teaches the compost fact again in her own chat: it is now confirmed by someone else.
+    mock.script({ system: EXTRACTION, json: { decisions: [{ op: "ADD", text: "Compost is turned monthly" }] } });
+    await turn(ada, { content: "Compost gets turned monthly, right?", projectId });
+    await addProjectMemory(await projectAccess(ben, projectId, "write"), "The hose is in the shed");
+
+    await leaveProject(await projectAccess(ben, projectId, "read"));
+    const left = (await projectMemories(await projectAccess(cy, projectId, "read"))).map((m) => m.text);
+    expect(left).toContain("Compost is turned monthly");
+    expect(left).not.toContain("The greenhouse door sticks");
+    expect(left).not.toContain("The hose is in the shed");
+    expect(await t.db.thread.count({ where: { id: bensChat.threadId } })).toBe(0);
+    expect(await refusal(projectAccess(ben, projectId, "read"))).toBe("not found");
+    // Rejoining brings nothing back.
+    await inviteMember(await projectAccess(ada, projectId, "own"), {
+      email: (await t.db.user.findUniqueOrThrow({ where: { id: ben.userId } })).email,
+      role: "editor",
+    });
+    const back = (await projectMemories(await projectAccess(ben, projectId, "read"))).map((m) => m.text);
+    expect(back).not.toContain("The greenhouse door sticks");
+    expect(await t.db.thread.count({ where: { projectId, authorId: ben.userId } })).toBe(0);
+  });
+
+  it("a removed member's next turn, stop and read are refused at once", async () => {
+    const { ada, ben, projectId, owner } = await team();
+    const { threadId } = await turn(ben, { content: "Start the tomato plan", projectId });
+    // An answer of Ben's still being written when he is removed.
+    const [, streaming] = await appendItems(
+      t.db,
+      threadId!,
+      [
+        { role: "user", content: "and peppers" },
+        { role: "assistant", status: "streaming" },
+      ],
+      { cipher: (await threadAccess(ben, threadId!, "read")).content.cipher },
+    );
+    const cipher = (await threadAccess(ben, threadId!, "read")).content.cipher;
+    const append = () =>
+      appendItems(t.db, threadId!, [{ role: "user", content: "raced" }], { ownerId: ben.userId, cipher });
+    // The append states the rule itself, so a turn that passed the check just before a change still writes nothing:
+    // an author made a viewer...
+    await changeRole(owner, ben.userId, "viewer");
+    expect(await append()).toEqual([]);
+    await changeRole(owner, ben.userId, "editor");
+    expect(await append()).toHaveLength(1);
+    // ...or removed.
+    await removeMember(owner, ben.userId);
+    expect(await append()).toEqual([]);
+    expect(await refusal(turn(ben, { content: "still here?", threadId }))).toBe("not found");
+    expect(await stopTurn(t.db, ben.userId, streaming.id)).toBe(false);
+    expect(await refusal(threadAccess(ben, threadId!, "read"))).toBe("not found");
+    // The owner decided nothing about leavers' chats: Ben's chat went with him.
+    expect(await refusal(threadAccess(ada, threadId!, "read"))).toBe("not found");
+  });
+
+  it("deleting an account passes an owned project on and takes the account's chats; the export marks contributions", async () => {
+    const { ada, ben, cy, projectId } = await team();
+    const { threadId } = await turn(ada, { content: "Ada's seed order: sweet peas", projectId });
+    await addProjectMemory(await projectAccess(ben, projectId, "write"), "Ben keeps the seed catalogue");
+    let exported = "";
+    for await (const chunk of exportUserData(ada)) exported += chunk;
+    const doc = JSON.parse(exported) as {
+      sharedProjects: Array<{
+        name: string;
+        contributed: boolean;
+        chats: Array<{ items: Array<{ content: string }> }>;
+      }>;
+    };
+    expect(doc.sharedProjects[0]).toMatchObject({ name: "Garden", contributed: true });
+    expect(JSON.stringify(doc.sharedProjects[0].chats)).toContain("sweet peas");
+    expect(JSON.stringify(doc.sharedProjects)).not.toContain("seed catalogue"); // Ben's, not Ada's
+
+    await deleteAccount(t.db, ada.userId, { actorId: ada.userId });
+    const now = await listMembers(await projectAccess(ben, projectId, "read"));
+    expect(now.find((m) => m.userId === ben.userId)?.role).toBe("owner");
+    expect(await t.db.thread.count({ where: { id: threadId } })).toBe(0);
+    expect((await projectMemories(await projectAccess(cy, projectId, "read"))).map((m) => m.text)).toContain(
+      "Ben keeps the seed catalogue",
+    );
+    const history = await projectHistory(await projectAccess(ben, projectId, "read"));
+    expect(history.find((h) => h.kind === "deleted")).toMatchObject({ subject: null });
+    // A project whose only member deletes their account goes with its account and key.
+    const solo = await person("Solo");
+    const p = await createSharedProject(solo, { name: "Alone" });
+    const account = (await t.db.project.findUniqueOrThrow({ where: { id: p.id } })).userId;
+    await deleteAccount(t.db, solo.userId, { actorId: solo.userId });
+    expect(await t.db.project.count({ where: { id: p.id } })).toBe(0);
+    expect(await t.db.user.count({ where: { id: account } })).toBe(0);
+  });
+
+  it("a forgotten project memory is gone for every member; a project's account is nobody's sign-in", async () => {
+    const { ben, cy, projectId } = await team();
+    const asBen = await projectAccess(ben, projectId, "write");
+    await addProjectMemory(asBen, "The gate code is 4411");
+    const m = (await projectMemories(asBen)).find((x) => x.text.includes("gate code"))!;
+    expect(m).toMatchObject({ origin: "added", by: "Ben" });
+    expect(await refusal(forgetProjectMemory(await projectAccess(cy, projectId, "read"), m.id))).toBe("forbidden");
+    await forgetProjectMemory(asBen, m.id);
+    expect((await projectMemories(asBen)).map((x) => x.text)).not.toContain("The gate code is 4411");
+    const account = await t.db.user.findUniqueOrThrow({ where: { id: asBen.content.userId } });
+    expect(account).toMatchObject({ kind: "project", passwordHash: null });
+    expect(account.email.endsWith(".invalid")).toBe(true);
+  });
+});
