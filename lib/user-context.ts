@@ -30,6 +30,8 @@ export type UserContext = {
    * project thread's work is scoped to it; everything else has general scope.
    */
   readonly scope: MemoryScope;
+  /** A shared project's viewer: reads only; the memory tools refuse to write (lib/projects/access.ts sets it). */
+  readonly readOnly?: boolean;
 };
 
 export async function userContext(

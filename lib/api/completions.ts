@@ -81,7 +81,7 @@ async function prepare(caller: KeyCaller, input: CompletionInput, binding?: Thre
   // The model the client named, from the admin's list (an unknown one: OpenAI's 404), before anything is stored.
   const conn = forModel(state.connection, modelForClient(state.models, input.model));
   const u = inMemoryScope(caller.u, { ...caller.u.scope, privateOk: isLocalEndpoint(conn.baseURL) });
-  const over = await checkLimits(u.db, u.userId);
+  const over = await checkLimits(u.db, u.actorId);
   if (over) throw new AppError(over, 429);
   const users = input.messages.filter((m) => m.role === "user");
   const last = input.messages.at(-1)!;
@@ -104,7 +104,7 @@ async function storeQuestion(u: UserContext, threadId: string, question: string 
   if (!question) return { threadId, userItemId: null };
   const [item] = await appendItems(u.db, threadId, [{ role: "user", content: storedQuestion(question) }], {
     cipher: u.cipher,
-    ownerId: u.userId,
+    ownerId: u.actorId,
   });
   return { threadId, userItemId: item?.id ?? null };
 }
@@ -112,7 +112,7 @@ async function storeQuestion(u: UserContext, threadId: string, question: string 
 /** The bound thread's new items, stored in one append; the last user message among them is the question's item. */
 async function storeBound(u: UserContext, threadId: string, b: ThreadBinding) {
   const items = b.items.map((i) => (i.role === "user" ? { ...i, content: storedQuestion(i.content ?? "") } : i));
-  const stored = await appendItems(u.db, threadId, items, { cipher: u.cipher, ownerId: u.userId, parent: b.parent });
+  const stored = await appendItems(u.db, threadId, items, { cipher: u.cipher, ownerId: u.actorId, parent: b.parent });
   if (items.length && !stored.length) throw new NotFoundError("thread");
   return { threadId, userItemId: stored.findLast((i) => i.role === "user")?.id ?? null };
 }
@@ -190,6 +190,7 @@ async function clientThread(caller: KeyCaller, clientRef: string, opening: strin
     const made = await u.db.thread.create({
       data: {
         userId: u.userId,
+        authorId: u.actorId !== u.userId ? u.actorId : null,
         clientRef,
         apiKeyId: caller.keyId,
         projectId: u.scope.projectId,
@@ -272,7 +273,7 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
         ...(a.interrupted ? { status: "interrupted" as const } : {}),
       },
     ],
-    { cipher: u.cipher, ownerId: u.userId },
+    { cipher: u.cipher, ownerId: u.actorId },
   );
   if (!answer) return; // the thread was deleted meanwhile
   // Learning writes memory: only for a key that may (docs/api.md, the scope table), and not while the user paused it;

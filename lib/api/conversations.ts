@@ -34,6 +34,8 @@ export async function conversationThread(caller: KeyCaller, id: string) {
         userId: u.userId,
         temporary: false,
         ...(u.scope.projectId ? { projectId: u.scope.projectId } : {}),
+        // A shared project's key reaches the conversations its owner started there, no one else's.
+        ...(u.actorId !== u.userId ? { authorId: u.actorId } : {}),
       },
       select: { id: true, activeLeafId: true, createdAt: true },
     }));
@@ -55,12 +57,13 @@ export async function createConversation(caller: KeyCaller, input: z.infer<typeo
   const thread = await u.db.thread.create({
     data: {
       userId: u.userId,
+      authorId: u.actorId !== u.userId ? u.actorId : null,
       apiKeyId: caller.keyId,
       projectId: u.scope.projectId,
       title: u.cipher.seal(provisionalTitle(opening)),
     },
   });
-  if (items.length) await appendItems(u.db, thread.id, items, { cipher: u.cipher, ownerId: u.userId });
+  if (items.length) await appendItems(u.db, thread.id, items, { cipher: u.cipher, ownerId: u.actorId });
   return conversationObject(thread);
 }
 
@@ -99,7 +102,7 @@ export async function addItems(caller: KeyCaller, id: string, input: z.infer<typ
   const { u } = caller;
   const t = await conversationThread(caller, id);
   const items = input.items.map(toNewItem).filter((i) => i !== null);
-  const stored = await appendItems(u.db, t.id, items, { cipher: u.cipher, ownerId: u.userId });
+  const stored = await appendItems(u.db, t.id, items, { cipher: u.cipher, ownerId: u.actorId });
   return itemList(stored.flatMap(toApiItems));
 }
 

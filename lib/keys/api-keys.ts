@@ -6,10 +6,11 @@
 import crypto from "node:crypto";
 import { z } from "zod";
 import type { Db } from "@/lib/db/types";
-import { AppError, NotFoundError, UnauthorizedError } from "@/lib/errors";
+import { AppError, ForbiddenError, NotFoundError, UnauthorizedError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { recordAudit } from "@/lib/admin/review";
 import { userContext, type UserContext } from "@/lib/user-context";
+import { mayDo, projectAccess } from "@/lib/projects/access";
 import { projectScope } from "@/lib/projects/scope";
 
 export const API_SCOPES = ["chat", "memory:read", "memory:write"] as const;
@@ -41,8 +42,8 @@ export type ApiKeySummary = {
 /** Makes a key; returns it in full this once. */
 export async function createApiKey(u: UserContext, input: z.input<typeof apiKeyInput>) {
   const f = apiKeyInput.parse(input);
-  if (f.projectId && !(await u.db.project.findFirst({ where: { id: f.projectId, userId: u.userId } })))
-    throw new NotFoundError("project");
+  // Their own project, or a shared one they belong to (the key then acts with their role there, checked at each use).
+  if (f.projectId) await projectAccess(u, f.projectId, "read");
   const key = KEY_PREFIX + crypto.randomBytes(24).toString("base64url");
   const row = await u.db.$transaction(async (tx) => {
     const made = await tx.apiKey.create({
@@ -118,13 +119,27 @@ export async function authenticateKey(db: Db, request: Request, scope: ApiScope 
   if (!m || !m[1].startsWith(KEY_PREFIX)) throw new UnauthorizedError("Send a Mnemo API key as Authorization: Bearer.");
   const key = await db.apiKey.findUnique({
     where: { hash: hashOf(m[1]) },
-    include: { user: { select: { disabled: true } }, project: { select: { id: true, memoryMode: true } } },
+    include: {
+      user: { select: { disabled: true } },
+      project: { select: { id: true, memoryMode: true, shared: true } },
+    },
   });
   if (!key || key.revokedAt || key.user.disabled) throw new UnauthorizedError("This API key is not valid.");
   if (scope && !key.scopes.includes(scope)) throw new AppError(`This API key lacks the “${scope}” scope.`, 403);
   // Last use, at most once a minute per key (a busy client must not write on every request).
   if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000)
     await db.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } }).catch(() => undefined);
-  const u = await userContext(db, key.userId, projectScope(key.project));
-  return { u, keyId: key.id, keyName: u.cipher.open(key.name), scopes: key.scopes as ApiScope[] };
+  const own = await userContext(db, key.userId, projectScope(key.project));
+  const keyName = own.cipher.open(key.name);
+  if (!key.project?.shared) return { u: own, keyId: key.id, keyName, scopes: key.scopes as ApiScope[] };
+  // A shared project's key acts with its owner's role there, as it is now: a member removed stops it at once, and a
+  // viewer's key only reads (lib/projects/access.ts).
+  const a = await projectAccess(own, key.project.id, "read").catch((e) => {
+    if (e instanceof NotFoundError) throw new ForbiddenError("This key's project is no longer shared with you.");
+    throw e;
+  });
+  const scopes = (key.scopes as ApiScope[]).filter((s) => mayDo(a.role, "write") || s === "memory:read");
+  if (scope && !scopes.includes(scope))
+    throw new AppError(`A viewer of this project can only read its memories (the “${scope}” scope is refused).`, 403);
+  return { u: a.content, keyId: key.id, keyName, scopes };
 }

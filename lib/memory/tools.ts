@@ -251,6 +251,8 @@ function changeResult(r: ChangeOutcome, done: string): ToolResult {
 /** Runs one memory tool on already-parsed JSON arguments; the caller's errors come back as `{ error }`. */
 export async function runMemoryToolCall(caller: ToolCaller, name: string, json: unknown): Promise<ToolOutcome> {
   const fail = (error: string): ToolOutcome => ({ result: { error }, changed: false });
+  const writes = name === "remember" || name === "update_memory" || name === "forget";
+  if (writes && caller.readOnly) return fail("You can read this project's memories but not change them (a viewer).");
   try {
     switch (name as MemoryToolName) {
       case "remember":

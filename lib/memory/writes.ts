@@ -60,6 +60,7 @@ const protectedMemory = (m: Pick<Memory, "pinned" | "source">) => m.pinned || m.
 
 const FORGOTTEN = "The user asked Mnemo to forget that conversation: nothing was changed.";
 const UNDONE = "The user took back the message it was learned from: nothing was changed.";
+const VIEWER = "A viewer of a shared project reads its memories but does not change them.";
 
 /**
  * Whether the message a change is learned from may no longer teach anything: "forgotten" when "forget me" has covered
@@ -103,6 +104,7 @@ export async function modelChange(
   origin: ChangeOrigin,
   known?: MemorySettings,
 ): Promise<ChangeOutcome> {
+  if (u.readOnly) return { outcome: "refused", why: VIEWER };
   const withdrawn = await evidenceWithdrawn(u.db, u.userId, origin);
   if (withdrawn) return { outcome: "refused", why: withdrawn === "forgotten" ? FORGOTTEN : UNDONE };
   const r = await applyChange(u, change, origin, known);

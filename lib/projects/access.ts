@@ -40,6 +40,12 @@ export type ProjectAccess = {
   content: UserContext;
 };
 
+/** A member's context on a shared project's rows: its own memories alone, read-only for a viewer. */
+async function memberContext(u: UserContext, accountId: string, projectId: string, role: ProjectRole) {
+  const content = await userContext(u.db, accountId, exactScope(projectId), u.actorId);
+  return role === "viewer" ? { ...content, readOnly: true } : content;
+}
+
 /** The actor's membership test, as a Prisma filter on Project. */
 const reachable = (actorId: string) => ({
   OR: [
@@ -58,7 +64,7 @@ export async function projectAccess(u: UserContext, projectId: string, need: Nee
   if (!p) throw new NotFoundError("project");
   const role: ProjectRole = p.shared ? p.members[0].role : "owner";
   assertMay({ role }, need);
-  const content = p.shared ? await userContext(u.db, p.userId, exactScope(p.id), actorId) : u;
+  const content = p.shared ? await memberContext(u, p.userId, p.id, role) : u;
   return { projectId: p.id, shared: p.shared, role, content };
 }
 
@@ -106,7 +112,7 @@ export async function threadAccess(u: UserContext, threadId: string, need: "read
     throw new ForbiddenError(
       mayDo(role, "write") ? "Only the person who started this chat can continue it." : REFUSED.write,
     );
-  const content = await userContext(u.db, t.userId, exactScope(t.project!.id), actorId);
+  const content = await memberContext(u, t.userId, t.project!.id, role);
   return { content, role, mayContinue, authorId: t.authorId };
 }
 

@@ -5,7 +5,7 @@ import { pageUser } from "@/lib/auth/session";
 import { getDb } from "@/lib/db/client";
 import { userContext } from "@/lib/user-context";
 import { listApiKeys } from "@/lib/keys/api-keys";
-import { listProjects } from "@/lib/projects/projects";
+import { listAllProjects } from "@/lib/projects/projects";
 import { ApiKeys } from "@/components/keys/api-keys";
 
 export const metadata: Metadata = { title: "API keys" };
@@ -14,7 +14,7 @@ export const dynamic = "force-dynamic";
 export default async function KeysPage() {
   const user = await pageUser();
   const u = await userContext(await getDb(), user.id);
-  const [keys, projects] = await Promise.all([listApiKeys(u), listProjects(u)]);
+  const [keys, projects] = await Promise.all([listApiKeys(u), listAllProjects(u)]);
   const h = await headers();
   const base = `${h.get("x-forwarded-proto") ?? "http"}://${h.get("x-forwarded-host") ?? h.get("host") ?? "localhost:3000"}/v1`;
   return (
