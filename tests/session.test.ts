@@ -97,7 +97,7 @@ describe.each(engines)("Session on %s", (engine) => {
     expect(
       await appendItems(t.db, session.getSessionId(), [{ role: "user", content: "x" }], {
         cipher: await threadCipher(t.db, session.getSessionId()),
-        ownerId: other.id,
+        as: { actorId: other.id, userId: other.id },
       }),
     ).toEqual([]);
     expect(await t.db.item.count({ where: { threadId: session.getSessionId() } })).toBe(0);

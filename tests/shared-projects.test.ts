@@ -30,6 +30,8 @@ import { exportUserData } from "@/lib/account/export";
 import { appendItems } from "@/lib/memory/session";
 import { collect, deferred } from "./helpers/turns";
 import { ForbiddenError, NotFoundError } from "@/lib/errors";
+import { authenticateKey, createApiKey } from "@/lib/keys/api-keys";
+import { runMemoryToolCall } from "@/lib/memory/tools";
 
 const EXTRACTION = "You maintain a user's long-term memory";
 
@@ -81,7 +83,8 @@ describe.each(engines)("shared projects on %s", (engine) => {
       await p;
       return null;
     } catch (e) {
-      return e instanceof NotFoundError ? "not found" : e instanceof ForbiddenError ? "forbidden" : String(e);
+      if (e instanceof NotFoundError) return "not found";
+      return e instanceof ForbiddenError ? "forbidden" : String((e as Error).message ?? e);
     }
   };
 
@@ -204,11 +207,14 @@ describe.each(engines)("shared projects on %s", (engine) => {
       ],
       { cipher: (await threadAccess(ben, threadId!, "read")).content.cipher },
     );
-    const cipher = (await threadAccess(ben, threadId!, "read")).content.cipher;
+    const { cipher, userId: rows } = (await threadAccess(ben, threadId!, "read")).content;
     const append = () =>
-      appendItems(t.db, threadId!, [{ role: "user", content: "raced" }], { ownerId: ben.userId, cipher });
+      appendItems(t.db, threadId!, [{ role: "user", content: "raced" }], { as: { actorId: ben.userId, userId: rows }, cipher });
     // The append states the rule itself, so a turn that passed the check just before a change still writes nothing:
     // an author made a viewer...
+    // Never under the member's own key: the thread's rows are the project's.
+    const underOwnKey = { as: { actorId: ben.userId, userId: ben.userId }, cipher: ben.cipher };
+    expect(await appendItems(t.db, threadId!, [{ role: "user", content: "mine?" }], underOwnKey)).toEqual([]);
     await changeRole(owner, ben.userId, "viewer");
     expect(await append()).toEqual([]);
     await changeRole(owner, ben.userId, "editor");
@@ -270,5 +276,39 @@ describe.each(engines)("shared projects on %s", (engine) => {
     const account = await t.db.user.findUniqueOrThrow({ where: { id: asBen.content.userId } });
     expect(account).toMatchObject({ kind: "project", passwordHash: null });
     expect(account.email.endsWith(".invalid")).toBe(true);
+  });
+
+  it("a key scoped to the project acts with its owner's role as it is now", async () => {
+    const { ben, cy, projectId, owner } = await team();
+    const all = ["chat", "memory:read", "memory:write"] as const;
+    const keyOf = async (u: UserContext) =>
+      (await createApiKey(u, { name: "laptop", scopes: [...all], projectId })).key;
+    const call = (key: string, scope: (typeof all)[number]) =>
+      authenticateKey(
+        t.db,
+        new Request("http://mnemo.test/v1/x", { headers: { authorization: `Bearer ${key}` } }),
+        scope,
+      );
+    const [bens, cys] = [await keyOf(ben), await keyOf(cy)];
+    // An editor's key writes the project's memory, as Ben.
+    const asBen = await call(bens, "memory:write");
+    expect(asBen.u).toMatchObject({ actorId: ben.userId, scope: { projectId, general: false } });
+    const made = await runMemoryToolCall({ ...asBen.u, reason: () => "test", userMessage: null }, "remember", {
+      text: "Seeds live in the blue tin",
+    });
+    expect(made.result.error).toBeUndefined();
+    expect((await projectMemories(owner)).find((m) => m.text.includes("blue tin"))).toMatchObject({ by: "Ben" });
+    // A viewer's key reads only, whatever scopes it was made with.
+    expect(await refusal(call(cys, "memory:write"))).toMatch(/viewer/);
+    expect(await refusal(call(cys, "chat"))).toMatch(/viewer/);
+    const asCy = await call(cys, "memory:read");
+    expect(asCy.scopes).toEqual(["memory:read"]);
+    const refused = await runMemoryToolCall({ ...asCy.u, reason: () => "test", userMessage: null }, "remember", {
+      text: "Cy was here",
+    });
+    expect(refused.result.error).toMatch(/viewer/);
+    // Removed: the key stops at once.
+    await removeMember(owner, cy.userId);
+    expect(await refusal(call(cys, "memory:read"))).toBe("forbidden");
   });
 });

@@ -104,7 +104,7 @@ async function storeQuestion(u: UserContext, threadId: string, question: string 
   if (!question) return { threadId, userItemId: null };
   const [item] = await appendItems(u.db, threadId, [{ role: "user", content: storedQuestion(question) }], {
     cipher: u.cipher,
-    ownerId: u.actorId,
+    as: u,
   });
   return { threadId, userItemId: item?.id ?? null };
 }
@@ -112,7 +112,7 @@ async function storeQuestion(u: UserContext, threadId: string, question: string 
 /** The bound thread's new items, stored in one append; the last user message among them is the question's item. */
 async function storeBound(u: UserContext, threadId: string, b: ThreadBinding) {
   const items = b.items.map((i) => (i.role === "user" ? { ...i, content: storedQuestion(i.content ?? "") } : i));
-  const stored = await appendItems(u.db, threadId, items, { cipher: u.cipher, ownerId: u.actorId, parent: b.parent });
+  const stored = await appendItems(u.db, threadId, items, { cipher: u.cipher, as: u, parent: b.parent });
   if (items.length && !stored.length) throw new NotFoundError("thread");
   return { threadId, userItemId: stored.findLast((i) => i.role === "user")?.id ?? null };
 }
@@ -273,7 +273,7 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
         ...(a.interrupted ? { status: "interrupted" as const } : {}),
       },
     ],
-    { cipher: u.cipher, ownerId: u.actorId },
+    { cipher: u.cipher, as: u },
   );
   if (!answer) return; // the thread was deleted meanwhile
   // Learning writes memory: only for a key that may (docs/api.md, the scope table), and not while the user paused it;

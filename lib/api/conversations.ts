@@ -63,7 +63,7 @@ export async function createConversation(caller: KeyCaller, input: z.infer<typeo
       title: u.cipher.seal(provisionalTitle(opening)),
     },
   });
-  if (items.length) await appendItems(u.db, thread.id, items, { cipher: u.cipher, ownerId: u.actorId });
+  if (items.length) await appendItems(u.db, thread.id, items, { cipher: u.cipher, as: u });
   return conversationObject(thread);
 }
 
@@ -102,7 +102,7 @@ export async function addItems(caller: KeyCaller, id: string, input: z.infer<typ
   const { u } = caller;
   const t = await conversationThread(caller, id);
   const items = input.items.map(toNewItem).filter((i) => i !== null);
-  const stored = await appendItems(u.db, t.id, items, { cipher: u.cipher, ownerId: u.actorId });
+  const stored = await appendItems(u.db, t.id, items, { cipher: u.cipher, as: u });
   return itemList(stored.flatMap(toApiItems));
 }
 

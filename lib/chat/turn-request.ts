@@ -1,6 +1,7 @@
 // Step 1 of a chat turn (lib/chat/turn.ts): the request, validated, and the user's question with an empty answer
 // saved in one statement that also checks the thread is the user's and the session may act (send, edit, regenerate).
 import { type UserContext } from "@/lib/user-context";
+import { writeContext } from "@/lib/projects/access";
 import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
 import { type ContentCipher } from "@/lib/crypto/content";
 import { z } from "zod";
@@ -93,6 +94,24 @@ type Preparing = {
   session?: SessionProof;
   conn: ModelConnection;
 };
+
+/**
+ * Step 1 with the context made once for the whole turn: whose rows it writes (the user's, or a shared project's
+ * account acting as the user: lib/projects/access.ts). The user's own thread is tried first, with no read of its
+ * own: the append checks whose thread it is. Refused, a shared project's thread or project is looked up and the
+ * step runs again under its key (the refused attempt wrote nothing).
+ */
+export async function prepareAs(me: UserContext, req: TurnRequest, session?: SessionProof) {
+  try {
+    return { u: me, p: await prepare(me, req, session) };
+  } catch (e) {
+    const projectId = req.kind === "send" && !req.temporary ? req.projectId : undefined;
+    if (!(e instanceof NotFoundError) || (!req.threadId && !projectId)) throw e;
+    const u = await writeContext(me, { threadId: req.threadId, projectId });
+    if (u.userId === me.userId) throw e;
+    return { u, p: await prepare(u, req, session) };
+  }
+}
 
 /** Step 1: validate and save the question and an empty answer. */
 export async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
@@ -187,7 +206,7 @@ async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send
     s.db,
     threadId,
     [{ role: "user", content: req.content }, placeholder(s.conn)],
-    { ownerId: s.u.actorId, session: s.session, cipher: s.c },
+    { as: s.u, session: s.session, cipher: s.c },
   );
   if (!added.length) return refused(s);
   const firstExchange = added[0].position === 0;
@@ -200,7 +219,7 @@ async function prepareEdit(s: Preparing, req: Extract<TurnRequest, { kind: "edit
     s.db,
     req.threadId,
     [{ role: "user", content: req.content }, placeholder(s.conn)],
-    { parent: target.parentId, ownerId: s.u.actorId, session: s.session, cipher: s.c },
+    { parent: target.parentId, as: s.u, session: s.session, cipher: s.c },
   );
   if (!added.length) return refused(s);
   const [userItem, assistant] = added;
@@ -219,7 +238,7 @@ async function prepareRegenerate(
   const parentId = target.parentId;
   const { items: added, meta } = await appendItemsMeta(s.db, req.threadId, [placeholder(s.conn)], {
     parent: parentId,
-    ownerId: s.u.actorId,
+    as: s.u,
     session: s.session,
     cipher: s.c,
   });

@@ -20,7 +20,6 @@ import {
 import { chargeAnswer, settleAnswer, settleUnfinished, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
 import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
-import { writeContext } from "@/lib/projects/access";
 import { projectScope } from "@/lib/projects/scope";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import { type SessionProof } from "@/lib/auth/session-check";
@@ -50,7 +49,7 @@ import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 import { fittedBudgets, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 
-import { turnRequestSchema, prepare, type Prepared } from "./turn-request";
+import { turnRequestSchema, prepareAs, type Prepared } from "./turn-request";
 import { finishRetrying, partialSaver, running, trackGeneration } from "./generations";
 import { ModelIdleError, OnlyThinkingError, promptCutNotice, UsageLimitError } from "./turn-errors";
 export type { TurnEvent } from "./turn-events";
@@ -77,10 +76,7 @@ export async function* runTurn(
   if (!parsed.success) throw new AppError(parsed.error.issues[0].message, 400);
   const req = parsed.data;
   const early = req.kind === "send" && !req.temporary ? earlyQueryVector(db, req.content, userId) : undefined;
-  // Made once for the whole turn: the rows' owner (the user, or a shared project's account) acting as the user.
-  const projectId = req.kind === "send" && !req.temporary ? req.projectId : undefined;
-  const u = await writeContext(await userContext(db, userId), { threadId: req.threadId, projectId });
-  const p = await prepare(u, req, opts.session);
+  const { u, p } = await prepareAs(await userContext(db, userId), req, opts.session);
   yield {
     type: "start",
     threadId: p.threadId,
@@ -97,6 +93,7 @@ export async function* runTurn(
 }
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
 
 
 /** One answer being written: its state across rounds, and the steps 2–5 above. */

@@ -142,7 +142,7 @@ export async function pathItems(
  * and moves the leaf; SET reads the old leaf into `appendParentId`, which the
  * INSERT uses as the batch's parent. `parent`: undefined = the active leaf;
  * a string/null = branch off that item (edit, regenerate).
- * `ownerId` folds the ownership and "user still enabled" checks into the same
+ * `as` folds the ownership and "user still enabled" checks into the same
  * statement, and `session` the whole session check (lib/auth/session-check.ts).
  * Returns [] when the thread does not exist, is not the owner's, or the session may not act.
  */
@@ -150,10 +150,21 @@ export async function appendItems(
   db: Db,
   threadId: string,
   items: NewItem[],
-  opts: { cipher: ContentCipher; parent?: string | null; ownerId?: string; session?: SessionProof },
+  opts: AppendOptions,
 ): Promise<SessionItem[]> {
   return (await appendItemsMeta(db, threadId, items, opts)).items;
 }
+
+export type AppendOptions = {
+  cipher: ContentCipher;
+  parent?: string | null;
+  /**
+   * Who appends, checked in the statement: `actorId` may continue the thread (lib/projects/access.ts), whose rows
+   * are `userId`'s (the cipher's: a shared project's thread is never written under a member's own key).
+   */
+  as?: { actorId: string; userId: string };
+  session?: SessionProof;
+};
 
 export type AppendMeta = {
   temporary: boolean;
@@ -170,7 +181,7 @@ export async function appendItemsMeta(
   db: Db,
   threadId: string,
   items: NewItem[],
-  opts: { cipher: ContentCipher; parent?: string | null; ownerId?: string; session?: SessionProof },
+  opts: AppendOptions,
 ): Promise<{ items: SessionItem[]; meta: AppendMeta | null }> {
   if (!items.length) return { items: [], meta: null };
   const c = opts.cipher;
@@ -201,7 +212,8 @@ export async function appendItemsMeta(
     parent: explicitParent ? opts.parent : null,
     leaf: ids[ids.length - 1],
     count: items.length,
-    ownerId: opts.ownerId ?? null,
+    ownerId: opts.as?.actorId ?? null,
+    rowsOf: opts.as?.userId ?? null,
     sid: opts.session?.sid ?? null,
     authAt: opts.session?.authAt ?? null,
   };
@@ -215,6 +227,7 @@ export async function appendItemsMeta(
          "updatedAt" = now()
        WHERE t.id = ${p.threadId}
          AND (${p.ownerId}::text IS NULL OR (${mayContinueSql(Prisma.sql`${p.ownerId}::text`)} AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = ${p.ownerId}::text AND NOT u.disabled)))
+         AND (${p.rowsOf}::text IS NULL OR t."userId" = ${p.rowsOf}::text)
          AND (${p.sid}::text IS NULL OR ${sessionMayActSql(Prisma.sql`${p.ownerId}::text`, Prisma.sql`${p.sid}::text`, Prisma.sql`${p.authAt}::bigint`)})
          AND (NOT ${p.explicit}::boolean OR ${p.parent}::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = ${p.parent}::text AND p."threadId" = ${p.threadId}))
        RETURNING t."appendParentId" AS parent, t."nextPosition" - ${p.count}::int AS base, t.temporary, t."userId", t."projectId"
