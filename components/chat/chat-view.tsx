@@ -418,6 +418,15 @@ export function ChatView({
             <span className="truncate">{project.name}</span>
           </Link>
         )}
+        {sharedBy && (
+          <span
+            className="shrink-0 rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground"
+            data-testid="thread-author"
+            title={sharedBy.mayContinue ? "Your chat: the project's members can read it" : undefined}
+          >
+            {sharedBy.mayContinue ? "yours · shared" : `by ${sharedBy.author}`}
+          </span>
+        )}
         <h1 className="min-w-0 flex-1 truncate text-sm font-medium" data-testid="thread-title">
           {title ?? (temporary ? "Temporary chat" : "New chat")}
           {temporary && (
@@ -431,14 +440,6 @@ export function ChatView({
               data-testid="thread-via"
             >
               via {initial.thread.via}
-            </span>
-          )}
-          {sharedBy && (
-            <span
-              className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs font-normal text-muted-foreground"
-              data-testid="thread-author"
-            >
-              {sharedBy.mayContinue ? "your chat · shared with the project" : `by ${sharedBy.author}`}
             </span>
           )}
           {imported && (
@@ -457,7 +458,7 @@ export function ChatView({
           onChange={(id) => void onPickModel(id)}
           disabled={busy || readOnly}
         />
-        {threadId && (
+        {threadId && !readOnly && (
           <>
             <span className="hidden text-xs text-muted-foreground sm:inline" data-testid="thread-totals">
               {count(totalTokens, "token")} used
@@ -541,7 +542,7 @@ export function ChatView({
                 onSwitch={onSwitch}
                 models={models}
                 labelOf={labelOf}
-                rateable={!temporary && !readOnly}
+                rateable={!temporary && !sharedBy}
               />
               {summary?.throughItemId === item.id && (
                 <details
@@ -580,7 +581,7 @@ export function ChatView({
         )}
         {/* Keyboard hints only where there is a keyboard and a fine pointer: a phone has neither Shift nor Esc. */}
         <p
-          className="mt-1 hidden text-center text-xs text-muted-foreground pointer-fine:block"
+          className={`mt-1 hidden text-center text-xs text-muted-foreground ${readOnly ? "" : "pointer-fine:block"}`}
           data-testid="keyboard-hint"
         >
           Enter to send · Shift+Enter for a new line · Esc to stop

@@ -55,6 +55,17 @@ function useRun(): Run {
 export function ProjectPeople({ projectId, sharing }: { projectId: string; sharing: ProjectSharing }) {
   const run = useRun();
   const owner = sharing.role === "owner";
+  // Shown as set at once; put back if the server refuses.
+  const [keep, setKeep] = useState(sharing.keepLeaversChats);
+  const [review, setReview] = useState(sharing.review);
+  async function toggle(
+    set: (v: boolean) => void,
+    value: boolean,
+    save: (v: boolean) => Promise<{ ok: true } | { ok: false; error: string }>,
+  ) {
+    set(value);
+    if (!(await run(save(value), "Saved."))) set(!value);
+  }
   return (
     <section aria-labelledby="project-people" className="grid gap-3">
       <h2 id="project-people" className="text-sm font-medium">
@@ -124,8 +135,8 @@ export function ProjectPeople({ projectId, sharing }: { projectId: string; shari
             <input
               type="checkbox"
               className="mt-0.5 h-4 w-4"
-              checked={sharing.keepLeaversChats}
-              onChange={(e) => void run(setKeepLeaversChatsAction(projectId, e.target.checked), "Saved.")}
+              checked={keep}
+              onChange={(e) => void toggle(setKeep, e.target.checked, (v) => setKeepLeaversChatsAction(projectId, v))}
             />
             <span>
               Keep the chats of people who leave
@@ -138,8 +149,8 @@ export function ProjectPeople({ projectId, sharing }: { projectId: string; shari
             <input
               type="checkbox"
               className="mt-0.5 h-4 w-4"
-              checked={sharing.review}
-              onChange={(e) => void run(setProjectReviewAction(projectId, e.target.checked), "Saved.")}
+              checked={review}
+              onChange={(e) => void toggle(setReview, e.target.checked, (v) => setProjectReviewAction(projectId, v))}
               data-testid="project-review-setting"
             />
             <span>

@@ -90,15 +90,13 @@ export function ProjectView({
                     href={`/c/${t.id}`}
                     className="flex justify-between gap-3 px-3 py-2 text-sm hover:bg-accent focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
                   >
-                    <span className="truncate">
-                      {t.title ?? "Untitled"}
+                    <span className="truncate">{t.title ?? "Untitled"}</span>
+                    <span className="shrink-0 text-xs text-muted-foreground">
                       {sharing && (
-                        <span className="ml-2 text-xs text-muted-foreground" data-testid="thread-author">
-                          {t.authorId === sharing.me ? "you" : authorName(t.authorId)}
+                        <span data-testid="thread-author">
+                          {t.authorId === sharing.me ? "you" : authorName(t.authorId)} ·{" "}
                         </span>
                       )}
-                    </span>
-                    <span className="shrink-0 text-xs text-muted-foreground">
                       <LocalDate value={t.lastActivityAt} />
                     </span>
                   </Link>

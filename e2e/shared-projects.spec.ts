@@ -1,0 +1,147 @@
+import { expect, test, type Browser, type Page } from "@playwright/test";
+import { chatRequest, register, scriptReplies as script, send, uniqueEmail } from "./helpers";
+
+const EXTRACTION = "You maintain a user's long-term memory";
+
+async function person(browser: Browser, name: string) {
+  const page = await (await browser.newContext()).newPage();
+  const email = uniqueEmail(name.toLowerCase());
+  await register(page, email, undefined, name);
+  return { page, email, name };
+}
+
+/** Reloads until `check` passes: learning runs after the answer, in the background. */
+async function eventually(page: Page, check: () => Promise<void>) {
+  await expect(async () => {
+    await page.reload();
+    await check();
+  }).toPass({ timeout: 20_000 });
+}
+
+test("a shared project with three people: invite, chat, a memory taught by one and used by another, review, a viewer refused, leaving", async ({
+  browser,
+}) => {
+  test.setTimeout(180_000);
+  const tag = Date.now().toString(36);
+  const [ada, ben, cy] = [await person(browser, "Ada"), await person(browser, "Ben"), await person(browser, "Cy")];
+
+  // Ada starts a shared project and invites Ben as an editor and Cy as a viewer.
+  await ada.page.getByRole("link", { name: "New project" }).first().click();
+  await ada.page.getByLabel("Name", { exact: true }).fill(`Garden ${tag}`);
+  await ada.page.getByLabel("Instructions").fill(`Answer as a gardener ${tag}.`);
+  await ada.page.getByTestId("project-share").check();
+  await expect(ada.page.getByLabel(/Project only/)).toHaveCount(0); // a shared project keeps its own memories only
+  await ada.page.getByRole("button", { name: "Create project" }).click();
+  await expect(ada.page.getByTestId("project-role")).toContainText("you are the owner");
+  const projectUrl = ada.page.url();
+  for (const [who, role] of [
+    [ben, "editor"],
+    [cy, "viewer"],
+  ] as const) {
+    await ada.page.getByLabel("Invite by email").fill(who.email);
+    await ada.page.getByLabel("Their role").selectOption(role);
+    await ada.page.getByRole("button", { name: "Invite" }).click();
+    await expect(ada.page.locator(`[data-member="${who.email}"]`)).toBeVisible();
+  }
+  // Inviting an address nobody signs in with says so, and keeps what was typed.
+  await ada.page.getByLabel("Invite by email").fill(`nobody-${tag}@example.com`);
+  await ada.page.getByRole("button", { name: "Invite" }).click();
+  await expect(ada.page.getByText(/No one signs in here as/)).toBeVisible();
+  await expect(ada.page.getByLabel("Invite by email")).toHaveValue(`nobody-${tag}@example.com`);
+  await ada.page.screenshot({ path: "test-results/shared-project-owner.png", fullPage: true });
+
+  // Ada's chat teaches the project something.
+  await script([
+    { system: EXTRACTION, json: { decisions: [{ op: "ADD", text: `The roses are watered on Sundays ${tag}` }] } },
+  ]);
+  await ada.page.getByTestId("project-new-chat").click();
+  await send(ada.page, `We water the roses on Sundays ${tag}`);
+  await expect(ada.page).toHaveURL(/\/c\//);
+  const adasChat = ada.page.url();
+  expect(JSON.stringify((await chatRequest(`We water the roses on Sundays ${tag}`)).body.messages)).toContain(
+    `Answer as a gardener ${tag}.`,
+  );
+
+  // Ben sees the project in his sidebar, Ada's chat marked as hers and her memory marked as taught by her.
+  await ben.page.goto(projectUrl);
+  await expect(ben.page.getByTestId("project-role")).toContainText("you are an editor");
+  await eventually(ben.page, async () => {
+    await expect(ben.page.getByTestId("project-memory").filter({ hasText: `roses are watered` })).toContainText(
+      "learned from Ada's chat",
+    );
+  });
+  await expect(ben.page.getByTestId("project-threads")).toContainText("Ada");
+  // He reads her chat but cannot continue it.
+  await ben.page.goto(adasChat);
+  await expect(ben.page.getByTestId("thread-author")).toContainText("by Ada");
+  await expect(ben.page.getByTestId("read-only-note")).toBeVisible();
+  await expect(ben.page.getByLabel("Message", { exact: true })).toHaveCount(0);
+  await ben.page.screenshot({ path: "test-results/shared-project-read-only.png" });
+  // His own chat in the project is answered with her memory.
+  await ben.page.goto(`${projectUrl}/chat`);
+  const bensQuestion = `When are the roses watered? ${tag}`;
+  await send(ben.page, bensQuestion);
+  const bensChat = ben.page.url();
+  expect(JSON.stringify((await chatRequest(bensQuestion)).body.messages)).toContain(
+    `The roses are watered on Sundays ${tag}`,
+  );
+
+  // With review on, what the project learns waits for an editor: Ben approves what Ada's next chat taught.
+  await ada.page.goto(projectUrl);
+  await ada.page.getByTestId("project-review-setting").check();
+  await expect(ada.page.getByTestId("project-review-setting")).toBeChecked();
+  await script([
+    { system: EXTRACTION, json: { decisions: [{ op: "ADD", text: `The shed key is under the pot ${tag}` }] } },
+  ]);
+  await ada.page.getByTestId("project-new-chat").click();
+  await send(ada.page, `The shed key is under the pot ${tag}`);
+  await ben.page.goto(projectUrl);
+  await eventually(ben.page, async () => {
+    await expect(ben.page.getByTestId("project-review")).toContainText("shed key");
+  });
+  await ben.page.getByTestId("project-review").getByRole("button", { name: "Approve" }).click();
+  await expect(ben.page.getByTestId("project-memory-list")).toContainText("shed key");
+  // And Ben teaches one of his own by hand.
+  await ben.page.getByLabel("New project memory").fill(`The hose is in the barn ${tag}`);
+  await ben.page.getByRole("button", { name: "Add", exact: true }).click();
+  await expect(ben.page.getByTestId("project-memory").filter({ hasText: "hose" })).toContainText("added by Ben");
+
+  // Cy, a viewer, reads everything and writes nothing, whichever way she tries.
+  await cy.page.goto(projectUrl);
+  await expect(cy.page.getByTestId("project-role")).toContainText("you are a viewer");
+  await expect(cy.page.getByTestId("project-memory-list")).toContainText("roses are watered");
+  await expect(cy.page.getByTestId("project-new-chat")).toHaveCount(0);
+  await expect(cy.page.getByRole("button", { name: /Forget/ })).toHaveCount(0);
+  await expect(cy.page.getByLabel("Invite by email")).toHaveCount(0);
+  await cy.page.screenshot({ path: "test-results/shared-project-viewer.png", fullPage: true });
+  await cy.page.goto(`${projectUrl}/chat`);
+  await expect(cy.page).toHaveURL(projectUrl);
+  const projectId = projectUrl.split("/p/")[1];
+  const posted = await cy.page.evaluate(async (id) => {
+    const r = await fetch("/api/chat", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ kind: "send", projectId: id, content: "let me in" }),
+    });
+    return r.status;
+  }, projectId);
+  expect(posted).toBe(403);
+  await cy.page.goto(adasChat);
+  await expect(cy.page.getByTestId("read-only-note")).toBeVisible();
+
+  // Ben leaves: his chat goes, and so does the memory only he taught; Ada's stay.
+  await ben.page.goto(projectUrl);
+  ben.page.once("dialog", (d) => void d.accept());
+  await ben.page.getByTestId("project-leave").click();
+  await expect(ben.page).toHaveURL(/\/$/);
+  await ben.page.goto(bensChat);
+  await expect(ben.page.getByText(/not found/i).first()).toBeVisible();
+  await ada.page.goto(projectUrl);
+  await expect(ada.page.getByTestId("project-memory-list")).toContainText("roses are watered");
+  await expect(ada.page.getByTestId("project-memory-list")).toContainText("shed key");
+  await expect(ada.page.getByTestId("project-memory-list")).not.toContainText("hose is in the barn");
+  await expect(ada.page.locator(`[data-member="${ben.email}"]`)).toHaveCount(0);
+  await ada.page.getByText("History").click();
+  await expect(ada.page.getByTestId("project-history")).toContainText("Ben left");
+  await ada.page.screenshot({ path: "test-results/shared-project-after-leave.png", fullPage: true });
+});
