@@ -32,6 +32,7 @@ import { collect, deferred } from "./helpers/turns";
 import { ForbiddenError, NotFoundError } from "@/lib/errors";
 import { authenticateKey, createApiKey } from "@/lib/keys/api-keys";
 import { runMemoryToolCall } from "@/lib/memory/tools";
+import { reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
 
 const EXTRACTION = "You maintain a user's long-term memory";
 
@@ -209,7 +210,10 @@ describe.each(engines)("shared projects on %s", (engine) => {
     );
     const { cipher, userId: rows } = (await threadAccess(ben, threadId!, "read")).content;
     const append = () =>
-      appendItems(t.db, threadId!, [{ role: "user", content: "raced" }], { as: { actorId: ben.userId, userId: rows }, cipher });
+      appendItems(t.db, threadId!, [{ role: "user", content: "raced" }], {
+        as: { actorId: ben.userId, userId: rows },
+        cipher,
+      });
     // The append states the rule itself, so a turn that passed the check just before a change still writes nothing:
     // an author made a viewer...
     // Never under the member's own key: the thread's rows are the project's.
@@ -310,5 +314,17 @@ describe.each(engines)("shared projects on %s", (engine) => {
     // Removed: the key stops at once.
     await removeMember(owner, cy.userId);
     expect(await refusal(call(cys, "memory:read"))).toBe("forbidden");
+  });
+
+  it("an admin's read of a shared chat is listed under its author, audited for them, and names the members", async () => {
+    const { ben, projectId } = await team();
+    const { threadId } = await turn(ben, { content: "Ben's private worry about the pond", projectId });
+    const admin = await t.db.user.create({ data: { email: `admin-${engine}-${n++}@example.com`, role: "ADMIN" } });
+    expect((await userThreadsForAdmin(t.db, ben.userId)).map((x) => x.id)).toContain(threadId);
+    const view = await reviewThread(t.db, admin.id, threadId!, "Abuse report #7");
+    expect(view.items.map((i) => i.content)).toContain("Ben's private worry about the pond");
+    expect(view.members?.map((m) => m.role)).toEqual(["owner", "editor", "viewer"]);
+    const audit = await t.db.auditLog.findFirstOrThrow({ where: { actorId: admin.id, action: "thread.view" } });
+    expect(audit).toMatchObject({ subjectUserId: ben.userId, threadId, reason: "Abuse report #7" });
   });
 });

@@ -113,7 +113,9 @@ function ReviewFile({ file, reason }: { file: { id: string; name: string; bytes:
   );
 }
 
-function ReadOnlyThread({ view, reason }: { view: ThreadView; reason: string }) {
+type ReviewedThread = ThreadView & { members?: Array<{ email: string; name: string | null; role: string }> | null };
+
+function ReadOnlyThread({ view, reason }: { view: ReviewedThread; reason: string }) {
   return (
     <article
       aria-label="Conversation (read-only)"
@@ -128,6 +130,12 @@ function ReadOnlyThread({ view, reason }: { view: ThreadView; reason: string }) 
           {view.thread.project && <>In project “{view.thread.project.name}”</>}
           {view.thread.project && view.thread.via && " · "}
           {view.thread.via && <>via {view.thread.via}</>}
+        </p>
+      )}
+      {view.members && (
+        <p className="text-xs text-muted-foreground" data-testid="review-thread-members">
+          A shared project. Members: {view.members.map((m) => `${m.name ?? m.email} (${m.role})`).join(", ")}. Only this
+          chat&apos;s author is told of this read.
         </p>
       )}
       {view.items.length === 0 && <p className="text-sm text-muted-foreground">This conversation is empty.</p>}
@@ -164,7 +172,7 @@ export function UserReview({
   isSelf: boolean;
 }) {
   const [target, setTarget] = useState<Target | null>(null);
-  const [view, setView] = useState<ThreadView | null>(null);
+  const [view, setView] = useState<ReviewedThread | null>(null);
   const [reviewReason, setReviewReason] = useState("");
   const [memories, setMemories] = useState<Memory[] | null>(null);
   const [pending, start] = useTransition();

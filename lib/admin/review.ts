@@ -70,7 +70,8 @@ export async function recordAudit(
 /** A user's threads for the admin console: dates and sizes only (titles are content, shown when a thread is opened). */
 export async function userThreadsForAdmin(db: Db, userId: string) {
   const rows = await db.thread.findMany({
-    where: { userId, temporary: false },
+    // Theirs, and the chats they started in shared projects (those rows are the project's).
+    where: { OR: [{ userId }, { authorId: userId }], temporary: false },
     orderBy: { lastActivityAt: "desc" },
     select: { id: true, createdAt: true, lastActivityAt: true, archived: true, _count: { select: { items: true } } },
     take: 500,
@@ -90,13 +91,31 @@ export async function reviewThread(
   adminId: string,
   threadId: string,
   reason: string,
-): Promise<ThreadView & { ownerId: string }> {
+): Promise<ThreadView & { ownerId: string; members: SharedMembers }> {
   if (!adminAccessEnabled()) throw new AdminAccessDisabledError();
   const why = reasonSchema.parse(reason);
-  const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true, temporary: true } });
+  const t = await db.thread.findUnique({
+    where: { id: threadId },
+    select: { userId: true, authorId: true, temporary: true, projectId: true },
+  });
   if (!t || t.temporary) throw new NotFoundError("thread");
-  await recordAudit(db, { actorId: adminId, subjectUserId: t.userId, action: "thread.view", threadId, reason: why });
-  return { ...(await threadView(await userContext(db, t.userId), threadId)), ownerId: t.userId };
+  // Whose words were read: a shared project's chat is its author's (the record is shown to them, not the project).
+  const subject = t.authorId ?? t.userId;
+  await recordAudit(db, { actorId: adminId, subjectUserId: subject, action: "thread.view", threadId, reason: why });
+  const members = t.authorId && t.projectId ? await membersForAdmin(db, t.projectId) : null;
+  return { ...(await threadView(await userContext(db, t.userId), threadId)), ownerId: subject, members };
+}
+
+type SharedMembers = Array<{ email: string; name: string | null; role: string }> | null;
+
+/** A shared project's members, for the admin reviewing one of its chats. */
+async function membersForAdmin(db: Db, projectId: string): Promise<SharedMembers> {
+  const rows = await db.projectMember.findMany({
+    where: { projectId },
+    orderBy: { joinedAt: "asc" },
+    select: { role: true, user: { select: { email: true, name: true } } },
+  });
+  return rows.map((m) => ({ email: m.user.email, name: m.user.name, role: m.role }));
 }
 
 /**
