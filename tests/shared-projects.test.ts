@@ -121,7 +121,7 @@ describe.each(engines)("shared projects on %s", (engine) => {
       expect(threads.map((x) => [x.id, x.authorId])).toEqual([[threadId, ada.userId]]);
       const access = await threadAccess(u, threadId!, "read");
       const view = await threadView(access.content, threadId!, access);
-      expect(view.thread.shared).toEqual({ author: "Ada", mayContinue: false });
+      expect(view.thread.shared).toEqual({ author: "Ada", mayContinue: false, private: false });
       expect(view.items.map((i) => i.content)).toContain("Plan the herb bed");
     }
     // Ben (an editor) may not continue Ada's chat; Cy (a viewer) may not chat at all, in any way.
@@ -326,5 +326,28 @@ describe.each(engines)("shared projects on %s", (engine) => {
     expect(view.members?.map((m) => m.role)).toEqual(["owner", "editor", "viewer"]);
     const audit = await t.db.auditLog.findFirstOrThrow({ where: { actorId: admin.id, action: "thread.view" } });
     expect(audit).toMatchObject({ subjectUserId: ben.userId, threadId, reason: "Abuse report #7" });
+  });
+
+  it("a private chat in the project is its author's alone: not listed, not readable, not recalled, teaches nothing", async () => {
+    const { ada, ben, cy, projectId } = await team();
+    mock.script({ system: EXTRACTION, json: { decisions: [{ op: "ADD", text: "Ben fears the wasps" }] } });
+    const mine = await turn(ben, {
+      content: "Between us: the wasp nest by the shed scares me",
+      projectId,
+      private: true,
+    });
+    expect(mine.threadId).toBeDefined();
+    expect(await t.db.memory.count({ where: { text: { contains: "wasps" } } })).toBe(0);
+    for (const u of [ada, cy]) {
+      const { threads } = await listThreads((await projectAccess(u, projectId, "read")).content, {
+        project: projectId,
+      });
+      expect(threads.map((x) => x.id)).not.toContain(mine.threadId);
+      expect(await refusal(threadAccess(u, mine.threadId!, "read"))).toBe("not found");
+    }
+    const view = await threadAccess(ben, mine.threadId!, "read");
+    expect((await threadView(view.content, mine.threadId!, view)).thread.shared).toMatchObject({ private: true });
+    const asked = await turn(ada, { content: "Is there a wasp nest by the shed?", projectId });
+    expect(asked.prompt).not.toContain("scares me");
   });
 });

@@ -27,7 +27,8 @@ import { useAttachmentDrafts } from "./attachments";
 type Props = ChatSetup & {
   initial: ThreadView | null;
   /** A new chat started in this project (an existing thread names its own). */
-  project?: { id: string; name: string } | null;
+  /** A new chat in this project (`shared`: a shared project, where a chat may be kept to oneself). */
+  project?: { id: string; name: string; shared?: boolean } | null;
 };
 
 function toUi(view: ThreadView): UiItem[] {
@@ -107,6 +108,8 @@ export function ChatView({
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);
   const [temporary, setTemporary] = useState(initial?.thread.temporary ?? false);
+  // A new chat in a shared project seen by its author alone (it teaches the project nothing).
+  const [onlyMe, setOnlyMe] = useState(false);
   const [model, setModel] = useState(initialModel);
   const files = useAttachmentDrafts();
   const [dragging, setDragging] = useState(false);
@@ -328,6 +331,7 @@ export function ChatView({
         attachments: sent.length ? sent.map((f) => f.id) : undefined,
         temporary: threadId ? undefined : temporary,
         projectId: threadId || temporary ? undefined : project?.id,
+        private: !threadId && !temporary && newIn?.shared && onlyMe ? true : undefined,
         // A new chat's pick goes with its first message (an existing thread keeps its own).
         model: threadId ? undefined : (model ?? undefined),
       },
@@ -422,9 +426,15 @@ export function ChatView({
           <span
             className="shrink-0 rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground"
             data-testid="thread-author"
-            title={sharedBy.mayContinue ? "Your chat: the project's members can read it" : undefined}
+            title={
+              sharedBy.private
+                ? "Only you see this chat; it teaches the project nothing"
+                : sharedBy.mayContinue
+                  ? "Your chat: the project's members can read it"
+                  : undefined
+            }
           >
-            {sharedBy.mayContinue ? "yours · shared" : `by ${sharedBy.author}`}
+            {sharedBy.private ? "only you" : sharedBy.mayContinue ? "yours · shared" : `by ${sharedBy.author}`}
           </span>
         )}
         <h1 className="min-w-0 flex-1 truncate text-sm font-medium" data-testid="thread-title">
@@ -510,6 +520,18 @@ export function ChatView({
                   In the project <span className="font-medium text-foreground">{project.name}</span>: its instructions
                   and memories go with every answer.
                 </p>
+              )}
+              {!threadId && newIn?.shared && !temporary && (
+                <label className="mt-6 flex items-center justify-center gap-2 text-sm">
+                  <input
+                    type="checkbox"
+                    className="h-4 w-4"
+                    checked={onlyMe}
+                    onChange={(e) => setOnlyMe(e.target.checked)}
+                    data-testid="private-chat"
+                  />
+                  Only me (other members do not see it; it teaches the project nothing)
+                </label>
               )}
               {!threadId && (
                 <label className="mt-6 inline-flex items-center gap-2 text-sm">

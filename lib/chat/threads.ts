@@ -38,7 +38,13 @@ export type ThreadSummary = {
 
 export async function createThread(
   u: UserContext,
-  opts: { temporary?: boolean; title?: string; projectId?: string | null; model?: string | null } = {},
+  opts: {
+    temporary?: boolean;
+    title?: string;
+    projectId?: string | null;
+    model?: string | null;
+    private?: boolean;
+  } = {},
 ) {
   const { db, userId } = u;
   // A thread goes only into a project of the same user's (a shared project's account, for a member: its author).
@@ -52,6 +58,8 @@ export async function createThread(
       data: {
         userId,
         authorId: member ? u.actorId : null,
+        // Only in a shared project does a chat need hiding from others: elsewhere nobody else sees it anyway.
+        private: member && !!opts.private,
         temporary: !!opts.temporary,
         title: opts.title === undefined ? undefined : c.seal(opts.title),
         projectId: opts.projectId ?? null,
@@ -180,8 +188,9 @@ export type ThreadView = {
     imported: { source: string; startedAt: string } | null;
     /** The model picked for it (null: its project's, else the default). */
     model: string | null;
-    /** In a shared project: who started it, and whether the viewer may continue it (its author alone). */
-    shared: { author: string; mayContinue: boolean } | null;
+    /** In a shared project: who started it, whether the viewer may continue it (its author alone), and whether it
+     * is kept to its author. */
+    shared: { author: string; mayContinue: boolean; private: boolean } | null;
   };
   items: ViewItem[];
   totals: { promptTokens: number; completionTokens: number };
@@ -206,7 +215,9 @@ export async function threadView(
 ): Promise<ThreadView> {
   const { db, userId } = u;
   const t = await ownedThread(db, userId, threadId);
-  const shared = access?.role ? { author: await personName(db, access.authorId), mayContinue: access.mayContinue } : null;
+  const shared = access?.role
+    ? { author: await personName(db, access.authorId), mayContinue: access.mayContinue, private: t.private }
+    : null;
   // An answer whose writer went away shows as interrupted at once, not after the next periodic sweep.
   await sweepExpiredAnswers(db, threadId);
   const items = await pathItems(db, threadId, t.activeLeafId, VIEW_LIMIT + 1, u.cipher);

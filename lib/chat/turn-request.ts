@@ -50,6 +50,8 @@ export function turnRequestSchema() {
         temporary: z.boolean().optional(),
         // A new thread in this project (ignored when threadId is given).
         projectId: id.optional(),
+        // A new thread in a shared project seen by its author alone (lib/projects/access.ts).
+        private: z.boolean().optional(),
         model,
         /** Files uploaded for this message (lib/attachments/store.ts). */
         attachments: attachmentIdsSchema.optional(),
@@ -198,6 +200,7 @@ async function prepareSend(s: Preparing, req: Extract<TurnRequest, { kind: "send
         temporary: req.temporary,
         title: provisionalTitle(req.content),
         projectId: req.temporary ? null : req.projectId,
+        private: req.private,
         // A model picked before the first message stays the thread's.
         model: req.model === s.conn.chatModel ? req.model : null,
       })

@@ -7,11 +7,20 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/types";
 import { AppError, ForbiddenError, NotFoundError } from "@/lib/errors";
 import { offeredModel } from "@/lib/llm/connection";
+import { registrationMode, type RegistrationMode } from "@/lib/auth/registration";
 import { userContext, type UserContext } from "@/lib/user-context";
 import { projectInput } from "./projects";
 import { assertMay, type ProjectAccess, type ProjectRole } from "./access";
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
+
+// Someone without an account is not invited ahead: without verified emails, whoever registered first with that
+// address would take the place. What they need to do follows the registration mode.
+const WITHOUT_ACCOUNT: Record<RegistrationMode, string> = {
+  open: "They can create an account on this server; invite them once they have.",
+  invite: "Registration here is by invitation: ask an administrator to invite them, then invite them to the project.",
+  closed: "Accounts here are made by an administrator: ask one to create theirs, then invite them to the project.",
+};
 
 export const memberRoleSchema = z.enum(["editor", "viewer"]);
 export const inviteInput = z.object({
@@ -97,11 +106,7 @@ export async function inviteMember(a: ProjectAccess, input: z.input<typeof invit
     where: { email: f.email, kind: "person", disabled: false },
     select: { id: true },
   });
-  if (!person)
-    throw new AppError(
-      `No one signs in here as ${f.email}. Ask them to create an account first, then invite them.`,
-      404,
-    );
+  if (!person) throw new AppError(`No one signs in here as ${f.email}. ${WITHOUT_ACCOUNT[registrationMode()]}`, 404);
   await db.$transaction(async (tx) => {
     const had = await tx.projectMember.findUnique({
       where: { projectId_userId: { projectId: a.projectId, userId: person.id } },

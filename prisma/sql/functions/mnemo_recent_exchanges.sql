@@ -15,6 +15,7 @@ CREATE OR REPLACE FUNCTION mnemo_recent_exchanges(uid text, exclude_thread text,
        FROM "Thread" t
        WHERE t."userId" = uid AND NOT t.temporary AND (exclude_thread IS NULL OR t.id <> exclude_thread)
          AND ((scope_general AND t."projectId" IS NULL) OR t."projectId" = scope_project)
+         AND NOT t.private
      ), history AS MATERIALIZED (
        SELECT COALESCE(sum(s."nextPosition"), 0)::int AS n FROM searchable s
      ), mine AS MATERIALIZED (

@@ -27,5 +27,12 @@ export default async function NewProjectChatPage({ params }: { params: Promise<{
   const setup = await chatSetup(db, { project: project.model });
   // eslint-disable-next-line react-hooks/purity -- a server component: one render per request, never re-rendered
   const visit = Date.now();
-  return <ChatView key={visit} initial={null} project={{ id: project.id, name: project.name }} {...setup} />;
+  return (
+    <ChatView
+      key={visit}
+      initial={null}
+      project={{ id: project.id, name: project.name, shared: project.shared }}
+      {...setup}
+    />
+  );
 }
