@@ -47,6 +47,7 @@ import { createThread } from "@/lib/chat/threads";
 import { createProject } from "@/lib/projects/projects";
 import { createSharedProject, inviteMember } from "@/lib/projects/members";
 import { projectAccess } from "@/lib/projects/access";
+import { markConflict } from "@/lib/memory/conflicts";
 import { createApiKey } from "@/lib/keys/api-keys";
 import { trackGeneration, untrackGeneration } from "@/lib/chat/turn";
 
@@ -69,6 +70,8 @@ type Fixture = {
   sharedProjectId: string;
   memberId: string;
   sharedMemoryId: string;
+  /** A memory of the shared project in conflict with sharedMemoryId. */
+  conflictWithId: string;
   /** The owner's API key. */
   apiKeyId: string;
   /** The owner's unsent attachment (its text holds the secret). */
@@ -297,6 +300,14 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
     },
     forgetProjectMemoryAction: {
       call: (m, fx) => m.forgetProjectMemoryAction(fx.sharedProjectId as never, fx.sharedMemoryId as never),
+      expect: OWNER_ONLY,
+    },
+    settleProjectConflictAction: {
+      call: (m, fx) =>
+        m.settleProjectConflictAction(
+          fx.sharedProjectId as never,
+          { memoryId: fx.sharedMemoryId, otherId: fx.conflictWithId, keep: "both" } as never,
+        ),
       expect: OWNER_ONLY,
     },
     reviewProjectMemoryAction: {
@@ -665,7 +676,9 @@ describe("authorization matrix", () => {
     const a = await projectAccess(me, id, "own");
     await inviteMember(a, { email: member.email, role: "editor" });
     const m = await addMemory(a.content, { text: `Shared memory ${secret}`, source: "manual" }, "user", "t");
-    return { sharedProjectId: id, memberId: member.id, sharedMemoryId: m.id };
+    const other = await addMemory(a.content, { text: `Opposite ${secret}`, source: "manual" }, "user", "t");
+    await markConflict(t.db, a.content.userId, m.id, other.id);
+    return { sharedProjectId: id, memberId: member.id, sharedMemoryId: m.id, conflictWithId: other.id };
   }
 
   async function sentFile(ownerId: string, threadId: string, itemId: string, secret: string) {

@@ -36,6 +36,7 @@ import { projectAccess } from "@/lib/projects/access";
 import { createThread } from "@/lib/chat/threads";
 import { appendItems } from "@/lib/memory/session";
 import { addMemory } from "@/lib/memory/store";
+import { markConflict } from "@/lib/memory/conflicts";
 import { ForbiddenError, UnauthorizedError } from "@/lib/errors";
 import { trackGeneration, untrackGeneration } from "@/lib/chat/turn";
 
@@ -51,6 +52,8 @@ type Fixture = {
   live: AbortController;
   memoryId: string;
   pendingId: string;
+  /** A memory in conflict with memoryId. */
+  opposite: string;
   secret: string;
 };
 type Mod = Record<string, (...a: never[]) => unknown>;
@@ -176,6 +179,15 @@ const MATRIX: Record<string, Entry> = {
     call: (m, fx) => m.reviewProjectMemoryAction(fx.projectId as never, fx.pendingId as never, true as never),
     expect: WRITERS,
   },
+  settleConflict: {
+    file: P,
+    call: (m, fx) =>
+      m.settleProjectConflictAction(
+        fx.projectId as never,
+        { memoryId: fx.memoryId, otherId: fx.opposite, keep: "memory" } as never,
+      ),
+    expect: WRITERS,
+  },
   keyForProject: {
     file: "app/(app)/settings/keys/actions.ts",
     call: (m, fx) =>
@@ -250,7 +262,10 @@ describe("shared projects: authorization by role", () => {
       "model",
       "t",
     );
+    const opposite = await addMemory(a.content, { text: `Opposite ${secret}`, source: "manual" }, "user", "t");
+    await markConflict(t.db, a.content.userId, memory.id, opposite.id);
     return {
+      opposite: opposite.id,
       people,
       projectId,
       ownersThread,

@@ -23,7 +23,14 @@ import {
   removeMember,
   transferOwnership,
 } from "@/lib/projects/members";
-import { addProjectMemory, forgetProjectMemory, projectMemories } from "@/lib/projects/project-memory";
+import {
+  addProjectMemory,
+  forgetProjectMemory,
+  projectConflicts,
+  projectMemories,
+  settleProjectConflict,
+} from "@/lib/projects/project-memory";
+import { markConflict } from "@/lib/memory/conflicts";
 import { listThreads, threadView } from "@/lib/chat/threads";
 import { deleteAccount } from "@/lib/account/delete";
 import { exportUserData } from "@/lib/account/export";
@@ -349,5 +356,28 @@ describe.each(engines)("shared projects on %s", (engine) => {
     expect((await threadView(view.content, mine.threadId!, view)).thread.shared).toMatchObject({ private: true });
     const asked = await turn(ada, { content: "Is there a wasp nest by the shed?", projectId });
     expect(asked.prompt).not.toContain("scares me");
+  });
+
+  it("two members' memories that contradict each other wait in the editors' inbox", async () => {
+    const { ada, ben, cy, projectId } = await team();
+    await addProjectMemory(await projectAccess(ada, projectId, "write"), "The gate is painted green");
+    await addProjectMemory(await projectAccess(ben, projectId, "write"), "The gate is painted blue");
+    const asBen = await projectAccess(ben, projectId, "write");
+    const [green, blue] = ["green", "blue"].map((c) =>
+      asBen.content.db.memory.findFirstOrThrow({
+        where: { userId: asBen.content.userId, text: `The gate is painted ${c}` },
+      }),
+    );
+    // Consolidation marks them (lib/memory/consolidate.ts); here directly.
+    await markConflict(t.db, asBen.content.userId, (await green).id, (await blue).id);
+    const conflicts = await projectConflicts(await projectAccess(cy, projectId, "read"));
+    expect(conflicts.map((c) => [c.a.text, c.b.text])).toEqual([
+      ["The gate is painted green", "The gate is painted blue"],
+    ]);
+    const input = { memoryId: (await green).id, otherId: (await blue).id, keep: "other" as const };
+    expect(await refusal(settleProjectConflict(await projectAccess(cy, projectId, "read"), input))).toBe("forbidden");
+    await settleProjectConflict(asBen, input);
+    expect(await projectConflicts(asBen)).toEqual([]);
+    expect((await projectMemories(asBen)).map((m) => m.text)).not.toContain("The gate is painted green");
   });
 });

@@ -5,17 +5,25 @@ import { toast } from "sonner";
 import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/input";
 import { LocalDate } from "@/components/ui/local-date";
-import { addProjectMemoryAction, forgetProjectMemoryAction, reviewProjectMemoryAction } from "@/app/(app)/p/actions";
+import {
+  addProjectMemoryAction,
+  forgetProjectMemoryAction,
+  reviewProjectMemoryAction,
+  settleProjectConflictAction,
+} from "@/app/(app)/p/actions";
 import type { ProjectMemoryView } from "@/lib/projects/project-memory";
+import type { Conflict } from "@/lib/memory/conflicts";
 
 /** A shared project's memories, each with who taught it; editors add, forget and review them. */
 export function ProjectMemories({
   projectId,
   memories,
+  conflicts,
   canEdit,
 }: {
   projectId: string;
   memories: ProjectMemoryView[];
+  conflicts: Conflict[];
   canEdit: boolean;
 }) {
   const router = useRouter();
@@ -41,6 +49,53 @@ export function ProjectMemories({
       <h2 id="project-memories" className="text-sm font-medium">
         What the project remembers
       </h2>
+      {conflicts.length > 0 && (
+        <div className="grid gap-2 rounded-md border border-dashed border-border p-3" data-testid="project-conflicts">
+          <p className="text-xs font-medium">These say opposite things: which is true now?</p>
+          {conflicts.map(({ a, b }) => (
+            <div key={a.id} className="grid gap-1 text-sm">
+              {[a, b].map((m, i) => (
+                <div key={m.id} className="flex items-start gap-2">
+                  <p className="min-w-0 flex-1 break-words">{m.text}</p>
+                  {canEdit && (
+                    <Button
+                      size="sm"
+                      variant="ghost"
+                      onClick={() =>
+                        void act(
+                          settleProjectConflictAction(projectId, {
+                            memoryId: a.id,
+                            otherId: b.id,
+                            keep: i === 0 ? "memory" : "other",
+                          }),
+                          "Kept.",
+                        )
+                      }
+                    >
+                      Keep this
+                    </Button>
+                  )}
+                </div>
+              ))}
+              {canEdit && (
+                <Button
+                  size="sm"
+                  variant="outline"
+                  className="justify-self-start"
+                  onClick={() =>
+                    void act(
+                      settleProjectConflictAction(projectId, { memoryId: a.id, otherId: b.id, keep: "both" }),
+                      "Both kept.",
+                    )
+                  }
+                >
+                  Both are true
+                </Button>
+              )}
+            </div>
+          ))}
+        </div>
+      )}
       {pending.length > 0 && (
         <div className="grid gap-2 rounded-md border border-dashed border-border p-3" data-testid="project-review">
           <p className="text-xs font-medium">Waiting for an editor&apos;s approval</p>

@@ -17,6 +17,7 @@ import {
 import type { ProjectRole } from "@/lib/projects/access";
 import type { ProjectHistoryEntry, ProjectMemberView } from "@/lib/projects/members";
 import type { ProjectMemoryView } from "@/lib/projects/project-memory";
+import type { Conflict } from "@/lib/memory/conflicts";
 
 /** What a shared project's page shows besides its chats (read on the server, lib/projects/). */
 export type ProjectSharing = {
@@ -25,6 +26,8 @@ export type ProjectSharing = {
   members: ProjectMemberView[];
   history: ProjectHistoryEntry[];
   memories: ProjectMemoryView[];
+  /** Pairs of the project's memories that contradict each other (an editor decides). */
+  conflicts: Conflict[];
   keepLeaversChats: boolean;
   review: boolean;
 };

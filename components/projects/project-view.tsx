@@ -117,7 +117,14 @@ export function ProjectView({
             </p>
           )}
         </section>
-        {sharing && <ProjectMemories projectId={project.id} memories={sharing.memories} canEdit={canWrite} />}
+        {sharing && (
+          <ProjectMemories
+            projectId={project.id}
+            memories={sharing.memories}
+            conflicts={sharing.conflicts}
+            canEdit={canWrite}
+          />
+        )}
         {sharing && <ProjectPeople projectId={project.id} sharing={sharing} />}
         {canWrite && (
           <section aria-labelledby="project-settings" className="grid gap-3">

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { NotFoundError } from "@/lib/errors";
 import { addMemory, setMemoryStatus } from "@/lib/memory/store";
 import { reviewPending } from "@/lib/memory/writes";
+import { listConflicts, settleConflict, settleInput } from "@/lib/memory/conflicts";
 import { assertMay, type ProjectAccess } from "./access";
 
 export const projectMemoryText = z
@@ -94,4 +95,13 @@ export async function reviewProjectMemory(a: ProjectAccess, id: string, approve:
 export async function setProjectReview(a: ProjectAccess, review: boolean) {
   assertMay(a, "own");
   await a.content.db.user.update({ where: { id: a.content.userId }, data: { memoryReview: review } });
+}
+
+/** Two of the project's memories that say opposite things (consolidation found them), for an editor to decide. */
+export const projectConflicts = (a: ProjectAccess) => listConflicts(a.content);
+
+/** An editor or the owner decides a conflict: keeps one (the other is archived, restorably) or both. */
+export async function settleProjectConflict(a: ProjectAccess, input: z.input<typeof settleInput>) {
+  assertMay(a, "write");
+  await settleConflict(a.content.db, a.content.userId, input);
 }

@@ -33,7 +33,9 @@ import {
   projectMemoryText,
   reviewProjectMemory,
   setProjectReview,
+  settleProjectConflict,
 } from "@/lib/projects/project-memory";
+import { settleInput } from "@/lib/memory/conflicts";
 
 export const listProjectsAction = userAction(z.tuple([]), (_args, ctx) => listAllProjects(ctx));
 
@@ -144,6 +146,15 @@ export const reviewProjectMemoryAction = userAction(
   z.tuple([projectIdSchema, personId, z.boolean()]),
   async ([id, memoryId, approve], ctx) => {
     await reviewProjectMemory(await projectAccess(ctx, id, "write"), memoryId, approve);
+    revalidatePath(`/p/${id}`);
+  },
+);
+
+/** An editor or the owner decides between two of the project's memories that contradict each other. */
+export const settleProjectConflictAction = userAction(
+  z.tuple([projectIdSchema, settleInput]),
+  async ([id, input], ctx) => {
+    await settleProjectConflict(await projectAccess(ctx, id, "write"), input);
     revalidatePath(`/p/${id}`);
   },
 );

@@ -9,7 +9,7 @@ import { ProjectView } from "@/components/projects/project-view";
 import { chatSetup } from "@/lib/chat/chat-setup";
 import { projectAccess } from "@/lib/projects/access";
 import { listMembers, projectHistory } from "@/lib/projects/members";
-import { projectMemories } from "@/lib/projects/project-memory";
+import { projectConflicts, projectMemories } from "@/lib/projects/project-memory";
 import type { ProjectSharing } from "@/components/projects/project-people";
 
 export const dynamic = "force-dynamic";
@@ -36,10 +36,11 @@ export default async function ProjectPage({ params }: { params: Promise<{ id: st
 }
 
 async function sharingOf(a: Awaited<ReturnType<typeof projectAccess>>): Promise<ProjectSharing> {
-  const [members, history, memories, p, settings] = await Promise.all([
+  const [members, history, memories, conflicts, p, settings] = await Promise.all([
     listMembers(a),
     projectHistory(a),
     projectMemories(a),
+    projectConflicts(a),
     a.content.db.project.findUnique({ where: { id: a.projectId }, select: { keepLeaversChats: true } }),
     a.content.settings(),
   ]);
@@ -49,6 +50,7 @@ async function sharingOf(a: Awaited<ReturnType<typeof projectAccess>>): Promise<
     members,
     history,
     memories,
+    conflicts,
     keepLeaversChats: !!p?.keepLeaversChats,
     review: settings.review,
   };
