@@ -68,6 +68,13 @@ export class TemporaryPasswordError extends AppError {
   }
 }
 
+/** An answer's chat deleted while it was written (by its author elsewhere, or with a member leaving a project). */
+export class ChatGoneError extends AppError {
+  constructor() {
+    super("This chat is no longer here: it was deleted while the answer was being written.", 410);
+  }
+}
+
 export class UnauthorizedError extends AppError {
   constructor(message = "Sign in first.") {
     super(message, 401);

@@ -399,6 +399,65 @@ async function projects(app: AppProcess, a: Client, b: Client) {
     tally.cross_user_effects++;
 }
 
+/**
+ * A shared project's member removed while their answer is being written: the answer ends without a server error or
+ * internals (the chat goes with them, by the project's rule), and at once every way back is refused: the next turn,
+ * the chat's page, the project's page.
+ */
+async function memberRemovedMidTurn(app: AppProcess, a: Client, b: Client, mock: MockLlm) {
+  const made = await callAction(app, a, "/", "createSharedProjectAction", [{ name: "SHARED-MARKER team" }]);
+  const id = /"id":"([^"]+)"/.exec(made.text)?.[1];
+  check(!!id, `a user starts a shared project (${made.status})`);
+  if (!id) return;
+  const invited = await callAction(app, a, "/", "inviteMemberAction", [
+    id,
+    { email: "fault-b@example.com", role: "editor" },
+  ]);
+  check(/"ok":true/.test(invited.text), `the owner invites another user as an editor (${invited.status})`);
+  mock.script({
+    match: "SLOW-SHARED-ANSWER",
+    content: Array.from({ length: 40 }, (_, i) => `word${i}`).join(" "),
+    chunkDelayMs: 100,
+    times: 0,
+  });
+  let removal: Promise<Reply> | undefined;
+  let threadId = "";
+  const t = await b.chat(
+    "member's answer while removed",
+    { kind: "send", content: "SLOW-SHARED-ANSWER please", projectId: id },
+    {
+      limitMs: 30_000,
+      onEvent: (e) => {
+        if (e.type !== "start" || removal) return;
+        threadId = e.threadId;
+        // The chat goes with the member (the project keeps no leavers' chats): not a question lost.
+        accepted.splice(
+          accepted.findIndex((x) => x.itemId === e.userItemId),
+          1,
+        );
+        removal = sleep(300).then(() => callAction(app, a, "/", "removeMemberAction", [id, "fault-b"]));
+      },
+    },
+  );
+  const removed = await removal;
+  check(!!removed && /"ok":true/.test(removed.text), "the owner removes the member mid-answer");
+  const ending = last(t) as { type?: string; message?: string };
+  check(
+    t.ended && ending.type === "error" && /no longer here/.test(ending.message ?? ""),
+    `the removed member's answer ends with a plain sentence (${ending.type}: ${ending.message ?? ""})`,
+  );
+  const next = await b.postJson("removed member's next turn", "/api/chat", {
+    kind: "send",
+    threadId,
+    content: "still here?",
+  });
+  check(next.status === 404, `the removed member's next turn is refused at once (${next.status})`);
+  const page = await b.request("removed member opens the project", `/p/${id}`);
+  check(page.status === 404, `the removed member no longer sees the project (${page.status})`);
+  const chatPage = await b.request("removed member opens the chat", `/c/${threadId}`);
+  check(chatPage.status === 404, `nor their chat in it (${chatPage.status})`);
+}
+
 /** API keys over HTTP on the production build: /v1 and /mcp take a key in the header only, and a revoked one never. */
 async function apiKeys(app: AppProcess, a: Client) {
   const made = await callAction(app, a, "/settings/keys", "createApiKeyAction", [
@@ -1417,6 +1476,7 @@ async function main() {
     await modelFaults(a, mock);
     await crossUser(a, b, mock);
     await projects(app, a, b);
+    await memberRemovedMidTurn(app, a, b, mock);
     await apiKeys(app, a);
     await importBombs(app, a, bombs);
     await guessing(app);

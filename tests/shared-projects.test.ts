@@ -380,4 +380,21 @@ describe.each(engines)("shared projects on %s", (engine) => {
     expect(await projectConflicts(asBen)).toEqual([]);
     expect((await projectMemories(asBen)).map((m) => m.text)).not.toContain("The gate is painted green");
   });
+
+  it("a member removed while their answer is written: the answer ends with a plain sentence, nothing half-kept", async () => {
+    const { ben, projectId, owner } = await team();
+    mock.script({ match: "SLOW", content: Array.from({ length: 30 }, (_, i) => `w${i}`).join(" "), chunkDelayMs: 50 });
+    let threadId = "";
+    const run = async () => {
+      for await (const e of runTurn(t.db, ben.userId, { kind: "send", content: "SLOW please", projectId })) {
+        if (e.type !== "start") continue;
+        threadId = e.threadId;
+        setTimeout(() => void removeMember(owner, ben.userId), 200);
+      }
+    };
+    expect(await refusal(run())).toBe(
+      "This chat is no longer here: it was deleted while the answer was being written.",
+    );
+    expect(await t.db.item.count({ where: { threadId } })).toBe(0);
+  });
 });

@@ -6,7 +6,7 @@ import type { Db } from "@/lib/db/client";
 import { publicItem, type SessionItem } from "@/lib/memory/session";
 
 import { messageTokens } from "@/lib/memory/tokens";
-import { isDatabaseUnavailable } from "@/lib/errors";
+import { ChatGoneError, isDatabaseUnavailable } from "@/lib/errors";
 import { continuableThreadWhere } from "@/lib/projects/access";
 import { cleanText } from "@/lib/text/policy";
 import { stripCitations } from "@/lib/memory/citation-format";
@@ -63,20 +63,26 @@ export async function finishRetrying(db: Db, c: ContentCipher, itemId: string, d
 type Finish = Partial<SessionItem> & { sources?: Source[] };
 
 async function finish(db: Db, c: ContentCipher, itemId: string, data: Finish): Promise<SessionItem> {
-  const row = await db.item.update({
-    where: { id: itemId },
-    data: {
-      content: data.content !== undefined ? c.seal(data.content) : undefined,
-      searchTokens: data.content !== undefined ? c.searchTokens(data.content) : undefined,
-      status: data.status,
-      error: data.error,
-      model: data.model,
-      promptTokens: data.promptTokens,
-      completionTokens: data.completionTokens,
-      tokens: data.content !== undefined ? messageTokens(data.content) : undefined,
-      sources: data.sources?.length ? data.sources : undefined,
-    },
-  });
+  const row = await db.item
+    .update({
+      where: { id: itemId },
+      data: {
+        content: data.content !== undefined ? c.seal(data.content) : undefined,
+        searchTokens: data.content !== undefined ? c.searchTokens(data.content) : undefined,
+        status: data.status,
+        error: data.error,
+        model: data.model,
+        promptTokens: data.promptTokens,
+        completionTokens: data.completionTokens,
+        tokens: data.content !== undefined ? messageTokens(data.content) : undefined,
+        sources: data.sources?.length ? data.sources : undefined,
+      },
+    })
+    .catch((e) => {
+      // The thread went while the answer was written: said plainly, not as an internal error.
+      if ((e as { code?: string })?.code === "P2025") throw new ChatGoneError();
+      throw e;
+    });
   return publicItem({
     ...row,
     content: data.content ?? c.open(row.content),
