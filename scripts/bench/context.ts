@@ -7,7 +7,8 @@
 // in the same run, one `SELECT 1` after each turn; and the assembly after a pause longer than the pool keeps
 // idle connections (BENCH_PAUSES); and the 10,000-message thread again inside one of ten projects (BENCH_PROJECTS),
 // in each memory mode; and the same thread with a long PDF (BENCH_DOCUMENT_PAGES): the turn with its passages, and
-// the sidebar's search for a word of one page and for the commonest word. Prints a table, then one JSON line.
+// the sidebar's search for a word of one page and for the commonest word; and the same thread in a shared project of
+// five people (BENCH_SHARED_MEMBERS), written by one of them. Prints a table, then one JSON line.
 import os from "node:os";
 import { threadCipher } from "@/testing/ciphers";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
@@ -31,6 +32,9 @@ const { attachmentsForTurn, threadAttachmentRows } = await import("../../lib/att
 const { pdfOf } = await import("../../testing/pdf");
 const { searchMessages } = await import("../../lib/chat/search");
 const { indexDocument } = await import("../../lib/attachments/passage-index");
+const { createSharedProject, inviteMember } = await import("../../lib/projects/members");
+const { projectAccess } = await import("../../lib/projects/access");
+const { createThread } = await import("../../lib/chat/threads");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
 /** The thread the first-token timing uses: 10,000 messages, or the largest size measured. */
@@ -69,6 +73,9 @@ const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 10);
 const PROJECT_MEMORIES = 100;
 const PROJECT_MESSAGES = 1_000;
 type ProjectCase = { p50: number; p95: number };
+/** A shared project of this many people holding the 10,000-message thread (BENCH_SHARED_MEMBERS=0 to skip the case). */
+const SHARED_MEMBERS = Number(process.env.BENCH_SHARED_MEMBERS ?? 5);
+type SharedCase = ProjectCase & { roundTrips: number; ttft: number[] };
 /** A PDF of this many pages attached to the 10,000-message thread (BENCH_DOCUMENT_PAGES=0 to skip the case). */
 const DOCUMENT_PAGES = Number(process.env.BENCH_DOCUMENT_PAGES ?? 300);
 /** The sidebar's search over the thread with the PDF: a word of one page, and the commonest word of all. */
@@ -92,6 +99,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
     afterPause: number[];
     projects: Partial<Record<"shared" | "project_only", ProjectCase>>;
     document: DocumentCase | null;
+    sharedProject: SharedCase | null;
   }
 > {
   const t = await createTestDb(engine);
@@ -245,9 +253,82 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
     if (i === 1) roundTrips = atModel;
     if (i > 1) ttft.push(first);
   }
+  const sharedProject = await benchShared(threads[TTFT_SIZE]);
   await mock.close();
   await t.close();
-  return { ...res, roundTrips, ttft, afterPause, projects, document };
+  return { ...res, roundTrips, ttft, afterPause, projects, document, sharedProject };
+
+  /**
+   * The big thread in a shared project of SHARED_MEMBERS people (each with a chat of their own there, the project
+   * with its memories), written by the bench's user: the turn's assembly under the project's key, the round trips
+   * before the model, and the first token (a shared thread's turn is looked up once its own-rows append is refused).
+   */
+  async function benchShared(big: { id: string; leaf: string }): Promise<SharedCase | null> {
+    if (SHARED_MEMBERS <= 0) return null;
+    const me = await userContext(t.db, user.id);
+    const { id } = await createSharedProject(me, { name: "Team" });
+    const owner = await projectAccess(me, id, "own");
+    const account = owner.content.userId;
+    for (let k = 1; k < SHARED_MEMBERS; k++) {
+      const m = await t.db.user.create({ data: { email: `member-${k}-${engine}@example.com` } });
+      await inviteMember(owner, { email: m.email, role: "editor" });
+      const theirs = await projectAccess(await userContext(t.db, m.id), id, "write");
+      const th = await createThread(theirs.content, { projectId: id });
+      await appendItems(
+        t.db,
+        th.id,
+        Array.from({ length: PROJECT_MESSAGES }, (_, i) => ({
+          role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+          content: sentence(k * 11 + i),
+        })),
+        { cipher: theirs.content.cipher },
+      );
+    }
+    await t.db.memory.createMany({
+      data: Array.from({ length: PROJECT_MEMORIES }, (_, i) => {
+        const text = `Team memory ${i}: ${sentence(5000 + i).slice(0, 120)}`;
+        return { userId: account, projectId: id, text, source: "inferred" as const, tokens: countTokens(text) };
+      }),
+    });
+    // The big thread becomes the user's chat in the project (its rows the project's; the bench runs unencrypted).
+    await t.db.thread.update({ where: { id: big.id }, data: { userId: account, projectId: id, authorId: user.id } });
+    await t.db.item.updateMany({ where: { threadId: big.id }, data: { userId: account } });
+    for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
+    const { content } = await projectAccess(me, id, "write");
+    const budget = getConfig().memory.tokenBudget;
+    const times: number[] = [];
+    for (let i = 0; i < ITERATIONS + 20; i++) {
+      const question = `what did we say about the ${WORDS[i % WORDS.length]} and memory ${i % 50}?`;
+      const t0 = performance.now();
+      const [ctx, r] = await readTogether(() =>
+        Promise.all([
+          loadContext(t.db, big.id, big.leaf, { cipher: content.cipher }),
+          recall(content, question, { budget, excludeThreadId: big.id }),
+        ]),
+      );
+      buildPrompt(ctx, memoryBlock(r));
+      if (i >= 20) times.push(performance.now() - t0);
+    }
+    const firstTokens: number[] = [];
+    let trips = 0;
+    for (let i = 0; i < 40; i++) {
+      waves = 0;
+      atModel = -1;
+      const t0 = performance.now();
+      let first = -1;
+      for await (const ev of runTurn(
+        i <= 1 ? counted : t.db,
+        user.id,
+        { kind: "send", threadId: big.id, content: `team question ${i}` },
+        { defer: () => {} },
+      )) {
+        if (ev.type === "delta" && first < 0) first = performance.now() - t0;
+      }
+      if (i === 1) trips = atModel;
+      if (i > 1) firstTokens.push(first);
+    }
+    return { p50: percentile(times, 50), p95: percentile(times, 95), roundTrips: trips, ttft: firstTokens };
+  }
 
   /** The big thread with a long PDF attached: the turn's assembly with the passages nearest each question. */
   async function benchDocument(big: { id: string; leaf: string }): Promise<DocumentCase | null> {
@@ -407,6 +488,21 @@ function printRun(results: RunResult[], run: number) {
         ),
       ),
     );
+  if (results.some((r) => r.sharedProject))
+    console.log(
+      table(
+        results.map((r) => ({
+          engine: r.engine,
+          [`${TTFT_SIZE}_messages_in_a_shared_project_of_${SHARED_MEMBERS}`]: "written by one member",
+          p50_ms: round(r.sharedProject?.p50 ?? NaN),
+          p95_ms: round(r.sharedProject?.p95 ?? NaN),
+          "p95/p95(100)": round((r.sharedProject?.p95 ?? NaN) / r.p95[100]),
+          db_round_trips_before_model: r.sharedProject?.roundTrips ?? NaN,
+          ttft_p50_ms: round(percentile(r.sharedProject?.ttft ?? [NaN], 50)),
+          ttft_p95_ms: round(percentile(r.sharedProject?.ttft ?? [NaN], 95)),
+        })),
+      ),
+    );
   if (results.some((r) => r.document))
     console.log(
       table(
@@ -439,6 +535,10 @@ function printRun(results: RunResult[], run: number) {
       postgres_ratio_10000_100: pg ? round(pg.p95[10_000] / pg.p95[100]) : null,
       db_round_trips_before_model: Math.max(...results.map((r) => r.roundTrips)),
       ttft_overhead_p50_ms: round(percentile((lite ?? results[0]).ttft, 50)),
+      shared_project_p95_ms: Object.fromEntries(results.map((r) => [r.engine, round(r.sharedProject?.p95 ?? NaN)])),
+      shared_project_ttft_p50_ms: Object.fromEntries(
+        results.map((r) => [r.engine, round(percentile(r.sharedProject?.ttft ?? [NaN], 50))]),
+      ),
     }),
   );
 }
