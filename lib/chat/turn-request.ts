@@ -1,7 +1,7 @@
 // Step 1 of a chat turn (lib/chat/turn.ts): the request, validated, and the user's question with an empty answer
 // saved in one statement that also checks the thread is the user's and the session may act (send, edit, regenerate).
 import { type UserContext } from "@/lib/user-context";
-import { writeContext } from "@/lib/projects/access";
+import { sharedThreadContext, writeContext } from "@/lib/projects/access";
 import { assertSessionMayAct, type SessionProof } from "@/lib/auth/session-check";
 import { type ContentCipher } from "@/lib/crypto/content";
 import { z } from "zod";
@@ -99,18 +99,20 @@ type Preparing = {
 
 /**
  * Step 1 with the context made once for the whole turn: whose rows it writes (the user's, or a shared project's
- * account acting as the user: lib/projects/access.ts). The user's own thread is tried first, with no read of its
- * own: the append checks whose thread it is. Refused, a shared project's thread or project is looked up and the
- * step runs again under its key (the refused attempt wrote nothing).
+ * account acting as the user: lib/projects/access.ts). No read of its own first: the append checks whose thread it
+ * is and who may continue it. The user's own rows are tried, or, for a thread this instance has seen shared, the
+ * project's; refused, the thread or project is looked up and the step runs again under its key (a refused attempt
+ * writes nothing).
  */
 export async function prepareAs(me: UserContext, req: TurnRequest, session?: SessionProof) {
+  const guess = (req.threadId && (await sharedThreadContext(me, req.threadId))) || me;
   try {
-    return { u: me, p: await prepare(me, req, session) };
+    return { u: guess, p: await prepare(guess, req, session) };
   } catch (e) {
     const projectId = req.kind === "send" && !req.temporary ? req.projectId : undefined;
     if (!(e instanceof NotFoundError) || (!req.threadId && !projectId)) throw e;
     const u = await writeContext(me, { threadId: req.threadId, projectId });
-    if (u.userId === me.userId) throw e;
+    if (u.userId === guess.userId) throw e;
     return { u, p: await prepare(u, req, session) };
   }
 }

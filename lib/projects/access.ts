@@ -112,8 +112,21 @@ export async function threadAccess(u: UserContext, threadId: string, need: "read
     throw new ForbiddenError(
       mayDo(role, "write") ? "Only the person who started this chat can continue it." : REFUSED.write,
     );
+  if (SEEN_SHARED.size >= SEEN_MAX) SEEN_SHARED.delete(SEEN_SHARED.keys().next().value!);
+  SEEN_SHARED.set(threadId, { accountId: t.userId, projectId: t.project!.id });
   const content = await memberContext(u, t.userId, t.project!.id, role);
   return { content, role, mayContinue, authorId: t.authorId };
+}
+
+// Threads this instance has seen in shared projects, with the project's account: a guess of whose key a next turn
+// writes under, never a permission (the append checks who may continue the thread in its own statement). Bounded.
+const SEEN_SHARED = new Map<string, { accountId: string; projectId: string }>();
+const SEEN_MAX = 10_000;
+
+/** The project's context for a thread seen shared here before (no read), or null. */
+export async function sharedThreadContext(me: UserContext, threadId: string): Promise<UserContext | null> {
+  const seen = SEEN_SHARED.get(threadId);
+  return seen ? userContext(me.db, seen.accountId, exactScope(seen.projectId), me.actorId) : null;
 }
 
 /**
