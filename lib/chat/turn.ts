@@ -94,8 +94,6 @@ export async function* runTurn(
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
-
-
 /** One answer being written: its state across rounds, and the steps 2–5 above. */
 class TurnRun {
   private assistant: SessionItem;

@@ -233,30 +233,37 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
       },
     },
   }) as unknown as typeof t.db;
-  const ttft: number[] = [];
-  let roundTrips = 0;
-  for (let i = 0; i < 60; i++) {
-    waves = 0;
-    atModel = -1;
-    const t0 = performance.now();
-    let first = -1;
-    // Turns 0 and 1 run on the counting client; turn 1 is measured (turn 0 warms
-    // the few-second model-connection cache, as any running server has).
-    for await (const ev of runTurn(
-      i <= 1 ? counted : t.db,
-      user.id,
-      { kind: "send", threadId: threads[TTFT_SIZE].id, content: `question ${i}` },
-      { defer: () => {} },
-    )) {
-      if (ev.type === "delta" && first < 0) first = performance.now() - t0;
-    }
-    if (i === 1) roundTrips = atModel;
-    if (i > 1) ttft.push(first);
-  }
+  const { ttft, roundTrips } = await timeTurns(threads[TTFT_SIZE].id, 60, "question");
   const sharedProject = await benchShared(threads[TTFT_SIZE]);
   await mock.close();
   await t.close();
   return { ...res, roundTrips, ttft, afterPause, projects, document, sharedProject };
+
+  /**
+   * `n` turns in the thread: the first token of each after the first two, and the round trips before the model of
+   * the second (turns 0 and 1 run on the counting client; turn 0 warms the few-second model-connection cache, as
+   * any running server has).
+   */
+  async function timeTurns(threadId: string, n: number, asked: string) {
+    const out = { ttft: [] as number[], roundTrips: 0 };
+    for (let i = 0; i < n; i++) {
+      waves = 0;
+      atModel = -1;
+      const t0 = performance.now();
+      let first = -1;
+      for await (const ev of runTurn(
+        i <= 1 ? counted : t.db,
+        user.id,
+        { kind: "send", threadId, content: `${asked} ${i}` },
+        { defer: () => {} },
+      )) {
+        if (ev.type === "delta" && first < 0) first = performance.now() - t0;
+      }
+      if (i === 1) out.roundTrips = atModel;
+      if (i > 1) out.ttft.push(first);
+    }
+    return out;
+  }
 
   /**
    * The big thread in a shared project of SHARED_MEMBERS people (each with a chat of their own there, the project
@@ -309,25 +316,8 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
       buildPrompt(ctx, memoryBlock(r));
       if (i >= 20) times.push(performance.now() - t0);
     }
-    const firstTokens: number[] = [];
-    let trips = 0;
-    for (let i = 0; i < 40; i++) {
-      waves = 0;
-      atModel = -1;
-      const t0 = performance.now();
-      let first = -1;
-      for await (const ev of runTurn(
-        i <= 1 ? counted : t.db,
-        user.id,
-        { kind: "send", threadId: big.id, content: `team question ${i}` },
-        { defer: () => {} },
-      )) {
-        if (ev.type === "delta" && first < 0) first = performance.now() - t0;
-      }
-      if (i === 1) trips = atModel;
-      if (i > 1) firstTokens.push(first);
-    }
-    return { p50: percentile(times, 50), p95: percentile(times, 95), roundTrips: trips, ttft: firstTokens };
+    const turns = await timeTurns(big.id, 40, "team question");
+    return { p50: percentile(times, 50), p95: percentile(times, 95), ...turns };
   }
 
   /** The big thread with a long PDF attached: the turn's assembly with the passages nearest each question. */
