@@ -134,7 +134,8 @@ export function ThreadList() {
     setThreads((prev) => prev.filter((t) => t.id !== id));
     toast.success(value ? "Thread archived." : "Thread restored.");
   }
-  const projects = useProjectList();
+  // The user's own projects: their chats move only into those, and the search reads only their own chats.
+  const projects = useProjectList().filter((p) => !p.shared);
   const projectName = (id: string | null) => projects.find((p) => p.id === id)?.name;
   async function move(t: ThreadSummary, projectId: string | null) {
     const r = await moveThreadAction(t.id, projectId);

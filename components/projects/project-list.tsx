@@ -3,7 +3,7 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { useCallback, useEffect, useState } from "react";
 import { toast } from "sonner";
-import { ChevronRight, Folder, FolderPlus } from "lucide-react";
+import { ChevronRight, Folder, FolderPlus, Users } from "lucide-react";
 import { listThreadsAction } from "@/app/(app)/c/actions";
 import type { ThreadSummary } from "@/lib/chat/threads";
 import { listProjectsAction } from "@/app/(app)/p/actions";
@@ -66,7 +66,11 @@ function ProjectEntry({ project: p, pathname }: { project: ProjectSummary; pathn
           aria-current={active ? "page" : undefined}
           className="flex min-w-0 flex-1 items-center gap-2 rounded-md py-1.5 pr-2 text-sm focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
         >
-          <Folder className="h-4 w-4 shrink-0 text-muted-foreground" aria-hidden />
+          {p.shared ? (
+            <Users className="h-4 w-4 shrink-0 text-muted-foreground" aria-label="Shared" />
+          ) : (
+            <Folder className="h-4 w-4 shrink-0 text-muted-foreground" aria-hidden />
+          )}
           <span className="truncate">{p.name}</span>
           <span className="ml-auto shrink-0 text-xs text-muted-foreground">{p.threads || ""}</span>
         </Link>
