@@ -5,6 +5,7 @@
 import { offeredModel } from "@/lib/llm/connection";
 import { z } from "zod";
 import { AppError, NotFoundError } from "@/lib/errors";
+import { forgetCachedKeys } from "@/lib/crypto/content";
 import { cleanText } from "@/lib/text/policy";
 import type { UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/types";
@@ -162,6 +163,7 @@ export async function deleteProject(u: UserContext, id: string) {
     ? await u.db.user.deleteMany({ where: { id: a.content.userId, kind: "project" } })
     : await u.db.project.deleteMany({ where: { id, userId: u.userId } });
   if (!r.count) throw new NotFoundError("project");
+  if (a.shared) forgetCachedKeys(a.content.userId); // its key gone from this process too
 }
 
 /**
