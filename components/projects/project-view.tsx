@@ -50,7 +50,9 @@ export function ProjectView({
 
   async function remove() {
     const what = `${count(project.threads, "chat")} and ${count(project.memories, "memory", "memories")}`;
-    if (!window.confirm(`Delete the project "${project.name}" with its ${what}? This cannot be undone.`)) return;
+    const everyone = sharing ? ` for all ${count(sharing.members.length, "member")}` : "";
+    if (!window.confirm(`Delete the project "${project.name}" with its ${what}${everyone}? This cannot be undone.`))
+      return;
     const r = await deleteProjectAction(project.id);
     if (!r.ok) return toast.error(r.error);
     window.dispatchEvent(new Event(PROJECTS_CHANGED));
