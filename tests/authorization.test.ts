@@ -258,6 +258,7 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       call: (m, fx) => m.moveMemoryAction(fx.memoryId as never, fx.projectId as never),
       expect: OWNER_ONLY,
     },
+    shareProjectAction: { call: (m, fx) => m.shareProjectAction(fx.projectId as never), expect: OWNER_ONLY },
     // Shared projects: here the owner against people outside it; tests/shared-projects.test.ts has every role.
     createSharedProjectAction: {
       call: (m) => m.createSharedProjectAction({ name: "Family" } as never),

@@ -37,6 +37,13 @@ import { exportUserData } from "@/lib/account/export";
 import { appendItems } from "@/lib/memory/session";
 import { collect, deferred } from "./helpers/turns";
 import { ForbiddenError, NotFoundError } from "@/lib/errors";
+import crypto from "node:crypto";
+import { setEncryptionKeys } from "@/lib/crypto/content";
+import { createProject } from "@/lib/projects/projects";
+import { shareExistingProject } from "@/lib/projects/share-existing";
+import { inMemoryScope } from "@/lib/user-context";
+import { exactScope } from "@/lib/projects/scope";
+import { bindToMessage, saveUpload } from "@/lib/attachments/store";
 import { authenticateKey, createApiKey } from "@/lib/keys/api-keys";
 import { runMemoryToolCall } from "@/lib/memory/tools";
 import { reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
@@ -396,5 +403,58 @@ describe.each(engines)("shared projects on %s", (engine) => {
       "This chat is no longer here: it was deleted while the answer was being written.",
     );
     expect(await t.db.item.count({ where: { threadId } })).toBe(0);
+  });
+
+  it("sharing an existing project moves its chats, files and memories under the project's key, all readable by members", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    try {
+      const [ada, ben] = [await person("Ada"), await person("Ben")];
+      await addMemory(ada, { text: "Ada's own general memory stays hers", source: "explicit" }, "user", "said");
+      const p = await createProject(ada, { name: "Allotment", instructions: "Be brief." });
+      const chat = await turn(ada, { content: "The allotment plot number is 42", projectId: p.id });
+      const scoped = inMemoryScope(ada, exactScope(p.id));
+      await addMemory(scoped, { text: "The allotment plot is number 42", source: "explicit" }, "user", "said");
+      const file = await saveUpload(ada, "plan.txt", Buffer.from("Beds: onions, leeks, garlic"));
+      await bindToMessage(
+        t.db,
+        ada.userId,
+        [file.id],
+        chat.threadId!,
+        (await t.db.item.findFirstOrThrow({ where: { threadId: chat.threadId!, role: "user" } })).id,
+      );
+      const sealedBefore = (await t.db.item.findFirstOrThrow({ where: { threadId: chat.threadId!, role: "user" } }))
+        .content;
+
+      await shareExistingProject(ada, p.id);
+      expect(await refusal(shareExistingProject(ada, p.id))).toMatch(/already shared/);
+      const owner = await projectAccess(ada, p.id, "own");
+      expect(owner).toMatchObject({ shared: true, role: "owner" });
+      await inviteMember(owner, {
+        email: (await t.db.user.findUniqueOrThrow({ where: { id: ben.userId } })).email,
+        role: "viewer",
+      });
+      const asBen = await projectAccess(ben, p.id, "read");
+      // Re-sealed: not the bytes it had under Ada's key, and Ada's own key no longer opens it.
+      const moved = await t.db.item.findFirstOrThrow({ where: { threadId: chat.threadId!, role: "user" } });
+      expect(moved.userId).toBe(asBen.content.userId);
+      expect(moved.content).not.toBe(sealedBefore);
+      expect(ada.cipher.open(moved.content)).not.toContain("42");
+      // Ben reads the chat, its file and the memory, marked as Ada's.
+      const access = await threadAccess(ben, chat.threadId!, "read");
+      const view = await threadView(access.content, chat.threadId!, access);
+      expect(view.items.map((i) => i.content)).toContain("The allotment plot number is 42");
+      expect(view.items.flatMap((i) => i.attachments.map((a) => a.name))).toContain("plan.txt");
+      expect((await projectMemories(asBen)).find((m) => m.text.includes("plot is number 42"))).toMatchObject({
+        by: "Ada",
+      });
+      expect((await getProject(ben, p.id)).name).toBe("Allotment");
+      // Ada's general memory stayed hers; her own memory list no longer holds the project's.
+      expect(await t.db.memory.count({ where: { userId: ada.userId } })).toBe(1);
+      // Her next turn in the chat writes under the project's key, and finds the memory by its words.
+      const next = await turn(ada, { content: "Which plot number is the allotment?", threadId: chat.threadId });
+      expect(next.prompt).toContain("The allotment plot is number 42");
+    } finally {
+      setEncryptionKeys(undefined);
+    }
   });
 });

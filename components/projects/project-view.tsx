@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { toast } from "sonner";
-import { MessageSquarePlus, Trash2 } from "lucide-react";
+import { MessageSquarePlus, Trash2, Users } from "lucide-react";
 import { Button, buttonVariants } from "@/components/ui/button";
 import { deleteProjectAction } from "@/app/(app)/p/actions";
 import type { ProjectSummary } from "@/lib/projects/projects";
@@ -13,7 +13,7 @@ import { ProjectForm } from "./project-form";
 import type { PickerModel } from "@/lib/chat/chat-setup";
 import { PROJECTS_CHANGED } from "./events";
 import { LocalDate } from "@/components/ui/local-date";
-import { leaveProjectAction } from "@/app/(app)/p/actions";
+import { leaveProjectAction, shareProjectAction } from "@/app/(app)/p/actions";
 import { ProjectPeople, type ProjectSharing } from "./project-people";
 import { ProjectMemories } from "./project-memories";
 
@@ -36,6 +36,18 @@ export function ProjectView({
     sharing?.members.find((m) => m.userId === id)?.name ??
     sharing?.members.find((m) => m.userId === id)?.email ??
     "a former member";
+
+  async function share() {
+    const msg =
+      `Share "${project.name}"? Its chats and memories become the project's (sealed under its own key), marked as ` +
+      "yours, and the people you invite will read them. Your general memories stay yours.";
+    if (!window.confirm(msg)) return;
+    const r = await shareProjectAction(project.id);
+    if (!r.ok) return toast.error(r.error);
+    window.dispatchEvent(new Event(PROJECTS_CHANGED));
+    toast.success("Shared: now invite people.");
+    router.refresh();
+  }
 
   async function leave() {
     const chats = sharing?.keepLeaversChats ? "Your chats here stay in the project" : "Your chats here are deleted";
@@ -137,6 +149,16 @@ export function ProjectView({
           </section>
         )}
         <section className="border-t border-border pt-4">
+          {!sharing && (
+            <Button
+              variant="outline"
+              className="mr-2"
+              onClick={() => void share()}
+              data-testid="project-share-existing"
+            >
+              <Users className="h-4 w-4" aria-hidden /> Share this project
+            </Button>
+          )}
           {project.role === "owner" ? (
             <Button variant="outline" onClick={() => void remove()} className="text-destructive">
               <Trash2 className="h-4 w-4" aria-hidden /> Delete project

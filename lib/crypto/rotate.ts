@@ -20,7 +20,7 @@ import {
   type ContentCipher,
 } from "./content";
 import crypto from "node:crypto";
-import { SEALED_COLUMNS } from "./sealed-columns";
+import { SEALED_COLUMNS, type SealedColumn } from "./sealed-columns";
 
 const SEALED = SEALED_COLUMNS;
 
@@ -45,20 +45,7 @@ async function resealUser(db: Db, userId: string, c: ContentCipher, current: num
       `;
       if (!rows.length) break;
       for (const row of rows) {
-        const sets: Prisma.Sql[] = [];
-        for (const col of columns) {
-          const raw = row[col.name];
-          if (raw === null || raw === undefined) continue;
-          const stored = col.json ? (typeof raw === "string" ? raw : JSON.stringify(raw)) : String(raw);
-          if (isSealed(stored) && versionOf(stored) === current) continue;
-          const plain = isSealed(stored) ? c.open(stored) : stored;
-          const sealed = c.seal(plain);
-          const column = Prisma.raw(`"${col.name}"`);
-          sets.push(
-            col.json ? Prisma.sql`${column} = ${JSON.stringify(sealed)}::jsonb` : Prisma.sql`${column} = ${sealed}`,
-          );
-          if (col.tokens) sets.push(Prisma.sql`${Prisma.raw(`"${col.tokens}"`)} = ${c.searchTokens(plain)}`);
-        }
+        const sets = resealedColumns(row, columns, c, c, (stored) => isSealed(stored) && versionOf(stored) === current);
         if (sets.length) {
           await db.$executeRaw`UPDATE ${tableSql(table)} SET ${Prisma.join(sets)} WHERE id = ${row.id}`;
           changed++;
@@ -68,6 +55,33 @@ async function resealUser(db: Db, userId: string, c: ContentCipher, current: num
     }
   }
   return changed;
+}
+
+/**
+ * The SET clauses that re-seal a row's sealed columns: each value opened with `from` (plain text as it is) and sealed
+ * with `to`, its search tokens made again; `keep` leaves a stored value as it is. Key rotation and sharing a project
+ * (lib/projects/share-existing.ts) use it.
+ */
+export function resealedColumns(
+  row: Record<string, unknown>,
+  columns: SealedColumn[],
+  from: ContentCipher,
+  to: ContentCipher,
+  keep: (stored: string) => boolean = () => false,
+): Prisma.Sql[] {
+  const sets: Prisma.Sql[] = [];
+  for (const col of columns) {
+    const raw = row[col.name];
+    if (raw === null || raw === undefined) continue;
+    const stored = col.json ? (typeof raw === "string" ? raw : JSON.stringify(raw)) : String(raw);
+    if (keep(stored)) continue;
+    const plain = isSealed(stored) ? from.open(stored) : stored;
+    const sealed = to.seal(plain);
+    const column = Prisma.raw(`"${col.name}"`);
+    sets.push(col.json ? Prisma.sql`${column} = ${JSON.stringify(sealed)}::jsonb` : Prisma.sql`${column} = ${sealed}`);
+    if (col.tokens) sets.push(Prisma.sql`${Prisma.raw(`"${col.tokens}"`)} = ${to.searchTokens(plain)}`);
+  }
+  return sets;
 }
 
 async function namesVersion(db: Db, userId: string, version: number): Promise<boolean> {

@@ -44,10 +44,7 @@ export type ProjectMemberView = {
 export async function createSharedProject(u: UserContext, input: z.input<typeof projectInput>) {
   const f = projectInput.parse(input);
   const model = await offeredModel(u.db, f.model);
-  const { id: accountId } = await u.db.user.create({
-    data: { kind: "project", email: `project-${crypto.randomUUID()}@projects.mnemo.invalid` },
-    select: { id: true },
-  });
+  const accountId = await newProjectAccount(u.db);
   // The project's key is made when its account's cipher is first asked for; the project row follows, sealed with it.
   // Should that fail, the account goes (it holds nothing yet).
   const content = await userContext(u.db, accountId, undefined, u.actorId);
@@ -74,6 +71,15 @@ export async function createSharedProject(u: UserContext, input: z.input<typeof 
     await u.db.user.delete({ where: { id: accountId } }).catch(() => undefined);
     throw e;
   }
+}
+
+/** A shared project's own account: it holds the project's rows and key; nobody signs in as it. */
+export async function newProjectAccount(db: Db): Promise<string> {
+  const made = await db.user.create({
+    data: { kind: "project", email: `project-${crypto.randomUUID()}@projects.mnemo.invalid` },
+    select: { id: true },
+  });
+  return made.id;
 }
 
 /** The project's members, the owner first, then by when they joined. */

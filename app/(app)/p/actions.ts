@@ -36,6 +36,7 @@ import {
   settleProjectConflict,
 } from "@/lib/projects/project-memory";
 import { settleInput } from "@/lib/memory/conflicts";
+import { shareExistingProject } from "@/lib/projects/share-existing";
 
 export const listProjectsAction = userAction(z.tuple([]), (_args, ctx) => listAllProjects(ctx));
 
@@ -158,3 +159,9 @@ export const settleProjectConflictAction = userAction(
     revalidatePath(`/p/${id}`);
   },
 );
+
+/** The owner of a project of their own makes it shared: its chats and memories move under the project's own key. */
+export const shareProjectAction = userAction(z.tuple([projectIdSchema]), async ([id], ctx) => {
+  await shareExistingProject(ctx, id);
+  revalidatePath(`/p/${id}`);
+});
