@@ -145,3 +145,35 @@ test("a shared project with three people: invite, chat, a memory taught by one a
   await expect(ada.page.getByTestId("project-history")).toContainText("Ben left");
   await ada.page.screenshot({ path: "test-results/shared-project-after-leave.png", fullPage: true });
 });
+
+test("sharing a project one already has: its chat comes along, marked as the owner's, and a member reads it", async ({
+  browser,
+}) => {
+  test.setTimeout(90_000);
+  const tag = Date.now().toString(36);
+  const [ada, ben] = [await person(browser, "Ada"), await person(browser, "Ben")];
+  await ada.page.getByRole("link", { name: "New project" }).first().click();
+  await ada.page.getByLabel("Name", { exact: true }).fill(`Allotment ${tag}`);
+  await ada.page.getByRole("button", { name: "Create project" }).click();
+  await expect(ada.page.getByTestId("project-name")).toHaveText(`Allotment ${tag}`);
+  const projectUrl = ada.page.url();
+  await ada.page.getByTestId("project-new-chat").click();
+  await send(ada.page, `Our plot is number 42 ${tag}`);
+  await ada.page.goto(projectUrl);
+  ada.page.once("dialog", (d) => void d.accept());
+  await ada.page.getByTestId("project-share-existing").click();
+  await expect(ada.page.getByTestId("project-role")).toContainText("you are the owner");
+  await ada.page.getByLabel("Invite by email").fill(ben.email);
+  await ada.page.getByRole("button", { name: "Invite" }).click();
+  await expect(ada.page.locator(`[data-member="${ben.email}"]`)).toBeVisible();
+
+  await ben.page.goto(projectUrl);
+  await expect(ben.page.getByTestId("project-threads")).toContainText("Ada");
+  await ben.page.getByTestId("project-threads").getByRole("link").first().click();
+  await expect(ben.page.getByText(`Our plot is number 42 ${tag}`)).toBeVisible();
+  await expect(ben.page.getByTestId("read-only-note")).toBeVisible();
+  // Ada goes on in her chat, now the project's.
+  await ada.page.getByTestId("project-threads").getByRole("link").first().click();
+  await send(ada.page, `And the shed key? ${tag}`);
+  await expect(ada.page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
+});
