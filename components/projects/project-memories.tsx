@@ -45,7 +45,7 @@ export function ProjectMemories({
   const pending = memories.filter((m) => m.status === "pending");
   const active = memories.filter((m) => m.status === "active");
   return (
-    <section aria-labelledby="project-memories" className="grid gap-3">
+    <section aria-labelledby="project-memories" className="grid grid-cols-[minmax(0,1fr)] gap-3">
       <h2 id="project-memories" className="text-sm font-medium">
         What the project remembers
       </h2>

@@ -70,7 +70,7 @@ export function ProjectPeople({ projectId, sharing }: { projectId: string; shari
     if (!(await run(save(value), "Saved."))) set(!value);
   }
   return (
-    <section aria-labelledby="project-people" className="grid gap-3">
+    <section aria-labelledby="project-people" className="grid grid-cols-[minmax(0,1fr)] gap-3">
       <h2 id="project-people" className="text-sm font-medium">
         People
       </h2>

@@ -75,7 +75,7 @@ export function ProjectView({
 
   return (
     <div className="h-full overflow-y-auto">
-      <div className="mx-auto grid w-full max-w-2xl gap-8 px-4 py-8">
+      <div className="mx-auto grid w-full max-w-2xl grid-cols-[minmax(0,1fr)] gap-8 px-4 py-8">
         <header className="flex flex-wrap items-center gap-3">
           <h1 className="min-w-0 flex-1 break-words text-xl font-semibold" data-testid="project-name">
             {project.name}
