@@ -170,7 +170,7 @@ test("sharing a project one already has: its chat comes along, marked as the own
   await ben.page.goto(projectUrl);
   await expect(ben.page.getByTestId("project-threads")).toContainText("Ada");
   await ben.page.getByTestId("project-threads").getByRole("link").first().click();
-  await expect(ben.page.getByText(`Our plot is number 42 ${tag}`)).toBeVisible();
+  await expect(ben.page.getByTestId("message-user").first()).toHaveText(`Our plot is number 42 ${tag}`);
   await expect(ben.page.getByTestId("read-only-note")).toBeVisible();
   // Ada goes on in her chat, now the project's.
   await ada.page.getByTestId("project-threads").getByRole("link").first().click();
