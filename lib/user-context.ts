@@ -49,6 +49,9 @@ async function memorySettings(db: Db, userId: string): Promise<MemorySettings> {
   return { paused: !!u?.memoryPaused, review: !!u?.memoryReview };
 }
 
+/** A member acting on a shared project's rows (lib/projects/access.ts): the rows are not the actor's own. */
+export const inSharedProject = (u: Pick<UserContext, "userId" | "actorId">) => u.actorId !== u.userId;
+
 /** The same user's context on another handle (a transaction's client): the cipher is kept. */
 export const onHandle = (u: UserContext, db: Db): UserContext => ({ ...u, db });
 
@@ -65,6 +68,6 @@ export async function threadOwnerContext(db: Db, threadId: string): Promise<User
     select: { userId: true, authorId: true, project: { select: { id: true, memoryMode: true, shared: true } } },
   });
   if (!t) return null;
-  const scope = t.project?.shared ? { projectId: t.project.id, general: false } : projectScope(t.project);
+  const scope = projectScope(t.project);
   return userContext(db, t.userId, scope, t.authorId ?? t.userId);
 }

@@ -47,6 +47,7 @@ import { bindToMessage, saveUpload } from "@/lib/attachments/store";
 import { authenticateKey, createApiKey } from "@/lib/keys/api-keys";
 import { runMemoryToolCall } from "@/lib/memory/tools";
 import { reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
+import { completeOnce } from "@/lib/api/completions";
 
 const EXTRACTION = "You maintain a user's long-term memory";
 
@@ -453,6 +454,81 @@ describe.each(engines)("shared projects on %s", (engine) => {
       // Her next turn in the chat writes under the project's key, and finds the memory by its words.
       const next = await turn(ada, { content: "Which plot number is the allotment?", threadId: chat.threadId });
       expect(next.prompt).toContain("The allotment plot is number 42");
+    } finally {
+      setEncryptionKeys(undefined);
+    }
+  });
+
+  it("in the 'shared' mode a member's own memory helps their own answer alone, recorded on their own account", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    try {
+      const { ada, ben, projectId, owner } = await team();
+      await addMemory(ada, { text: "Ada is allergic to bee stings", source: "explicit" }, "user", "said");
+      await addMemory(ben, { text: "Ben keeps the bee suit in his van", source: "explicit" }, "user", "said");
+      await addProjectMemory(owner, "The bee hives stand by the pond");
+      // The mode is the owner's to set: an editor is refused.
+      expect(await refusal(updateProject(ben, { id: projectId, memoryMode: "shared" }))).toBe("forbidden");
+      const off = await turn(ada, { content: "Can I check the bee hives?", projectId });
+      expect(off.prompt).toContain("bee hives stand by the pond");
+      expect(off.prompt).not.toContain("allergic to bee stings");
+
+      await updateProject(ada, { id: projectId, memoryMode: "shared" });
+      mock.script({ content: "Mind the bee stings you are allergic to [memory: Ada is allergic]." });
+      const on = await turn(ada, { content: "Can I check the bee hives today?", projectId });
+      expect(on.prompt).toContain("bee hives stand by the pond");
+      expect(on.prompt).toContain("Ada is allergic to bee stings");
+      expect(on.prompt).toContain("From the asking member's own memory");
+      expect(on.prompt).not.toContain("bee suit in his van"); // only the asker's own
+      const done = on.events.find((e) => e.type === "done") as {
+        memoriesUsed: Array<{ text: string; mine?: boolean }>;
+      };
+      expect(done.memoriesUsed).toContainEqual(
+        expect.objectContaining({ text: "Ada is allergic to bee stings", mine: true }),
+      );
+
+      // Ben's answer in the project gets his own memory, never Ada's.
+      const bens = await turn(ben, { content: "Where is the bee suit kept for the hives?", projectId });
+      expect(bens.prompt).toContain("bee suit in his van");
+      expect(bens.prompt).not.toContain("allergic to bee stings");
+
+      // Ada sees which of her own memories the answer used; Ben reading her chat sees none of them.
+      const mineView = await threadAccess(ada, on.threadId!, "read");
+      const hers = (await threadView(mineView.content, on.threadId!, mineView)).items.flatMap((i) => i.memoriesUsed);
+      expect(hers).toContainEqual(expect.objectContaining({ text: "Ada is allergic to bee stings", mine: true }));
+      const benView = await threadAccess(ben, on.threadId!, "read");
+      const seen = await threadView(benView.content, on.threadId!, benView);
+      const shownToBen = seen.items.flatMap((i) => [...i.memoriesUsed, ...(i.alsoGiven ?? [])].map((m) => m.text));
+      expect(shownToBen.join("\n")).not.toContain("allergic");
+
+      // Her memory stayed hers: not in the project's list, its use and its send on her account, not the project's.
+      const asBen = await projectAccess(ben, projectId, "read");
+      expect((await projectMemories(asBen)).map((m) => m.text).join("\n")).not.toContain("allergic");
+      const allergy = await t.db.memory.findFirstOrThrow({ where: { userId: ada.userId } });
+      expect(allergy.useCount).toBe(1);
+      expect(await t.db.memoryUse.count({ where: { memoryId: allergy.id, userId: ada.userId } })).toBe(1);
+      const projectSends = await t.db.memorySend.findMany({ where: { userId: asBen.content.userId } });
+      expect(projectSends.flatMap((s) => s.memoryIds)).not.toContain(allergy.id);
+      const adaSends = await t.db.memorySend.findMany({ where: { userId: ada.userId } });
+      expect(adaSends.flatMap((s) => s.memoryIds)).toContain(allergy.id);
+      // The same through /v1 with Ben's key scoped to the project: his own memory, never Ada's.
+      const key = (await createApiKey(ben, { name: "laptop", scopes: ["chat"], projectId })).key;
+      const caller = await authenticateKey(
+        t.db,
+        new Request("http://mnemo.test/v1/x", { headers: { authorization: `Bearer ${key}` } }),
+        "chat",
+      );
+      const before = mock.chatRequests().length;
+      await completeOnce(caller, {
+        model: "mock-chat",
+        messages: [{ role: "user", content: "Where is the bee suit for the hives?" }],
+      } as Parameters<typeof completeOnce>[1]);
+      const v1 = JSON.stringify(mock.chatRequests().slice(before).at(-1)?.body.messages);
+      expect(v1).toContain("bee suit in his van");
+      expect(v1).toContain("bee hives stand by the pond");
+      // (Ada's answer in her chat is the project's to read; her memory itself is not.)
+      expect(v1).not.toContain("Ada is allergic to bee stings");
+      // Nothing of it was learned into the project from the answer that used it.
+      expect(await t.db.memory.count({ where: { projectId, text: { contains: "allergic" } } })).toBe(0);
     } finally {
       setEncryptionKeys(undefined);
     }

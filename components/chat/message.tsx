@@ -312,7 +312,7 @@ export function Message({
   );
 }
 
-type MemoryRef = { id: string; text: string };
+type MemoryRef = { id: string; text: string; mine?: boolean };
 
 function MemoryLinks({ memories }: { memories: MemoryRef[] }) {
   return (
@@ -322,6 +322,11 @@ function MemoryLinks({ memories }: { memories: MemoryRef[] }) {
           <Link className="text-primary hover:underline" href={`/settings/memory#memory-${m.id}`}>
             {m.text}
           </Link>
+          {m.mine && (
+            <span className="ml-1 text-muted-foreground" data-testid="memory-mine">
+              (your own memory: the project&apos;s other members do not see it)
+            </span>
+          )}
         </li>
       ))}
     </ul>

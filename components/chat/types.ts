@@ -16,10 +16,10 @@ export type UiItem = {
   toolCalls: Array<{ id: string; name: string; arguments: string; result?: string }> | null;
   /** A tool note brought in by an import (another app's tool call and result): shown, folded. */
   toolName?: string | null;
-  /** The memories the answer drew on. */
-  memoriesUsed: Array<{ id: string; text: string }>;
+  /** The memories the answer drew on (`mine`: in a shared project, the reader's own memory, shown to them alone). */
+  memoriesUsed: Array<{ id: string; text: string; mine?: boolean }>;
   /** The other memories the model was given with the question (absent on old answers). */
-  alsoGiven?: Array<{ id: string; text: string }>;
+  alsoGiven?: Array<{ id: string; text: string; mine?: boolean }>;
   /** When it was written (ISO; absent on messages still being sent). */
   createdAt?: string;
   /** A message's files; an answer's document passages (absent while streaming). */

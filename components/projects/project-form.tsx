@@ -24,12 +24,26 @@ const MODES: Array<{ value: ProjectMemoryMode; label: string; help: string }> = 
   },
 ];
 
+/** A shared project's modes: whether each member's own memories help their own answers (lib/projects/own-memory.ts). */
+const SHARED_MODES: typeof MODES = [
+  {
+    value: "project_only",
+    label: "The project's memories only",
+    help: "Answers here use what the project has learned, nothing from anyone's own memory.",
+  },
+  {
+    value: "shared",
+    label: "Also each member's own memories, for their own answers",
+    help: "A member's answers here may also use their own general memories. Those stay theirs: the others never see them listed and the project never learns them, but they can read the answers.",
+  },
+];
+
 /** Creates a project, or (given one) changes its name, instructions and memory mode. */
 export function ProjectForm({ project, models = [] }: { project?: ProjectSummary; models?: PickerModel[] }) {
   const router = useRouter();
   const [name, setName] = useState(project?.name ?? "");
   const [instructions, setInstructions] = useState(project?.instructions ?? "");
-  const [mode, setMode] = useState<ProjectMemoryMode>(project?.memoryMode ?? "shared");
+  const [mode, setMode] = useState<ProjectMemoryMode | null>(project?.memoryMode ?? null);
   const [model, setModel] = useState(project?.model ?? "");
   // A shared project keeps its own memories only: a member's general memory is never the project's.
   const [share, setShare] = useState(project?.shared ?? false);
@@ -40,10 +54,12 @@ export function ProjectForm({ project, models = [] }: { project?: ProjectSummary
     e.preventDefault();
     setSaving(true);
     setError(null);
+    // In a shared project the owner alone sets the mode; a new shared project keeps to its own memories by default.
+    const mayChooseMode = !project?.shared || project.role === "owner";
     const input = {
       name,
       instructions,
-      ...(share ? {} : { memoryMode: mode }),
+      ...(mayChooseMode ? { memoryMode: mode ?? (share ? "project_only" : "shared") } : {}),
       ...(models.length > 1 ? { model: model || null } : {}),
     };
     const r = project
@@ -104,16 +120,16 @@ export function ProjectForm({ project, models = [] }: { project?: ProjectSummary
           </span>
         </label>
       )}
-      {!share && (
+      {(!project?.shared || project.role === "owner") && (
         <fieldset className="grid gap-2">
           <legend className="mb-1 text-sm font-medium">Memory</legend>
-          {MODES.map((m) => (
+          {(share ? SHARED_MODES : MODES).map((m) => (
             <label key={m.value} className="flex items-start gap-2 rounded-md border border-border p-3 text-sm">
               <input
                 type="radio"
                 name="memory-mode"
                 value={m.value}
-                checked={mode === m.value}
+                checked={(mode ?? (share ? "project_only" : "shared")) === m.value}
                 onChange={() => setMode(m.value)}
                 className="mt-0.5 h-4 w-4"
               />

@@ -7,6 +7,8 @@ import { contextLimit } from "@/lib/llm/client";
 import { embedQuery } from "@/lib/llm/embeddings";
 import { fitAfterRefusal } from "@/lib/llm/prompt-limits";
 import { recall, type Recall, type SemanticQuery } from "@/lib/memory/recall";
+import { OWN_HEADING_TOKENS } from "@/lib/memory/recall-block";
+import { OWN_SHARE } from "@/lib/projects/own-memory";
 import type { UserContext } from "@/lib/user-context";
 
 /** No memory (a temporary chat, no budget left, nothing asked). */
@@ -15,20 +17,42 @@ export const nothingRecalled = (): Recall => ({ memories: [], passages: [], toke
 /**
  * The memory for one answer: recall in the caller's scope (private memories only for a local model server, set on
  * `u`), the thread being answered left out of the passages, by words and by meaning (the question's vector: one
- * already started, else asked for now with a short timeout; by words alone without it).
+ * already started, else asked for now with a short timeout; by words alone without it). `own`: a member's own
+ * memory in a shared project (lib/projects/own-memory.ts), recalled beside the project's within a share of the
+ * budget and marked `mine`, so the block, the uses and the sends keep it apart.
  */
-export function recallForAnswer(
+export async function recallForAnswer(
   u: UserContext,
   question: string,
-  opts: { budget: number; threadId: string; about?: string | null; vector?: SemanticQuery },
+  opts: {
+    budget: number;
+    threadId: string;
+    about?: string | null;
+    vector?: SemanticQuery;
+    own?: UserContext | null;
+  },
 ): Promise<Recall> {
-  if (!question || opts.budget <= 0) return Promise.resolve(nothingRecalled());
-  return recall(u, question, {
-    budget: opts.budget,
-    excludeThreadId: opts.threadId,
-    about: opts.about,
-    semantic: opts.vector ?? embedQuery(u.db, question, u.userId),
-  });
+  if (!question || opts.budget <= 0) return nothingRecalled();
+  const semantic = opts.vector ?? embedQuery(u.db, question, u.actorId);
+  const ownBudget = opts.own ? Math.floor(opts.budget * OWN_SHARE) : 0;
+  const [theirs, mine] = await Promise.all([
+    recall(u, question, {
+      budget: opts.budget - ownBudget,
+      excludeThreadId: opts.threadId,
+      about: opts.about,
+      semantic,
+    }),
+    opts.own && ownBudget > OWN_HEADING_TOKENS
+      ? recall(opts.own, question, { budget: ownBudget - OWN_HEADING_TOKENS, semantic })
+      : null,
+  ]);
+  if (!mine || (!mine.memories.length && !mine.passages.length)) return theirs;
+  return {
+    ...theirs,
+    memories: [...theirs.memories, ...mine.memories.map((m) => ({ ...m, mine: true }))],
+    passages: [...theirs.passages, ...mine.passages.map((p) => ({ ...p, mine: true }))],
+    tokens: theirs.tokens + mine.tokens + OWN_HEADING_TOKENS,
+  };
 }
 
 /**

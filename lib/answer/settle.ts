@@ -14,10 +14,11 @@ import { embeddingsOn } from "@/lib/llm/embeddings";
 import { attributeMemories } from "@/lib/memory/attribution";
 import { recordSend } from "@/lib/memory/disclosure";
 import type { Recall } from "@/lib/memory/recall";
-import type { UserContext } from "@/lib/user-context";
+import { actorContext } from "@/lib/projects/own-memory";
+import { inSharedProject, type UserContext } from "@/lib/user-context";
 
-/** A memory as an answer's "used" / "also given" lists show it. */
-export type MemoryShown = { id: string; text: string };
+/** A memory as an answer's "used" / "also given" lists show it; `mine`: a shared project member's own. */
+export type MemoryShown = { id: string; text: string; mine?: boolean };
 export type MemoryUses = { memoriesUsed: MemoryShown[]; alsoGiven: MemoryShown[] };
 
 /** Which way in answered: the ledger and "what left the box" say so. */
@@ -54,10 +55,10 @@ export type SettledAnswer = AnswerCharge & {
 /** The memories the answer drew on (read from its text), and the rest it was given. */
 export function memoryUses(answer: string, question: string, recalled: Recall | null): MemoryUses {
   // With the day each was filed under, when the prompt gave days: an answer naming one drew on its memories.
-  const given = (recalled?.memories ?? []).map((m) => ({ id: m.id, text: m.text, since: m.since }));
+  const given = (recalled?.memories ?? []).map((m) => ({ id: m.id, text: m.text, since: m.since, mine: m.mine }));
   if (!given.length) return { memoriesUsed: [], alsoGiven: [] }; // nothing to read a pasted book for
   const used = new Set(attributeMemories(answer, question, given));
-  const shown = (m: MemoryShown) => ({ id: m.id, text: m.text });
+  const shown = (m: MemoryShown) => ({ id: m.id, text: m.text, ...(m.mine ? { mine: true } : {}) });
   return {
     memoriesUsed: given.filter((m) => used.has(m.id)).map(shown),
     alsoGiven: given.filter((m) => !used.has(m.id)).map(shown),
@@ -87,6 +88,22 @@ export async function recordUses(
   `;
 }
 
+/**
+ * The memories an answer sent, by whose account records them: the rows' owner, and in a shared project the member's
+ * own memories (lib/projects/own-memory.ts) on the member's account, never listed on the project's.
+ */
+async function sendsByOwner(u: UserContext, ids: string[]): Promise<Array<[UserContext, string[]]>> {
+  if (!ids.length || !inSharedProject(u)) return [[u, ids]];
+  const rows = await u.db.memory.findMany({ where: { id: { in: ids }, userId: u.actorId }, select: { id: true } });
+  const actor = rows.length ? await actorContext(u) : null;
+  if (!actor) return [[u, ids]];
+  const mine = new Set(rows.map((m) => m.id));
+  return [
+    [u, ids.filter((id) => !mine.has(id))],
+    [actor, [...mine]],
+  ];
+}
+
 const logBrief = (what: string, e: unknown) =>
   console.error(`[mnemo] ${what}: ${(e as Error).message.split("\n").slice(-1)[0]}`);
 
@@ -96,14 +113,18 @@ const logBrief = (what: string, e: unknown) =>
  */
 export async function chargeAnswer(u: UserContext, a: AnswerCharge): Promise<void> {
   if (!a.modelCalls) return;
-  await recordSend(u.db, u.cipher, {
-    userId: u.userId,
-    memoryIds: a.sentMemoryIds,
-    model: a.model,
-    baseURL: a.conn.baseURL,
-    client: a.client,
-    ...(a.client === "api" ? { apiKeyId: a.apiKeyId } : {}),
-  }).catch((e) => logBrief("what left the box", e));
+  const record = (owner: UserContext, memoryIds: string[]) =>
+    recordSend(owner.db, owner.cipher, {
+      userId: owner.userId,
+      memoryIds,
+      model: a.model,
+      baseURL: a.conn.baseURL,
+      client: a.client,
+      ...(a.client === "api" ? { apiKeyId: a.apiKeyId } : {}),
+    });
+  await sendsByOwner(u, a.sentMemoryIds)
+    .then((parts) => Promise.all(parts.map(([owner, ids]) => record(owner, ids))))
+    .catch((e) => logBrief("what left the box", e));
   // The answer counts against the person who asked (in a shared project, the member, not the project).
   await meterAnswer({ db: u.db, userId: u.actorId }, { modelCalls: a.modelCalls, tokens: a.tokens });
 }
@@ -151,14 +172,16 @@ export async function settleUnfinished(
 export async function settleAnswer(u: UserContext, a: SettledAnswer): Promise<MemoryUses> {
   const uses = memoryUses(a.answerText, a.question, a.recalled);
   const given = (a.recalled?.memories ?? []).map((m) => m.id);
-  if (given.length)
-    await recordUses(
-      u.db,
-      u.userId,
-      a.answerId,
-      given,
-      uses.memoriesUsed.map((m) => m.id),
-    );
+  // Each memory's use is recorded on its own account: in a shared project, a member's own memory on theirs.
+  for (const owner of new Set([u.userId, u.actorId]))
+    if (given.length)
+      await recordUses(
+        u.db,
+        owner,
+        a.answerId,
+        given,
+        uses.memoriesUsed.map((m) => m.id),
+      );
   await enqueue(u.db, afterAnswerJobs(u, a)).catch((e) =>
     logBrief(`could not queue work after answer ${a.answerId}`, e),
   );

@@ -23,6 +23,7 @@ import { knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/pr
 import { checkLimits } from "@/lib/account/usage-limits";
 import { settleAnswer } from "@/lib/answer/settle";
 import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
+import { ownMemoryContext, sharedProjectMode } from "@/lib/projects/own-memory";
 import { getConfig } from "@/lib/config";
 import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { stripCitations } from "@/lib/memory/citation-format";
@@ -156,7 +157,9 @@ async function withRecall(
   input: CompletionInput,
   budget: number,
 ): Promise<Exchange> {
-  const recalled = await recallForAnswer(x.u, x.ask, { budget, threadId: x.threadId });
+  // A member's own memory helps their own answers in a shared project whose mode says so (lib/projects/own-memory.ts).
+  const own = budget > 0 ? await ownMemoryContext(x.u, await sharedProjectMode(x.u)) : null;
+  const recalled = await recallForAnswer(x.u, x.ask, { budget, threadId: x.threadId, own });
   const messages = withMemory(input, memoryBlock(recalled));
   return { ...x, recalled, messages, sent: promptTokens(messages, input.tools) };
 }

@@ -7,6 +7,8 @@ import { NotFoundError } from "@/lib/errors";
 import { projectGone } from "@/lib/projects/projects";
 import type { ThreadAccess } from "@/lib/projects/access";
 import type { UserContext } from "@/lib/user-context";
+import type { MemoryShown } from "@/lib/answer/settle";
+import { actorContext } from "@/lib/projects/own-memory";
 import { feedbackFor, type AnswerFeedback } from "@/lib/memory/feedback";
 import { z } from "zod";
 import { sweepExpiredAnswers } from "./leases";
@@ -170,8 +172,8 @@ export type ViewItem = SessionItem & {
   /** A message's files; an answer's document passages (file and page). */
   attachments: AttachmentMeta[];
   sources: SourceView[];
-  memoriesUsed: Array<{ id: string; text: string }>;
-  alsoGiven: Array<{ id: string; text: string }>;
+  memoriesUsed: MemoryShown[];
+  alsoGiven: MemoryShown[];
   feedback: AnswerFeedback | null;
 };
 export type ThreadView = {
@@ -207,6 +209,19 @@ export async function personName(db: Db, userId: string | null): Promise<string>
   return p ? (p.name ?? p.email) : "a former member";
 }
 
+const USE_SELECT = { itemId: true, used: true, memory: { select: { id: true, text: true } } } as const;
+
+/** In a shared project, the member's own memories these answers were given (theirs alone: read with their key). */
+async function ownUses(u: UserContext, answerIds: string[]) {
+  const actor = answerIds.length ? await actorContext(u) : null;
+  if (!actor) return null;
+  const uses = await u.db.memoryUse.findMany({
+    where: { userId: actor.userId, itemId: { in: answerIds } },
+    select: USE_SELECT,
+  });
+  return { uses, cipher: actor.cipher };
+}
+
 /** The active branch with, for each message, its siblings (for "‹ 1/2 ›"). */
 export async function threadView(
   u: UserContext,
@@ -225,17 +240,14 @@ export async function threadView(
   const shown = truncated ? items.slice(1) : items;
   const parentIds = [...new Set(shown.map((i) => i.parentId).filter((p): p is string => !!p))];
   const answerIds = shown.filter((i) => i.role === "assistant").map((i) => i.id);
-  const [siblings, totals, uses, ratings, summary, files] = await Promise.all([
+  const [siblings, totals, uses, ratings, summary, files, mine] = await Promise.all([
     db.item.findMany({
       where: { threadId, OR: [{ parentId: { in: parentIds } }, { parentId: null }] },
       select: { id: true, parentId: true },
       orderBy: { position: "asc" },
     }),
     db.item.aggregate({ where: { threadId }, _sum: { promptTokens: true, completionTokens: true } }),
-    db.memoryUse.findMany({
-      where: { userId, itemId: { in: shown.filter((i) => i.role === "assistant").map((i) => i.id) } },
-      select: { itemId: true, used: true, memory: { select: { id: true, text: true } } },
-    }),
+    db.memoryUse.findMany({ where: { userId, itemId: { in: answerIds } }, select: USE_SELECT }),
     feedbackFor(u, answerIds),
     db.summary.findFirst({
       where: { threadId, throughItemId: { in: shown.map((i) => i.id) } },
@@ -243,15 +255,19 @@ export async function threadView(
       select: { content: true, throughItemId: true, createdAt: true },
     }),
     attachmentsInView(db, u.cipher, threadId, answerIds),
+    ownUses(u, answerIds),
   ]);
-  // Per answer: the memories it drew on, and the others it was given.
-  const usedBy = new Map<string, Array<{ id: string; text: string }>>();
-  const givenTo = new Map<string, Array<{ id: string; text: string }>>();
+  // Per answer: the memories it drew on, and the others it was given (with, for a member, their own).
+  const usedBy = new Map<string, MemoryShown[]>();
+  const givenTo = new Map<string, MemoryShown[]>();
   const c = u.cipher;
-  for (const row of uses) {
+  const add = (row: (typeof uses)[number], shown: MemoryShown) => {
     const into = row.used ? usedBy : givenTo;
-    into.set(row.itemId, [...(into.get(row.itemId) ?? []), { id: row.memory.id, text: c.open(row.memory.text) }]);
-  }
+    into.set(row.itemId, [...(into.get(row.itemId) ?? []), shown]);
+  };
+  for (const row of uses) add(row, { id: row.memory.id, text: c.open(row.memory.text) });
+  for (const row of mine?.uses ?? [])
+    add(row, { id: row.memory.id, text: mine!.cipher.open(row.memory.text), mine: true });
   const byParent = new Map<string | null, string[]>();
   for (const s of siblings) byParent.set(s.parentId, [...(byParent.get(s.parentId) ?? []), s.id]);
   return {

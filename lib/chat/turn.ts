@@ -19,7 +19,7 @@ import {
 } from "@/lib/attachments/prompt";
 import { chargeAnswer, settleAnswer, settleUnfinished, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
 import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
-import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
+import { inMemoryScope, inSharedProject, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
 import { type SessionProof } from "@/lib/auth/session-check";
@@ -44,6 +44,7 @@ import { renewLease, RENEW_MS } from "./leases";
 import { drainJobs } from "@/lib/jobs/worker";
 import { AppError, isDatabaseUnavailable } from "@/lib/errors";
 import { readTogether } from "@/lib/db/function-calls";
+import { ownMemoryContext } from "@/lib/projects/own-memory";
 import type { TurnEvent } from "./turn-events";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
@@ -114,6 +115,7 @@ class TurnRun {
   private readonly c: ContentCipher;
   /** The user's context in the thread's memory scope (lib/projects/scope.ts): recall, tools and learning use it. */
   private readonly u: UserContext;
+  private readonly own: Promise<UserContext | null>;
 
   constructor(
     given: UserContext,
@@ -123,7 +125,10 @@ class TurnRun {
     private readonly forAdmin = false,
   ) {
     // Private memories only for a model on this machine (lib/memory/disclosure.ts).
-    this.u = inMemoryScope(given, { ...projectScope(p.meta.project), privateOk: isLocalEndpoint(p.conn.baseURL) });
+    const scope = projectScope(p.meta.project, inSharedProject(given));
+    this.u = inMemoryScope(given, { ...scope, privateOk: isLocalEndpoint(p.conn.baseURL) });
+    // A member's own memory, when the shared project's mode lets it help their own turns (its key loads meanwhile).
+    this.own = ownMemoryContext(this.u, p.meta.project?.memoryMode).catch(() => null);
     ({ db: this.db, userId: this.userId, cipher: this.c } = this.u);
     this.assistant = p.assistant;
   }
@@ -204,6 +209,7 @@ class TurnRun {
     // The built-in encoder's vector, started before the append (`earlyQueryVector`), is nearly there (p50 8 ms): with
     // it in hand the vector searches go out with the other reads, not in a round trip of their own after them.
     const early = useMemory && this.early?.text === p.userItem.content ? await this.early.vector : undefined;
+    const own = useMemory ? await this.own : null;
     const [ctx, recalled, overLimit, files] = await readTogether(() =>
       Promise.all([
         loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, {
@@ -216,6 +222,7 @@ class TurnRun {
           // The summary is of general memory: not for a project that sees its own memories only.
           about: this.u.scope.general ? p.meta.aboutSummary : null,
           vector: early !== undefined ? Promise.resolve(early) : undefined,
+          own,
         }),
         checkLimits(db, this.u.actorId),
         p.hasAttachments ? threadAttachmentRows(db, p.threadId) : [],

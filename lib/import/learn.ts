@@ -122,7 +122,7 @@ async function claimNext(db: Db, userId: string): Promise<Exchange | null> {
         id: true,
         importLearnedThrough: true,
         recallFrom: true,
-        project: { select: { id: true, memoryMode: true } },
+        project: { select: { id: true, memoryMode: true, shared: true } },
       },
     });
     if (!thread) return null;

@@ -111,7 +111,12 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       // Settings are read now, not when the answer was written: pausing learning stops queued work too.
       const thread = await db.thread.findFirst({
         where: { id: p.threadId, userId: p.userId },
-        select: { temporary: true, private: true, authorId: true, project: { select: { id: true, memoryMode: true } } },
+        select: {
+          temporary: true,
+          private: true,
+          authorId: true,
+          project: { select: { id: true, memoryMode: true, shared: true } },
+        },
       });
       // A member's private chat in a shared project teaches the project nothing.
       if (!thread || thread.temporary || thread.private) return;

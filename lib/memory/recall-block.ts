@@ -14,6 +14,8 @@ export type RecalledMemory = Pick<
   /** A past memory (true once, replaced since): when it was true. Given only for questions about the past. */
   validFrom?: Date;
   validUntil?: Date;
+  /** A shared project member's own memory, for their own turn (lib/projects/own-memory.ts). */
+  mine?: boolean;
 };
 export type Passage = {
   itemIds: string[];
@@ -24,6 +26,8 @@ export type Passage = {
   sourceRefs: string[];
   /** Not found by relevance: the newest exchanges of another recent thread, filling budget recall left unused. */
   recent?: boolean;
+  /** From a shared project member's own chats, for their own turn (lib/projects/own-memory.ts). */
+  mine?: boolean;
 };
 /** A memory recall may take, with its stored token count when known. */
 export type MemoryCandidate = RecalledMemory & { tokens?: number };
@@ -93,15 +97,36 @@ export function memoryBlock(r: Recall): string | null {
   ];
   if (r.memories.length) parts.push(CITATION_REQUEST);
   if (r.about) parts.push("Summary of everything remembered about the user:", escapeLine(r.about));
+  parts.push(
+    ...blockBody(
+      r.memories.filter((m) => !m.mine),
+      r.passages.filter((p) => !p.mine),
+    ),
+  );
+  const [myMemories, myPassages] = [r.memories.filter((m) => m.mine), r.passages.filter((p) => p.mine)];
+  if (myMemories.length || myPassages.length) parts.push(OWN_HEADING, ...blockBody(myMemories, myPassages));
+  parts.push(MEMORY_BLOCK_CLOSE);
+  return parts.join("\n");
+}
+
+/** In a shared project, what the asking member's own memory adds (lib/projects/own-memory.ts). */
+export const OWN_HEADING =
+  "From the asking member's own memory (theirs alone: the project's other members do not see it):";
+/** About what OWN_HEADING costs, paid once when a member's own memory is shown. */
+export const OWN_HEADING_TOKENS = 24;
+
+/** Memories by kind and day, what was true before, then passages: one place's part of the block. */
+function blockBody(memories: RecalledMemory[], passages: Passage[]): string[] {
+  const parts: string[] = [];
   // Memories by kind, each kind under the days its memories became true (or were learned), oldest first: the model
   // can say when, and how long ago, for the cost of a line per day. Then what was true before (asked about the past).
-  const current = r.memories.filter((m) => !m.validUntil);
+  const current = memories.filter((m) => !m.validUntil);
   if (current.some((m) => m.since)) parts.push(DAYS_NOTE);
   for (const [kind, heading] of Object.entries(KIND_HEADINGS)) {
     const ofKind = current.filter((m) => m.kind === kind);
     if (ofKind.length) parts.push(heading, ...byDay(ofKind));
   }
-  const past = r.memories.filter((m) => m.validUntil);
+  const past = memories.filter((m) => m.validUntil);
   if (past.length)
     parts.push(
       "True in the past, no longer (when it was true in brackets):",
@@ -109,8 +134,8 @@ export function memoryBlock(r: Recall): string | null {
         (m) => `- ${escapeLine(m.text)} (${spanText({ validFrom: m.validFrom!, validUntil: m.validUntil! })})`,
       ),
     );
-  const found = r.passages.filter((p) => !p.recent);
-  const recent = r.passages.filter((p) => p.recent);
+  const found = passages.filter((p) => !p.recent);
+  const recent = passages.filter((p) => p.recent);
   if (found.length)
     parts.push(
       "Relevant passages from earlier conversations (date, title, then the messages):",
@@ -121,6 +146,5 @@ export function memoryBlock(r: Recall): string | null {
       "Recent exchanges from other conversations (date, title, then the messages):",
       ...recent.map(passageText),
     );
-  parts.push(MEMORY_BLOCK_CLOSE);
-  return parts.join("\n");
+  return parts;
 }

@@ -56,7 +56,8 @@ export async function createSharedProject(u: UserContext, input: z.input<typeof 
           shared: true,
           name: content.cipher.seal(f.name),
           instructions: content.cipher.seal(f.instructions),
-          memoryMode: "project_only",
+          // Members' own memories help their own turns only when the owner chose so (lib/projects/own-memory.ts).
+          memoryMode: input.memoryMode ?? "project_only",
           model,
         },
         select: { id: true },

@@ -4,13 +4,13 @@
 // user's words: sealed with encryption at rest (lib/crypto/sealed-columns.ts).
 import { offeredModel } from "@/lib/llm/connection";
 import { z } from "zod";
-import { AppError, NotFoundError } from "@/lib/errors";
+import { NotFoundError } from "@/lib/errors";
 import { forgetCachedKeys } from "@/lib/crypto/content";
 import { cleanText } from "@/lib/text/policy";
 import type { UserContext } from "@/lib/user-context";
 import type { Db } from "@/lib/db/types";
 import type { ProjectMemoryMode } from "./scope";
-import { projectAccess, type ProjectRole } from "./access";
+import { assertMay, projectAccess, type ProjectRole } from "./access";
 
 export const projectIdSchema = z.string().trim().min(1).max(64);
 const nameSchema = z
@@ -136,9 +136,11 @@ export async function createProject(u: UserContext, input: z.input<typeof projec
 
 export async function updateProject(given: UserContext, input: z.input<typeof projectChanges>) {
   const f = projectChanges.parse(input);
-  const { content: u, shared } = await projectAccess(given, f.id, "write");
-  // A shared project sees its own memories alone: a member's general memory is theirs, never the project's.
-  if (shared && f.memoryMode === "shared") throw new AppError("A shared project uses its own memories only.", 409);
+  const a = await projectAccess(given, f.id, "write");
+  const u = a.content;
+  // In a shared project the mode says whether each member's own memories help their own answers, which the others
+  // read: the owner's choice (lib/projects/own-memory.ts).
+  if (a.shared && f.memoryMode) assertMay(a, "own");
   const c = u.cipher;
   const r = await u.db.project.updateMany({
     where: { id: f.id, userId: u.userId },

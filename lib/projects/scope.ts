@@ -22,10 +22,17 @@ export type MemoryScope = {
 /** A general chat's scope, and the scope of every user-facing list (the dashboard filters on its own). */
 export const GENERAL_SCOPE: MemoryScope = { projectId: null, general: true };
 
-/** The scope of a thread in this project (or in none). */
-export function projectScope(project: { id: string; memoryMode: ProjectMemoryMode } | null): MemoryScope {
+/**
+ * The scope of a thread in this project (or in none). A shared project's rows see its own memories alone, whatever
+ * its mode: in the "shared" mode a member's general memory helps their own turns from their own account
+ * (lib/projects/own-memory.ts), never as the project's.
+ */
+export function projectScope(
+  project: { id: string; memoryMode: ProjectMemoryMode; shared?: boolean } | null,
+  shared = !!project?.shared,
+): MemoryScope {
   if (!project) return GENERAL_SCOPE;
-  return { projectId: project.id, general: project.memoryMode === "shared" };
+  return { projectId: project.id, general: !shared && project.memoryMode === "shared" };
 }
 
 /** Exactly one place's memories (a project's, or general memory): consolidation never mixes two. */
@@ -70,7 +77,7 @@ export const inScope = (s: MemoryScope, projectId: string | null) =>
 export async function threadScope(db: Db, userId: string, threadId: string): Promise<MemoryScope> {
   const t = await db.thread.findFirst({
     where: { id: threadId, userId },
-    select: { project: { select: { id: true, memoryMode: true } } },
+    select: { project: { select: { id: true, memoryMode: true, shared: true } } },
   });
   return projectScope(t?.project ?? null);
 }
