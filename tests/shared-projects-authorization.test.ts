@@ -128,6 +128,12 @@ const MATRIX: Record<string, Entry> = {
     call: (m, fx) => m.updateProjectAction({ id: fx.projectId, name: "Renamed" } as never),
     expect: WRITERS,
   },
+  // Whether members' own memories help their own answers is the owner's choice.
+  setMemoryMode: {
+    file: P,
+    call: (m, fx) => m.updateProjectAction({ id: fx.projectId, memoryMode: "shared" } as never),
+    expect: OWNER,
+  },
   deleteProject: { file: P, call: (m, fx) => m.deleteProjectAction(fx.projectId as never), expect: OWNER },
   invite: {
     file: P,
