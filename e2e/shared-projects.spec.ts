@@ -30,7 +30,8 @@ test("a shared project with three people: invite, chat, a memory taught by one a
   await ada.page.getByLabel("Name", { exact: true }).fill(`Garden ${tag}`);
   await ada.page.getByLabel("Instructions").fill(`Answer as a gardener ${tag}.`);
   await ada.page.getByTestId("project-share").check();
-  await expect(ada.page.getByLabel(/Project only/)).toHaveCount(0); // a shared project keeps its own memories only
+  // A shared project keeps to its own memories unless the owner chooses otherwise.
+  await expect(ada.page.getByLabel(/The project's memories only/)).toBeChecked();
   await ada.page.getByRole("button", { name: "Create project" }).click();
   await expect(ada.page.getByTestId("project-role")).toContainText("you are the owner");
   const projectUrl = ada.page.url();
@@ -176,4 +177,50 @@ test("sharing a project one already has: its chat comes along, marked as the own
   await ada.page.getByTestId("project-threads").getByRole("link").first().click();
   await send(ada.page, `And the shed key? ${tag}`);
   await expect(ada.page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
+});
+
+test("the owner lets members' own memories help their own answers: Ada sees hers used, Ben reading her chat sees none", async ({
+  browser,
+}) => {
+  test.setTimeout(90_000);
+  const tag = Date.now().toString(36);
+  const [ada, ben] = [await person(browser, "Ada"), await person(browser, "Ben")];
+  await ada.page.goto("/settings/memory");
+  await ada.page.getByLabel("New memory").fill(`Ada is allergic to bee stings ${tag}`);
+  await ada.page.getByRole("button", { name: "Add" }).click();
+  await expect(ada.page.getByTestId("memory")).toHaveCount(1);
+
+  await ada.page.goto("/p/new");
+  await ada.page.getByLabel("Name", { exact: true }).fill(`Hives ${tag}`);
+  await ada.page.getByTestId("project-share").check();
+  await ada.page.getByLabel(/Also each member's own memories/).check();
+  await ada.page.getByRole("button", { name: "Create project" }).click();
+  await expect(ada.page.getByTestId("project-role")).toContainText("you are the owner");
+  const projectUrl = ada.page.url();
+  await ada.page.getByLabel("Invite by email").fill(ben.email);
+  await ada.page.getByRole("button", { name: "Invite" }).click();
+  await expect(ada.page.locator(`[data-member="${ben.email}"]`)).toBeVisible();
+
+  await ada.page.getByTestId("project-new-chat").click();
+  const question = `May I open the bee hives today ${tag}?`;
+  await script([
+    { match: question, content: `Wear gloves: you are allergic [memory: Ada is allergic to bee stings].` },
+  ]);
+  await send(ada.page, question);
+  const sent = JSON.stringify((await chatRequest(question)).body.messages);
+  expect(sent).toContain(`Ada is allergic to bee stings ${tag}`);
+  expect(sent).toContain("From the asking member's own memory");
+  await ada.page.getByTestId("memories-used").last().locator("summary").click();
+  await expect(ada.page.getByTestId("memory-mine")).toBeVisible();
+  await ada.page.screenshot({ path: "test-results/shared-own-memory.png", fullPage: true });
+
+  // Ben reads Ada's chat: the answer, not her memory.
+  await ben.page.goto(projectUrl);
+  await ben.page.getByTestId("project-threads").getByRole("link").first().click();
+  await expect(ben.page.getByTestId("message-assistant").last()).toContainText("Wear gloves");
+  await expect(ben.page.getByTestId("memories-used")).toHaveCount(0);
+  await expect(ben.page.getByText(`Ada is allergic to bee stings ${tag}`)).toHaveCount(0);
+  // An editor sees no memory-mode choice: it is the owner's.
+  await ben.page.goto(projectUrl);
+  await expect(ben.page.getByLabel(/Also each member's own memories/)).toHaveCount(0);
 });

@@ -47,6 +47,8 @@ type Fixture = {
   projectId: string;
   /** The owner's chat and the editor's (each titled with the secret), and the editor's answer being written. */
   ownersThread: string;
+  /** The answer in the owner's chat. */
+  ownersAnswer: string;
   editorsThread: string;
   streaming: string;
   live: AbortController;
@@ -93,6 +95,12 @@ const MATRIX: Record<string, Entry> = {
     expect: OWNERS_CHAT,
   },
   undoTurn: { file: C, call: (m, fx) => m.undoTurnAction(fx.editorsThread as never), expect: EDITORS_CHAT },
+  // A rating teaches the project a lesson: its author's to give.
+  rateAnswer: {
+    file: C,
+    call: (m, fx) => m.rateAnswerAction({ itemId: fx.ownersAnswer, rating: -1, comment: "too long" } as never),
+    expect: OWNERS_CHAT,
+  },
   clearThread: { file: C, call: (m, fx) => m.clearThreadAction(fx.ownersThread as never), expect: OWNERS_CHAT },
   deleteThread: { file: C, call: (m, fx) => m.deleteThreadAction(fx.editorsThread as never), expect: EDITORS_CHAT },
   setThreadModel: {
@@ -239,7 +247,7 @@ describe("shared projects: authorization by role", () => {
     const asEditor = await projectAccess(await userContext(t.db, people.editor.id), projectId, "write");
     const chat = async (u: typeof a.content, title: string) => {
       const th = await createThread(u, { title, projectId });
-      await appendItems(
+      const [, answer] = await appendItems(
         t.db,
         th.id,
         [
@@ -248,10 +256,10 @@ describe("shared projects: authorization by role", () => {
         ],
         { cipher: u.cipher },
       );
-      return th.id;
+      return [th.id, answer.id] as const;
     };
-    const ownersThread = await chat(a.content, `Owner's ${secret}`);
-    const editorsThread = await chat(asEditor.content, `Editor's ${secret}`);
+    const [ownersThread, ownersAnswer] = await chat(a.content, `Owner's ${secret}`);
+    const [editorsThread] = await chat(asEditor.content, `Editor's ${secret}`);
     const [, s] = await appendItems(
       t.db,
       editorsThread,
@@ -275,6 +283,7 @@ describe("shared projects: authorization by role", () => {
       people,
       projectId,
       ownersThread,
+      ownersAnswer,
       editorsThread,
       streaming: s.id,
       live: trackGeneration(s.id, people.editor.id),

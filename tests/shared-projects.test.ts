@@ -12,7 +12,7 @@ import { runTurn } from "@/lib/chat/turn";
 import { stopTurn } from "@/lib/chat/generations";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { deleteProject, getProject, listAllProjects, updateProject } from "@/lib/projects/projects";
-import { projectAccess, threadAccess } from "@/lib/projects/access";
+import { answerContext, projectAccess, threadAccess } from "@/lib/projects/access";
 import {
   changeRole,
   createSharedProject,
@@ -48,6 +48,8 @@ import { authenticateKey, createApiKey } from "@/lib/keys/api-keys";
 import { runMemoryToolCall } from "@/lib/memory/tools";
 import { reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
 import { completeOnce } from "@/lib/api/completions";
+import { rateAnswer } from "@/lib/memory/feedback";
+import { runDueJobs } from "@/lib/jobs/worker";
 
 const EXTRACTION = "You maintain a user's long-term memory";
 
@@ -527,6 +529,22 @@ describe.each(engines)("shared projects on %s", (engine) => {
       expect(v1).toContain("bee hives stand by the pond");
       // (Ada's answer in her chat is the project's to read; her memory itself is not.)
       expect(v1).not.toContain("Ada is allergic to bee stings");
+      // Ada rates her answer: the lesson is the project's, and her own memory is not shown to the memory model for it.
+      const answerId = (on.events.find((e) => e.type === "done") as { item: { id: string } }).item.id;
+      const benRates = answerContext(ben, answerId).then((c) => rateAnswer(c, { itemId: answerId, rating: -1 }));
+      expect(await refusal(benRates)).toBe("forbidden");
+      mock.script({
+        match: "Feedback on an answer",
+        json: { lesson: { text: "Answers here stay brief", kind: "preference" } },
+      });
+      await rateAnswer(await answerContext(ada, answerId), { itemId: answerId, rating: -1, comment: "Too wordy" });
+      await runDueJobs(t.db);
+      const distil = mock.chatRequests().find((r) => JSON.stringify(r.body).includes("Feedback on an answer"));
+      expect(JSON.stringify(distil?.body)).toContain("Too wordy");
+      expect(JSON.stringify(distil?.body)).not.toContain("Ada is allergic to bee stings");
+      const lesson = await t.db.memory.findFirstOrThrow({ where: { sourceFeedbackId: { not: null }, projectId } });
+      expect(lesson.userId).toBe(asBen.content.userId);
+      expect(await t.db.memory.count({ where: { userId: ada.userId } })).toBe(1);
       // Nothing of it was learned into the project from the answer that used it.
       expect(await t.db.memory.count({ where: { projectId, text: { contains: "allergic" } } })).toBe(0);
     } finally {

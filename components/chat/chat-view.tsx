@@ -564,7 +564,7 @@ export function ChatView({
                 onSwitch={onSwitch}
                 models={models}
                 labelOf={labelOf}
-                rateable={!temporary && !sharedBy}
+                rateable={!temporary && (!sharedBy || sharedBy.mayContinue)}
               />
               {summary?.throughItemId === item.id && (
                 <details

@@ -118,6 +118,13 @@ export async function threadAccess(u: UserContext, threadId: string, need: "read
   return { content, role, mayContinue, authorId: t.authorId };
 }
 
+/** The context to act on an answer in (rating it): its thread's, which the actor must be able to continue. */
+export async function answerContext(u: UserContext, itemId: string): Promise<UserContext> {
+  const item = await u.db.item.findUnique({ where: { id: itemId }, select: { threadId: true } });
+  if (!item) throw new NotFoundError("answer");
+  return (await threadAccess(u, item.threadId, "continue")).content;
+}
+
 // Threads this instance has seen in shared projects, with the project's account: a guess of whose key a next turn
 // writes under, never a permission (the append checks who may continue the thread in its own statement). Bounded.
 const SEEN_SHARED = new Map<string, { accountId: string; projectId: string }>();

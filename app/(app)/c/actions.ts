@@ -22,7 +22,7 @@ import {
   undoLastTurn,
 } from "@/lib/chat/threads";
 import { rateAnswer, rateInput } from "@/lib/memory/feedback";
-import { projectAccess, threadAccess } from "@/lib/projects/access";
+import { answerContext, projectAccess, threadAccess } from "@/lib/projects/access";
 
 const thread = z.tuple([threadIdSchema]);
 
@@ -93,7 +93,10 @@ export const undoTurnAction = userAction(thread, async ([threadId], ctx) => {
 export const clearThreadAction = userAction(thread, changeThread(clearThread));
 
 /** 👍 / 👎 (rating 1 / -1, with an optional comment) on one of the user's answers; null removes the rating. */
-export const rateAnswerAction = userAction(z.tuple([rateInput]), ([input], ctx) => rateAnswer(ctx, input));
+/** Rated by whoever may continue the chat (in a shared project, its author): the lesson is the thread's owner's. */
+export const rateAnswerAction = userAction(z.tuple([rateInput]), async ([input], ctx) =>
+  rateAnswer(await answerContext(ctx, input.itemId), input),
+);
 
 /** The sidebar's search by content: the user's messages matching every word, newest first. */
 export const searchMessagesAction = userAction(z.tuple([searchMessagesInput]), ([input], ctx) =>
