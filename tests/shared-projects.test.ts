@@ -49,6 +49,7 @@ import { runMemoryToolCall } from "@/lib/memory/tools";
 import { reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
 import { completeOnce } from "@/lib/api/completions";
 import { rateAnswer } from "@/lib/memory/feedback";
+import { searchMessages } from "@/lib/chat/search";
 import { runDueJobs } from "@/lib/jobs/worker";
 
 const EXTRACTION = "You maintain a user's long-term memory";
@@ -366,6 +367,22 @@ describe.each(engines)("shared projects on %s", (engine) => {
     expect((await threadView(view.content, mine.threadId!, view)).thread.shared).toMatchObject({ private: true });
     const asked = await turn(ada, { content: "Is there a wasp nest by the shed?", projectId });
     expect(asked.prompt).not.toContain("scares me");
+
+    // The sidebar's search: each member finds the project's chats beside their own, never another's private chat.
+    await turn(cy, { content: "The wasp trap needs new bait" }); // Cy's own general chat
+    const found = async (u: UserContext, q: string, project?: string) =>
+      (await searchMessages(u, { q, ...(project ? { project } : {}) })).hits.map((h) => h.threadId);
+    expect(await found(cy, "wasp nest shed")).toContain(asked.threadId);
+    expect(await found(cy, "wasp nest shed")).not.toContain(mine.threadId);
+    expect(await found(cy, "wasp")).toHaveLength(4); // Ada's question and its answer, Cy's own and its answer
+    expect(await found(cy, "wasp", projectId)).toEqual([asked.threadId, asked.threadId]);
+    expect(await found(ben, "scares")).toContain(mine.threadId); // his own private chat
+    expect(await found(ada, "scares")).toHaveLength(0);
+    // Paging runs through both places, newest first, each hit once.
+    const first = await searchMessages(cy, { q: "wasp", limit: 2 });
+    const rest = await searchMessages(cy, { q: "wasp", limit: 2, cursor: first.nextCursor! });
+    expect(new Set([...first.hits, ...rest.hits].map((h) => h.itemId)).size).toBe(4);
+    expect(rest.nextCursor).toBeNull();
   });
 
   it("two members' memories that contradict each other wait in the editors' inbox", async () => {

@@ -4,7 +4,8 @@
 // so it works on sealed messages without reading them all; only the page of
 // hits is decrypted, for its snippet. Newest first, a page at a time.
 import { z } from "zod";
-import type { UserContext } from "@/lib/user-context";
+import { inSharedProject, type UserContext } from "@/lib/user-context";
+import { sharedProjectContexts } from "@/lib/projects/access";
 import { indexWords, SEARCH_CHARS } from "@/lib/crypto/content";
 import { queryTerms } from "@/lib/memory/long-term";
 import { FORMS, withWordForms } from "@/lib/memory/word-forms";
@@ -52,23 +53,55 @@ const AROUND = 70;
 
 /**
  * `forModel`: the hits go to a model (an MCP client's search), so what "forget me" covered is left out, as recall
- * leaves it out (each thread's `recallFrom`); the user's own search still finds it.
+ * leaves it out (each thread's `recallFrom`); the user's own search still finds it. The person's own search (not a
+ * model's) also finds the chats of the shared projects they are in (not another member's private chat), each searched
+ * with its project's key: the pages are merged newest first, and one cursor pages through them all.
  */
 export async function searchMessages(
   u: UserContext,
   input: z.input<typeof searchMessagesInput>,
   opts: { forModel?: boolean } = {},
 ) {
-  const { q, imported, project, cursor, limit } = searchMessagesInput.parse(input);
+  const parsed = searchMessagesInput.parse(input);
+  const { project, limit } = parsed;
+  const places = opts.forModel || inSharedProject(u) ? [u] : await searchPlaces(u, project);
+  const found = await Promise.all(places.map((place) => searchIn(place, parsed, !!opts.forModel)));
+  const rows = found
+    .flatMap((r) => r)
+    .sort((a, b) => b.at.getTime() - a.at.getTime() || (a.hit.itemId < b.hit.itemId ? 1 : -1));
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    hits: page.map((r) => r.hit),
+    nextCursor: rows.length > limit && last ? `${last.at.toISOString()}|${last.hit.itemId}` : null,
+  };
+}
+
+/** Where the person's search looks: their own chats and each shared project's; `project` narrows it to one. */
+async function searchPlaces(u: UserContext, project: string | undefined): Promise<UserContext[]> {
+  const shared = project === "none" ? [] : await sharedProjectContexts(u);
+  if (project === undefined) return [u, ...shared];
+  const one = shared.find((s) => s.scope.projectId === project);
+  return one ? [one] : [u];
+}
+
+/** One place's newest limit+1 matches past the cursor, decrypted with its key. */
+async function searchIn(
+  u: UserContext,
+  input: z.infer<typeof searchMessagesInput>,
+  forModel: boolean,
+): Promise<Array<{ at: Date; hit: MessageHit }>> {
+  const { q, imported, project, cursor, limit } = input;
   // Each word with its irregular forms, as recall searches it: "bought" finds "buy", "children" finds "child".
   const words = withWordForms(queryTerms(q));
   const { config, terms } = u.cipher.searchTerms(words);
-  if (!terms.length) return { hits: [] as MessageHit[], nextCursor: null };
+  if (!terms.length) return [];
   const [afterAt, afterId] = parseCursor(cursor);
   // Every word must match, in one of its forms (mnemo_term_query ORs a term's forms); the index holds only this
   // user's lexemes.
   const query = {
     userId: u.userId,
+    actorId: u.actorId,
     config,
     terms,
     imported: imported ?? null,
@@ -76,29 +109,31 @@ export async function searchMessages(
     afterAt,
     afterId,
     limit,
-    forModel: !!opts.forModel,
+    forModel,
   };
   const tsq = await wordQuery(u, query);
-  if (!tsq) return { hits: [] as MessageHit[], nextCursor: null };
+  if (!tsq) return [];
   const rows = newestFirst(await newestMatches(u, query, tsq), await documentMatches(u, query, tsq));
-  const page = rows.slice(0, limit);
   const asked = new Set(indexWords(words.join(" ").replaceAll(FORMS, " ")));
-  const hits = page.map((r): MessageHit => ({
-    itemId: r.id,
-    threadId: r.threadId,
-    threadTitle: r.title === null ? null : u.cipher.open(r.title),
-    role: r.role,
-    createdAt: r.createdAt.toISOString(),
-    imported: r.imported,
-    snippet: snippet(u.cipher.open(r.content), asked),
-    ...(r.fileName === undefined ? {} : { file: { name: u.cipher.open(r.fileName), page: r.page ?? null } }),
+  return rows.slice(0, limit + 1).map((r) => ({
+    at: r.createdAt,
+    hit: {
+      itemId: r.id,
+      threadId: r.threadId,
+      threadTitle: r.title === null ? null : u.cipher.open(r.title),
+      role: r.role,
+      createdAt: r.createdAt.toISOString(),
+      imported: r.imported,
+      snippet: snippet(u.cipher.open(r.content), asked),
+      ...(r.fileName === undefined ? {} : { file: { name: u.cipher.open(r.fileName), page: r.page ?? null } }),
+    },
   }));
-  const last = page.at(-1);
-  return { hits, nextCursor: rows.length > limit && last ? `${last.createdAt.toISOString()}|${last.id}` : null };
 }
 
 type Query = {
   userId: string;
+  /** Who searches: in a shared project, another member's private chat is not theirs to find. */
+  actorId: string;
   config: string;
   /** Each a word and its other forms (U+001E between them): all must match, each in any of its forms. */
   terms: string[];
@@ -196,6 +231,7 @@ const columns = Prisma.sql`i.id, i."threadId", i.role::text AS role, i.content, 
 
 /** The user's own non-temporary messages and answers, past the cursor, imported or not as asked. */
 const filters = (q: Query) => Prisma.sql`t."userId" = ${q.userId} AND NOT t.temporary
+  AND (NOT t.private OR t."authorId" = ${q.actorId})
   AND i.role IN ('user', 'assistant') AND i.status IN ('complete', 'stopped', 'interrupted')
   AND (${q.imported}::boolean IS NULL OR (t."importSource" IS NOT NULL) = ${q.imported}::boolean)
   AND (${q.project}::text IS NULL OR COALESCE(t."projectId", '') = ${q.project}::text)

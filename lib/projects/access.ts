@@ -118,6 +118,15 @@ export async function threadAccess(u: UserContext, threadId: string, need: "read
   return { content, role, mayContinue, authorId: t.authorId };
 }
 
+/** The actor's context on each shared project they are in (to search their chats beside the actor's own). */
+export async function sharedProjectContexts(u: UserContext): Promise<UserContext[]> {
+  const memberships = await u.db.projectMember.findMany({
+    where: { userId: u.actorId, project: { shared: true } },
+    select: { role: true, project: { select: { id: true, userId: true } } },
+  });
+  return Promise.all(memberships.map((m) => memberContext(u, m.project.userId, m.project.id, m.role)));
+}
+
 /** The context to act on an answer in (rating it): its thread's, which the actor must be able to continue. */
 export async function answerContext(u: UserContext, itemId: string): Promise<UserContext> {
   const item = await u.db.item.findUnique({ where: { id: itemId }, select: { threadId: true } });

@@ -92,8 +92,10 @@ export const undoTurnAction = userAction(thread, async ([threadId], ctx) => {
 
 export const clearThreadAction = userAction(thread, changeThread(clearThread));
 
-/** 👍 / 👎 (rating 1 / -1, with an optional comment) on one of the user's answers; null removes the rating. */
-/** Rated by whoever may continue the chat (in a shared project, its author): the lesson is the thread's owner's. */
+/**
+ * 👍 / 👎 (rating 1 / -1, with an optional comment) on one of the user's answers; null removes the rating. Rated by
+ * whoever may continue the chat (in a shared project, its author): the lesson is the thread's owner's.
+ */
 export const rateAnswerAction = userAction(z.tuple([rateInput]), async ([input], ctx) =>
   rateAnswer(await answerContext(ctx, input.itemId), input),
 );
