@@ -118,6 +118,11 @@ describe.each(engines)("shared projects on %s", (engine) => {
     // The project's row, under the project's account: not Ada's.
     expect(learned.userId).not.toBe(ada.userId);
     expect(learned.projectId).toBe(projectId);
+    // Ada pays for her chat: the answer, its title and the learning from it; the project's account has no allowance.
+    const used = await t.db.usageDay.findMany({ where: { userId: { in: [ada.userId, learned.userId] } } });
+    expect(used.map((d) => d.userId)).toEqual([ada.userId]);
+    expect(used[0]).toMatchObject({ turns: 1 });
+    expect(used[0].modelCalls).toBeGreaterThanOrEqual(3); // answer, title, learning
 
     const second = await turn(ben, { content: "When do the roses get watered?", projectId });
     expect(second.prompt).toContain("The roses are watered on Sundays");

@@ -157,12 +157,13 @@ export async function runJob(db: Db, kind: string, payload: unknown): Promise<vo
       const p = payloadOf("feedback", payload);
       const fb = await db.feedback.findUnique({
         where: { id: p.feedbackId },
-        select: { userId: true, item: { select: { thread: { select: { project: true } } } } },
+        select: { userId: true, item: { select: { thread: { select: { project: true, authorId: true } } } } },
       });
       if (!fb) return; // removed since
       const conn = await connection(db);
-      // A lesson from a project's answer belongs to the project.
-      const u = await userContext(db, fb.userId, projectScope(fb.item.thread.project));
+      // A lesson from a project's answer belongs to the project; in a shared one its author (who rated) acts.
+      const { project, authorId } = fb.item.thread;
+      const u = await userContext(db, fb.userId, projectScope(project), authorId ?? fb.userId);
       const learned = (await learnFromFeedback(u, conn, p.feedbackId, p.version)) !== "nothing";
       if (learned && embeddingsOn(conn)) {
         await queueEmbedding(db, fb.userId, `embed:feedback:${p.feedbackId}:${Date.now()}`);

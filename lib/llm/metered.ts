@@ -10,10 +10,13 @@ import { backgroundAllowed } from "@/lib/account/usage-limits";
 /** Whose allowance a call uses. */
 export type Meter = { db: Db; userId: string };
 
-/** The meter of a thread's owner (null when the thread is gone). */
+/**
+ * The meter of a thread's owner, or in a shared project of the member who started it: a project's own account has no
+ * allowance of its own to run out (null when the thread is gone).
+ */
 export async function meterForThread(db: Db, threadId: string): Promise<Meter | null> {
-  const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true } });
-  return t ? { db, userId: t.userId } : null;
+  const t = await db.thread.findUnique({ where: { id: threadId }, select: { userId: true, authorId: true } });
+  return t ? { db, userId: t.authorId ?? t.userId } : null;
 }
 
 export class UsageLimitSkip extends Error {

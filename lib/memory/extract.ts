@@ -107,7 +107,8 @@ export async function extractMemories(
     INSTRUCTIONS,
     `Date of the exchange: ${EXCHANGE_DAY.format(input.at ?? new Date())}\n\nExisting related memories:\n${related.map((m) => `- id=${m.id}: ${JSON.stringify(m.text)}`).join("\n") || "(none)"}\n\nLatest exchange:\nUser: ${question}${attached}\nAssistant: ${cutGraphemes(input.answer, 4000)}`,
     extractionSchema,
-    { db, userId: u.userId },
+    // In a shared project the chat's author pays for learning from it, as they paid for the answer.
+    { db, userId: u.actorId },
   );
   // What left the box: the related memories went to the memory model with the exchange.
   await recordSend(db, u.cipher, {

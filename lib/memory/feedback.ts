@@ -223,7 +223,8 @@ export async function learnFromFeedback(
     INSTRUCTIONS,
     `Feedback on an answer.\nQuestion: ${question ? cutGraphemes(c.open(question.content), 2000) : "(unknown)"}\nAnswer: ${cutGraphemes(c.open(fb.item.content), 3000)}${usedList}\n${signal}`,
     lessonSchema,
-    { db, userId: fb.userId },
+    // In a shared project the member who rated pays for the lesson (the chat's author: lib/jobs/handlers.ts).
+    { db, userId: u.actorId },
   );
   await recordSend(db, c, {
     userId: fb.userId,
