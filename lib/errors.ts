@@ -75,6 +75,13 @@ export class ChatGoneError extends AppError {
   }
 }
 
+/** A file the message names is not an unsent draft of the sender's here (sent already, removed, or elsewhere). */
+export class AttachmentGoneError extends AppError {
+  constructor() {
+    super("An attachment is gone (sent already, or removed): attach it again.", 409);
+  }
+}
+
 export class UnauthorizedError extends AppError {
   constructor(message = "Sign in first.") {
     super(message, 401);

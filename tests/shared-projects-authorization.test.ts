@@ -36,6 +36,7 @@ import { projectAccess } from "@/lib/projects/access";
 import { createThread } from "@/lib/chat/threads";
 import { appendItems } from "@/lib/memory/session";
 import { addMemory } from "@/lib/memory/store";
+import { bindToMessage, saveUpload } from "@/lib/attachments/store";
 import { markConflict } from "@/lib/memory/conflicts";
 import { ForbiddenError, UnauthorizedError } from "@/lib/errors";
 import { trackGeneration, untrackGeneration } from "@/lib/chat/turn";
@@ -49,6 +50,9 @@ type Fixture = {
   ownersThread: string;
   /** The answer in the owner's chat. */
   ownersAnswer: string;
+  /** A file sent in the owner's chat, and a file the editor uploaded to the project and has not sent. */
+  ownersFile: string;
+  editorsDraft: string;
   editorsThread: string;
   streaming: string;
   live: AbortController;
@@ -95,6 +99,42 @@ const MATRIX: Record<string, Entry> = {
     expect: OWNERS_CHAT,
   },
   undoTurn: { file: C, call: (m, fx) => m.undoTurnAction(fx.editorsThread as never), expect: EDITORS_CHAT },
+  // Files: uploaded by those who chat in the project, opened by every member, a draft removed by its uploader alone.
+  uploadToProject: {
+    file: "app/api/attachments/route.ts",
+    call: (m, fx) =>
+      m.POST(
+        new Request(`http://mnemo.test/api/attachments?name=notes.txt&projectId=${fx.projectId}`, {
+          method: "POST",
+          headers: { origin: "http://mnemo.test", host: "mnemo.test", "content-length": "5" },
+          body: "notes",
+        }) as never,
+      ),
+    expect: WRITERS,
+  },
+  openFile: {
+    file: "app/api/attachments/[id]/route.ts",
+    call: (m, fx) =>
+      m.GET(
+        new Request(`http://mnemo.test/api/attachments/${fx.ownersFile}?as=text`) as never,
+        {
+          params: Promise.resolve({ id: fx.ownersFile }),
+        } as never,
+      ),
+    expect: MEMBERS,
+  },
+  removeEditorsDraft: {
+    file: "app/api/attachments/[id]/route.ts",
+    call: (m, fx) =>
+      m.DELETE(
+        new Request(`http://mnemo.test/api/attachments/${fx.editorsDraft}`, {
+          method: "DELETE",
+          headers: { origin: "http://mnemo.test", host: "mnemo.test" },
+        }) as never,
+        { params: Promise.resolve({ id: fx.editorsDraft }) } as never,
+      ),
+    expect: v("deny", "allow", "deny"),
+  },
   // A rating teaches the project a lesson: its author's to give.
   rateAnswer: {
     file: C,
@@ -269,6 +309,10 @@ describe("shared projects: authorization by role", () => {
       ],
       { cipher: asEditor.content.cipher },
     );
+    const ownersFile = await saveUpload(a.content, "plan.txt", Buffer.from(`Plan ${secret}`));
+    const ownersQuestion = await t.db.item.findFirstOrThrow({ where: { threadId: ownersThread, role: "user" } });
+    await bindToMessage(t.db, a.content.userId, [ownersFile.id], ownersThread, ownersQuestion.id, people.owner.id);
+    const editorsDraft = await saveUpload(asEditor.content, "draft.txt", Buffer.from(`Draft ${secret}`));
     const memory = await addMemory(a.content, { text: `Memory ${secret}`, source: "manual" }, "user", "t");
     const pending = await addMemory(
       a.content,
@@ -284,6 +328,8 @@ describe("shared projects: authorization by role", () => {
       projectId,
       ownersThread,
       ownersAnswer,
+      ownersFile: ownersFile.id,
+      editorsDraft: editorsDraft.id,
       editorsThread,
       streaming: s.id,
       live: trackGeneration(s.id, people.editor.id),

@@ -12,7 +12,7 @@ import { runTurn } from "@/lib/chat/turn";
 import { stopTurn } from "@/lib/chat/generations";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { deleteProject, getProject, listAllProjects, updateProject } from "@/lib/projects/projects";
-import { answerContext, projectAccess, threadAccess } from "@/lib/projects/access";
+import { answerContext, fileContext, projectAccess, threadAccess, writeContext } from "@/lib/projects/access";
 import {
   changeRole,
   createSharedProject,
@@ -43,7 +43,7 @@ import { createProject } from "@/lib/projects/projects";
 import { shareExistingProject } from "@/lib/projects/share-existing";
 import { inMemoryScope } from "@/lib/user-context";
 import { exactScope } from "@/lib/projects/scope";
-import { bindToMessage, saveUpload } from "@/lib/attachments/store";
+import { bindToMessage, openAttachment, saveUpload } from "@/lib/attachments/store";
 import { authenticateKey, createApiKey } from "@/lib/keys/api-keys";
 import { runMemoryToolCall } from "@/lib/memory/tools";
 import { reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
@@ -569,6 +569,34 @@ describe.each(engines)("shared projects on %s", (engine) => {
       expect(await t.db.memory.count({ where: { userId: ada.userId } })).toBe(1);
       // Nothing of it was learned into the project from the answer that used it.
       expect(await t.db.memory.count({ where: { projectId, text: { contains: "allergic" } } })).toBe(0);
+    } finally {
+      setEncryptionKeys(undefined);
+    }
+  });
+
+  it("a file attached in a shared project: sealed with its key, sent by its uploader alone, opened by every member", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    try {
+      const { ada, ben, cy, projectId } = await team();
+      const inProject = await writeContext(ben, { projectId });
+      const plan = await saveUpload(inProject, "beds.txt", Buffer.from("Bed 3: carrots and beetroot"));
+      const spare = await saveUpload(inProject, "spare.txt", Buffer.from("Spare seeds list"));
+      // Another member can neither send nor remove Ben's draft, nor open it.
+      expect(await refusal(turn(ada, { content: "Mine now", projectId, attachments: [plan.id] }))).toMatch(/gone/);
+      expect(await refusal(fileContext(ada, plan.id))).toBe("not found");
+      const sent = await turn(ben, { content: "What is in bed 3?", projectId, attachments: [plan.id] });
+      expect(sent.prompt).toContain("carrots and beetroot");
+      const row = await t.db.attachment.findUniqueOrThrow({ where: { id: plan.id } });
+      expect(row.userId).toBe(inProject.userId); // the project's, sealed with its key
+      expect(ben.cipher.open(row.text!)).not.toContain("carrots");
+      // Sent, every member who reads the chat opens it (Cy only reads).
+      for (const u of [ada, cy])
+        expect((await openAttachment(await fileContext(u, plan.id), plan.id)).text).toContain("carrots");
+      const outsider = await person("Dee");
+      expect(await refusal(fileContext(outsider, plan.id))).toBe("not found");
+      // Ben leaves: his unsent draft goes with him.
+      await leaveProject(await projectAccess(ben, projectId, "read"));
+      expect(await t.db.attachment.count({ where: { id: spare.id } })).toBe(0);
     } finally {
       setEncryptionKeys(undefined);
     }

@@ -28,8 +28,14 @@ export const formatSize = (bytes: number) =>
       ? `${Math.round(bytes / 1024)} KB`
       : `${(bytes / 1024 / 1024).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
 
-/** The composer's files: upload, remove, and what a sent message takes. */
-export function useAttachmentDrafts() {
+/** Where the composer's message will go: its chat, or the project its new chat starts in. */
+export type DraftPlace = { threadId?: string; projectId?: string };
+
+/**
+ * The composer's files: upload, remove, and what a sent message takes. `place` is read at each upload: in a shared
+ * project the file is uploaded to the project (sealed with its key), so the other members can open it once sent.
+ */
+export function useAttachmentDrafts(place: { current: DraftPlace } = { current: {} }) {
   const [drafts, setDrafts] = useState<Draft[]>([]);
   const uploads = useRef(new Map<string, XMLHttpRequest>());
   const patch = (key: string, p: Partial<Draft>) =>
@@ -65,7 +71,8 @@ export function useAttachmentDrafts() {
   function upload(key: string, file: File, name: string) {
     const xhr = new XMLHttpRequest();
     uploads.current.set(key, xhr);
-    xhr.open("POST", `/api/attachments?name=${encodeURIComponent(name)}`);
+    const where = new URLSearchParams({ name, ...place.current });
+    xhr.open("POST", `/api/attachments?${where}`);
     xhr.upload.onprogress = (e) => e.lengthComputable && patch(key, { progress: e.loaded / e.total });
     xhr.onload = () => {
       uploads.current.delete(key);

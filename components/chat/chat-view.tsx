@@ -22,7 +22,7 @@ import type { WireTurnEvent } from "@/lib/chat/turn-events";
 import { LocalDate } from "@/components/ui/local-date";
 import type { ChatSetup } from "@/lib/chat/chat-setup";
 import { ModelPicker } from "./model-picker";
-import { useAttachmentDrafts } from "./attachments";
+import { useAttachmentDrafts, type DraftPlace } from "./attachments";
 
 type Props = ChatSetup & {
   initial: ThreadView | null;
@@ -111,13 +111,16 @@ export function ChatView({
   // A new chat in a shared project seen by its author alone (it teaches the project nothing).
   const [onlyMe, setOnlyMe] = useState(false);
   const [model, setModel] = useState(initialModel);
-  const files = useAttachmentDrafts();
+  // Where a file attached now will be sent (set below, each render, once the chat and project are known).
+  const place = useRef<DraftPlace>({});
+  const files = useAttachmentDrafts(place);
   const [dragging, setDragging] = useState(false);
   const imported = initial?.thread.imported ?? null;
   // A shared project's chat is continued by its author alone; the other members read it (lib/projects/access.ts).
   const sharedBy = initial?.thread.shared ?? null;
   const readOnly = !!sharedBy && !sharedBy.mayContinue;
   const project = initial ? initial.thread.project : newIn;
+  place.current = threadId ? { threadId } : project && !temporary ? { projectId: project.id } : {};
   const abortRef = useRef<AbortController | null>(null);
   const streamingId = useRef<string | null>(null);
   // Counts the turns started here: a reload that began before the latest one must not replace what it shows.

@@ -3,10 +3,10 @@
 // every read is by the owner's id, so another user's attachment is "not found" like one that does not exist.
 import { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import type { UserContext } from "@/lib/user-context";
+import { inSharedProject, type UserContext } from "@/lib/user-context";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { attachmentLimits } from "./limits";
-import { AppError, NotFoundError } from "@/lib/errors";
+import { AppError, AttachmentGoneError, NotFoundError } from "@/lib/errors";
 import { cleanText, cutGraphemes } from "@/lib/text/policy";
 import { estimateTokens } from "@/lib/memory/tokens";
 import { sniff } from "./sniff";
@@ -47,6 +47,15 @@ export function displayName(raw: string): string {
   const safe = base.replace(/^\.+/, "").trim();
   return cutGraphemes(safe || "file", 200);
 }
+
+/**
+ * Whose drafts a context's are: the user's own, or in a shared project (its account's rows) the member's uploads
+ * alone, so no member sends or removes another's.
+ */
+export const draftsOf = (u: Pick<UserContext, "userId" | "actorId">) => ({
+  userId: u.userId,
+  addedById: inSharedProject(u) ? u.actorId : null,
+});
 
 /** A file's size checked before it is read whole (the request's declared length, or the bytes read so far). */
 export function assertFileSize(bytes: number, max: number, name = "This file") {
@@ -98,6 +107,7 @@ export async function saveUpload(
       pages: doc?.pages ?? null,
       tokens,
       passagesIndexed: inline,
+      addedById: draftsOf(u).addedById,
     },
     select: { id: true },
   });
@@ -126,26 +136,33 @@ async function assertRoom(db: Db, userId: string, adding: number, max: number) {
 }
 
 /** Checks that each id is one of the user's unsent attachments (before the message is saved). */
-export async function assertDrafts(db: Db, userId: string, ids: string[]) {
+export async function assertDrafts(db: Db, userId: string, ids: string[], addedById: string | null = null) {
   if (!ids.length) return;
   const unique = [...new Set(ids)];
-  const n = await db.attachment.count({ where: { id: { in: unique }, userId, itemId: null } });
-  if (n !== unique.length)
-    throw new AppError("An attachment is gone (sent already, or removed): attach it again.", 409);
+  const n = await db.attachment.count({ where: { id: { in: unique }, userId, addedById, itemId: null } });
+  if (n !== unique.length) throw new AttachmentGoneError();
 }
 
 /**
  * Binds the drafts to the message they were sent with, in the order the composer listed them (uploads finish in any
  * order; the message shows its files, and the model gets its pictures, as the user attached them).
  */
-export async function bindToMessage(db: Db, userId: string, ids: string[], threadId: string, itemId: string) {
+export async function bindToMessage(
+  db: Db,
+  userId: string,
+  ids: string[],
+  threadId: string,
+  itemId: string,
+  addedById: string | null = null,
+) {
   if (!ids.length) return;
   await db.$executeRaw`
     UPDATE "Attachment" a
     SET "threadId" = ${threadId}, "itemId" = ${itemId},
         "createdAt" = timezone('UTC', now())::timestamp(3) + (x.n * interval '1 millisecond')
     FROM unnest(${[...new Set(ids)]}::text[]) WITH ORDINALITY AS x(id, n)
-    WHERE a.id = x.id AND a."userId" = ${userId} AND a."itemId" IS NULL`;
+    WHERE a.id = x.id AND a."userId" = ${userId} AND a."itemId" IS NULL
+      AND a."addedById" IS NOT DISTINCT FROM ${addedById}::text`;
 }
 
 /** An edited message's files, copied onto its new version with their passages (one statement; the old branch keeps
@@ -157,9 +174,9 @@ export async function copyAttachments(db: Db, userId: string, fromItemId: string
       FROM "Attachment" WHERE "itemId" = ${fromItemId} AND "userId" = ${userId}
     ), files AS (
       INSERT INTO "Attachment" (id, "userId", "threadId", "itemId", name, mime, kind, bytes, data, "objectKey", text,
-                                pages, tokens, "passagesIndexed", "createdAt")
+                                pages, tokens, "passagesIndexed", "addedById", "createdAt")
       SELECT s.new, "userId", "threadId", ${toItemId}, name, mime, kind, bytes, data, "objectKey", text, pages, tokens,
-             "passagesIndexed", "createdAt"
+             "passagesIndexed", "addedById", "createdAt"
       FROM "Attachment" a JOIN src s ON s.old = a.id
     )
     INSERT INTO "AttachmentPassage" (id, "attachmentId", "userId", position, page, content, "searchTokens")
@@ -191,8 +208,8 @@ export async function documentsOfMessage(u: UserContext, itemId: string) {
 }
 
 /** Removes an attachment not yet sent (the composer's chip); a sent one goes with its message. */
-export async function removeDraft(db: Db, userId: string, id: string) {
-  const r = await db.attachment.deleteMany({ where: { id, userId, itemId: null } });
+export async function removeDraft(u: UserContext, id: string) {
+  const r = await u.db.attachment.deleteMany({ where: { id, itemId: null, ...draftsOf(u) } });
   if (!r.count) throw new NotFoundError("item");
 }
 

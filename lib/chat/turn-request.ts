@@ -9,13 +9,13 @@ import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { forModel, resolveConnectionCached, type ModelConnection } from "@/lib/llm/connection";
 import { chooseModel } from "@/lib/llm/models";
-import { assertDrafts, attachmentIdsSchema, bindToMessage, copyAttachments } from "@/lib/attachments/store";
+import { assertDrafts, attachmentIdsSchema, bindToMessage, copyAttachments, draftsOf } from "@/lib/attachments/store";
 import { appendItemsMeta, type AppendMeta, type NewItem, type SessionItem } from "@/lib/memory/session";
 
 import { loadContext } from "./context";
 import { createThread } from "./threads";
 import { provisionalTitle } from "./titles";
-import { AppError, NotFoundError } from "@/lib/errors";
+import { AppError, AttachmentGoneError, NotFoundError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 
 /** What a user is told when a message is too long. */
@@ -110,7 +110,9 @@ export async function prepareAs(me: UserContext, req: TurnRequest, session?: Ses
     return { u: guess, p: await prepare(guess, req, session) };
   } catch (e) {
     const projectId = req.kind === "send" && !req.temporary ? req.projectId : undefined;
-    if (!(e instanceof NotFoundError) || (!req.threadId && !projectId)) throw e;
+    // Files uploaded to a shared project are its account's drafts: not found among the user's own either.
+    const elsewhere = e instanceof NotFoundError || e instanceof AttachmentGoneError;
+    if (!elsewhere || (!req.threadId && !projectId)) throw e;
     const u = await writeContext(me, { threadId: req.threadId, projectId });
     if (u.userId === guess.userId) throw e;
     return { u, p: await prepare(u, req, session) };
@@ -121,10 +123,9 @@ export async function prepareAs(me: UserContext, req: TurnRequest, session?: Ses
 export async function prepare(u: UserContext, req: TurnRequest, session?: SessionProof): Promise<Prepared> {
   const { db, userId } = u;
   const attached = req.kind === "send" ? (req.attachments ?? []) : [];
-  // A file is sealed under its uploader's key, so another member could not open it (lib/projects/access.ts).
-  if (attached.length && u.actorId !== u.userId)
-    throw new AppError("Files cannot be attached in shared projects yet: paste the text instead.", 422);
-  const [state] = await Promise.all([resolveConnectionCached(db), assertDrafts(db, userId, attached)]);
+  // In a shared project the files were uploaded to its account, sealed with its key: the member's own drafts only.
+  const { addedById } = draftsOf(u);
+  const [state] = await Promise.all([resolveConnectionCached(db), assertDrafts(db, userId, attached, addedById)]);
   if (!state.configured) throw new AppError(state.reason, 409);
   const turnPick = req.kind === "edit" ? undefined : req.model;
   // The thread's and its project's picks are read beside the append (no round trip of their own); the answer's
@@ -136,7 +137,7 @@ export async function prepare(u: UserContext, req: TurnRequest, session?: Sessio
   const assistant = { ...prepared.assistant, model: model.id };
   if (model.id !== guess.id) await db.item.update({ where: { id: assistant.id }, data: { model: model.id } });
   // The files go with the question just saved (they were checked to be the user's unsent ones above).
-  await bindToMessage(db, userId, attached, prepared.threadId, prepared.userItem.id);
+  await bindToMessage(db, userId, attached, prepared.threadId, prepared.userItem.id, addedById);
   return {
     ...prepared,
     assistant,

@@ -134,6 +134,22 @@ export async function answerContext(u: UserContext, itemId: string): Promise<Use
   return (await threadAccess(u, item.threadId, "continue")).content;
 }
 
+/**
+ * The context a file is opened or removed in: the user's own; a file of a chat they may read; or, in a shared
+ * project they may write in, their own unsent upload. Anything else is "not found".
+ */
+export async function fileContext(u: UserContext, attachmentId: string): Promise<UserContext> {
+  const f = await u.db.attachment.findUnique({
+    where: { id: attachmentId },
+    select: { userId: true, threadId: true, addedById: true },
+  });
+  if (!f || f.userId === u.userId) return u; // the user's own, or nobody's: the reader says "not found"
+  if (f.threadId) return (await threadAccess(u, f.threadId, "read")).content;
+  const p = await u.db.project.findFirst({ where: { userId: f.userId, shared: true }, select: { id: true } });
+  if (!p || f.addedById !== u.actorId) throw new NotFoundError("item");
+  return (await projectAccess(u, p.id, "write")).content;
+}
+
 // Threads this instance has seen in shared projects, with the project's account: a guess of whose key a next turn
 // writes under, never a permission (the append checks who may continue the thread in its own statement). Bounded.
 const SEEN_SHARED = new Map<string, { accountId: string; projectId: string }>();

@@ -196,7 +196,7 @@ export async function departure(
   userId: string,
   how: { kind: "left" | "removed" | "deleted"; actorId: string | null },
 ) {
-  const p = await tx.project.findUnique({ where: { id: projectId }, select: { keepLeaversChats: true } });
+  const p = await tx.project.findUnique({ where: { id: projectId }, select: { keepLeaversChats: true, userId: true } });
   if (!p) return;
   // Confirmed by someone else: another member taught the same memory again (lib/memory/store.ts mergeIntoDuplicate).
   await tx.$executeRaw`
@@ -213,9 +213,11 @@ export async function departure(
     )
     DELETE FROM "Memory" WHERE id IN (SELECT id FROM theirs)
   `;
-  if (how.kind === "deleted" || !p.keepLeaversChats)
-    await tx.thread.deleteMany({ where: { projectId, authorId: userId } });
-  else await tx.thread.updateMany({ where: { projectId, authorId: userId, private: true }, data: { private: false } });
+  // A chat only its author saw ("Only me") always goes with them: kept, it would be nobody's or everybody's.
+  const kept = how.kind !== "deleted" && p.keepLeaversChats;
+  await tx.thread.deleteMany({ where: { projectId, authorId: userId, ...(kept ? { private: true } : {}) } });
+  // Files they uploaded here and never sent.
+  await tx.attachment.deleteMany({ where: { userId: p.userId, addedById: userId, itemId: null } });
   await tx.projectMember.deleteMany({ where: { projectId, userId } });
   await tx.projectEvent.create({
     data: { projectId, actorId: how.kind === "deleted" ? null : how.actorId, subjectId: userId, kind: how.kind },

@@ -1,4 +1,4 @@
-// GET /api/attachments/<id>: the file, to its owner only. A picture is served as the picture it was sniffed to be
+// GET /api/attachments/<id>: the file, to its owner only (in a shared project, to the members who may read its chat). A picture is served as the picture it was sniffed to be
 // (PNG, JPEG, WebP, GIF: types a browser only displays); a document is a download, never rendered by the browser.
 // ?as=text gives a document's extracted text as plain text. Every answer is `nosniff` and sandboxed, so nothing in a
 // file can run as a page of Mnemo's. DELETE removes an attachment not yet sent (the composer's chip).
@@ -8,6 +8,7 @@ import { getDb } from "@/lib/db/client";
 import { NotFoundError } from "@/lib/errors";
 import { assertSameOrigin, route } from "@/lib/http/route";
 import { openAttachment, removeDraft } from "@/lib/attachments/store";
+import { fileContext } from "@/lib/projects/access";
 import { z } from "zod";
 
 export const dynamic = "force-dynamic";
@@ -31,7 +32,9 @@ export const GET = route("GET /api/attachments/{id}", async (request: Request, c
   const user = await requireUser();
   const id = idSchema.safeParse((await ctx.params).id);
   if (!id.success) throw new NotFoundError("item");
-  const file = await openAttachment(await userContext(await getDb(), user.id), id.data);
+  const me = await userContext(await getDb(), user.id);
+  // A file of a shared chat the user may read opens under the project's key (lib/projects/access.ts).
+  const file = await openAttachment(await fileContext(me, id.data), id.data);
   if (new URL(request.url).searchParams.get("as") === "text") {
     if (file.text === null) throw new NotFoundError("item");
     return new Response(file.text.replaceAll("\f", "\n\n"), {
@@ -54,6 +57,7 @@ export const DELETE = route("DELETE /api/attachments/{id}", async (request: Requ
   const user = await requireUser();
   const id = idSchema.safeParse((await ctx.params).id);
   if (!id.success) throw new NotFoundError("item");
-  await removeDraft(await getDb(), user.id, id.data);
+  const me = await userContext(await getDb(), user.id);
+  await removeDraft(await fileContext(me, id.data), id.data);
   return new Response(null, { status: 204 });
 });

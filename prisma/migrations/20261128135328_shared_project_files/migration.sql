@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Attachment" ADD COLUMN     "addedById" TEXT;
+
