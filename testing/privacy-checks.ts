@@ -80,6 +80,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     m("sharedname"),
     m("sharedchat"),
     m("sharedmemory"),
+    m("sharedfile"),
   ];
   const [
     title,
@@ -102,6 +103,7 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     sharedName,
     sharedChat,
     sharedMemory,
+    sharedFile,
   ] = markers;
   const user = await db.user.create({
     data: { email: `${tag}@example.com`, name, passwordHash: "scrypt$placeholder" },
@@ -198,12 +200,12 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
   await createApiKey(await userContext(db, user.id), { name: `Key ${keyName}`, scopes: ["chat"] });
   // "What Mnemo knows about you", in the user's words.
   await saveAbout(await userContext(db, user.id), `You keep ${about} in the garden.`);
-  await seedSharedProject(db, user.id, { sharedName, sharedChat, sharedMemory });
+  await seedSharedProject(db, user.id, { sharedName, sharedChat, sharedMemory, sharedFile });
   return { id: user.id, email: user.email, markers, threadId: thread.id };
 }
 
 /**
- * A shared project the user owns: its name, a chat they started and a memory they taught, sealed under the
+ * A shared project the user owns: its name, a chat they started with a file and a memory they taught, sealed under the
  * project's own key (lib/projects/access.ts). Deleting the account deletes the project with its account and key
  * (nobody else is in it): tests/shared-projects.test.ts covers a project that passes to another member.
  */
@@ -212,9 +214,11 @@ async function seedSharedProject(db: Db, userId: string, words: Record<string, s
   const { id } = await createSharedProject(me, { name: `Shared ${words.sharedName}` });
   const { content } = await projectAccess(me, id, "write");
   const chat = await createThread(content, { title: "Shared chat", projectId: id });
-  await appendItems(db, chat.id, [{ role: "user", content: `In the shared project ${words.sharedChat}` }], {
+  const [q] = await appendItems(db, chat.id, [{ role: "user", content: `In the shared project ${words.sharedChat}` }], {
     cipher: content.cipher,
   });
+  const file = await saveUpload(content, "team.txt", Buffer.from(`The team's file ${words.sharedFile}`));
+  await bindToMessage(db, content.userId, [file.id], chat.id, q.id, userId);
   await addMemory(content, { text: `The team likes ${words.sharedMemory}`, source: "manual" }, "user", "test");
 }
 

@@ -2,6 +2,7 @@
 // when they joined), its history entries that name them, and, marked as contributed, the chats they started there
 // and the memories they taught it. These rows are the project's (lib/projects/access.ts), read with its key.
 import { openJson } from "@/lib/crypto/content";
+import { readBytes } from "@/lib/attachments/file-store";
 import { userContext, type UserContext } from "@/lib/user-context";
 
 export type Contribution = {
@@ -12,6 +13,8 @@ export type Contribution = {
   role: string;
   joinedAt: Date;
   chats: Array<{ id: string; title: string | null; createdAt: Date; items: Array<Record<string, unknown>> }>;
+  /** The files they sent in those chats, and those they uploaded there and never sent (base64, with their text). */
+  files: Array<Record<string, unknown>>;
   memories: Array<{ id: string; text: string; kind: string; status: string; source: string; createdAt: Date }>;
 };
 
@@ -27,7 +30,7 @@ export async function contributionsOf(u: UserContext): Promise<Contribution[]> {
   for (const m of memberships) {
     const p = await userContext(db, m.project.userId, undefined, userId);
     const c = p.cipher;
-    const [threads, memories] = await Promise.all([
+    const [threads, memories, files] = await Promise.all([
       db.thread.findMany({
         where: { projectId: m.projectId, authorId: userId },
         orderBy: { createdAt: "asc" },
@@ -43,6 +46,13 @@ export async function contributionsOf(u: UserContext): Promise<Contribution[]> {
         orderBy: { createdAt: "asc" },
         select: { id: true, text: true, kind: true, status: true, source: true, createdAt: true },
       }),
+      db.attachment.findMany({
+        where: {
+          userId: m.project.userId,
+          OR: [{ thread: { projectId: m.projectId, authorId: userId } }, { addedById: userId, itemId: null }],
+        },
+        orderBy: { createdAt: "asc" },
+      }),
     ]);
     out.push({
       projectId: m.projectId,
@@ -57,6 +67,14 @@ export async function contributionsOf(u: UserContext): Promise<Contribution[]> {
         items: t.items.map((i) => ({ ...i, content: c.open(i.content), toolCalls: openJson(c, i.toolCalls as never) })),
       })),
       memories: memories.map((x) => ({ ...x, text: c.open(x.text) })),
+      files: await Promise.all(
+        files.map(async (f) => ({
+          ...f,
+          name: c.open(f.name),
+          data: (await readBytes(c, f)).toString("base64"),
+          text: f.text === null ? null : c.open(f.text),
+        })),
+      ),
     });
   }
   return out;
