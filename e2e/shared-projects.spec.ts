@@ -202,12 +202,20 @@ test("the owner lets members' own memories help their own answers: Ada sees hers
   await expect(ada.page.locator(`[data-member="${ben.email}"]`)).toBeVisible();
 
   await ada.page.getByTestId("project-new-chat").click();
+  // A file attached in the shared project: uploaded to the project, sent, and opened by Ben below.
+  await ada.page.getByTestId("attach-input").setInputFiles({
+    name: "hive-log.txt",
+    mimeType: "text/plain",
+    buffer: Buffer.from(`Hive 2 swarmed on Tuesday ${tag}`),
+  });
+  await expect(ada.page.getByTestId("draft-chip")).toContainText(/\d+ B/);
   const question = `May I open the bee hives today ${tag}?`;
   await script([
     { match: question, content: `Wear gloves: you are allergic [memory: Ada is allergic to bee stings].` },
   ]);
   await send(ada.page, question);
   const sent = JSON.stringify((await chatRequest(question)).body.messages);
+  expect(sent).toContain(`Hive 2 swarmed on Tuesday ${tag}`);
   expect(sent).toContain(`Ada is allergic to bee stings ${tag}`);
   expect(sent).toContain("From the asking member's own memory");
   await ada.page.getByTestId("memories-used").last().locator("summary").click();
@@ -220,6 +228,10 @@ test("the owner lets members' own memories help their own answers: Ada sees hers
   await expect(ben.page.getByTestId("message-assistant").last()).toContainText("Wear gloves");
   await expect(ben.page.getByTestId("memories-used")).toHaveCount(0);
   await expect(ben.page.getByText(`Ada is allergic to bee stings ${tag}`)).toHaveCount(0);
+  const href = await ben.page.getByTestId("sent-attachments").getByRole("link").getAttribute("href");
+  const file = await ben.page.request.get(href!);
+  expect(file.status()).toBe(200);
+  expect(await file.text()).toContain(`Hive 2 swarmed on Tuesday ${tag}`);
   // An editor sees no memory-mode choice: it is the owner's.
   await ben.page.goto(projectUrl);
   await expect(ben.page.getByLabel(/Also each member's own memories/)).toHaveCount(0);
