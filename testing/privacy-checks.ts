@@ -28,7 +28,7 @@ import { deleteAccount } from "@/lib/account/delete";
 import { cipherFor, forgetCachedKeys, isSealed, setEncryptionKeys } from "@/lib/crypto/content";
 import { createThread } from "@/lib/chat/threads";
 import { createProject } from "@/lib/projects/projects";
-import { createSharedProject } from "@/lib/projects/members";
+import { inviteMember, createSharedProject } from "@/lib/projects/members";
 import { projectAccess } from "@/lib/projects/access";
 import { createApiKey } from "@/lib/keys/api-keys";
 import { recordSend } from "@/lib/memory/disclosure";
@@ -220,6 +220,11 @@ async function seedSharedProject(db: Db, userId: string, words: Record<string, s
   const file = await saveUpload(content, "team.txt", Buffer.from(`The team's file ${words.sharedFile}`));
   await bindToMessage(db, content.userId, [file.id], chat.id, q.id, userId);
   await addMemory(content, { text: `The team likes ${words.sharedMemory}`, source: "manual" }, "user", "test");
+  // An invitation waiting for an address without an account.
+  await inviteMember(await projectAccess(me, id, "own"), {
+    email: `friend-${crypto.randomBytes(4).toString("hex")}@example.com`,
+    role: "viewer",
+  });
 }
 
 export async function tables(db: Db): Promise<string[]> {

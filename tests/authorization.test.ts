@@ -264,6 +264,10 @@ const ACTIONS: Record<string, Record<string, Entry>> = {
       call: (m) => m.createSharedProjectAction({ name: "Family" } as never),
       expect: SIGNED_IN,
     },
+    cancelInviteAction: {
+      call: (m, fx) => m.cancelInviteAction(fx.sharedProjectId as never, "someone@example.com" as never),
+      expect: OWNER_ONLY,
+    },
     inviteMemberAction: {
       call: (m, fx) =>
         m.inviteMemberAction(fx.sharedProjectId as never, { email: fx.admin.email, role: "viewer" } as never),

@@ -182,6 +182,12 @@ const MATRIX: Record<string, Entry> = {
     call: (m, fx) => m.updateProjectAction({ id: fx.projectId, memoryMode: "shared" } as never),
     expect: OWNER,
   },
+  // An invitation waiting for an address without an account: withdrawn by those who may invite.
+  cancelInvite: {
+    file: P,
+    call: (m, fx) => m.cancelInviteAction(fx.projectId as never, `waiting-${fx.secret}@example.com` as never),
+    expect: WRITERS,
+  },
   deleteProject: { file: P, call: (m, fx) => m.deleteProjectAction(fx.projectId as never), expect: OWNER },
   invite: {
     file: P,

@@ -50,6 +50,9 @@ import { reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
 import { completeOnce } from "@/lib/api/completions";
 import { rateAnswer } from "@/lib/memory/feedback";
 import { searchMessages } from "@/lib/chat/search";
+import { cancelInvite, listInvites } from "@/lib/projects/invites";
+import { createUser } from "@/lib/auth/users";
+import { getConfig } from "@/lib/config";
 import { runDueJobs } from "@/lib/jobs/worker";
 
 const EXTRACTION = "You maintain a user's long-term memory";
@@ -599,6 +602,66 @@ describe.each(engines)("shared projects on %s", (engine) => {
       expect(await t.db.attachment.count({ where: { id: spare.id } })).toBe(0);
     } finally {
       setEncryptionKeys(undefined);
+    }
+  });
+
+  it("an invitation for an address without an account waits; the account made for it joins when the mode vouches", async () => {
+    const { projectId, owner } = await team();
+    const config = getConfig() as { registration: string };
+    const before = config.registration;
+    const addr = (who: string) => `${who}-${engine}-${n++}@example.com`;
+    const joined = async (email: string) =>
+      (await listMembers(owner)).some((m) => m.email === email && m.role === "viewer");
+    try {
+      // Open registration: anyone may register any address, so a password account does not take the place; an
+      // address a sign-in provider verified does.
+      config.registration = "open";
+      const [fay, gus] = [addr("fay"), addr("gus")];
+      expect(await inviteMember(owner, { email: fay, role: "viewer" })).toMatch(/waits for 30 days/);
+      await inviteMember(owner, { email: gus, role: "viewer" });
+      expect((await listInvites(owner)).map((i) => i.email)).toEqual([fay, gus]);
+      await createUser(t.db, { email: fay, passwordHash: "x" });
+      expect(await joined(fay)).toBe(false);
+      await createUser(t.db, { email: gus, emailVerified: new Date() });
+      expect(await joined(gus)).toBe(true);
+      // Invite mode: an administrator's invitation vouched for the address.
+      config.registration = "invite";
+      const hal = addr("hal");
+      expect(await inviteMember(owner, { email: hal, role: "viewer" })).toMatch(/ask an administrator/);
+      await createUser(t.db, { email: hal, passwordHash: "x" });
+      expect(await joined(hal)).toBe(true);
+      expect(
+        (await projectHistory(owner)).some((h) => h.kind === "joined" && h.actor === "Ada" && h.subject !== "Ada"),
+      ).toBe(true);
+      // Withdrawn, or expired: nobody joins.
+      config.registration = "closed";
+      const [ivy, jon] = [addr("ivy"), addr("jon")];
+      await inviteMember(owner, { email: ivy, role: "viewer" });
+      await inviteMember(owner, { email: jon, role: "viewer" });
+      await cancelInvite(owner, ivy);
+      await t.db.projectInvite.updateMany({ where: { email: jon }, data: { expiresAt: new Date(Date.now() - 1000) } });
+      await createUser(t.db, { email: ivy });
+      await createUser(t.db, { email: jon });
+      expect(await joined(ivy)).toBe(false);
+      expect(await joined(jon)).toBe(false);
+      expect(await t.db.projectInvite.count({ where: { email: { in: [ivy, jon, hal, gus] } } })).toBe(0);
+      // A viewer cannot invite or withdraw.
+      const kim = addr("kim");
+      await inviteMember(owner, { email: kim, role: "editor" });
+      const viewer = await projectAccess(
+        await userContext(t.db, (await t.db.user.findFirstOrThrow({ where: { email: hal } })).id),
+        projectId,
+        "read",
+      );
+      expect(await refusal(cancelInvite(viewer, kim))).toBe("forbidden");
+      expect(await refusal(inviteMember(viewer, { email: addr("lea"), role: "viewer" }))).toBe("forbidden");
+      // Fay, who registered with a password, is invited again now that she has an account: she joins, and her
+      // waiting invitation is used up.
+      await inviteMember(owner, { email: fay, role: "viewer" });
+      expect(await joined(fay)).toBe(true);
+      expect((await listInvites(owner)).map((i) => i.email)).toEqual([kim]);
+    } finally {
+      config.registration = before;
     }
   });
 });

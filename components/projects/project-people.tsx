@@ -7,6 +7,7 @@ import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 import { LocalDate } from "@/components/ui/local-date";
 import {
+  cancelInviteAction,
   changeRoleAction,
   inviteMemberAction,
   removeMemberAction,
@@ -16,6 +17,7 @@ import {
 } from "@/app/(app)/p/actions";
 import type { ProjectRole } from "@/lib/projects/access";
 import type { ProjectHistoryEntry, ProjectMemberView } from "@/lib/projects/members";
+import type { ProjectInviteView } from "@/lib/projects/invites";
 import type { ProjectMemoryView } from "@/lib/projects/project-memory";
 import type { Conflict } from "@/lib/memory/conflicts";
 
@@ -24,6 +26,8 @@ export type ProjectSharing = {
   role: ProjectRole;
   me: string;
   members: ProjectMemberView[];
+  /** Invitations waiting for an address without an account (shown to those who may invite). */
+  invites: ProjectInviteView[];
   history: ProjectHistoryEntry[];
   memories: ProjectMemoryView[];
   /** Pairs of the project's memories that contradict each other (an editor decides). */
@@ -131,7 +135,8 @@ export function ProjectPeople({ projectId, sharing }: { projectId: string; shari
           </li>
         ))}
       </ul>
-      {sharing.role !== "viewer" && <InviteForm projectId={projectId} run={run} />}
+      {sharing.role !== "viewer" && <WaitingInvites projectId={projectId} invites={sharing.invites} run={run} />}
+      {sharing.role !== "viewer" && <InviteForm projectId={projectId} />}
       {owner && (
         <div className="grid gap-2 text-sm">
           <label className="flex items-start gap-2">
@@ -200,7 +205,38 @@ function historyLine(h: ProjectHistoryEntry): string {
   }
 }
 
-function InviteForm({ projectId, run }: { projectId: string; run: Run }) {
+/** Invitations waiting for someone to have an account, each withdrawable. */
+function WaitingInvites({ projectId, invites, run }: { projectId: string; invites: ProjectInviteView[]; run: Run }) {
+  if (!invites.length) return null;
+  return (
+    <ul className="grid gap-1 text-sm" aria-label="Invitations waiting" data-testid="project-invites">
+      {invites.map((i) => (
+        <li
+          key={i.email}
+          className="flex flex-wrap items-center gap-2 px-3 text-muted-foreground"
+          data-invite={i.email}
+        >
+          <span className="min-w-0 flex-1 break-words">
+            {i.email} <span className="text-xs">· invited as {i.role}, waiting for their account until </span>
+            <span className="text-xs">
+              <LocalDate value={i.expiresAt} />
+            </span>
+          </span>
+          <Button
+            variant="ghost"
+            size="sm"
+            onClick={() => void run(cancelInviteAction(projectId, i.email), "Invitation withdrawn.")}
+          >
+            Withdraw
+          </Button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function InviteForm({ projectId }: { projectId: string }) {
+  const router = useRouter();
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<"editor" | "viewer">("editor");
   const [busy, setBusy] = useState(false);
@@ -208,7 +244,12 @@ function InviteForm({ projectId, run }: { projectId: string; run: Run }) {
     e.preventDefault();
     setBusy(true);
     // What was typed stays when the invite is refused.
-    if (await run(inviteMemberAction(projectId, { email, role }), `${email} can now open the project.`)) setEmail("");
+    const r = await inviteMemberAction(projectId, { email, role });
+    if (r.ok) {
+      toast.success(r.data, { duration: 10_000 });
+      setEmail("");
+      router.refresh();
+    } else toast.error(r.error);
     setBusy(false);
   }
   return (

@@ -7,7 +7,7 @@ import { openJson, type ContentCipher } from "@/lib/crypto/content";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { USER_DATA, tableSql, userRowsSql } from "./user-data";
 import { readBytes } from "@/lib/attachments/file-store";
-import { contributionsOf, historyNaming } from "@/lib/projects/contributions";
+import { contributionsOf, historyNaming, invitesOf } from "@/lib/projects/contributions";
 
 export const EXPORT_FORMAT = "mnemo-export";
 export const EXPORT_VERSION = 1;
@@ -141,6 +141,12 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     "sharedProjectHistory",
     (async function* () {
       yield await historyNaming(u);
+    })(),
+  );
+  yield* array(
+    "sharedProjectInvites",
+    (async function* () {
+      yield await invitesOf(u);
     })(),
   );
 

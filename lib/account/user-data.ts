@@ -65,6 +65,12 @@ export const USER_DATA: Record<string, TableEntry> = {
     onDelete: "detach",
     why: "a shared project's history naming the user (joined, left, roles): their id is removed, the entry stays",
   },
+  ProjectInvite: {
+    rows: `"invitedById" = $1 OR email = ${emailOf}`,
+    key: `"projectId" || ':' || email`,
+    onDelete: "delete",
+    why: "invitations to shared projects the user sent (with the address invited), or waiting for their own address",
+  },
   ApiKey: {
     rows: `"userId" = $1`,
     key: "id",

@@ -1,5 +1,6 @@
 // Accounts: registration, credential checks, roles. Every function takes the
 // database explicitly so tests can run it against PGlite and PostgreSQL.
+import { joinInvitedProjects } from "@/lib/projects/invites";
 import { admitSignIn, recordSignInFailure, recordSignInSuccess } from "./signin-throttle";
 import { isKnownDevice } from "./device";
 import { z } from "zod";
@@ -72,7 +73,12 @@ export async function createUser(
       const admins = await tx.user.count({ where: { role: "ADMIN" } });
       const anyone = admins > 0 || (await tx.user.count()) > 0;
       if (anyone && admitted.asFirst) throw notFirstAnyMore();
-      return tx.user.create({ data: { ...data, email: data.email.toLowerCase(), role: anyone ? "USER" : "ADMIN" } });
+      const user = await tx.user.create({
+        data: { ...data, email: data.email.toLowerCase(), role: anyone ? "USER" : "ADMIN" },
+      });
+      // Shared projects that invited this address before it had an account (when the mode vouches for it).
+      await joinInvitedProjects(tx, user);
+      return user;
     });
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") throw new EmailTakenError();

@@ -96,3 +96,13 @@ export async function historyNaming(u: UserContext) {
     you: r.actorId === u.userId && r.subjectId === u.userId ? "both" : r.actorId === u.userId ? "actor" : "subject",
   }));
 }
+
+/** Invitations the user sent that still wait, and any waiting for their own address (their id: project and address). */
+export async function invitesOf(u: UserContext) {
+  const me = await u.db.user.findUnique({ where: { id: u.userId }, select: { email: true } });
+  const rows = await u.db.projectInvite.findMany({
+    where: { OR: [{ invitedById: u.userId }, ...(me ? [{ email: me.email }] : [])] },
+    orderBy: { createdAt: "asc" },
+  });
+  return rows.map((r) => ({ id: `${r.projectId}:${r.email}`, ...r }));
+}

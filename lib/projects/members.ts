@@ -7,20 +7,12 @@ import { z } from "zod";
 import type { Db } from "@/lib/db/types";
 import { AppError, ForbiddenError, NotFoundError } from "@/lib/errors";
 import { offeredModel } from "@/lib/llm/connection";
-import { registrationMode, type RegistrationMode } from "@/lib/auth/registration";
 import { userContext, type UserContext } from "@/lib/user-context";
 import { projectInput } from "./projects";
 import { assertMay, type ProjectAccess, type ProjectRole } from "./access";
+import { inviteAhead } from "./invites";
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
-
-// Someone without an account is not invited ahead: without verified emails, whoever registered first with that
-// address would take the place. What they need to do follows the registration mode.
-const WITHOUT_ACCOUNT: Record<RegistrationMode, string> = {
-  open: "They can create an account on this server; invite them once they have.",
-  invite: "Registration here is by invitation: ask an administrator to invite them, then invite them to the project.",
-  closed: "Accounts here are made by an administrator: ask one to create theirs, then invite them to the project.",
-};
 
 export const memberRoleSchema = z.enum(["editor", "viewer"]);
 export const inviteInput = z.object({
@@ -103,8 +95,11 @@ export async function listMembers(a: ProjectAccess): Promise<ProjectMemberView[]
     }));
 }
 
-/** Adds someone with an account here as an editor or viewer (an editor or the owner may). */
-export async function inviteMember(a: ProjectAccess, input: z.input<typeof inviteInput>): Promise<void> {
+/**
+ * Adds someone with an account here as an editor or viewer (an editor or the owner may); for an address without
+ * one, the invitation waits (lib/projects/invites.ts). Returns what to tell the inviter.
+ */
+export async function inviteMember(a: ProjectAccess, input: z.input<typeof inviteInput>): Promise<string> {
   if (!a.shared) throw new AppError("Share the project first.", 409);
   assertMay(a, "write");
   const f = inviteInput.parse(input);
@@ -113,17 +108,19 @@ export async function inviteMember(a: ProjectAccess, input: z.input<typeof invit
     where: { email: f.email, kind: "person", disabled: false },
     select: { id: true },
   });
-  if (!person) throw new AppError(`No one signs in here as ${f.email}. ${WITHOUT_ACCOUNT[registrationMode()]}`, 404);
+  if (!person) return inviteAhead(a, f.email, f.role);
   await db.$transaction(async (tx) => {
     const had = await tx.projectMember.findUnique({
       where: { projectId_userId: { projectId: a.projectId, userId: person.id } },
     });
     if (had) throw new AppError(`${f.email} is already a member (${had.role}).`, 409);
     await tx.projectMember.create({ data: { projectId: a.projectId, userId: person.id, role: f.role } });
+    await tx.projectInvite.deleteMany({ where: { projectId: a.projectId, email: f.email } });
     await tx.projectEvent.create({
       data: { projectId: a.projectId, actorId, subjectId: person.id, kind: "joined", role: f.role },
     });
   });
+  return `${f.email} can now open the project.`;
 }
 
 /** The owner makes a member an editor or a viewer (ownership moves with `transferOwnership` only). */

@@ -1,6 +1,7 @@
 "use server";
 // Project actions, through userAction (lib/http/action.ts): the session is checked, the arguments validated, and
 // each works only on the signed-in user's projects, threads and memories (another user's id is "not found").
+import { cancelInvite } from "@/lib/projects/invites";
 import { z } from "zod";
 import { revalidatePath } from "next/cache";
 import { userAction } from "@/lib/http/action";
@@ -76,11 +77,24 @@ export const createSharedProjectAction = userAction(z.tuple([projectInput]), ([i
   createSharedProject(ctx, input),
 );
 
-/** Adds someone with an account here as an editor or viewer (editors and the owner). */
+/**
+ * Adds someone with an account here as an editor or viewer (editors and the owner); for an address without one, the
+ * invitation waits (lib/projects/invites.ts). Returns what to tell the inviter.
+ */
 export const inviteMemberAction = userAction(z.tuple([projectIdSchema, inviteInput]), async ([id, input], ctx) => {
-  await inviteMember(await projectAccess(ctx, id, "write"), input);
+  const said = await inviteMember(await projectAccess(ctx, id, "write"), input);
   revalidatePath(`/p/${id}`);
+  return said;
 });
+
+/** Withdraws an invitation still waiting for its address (editors and the owner). */
+export const cancelInviteAction = userAction(
+  z.tuple([projectIdSchema, inviteInput.shape.email]),
+  async ([id, email], ctx) => {
+    await cancelInvite(await projectAccess(ctx, id, "write"), email);
+    revalidatePath(`/p/${id}`);
+  },
+);
 
 /** The owner makes a member an editor or a viewer. */
 export const changeRoleAction = userAction(

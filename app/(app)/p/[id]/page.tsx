@@ -9,6 +9,7 @@ import { ProjectView } from "@/components/projects/project-view";
 import { chatSetup } from "@/lib/chat/chat-setup";
 import { projectAccess } from "@/lib/projects/access";
 import { listMembers, projectHistory } from "@/lib/projects/members";
+import { listInvites } from "@/lib/projects/invites";
 import { projectConflicts, projectMemories } from "@/lib/projects/project-memory";
 import type { ProjectSharing } from "@/components/projects/project-people";
 
@@ -36,8 +37,9 @@ export default async function ProjectPage({ params }: { params: Promise<{ id: st
 }
 
 async function sharingOf(a: Awaited<ReturnType<typeof projectAccess>>): Promise<ProjectSharing> {
-  const [members, history, memories, conflicts, p, settings] = await Promise.all([
+  const [members, invites, history, memories, conflicts, p, settings] = await Promise.all([
     listMembers(a),
+    a.role === "viewer" ? [] : listInvites(a),
     projectHistory(a),
     projectMemories(a),
     projectConflicts(a),
@@ -48,6 +50,7 @@ async function sharingOf(a: Awaited<ReturnType<typeof projectAccess>>): Promise<
     role: a.role,
     me: a.content.actorId,
     members,
+    invites,
     history,
     memories,
     conflicts,
