@@ -40,7 +40,7 @@ import { ForbiddenError, NotFoundError } from "@/lib/errors";
 import crypto from "node:crypto";
 import { setEncryptionKeys } from "@/lib/crypto/content";
 import { createProject } from "@/lib/projects/projects";
-import { shareExistingProject } from "@/lib/projects/share-existing";
+import { moveChat, shareExistingProject } from "@/lib/projects/share-existing";
 import { inMemoryScope } from "@/lib/user-context";
 import { exactScope } from "@/lib/projects/scope";
 import { bindToMessage, openAttachment, saveUpload } from "@/lib/attachments/store";
@@ -662,6 +662,42 @@ describe.each(engines)("shared projects on %s", (engine) => {
       expect((await listInvites(owner)).map((i) => i.email)).toEqual([kim]);
     } finally {
       config.registration = before;
+    }
+  });
+
+  it("a member moves one of their own chats into the project: re-sealed with its key, read by the others", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    try {
+      const { ada, ben, cy, projectId } = await team();
+      mock.script({ system: EXTRACTION, json: { decisions: [{ op: "ADD", text: "Ben grows chillies" }] } });
+      const own = await turn(ben, { content: "I grow chillies on the balcony" });
+      const file = await saveUpload(ben, "chillies.txt", Buffer.from("Scotch bonnet, jalapeno"));
+      const q = await t.db.item.findFirstOrThrow({ where: { threadId: own.threadId!, role: "user" } });
+      await bindToMessage(t.db, ben.userId, [file.id], own.threadId!, q.id);
+      // Cy only reads; Dee is not in the project.
+      const cysChat = await turn(cy, { content: "My own notes" });
+      expect(await refusal(moveChat(cy, cysChat.threadId!, projectId))).toBe("forbidden");
+      expect(await refusal(moveChat(await person("Dee"), own.threadId!, projectId))).toBe("not found");
+      expect(await refusal(moveChat(ada, own.threadId!, projectId))).toBe("not found"); // not Ada's chat
+
+      await moveChat(ben, own.threadId!, projectId);
+      const moved = await t.db.thread.findUniqueOrThrow({ where: { id: own.threadId! } });
+      expect(moved).toMatchObject({ projectId, authorId: ben.userId });
+      const item = await t.db.item.findFirstOrThrow({ where: { threadId: own.threadId!, role: "user" } });
+      expect(item.userId).toBe(moved.userId);
+      expect(ben.cipher.open(item.content)).not.toContain("chillies"); // Ben's own key no longer opens it
+      const access = await threadAccess(ada, own.threadId!, "read");
+      const view = await threadView(access.content, own.threadId!, access);
+      expect(view.items.map((i) => i.content)).toContain("I grow chillies on the balcony");
+      expect(view.thread.shared).toMatchObject({ author: "Ben", mayContinue: false });
+      expect((await openAttachment(await fileContext(ada, file.id), file.id)).text).toContain("jalapeno");
+      // What it taught Ben stays his own; he goes on in the chat under the project's key.
+      expect((await t.db.memory.findFirstOrThrow({ where: { userId: ben.userId } })).projectId).toBeNull();
+      const next = await turn(ben, { content: "And the chilli seeds?", threadId: own.threadId });
+      expect(next.prompt).toContain("I grow chillies on the balcony");
+      expect((await searchMessages(ada, { q: "balcony" })).hits.map((h) => h.threadId)).toContain(own.threadId);
+    } finally {
+      setEncryptionKeys(undefined);
     }
   });
 });

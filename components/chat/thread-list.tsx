@@ -134,10 +134,15 @@ export function ThreadList() {
     setThreads((prev) => prev.filter((t) => t.id !== id));
     toast.success(value ? "Thread archived." : "Thread restored.");
   }
-  // The user's own projects: their chats move only into those, and the search reads only their own chats.
-  const projects = useProjectList().filter((p) => !p.shared);
+  // The search reads every project's chats; a chat moves into the user's own projects or a shared one they may
+  // write in (re-sealed under its key, for its members: asked first).
+  const projects = useProjectList();
+  const movable = projects.filter((p) => !p.shared || p.role !== "viewer");
   const projectName = (id: string | null) => projects.find((p) => p.id === id)?.name;
   async function move(t: ThreadSummary, projectId: string | null) {
+    const to = projects.find((p) => p.id === projectId);
+    const sharing = `Move "${t.title ?? "Untitled"}" into the shared project "${to?.name}"? Its members will read it; you stay its author, and what it taught you stays in your own memory. It cannot be moved back.`;
+    if (to?.shared && !window.confirm(sharing)) return;
     const r = await moveThreadAction(t.id, projectId);
     if (!r.ok) return toast.error(r.error);
     window.dispatchEvent(new Event(PROJECTS_CHANGED));
@@ -258,7 +263,7 @@ export function ThreadList() {
                       </DropdownMenu.SubTrigger>
                       <DropdownMenu.Portal>
                         <DropdownMenu.SubContent className="z-50 min-w-40 max-w-64 rounded-md border border-border bg-card p-1 shadow-md">
-                          {projects.map((p) => (
+                          {movable.map((p) => (
                             <DropdownMenu.Item
                               key={p.id}
                               className={menuItem}

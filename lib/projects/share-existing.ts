@@ -1,33 +1,40 @@
-// Sharing a project the user already has: its rows (the project, its chats with their messages, summaries and
+// Moving the user's own rows into a shared project. Sharing a project the user already has: its rows (the project, its chats with their messages, summaries and
 // files, its memories with their history, ratings and uses) move from the user's account to a new project account
 // (lib/projects/access.ts), re-sealed under the project's key, in one transaction: all of it moves, or none. The
-// user becomes its owner and the author of its chats; what it learned becomes memories they taught.
+// user becomes its owner and the author of its chats; what it learned becomes memories they taught. Moving one of
+// their chats into a shared project they are in: the same for that chat's rows alone.
 import { Prisma } from "@/lib/generated/prisma/client";
 import type { Db } from "@/lib/db/types";
-import { AppError } from "@/lib/errors";
+import { AppError, NotFoundError } from "@/lib/errors";
 import { SEALED_COLUMNS } from "@/lib/crypto/sealed-columns";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { resealedColumns } from "@/lib/crypto/rotate";
 import { userContext, type UserContext } from "@/lib/user-context";
 import { newProjectAccount } from "./members";
 import { projectAccess } from "./access";
+import { moveThread } from "./projects";
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
-const threads = (p: string) => Prisma.sql`SELECT id FROM "Thread" WHERE "projectId" = ${p}`;
-/** The project's rows in each table that holds some, as SQL predicates. */
-const ROWS: Record<string, (p: string) => Prisma.Sql> = {
-  Project: (p) => Prisma.sql`id = ${p}`,
-  Thread: (p) => Prisma.sql`"projectId" = ${p}`,
-  Item: (p) => Prisma.sql`"threadId" IN (${threads(p)})`,
-  Summary: (p) => Prisma.sql`"threadId" IN (${threads(p)})`,
-  Attachment: (p) => Prisma.sql`"threadId" IN (${threads(p)})`,
-  AttachmentPassage: (p) =>
-    Prisma.sql`"attachmentId" IN (SELECT id FROM "Attachment" WHERE "threadId" IN (${threads(p)}))`,
-  Memory: (p) => Prisma.sql`"projectId" = ${p}`,
-  MemoryVersion: (p) => Prisma.sql`"memoryId" IN (SELECT id FROM "Memory" WHERE "projectId" = ${p})`,
-  MemoryUse: (p) => Prisma.sql`"memoryId" IN (SELECT id FROM "Memory" WHERE "projectId" = ${p})`,
-  Feedback: (p) => Prisma.sql`"threadId" IN (${threads(p)})`,
+/** What moves: the threads (as SQL selecting their ids) and, when a whole project is shared, the project. */
+type Moving = { threads: Prisma.Sql; projectId?: string };
+const ofProject = (m: Moving) => m.projectId ?? null;
+/** The rows that move in each table that holds some, as SQL predicates (null: none in this move). */
+const ROWS: Record<string, (m: Moving) => Prisma.Sql | null> = {
+  Project: (m) => (ofProject(m) ? Prisma.sql`id = ${m.projectId}` : null),
+  Thread: (m) => Prisma.sql`id IN (${m.threads})`,
+  Item: (m) => Prisma.sql`"threadId" IN (${m.threads})`,
+  Summary: (m) => Prisma.sql`"threadId" IN (${m.threads})`,
+  Attachment: (m) => Prisma.sql`"threadId" IN (${m.threads})`,
+  AttachmentPassage: (m) =>
+    Prisma.sql`"attachmentId" IN (SELECT id FROM "Attachment" WHERE "threadId" IN (${m.threads}))`,
+  // A chat moved alone leaves its memories in the person's own memory: what it taught them stays theirs.
+  Memory: (m) => (ofProject(m) ? Prisma.sql`"projectId" = ${m.projectId}` : null),
+  MemoryVersion: (m) =>
+    ofProject(m) ? Prisma.sql`"memoryId" IN (SELECT id FROM "Memory" WHERE "projectId" = ${m.projectId})` : null,
+  MemoryUse: (m) =>
+    ofProject(m) ? Prisma.sql`"memoryId" IN (SELECT id FROM "Memory" WHERE "projectId" = ${m.projectId})` : null,
+  Feedback: (m) => Prisma.sql`"threadId" IN (${m.threads})`,
 };
 const table = (name: string) => Prisma.raw(`"${name}"`);
 
@@ -46,10 +53,8 @@ export async function shareExistingProject(u: UserContext, projectId: string) {
           data: { shared: true, memoryMode: "project_only" },
         });
         if (!left.count) throw new AppError("This project is already shared.", 409);
-        await reseal(tx, projectId, u.cipher, to.cipher);
-        for (const name of Object.keys(ROWS).filter((n) => n !== "Summary"))
-          // a summary is its thread's
-          await tx.$executeRaw`UPDATE ${table(name)} SET "userId" = ${accountId} WHERE ${ROWS[name](projectId)}`;
+        const moving = { threads: Prisma.sql`SELECT id FROM "Thread" WHERE "projectId" = ${projectId}`, projectId };
+        await moveRows(tx, moving, u.cipher, to);
         await tx.thread.updateMany({ where: { projectId }, data: { authorId: u.actorId } });
         await tx.memory.updateMany({ where: { projectId, addedById: null }, data: { addedById: u.actorId } });
         await tx.projectMember.create({ data: { projectId, userId: u.actorId, role: "owner" } });
@@ -65,15 +70,55 @@ export async function shareExistingProject(u: UserContext, projectId: string) {
   }
 }
 
-/** Every sealed column of the project's rows, opened with the user's key and sealed with the project's. */
-async function reseal(tx: Tx, projectId: string, from: ContentCipher, to: ContentCipher) {
+/** Moves one of the user's chats into a project or out (null): into a shared one re-sealed, else by `moveThread`. */
+export async function moveChat(u: UserContext, threadId: string, projectId: string | null) {
+  if (projectId && (await projectAccess(u, projectId, "write")).shared)
+    return moveChatIntoSharedProject(u, threadId, projectId);
+  return moveThread(u, threadId, projectId);
+}
+
+/**
+ * Moves one of the user's own chats into a shared project they may write in: its messages, summaries, files and
+ * ratings, re-sealed under the project's key, in one transaction; they become its author, and the project's members
+ * read it. What the chat taught them stays in their own memory.
+ */
+export async function moveChatIntoSharedProject(u: UserContext, threadId: string, projectId: string) {
+  const a = await projectAccess(u, projectId, "write");
+  if (!a.shared) throw new AppError("That project is not shared.", 409);
+  const to = a.content;
+  await u.db.$transaction(
+    async (tx) => {
+      // Still the user's own and not temporary (another tab may have moved or deleted it).
+      const left = await tx.thread.updateMany({
+        where: { id: threadId, userId: u.userId, temporary: false },
+        // Unique per account (a client's conversation, an import): the project's account may hold the same.
+        data: { projectId, authorId: u.actorId, private: false, apiKeyId: null, clientRef: null, importRef: null },
+      });
+      if (!left.count) throw new NotFoundError("thread");
+      await moveRows(tx, { threads: Prisma.sql`SELECT ${threadId}::text` }, u.cipher, to);
+    },
+    { timeout: 300_000, maxWait: 30_000 },
+  );
+}
+
+/** The rows re-sealed under the project's key, then handed to its account (a summary is its thread's). */
+async function moveRows(tx: Tx, moving: Moving, from: ContentCipher, to: UserContext) {
+  await reseal(tx, moving, from, to.cipher);
+  for (const name of Object.keys(ROWS).filter((n) => n !== "Summary")) {
+    const where = ROWS[name](moving);
+    if (where) await tx.$executeRaw`UPDATE ${table(name)} SET "userId" = ${to.userId} WHERE ${where}`;
+  }
+}
+
+/** Every sealed column of the moving rows, opened with the user's key and sealed with the project's. */
+async function reseal(tx: Tx, moving: Moving, from: ContentCipher, to: ContentCipher) {
   if (!from.enabled && !to.enabled) return;
   for (const { table: name, columns } of SEALED_COLUMNS) {
-    const where = ROWS[name];
+    const where = ROWS[name]?.(moving);
     if (!where) continue;
     const cols = Prisma.join(columns.map((c) => Prisma.raw(`"${c.name}"`)));
     const rows = await tx.$queryRaw<Array<Record<string, unknown>>>`
-      SELECT id, ${cols} FROM ${table(name)} WHERE ${where(projectId)}`;
+      SELECT id, ${cols} FROM ${table(name)} WHERE ${where}`;
     for (const row of rows) {
       const sets = resealedColumns(row, columns, from, to);
       if (sets.length) await tx.$executeRaw`UPDATE ${table(name)} SET ${Prisma.join(sets)} WHERE id = ${row.id}`;

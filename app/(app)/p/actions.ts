@@ -11,7 +11,6 @@ import {
   deleteProject,
   listAllProjects,
   moveMemory,
-  moveThread,
   projectChanges,
   projectIdSchema,
   projectInput,
@@ -37,7 +36,7 @@ import {
   settleProjectConflict,
 } from "@/lib/projects/project-memory";
 import { settleInput } from "@/lib/memory/conflicts";
-import { shareExistingProject } from "@/lib/projects/share-existing";
+import { moveChat, shareExistingProject } from "@/lib/projects/share-existing";
 
 export const listProjectsAction = userAction(z.tuple([]), (_args, ctx) => listAllProjects(ctx));
 
@@ -53,10 +52,10 @@ export const deleteProjectAction = userAction(
   async ([id], ctx) => void (await deleteProject(ctx, id)),
 );
 
-/** Moves a thread into a project, or out of one (null). */
+/** Moves a thread into a project (a shared one: re-sealed under its key, for its members), or out of one (null). */
 export const moveThreadAction = userAction(
   z.tuple([threadIdSchema, projectIdSchema.nullable()]),
-  async ([threadId, projectId], ctx) => void (await moveThread(ctx, threadId, projectId)),
+  async ([threadId, projectId], ctx) => void (await moveChat(ctx, threadId, projectId)),
 );
 
 /** Moves a memory into a project, or into general memory (null). */
