@@ -1,3 +1,4 @@
+import OpenAI from "openai";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { chatRequest, register, scriptReplies as script, send, uniqueEmail } from "./helpers";
 
@@ -20,6 +21,7 @@ async function eventually(page: Page, check: () => Promise<void>) {
 
 test("a shared project with three people: invite, chat, a memory taught by one and used by another, review, a viewer refused, leaving", async ({
   browser,
+  baseURL,
 }) => {
   test.setTimeout(180_000);
   const tag = Date.now().toString(36);
@@ -134,11 +136,30 @@ test("a shared project with three people: invite, chat, a memory taught by one a
   await cy.page.goto(adasChat);
   await expect(cy.page.getByTestId("read-only-note")).toBeVisible();
 
+  // Keys scoped to the project act with their owner's role as it is at each request: Cy's (a viewer's) reads the
+  // project's memory but cannot chat; Ben's works until he leaves, then stops at once.
+  const keyOf = async (who: typeof ben) => {
+    await who.page.goto("/settings/keys");
+    await who.page.getByLabel("Name", { exact: true }).fill("laptop");
+    for (const scope of ["chat", "memory:read"])
+      await who.page.getByRole("checkbox", { name: new RegExp(scope.replace(":", ".*")) }).check();
+    await who.page.getByLabel("Project", { exact: true }).selectOption({ label: `Garden ${tag}` });
+    await who.page.getByRole("button", { name: "Create key" }).click();
+    return (await who.page.getByTestId("new-key-value").textContent())!.trim();
+  };
+  const v1 = (key: string) => new OpenAI({ baseURL: `${baseURL}/v1`, apiKey: key, maxRetries: 0 });
+  const ask = (key: string) =>
+    v1(key).chat.completions.create({ model: "mnemo", messages: [{ role: "user", content: `Hello ${tag}` }] });
+  const [bensKey, cysKey] = [await keyOf(ben), await keyOf(cy)];
+  await expect(ask(cysKey)).rejects.toMatchObject({ status: 403 });
+  expect((await ask(bensKey)).choices[0].message.content).toBeTruthy();
+
   // Ben leaves: his chat goes, and so does the memory only he taught; Ada's stay.
   await ben.page.goto(projectUrl);
   ben.page.once("dialog", (d) => void d.accept());
   await ben.page.getByTestId("project-leave").click();
   await expect(ben.page).toHaveURL(/\/$/);
+  await expect(ask(bensKey)).rejects.toMatchObject({ status: 403 });
   await ben.page.goto(bensChat);
   await expect(ben.page.getByText(/not found/i).first()).toBeVisible();
   await ada.page.goto(projectUrl);
