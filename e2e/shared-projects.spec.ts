@@ -202,6 +202,23 @@ test("sharing a project one already has: its chat comes along, marked as the own
   await ada.page.getByTestId("project-threads").getByRole("link").first().click();
   await send(ada.page, `And the shed key? ${tag}`);
   await expect(ada.page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
+
+  // Ben moves a chat of his own in, from its menu (asked first): Ada reads it, marked as his.
+  await ben.page.goto("/");
+  await send(ben.page, `Compost turned on Fridays ${tag}`);
+  ben.page.once("dialog", (d) => void d.accept());
+  await ben.page
+    .getByRole("button", { name: /^Actions for/ })
+    .first()
+    .click();
+  await ben.page.getByRole("menuitem", { name: /Move to project/ }).click();
+  await ben.page.getByRole("menuitem", { name: `Allotment ${tag}` }).click();
+  await expect(ben.page.getByText(`Moved to Allotment ${tag}.`)).toBeVisible();
+  await ada.page.goto(projectUrl);
+  await expect(ada.page.getByTestId("project-threads")).toContainText("Ben");
+  await ada.page.getByTestId("project-threads").getByRole("link").filter({ hasText: "Ben" }).click();
+  await expect(ada.page.getByTestId("message-user").first()).toHaveText(`Compost turned on Fridays ${tag}`);
+  await expect(ada.page.getByTestId("read-only-note")).toBeVisible();
 });
 
 test("the owner lets members' own memories help their own answers: Ada sees hers used, Ben reading her chat sees none", async ({
