@@ -46,7 +46,7 @@ import { exactScope } from "@/lib/projects/scope";
 import { bindToMessage, openAttachment, saveUpload } from "@/lib/attachments/store";
 import { authenticateKey, createApiKey } from "@/lib/keys/api-keys";
 import { runMemoryToolCall } from "@/lib/memory/tools";
-import { reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
+import { reviewAttachment, reviewThread, userThreadsForAdmin } from "@/lib/admin/review";
 import { completeOnce } from "@/lib/api/completions";
 import { rateAnswer } from "@/lib/memory/feedback";
 import { searchMessages } from "@/lib/chat/search";
@@ -342,16 +342,30 @@ describe.each(engines)("shared projects on %s", (engine) => {
     expect(await refusal(call(cys, "memory:read"))).toBe("forbidden");
   });
 
-  it("an admin's read of a shared chat is listed under its author, audited for them, and names the members", async () => {
-    const { ben, projectId } = await team();
-    const { threadId } = await turn(ben, { content: "Ben's private worry about the pond", projectId });
+  it("an admin's read of a shared chat is audited for its author and for whoever taught the memories it shows", async () => {
+    const { ada, ben, cy, projectId, owner } = await team();
+    await addProjectMemory(owner, "The pond pump is cleaned in April");
+    const { threadId } = await turn(ben, { content: "Ben's private worry about the pond pump", projectId });
+    const file = await saveUpload(await writeContext(ben, { threadId }), "pond.txt", Buffer.from("Pond notes"));
+    const asked = await turn(ben, { content: "See the pond notes", threadId, attachments: [file.id] });
+    expect(asked.prompt).toContain("Pond notes");
     const admin = await t.db.user.create({ data: { email: `admin-${engine}-${n++}@example.com`, role: "ADMIN" } });
     expect((await userThreadsForAdmin(t.db, ben.userId)).map((x) => x.id)).toContain(threadId);
     const view = await reviewThread(t.db, admin.id, threadId!, "Abuse report #7");
-    expect(view.items.map((i) => i.content)).toContain("Ben's private worry about the pond");
+    expect(view.items.map((i) => i.content)).toContain("Ben's private worry about the pond pump");
+    expect(view.items.flatMap((i) => i.memoriesUsed.concat(i.alsoGiven ?? [])).map((m) => m.text)).toContain(
+      "The pond pump is cleaned in April",
+    );
     expect(view.members?.map((m) => m.role)).toEqual(["owner", "editor", "viewer"]);
-    const audit = await t.db.auditLog.findFirstOrThrow({ where: { actorId: admin.id, action: "thread.view" } });
-    expect(audit).toMatchObject({ subjectUserId: ben.userId, threadId, reason: "Abuse report #7" });
+    const audits = await t.db.auditLog.findMany({ where: { actorId: admin.id, action: "thread.view" } });
+    // Ben's chat, and Ada's memory shown in it: each of them finds the read on their own list; Cy, nothing of hers.
+    expect(audits.map((a) => a.subjectUserId).sort()).toEqual([ada.userId, ben.userId].sort());
+    expect(audits.every((a) => a.threadId === threadId && a.reason === "Abuse report #7")).toBe(true);
+    expect(audits.map((a) => a.subjectUserId)).not.toContain(cy.userId);
+    // A file of the chat, opened by the admin, is recorded for Ben, not for the project's account.
+    await reviewAttachment(t.db, admin.id, file.id, "Abuse report #7");
+    const opened = await t.db.auditLog.findFirstOrThrow({ where: { actorId: admin.id, action: "attachment.view" } });
+    expect(opened.subjectUserId).toBe(ben.userId);
   });
 
   it("a private chat in the project is its author's alone: not listed, not readable, not recalled, teaches nothing", async () => {

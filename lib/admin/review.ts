@@ -103,7 +103,35 @@ export async function reviewThread(
   const subject = t.authorId ?? t.userId;
   await recordAudit(db, { actorId: adminId, subjectUserId: subject, action: "thread.view", threadId, reason: why });
   const members = t.authorId && t.projectId ? await membersForAdmin(db, t.projectId) : null;
-  return { ...(await threadView(await userContext(db, t.userId), threadId)), ownerId: subject, members };
+  const view = await threadView(await userContext(db, t.userId), threadId);
+  // In a shared project the memories shown beside the answers were taught by members too: each of them is told of
+  // the read as well, before anything is shown.
+  if (t.authorId) {
+    const shown = view.items.flatMap((i) => [...i.memoriesUsed, ...(i.alsoGiven ?? [])].map((m) => m.id));
+    for (const teacher of await teachersOf(db, shown))
+      if (teacher !== subject)
+        await recordAudit(db, {
+          actorId: adminId,
+          subjectUserId: teacher,
+          action: "thread.view",
+          threadId,
+          reason: why,
+          detail: { memoriesTheyTaught: true },
+        });
+  }
+  return { ...view, ownerId: subject, members };
+}
+
+/** The members who taught these shared-project memories: who added each, its chat's author, who confirmed it. */
+async function teachersOf(db: Db, memoryIds: string[]): Promise<string[]> {
+  if (!memoryIds.length) return [];
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT DISTINCT who AS id FROM (
+      SELECT COALESCE(m."addedById", st."authorId") AS who FROM "Memory" m
+        LEFT JOIN "Thread" st ON st.id = m."sourceThreadId" WHERE m.id = ANY(${memoryIds}::text[])
+      UNION SELECT v."confirmedById" FROM "MemoryVersion" v WHERE v."memoryId" = ANY(${memoryIds}::text[])
+    ) x WHERE who IS NOT NULL`;
+  return rows.map((r) => r.id);
 }
 
 type SharedMembers = Array<{ email: string; name: string | null; role: string }> | null;
@@ -127,12 +155,13 @@ export async function reviewAttachment(db: Db, adminId: string, attachmentId: st
   const why = reasonSchema.parse(reason);
   const a = await db.attachment.findUnique({
     where: { id: attachmentId },
-    select: { userId: true, threadId: true, thread: { select: { temporary: true } } },
+    select: { userId: true, threadId: true, addedById: true, thread: { select: { temporary: true, authorId: true } } },
   });
   if (!a?.threadId || a.thread?.temporary) throw new NotFoundError("item");
   await recordAudit(db, {
     actorId: adminId,
-    subjectUserId: a.userId,
+    // A shared project's file is its chat's author's (the project's account is nobody to tell).
+    subjectUserId: a.thread?.authorId ?? a.addedById ?? a.userId,
     action: "attachment.view",
     threadId: a.threadId,
     reason: why,
