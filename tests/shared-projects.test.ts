@@ -40,7 +40,7 @@ import { ForbiddenError, NotFoundError } from "@/lib/errors";
 import crypto from "node:crypto";
 import { setEncryptionKeys } from "@/lib/crypto/content";
 import { createProject } from "@/lib/projects/projects";
-import { moveChat, shareExistingProject } from "@/lib/projects/share-existing";
+import { moveChat, moveMemoryTo, shareExistingProject } from "@/lib/projects/share-existing";
 import { inMemoryScope } from "@/lib/user-context";
 import { exactScope } from "@/lib/projects/scope";
 import { bindToMessage, openAttachment, saveUpload } from "@/lib/attachments/store";
@@ -710,6 +710,40 @@ describe.each(engines)("shared projects on %s", (engine) => {
       const next = await turn(ben, { content: "And the chilli seeds?", threadId: own.threadId });
       expect(next.prompt).toContain("I grow chillies on the balcony");
       expect((await searchMessages(ada, { q: "balcony" })).hits.map((h) => h.threadId)).toContain(own.threadId);
+    } finally {
+      setEncryptionKeys(undefined);
+    }
+  });
+
+  it("a member moves one of their own memories into the project: re-sealed, added by them, gone from their own", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    try {
+      const { ada, ben, cy, projectId, owner } = await team();
+      const mine = await addMemory(
+        ben,
+        { text: "The water butt leaks at the tap", source: "explicit" },
+        "user",
+        "said",
+      );
+      const other = await addMemory(ben, { text: "Ben's own allotment is plot 9", source: "explicit" }, "user", "said");
+      await markConflict(t.db, ben.userId, other.id, mine.id);
+      const cysOwn = await addMemory(cy, { text: "Cy's note", source: "explicit" }, "user", "said");
+      expect(await refusal(moveMemoryTo(cy, cysOwn.id, projectId))).toBe("forbidden"); // a viewer
+      expect(await refusal(moveMemoryTo(ada, mine.id, projectId))).toBe("not found"); // not Ada's
+
+      await moveMemoryTo(ben, mine.id, projectId);
+      const row = await t.db.memory.findUniqueOrThrow({ where: { id: mine.id } });
+      expect(row).toMatchObject({ projectId, addedById: ben.userId, conflictWithId: null });
+      expect(row.userId).not.toBe(ben.userId);
+      expect(ben.cipher.open(row.text)).not.toContain("water butt"); // Ben's own key no longer opens it
+      expect((await t.db.memory.findUniqueOrThrow({ where: { id: other.id } })).conflictWithId).toBeNull();
+      expect((await projectMemories(owner)).find((m) => m.id === mine.id)).toMatchObject({
+        text: "The water butt leaks at the tap",
+        by: "Ben",
+      });
+      expect(await t.db.memory.count({ where: { userId: ben.userId, id: mine.id } })).toBe(0);
+      const asked = await turn(ada, { content: "Which tap does the water butt leak at?", projectId });
+      expect(asked.prompt).toContain("The water butt leaks at the tap");
     } finally {
       setEncryptionKeys(undefined);
     }

@@ -109,9 +109,12 @@ function MemoryCard({
   act,
   onDelete,
   projects,
+  sharedProjects = [],
 }: {
   m: Mem;
   projects: ProjectRef[];
+  /** Shared projects the user may write in: a memory moved there is the project's, for its members (asked first). */
+  sharedProjects?: ProjectRef[];
   selected: boolean;
   onSelect: (v: boolean) => void;
   busy: boolean;
@@ -433,7 +436,7 @@ function MemoryCard({
               </Button>
             </>
           )}
-          {projects.length > 0 && (
+          {projects.length + sharedProjects.length > 0 && (
             <select
               aria-label="Move to"
               title="Move to general memory or a project"
@@ -441,12 +444,13 @@ function MemoryCard({
               value={m.projectId ?? ""}
               disabled={busy}
               data-testid="memory-move"
-              onChange={(e) =>
-                act(
-                  () => moveMemoryAction(m.id, e.target.value || null),
-                  e.target.value ? "Moved to the project." : "Moved to general memory.",
-                )
-              }
+              onChange={(e) => {
+                const to = e.target.value || null;
+                const shared = sharedProjects.find((p) => p.id === to);
+                const ask = `Move this memory into the shared project "${shared?.name}"? Its members will see it and their answers there will use it. It cannot be moved back.`;
+                if (shared && !window.confirm(ask)) return;
+                act(() => moveMemoryAction(m.id, to), to ? "Moved to the project." : "Moved to general memory.");
+              }}
             >
               <option value="">General memory</option>
               {projects.map((p) => (
@@ -454,6 +458,15 @@ function MemoryCard({
                   {p.name}
                 </option>
               ))}
+              {sharedProjects.length > 0 && (
+                <optgroup label="Shared projects">
+                  {sharedProjects.map((p) => (
+                    <option key={p.id} value={p.id}>
+                      {p.name}
+                    </option>
+                  ))}
+                </optgroup>
+              )}
             </select>
           )}
           <Button
@@ -495,6 +508,7 @@ export function MemoryDashboard({
   related = [],
   filters,
   projects = [],
+  sharedProjects = [],
   settings,
   totals,
   meter,
@@ -505,6 +519,8 @@ export function MemoryDashboard({
   related?: Mem[];
   filters: Filters;
   projects?: ProjectRef[];
+  /** Shared projects the user may write in (a memory can be moved into one). */
+  sharedProjects?: ProjectRef[];
   settings: { paused: boolean; review: boolean };
   totals: { count: number; tokens: number; pending: number; muted?: number; inProjects?: number };
   meter: ProfileMeterProps;
@@ -540,6 +556,7 @@ export function MemoryDashboard({
       key={`${m.id}-${m.updatedAt}`}
       m={m}
       projects={projects}
+      sharedProjects={sharedProjects}
       busy={busy}
       act={act}
       onDelete={remove}

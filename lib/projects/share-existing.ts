@@ -2,7 +2,7 @@
 // files, its memories with their history, ratings and uses) move from the user's account to a new project account
 // (lib/projects/access.ts), re-sealed under the project's key, in one transaction: all of it moves, or none. The
 // user becomes its owner and the author of its chats; what it learned becomes memories they taught. Moving one of
-// their chats into a shared project they are in: the same for that chat's rows alone.
+// their chats, or one of their memories, into a shared project they are in: the same for those rows alone.
 import { Prisma } from "@/lib/generated/prisma/client";
 import type { Db } from "@/lib/db/types";
 import { AppError, NotFoundError } from "@/lib/errors";
@@ -12,29 +12,29 @@ import { resealedColumns } from "@/lib/crypto/rotate";
 import { userContext, type UserContext } from "@/lib/user-context";
 import { newProjectAccount } from "./members";
 import { projectAccess } from "./access";
-import { moveThread } from "./projects";
+import { moveMemory, moveThread } from "./projects";
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
-/** What moves: the threads (as SQL selecting their ids) and, when a whole project is shared, the project. */
-type Moving = { threads: Prisma.Sql; projectId?: string };
-const ofProject = (m: Moving) => m.projectId ?? null;
+/**
+ * What moves, as SQL selecting ids: threads (with their messages, summaries, files, ratings), memories (with their
+ * history and uses), and, when a whole project is shared, the project.
+ */
+type Moving = { threads?: Prisma.Sql; memories?: Prisma.Sql; projectId?: string };
+const when = (sel: Prisma.Sql | undefined, sql: (s: Prisma.Sql) => Prisma.Sql) => (sel ? sql(sel) : null);
 /** The rows that move in each table that holds some, as SQL predicates (null: none in this move). */
 const ROWS: Record<string, (m: Moving) => Prisma.Sql | null> = {
-  Project: (m) => (ofProject(m) ? Prisma.sql`id = ${m.projectId}` : null),
-  Thread: (m) => Prisma.sql`id IN (${m.threads})`,
-  Item: (m) => Prisma.sql`"threadId" IN (${m.threads})`,
-  Summary: (m) => Prisma.sql`"threadId" IN (${m.threads})`,
-  Attachment: (m) => Prisma.sql`"threadId" IN (${m.threads})`,
+  Project: (m) => (m.projectId ? Prisma.sql`id = ${m.projectId}` : null),
+  Thread: (m) => when(m.threads, (t) => Prisma.sql`id IN (${t})`),
+  Item: (m) => when(m.threads, (t) => Prisma.sql`"threadId" IN (${t})`),
+  Summary: (m) => when(m.threads, (t) => Prisma.sql`"threadId" IN (${t})`),
+  Attachment: (m) => when(m.threads, (t) => Prisma.sql`"threadId" IN (${t})`),
   AttachmentPassage: (m) =>
-    Prisma.sql`"attachmentId" IN (SELECT id FROM "Attachment" WHERE "threadId" IN (${m.threads}))`,
-  // A chat moved alone leaves its memories in the person's own memory: what it taught them stays theirs.
-  Memory: (m) => (ofProject(m) ? Prisma.sql`"projectId" = ${m.projectId}` : null),
-  MemoryVersion: (m) =>
-    ofProject(m) ? Prisma.sql`"memoryId" IN (SELECT id FROM "Memory" WHERE "projectId" = ${m.projectId})` : null,
-  MemoryUse: (m) =>
-    ofProject(m) ? Prisma.sql`"memoryId" IN (SELECT id FROM "Memory" WHERE "projectId" = ${m.projectId})` : null,
-  Feedback: (m) => Prisma.sql`"threadId" IN (${m.threads})`,
+    when(m.threads, (t) => Prisma.sql`"attachmentId" IN (SELECT id FROM "Attachment" WHERE "threadId" IN (${t}))`),
+  Feedback: (m) => when(m.threads, (t) => Prisma.sql`"threadId" IN (${t})`),
+  Memory: (m) => when(m.memories, (x) => Prisma.sql`id IN (${x})`),
+  MemoryVersion: (m) => when(m.memories, (x) => Prisma.sql`"memoryId" IN (${x})`),
+  MemoryUse: (m) => when(m.memories, (x) => Prisma.sql`"memoryId" IN (${x})`),
 };
 const table = (name: string) => Prisma.raw(`"${name}"`);
 
@@ -53,7 +53,11 @@ export async function shareExistingProject(u: UserContext, projectId: string) {
           data: { shared: true, memoryMode: "project_only" },
         });
         if (!left.count) throw new AppError("This project is already shared.", 409);
-        const moving = { threads: Prisma.sql`SELECT id FROM "Thread" WHERE "projectId" = ${projectId}`, projectId };
+        const moving = {
+          threads: Prisma.sql`SELECT id FROM "Thread" WHERE "projectId" = ${projectId}`,
+          memories: Prisma.sql`SELECT id FROM "Memory" WHERE "projectId" = ${projectId}`,
+          projectId,
+        };
         await moveRows(tx, moving, u.cipher, to);
         await tx.thread.updateMany({ where: { projectId }, data: { authorId: u.actorId } });
         await tx.memory.updateMany({ where: { projectId, addedById: null }, data: { addedById: u.actorId } });
@@ -99,6 +103,45 @@ export async function moveChatIntoSharedProject(u: UserContext, threadId: string
     },
     { timeout: 300_000, maxWait: 30_000 },
   );
+}
+
+/** Moves one of the user's memories into a project or general memory (null): into a shared project re-sealed. */
+export async function moveMemoryTo(u: UserContext, memoryId: string, projectId: string | null) {
+  if (projectId && (await projectAccess(u, projectId, "write")).shared)
+    return moveMemoryIntoSharedProject(u, memoryId, projectId);
+  return moveMemory(u, memoryId, projectId);
+}
+
+/**
+ * Moves one of the user's own memories into a shared project they may write in: re-sealed under its key with its
+ * history and uses, in one transaction. It becomes a memory they added there; the chat it came from (theirs, which
+ * the members cannot open) is no longer named, and nothing of theirs points at it any more.
+ */
+export async function moveMemoryIntoSharedProject(u: UserContext, memoryId: string, projectId: string) {
+  const a = await projectAccess(u, projectId, "write");
+  if (!a.shared) throw new AppError("That project is not shared.", 409);
+  const { userId } = u;
+  await u.db.$transaction(async (tx) => {
+    const moved = await tx.memory.updateMany({
+      where: { id: memoryId, userId, status: { in: ["active", "pending"] }, proposalOp: null },
+      data: {
+        projectId,
+        addedById: u.actorId,
+        conflictWithId: null,
+        supersededById: null,
+        sourceThreadId: null,
+        sourceItemId: null,
+      },
+    });
+    if (!moved.count) throw new NotFoundError("memory");
+    await tx.memory.updateMany({ where: { userId, conflictWithId: memoryId }, data: { conflictWithId: null } });
+    await tx.memory.updateMany({ where: { userId, supersededById: memoryId }, data: { supersededById: null } });
+    await tx.memory.deleteMany({ where: { userId, proposalForId: memoryId } });
+    await tx.memoryVersion.create({
+      data: { memoryId, userId, actor: "user", reason: "Moved from the member's own memory into a shared project" },
+    });
+    await moveRows(tx, { memories: Prisma.sql`SELECT ${memoryId}::text` }, u.cipher, a.content);
+  });
 }
 
 /** The rows re-sealed under the project's key, then handed to its account (a summary is its thread's). */

@@ -10,7 +10,6 @@ import {
   createProject,
   deleteProject,
   listAllProjects,
-  moveMemory,
   projectChanges,
   projectIdSchema,
   projectInput,
@@ -36,7 +35,7 @@ import {
   settleProjectConflict,
 } from "@/lib/projects/project-memory";
 import { settleInput } from "@/lib/memory/conflicts";
-import { moveChat, shareExistingProject } from "@/lib/projects/share-existing";
+import { moveChat, moveMemoryTo, shareExistingProject } from "@/lib/projects/share-existing";
 
 export const listProjectsAction = userAction(z.tuple([]), (_args, ctx) => listAllProjects(ctx));
 
@@ -58,11 +57,11 @@ export const moveThreadAction = userAction(
   async ([threadId, projectId], ctx) => void (await moveChat(ctx, threadId, projectId)),
 );
 
-/** Moves a memory into a project, or into general memory (null). */
+/** Moves a memory into a project (a shared one: re-sealed under its key, for its members), or into general memory. */
 export const moveMemoryAction = userAction(
   z.tuple([z.string().trim().min(1).max(64), projectIdSchema.nullable()]),
   async ([memoryId, projectId], ctx) => {
-    await moveMemory(ctx, memoryId, projectId);
+    await moveMemoryTo(ctx, memoryId, projectId);
     revalidatePath("/settings/memory");
   },
 );

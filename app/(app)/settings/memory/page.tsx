@@ -23,7 +23,7 @@ const PROFILE_SCAN = 2000;
 export const metadata: Metadata = { title: "Memory" };
 import { spanText, trueBeforeLearned, validSince } from "@/lib/memory/validity";
 import { readAbout } from "@/lib/memory/about";
-import { listProjects } from "@/lib/projects/projects";
+import { listAllProjects, listProjects } from "@/lib/projects/projects";
 export const dynamic = "force-dynamic";
 
 export default async function MemoryPage({
@@ -46,7 +46,9 @@ export default async function MemoryPage({
   const budget = getConfig().memory.tokenBudget;
   const u = await userContext(db, user.id); // the page's one context
   const cipher = u.cipher;
-  const projects = await listProjects(u);
+  const [projects, everyProject] = await Promise.all([listProjects(u), listAllProjects(u)]);
+  // A memory can also be moved into a shared project the user may write in (lib/projects/share-existing.ts).
+  const sharedProjects = everyProject.filter((p) => p.shared && p.role !== "viewer");
   // The meter shows what one place's chats see: the project filtered to, else chats in no project.
   const place = projects.find((p) => p.id === filters.scope) ?? null;
   const [memories, me, pending, muted, profile, embedder, conflicts, about, inProjects] = await Promise.all([
@@ -174,6 +176,7 @@ export default async function MemoryPage({
       conflicts={conflicts}
       filters={filters}
       projects={projects.map((p) => ({ id: p.id, name: p.name }))}
+      sharedProjects={sharedProjects.map((p) => ({ id: p.id, name: p.name }))}
       settings={{ paused: me.memoryPaused, review: me.memoryReview }}
       // One count on the page: the header says what the meter below says (a memory's line costs more than its words).
       totals={{ count: profile.count, tokens: profile.cost, pending, muted, inProjects }}
