@@ -32,7 +32,9 @@ const { attachmentsForTurn, threadAttachmentRows } = await import("../../lib/att
 const { pdfOf } = await import("../../testing/pdf");
 const { searchMessages } = await import("../../lib/chat/search");
 const { indexDocument } = await import("../../lib/attachments/passage-index");
-const { createSharedProject, inviteMember } = await import("../../lib/projects/members");
+const { inviteMember } = await import("../../lib/projects/members");
+const { createProject } = await import("../../lib/projects/projects");
+const { shareExistingProject } = await import("../../lib/projects/share-existing");
 const { projectAccess } = await import("../../lib/projects/access");
 const { createThread } = await import("../../lib/chat/threads");
 
@@ -75,7 +77,9 @@ const PROJECT_MESSAGES = 1_000;
 type ProjectCase = { p50: number; p95: number };
 /** A shared project of this many people holding the 10,000-message thread (BENCH_SHARED_MEMBERS=0 to skip the case). */
 const SHARED_MEMBERS = Number(process.env.BENCH_SHARED_MEMBERS ?? 5);
-type SharedCase = ProjectCase & { roundTrips: number; ttft: number[] };
+type TurnCase = ProjectCase & { roundTrips: number; ttft: number[] };
+/** The shared case, and the same rows in the user's own project measured first in the same run. */
+type SharedCase = TurnCase & { baseline: TurnCase };
 /** A PDF of this many pages attached to the 10,000-message thread (BENCH_DOCUMENT_PAGES=0 to skip the case). */
 const DOCUMENT_PAGES = Number(process.env.BENCH_DOCUMENT_PAGES ?? 300);
 /** The sidebar's search over the thread with the PDF: a word of one page, and the commonest word of all. */
@@ -266,21 +270,20 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
   }
 
   /**
-   * The big thread in a shared project of SHARED_MEMBERS people (each with a chat of their own there, the project
-   * with its memories), written by the bench's user: the turn's assembly under the project's key, the round trips
-   * before the model, and the first token (a shared thread's turn is looked up once its own-rows append is refused).
+   * The big thread in a shared project of SHARED_MEMBERS people (each of the others with a chat of their own there,
+   * the project with its memories), written by the bench's user: the turn's assembly under the project's key, the
+   * round trips before the model, and the first token. Measured first with the same rows in the user's own
+   * project-only project (the baseline: the same data, not shared), then after sharing it, so the ratio says what
+   * sharing itself costs.
    */
   async function benchShared(big: { id: string; leaf: string }): Promise<SharedCase | null> {
     if (SHARED_MEMBERS <= 0) return null;
     const me = await userContext(t.db, user.id);
-    const { id } = await createSharedProject(me, { name: "Team" });
-    const owner = await projectAccess(me, id, "own");
-    const account = owner.content.userId;
+    const { id } = await createProject(me, { name: "Team", memoryMode: "project_only" });
+    const chats: string[] = [];
     for (let k = 1; k < SHARED_MEMBERS; k++) {
-      const m = await t.db.user.create({ data: { email: `member-${k}-${engine}@example.com` } });
-      await inviteMember(owner, { email: m.email, role: "editor" });
-      const theirs = await projectAccess(await userContext(t.db, m.id), id, "write");
-      const th = await createThread(theirs.content, { projectId: id });
+      const th = await createThread(me, { projectId: id });
+      chats.push(th.id);
       await appendItems(
         t.db,
         th.id,
@@ -288,20 +291,35 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
           role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
           content: sentence(k * 11 + i),
         })),
-        { cipher: theirs.content.cipher },
+        { cipher: me.cipher },
       );
     }
     await t.db.memory.createMany({
       data: Array.from({ length: PROJECT_MEMORIES }, (_, i) => {
         const text = `Team memory ${i}: ${sentence(5000 + i).slice(0, 120)}`;
-        return { userId: account, projectId: id, text, source: "inferred" as const, tokens: countTokens(text) };
+        return { userId: user.id, projectId: id, text, source: "inferred" as const, tokens: countTokens(text) };
       }),
     });
-    // The big thread becomes the user's chat in the project (its rows the project's; the bench runs unencrypted).
-    await t.db.thread.update({ where: { id: big.id }, data: { userId: account, projectId: id, authorId: user.id } });
-    await t.db.item.updateMany({ where: { threadId: big.id }, data: { userId: account } });
+    await t.db.thread.update({ where: { id: big.id }, data: { projectId: id } });
     for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
-    const { content } = await projectAccess(me, id, "write");
+    const own = await timeCase(big, me, id);
+
+    // Shared: the same rows move to the project's account; the other chats become four members' own.
+    await shareExistingProject(me, id);
+    const owner = await projectAccess(me, id, "own");
+    for (let k = 1; k < SHARED_MEMBERS; k++) {
+      const m = await t.db.user.create({ data: { email: `member-${k}-${engine}@example.com` } });
+      await inviteMember(owner, { email: m.email, role: "editor" });
+      await t.db.thread.update({ where: { id: chats[k - 1] }, data: { authorId: m.id } });
+    }
+    for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
+    const shared = await timeCase(big, me, id);
+    return { ...shared, baseline: own };
+  }
+
+  /** The turn's assembly in the project (its context as the user reaches it) and 40 turns' first tokens. */
+  async function timeCase(big: { id: string; leaf: string }, me: UserContext, projectId: string) {
+    const { content } = await projectAccess(me, projectId, "write");
     const budget = getConfig().memory.tokenBudget;
     const times: number[] = [];
     for (let i = 0; i < ITERATIONS + 20; i++) {
@@ -490,6 +508,13 @@ function printRun(results: RunResult[], run: number) {
           db_round_trips_before_model: r.sharedProject?.roundTrips ?? NaN,
           ttft_p50_ms: round(percentile(r.sharedProject?.ttft ?? [NaN], 50)),
           ttft_p95_ms: round(percentile(r.sharedProject?.ttft ?? [NaN], 95)),
+          // The same rows, not shared (the user's own project), measured first in the same run.
+          own_p95_ms: round(r.sharedProject?.baseline.p95 ?? NaN),
+          own_ttft_p50_ms: round(percentile(r.sharedProject?.baseline.ttft ?? [NaN], 50)),
+          "p95/own": round((r.sharedProject?.p95 ?? NaN) / (r.sharedProject?.baseline.p95 ?? NaN)),
+          "ttft_p50/own": round(
+            percentile(r.sharedProject?.ttft ?? [NaN], 50) / percentile(r.sharedProject?.baseline.ttft ?? [NaN], 50),
+          ),
         })),
       ),
     );
@@ -528,6 +553,13 @@ function printRun(results: RunResult[], run: number) {
       shared_project_p95_ms: Object.fromEntries(results.map((r) => [r.engine, round(r.sharedProject?.p95 ?? NaN)])),
       shared_project_ttft_p50_ms: Object.fromEntries(
         results.map((r) => [r.engine, round(percentile(r.sharedProject?.ttft ?? [NaN], 50))]),
+      ),
+      // The same rows in the user's own project, measured first: what sharing itself costs.
+      shared_project_own_p95_ms: Object.fromEntries(
+        results.map((r) => [r.engine, round(r.sharedProject?.baseline.p95 ?? NaN)]),
+      ),
+      shared_project_own_ttft_p50_ms: Object.fromEntries(
+        results.map((r) => [r.engine, round(percentile(r.sharedProject?.baseline.ttft ?? [NaN], 50))]),
       ),
     }),
   );
