@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { expect, test, type Browser, type Page } from "@playwright/test";
-import { chatRequest, register, scriptReplies as script, send, uniqueEmail } from "./helpers";
+import { adminEmail, chatRequest, register, scriptReplies as script, send, signInOk, uniqueEmail } from "./helpers";
 
 const EXTRACTION = "You maintain a user's long-term memory";
 
@@ -170,6 +170,34 @@ test("a shared project with three people: invite, chat, a memory taught by one a
   await ada.page.getByText("History").click();
   await expect(ada.page.getByTestId("project-history")).toContainText("Ben left");
   await ada.page.screenshot({ path: "test-results/shared-project-after-leave.png", fullPage: true });
+
+  // The owner changes Cy's role, then removes her: her open page finds nothing, and the history says so.
+  await ada.page.getByLabel(/^Role of Cy/).selectOption("editor");
+  await expect(ada.page.getByText("Role changed.")).toBeVisible();
+  ada.page.once("dialog", (d) => void d.accept());
+  await ada.page.locator(`[data-member="${cy.email}"]`).getByRole("button", { name: "Remove" }).click();
+  await expect(ada.page.locator(`[data-member="${cy.email}"]`)).toHaveCount(0);
+  await expect(ada.page.getByTestId("project-history")).toContainText("Cy became editor");
+  await expect(ada.page.getByTestId("project-history")).toContainText("Cy was removed");
+  await cy.page.goto(projectUrl);
+  await expect(cy.page.getByText(/not found/i).first()).toBeVisible();
+
+  // An admin opens Ada's shared chat (with a reason): the project's members are named, and Ada sees the read.
+  const admin = await (await browser.newContext()).newPage();
+  await signInOk(admin, adminEmail());
+  await admin.goto("/admin");
+  await admin.getByLabel("Search users by email or name").fill(ada.email);
+  await admin.getByRole("button", { name: "Search" }).click();
+  await admin.getByRole("link", { name: `Review ${ada.email}` }).click();
+  await admin
+    .getByRole("button", { name: /Open conversation/ })
+    .first()
+    .click();
+  await admin.getByLabel(/Reason for opening this conversation/).fill(`Abuse report ${tag}`);
+  await admin.getByRole("button", { name: "Record reason and open" }).click();
+  await expect(admin.getByTestId("review-thread-members")).toContainText("Ada (owner)");
+  await ada.page.goto("/settings/data");
+  await expect(ada.page.getByTestId("audit-list")).toContainText(`Abuse report ${tag}`);
 });
 
 test("sharing a project one already has: its chat comes along, marked as the owner's, and a member reads it", async ({
@@ -277,4 +305,14 @@ test("the owner lets members' own memories help their own answers: Ada sees hers
   // An editor sees no memory-mode choice: it is the owner's.
   await ben.page.goto(projectUrl);
   await expect(ben.page.getByLabel(/Also each member's own memories/)).toHaveCount(0);
+
+  // Ada moves her memory into the project from her memory page (asked first): now Ben sees it, as added by Ada.
+  await ada.page.goto("/settings/memory");
+  ada.page.once("dialog", (d) => void d.accept());
+  await ada.page.getByTestId("memory-move").selectOption({ label: `Hives ${tag}` });
+  await expect(ada.page.getByText("Moved to the project.")).toBeVisible();
+  await ben.page.goto(projectUrl);
+  await expect(
+    ben.page.getByTestId("project-memory").filter({ hasText: `Ada is allergic to bee stings ${tag}` }),
+  ).toContainText("added by Ada");
 });

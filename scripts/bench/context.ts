@@ -319,7 +319,11 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
 
   /** The turn's assembly in the project (its context as the user reaches it) and 40 turns' first tokens. */
   async function timeCase(big: { id: string; leaf: string }, me: UserContext, projectId: string) {
-    const { content } = await projectAccess(me, projectId, "write");
+    // The project's own memories and chats, as its turns read them (a project-only project's scope, in both cases).
+    const content = inMemoryScope((await projectAccess(me, projectId, "write")).content, {
+      projectId,
+      general: false,
+    });
     const budget = getConfig().memory.tokenBudget;
     const times: number[] = [];
     for (let i = 0; i < ITERATIONS + 20; i++) {
