@@ -89,6 +89,8 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     await expect(chips.nth(1)).toContainText("image.png");
     await expect(chips.nth(2)).toContainText("photo.png");
     await expect(chips.nth(3)).toContainText("appendix.pdf");
+    // The message waits while a file is still uploading (Enter does nothing then): every chip done first.
+    await expect(chips.filter({ hasText: "Uploading" })).toHaveCount(0);
     await page.screenshot({ path: "test-results/attachments-composer.png" });
 
     const question = `How much is the deposit ${tag}?`;
