@@ -112,6 +112,16 @@ describe("attributeMemories", () => {
     expect(attributeMemories("Barcelona.", "Where to next?", sent)).toEqual([]);
   });
 
+  it("a number of one digit is what the answer carries", () => {
+    const sent = [
+      ...FOUR,
+      { id: "party", text: "Hosted a gaming party with 7 guests" },
+      { id: "cat", text: "Has 2 cats and a gaming chair" },
+    ];
+    expect(attributeMemories("7", "How many people came to my gaming party?", sent)).toEqual(["party"]);
+    expect(attributeMemories("3", "How many people came to my gaming party?", sent)).toEqual([]);
+  });
+
   it("nothing is used by an empty answer", () => {
     expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
   });

@@ -12,6 +12,8 @@ import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { addMemory, updateMemoryText } from "@/lib/memory/store";
 import { recall } from "@/lib/memory/recall";
+import { PrismaSession } from "@/lib/memory/session";
+import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
 import { ensureVectorIndex, hasPgvector } from "@/lib/memory/vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
@@ -93,6 +95,33 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     const sent = JSON.stringify(mock.chatRequests().at(-1)!.body.messages);
     expect(sent).toContain("Kyoto");
     expect(mock.embeddingRequests().at(-1)!.body.input).toEqual(["Where did I go on holiday?"]);
+  });
+
+  it("nearer vectors in a chat recall may not read (forgotten) do not crowd out one it may", async () => {
+    const user = (await t.db.user.create({ data: { email: `crowd-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const forgotten = await createThread(u, {});
+    // More than recall reads with their neighbours (40), each nearer the question than the message it should find.
+    await new PrismaSession(t.db, forgotten.id, u.cipher).addItems(
+      Array.from({ length: 50 }, (_, i) => ({ role: "user" as const, content: `Trip to Kyoto temples, day ${i}` })),
+    );
+    const kept = await createThread(u, {});
+    await new PrismaSession(t.db, kept.id, u.cipher).addItems([
+      { role: "user", content: "Back from my trip to Kyoto, the temples were stunning and the food even better" },
+    ]);
+    expect((await embedPending(t.db, { userId: user })).remaining).toBe(0);
+    await t.db.thread.update({ where: { id: forgotten.id }, data: { recallFrom: new Date(Date.now() + 1000) } });
+
+    mock.scriptEmbeddings({ match: "where did i go", like: "Trip to Kyoto temples" });
+    const question = "Where did I go?";
+    const r = await recall(await userContext(t.db, user), question, {
+      budget: 500,
+      semantic: embedQuery(t.db, question),
+    });
+    // Found by its vector, not as one of the newest exchanges that fill what is left.
+    const found = r.passages.filter((p) => !p.recent).flatMap((p) => p.lines);
+    expect(found.join("\n")).toContain("the temples were stunning");
+    expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("day ");
   });
 
   it("a turn's question is encoded once: the embed job gives the user's message the question's vector", async () => {

@@ -30,6 +30,9 @@ const GENERAL = new Set(
   ),
 );
 
+/** A word that can show use: not general, and more than one letter (a number of one digit, "7 guests", counts). */
+const specific = (w: string) => (w.length > 1 || /\d/.test(w)) && !GENERAL.has(w);
+
 /** Share of a memory's specific weight the answer must carry, and the share that suffices with a name in it. */
 const USED_SHARE = 1 / 3;
 const NAMED_SHARE = 0.2;
@@ -119,14 +122,14 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   if (!answer.trim() || !sent.length) return [];
   const said = new Set(indexWords(answer));
   const asked = new Set(indexWords(question));
-  const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter((w) => w.length > 1 && !GENERAL.has(w))));
+  const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter(specific)));
   const cited = citedMemories(answer, sent);
   const dated = datedMemory(answer, asked, sent, wordsOf);
   if (dated !== null) cited.add(sent[dated].id);
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
   // What the answer says beyond the question, each word weighed by how few of the memories hold it.
-  const own = new Set([...said].filter((w) => w.length > 1 && !GENERAL.has(w) && !asked.has(w)));
+  const own = new Set([...said].filter((w) => specific(w) && !asked.has(w)));
   const ownWeight = (w: string) => 1 / (spread.get(w) ?? 1);
   let ownTotal = 0;
   for (const w of own) ownTotal += ownWeight(w);

@@ -267,11 +267,13 @@ export async function passagesAround(
   hits: VectorHit[],
   excludeThreadId: string | undefined,
   n: number,
+  limit: number,
 ): Promise<NeighborRow[]> {
   if (!hits.length) return [];
   return callFunction<NeighborRow>(db, {
     // SQL in the migration recall_functions: the same filters and neighbours as the word search.
-    call: `mnemo_hits_with_neighbours($1, $2, $3::text[], $4::float8[], $5::int, $6::timestamp, $7::text, $8::boolean)`,
+    call: `mnemo_hits_with_neighbours($1, $2, $3::text[], $4::float8[], $5::int, $6::timestamp, $7::text, $8::boolean,
+       $9::int)`,
     params: [
       userId,
       excludeThreadId ?? null,
@@ -280,6 +282,7 @@ export async function passagesAround(
       n,
       retentionCutoff(),
       ...scopeParams(scope),
+      limit,
     ],
     dates: PASSAGE_DATES,
   });

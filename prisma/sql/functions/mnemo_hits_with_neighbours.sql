@@ -1,7 +1,9 @@
 -- mnemo_hits_with_neighbours: its current source. Change it here, then `npm run db:functions -- <migration_name>` writes the
 -- migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
+-- At most `lim` hits (the best ranked) that pass the filters are read with their neighbours: a vector search fetches
+-- extra hits in case the filters drop some, and reading the neighbours of all of them cost more than the search.
 CREATE OR REPLACE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread text, hit_ids text[], hit_ranks float8[], n int, since timestamp,
-                                                      scope_project text, scope_general boolean)
+                                                      scope_project text, scope_general boolean, lim int)
   RETURNS SETOF mnemo_passage_row
   LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan
   AS $$
@@ -15,6 +17,7 @@ CREATE OR REPLACE FUNCTION mnemo_hits_with_neighbours(uid text, exclude_thread t
        FROM unnest(hit_ids, hit_ranks) AS x(id, rank)
        JOIN "Item" h ON h.id = x.id JOIN mine m ON m.id = h."threadId"
        WHERE h.role IN ('user', 'assistant') AND h."createdAt" > m.since
+       ORDER BY x.rank DESC, h.id LIMIT lim
      )
     SELECT h.id, h.position, h."createdAt", h.rank, nb.id, nb."threadId", nb.position,
            nb.role::text, nb.content, nb."sourceRef", h.title, h."threadAt", nb.tokens

@@ -92,6 +92,6 @@ CREATE OR REPLACE FUNCTION mnemo_recall_passages(
        ORDER BY rank DESC, d.position DESC LIMIT lim
      )
     SELECT * FROM mnemo_hits_with_neighbours(uid, exclude_thread,
-      ARRAY(SELECT h.id FROM hits h ORDER BY h.rank DESC, h.id), ARRAY(SELECT h.rank FROM hits h ORDER BY h.rank DESC, h.id), n, since, scope_project, scope_general);
+      ARRAY(SELECT h.id FROM hits h ORDER BY h.rank DESC, h.id), ARRAY(SELECT h.rank FROM hits h ORDER BY h.rank DESC, h.id), n, since, scope_project, scope_general, lim);
   END
   $$;
