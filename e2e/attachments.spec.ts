@@ -159,8 +159,24 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
     // The next turn with the other model: each answer names its model.
     await page.getByTestId("model-picker").selectOption("mock-alt");
     await script([{ match: `again ${tag}`, content: "Still 900 euros." }]);
+    // Sent while a file still uploads (the upload held here), the message says it waits, then goes by itself.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route("**/api/attachments?*", async (route) => {
+      if (route.request().method() === "POST") await held;
+      await route.continue();
+    });
+    await dropFile(page, "notes.txt", "text/plain", Buffer.from(`Notes ${tag}: the meter reads 4711.`));
     await page.getByLabel("Message", { exact: true }).fill(`And again ${tag}?`);
     await page.keyboard.press("Enter");
+    await expect(page.getByTestId("composer-waiting")).toHaveText("Sends when the files finish uploading.");
+    await expect(chips.filter({ hasText: "Uploading" })).toHaveCount(1);
+    await expect(page.getByTestId("message-user")).toHaveCount(1);
+    await page.screenshot({ path: "test-results/attachments-waiting.png" });
+    release();
+    await expect(page.getByTestId("message-user")).toHaveCount(2);
+    await page.unroute("**/api/attachments?*");
+    await expect(page.getByTestId("composer-waiting")).toHaveCount(0);
     await expect(page.getByTestId("message-assistant").last()).toHaveAttribute("data-status", "complete");
     await expect(page.getByTestId("answer-model")).toHaveText(["mock-chat", "Alt model"]);
     const second = await asked(`And again ${tag}?`);
@@ -176,6 +192,7 @@ test("files and pictures in a chat, and a second model, end to end", async ({ pa
       "appendix.pdf",
       "image.png",
       "lease.pdf",
+      "notes.txt",
       "photo.png",
     ]);
     const pdfRow = exported.attachments.find((a: { name: string }) => a.name === "lease.pdf");

@@ -1,5 +1,5 @@
 "use client";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import { ArrowUp, Paperclip, Square } from "lucide-react";
 import { Button } from "@/components/ui/button";
 import { DraftChips, type useAttachmentDrafts } from "./attachments";
@@ -26,8 +26,28 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
   const picker = useRef<HTMLInputElement>(null);
   const tooLong = value.length > maxChars;
   // A message may be its files alone; it waits while a file is still uploading.
-  const empty = value.trim().length === 0 && !files?.ready.length;
+  const empty = value.trim().length === 0 && !files?.ready.length && !files?.uploading;
   const waiting = !!files?.uploading;
+  // Enter pressed while a file uploads: the message goes once the uploads finish, unless it is changed meanwhile
+  // (its text, or a file added or removed), or a file fails (the user decides then). Each fires once: a failed send
+  // restores the message unsent, and it stays so.
+  const canSend = !busy && !empty && !tooLong && !disabled;
+  const failed = !!files?.drafts.some((d) => d.error);
+  const draftKeys = files?.drafts.map((d) => d.key).join() ?? "";
+  const [queued, setQueued] = useState<{ text: string; keys: string; n: number } | null>(null);
+  const queues = useRef(0);
+  const fired = useRef(0);
+  const waitingToSend = queued && queued.text === value && queued.keys === draftKeys ? queued : null;
+  const send = () => {
+    if (!canSend) return;
+    if (waiting) setQueued({ text: value, keys: draftKeys, n: ++queues.current });
+    else onSend();
+  };
+  useEffect(() => {
+    if (!waitingToSend || waiting || fired.current === waitingToSend.n) return;
+    fired.current = waitingToSend.n;
+    if (canSend && !failed) onSend();
+  }, [waitingToSend, waiting, canSend, failed, onSend]);
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
@@ -48,7 +68,7 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
       className="rounded-2xl border border-input bg-card p-2 shadow-sm focus-within:ring-2 focus-within:ring-ring"
       onSubmit={(e) => {
         e.preventDefault();
-        if (!busy && !empty && !tooLong && !disabled && !waiting) onSend();
+        send();
       }}
     >
       {files && <DraftChips drafts={files.drafts} onRemove={files.remove} />}
@@ -75,7 +95,7 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
         onKeyDown={(e) => {
           if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
             e.preventDefault();
-            if (!busy && !empty && !tooLong && !disabled && !waiting) onSend();
+            send();
           }
         }}
       />
@@ -107,11 +127,17 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
             </Button>
           </>
         )}
-        <p id="composer-error" className="flex-1 text-xs text-destructive" role={tooLong ? "alert" : undefined}>
-          {tooLong
-            ? `Messages are limited to ${maxChars.toLocaleString("en-US")} characters (this one has ${value.length.toLocaleString("en-US")}).`
-            : ""}
-        </p>
+        {waitingToSend && waiting ? (
+          <p className="flex-1 text-xs text-muted-foreground" role="status" data-testid="composer-waiting">
+            Sends when the files finish uploading.
+          </p>
+        ) : (
+          <p id="composer-error" className="flex-1 text-xs text-destructive" role={tooLong ? "alert" : undefined}>
+            {tooLong
+              ? `Messages are limited to ${maxChars.toLocaleString("en-US")} characters (this one has ${value.length.toLocaleString("en-US")}).`
+              : ""}
+          </p>
+        )}
         {busy ? (
           <Button type="button" size="icon" variant="secondary" onClick={onStop} aria-label="Stop generating (Esc)">
             <Square className="h-4 w-4" />
@@ -120,8 +146,8 @@ export function Composer({ value, onChange, onSend, onStop, busy, disabled, maxC
           <Button
             type="submit"
             size="icon"
-            disabled={empty || tooLong || disabled || waiting}
-            aria-label={waiting ? "Send (waiting for the upload)" : "Send message (Enter)"}
+            disabled={!canSend || !!(waitingToSend && waiting)}
+            aria-label={waiting ? "Send when the files finish uploading" : "Send message (Enter)"}
           >
             <ArrowUp className="h-4 w-4" />
           </Button>
