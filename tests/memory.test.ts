@@ -830,6 +830,33 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(r.tokens).toBeLessThanOrEqual(200);
   });
 
+  it("memory search leaves out a word in very many memories beside a rarer one, and searches by it when it is all there is", async () => {
+    const uid = (await t.db.user.create({ data: { email: `quin-${engine}@example.com` } })).id;
+    const memory = (text: string, more: { status?: "archived"; muted?: boolean } = {}) => ({
+      userId: uid,
+      text,
+      source: "inferred" as const,
+      tokens: countTokens(text),
+      ...more,
+    });
+    // Made-up words, so related words and other forms add nothing: "qoffa" is in more memories than the common-word
+    // limit (200), "zindle" in three, of which only one may be recalled.
+    await t.db.memory.createMany({
+      data: [
+        ...Array.from({ length: 210 }, (_, i) => memory(`Qoffa note ${i} from the morning`)),
+        memory("The qoffa from the zindle at work is bitter"),
+        memory("The old zindle broke", { status: "archived" }),
+        memory("A zindle before the match", { muted: true }),
+      ],
+    });
+    const u = await userContext(t.db, uid);
+    const rare = await searchMemories(u, "qoffa zindle", 20);
+    expect(rare.map((m) => m.text)).toEqual(["The qoffa from the zindle at work is bitter"]);
+    const common = await searchMemories(u, "qoffa", 20);
+    expect(common).toHaveLength(20);
+    expect(common.every((m) => m.text.toLowerCase().includes("qoffa"))).toBe(true);
+  });
+
   it("in a long history: finds a rare word's old message, never the current thread, and answers all-common questions from recent messages", async () => {
     const carol = (await t.db.user.create({ data: { email: `carol-${engine}@example.com` } })).id;
     const old = await t.db.thread.create({ data: { userId: carol, title: "Old trip" } });

@@ -3,9 +3,11 @@
 -- The user's active memories ranked by relevance to the words: each matching
 -- word adds its inverse document frequency over the user's memories (BM25
 -- without term frequency). Ranked on narrow rows; the wide columns are read for
--- the winners only. A word found in `common_words` memories or more (counted
--- through the index, stopping there) is left out when rarer ones are asked: its
--- weight is near zero, and it would make every memory a candidate. `since`: when
+-- the winners only. Each word's memories are listed through the index, stopping
+-- at `common_words`: a word found in that many or more is left out when rarer ones
+-- are asked (its weight is near zero, and it would make every memory a candidate);
+-- the others' lists are the matches, so no memory is tested against each word's
+-- query again (with related words, a word's query has dozens of alternatives). `since`: when
 -- the memory became true (else when it was learned), the day the prompt files it under. `rank` is the share of the
 -- question's whole weight a memory matches (a word no memory holds weighs as much as a word can), so it compares
 -- with the passages' rank (mnemo_recall_passages): a memory matching only a common word ranks low.
@@ -21,17 +23,23 @@ CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[]
     RETURN QUERY
     WITH terms AS MATERIALIZED (
        SELECT mnemo_term_query(uid, cfg, w) AS q, w AS term FROM unnest(words) AS w
-     ), counted AS MATERIALIZED (
-       SELECT term, q, (SELECT count(*) FROM (SELECT 1 FROM "Memory" m WHERE m.search @@ t.q LIMIT common_words) x) AS seen
+     ), listed AS MATERIALIZED (
+       SELECT term, q, ARRAY(SELECT m.id FROM "Memory" m WHERE m.search @@ t.q LIMIT common_words) AS ids
        FROM terms t WHERE numnode(q) > 0
      ), usable AS MATERIALIZED (
-       SELECT term, q FROM counted WHERE seen < common_words OR NOT EXISTS (SELECT 1 FROM counted WHERE seen < common_words)
-     ), docs AS MATERIALIZED (
-       SELECT m.id, m."updatedAt", m.search FROM "Memory" m
-       WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted AND m.search @@ (SELECT string_agg('(' || q::text || ')', ' | ')::tsquery FROM usable)
-         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+       SELECT term, q, ids, cardinality(ids) < common_words AS complete FROM listed
+       WHERE cardinality(ids) < common_words OR NOT EXISTS (SELECT 1 FROM listed WHERE cardinality(ids) < common_words)
      ), matches AS MATERIALIZED (
-       SELECT d.id, d."updatedAt", u.term FROM docs d JOIN usable u ON d.search @@ u.q
+       -- A word whose list is complete: its memories by id; a common word (asked only when every word is): the index.
+       SELECT m.id, m."updatedAt", u.term FROM usable u CROSS JOIN unnest(u.ids) AS i(id) JOIN "Memory" m ON m.id = i.id
+       WHERE u.complete AND m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project)
+         AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted
+         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
+       UNION ALL
+       SELECT m.id, m."updatedAt", u.term FROM usable u JOIN "Memory" m ON m.search @@ u.q
+       WHERE NOT u.complete AND m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project)
+         AND (scope_private OR NOT m.private) AND m.status = 'active' AND NOT m.muted
+         AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
      ), total AS MATERIALIZED (
        SELECT GREATEST(count(*), 1)::float8 AS n FROM "Memory" m WHERE m."userId" = uid AND ((scope_general AND m."projectId" IS NULL) OR m."projectId" = scope_project) AND m.status = 'active'
      ), idf AS MATERIALIZED (
@@ -44,11 +52,11 @@ CREATE OR REPLACE FUNCTION mnemo_search_memories(uid text, lim int, words text[]
        FROM usable u CROSS JOIN total LEFT JOIN idf i ON i.term = u.term
      ), ranked AS MATERIALIZED (
        SELECT m.id, m."updatedAt", sum(idf.w)::float8 AS rank FROM matches m JOIN idf ON idf.term = m.term
-       GROUP BY m.id, m."updatedAt" ORDER BY rank DESC, m."updatedAt" DESC LIMIT lim
+       GROUP BY m.id, m."updatedAt" ORDER BY rank DESC, m."updatedAt" DESC, m.id LIMIT lim
      )
     SELECT d.id, d.text, d.kind::text, d.source::text, d.pinned, d.tokens, d."updatedAt", d."sourceRef", d."needsRevalidation", r.rank / (SELECT w FROM whole),
            COALESCE(d."validFrom", d."createdAt")
     FROM ranked r JOIN "Memory" d ON d.id = r.id
-    ORDER BY r.rank DESC, r."updatedAt" DESC;
+    ORDER BY r.rank DESC, r."updatedAt" DESC, r.id;
   END
   $$;

@@ -2,8 +2,14 @@
 -- migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
 -- A recall search term's query: its alternatives (separated by U+001F, lib/memory/related-words.ts, or by U+001E,
 -- a word's other forms, lib/memory/word-forms.ts), each every one of its words (mnemo_user_query), any of them
--- matching. A term without alternatives is mnemo_user_query's.
+-- matching. A term without alternatives is mnemo_user_query's. Built in one statement (mnemo_user_query's body per
+-- alternative, grouped): a question's related words make hundreds of alternatives, and a function call for each cost
+-- a recall several milliseconds.
 CREATE OR REPLACE FUNCTION mnemo_term_query(uid text, cfg regconfig, term text) RETURNS tsquery
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  AS $$ SELECT COALESCE(string_agg('(' || q::text || ')', ' | '), '')::tsquery
-        FROM regexp_split_to_table(term, E'[\x1E\x1F]') AS a, mnemo_user_query(uid, cfg, a) AS q WHERE numnode(q) > 0 $$;
+  AS $$ SELECT COALESCE(string_agg('(' || q || ')', ' | '), '')::tsquery
+        FROM (SELECT string_agg('''' || replace(replace(tag || l, '\', '\\'), '''', '''''') || '''', ' & ') AS q
+              FROM (SELECT mnemo_user_tag(uid) AS tag) t,
+                   regexp_split_to_table(term, E'[\x1E\x1F]') WITH ORDINALITY AS a(alt, i),
+                   unnest(tsvector_to_array(to_tsvector(cfg, alt))) AS l
+              GROUP BY i) s $$;
