@@ -75,6 +75,34 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(byMeaning.tokens).toBeLessThanOrEqual(200);
   });
 
+  it("a memory whose vector has another size than the question's is left out, not compared", async () => {
+    const user = (await t.db.user.create({ data: { email: `sizes-${engine}@example.com` } })).id;
+    // More memories than the prompt's profile holds, so only a search can bring the one asked about.
+    for (let i = 0; i < 60; i++)
+      await addMemory(await userContext(t.db, user), { text: FILLER(i), source: "inferred" }, "model", "t");
+    const dog = await addMemory(
+      await userContext(t.db, user),
+      { text: "Has a golden retriever named Max", source: "inferred" },
+      "model",
+      "t",
+    );
+    await embedPending(t.db, { userId: user });
+    mock.scriptEmbeddings({ match: "pets", like: "golden retriever" });
+    const question = "What pets do I have?";
+    const found = async () =>
+      (
+        await recall(await userContext(t.db, user), question, {
+          budget: 200,
+          passages: false,
+          semantic: embedQuery(t.db, question),
+        })
+      ).memories.map((m) => m.id);
+    expect(await found()).toContain(dog.id);
+    // The same model's name on a vector of another size (a model whose output changed): never ranked against it.
+    await t.db.$executeRawUnsafe(`UPDATE "Memory" SET embedding = embedding || embedding WHERE id = $1`, dog.id);
+    expect(await found()).not.toContain(dog.id);
+  });
+
   it("a turn embeds its messages afterwards; a later thread recalls them by meaning", async () => {
     const user = (await t.db.user.create({ data: { email: `passage-${engine}@example.com` } })).id;
     mock.scriptEmbeddings({ match: "where did i go on holiday", like: "trip to Kyoto temples" });

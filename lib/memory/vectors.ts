@@ -228,8 +228,8 @@ async function memoryVectors(db: Db, userId: string, model: string, dims: number
   if (!cache) memoryCaches.set(db, (cache = new Map()));
   // In the turn's batched read: when no memory changed, the search makes no round trip of its own.
   const rows = await callFunction<{ id: string; version: string }>(db, {
-    call: "mnemo_memory_vector_versions($1, $2, $3::int)",
-    params: [userId, model, dims],
+    call: "mnemo_memory_vector_versions($1, $2)",
+    params: [userId, model],
   });
   const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
   if (missing.length) {
@@ -242,7 +242,8 @@ async function memoryVectors(db: Db, userId: string, model: string, dims: number
     }
     while (cache.size > MEMORY_VECTORS_KEPT) cache.delete(cache.keys().next().value!);
   }
-  // A row changed between the two reads is left out of this turn (its vector is not the one the filter saw).
+  // A row changed between the two reads is left out of this turn (its vector is not the one the filter saw), and so is
+  // a vector of another size (kept all the same, so it is not read again).
   return rows.flatMap((r) => {
     const hit = cache.get(r.id);
     return hit?.version === r.version && hit.vector.length === dims ? [{ id: r.id, vector: hit.vector }] : [];
