@@ -430,6 +430,21 @@ describe.each(engines)("the OpenAI-compatible API on %s", (engine) => {
     expect(stored.content).toMatch(/\[cut at 1,000,000 characters when stored\]$/);
   });
 
+  it("an answer of megabytes reaches the client whole; the thread keeps its first 1,000,000 characters, marked", async () => {
+    const u = await newUser();
+    const { key } = await createApiKey(u, { name: "echo", scopes: ["chat"] });
+    const words = Array.from({ length: 300_000 }, (_, i) => (i * 7919).toString(36)).join(" ");
+    mock.script({ content: words });
+    const r = await client(key).chat.completions.create({
+      model: "mnemo",
+      messages: [{ role: "user", content: "Say it all back." }],
+    });
+    expect(r.choices[0].message.content).toBe(words);
+    const stored = await t.db.item.findFirstOrThrow({ where: { userId: u.userId, role: "assistant" } });
+    expect(stored.content.startsWith(words.slice(0, 999_000))).toBe(true);
+    expect(stored.content).toMatch(/\[cut at 1,000,000 characters when stored\]$/);
+  });
+
   it("learning from a document of 600,000 characters reads its start and its end, cut for the memory model", async () => {
     const u = await newUser();
     const { key } = await createApiKey(u, { name: "doc", scopes: ["chat", "memory:write"] });

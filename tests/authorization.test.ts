@@ -18,7 +18,10 @@ const state = vi.hoisted(() => ({
   session: null as null | { id: string; role: "USER" | "ADMIN"; email: string; authAt: number },
 }));
 
-vi.mock("@/lib/db/client", () => ({ getDb: async () => state.db, getDatabase: async () => ({ prisma: state.db }) }));
+vi.mock("@/lib/db/client", () => ({
+  getDb: async () => state.db,
+  getDatabase: async () => ({ prisma: state.db, database: { activity: null } }),
+}));
 vi.mock("@/auth", () => ({
   auth: async () => (state.session ? { user: state.session } : null),
   signIn: async () => undefined,

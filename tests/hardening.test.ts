@@ -47,6 +47,28 @@ describe("text policy", () => {
     }
     expect(cutGraphemes("ab👩‍👩‍👧‍👦", 5)).toBe("ab");
     expect(truncate("short", 10)).toBe("short");
+    // A pasted document's title is its first words, however much space comes before them.
+    const pasted = provisionalTitle(" \n".repeat(5_000) + "Plan   the\ttrip " + "word ".repeat(1_000_000));
+    expect(pasted).toMatch(/^Plan the trip word word .*…$/);
+    expect(pasted.length).toBeLessThanOrEqual(60);
+  });
+
+  it("cuts where walking every cluster from the start would, deep into long text", () => {
+    // Runs whose clusters depend on what came long before the cut (a flag is a pair of regional indicators), or
+    // reach far past it (hundreds of accents on one letter), among emoji sequences and CRLF.
+    const parts = ["🇵🇹".repeat(300), "e" + "\u0301".repeat(200), "👩‍👩‍👧‍👦", "\r\n", "👍🏽", "plain words ", "한국어 "];
+    let text = "";
+    for (let i = 0; text.length < 20_000; i++) text += parts[(i * 7) % parts.length] + "x".repeat(i % 5);
+    const segments = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)];
+    const walked = (max: number) => {
+      let end = 0;
+      for (const { index, segment } of segments) {
+        if (index + segment.length > max) break;
+        end = index + segment.length;
+      }
+      return text.slice(0, end);
+    };
+    for (let max = 0; max < text.length; max += 37) expect(cutGraphemes(text, max)).toBe(walked(max));
   });
 
   it("removes NUL and replaces lone surrogates, keeping valid pairs", () => {

@@ -260,7 +260,8 @@ async function finish(caller: KeyCaller, x: Exchange, a: Answer): Promise<void> 
   if (a.usage) noteReportedPrompt(x.conn, x.model, x.sent, a.usage.prompt);
   // A reasoning model's thinking is passed through to the caller as the server sent it, but not kept or learned from.
   const said = withoutReasoning(a.text);
-  const text = stripCitations(said);
+  // The client has the whole answer; the thread keeps as much of it as of a client's message.
+  const text = storedMessageText(stripCitations(said), "when stored");
   const [answer] = await appendItems(
     u.db,
     x.threadId,

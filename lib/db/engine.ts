@@ -6,6 +6,7 @@ import path from "node:path";
 import fs from "node:fs";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { claimEmbeddedDatabase, releaseEmbeddedDatabase } from "./owner";
+import { takeTurns, type EmbeddedActivity } from "./embedded-turns";
 import { databasePoolSize, dataDirFromEnv } from "../config";
 
 export type DatabaseTarget =
@@ -64,6 +65,8 @@ export type OpenDatabase = {
   pool: DirectPool | null;
   /** Runs `fn` on one dedicated connection (PGlite has only one anyway). */
   withConnection<T>(fn: (c: SqlConnection) => Promise<T>): Promise<T>;
+  /** The embedded database's last answer (lib/db/embedded-turns.ts); none for PostgreSQL. */
+  activity: EmbeddedActivity | null;
   close(): Promise<void>;
 };
 
@@ -87,6 +90,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     return {
       target,
       factory,
+      activity: null,
       pool: {
         query: async (sql, params) => {
           if (pool.ending) return null;
@@ -131,6 +135,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     pglite = new PGlite();
     await pglite.waitReady;
   }
+  const activity = takeTurns(pglite); // a chain of statements no longer holds every request
   const conn: SqlConnection = {
     exec: async (sql) => void (await pglite.exec(sql)),
     query: async <T>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params as never)).rows,
@@ -149,6 +154,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
       spare: () => 1,
     },
     withConnection: (fn) => fn(conn),
+    activity,
     // An open PGlite keeps Node's event loop alive: scripts must close it.
     close: async () => {
       if (!pglite.closed) await pglite.close();

@@ -49,15 +49,19 @@ export function cleanDeep<T>(value: T, depth = 0): T {
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
-/** The longest prefix of whole grapheme clusters within `max` UTF-16 units. */
+/** Enough of what follows the cut for the cluster at the cut to be read whole (a code point is at most 2 units). */
+const AFTER_CUT = 64;
+
+/**
+ * The longest prefix of whole grapheme clusters within `max` UTF-16 units: it ends where the cluster holding unit
+ * `max` begins. Asked of the segmenter directly (`containing`), not by walking every cluster before the cut, and of
+ * the text only up to just past the cut: walking a pasted document to a cut a million units in took 250 ms of a
+ * blocked server, and segmenting a 7 MB text at all took tens of milliseconds. A cluster's start depends only on
+ * what precedes it and its own first code point.
+ */
 export function cutGraphemes(s: string, max: number): string {
   if (s.length <= max) return s;
-  let end = 0;
-  for (const { index, segment } of segmenter.segment(s)) {
-    if (index + segment.length > max) break;
-    end = index + segment.length;
-  }
-  return s.slice(0, end);
+  return s.slice(0, segmenter.segment(s.slice(0, max + AFTER_CUT)).containing(max)!.index);
 }
 
 /** Shortens text to at most `max` UTF-16 units, ending with "…" when cut. */
