@@ -50,8 +50,9 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   });
   afterAll(async () => t?.close());
 
-  it("a question that shares no word with a memory finds it through a close vector", async () => {
-    const user = (await t.db.user.create({ data: { email: `pets-${engine}@example.com` } })).id;
+  /** A user with 60 memories of trips, more than the prompt's profile holds (only a search brings one), and a dog. */
+  async function dogOwner(name: string) {
+    const user = (await t.db.user.create({ data: { email: `${name}-${engine}@example.com` } })).id;
     for (let i = 0; i < 60; i++)
       await addMemory(await userContext(t.db, user), { text: FILLER(i), source: "inferred" }, "model", "t");
     const dog = await addMemory(
@@ -60,6 +61,11 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       "model",
       "t",
     );
+    return { user, dog };
+  }
+
+  it("a question that shares no word with a memory finds it through a close vector", async () => {
+    const { user, dog } = await dogOwner("pets");
     const done = await embedPending(t.db, { userId: user });
     expect(done).toMatchObject({ model: "mock-embed-48", embedded: 61, remaining: 0 });
     // The vector's size is what the endpoint returned; its model is stored with it.
@@ -76,16 +82,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   });
 
   it("a memory whose vector has another size than the question's is left out, not compared", async () => {
-    const user = (await t.db.user.create({ data: { email: `sizes-${engine}@example.com` } })).id;
-    // More memories than the prompt's profile holds, so only a search can bring the one asked about.
-    for (let i = 0; i < 60; i++)
-      await addMemory(await userContext(t.db, user), { text: FILLER(i), source: "inferred" }, "model", "t");
-    const dog = await addMemory(
-      await userContext(t.db, user),
-      { text: "Has a golden retriever named Max", source: "inferred" },
-      "model",
-      "t",
-    );
+    const { user, dog } = await dogOwner("sizes");
     await embedPending(t.db, { userId: user });
     mock.scriptEmbeddings({ match: "pets", like: "golden retriever" });
     const question = "What pets do I have?";
