@@ -208,6 +208,22 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     expect(Object.keys(done.item)).not.toContain("searchTokens");
   });
 
+  it("a web answer of megabytes is kept as a client's message is: its first 1,000,000 characters, marked", async () => {
+    // Sent as 30 chunks of 50,000 characters (the mock sends a chunk per word).
+    const words = Array.from({ length: 300_000 }, (_, i) => (i * 7919).toString(36))
+      .map((w, i) => w + (i % 10_000 === 9_999 ? " " : "-"))
+      .join("");
+    mock.script({ match: "say it all", content: words });
+    const events = await collect(runTurn(t.db, alice, { kind: "send", content: "say it all" }));
+    const done = events.at(-1) as Extract<TurnEvent, { type: "done" }>;
+    expect(done.type).toBe("done");
+    const stored = await t.db.item.findUniqueOrThrow({ where: { id: done.item.id } });
+    expect(stored.content.startsWith(words.slice(0, 999_000))).toBe(true);
+    expect(stored.content).toMatch(/\[cut at 1,000,000 characters when stored\]$/);
+    // What the browser is handed at the end is what a reload shows.
+    expect(done.item.content).toBe(stored.content);
+  });
+
   it("a model stream that stalls after its first chunk fails after the idle timeout, keeping the text", async () => {
     mock.script({ match: "stall please", content: "First words then nothing more ever", stallAfterChunks: 2 });
     const started = Date.now();

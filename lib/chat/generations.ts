@@ -8,6 +8,7 @@ import { publicItem, type SessionItem } from "@/lib/memory/session";
 import { messageTokens } from "@/lib/memory/tokens";
 import { ChatGoneError, isDatabaseUnavailable } from "@/lib/errors";
 import { continuableThreadWhere } from "@/lib/projects/access";
+import { storedMessageText } from "@/lib/chat/stored-message";
 import { cleanText } from "@/lib/text/policy";
 import { stripCitations } from "@/lib/memory/citation-format";
 import {} from "@/lib/llm/prompt-limits";
@@ -47,8 +48,11 @@ export async function stopTurn(db: Db, userId: string, itemId: string): Promise<
  */
 export async function finishRetrying(db: Db, c: ContentCipher, itemId: string, data: Finish): Promise<SessionItem> {
   // What is stored is what the user is shown: a NUL or lone surrogate the model wrote made safe here, not only in
-  // the database layer (lib/db/prisma.ts), so the answer the browser gets equals the one a reload shows.
-  if (data.content !== undefined) data = { ...data, content: cleanText(stripCitations(data.content)) };
+  // the database layer (lib/db/prisma.ts), so the answer the browser gets equals the one a reload shows. An answer
+  // is kept as a client's message is (lib/chat/stored-message.ts): whole up to a million characters, then cut.
+  if (data.content !== undefined) {
+    data = { ...data, content: storedMessageText(cleanText(stripCitations(data.content)), "when stored") };
+  }
   for (let attempt = 0; ; attempt++) {
     try {
       return await finish(db, c, itemId, data);

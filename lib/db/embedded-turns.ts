@@ -19,21 +19,18 @@ export type EmbeddedActivity = {
 /** Makes every statement on `db`, and in each of its transactions, wait for the next turn before it starts. */
 export function takeTurns(db: PGlite): EmbeddedActivity {
   let answeredAt = 0;
+  const inTurn = async <R>(run: () => Promise<R>): Promise<R> => {
+    await nextTurn();
+    const result = await run();
+    answeredAt = performance.now();
+    return result;
+  };
   const taking = <T extends Pick<Transaction, "query" | "exec">>(target: T): T => {
     const query = target.query.bind(target);
     const exec = target.exec.bind(target);
-    target.query = async <R>(sql: string, params?: unknown[], options?: QueryOptions) => {
-      await nextTurn();
-      const rows = await query<R>(sql, params, options);
-      answeredAt = performance.now();
-      return rows;
-    };
-    target.exec = async (sql, options) => {
-      await nextTurn();
-      const results = await exec(sql, options);
-      answeredAt = performance.now();
-      return results;
-    };
+    target.query = <R>(sql: string, params?: unknown[], options?: QueryOptions) =>
+      inTurn(() => query<R>(sql, params, options));
+    target.exec = (sql, options) => inTurn(() => exec(sql, options));
     return target;
   };
   taking(db);
