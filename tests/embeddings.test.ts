@@ -3,7 +3,7 @@
 // name, searched with pgvector where the database has it and by an exact scan
 // otherwise, and fused with word matches. Outages fall back to words.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { userContext } from "@/lib/user-context";
+import { userContext, type UserContext } from "@/lib/user-context";
 import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
@@ -12,6 +12,8 @@ import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
 import { addMemory, updateMemoryText } from "@/lib/memory/store";
 import { recall } from "@/lib/memory/recall";
+import { loadMissingMemories } from "@/lib/memory/recall-passages";
+import type { MemoryCandidate } from "@/lib/memory/recall-block";
 import { PrismaSession } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
@@ -79,6 +81,54 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     const byMeaning = await recall(await userContext(t.db, user), question, { budget: 200, passages: false, semantic });
     expect(byMeaning.memories[0]?.id).toBe(dog.id);
     expect(byMeaning.tokens).toBeLessThanOrEqual(200);
+  });
+
+  it("a memory found by meaning alone is shown only where it may be: not private to a remote model, not muted", async () => {
+    const { user, dog } = await dogOwner("gate");
+    await embedPending(t.db, { userId: user });
+    mock.scriptEmbeddings({ match: "pets", like: "golden retriever" });
+    const question = "What pets do I have?";
+    const found = async (scope?: Partial<UserContext["scope"]>) => {
+      const u = await userContext(t.db, user);
+      const r = await recall({ ...u, scope: { ...u.scope, ...scope } }, question, {
+        budget: 200,
+        passages: false,
+        semantic: embedQuery(t.db, question),
+      });
+      return r.memories.find((m) => m.id === dog.id);
+    };
+    // Read as recall shows it: its text and fields.
+    expect(await found()).toMatchObject({ text: "Has a golden retriever named Max", kind: dog.kind, pinned: false });
+    await t.db.memory.update({ where: { id: dog.id }, data: { private: true } });
+    expect(await found()).toBeUndefined();
+    expect(await found({ privateOk: true })).toBeDefined();
+    // Another project's scope does not reach general memory.
+    expect(await found({ privateOk: true, general: false, projectId: "another-project" })).toBeUndefined();
+    await t.db.memory.update({ where: { id: dog.id }, data: { private: false, muted: true } });
+    expect(await found({ privateOk: true })).toBeUndefined();
+  });
+
+  it("memories recall found by meaning alone are read by id through the same gate", async () => {
+    const { user, dog } = await dogOwner("by-id");
+    const other = await dogOwner("by-id-other");
+    const u = await userContext(t.db, user);
+    const read = async (scope: Partial<UserContext["scope"]> = {}, ids = [dog.id, other.dog.id]) => {
+      const into = new Map<string, MemoryCandidate>();
+      await loadMissingMemories({ ...u, scope: { ...u.scope, ...scope } }, ids, into);
+      return [...into.values()];
+    };
+    // Only the user's own: another user's id yields nothing.
+    const [own, ...rest] = await read();
+    expect(rest).toEqual([]);
+    expect(own).toMatchObject({ id: dog.id, text: "Has a golden retriever named Max", pinned: false, kind: dog.kind });
+    expect(own.since).toBeInstanceOf(Date);
+    expect(own.tokens).toBeGreaterThan(0);
+    await t.db.memory.update({ where: { id: dog.id }, data: { private: true } });
+    expect(await read()).toEqual([]);
+    expect(await read({ privateOk: true })).toHaveLength(1);
+    expect(await read({ privateOk: true, general: false, projectId: "another-project" })).toEqual([]);
+    await t.db.memory.update({ where: { id: dog.id }, data: { status: "archived" } });
+    expect(await read({ privateOk: true })).toEqual([]);
   });
 
   it("a memory whose vector has another size than the question's is left out, not compared", async () => {

@@ -9,9 +9,8 @@ import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
 import { type DateRange } from "./dates";
 import { MEMORY_LINE_OVERHEAD } from "./profile";
 import { type VectorHit } from "./vectors";
-import { validSince } from "./validity";
 import { escapeLine, memSuffix, type MemoryCandidate, type Passage } from "./recall-block";
-import { memoryScopeWhere, scopeParams, type MemoryScope } from "@/lib/projects/scope";
+import { memoryScopeParams, scopeParams, type MemoryScope } from "@/lib/projects/scope";
 
 /** A message recall may show; `tokens` is its stored count (the line costs about that much). */
 export type Neighbor = {
@@ -238,25 +237,14 @@ export async function recentExchanges(
 
 /** Memories found only by vector, read (and decrypted) by id, the user's own and active only. */
 export async function loadMissingMemories(u: UserContext, ids: string[], into: Map<string, MemoryCandidate>) {
-  const { db, userId } = u;
   if (!ids.length) return;
-  const c = u.cipher;
-  const rows = await db.memory.findMany({
-    where: { id: { in: ids }, userId, status: "active", muted: false, ...memoryScopeWhere(u.scope) },
-    select: {
-      id: true,
-      text: true,
-      kind: true,
-      pinned: true,
-      sourceRef: true,
-      needsRevalidation: true,
-      tokens: true,
-      validFrom: true,
-      createdAt: true,
-    },
+  // In the same statement as the vector hits' neighbours when recall reads together (lib/db/function-calls.ts).
+  const rows = await callFunction<MemoryCandidate & { since: Date }>(u.db, {
+    call: "mnemo_memories_by_id($1, $2::text[], $3::text, $4::boolean, $5::boolean)",
+    params: [u.userId, ids, ...memoryScopeParams(u.scope)],
+    dates: ["since"],
   });
-  for (const { validFrom, createdAt, ...r } of rows)
-    into.set(r.id, { ...r, text: c.open(r.text), since: validSince({ validFrom, createdAt }) });
+  for (const r of rows) into.set(r.id, { ...r, text: u.cipher.open(r.text) });
 }
 
 /** Vector hits with their neighbours, in one query (hits outside the user's searchable threads yield nothing). */

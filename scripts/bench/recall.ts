@@ -37,6 +37,7 @@ const { createTestDb } = await import("../../testing/databases");
 const { appendItems } = await import("../../lib/memory/session");
 const { recall, escapeLine } = await import("../../lib/memory/recall");
 const { countTokens } = await import("../../lib/memory/tokens");
+const { readTogether } = await import("../../lib/db/function-calls");
 const { UPKEEP_SQL } = await import("../../lib/db/statistics");
 const { percentile, round, table } = await import("./stats");
 const { locomoConversations, locomoFiles, locomoMessages, locomoSessions, parseLocomoDate } =
@@ -177,10 +178,11 @@ async function main() {
           for (const budget of BUDGETS) {
             for (const variant of emb ? (["", ":hybrid"] as const) : ([""] as const)) {
               const t0 = performance.now();
-              const r = await recall(await userContext(t.db, user.id), qa.question, {
-                budget,
-                semantic: variant ? Promise.resolve(sem) : undefined,
-              });
+              const u = await userContext(t.db, user.id);
+              // As a turn reads (lib/chat/turn.ts): the calls made together share a statement, unless BENCH_UNBATCHED.
+              const read = () =>
+                recall(u, qa.question, { budget, semantic: variant ? Promise.resolve(sem) : undefined });
+              const r = await (process.env.BENCH_UNBATCHED ? read() : readTogether(read));
               const ms = performance.now() - t0;
               // A turn counts when its message is shown whole: an excerpt of it (a long message, or a line cut to
               // its cap) may have left the evidence out.
