@@ -1,11 +1,12 @@
 // Real databases for integration tests and benchmarks: a fresh in-memory PGlite always, and a
-// fresh PostgreSQL database when TEST_DATABASE_URL is set. Both get the
-// project's migrations applied exactly as production does.
+// fresh PostgreSQL database when TEST_DATABASE_URL is set. Both are copies of a database the
+// project's migrations were applied to exactly as production does (testing/database-templates.ts).
 import pg from "pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { newPrismaClient } from "@/lib/db/prisma";
 import { openDatabase, type OpenDatabase } from "@/lib/db/engine";
 import { applyMigrations } from "@/lib/db/migrate";
+import { pgliteTemplate, postgresTemplate } from "./database-templates";
 
 export type Engine = "pglite" | "postgres";
 export const engines: Engine[] = process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
@@ -22,12 +23,12 @@ export type TestDb = {
 
 let counter = 0;
 
-/** Creates an empty PostgreSQL database next to `baseUrl` and returns its URL. */
-export async function createPostgresDatabase(baseUrl: string, prefix: string): Promise<string> {
+/** Creates an empty PostgreSQL database next to `baseUrl` (a copy of `template` if given) and returns its URL. */
+export async function createPostgresDatabase(baseUrl: string, prefix: string, template?: string): Promise<string> {
   const name = `${prefix}_${process.pid}_${Date.now()}_${counter++}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
   await admin.end();
   const u = new URL(baseUrl);
   u.pathname = `/${name}`;
@@ -36,8 +37,9 @@ export async function createPostgresDatabase(baseUrl: string, prefix: string): P
 
 export async function createTestDb(engine: Engine): Promise<TestDb> {
   if (engine === "pglite") {
-    const database = await openDatabase({ kind: "pglite", dataDir: "", pgliteDir: null });
-    await database.withConnection((c) => applyMigrations(c));
+    const snapshot = await pgliteTemplate();
+    const database = await openDatabase({ kind: "pglite", dataDir: "", pgliteDir: null, snapshot });
+    await database.withConnection((c) => applyMigrations(c)); // nothing pending: the template is of this schema
     const db = newPrismaClient(database.factory, database.pool);
     return {
       engine,
@@ -52,7 +54,7 @@ export async function createTestDb(engine: Engine): Promise<TestDb> {
     };
   }
   const base = process.env.TEST_DATABASE_URL!;
-  const url = await createPostgresDatabase(base, "mnemo_t");
+  const url = await createPostgresDatabase(base, "mnemo_t", await postgresTemplate(base));
   const name = new URL(url).pathname.slice(1);
   const database = await openDatabase({ kind: "postgres", url });
   await database.withConnection((c) => applyMigrations(c));

@@ -10,7 +10,9 @@ import { takeTurns, type EmbeddedActivity } from "./embedded-turns";
 import { databasePoolSize, dataDirFromEnv } from "../config";
 
 export type DatabaseTarget =
-  { kind: "pglite"; dataDir: string; pgliteDir: string | null } | { kind: "postgres"; url: string };
+  // `snapshot`: an in-memory database (no pgliteDir) starts from these files (PGlite's dumpDataDir) instead of initdb.
+  | { kind: "pglite"; dataDir: string; pgliteDir: string | null; snapshot?: Blob }
+  | { kind: "postgres"; url: string };
 
 export type Env = Record<string, string | undefined>;
 
@@ -132,14 +134,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
       throw e;
     }
   } else {
-    pglite = new PGlite();
+    pglite = new PGlite(target.snapshot ? { loadDataDir: target.snapshot } : undefined);
     await pglite.waitReady;
   }
   const activity = takeTurns(pglite); // a chain of statements no longer holds every request
-  const conn: SqlConnection = {
-    exec: async (sql) => void (await pglite.exec(sql)),
-    query: async <T>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params as never)).rows,
-  };
+  const conn = pgliteConnection(pglite);
   return {
     target,
     factory: new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory,
@@ -160,6 +159,14 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
       if (!pglite.closed) await pglite.close();
       if (dir) releaseEmbeddedDatabase(dir);
     },
+  };
+}
+
+/** A PGlite instance as the migrator and the SQL-function tools talk to a database. */
+export function pgliteConnection(pglite: import("@electric-sql/pglite").PGlite): SqlConnection {
+  return {
+    exec: async (sql) => void (await pglite.exec(sql)),
+    query: async <T>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params as never)).rows,
   };
 }
 

@@ -223,6 +223,8 @@ async function main() {
                       missed: sent.filter((m) => used.has(m.id) && !credited.has(m.id)).map((m) => m.text),
                       wrong: sent.filter((m) => !used.has(m.id) && credited.has(m.id)).map((m) => m.text),
                       right: sent.filter((m) => used.has(m.id) && credited.has(m.id)).map((m) => m.text),
+                      // Everything sent, for trying a change to attribution offline (scripts/bench/attribution.ts).
+                      sent: sent.map((m) => ({ ...m, used: used.has(m.id) })),
                     }) + "\n",
                   );
                 tally(credit.everySent, new Set(sent.map((m) => m.id)), used);
