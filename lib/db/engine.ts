@@ -11,8 +11,7 @@ import { databasePoolSize, dataDirFromEnv } from "../config";
 
 export type DatabaseTarget =
   // `snapshot`: an in-memory database (no pgliteDir) starts from these files (PGlite's dumpDataDir) instead of initdb.
-  | { kind: "pglite"; dataDir: string; pgliteDir: string | null; snapshot?: Blob }
-  | { kind: "postgres"; url: string };
+  { kind: "pglite"; dataDir: string; pgliteDir: string | null; snapshot?: Blob } | { kind: "postgres"; url: string };
 
 export type Env = Record<string, string | undefined>;
 
