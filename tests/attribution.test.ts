@@ -101,6 +101,37 @@ describe("attributeMemories", () => {
     expect(attributeMemories("7 May 2023", "When did I go out with friends?", tied)).toEqual([]);
   });
 
+  it("an answer naming a date uses the memory about what was asked told in the weeks around it, not months away", () => {
+    const day = (d: string) => new Date(`${d}T00:00:00Z`);
+    const q = "When did I start boot camp with my family?";
+    const told = (since: string) => [
+      ...FOUR,
+      { id: "camp", text: "Started going to boot camp with the family last month", since: day(since) },
+      { id: "race", text: "Ran a charity race for mental health", since: day(since) },
+    ];
+    // Told in May of an event in April; a plan told in March for April.
+    expect(attributeMemories("April 2023", q, told("2023-05-12"))).toEqual(["camp"]);
+    expect(attributeMemories("April 2023", q, told("2023-03-20"))).toEqual(["camp"]);
+    expect(attributeMemories("April 2023", q, told("2023-08-01"))).toEqual([]);
+  });
+
+  it("a short reply that carries no memory's words uses the memory the question is clearly about", () => {
+    const sent = [
+      ...FOUR,
+      { id: "bowl", text: "Made a black and white bowl in pottery class" },
+      { id: "vase", text: "Bought a blue vase at the market" },
+    ];
+    const q = "Did I make the black and white bowl in the photo?";
+    expect(attributeMemories("Yes!", q, sent)).toEqual(["bowl"]);
+    expect(attributeMemories("Yes, you made it yourself.", q, sent)).toEqual(["bowl"]);
+    // Saying it does not know, or answering at length with none of its words, uses nothing.
+    expect(attributeMemories("I don't know, sorry.", q, sent)).toEqual([]);
+    expect(attributeMemories("No idea.", q, sent)).toEqual([]);
+    expect(attributeMemories("Sure. ".repeat(50), q, sent)).toEqual([]);
+    // A question no memory clearly matches: nothing.
+    expect(attributeMemories("Yes.", "Did I like the photo I took?", sent)).toEqual([]);
+  });
+
   it("a terse answer whose word several memories hold uses the one of them about what was asked", () => {
     const sent = [
       ...FOUR,

@@ -1,18 +1,15 @@
-// Which of the memories sent with a question did the answer draw on? Read
-// after the answer, from its text, so it works with any model, including one
-// that ignores every instruction: a memory counts as used when the answer
-// carries enough of what is specific to it. Its words are weighed by how
-// specific they are: a word the question already said counts half (an answer
-// echoes its question), a word several of the sent memories share counts less,
-// and a name or a number (written with a capital inside the memory, or with
-// digits) is enough on its own. A short answer carries little of any memory
-// ("a dance studio" from "Jon is working on opening a dance studio, …"), so a
-// memory also counts when it holds most of what the answer says beyond the
-// question; when several hold it ("Barcelona"), the one of them that best matches the question does. An answer that
-// gives a date (a day or month the prompt filed memories under) uses the memory of that day that best matches the
-// question. "Memories used" and every signal learned from
-// use (use counts, ratings, procedure checks, expiry) read this, not the list
-// of memories the model was given. A model that cites what it used
+// Which of the memories sent with a question did the answer draw on? Read after the answer, from its text, so it
+// works with any model, including one that ignores every instruction: a memory counts as used when the answer
+// carries enough of what is specific to it. Its words are weighed by how specific they are: a word the question
+// already said counts half (an answer echoes its question), a word several of the sent memories share counts less,
+// and a name or a number (written with a capital inside the memory, or with digits) is enough on its own. A short
+// answer carries little of any memory ("a dance studio" from "Jon is working on opening a dance studio, …"), so a
+// memory also counts when it holds most of what the answer says beyond the question; when several hold it
+// ("Barcelona"), the one of them that best matches the question does. An answer that gives a date uses the memory
+// filed within a month of it (told after the event, or as a plan before it) that best matches the question. A short
+// reply that carries no memory's words ("Yes") uses the memory the question is clearly about, unless it says it does
+// not know or gives a figure no memory holds. "Memories used" and every signal learned from use (use counts, ratings,
+// procedure checks, expiry) read this, not the list of memories the model was given. A model that cites what it used
 // ("[memory: Has a dog]", lib/memory/citation-format.ts) adds those too.
 import { indexWords } from "@/lib/crypto/content";
 import { citations } from "./citation-format";
@@ -26,7 +23,8 @@ const GENERAL = new Set(
   indexWords(
     "user users has have had name named called likes like liked prefers prefer preferred wants want " +
       "enjoys enjoy lives live living works work working currently usually often always really very " +
-      "also his her their them my me your yours about from into when what who which there here",
+      "also his her their them my me your yours about from into when what who which there here " +
+      "do does did can could will would should must",
   ),
 );
 
@@ -95,6 +93,12 @@ function bestForQuestion(candidates: number[], asked: Set<string>, wordsOf: Set<
 }
 
 /**
+ * How far from an event the memory telling of it may be filed: after it ("last week", "two weeks ago"), or before
+ * it for a plan ("next month").
+ */
+const TOLD_WITHIN = 31 * 86_400_000;
+
+/**
  * The memory an answer drew on for a date: when the answer names a day (or month) the prompt filed memories under,
  * the one of them that matches the question best ("When did I go to the support group?" answered "7 May 2023"
  * shares no word with "Went to an LGBTQ support group", but names the day it was filed under).
@@ -103,9 +107,9 @@ function datedMemory(answer: string, asked: Set<string>, sent: SentMemory[], wor
   if (!sent.some((m) => m.since)) return null;
   const ranges = questionDates(answer);
   if (!ranges.length) return null;
-  const onDay = sent.flatMap((m, i) =>
-    m.since && ranges.some((r) => m.since! >= r.start && m.since! < r.end) ? [i] : [],
-  );
+  const near = (since: Date, r: { start: Date; end: Date }) =>
+    since.getTime() >= r.start.getTime() - TOLD_WITHIN && since.getTime() < r.end.getTime() + TOLD_WITHIN;
+  const onDay = sent.flatMap((m, i) => (m.since && ranges.some((r) => near(m.since!, r)) ? [i] : []));
   return bestForQuestion(onDay, asked, wordsOf);
 }
 
@@ -145,7 +149,7 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const holders = wordsOf.flatMap((_, i) => (holdsAnswer(i) ? [i] : []));
   const answered = bestForQuestion(holders, asked, wordsOf);
   if (answered !== null) cited.add(sent[answered].id);
-  return sent
+  const out = sent
     .filter((m, i) => {
       if (cited.has(m.id)) return true;
       const words = wordsOf[i];
@@ -166,4 +170,39 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
       return share >= USED_SHARE || (namedCarried && share >= NAMED_SHARE);
     })
     .map((m) => m.id);
+  if (out.length) return out;
+  const replied = replyMemory(answer, asked, wordsOf);
+  return replied === null ? out : [sent[replied].id];
+}
+
+/** A short reply: "Yes", "Twice", "Hoodies"; an essay that carries no memory's words drew on none. */
+const SHORT_REPLY_WORDS = 40;
+/** Share of the question's specific words the memory a short reply answers must hold. */
+const REPLY_QUESTION_SHARE = 0.6;
+/** A reply that says it does not know drew on nothing, however well a memory matched the question. */
+const DECLINES = new RegExp(
+  [
+    "\\b(?:do|does|did)(?:n[o'’]t| not) (?:know|have|see|recall|remember)\\b",
+    "\\b(?:can|could)(?:n[o'’]t| not) (?:find|tell|say|recall|remember)\\b",
+    "\\b(?:not sure|no (?:idea|information|record|mention)|unknown|not mentioned)\\b",
+  ].join("|"),
+  "i",
+);
+
+/**
+ * The memory a short reply answers when the reply carries none of its words ("Did Melanie make the black and white
+ * bowl?" "Yes"): the one that clearly matches the question best, holding most of what it asks about. Not for a
+ * number or a date no memory holds ("3", "9 June"): a figure that came from no memory shows none was used.
+ */
+function replyMemory(answer: string, asked: Set<string>, wordsOf: Set<string>[]): number | null {
+  if (answer.split(/\s+/).length > SHORT_REPLY_WORDS || DECLINES.test(answer) || /\d/.test(answer)) return null;
+  const best = bestForQuestion(
+    wordsOf.map((_, i) => i),
+    asked,
+    wordsOf,
+  );
+  if (best === null) return null;
+  const about = [...asked].filter(specific);
+  const held = about.filter((w) => wordsOf[best].has(w)).length;
+  return about.length && held >= REPLY_QUESTION_SHARE * about.length ? best : null;
 }
