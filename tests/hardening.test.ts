@@ -16,6 +16,7 @@ import { createThread, threadView } from "@/lib/chat/threads";
 import { provisionalTitle } from "@/lib/chat/titles";
 import { appendItems } from "@/lib/memory/session";
 import { sweepExpiredAnswers } from "@/lib/chat/leases";
+import { partialSaver } from "@/lib/chat/generations";
 import { drainJobs, runDueJobs, startWorker } from "@/lib/jobs/worker";
 import { claim, LOCK_SECONDS, queueHealth, renewLock, type JobKind } from "@/lib/jobs/queue";
 import { importMemories } from "@/lib/memory/portable";
@@ -222,6 +223,28 @@ describe.each(engines)("turns and background work on %s", (engine) => {
     expect(stored.content).toMatch(/\[cut at 1,000,000 characters when stored\]$/);
     // What the browser is handed at the end is what a reload shows.
     expect(done.item.content).toBe(stored.content);
+  });
+
+  it("an answer of megabytes is saved while it streams as it will be kept: its first 1,000,000 characters", async () => {
+    const th = await createThread(await userContext(t.db, alice), {});
+    const cipher = await threadCipher(t.db, th.id);
+    const [, a] = await appendItems(
+      t.db,
+      th.id,
+      [
+        { role: "user", content: "a long one" },
+        { role: "assistant", status: "streaming", content: "" },
+      ],
+      { cipher },
+    );
+    const saver = partialSaver(t.db, cipher, () => a.id, new AbortController());
+    await new Promise((r) => setTimeout(r, 600)); // a save is due once half a second has passed
+    saver.maybe("word ".repeat(300_000));
+    await saver.done();
+    const row = await t.db.item.findUniqueOrThrow({ where: { id: a.id } });
+    const content = cipher.open(row.content);
+    expect(content.startsWith("word ".repeat(199_999))).toBe(true);
+    expect(content).toMatch(/\[cut at 1,000,000 characters when stored\]$/);
   });
 
   it("a model stream that stalls after its first chunk fails after the idle timeout, keeping the text", async () => {

@@ -96,6 +96,9 @@ async function finish(db: Db, c: ContentCipher, itemId: string, data: Finish): P
 
 const FLUSH_MS = 500;
 
+/** What a reload mid-answer shows: kept as the finished answer will be, whole up to the cap (stored-message.ts). */
+const partialText = (snapshot: string) => storedMessageText(stripCitations(snapshot, true), "when stored");
+
 /**
  * Saves the partial answer every FLUSH_MS while it streams, so a reload mid-answer shows what arrived so far. An
  * answer no longer streaming (stopped from another instance) aborts the generation.
@@ -110,7 +113,7 @@ export function partialSaver(db: Db, c: ContentCipher, answerId: () => string, a
       const id = answerId();
       flushing = flushing.then(async () => {
         const r = await db.item
-          .updateMany({ where: { id, status: "streaming" }, data: { content: c.seal(stripCitations(snapshot, true)) } })
+          .updateMany({ where: { id, status: "streaming" }, data: { content: c.seal(partialText(snapshot)) } })
           .catch(() => ({ count: 1 }));
         if (r.count === 0) abort.abort(); // stopped from another instance
       });
