@@ -115,6 +115,21 @@ describe("attributeMemories", () => {
     expect(attributeMemories("April 2023", q, told("2023-08-01"))).toEqual([]);
   });
 
+  it("an answer listing things uses the memory behind each item", () => {
+    const sent = [
+      ...FOUR,
+      { id: "piano", text: "Plays the piano at home most evenings after a long day at the office downtown" },
+      { id: "violin", text: "Started to play the violin last spring with a teacher from the conservatory" },
+      { id: "drums", text: "Plays the drums on Saturdays in a garage with two neighbours from the street" },
+      { id: "band", text: "Watched a jazz band play at the harbour festival with old school friends" },
+    ];
+    const q = "Which instruments do I play?";
+    expect(attributeMemories("Piano, violin and drums.", q, sent)).toEqual(["piano", "violin", "drums"]);
+    expect(attributeMemories("The piano; the drums; the violin", q, sent)).toEqual(["piano", "violin", "drums"]);
+    // One item alone is not a list: what it says must still be most of what a memory holds for the answer.
+    expect(attributeMemories("Jazz.", q, sent)).toEqual(["band"]);
+  });
+
   it("a short reply that carries no memory's words uses the memory the question is clearly about", () => {
     const sent = [
       ...FOUR,

@@ -5,12 +5,13 @@
 // and a name or a number (written with a capital inside the memory, or with digits) is enough on its own. A short
 // answer carries little of any memory ("a dance studio" from "Jon is working on opening a dance studio, …"), so a
 // memory also counts when it holds most of what the answer says beyond the question; when several hold it
-// ("Barcelona"), the one of them that best matches the question does. An answer that gives a date uses the memory
-// filed within a month of it (told after the event, or as a plan before it) that best matches the question. A short
-// reply that carries no memory's words ("Yes") uses the memory the question is clearly about, unless it says it does
-// not know or gives a figure no memory holds. "Memories used" and every signal learned from use (use counts, ratings,
-// procedure checks, expiry) read this, not the list of memories the model was given. A model that cites what it used
-// ("[memory: Has a dog]", lib/memory/citation-format.ts) adds those too.
+// ("Barcelona"), the one of them that best matches the question does; an answer listing things ("piano, violin and
+// drums") is read so item by item. An answer that gives a date uses the memory filed within a month of it (told
+// after the event, or as a plan before it) that best matches the question. A short reply that carries no memory's
+// words ("Yes") uses the memory the question is clearly about, unless it says it does not know or gives a figure no
+// memory holds. "Memories used" and every signal learned from use (use counts, ratings, procedure checks, expiry)
+// read this, not the list of memories the model was given. A model that cites what it used ("[memory: Has a dog]",
+// lib/memory/citation-format.ts) adds those too.
 import { indexWords } from "@/lib/crypto/content";
 import { citations } from "./citation-format";
 import { questionDates } from "./dates";
@@ -132,23 +133,14 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   if (dated !== null) cited.add(sent[dated].id);
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
-  // What the answer says beyond the question, each word weighed by how few of the memories hold it.
-  const own = new Set([...said].filter((w) => specific(w) && !asked.has(w)));
-  const ownWeight = (w: string) => 1 / (spread.get(w) ?? 1);
-  let ownTotal = 0;
-  for (const w of own) ownTotal += ownWeight(w);
-  // How much of that each memory holds: its few words walked, not a long answer's many.
-  const held = wordsOf.map((words) => {
-    let sum = 0;
-    for (const w of words) if (own.has(w)) sum += ownWeight(w);
-    return sum;
-  });
-  const holdsAnswer = (i: number) => held[i] > 0 && held[i] >= ANSWER_SHARE * ownTotal;
-  const explainsAnswer = (i: number) => holdsAnswer(i) && held[i] >= ANSWER_MIN_WEIGHT;
-  // What the answer says is in several memories ("Barcelona" in two): of those, the one about what was asked.
-  const holders = wordsOf.flatMap((_, i) => (holdsAnswer(i) ? [i] : []));
-  const answered = bestForQuestion(holders, asked, wordsOf);
-  if (answered !== null) cited.add(sent[answered].id);
+  const whole = holding(said, asked, wordsOf, spread);
+  const explainsAnswer = (i: number) => whole.holds(i) && whole.held[i] >= ANSWER_MIN_WEIGHT;
+  if (whole.answered !== null) cited.add(sent[whole.answered].id);
+  // A listing answer ("Kyle, Sara"): each item may come from a memory of its own.
+  for (const item of listItems(answer)) {
+    const { answered } = holding(new Set(indexWords(item)), asked, wordsOf, spread);
+    if (answered !== null) cited.add(sent[answered].id);
+  }
   const out = sent
     .filter((m, i) => {
       if (cited.has(m.id)) return true;
@@ -173,6 +165,41 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   if (out.length) return out;
   const replied = replyMemory(answer, asked, wordsOf);
   return replied === null ? out : [sent[replied].id];
+}
+
+/**
+ * Which memories hold what a text says beyond the question (each word weighed by how few memories hold it; a memory
+ * holds it with ANSWER_SHARE of that weight), and of those the one about what was asked ("Barcelona" in two).
+ */
+function holding(said: Set<string>, asked: Set<string>, wordsOf: Set<string>[], spread: Map<string, number>) {
+  const own = new Set([...said].filter((w) => specific(w) && !asked.has(w)));
+  const ownWeight = (w: string) => 1 / (spread.get(w) ?? 1);
+  let ownTotal = 0;
+  for (const w of own) ownTotal += ownWeight(w);
+  // Each memory's few words walked, not a long answer's many.
+  const held = wordsOf.map((words) => {
+    let sum = 0;
+    for (const w of words) if (own.has(w)) sum += ownWeight(w);
+    return sum;
+  });
+  const holds = (i: number) => held[i] > 0 && held[i] >= ANSWER_SHARE * ownTotal;
+  const answered = bestForQuestion(
+    wordsOf.flatMap((_, i) => (holds(i) ? [i] : [])),
+    asked,
+    wordsOf,
+  );
+  return { held, holds, answered };
+}
+
+/** The items of an answer that lists things ("Kyle, Sara", "piano and violin"): short parts, at least two. */
+const LIST_ITEM_WORDS = 5;
+function listItems(answer: string): string[] {
+  const parts = answer
+    .split(/[,;\n•]|\band\b/i)
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const items = parts.filter((p) => p.split(/\s+/).length <= LIST_ITEM_WORDS);
+  return items.length >= 2 ? items : [];
 }
 
 /** A short reply: "Yes", "Twice", "Hoodies"; an essay that carries no memory's words drew on none. */

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import { attributeMemories, type SentMemory } from "@/lib/memory/attribution";
 
-type Line = { q: string; a: unknown; sent?: Array<SentMemory & { used: boolean; since?: string }> };
+type Line = { q: string; a: unknown; cat?: number; sent?: Array<SentMemory & { used: boolean; since?: string }> };
 
 const file = process.argv[2];
 if (!file) {
@@ -23,9 +23,9 @@ if (!lines.every((l) => l.sent)) {
   process.exit(2);
 }
 
-let hit = 0;
-let credited = 0;
-let used = 0;
+// [credited and truly used, credited, truly used], in all and by LoCoMo category (1: the answer spans sessions).
+const all = [0, 0, 0];
+const byCategory = new Map<number, number[]>();
 let ms = 0;
 const misses: string[] = [];
 for (const l of lines) {
@@ -34,25 +34,30 @@ for (const l of lines) {
   const ids = new Set(attributeMemories(String(l.a ?? ""), l.q, sent));
   ms += performance.now() - t0;
   const truth = new Set(l.sent!.filter((m) => m.used).map((m) => m.id));
-  hit += [...ids].filter((id) => truth.has(id)).length;
-  credited += ids.size;
-  used += truth.size;
+  const counts = [[...ids].filter((id) => truth.has(id)).length, ids.size, truth.size];
+  if (l.cat !== undefined && !byCategory.has(l.cat)) byCategory.set(l.cat, [0, 0, 0]);
+  for (const into of [all, byCategory.get(l.cat ?? -1)]) counts.forEach((n, i) => into && (into[i] += n));
   if (process.env.SHOW)
     for (const m of l.sent!) {
       const mark = ids.has(m.id) === m.used ? "" : m.used ? "MISSED" : "WRONG";
       if (mark) misses.push(`${mark}\t${l.q}\t${String(l.a)}\t${m.text}`);
     }
 }
-const precision = credited ? hit / credited : 0;
-const recall = used ? hit / used : 0;
+const scores = ([hit, credited, used]: number[]) => ({
+  precision: Number((credited ? hit / credited : 0).toFixed(3)),
+  recall: Number((used ? hit / used : 0).toFixed(3)),
+  credited,
+  used,
+});
 if (misses.length) fs.writeFileSync(process.env.SHOW!, misses.join("\n") + "\n");
+if (byCategory.size) {
+  const names: Record<number, string> = { 1: "multi-session", 2: "temporal", 3: "open-domain", 4: "single-session" };
+  console.table(
+    [...byCategory]
+      .sort(([a], [b]) => a - b)
+      .map(([cat, c]) => ({ category: `${cat} ${names[cat] ?? ""}`, ...scores(c) })),
+  );
+}
 console.log(
-  JSON.stringify({
-    questions: lines.length,
-    precision: Number(precision.toFixed(3)),
-    recall: Number(recall.toFixed(3)),
-    credited,
-    used,
-    ms_per_answer: Number((ms / lines.length).toFixed(3)),
-  }),
+  JSON.stringify({ questions: lines.length, ...scores(all), ms_per_answer: Number((ms / lines.length).toFixed(3)) }),
 );

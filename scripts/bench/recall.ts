@@ -220,6 +220,7 @@ async function main() {
                     JSON.stringify({
                       q: qa.question,
                       a: qa.answer,
+                      cat: qa.category,
                       missed: sent.filter((m) => used.has(m.id) && !credited.has(m.id)).map((m) => m.text),
                       wrong: sent.filter((m) => !used.has(m.id) && credited.has(m.id)).map((m) => m.text),
                       right: sent.filter((m) => used.has(m.id) && credited.has(m.id)).map((m) => m.text),
