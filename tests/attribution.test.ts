@@ -128,6 +128,11 @@ describe("attributeMemories", () => {
     expect(attributeMemories("The piano; the drums; the violin", q, sent)).toEqual(["piano", "violin", "drums"]);
     // One item alone is not a list: what it says must still be most of what a memory holds for the answer.
     expect(attributeMemories("Jazz.", q, sent)).toEqual(["band"]);
+    // A list is read for its first 200 different items: what a memory gave shows long before a list's end.
+    const filler = (n: number) => Array.from({ length: n }, (_, i) => `thing${i}`);
+    expect(attributeMemories([...filler(150), "violin"].join(", "), q, sent)).toEqual(["violin"]);
+    expect(attributeMemories([...filler(250), "violin"].join(", "), q, sent)).toEqual([]);
+    expect(attributeMemories([...Array(500).fill("ukulele"), "violin"].join(", "), q, sent)).toEqual(["violin"]);
   });
 
   it("a short reply that carries no memory's words uses the memory the question is clearly about", () => {

@@ -191,15 +191,21 @@ function holding(said: Set<string>, asked: Set<string>, wordsOf: Set<string>[], 
   return { held, holds, answered };
 }
 
-/** The items of an answer that lists things ("Kyle, Sara", "piano and violin"): short parts, at least two. */
+/**
+ * The items of an answer that lists things ("Kyle, Sara", "piano and violin"): short parts, at least two, each once.
+ * Only the first LIST_ITEMS_READ are read: each is weighed against every memory, and an answer of 20,000 comma-cut
+ * items held the server for 186 ms after the answer (100,000 characters of prose: 42 ms).
+ */
 const LIST_ITEM_WORDS = 5;
+const LIST_ITEMS_READ = 200;
 function listItems(answer: string): string[] {
-  const parts = answer
-    .split(/[,;\n•]|\band\b/i)
-    .map((p) => p.trim())
-    .filter(Boolean);
-  const items = parts.filter((p) => p.split(/\s+/).length <= LIST_ITEM_WORDS);
-  return items.length >= 2 ? items : [];
+  const items = new Set<string>();
+  for (const part of answer.split(/[,;\n•]|\band\b/i)) {
+    const item = part.trim().toLowerCase();
+    if (item && item.split(/\s+/).length <= LIST_ITEM_WORDS) items.add(item);
+    if (items.size >= LIST_ITEMS_READ) break;
+  }
+  return items.size >= 2 ? [...items] : [];
 }
 
 /** A short reply: "Yes", "Twice", "Hoodies"; an essay that carries no memory's words drew on none. */
