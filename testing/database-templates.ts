@@ -62,11 +62,15 @@ export function postgresTemplate(baseUrl: string): Promise<string> {
   return name;
 }
 
+/** The name of the PostgreSQL template of this checkout's migrations. */
+export const postgresTemplateName = () => `mnemo_template_${schemaKey()}`;
+
 async function makePostgresTemplate(baseUrl: string): Promise<string> {
-  const name = `mnemo_template_${schemaKey()}`;
+  const name = postgresTemplateName();
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   try {
+    await dropStalePostgresTemplates(admin, name);
     const found = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [name]);
     if (found.rowCount) return name;
     // Made under a name of its own and renamed when complete: another process never copies a half-made one.
@@ -90,4 +94,25 @@ async function makePostgresTemplate(baseUrl: string): Promise<string> {
   } finally {
     await admin.end();
   }
+}
+
+/**
+ * Templates of other schemas (older migrations) on this server, dropped so a long-lived test server does not collect
+ * one per change. One in use (a run of another checkout copying from it) refuses the drop and is left for later.
+ */
+export async function dropStalePostgresTemplates(admin: pg.Client, keep: string): Promise<string[]> {
+  const { rows } = await admin.query<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE datname ~ '^mnemo_template_[0-9a-f]{16}$' AND datname <> $1`,
+    [keep],
+  );
+  const dropped: string[] = [];
+  for (const { datname } of rows) {
+    try {
+      await admin.query(`DROP DATABASE ${datname}`);
+      dropped.push(datname);
+    } catch {
+      // In use: the next run drops it.
+    }
+  }
+  return dropped;
 }

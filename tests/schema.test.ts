@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase, type SqlConnection } from "@/lib/db/engine";
 import { applyMigrations, listMigrations, migrationStatus } from "@/lib/db/migrate";
 import { ensureSchema, StartupError } from "@/lib/startup";
-import { engines } from "@/testing/databases";
+import { createTestDb, engines } from "@/testing/databases";
+import { dropStalePostgresTemplates, postgresTemplateName } from "@/testing/database-templates";
 
 async function catalog(c: SqlConnection) {
   const q = (sql: string) => c.query(sql);
@@ -108,4 +109,30 @@ describe.each(engines)("startup schema check on %s", (engine) => {
       }
     },
   );
+});
+
+describe.runIf(process.env.TEST_DATABASE_URL)("the test suite's PostgreSQL templates", () => {
+  it("a template of other migrations is dropped, one in use is left, this checkout's is kept", async () => {
+    // This run's own template exists once a PostgreSQL test database has been made.
+    await createTestDb("postgres").then((t) => t.close());
+    const a = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await a.connect();
+    const [old, busy] = ["0123456789abcdef", "fedcba9876543210"].map((h) => `mnemo_template_${h}`);
+    for (const n of [old, busy]) await a.query(`CREATE DATABASE ${n}`);
+    const u = new URL(process.env.TEST_DATABASE_URL!);
+    u.pathname = `/${busy}`;
+    const user = new pg.Client({ connectionString: u.toString() });
+    await user.connect();
+    try {
+      expect(await dropStalePostgresTemplates(a, postgresTemplateName())).toContain(old);
+      const left = await a.query(`SELECT datname FROM pg_database WHERE datname = ANY($1) ORDER BY 1`, [
+        [old, busy, postgresTemplateName()],
+      ]);
+      expect(left.rows.map((r) => r.datname)).toEqual([busy, postgresTemplateName()].sort());
+    } finally {
+      await user.end();
+      for (const n of [old, busy]) await a.query(`DROP DATABASE IF EXISTS ${n} WITH (FORCE)`);
+      await a.end();
+    }
+  });
 });

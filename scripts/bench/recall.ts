@@ -196,13 +196,15 @@ async function main() {
                 fs.appendFileSync(
                   process.env.MISSES,
                   JSON.stringify({
-                    mode,
+                    mode: mode + variant,
                     file: path.basename(file),
                     q: qa.question,
                     cat: qa.category,
                     ev,
                     mems: r.memories.length,
                     memRefs: r.memories.map((m) => m.sourceRef),
+                    memTexts: process.env.MISSES_TEXT ? r.memories.map((m) => m.text) : undefined,
+                    passLines: process.env.MISSES_TEXT ? r.passages.map((p) => p.lines) : undefined,
                     pass: r.passages.map((p) => `${p.recent ? "R" : ""}${p.sourceRefs.join(",")}`),
                     tokens: r.tokens,
                   }) + "\n",
