@@ -113,6 +113,44 @@ describe("attributeMemories", () => {
     expect(attributeMemories("April 2023", q, told("2023-05-12"))).toEqual(["camp"]);
     expect(attributeMemories("April 2023", q, told("2023-03-20"))).toEqual(["camp"]);
     expect(attributeMemories("April 2023", q, told("2023-08-01"))).toEqual([]);
+    // Dates typed in haste still name the day.
+    expect(attributeMemories("April.2023", q, told("2023-05-12"))).toEqual(["camp"]);
+    expect(attributeMemories("The week before 10May, 2023", q, told("2023-05-12"))).toEqual(["camp"]);
+  });
+
+  it("a year in the answer reaches the memory that counts back to it from the day it was told", () => {
+    const day = (d: string) => new Date(`${d}T00:00:00Z`);
+    const sent = [
+      ...FOUR,
+      { id: "surf", text: "Started surfing five years ago and loves being out on the water", since: day("2023-07-16") },
+      { id: "turtles", text: "Has had turtles for 3 years, they keep him calm", since: day("2022-04-02") },
+      { id: "trip", text: "Took a road trip up the coast last year", since: day("2023-03-10") },
+      { id: "board", text: "Bought a new surf board for the summer", since: day("2023-07-16") },
+    ];
+    expect(attributeMemories("2018", "What year did I start surfing?", sent)).toEqual(["surf"]);
+    expect(attributeMemories("In 2019", "When did I get my turtles?", sent)).toEqual(["turtles"]);
+    expect(attributeMemories("2022", "When did I take the road trip?", sent)).toEqual(["trip"]);
+    // A year no memory counts back to credits none.
+    expect(attributeMemories("2015", "What year did I start surfing?", sent)).toEqual([]);
+  });
+
+  it("a light verb the question uses ('go') does not make a memory the question's best match", () => {
+    const day = (d: string) => new Date(`${d}T00:00:00Z`);
+    const sent = [
+      ...FOUR,
+      {
+        id: "group",
+        text: "Attended an LGBTQ support group and found the stories inspiring",
+        since: day("2023-05-08"),
+      },
+      { id: "swim", text: "Is going swimming with the kids after work", since: day("2023-05-08") },
+      // Each of the question's other words is in more memories than "go" is.
+      { id: "rights", text: "Speaks up for LGBTQ rights at the support centre", since: day("2023-01-02") },
+      { id: "chat", text: "Runs the LGBTQ book group chat", since: day("2023-01-02") },
+      { id: "friends", text: "Has support from a group of old friends", since: day("2023-01-02") },
+    ];
+    const q = "When did I go to the LGBTQ support group?";
+    expect(attributeMemories("7 May 2023", q, sent)).toEqual(["group"]);
   });
 
   it("an answer listing things uses the memory behind each item", () => {

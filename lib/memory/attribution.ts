@@ -14,7 +14,7 @@
 // lib/memory/citation-format.ts) adds those too.
 import { indexWords } from "@/lib/crypto/content";
 import { citations } from "./citation-format";
-import { questionDates } from "./dates";
+import { eventDates, questionDates } from "./dates";
 
 /** A memory sent with the question; `since`: the day the prompt filed it under, when it gave days. */
 export type SentMemory = { id: string; text: string; since?: Date };
@@ -25,7 +25,7 @@ const GENERAL = new Set(
     "user users has have had name named called likes like liked prefers prefer preferred wants want " +
       "enjoys enjoy lives live living works work working currently usually often always really very " +
       "also his her their them my me your yours about from into when what who which there here " +
-      "do does did can could will would should must",
+      "do does did can could will would should must go goes going went gone",
   ),
 );
 
@@ -106,11 +106,13 @@ const TOLD_WITHIN = 31 * 86_400_000;
  */
 function datedMemory(answer: string, asked: Set<string>, sent: SentMemory[], wordsOf: Set<string>[]): number | null {
   if (!sent.some((m) => m.since)) return null;
-  const ranges = questionDates(answer);
+  const ranges = questionDates(answer, new Date(), { years: true });
   if (!ranges.length) return null;
-  const near = (since: Date, r: { start: Date; end: Date }) =>
-    since.getTime() >= r.start.getTime() - TOLD_WITHIN && since.getTime() < r.end.getTime() + TOLD_WITHIN;
-  const onDay = sent.flatMap((m, i) => (m.since && ranges.some((r) => near(m.since!, r)) ? [i] : []));
+  const near = (at: Date, r: { start: Date; end: Date }) =>
+    at.getTime() >= r.start.getTime() - TOLD_WITHIN && at.getTime() < r.end.getTime() + TOLD_WITHIN;
+  const onDay = sent.flatMap((m, i) =>
+    m.since && eventDates(m.text, m.since).some((at) => ranges.some((r) => near(at, r))) ? [i] : [],
+  );
   return bestForQuestion(onDay, asked, wordsOf);
 }
 

@@ -1,5 +1,6 @@
 // Dates named in a question ("on 1 May, 2022", "in July 2022", "October 13,
-// 2023", "yesterday", "last week"): recall favours what was said then.
+// 2023", "yesterday", "last week"): recall favours what was said then. And the
+// dates a memory's words count back to from the day it was told, for attribution.
 const MONTHS = [
   "january",
   "february",
@@ -27,7 +28,8 @@ const dayRange = (y: number, m: number, d: number): DateRange => ({
   end: new Date(utc(y, m, d).getTime() + 2 * DAY),
 });
 
-export function questionDates(text: string, now = new Date()): DateRange[] {
+/** The dates a text names; with `years`, a bare year too ("2018", "since 2016": off for questions, "Cyberpunk 2077"). */
+export function questionDates(text: string, now = new Date(), opts: { years?: boolean } = {}): DateRange[] {
   const s = text.toLowerCase();
   const out: DateRange[] = [];
   const taken: Array<[number, number]> = [];
@@ -42,13 +44,14 @@ export function questionDates(text: string, now = new Date()): DateRange[] {
       }
     }
   };
-  take(new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, "g"), (m) =>
+  // "10 July, 2022", and typed in haste "10July, 2022".
+  take(new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s*(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, "g"), (m) =>
     dayRange(+m[3], monthIndex(m[2]), +m[1]),
   );
   take(new RegExp(`\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "g"), (m) =>
     dayRange(+m[3], monthIndex(m[1]), +m[2]),
   );
-  take(new RegExp(`\\b${MONTH}\\.?,?\\s+(\\d{4})\\b`, "g"), (m) => ({
+  take(new RegExp(`\\b${MONTH}(?:\\.?,?\\s+|\\.)(\\d{4})\\b`, "g"), (m) => ({
     start: utc(+m[2], monthIndex(m[1]), 1),
     end: utc(+m[2], monthIndex(m[1]) + 1, 1),
   }));
@@ -58,7 +61,33 @@ export function questionDates(text: string, now = new Date()): DateRange[] {
     start: utc(now.getUTCFullYear(), now.getUTCMonth() - 1, 1),
     end: utc(now.getUTCFullYear(), now.getUTCMonth(), 1),
   }));
+  if (opts.years) take(/\b(19\d\d|20\d\d)\b/g, (m) => ({ start: utc(+m[1], 0, 1), end: utc(+m[1] + 1, 0, 1) }));
   return out.filter((r) => !Number.isNaN(r.start.getTime()) && r.start < r.end);
+}
+
+const COUNT_WORDS = ["a", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"];
+const COUNT = `(\\d{1,2}|${COUNT_WORDS.join("|")}|twelve)`;
+const count = (w: string) => (/^\d/.test(w) ? +w : w === "twelve" ? 12 : Math.max(1, COUNT_WORDS.indexOf(w)));
+const SPAN = new RegExp(
+  `\\b(?:${COUNT}\\s+(years?|months?)\\s+ago|for\\s+(?:about\\s+)?${COUNT}\\s+(years?|months?)|last (year|month))\\b`,
+  "gi",
+);
+
+/**
+ * When the events a text tells of happened, as far as its words and the day it was told say: that day, and the days
+ * it counts back to ("started surfing five years ago", "has had turtles for 3 years", "last year").
+ */
+export function eventDates(text: string, told: Date): Date[] {
+  const out = [told];
+  for (const m of text.matchAll(SPAN)) {
+    const n = m[5] ? 1 : count((m[1] ?? m[3]).toLowerCase());
+    const unit = (m[2] ?? m[4] ?? m[5]).toLowerCase();
+    const back = new Date(told);
+    if (unit.startsWith("year")) back.setUTCFullYear(back.getUTCFullYear() - n);
+    else back.setUTCMonth(back.getUTCMonth() - n);
+    out.push(back);
+  }
+  return out;
 }
 
 // Words that ask when, how long, or about a stretch of time: then the prompt dates each memory (lib/memory/recall.ts),
