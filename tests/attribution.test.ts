@@ -134,6 +134,22 @@ describe("attributeMemories", () => {
     expect(attributeMemories("2015", "What year did I start surfing?", sent)).toEqual([]);
   });
 
+  it("of the memories holding an answer's words, the one holding most of them is credited", () => {
+    const memory = (text: string, i: number) => ({ id: `other${i}${text.length}`, text });
+    const sent = [
+      ...FOUR,
+      { id: "aspire", text: "Aspires to get into local politics to help improve the community" },
+      { id: "focus", text: "Passion in politics revolves around improving education and infrastructure in the city" },
+      // "education" and "infrastructure" are in many memories, "improve" in two: "improve" alone is half the answer.
+      ...["Believes education matters", "Funds education for kids", "Studied education at college"].map(memory),
+      ...["Infrastructure projects run slow", "Writes on rail infrastructure", "Road infrastructure is old"].map(
+        memory,
+      ),
+    ];
+    const q = "What is my main focus in local politics?";
+    expect(attributeMemories("Improving education and infrastructure", q, sent)).toEqual(["focus"]);
+  });
+
   it("a light verb the question uses ('go') does not make a memory the question's best match", () => {
     const day = (d: string) => new Date(`${d}T00:00:00Z`);
     const sent = [

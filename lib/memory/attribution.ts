@@ -171,7 +171,8 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
 
 /**
  * Which memories hold what a text says beyond the question (each word weighed by how few memories hold it; a memory
- * holds it with ANSWER_SHARE of that weight), and of those the one about what was asked ("Barcelona" in two).
+ * holds it with ANSWER_SHARE of that weight), and of those holding the most of it the one about what was asked
+ * ("Barcelona" in two).
  */
 function holding(said: Set<string>, asked: Set<string>, wordsOf: Set<string>[], spread: Map<string, number>) {
   const own = new Set([...said].filter((w) => specific(w) && !asked.has(w)));
@@ -185,8 +186,10 @@ function holding(said: Set<string>, asked: Set<string>, wordsOf: Set<string>[], 
     return sum;
   });
   const holds = (i: number) => held[i] > 0 && held[i] >= ANSWER_SHARE * ownTotal;
+  // Of those, the ones holding the most of it ("education and infrastructure" both, not only "improve").
+  const most = Math.max(0, ...held) - 1e-9;
   const answered = bestForQuestion(
-    wordsOf.flatMap((_, i) => (holds(i) ? [i] : [])),
+    wordsOf.flatMap((_, i) => (holds(i) && held[i] >= most ? [i] : [])),
     asked,
     wordsOf,
   );
