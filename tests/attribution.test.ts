@@ -150,6 +150,18 @@ describe("attributeMemories", () => {
     expect(attributeMemories("Improving education and infrastructure", q, sent)).toEqual(["focus"]);
   });
 
+  it("a question naming a day is about the memory told that day", () => {
+    const day = (d: string) => new Date(`${d}T10:00:00Z`);
+    const sent = [
+      ...FOUR,
+      { id: "may", text: "Busy at the shelter preparing for a fundraiser", since: day("2023-05-25") },
+      { id: "march", text: "Planning a ring-toss tournament for the shelter's fundraiser", since: day("2023-03-01") },
+    ];
+    const q = "What event was I getting ready for at the shelter on May 25, 2023?";
+    expect(attributeMemories("A fundraiser", q, sent)).toEqual(["may"]);
+    expect(attributeMemories("A fundraiser", "What event was I getting ready for at the shelter?", sent)).toEqual([]);
+  });
+
   it("a light verb the question uses ('go') does not make a memory the question's best match", () => {
     const day = (d: string) => new Date(`${d}T00:00:00Z`);
     const sent = [

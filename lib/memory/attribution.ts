@@ -116,6 +116,25 @@ function datedMemory(answer: string, asked: Set<string>, sent: SentMemory[], wor
   return bestForQuestion(onDay, asked, wordsOf);
 }
 
+/** A word no text holds: the day a question names, held by the memories told then. */
+const ASKED_DAY = "\u0000day";
+
+/**
+ * A question naming a day ("at the shelter on May 25, 2023") is about what was told then: the memories filed on that
+ * day hold the day as one of the question's words, weighed as rare as it is among the memories sent.
+ */
+function toldOnAskedDay(question: string, asked: Set<string>, sent: SentMemory[], wordsOf: Set<string>[]) {
+  const ranges = questionDates(question);
+  if (!ranges.length) return;
+  let any = false;
+  sent.forEach((m, i) => {
+    if (!m.since || !ranges.some((r) => m.since! >= r.start && m.since! < r.end)) return;
+    wordsOf[i].add(ASKED_DAY);
+    any = true;
+  });
+  if (any) asked.add(ASKED_DAY);
+}
+
 /**
  * Of an answer (and its question), attribution reads this much: what a memory gave an answer shows long before its
  * end, and stemming every word of a megabytes-long answer held the server for most of a second.
@@ -130,6 +149,7 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const said = new Set(indexWords(answer));
   const asked = new Set(indexWords(question));
   const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter(specific)));
+  toldOnAskedDay(question, asked, sent, wordsOf);
   const cited = citedMemories(answer, sent);
   const dated = datedMemory(answer, asked, sent, wordsOf);
   if (dated !== null) cited.add(sent[dated].id);
