@@ -49,6 +49,15 @@ describe("questionDates", () => {
     expect(questionDates("What is my favourite ice cream?")).toEqual([]);
     expect(questionDates("May I ask about 2022 plans?")).toEqual([]);
   });
+  it("reads a year only when asked to, and a pasted log's first 50 dates", () => {
+    expect(questionDates("Since 2016", now, { years: true }).map((r) => [iso(r.start), iso(r.end)])).toEqual([
+      ["2016-01-01", "2017-01-01"],
+    ]);
+    const log = Array.from({ length: 14_000 }, (_, i) => `${(i % 28) + 1} July ${2000 + (i % 20)}`).join(", ");
+    const read = questionDates(log, now, { years: true });
+    expect(read).toHaveLength(50);
+    expect(iso(read[0].start)).toBe("2000-06-30");
+  });
 });
 
 describe.each(engines)("recall by date on %s", (engine) => {

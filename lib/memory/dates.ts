@@ -28,6 +28,12 @@ const dayRange = (y: number, m: number, d: number): DateRange => ({
   end: new Date(utc(y, m, d).getTime() + 2 * DAY),
 });
 
+/**
+ * A text's first dates are read, at most this many: each is checked against those taken, and a pasted log of 14,000
+ * dates held the server half a second.
+ */
+const DATES_READ = 50;
+
 /** The dates a text names; with `years`, a bare year too ("2018", "since 2016": off for questions, "Cyberpunk 2077"). */
 export function questionDates(text: string, now = new Date(), opts: { years?: boolean } = {}): DateRange[] {
   const s = text.toLowerCase();
@@ -36,6 +42,7 @@ export function questionDates(text: string, now = new Date(), opts: { years?: bo
   const free = (i: number, len: number) => !taken.some(([a, b]) => i < b && i + len > a);
   const take = (re: RegExp, f: (m: RegExpExecArray) => DateRange | null) => {
     for (const m of s.matchAll(re)) {
+      if (out.length >= DATES_READ) return;
       if (!free(m.index!, m[0].length)) continue;
       const r = f(m as RegExpExecArray);
       if (r) {
@@ -80,6 +87,7 @@ const SPAN = new RegExp(
 export function eventDates(text: string, told: Date): Date[] {
   const out = [told];
   for (const m of text.matchAll(SPAN)) {
+    if (out.length > DATES_READ) break;
     const n = m[5] ? 1 : count((m[1] ?? m[3]).toLowerCase());
     const unit = (m[2] ?? m[4] ?? m[5]).toLowerCase();
     const back = new Date(told);
