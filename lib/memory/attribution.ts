@@ -174,6 +174,7 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
       let carried = 0;
       let namedCarried = false;
       for (const w of words) {
+        if (w === ASKED_DAY) continue; // the day told is no word an answer carries
         const weight = (asked.has(w) ? 0.5 : 1) / (spread.get(w) ?? 1);
         total += weight;
         if (!said.has(w)) continue;
