@@ -17,7 +17,7 @@ import type { MemoryCandidate } from "@/lib/memory/recall-block";
 import { PrismaSession } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
-import { ensureVectorIndex, hasPgvector } from "@/lib/memory/vectors";
+import { ensureVectorIndex, hasPgvector, nearestMessages } from "@/lib/memory/vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
 
 let mock: MockLlm;
@@ -330,6 +330,38 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
         `SELECT indexdef FROM pg_indexes WHERE indexname = 'Item_embedding_hnsw_48'`,
       );
       expect(idx[0]?.indexdef).toMatch(/USING hnsw/);
+    },
+  );
+
+  it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
+    "a message the approximate index cannot reach among identical vectors is still found",
+    async () => {
+      // Many identical vectors leave an HNSW graph with rows no search reaches (measured: 200 copies hide one).
+      const say = async (email: string, texts: string[]) => {
+        const user = (await t.db.user.create({ data: { email: `${email}-${engine}@example.com` } })).id;
+        const u = await userContext(t.db, user);
+        const thread = await createThread(u, {});
+        await new PrismaSession(t.db, thread.id, u.cipher).addItems(
+          texts.map((content) => ({ role: "user", content })),
+        );
+        expect((await embedPending(t.db, { userId: user })).remaining).toBe(0);
+        return user;
+      };
+      const user = await say("copies", [...Array(100).fill("ok thanks"), "The garden shed needs a new roof"]);
+      await say("others", Array(300).fill("ok thanks"));
+      await ensureVectorIndex(t.db, 48);
+      // A sort costed out of reach makes the planner rank by the index, as it does for a large table.
+      const name = new URL(t.url!).pathname.slice(1);
+      await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} SET enable_sort = off`);
+      const c = await t.newClient();
+      try {
+        const q = (await embedQuery(c.db, "ok thanks"))!;
+        const hits = await nearestMessages(c.db, user, q.model, q.vector, 120);
+        expect(hits).toHaveLength(101);
+      } finally {
+        await c.close();
+        await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} RESET ALL`);
+      }
     },
   );
 });

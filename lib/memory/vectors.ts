@@ -5,7 +5,7 @@
 // - PgvectorIndex, PostgreSQL with pgvector: the database ranks (`<=>`).
 //   Messages use an HNSW index per vector size (created when the first vector
 //   of that size is stored), with iterative scans so the per-user filter still
-//   yields k rows.
+//   yields k rows; a user with fewer than k is ranked exactly.
 // - ExactScanIndex, PGlite or PostgreSQL without pgvector: an exact scan in the
 //   app. The user's message vectors are kept in memory between turns (one
 //   Float32Array) and reloaded only when the set of embedded rows changes.
@@ -126,7 +126,25 @@ class PgvectorIndex implements VectorIndex {
         ) n ORDER BY d
       `,
     ]);
-    return rows;
+    // HNSW is approximate: among near-duplicates it can leave a row unreached. Fewer rows than asked means the user
+    // has few (or the scan gave up), so an exact ranking costs little and misses nothing.
+    return rows.length < k ? this.exactMessages(userId, model, q, k, excludeThreadId) : rows;
+  }
+
+  /** The same ranking without the index (a materialized CTE cannot use it): exact, for a user with few vectors. */
+  private exactMessages(userId: string, model: string, q: number[], k: number, excludeThreadId?: string) {
+    const dims = dimsSql(q.length);
+    const v = literal(q);
+    return this.db.$queryRaw<VectorHit[]>`
+      WITH mine AS MATERIALIZED (
+        SELECT id, embedding FROM "Item"
+        WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dims}
+          AND "threadId" IS DISTINCT FROM ${excludeThreadId ?? null}::text
+      )
+      SELECT id, (1 - d)::float8 AS score FROM (
+        SELECT id, (embedding::vector(${dims})) <=> ${v}::vector(${dims}) AS d FROM mine
+      ) n ORDER BY d LIMIT ${k}::int
+    `;
   }
 
   /** An HNSW index over messages' vectors of this size (made once; later calls are free). */
