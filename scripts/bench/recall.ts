@@ -22,7 +22,8 @@
 // One embedded database for the whole run, one user per conversation (recall reads only its user's rows): creating
 // and closing a PGlite instance per conversation trips a V8 bug on Node 24 after a few dozen (nodejs/node#64500,
 // "Check failed: jit_page_->allocations_.erase(addr) == 1"). `--repeat=N` ingests the files N times (as other
-// users), to check a run of many LoCoMo-sized conversations in one process.
+// users), to check a run of many LoCoMo-sized conversations in one process. `DATABASE_URL=… BENCH_ENGINES=postgres`
+// measures on PostgreSQL instead (with pgvector, its approximate HNSW index ranks the messages).
 import fs from "node:fs";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
@@ -30,8 +31,9 @@ import os from "node:os";
 import path from "node:path";
 
 process.env.MNEMO_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "mnemo-recall-"));
-process.env.AUTH_SECRET ??= "bench-secret-bench-secret-bench-secret-00";
-delete process.env.DATABASE_URL;
+// The engine measured: PGlite, or PostgreSQL with DATABASE_URL and BENCH_ENGINES=postgres (pgvector's index then).
+const { benchEngines } = await import("./env");
+const [engine] = benchEngines();
 
 const { createTestDb } = await import("../../testing/databases");
 const { appendItems } = await import("../../lib/memory/session");
@@ -45,6 +47,7 @@ const { locomoConversations, locomoFiles, locomoMessages, locomoSessions, parseL
 const { saveConnection, clearConnectionCache } = await import("../../lib/llm/connection");
 const { embedQuery } = await import("../../lib/llm/embeddings");
 const { embedPending } = await import("../../lib/memory/embed");
+const { ensureVectorIndex } = await import("../../lib/memory/vectors");
 const { startMockLlm } = await import("../../testing/mock-llm");
 const { attributeMemories } = await import("../../lib/memory/attribution");
 const { getConfig } = await import("../../lib/config");
@@ -99,7 +102,7 @@ async function main() {
   };
 
   const repeat = Math.max(1, Number(args.find((a) => a.startsWith("--repeat="))?.slice("--repeat=".length) ?? 1));
-  const t = await createTestDb("pglite");
+  const t = await createTestDb(engine);
   let people = 0;
   if (emb && !("builtin" in emb)) {
     const admin = await t.db.user.create({ data: { email: "bench-admin@locomo.test", role: "ADMIN" } });
@@ -164,6 +167,11 @@ async function main() {
             console.error(
               `warning: ${done.remaining} rows left, ${done.unembeddable} refused by the embedding endpoint`,
             );
+        }
+        if (engine === "postgres" && emb) {
+          // The index built and the vectors in the planner's statistics, as a server that has run a while has them.
+          await ensureVectorIndex(t.db, (await embedQuery(t.db, "index"))!.vector.length);
+          await t.db.$executeRaw`ANALYZE "Item"`;
         }
         for (const qa of conv.qa.filter((q) => [1, 2, 3, 4].includes(q.category))) {
           const ev = evidenceIds(qa.evidence);
@@ -264,7 +272,7 @@ async function main() {
 
   const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
   console.log(
-    `Recall on ${inputs.length} LoCoMo file(s), ${questions} questions (categories 1-4), PGlite, ${new Date().toISOString().slice(0, 10)}`,
+    `Recall on ${inputs.length} LoCoMo file(s), ${questions} questions (categories 1-4), ${engine === "postgres" ? "PostgreSQL" : "PGlite"}, ${new Date().toISOString().slice(0, 10)}`,
   );
   console.log(
     emb
