@@ -83,6 +83,30 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(byMeaning.tokens).toBeLessThanOrEqual(200);
   });
 
+  it("a large budget carries memories found by meaning past the first 40, as it does those found by words", async () => {
+    const user = (await t.db.user.create({ data: { email: `many-${engine}@example.com` } })).id;
+    const add = async (text: string) =>
+      addMemory(await userContext(t.db, user), { text, source: "inferred" }, "model", "t");
+    // 60 memories nearer the question than the one it is about, and 60 unrelated, more than the profile holds.
+    for (let i = 0; i < 60; i++) await add(FILLER(i));
+    for (let i = 0; i < 60; i++) await add(`Ordered spare part ${i} for the old kitchen blender from the shop`);
+    const dog = await add("Has a golden retriever named Max");
+    expect((await embedPending(t.db, { userId: user })).remaining).toBe(0);
+    mock.scriptEmbeddings({ match: "where have i been", like: "museum city trip golden" });
+    const question = "Where have I been?";
+    const at = async (budget: number) =>
+      (
+        await recall(await userContext(t.db, user), question, {
+          budget,
+          passages: false,
+          semantic: embedQuery(t.db, question),
+        })
+      ).memories.map((m) => m.id);
+    expect(await at(2000)).toContain(dog.id);
+    // A small budget reads no further than it can show.
+    expect(await at(300)).not.toContain(dog.id);
+  });
+
   it("a memory found by meaning alone is shown only where it may be: not private to a remote model, not muted", async () => {
     const { user, dog } = await dogOwner("gate");
     await embedPending(t.db, { userId: user });

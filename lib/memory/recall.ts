@@ -79,9 +79,9 @@ const CANDIDATES = 40;
  */
 const PASSAGE_TOKENS = 50;
 /**
- * Memories searched: about as many as the budget could hold (a memory line costs ~20 tokens), at least CANDIDATES,
- * at most MAX_MEMORY_HITS. A fixed 40 left a large budget to passages when more memories were relevant (the
- * questions whose answer is a list: "What activities does she do?").
+ * Memories searched, by words and by meaning alike: about as many as the budget could hold (a memory line costs ~20
+ * tokens), at least CANDIDATES, at most MAX_MEMORY_HITS. A fixed 40 left a large budget to passages when more memories
+ * were relevant (the questions whose answer is a list: "What activities does she do?").
  */
 const MEMORY_TOKENS = 20;
 const MAX_MEMORY_HITS = 150;
@@ -153,7 +153,7 @@ export async function recall(
   const nearest = (opts.semantic ?? Promise.resolve(null)).then((sem) =>
     sem
       ? Promise.all([
-          nearestMemories(db, userId, sem.model, sem.vector, CANDIDATES),
+          nearestMemories(db, userId, sem.model, sem.vector, memoryHits(budget)),
           wantPassages
             ? nearestMessages(db, userId, sem.model, sem.vector, CANDIDATES * 3, opts.excludeThreadId)
             : Promise.resolve([]),
