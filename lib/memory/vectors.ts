@@ -113,38 +113,30 @@ class PgvectorIndex implements VectorIndex {
     if (q.length > HNSW_MAX_DIMS) return this.exact.nearestMessages(userId, model, q, k, excludeThreadId);
     const dims = dimsSql(q.length);
     const v = literal(q);
-    // The HNSW index answers the inner ORDER BY … LIMIT; relaxed_order lets it
-    // keep scanning past other users' rows, so the outer query re-sorts.
+    const mine = Prisma.sql`"userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dims}
+      AND "threadId" IS DISTINCT FROM ${excludeThreadId ?? null}::text`;
+    const distance = Prisma.sql`(embedding::vector(${dims})) <=> ${v}::vector(${dims})`;
+    // The HNSW index answers `near`; relaxed_order lets it keep scanning past other users' rows, so the outer query
+    // re-sorts. The index is approximate: among identical vectors it can leave rows unreached, so when it yields fewer
+    // rows than asked (a user with few, or a scan that gave up) the user's rows are ranked exactly instead: `mine` is a
+    // materialized CTE, which cannot use the index, read only then (a one-time filter), in the same statement.
     const [, rows] = await this.db.$transaction([
       this.db.$executeRaw`SET LOCAL hnsw.iterative_scan = relaxed_order`,
       this.db.$queryRaw<VectorHit[]>`
+        WITH near AS MATERIALIZED (
+          SELECT id, ${distance} AS d FROM "Item" WHERE ${mine} ORDER BY ${distance} LIMIT ${k}::int
+        ), mine AS MATERIALIZED (
+          SELECT id, embedding FROM "Item" WHERE ${mine}
+        )
         SELECT id, (1 - d)::float8 AS score FROM (
-          SELECT id, (embedding::vector(${dims})) <=> ${v}::vector(${dims}) AS d FROM "Item"
-          WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dims}
-            AND "threadId" IS DISTINCT FROM ${excludeThreadId ?? null}::text
-          ORDER BY (embedding::vector(${dims})) <=> ${v}::vector(${dims}) LIMIT ${k}::int
+          SELECT id, d FROM near WHERE (SELECT count(*) FROM near) >= ${k}::int
+          UNION ALL
+          SELECT id, d FROM (SELECT id, ${distance} AS d FROM mine ORDER BY d LIMIT ${k}::int) exact
+          WHERE (SELECT count(*) FROM near) < ${k}::int
         ) n ORDER BY d
       `,
     ]);
-    // HNSW is approximate: among near-duplicates it can leave a row unreached. Fewer rows than asked means the user
-    // has few (or the scan gave up), so an exact ranking costs little and misses nothing.
-    return rows.length < k ? this.exactMessages(userId, model, q, k, excludeThreadId) : rows;
-  }
-
-  /** The same ranking without the index (a materialized CTE cannot use it): exact, for a user with few vectors. */
-  private exactMessages(userId: string, model: string, q: number[], k: number, excludeThreadId?: string) {
-    const dims = dimsSql(q.length);
-    const v = literal(q);
-    return this.db.$queryRaw<VectorHit[]>`
-      WITH mine AS MATERIALIZED (
-        SELECT id, embedding FROM "Item"
-        WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dims}
-          AND "threadId" IS DISTINCT FROM ${excludeThreadId ?? null}::text
-      )
-      SELECT id, (1 - d)::float8 AS score FROM (
-        SELECT id, (embedding::vector(${dims})) <=> ${v}::vector(${dims}) AS d FROM mine
-      ) n ORDER BY d LIMIT ${k}::int
-    `;
+    return rows;
   }
 
   /** An HNSW index over messages' vectors of this size (made once; later calls are free). */
