@@ -17,7 +17,7 @@ import type { MemoryCandidate } from "@/lib/memory/recall-block";
 import { PrismaSession } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
-import { ensureVectorIndex, hasPgvector, nearestMessages } from "@/lib/memory/vectors";
+import { ensureVectorIndex, hasPgvector, hnswIndexName, nearestMessages } from "@/lib/memory/vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
 
 let mock: MockLlm;
@@ -351,14 +351,16 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       // The embed job starts building the index without waiting for it; this waits for the build it started.
       await ensureVectorIndex(t.db, 48);
       const idx = await t.db.$queryRawUnsafe<Array<{ indexdef: string }>>(
-        `SELECT indexdef FROM pg_indexes WHERE indexname = 'Item_embedding_hnsw_48'`,
+        `SELECT indexdef FROM pg_indexes WHERE indexname = '${hnswIndexName(48)}'`,
       );
       expect(idx[0]?.indexdef).toMatch(/USING hnsw/);
+      // Each vector once: copies are left out of the graph.
+      expect(idx[0]?.indexdef).toMatch(/NOT "vectorCopy"/);
     },
   );
 
   it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
-    "a message the approximate index cannot reach among identical vectors is still found",
+    "a message the approximate index cannot reach among identical vectors is still found; each vector is indexed once",
     async () => {
       // Many identical vectors leave an HNSW graph with rows no search reaches (measured: 200 copies hide one).
       const say = async (email: string, texts: string[]) => {
@@ -384,6 +386,34 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
         expect(hits).toHaveLength(101);
       } finally {
         await c.close();
+        await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} RESET ALL`);
+      }
+      // Another user's flood of one text: that vector is in the index once, whoever sent it.
+      const [{ indexed }] = await t.db.$queryRaw<Array<{ indexed: number }>>`
+        SELECT count(*) FILTER (WHERE NOT "vectorCopy")::int AS indexed FROM "Item" WHERE content = 'ok thanks'`;
+      expect(indexed).toBe(1);
+
+      // A user with more vectors than asked is answered by the index; their copies of the flooded vector are ranked
+      // exactly beside it, and their other rows stay reachable.
+      const words = ["garden", "violin", "taxes", "kayak", "bakery", "chess", "tomato", "rocket", "quilt", "harbor"];
+      const topics = Array.from({ length: 150 }, (_, i) => `ok thanks ${words[i % 10]} ${i}`);
+      const many = await say("index-reader", [...Array(100).fill("ok thanks"), ...topics]);
+      await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} SET enable_sort = off`);
+      const d = await t.newClient();
+      try {
+        const thanks = (await embedQuery(d.db, "ok thanks"))!;
+        const hits = await nearestMessages(d.db, many, thanks.model, thanks.vector, 120);
+        const mineThanks = await t.db.item.findMany({
+          where: { userId: many, content: "ok thanks" },
+          select: { id: true },
+        });
+        const found = new Set(hits.map((h) => h.id));
+        expect(mineThanks.filter((r) => found.has(r.id))).toHaveLength(100);
+        const last = (await embedQuery(d.db, topics[149]))!;
+        const [own] = await t.db.item.findMany({ where: { userId: many, content: topics[149] }, select: { id: true } });
+        expect((await nearestMessages(d.db, many, last.model, last.vector, 120)).map((h) => h.id)).toContain(own.id);
+      } finally {
+        await d.close();
         await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} RESET ALL`);
       }
     },

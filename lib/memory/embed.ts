@@ -74,7 +74,10 @@ async function nextPending(db: Db, e: Embedder, userId: string | undefined, limi
   return [...memories, ...items];
 }
 
-/** Stores vectors; a row whose text changed meanwhile keeps waiting (its md5 is compared). */
+/**
+ * Stores vectors; a row whose text changed meanwhile keeps waiting (its md5 is compared). A message whose vector
+ * another row already holds in the approximate index is marked a copy and left out of it (lib/memory/vectors.ts).
+ */
 async function store(db: Db, e: Embedder, rows: Pending[], vectors: Array<number[] | null>) {
   await db.$transaction(
     rows.map((r, i) =>
@@ -84,7 +87,10 @@ async function store(db: Db, e: Embedder, rows: Pending[], vectors: Array<number
             WHERE id = ${r.id} AND md5(text) = ${r.digest}
           `
         : db.$executeRaw`
-            UPDATE "Item" SET embedding = ${vectors[i]}::real[], "embeddingModel" = ${e.model}
+            UPDATE "Item" SET embedding = ${vectors[i]}::real[], "embeddingModel" = ${e.model},
+              "vectorKey" = md5(${vectors[i]}::real[]::text), "vectorCopy" = EXISTS (
+                SELECT 1 FROM "Item" d WHERE d."vectorKey" = md5(${vectors[i]}::real[]::text)
+                  AND d."embeddingModel" = ${e.model} AND NOT d."vectorCopy" AND d.id <> ${r.id})
             WHERE id = ${r.id} AND md5(${embeddedPart(Prisma.sql`content`)}) = ${r.digest}
           `,
     ),

@@ -4,8 +4,9 @@
 // can do:
 // - PgvectorIndex, PostgreSQL with pgvector: the database ranks (`<=>`).
 //   Messages use an HNSW index per vector size (created when the first vector
-//   of that size is stored), with iterative scans so the per-user filter still
-//   yields k rows; a user with fewer than k is ranked exactly.
+//   of that size is stored), holding each vector once, with iterative scans so
+//   the per-user filter still yields k rows; a user's copies of a vector, and
+//   all the rows of a user with fewer than k, are ranked exactly.
 // - ExactScanIndex, PGlite or PostgreSQL without pgvector: an exact scan in the
 //   app. The user's message vectors are kept in memory between turns (one
 //   Float32Array) and reloaded only when the set of embedded rows changes.
@@ -117,38 +118,50 @@ class PgvectorIndex implements VectorIndex {
       AND "threadId" IS DISTINCT FROM ${excludeThreadId ?? null}::text`;
     const distance = Prisma.sql`(embedding::vector(${dims})) <=> ${v}::vector(${dims})`;
     // The HNSW index answers `near`; relaxed_order lets it keep scanning past other users' rows, so the outer query
-    // re-sorts. The index is approximate: among identical vectors it can leave rows unreached, so when it yields fewer
-    // rows than asked (a user with few, or a scan that gave up) the user's rows are ranked exactly instead: `mine` is a
-    // materialized CTE, which cannot use the index, read only then (a one-time filter), in the same statement.
+    // re-sorts. The index holds each vector once: identical vectors form a group the graph search cannot leave, which
+    // hides other rows from it, so a row whose vector another row holds is a copy, left out of the index, and the
+    // user's copies are ranked exactly (`copies`). The index stays approximate: when it yields fewer rows than asked
+    // (a user with few, or a scan that gave up) all the user's rows are ranked exactly instead (`mine`). Each part is
+    // a materialized CTE read only when its one-time filter holds, all in the same statement.
+    const enough = Prisma.sql`(SELECT count(*) FROM near) >= ${k}::int`;
     const [, rows] = await this.db.$transaction([
       this.db.$executeRaw`SET LOCAL hnsw.iterative_scan = relaxed_order`,
       this.db.$queryRaw<VectorHit[]>`
         WITH near AS MATERIALIZED (
-          SELECT id, ${distance} AS d FROM "Item" WHERE ${mine} ORDER BY ${distance} LIMIT ${k}::int
+          SELECT id, ${distance} AS d FROM "Item" WHERE ${mine} AND NOT "vectorCopy" ORDER BY ${distance} LIMIT ${k}::int
+        ), copies AS MATERIALIZED (
+          SELECT id, embedding FROM "Item" WHERE ${mine} AND "vectorCopy"
         ), mine AS MATERIALIZED (
           SELECT id, embedding FROM "Item" WHERE ${mine}
         )
         SELECT id, (1 - d)::float8 AS score FROM (
-          SELECT id, d FROM near WHERE (SELECT count(*) FROM near) >= ${k}::int
+          SELECT id, d FROM near WHERE ${enough}
           UNION ALL
-          SELECT id, d FROM (SELECT id, ${distance} AS d FROM mine ORDER BY d LIMIT ${k}::int) exact
-          WHERE (SELECT count(*) FROM near) < ${k}::int
-        ) n ORDER BY d
+          SELECT id, d FROM (SELECT id, ${distance} AS d FROM copies ORDER BY d LIMIT ${k}::int) c WHERE ${enough}
+          UNION ALL
+          SELECT id, d FROM (SELECT id, ${distance} AS d FROM mine ORDER BY d LIMIT ${k}::int) exact WHERE NOT ${enough}
+        ) n ORDER BY d LIMIT ${k}::int
       `,
     ]);
     return rows;
   }
 
-  /** An HNSW index over messages' vectors of this size (made once; later calls are free). */
+  /**
+   * An HNSW index over messages' vectors of this size, each vector once (copies left out), made once; later calls are
+   * free. It replaces the index of earlier versions, which held copies too.
+   */
   prepare(dims: number): Promise<void> {
     if (dims > HNSW_MAX_DIMS) return Promise.resolve();
     let p = this.indexed.get(dims);
     if (!p) {
       p = this.db.$executeRaw`
-          CREATE INDEX CONCURRENTLY IF NOT EXISTS ${Prisma.raw(`"Item_embedding_hnsw_${dims}"`)} ON "Item"
+          CREATE INDEX CONCURRENTLY IF NOT EXISTS ${Prisma.raw(`"${hnswIndexName(dims)}"`)} ON "Item"
           USING hnsw ((embedding::vector(${dimsSql(dims)})) vector_cosine_ops)
-          WHERE array_length(embedding, 1) = ${dimsSql(dims)}
+          WHERE array_length(embedding, 1) = ${dimsSql(dims)} AND NOT "vectorCopy"
         `
+        .then(
+          () => this.db.$executeRaw`DROP INDEX CONCURRENTLY IF EXISTS ${Prisma.raw(`"Item_embedding_hnsw_${dims}"`)}`,
+        )
         .then(() => undefined)
         .catch((e) => {
           this.indexed.delete(dims);
@@ -161,6 +174,9 @@ class PgvectorIndex implements VectorIndex {
     return p;
   }
 }
+
+/** The HNSW index's name for vectors of this size. */
+export const hnswIndexName = (dims: number) => `Item_embedding_hnsw_distinct_${dims}`;
 
 class ExactScanIndex implements VectorIndex {
   readonly kind = "exact";
