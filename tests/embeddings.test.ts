@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vites
 import { userContext, type UserContext } from "@/lib/user-context";
 import { collect, deferred } from "./helpers/turns";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
+import { mockEmbedding, startMockLlm, type MockLlm } from "@/testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { runTurn, type TurnEvent } from "@/lib/chat/turn";
@@ -392,28 +392,57 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       const [{ indexed }] = await t.db.$queryRaw<Array<{ indexed: number }>>`
         SELECT count(*) FILTER (WHERE NOT "vectorCopy")::int AS indexed FROM "Item" WHERE content = 'ok thanks'`;
       expect(indexed).toBe(1);
+    },
+  );
 
-      // A user with more vectors than asked is answered by the index; their copies of the flooded vector are ranked
-      // exactly beside it, and their other rows stay reachable.
-      const words = ["garden", "violin", "taxes", "kayak", "bakery", "chess", "tomato", "rocket", "quilt", "harbor"];
-      const topics = Array.from({ length: 150 }, (_, i) => `ok thanks ${words[i % 10]} ${i}`);
-      const many = await say("index-reader", [...Array(100).fill("ok thanks"), ...topics]);
+  it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
+    "another account's flood of one text hides none of a user's messages from the index",
+    async () => {
+      // Identical vectors form a group the graph search cannot leave; rows inserted while it grows were left
+      // unreached (with the flood in the index: 4 to 13 of these 200 rows in about half the runs, none in the others).
+      // A vector is indexed once now.
+      const base = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa";
+      const words = base.split(" ");
+      // Near the flooded text, each a little different: some of its words dropped, one of their own added.
+      const variants = Array.from(
+        { length: 200 },
+        (_, i) => words.filter((_, j) => (i * 7 + j * 3) % 5 !== 0 || j % (1 + (i % 4)) === 0).join(" ") + ` w${i}`,
+      );
+      const session = async (email: string) => {
+        const id = (await t.db.user.create({ data: { email: `${email}-${engine}@example.com` } })).id;
+        const u = await userContext(t.db, id);
+        return { id, s: new PrismaSession(t.db, (await createThread(u, {})).id, u.cipher) };
+      };
+      const [reader, flood] = [await session("flood-reader"), await session("flooder")];
+      const send = async (who: typeof reader, texts: string[]) => {
+        await who.s.addItems(texts.map((content) => ({ role: "user" as const, content })));
+        expect((await embedPending(t.db, { userId: who.id })).remaining).toBe(0);
+      };
+      for (let i = 0; i < 20; i++) {
+        await send(flood, Array(30).fill(base));
+        await send(reader, variants.slice(i * 10, i * 10 + 10));
+        await ensureVectorIndex(t.db, 48);
+      }
+      // The user's own copies of the flooded text: left out of the index, ranked exactly.
+      await send(reader, [base, base, base]);
+      const [{ indexed }] = await t.db.$queryRaw<Array<{ indexed: number }>>`
+        SELECT count(*) FILTER (WHERE NOT "vectorCopy")::int AS indexed FROM "Item" WHERE content = ${base}`;
+      expect(indexed).toBe(1);
+      const name = new URL(t.url!).pathname.slice(1);
       await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} SET enable_sort = off`);
-      const d = await t.newClient();
+      // The sort costed out of reach would otherwise make every query worth compiling (JIT: a second each).
+      await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} SET jit = off`);
+      const c = await t.newClient();
       try {
-        const thanks = (await embedQuery(d.db, "ok thanks"))!;
-        const hits = await nearestMessages(d.db, many, thanks.model, thanks.vector, 120);
-        const mineThanks = await t.db.item.findMany({
-          where: { userId: many, content: "ok thanks" },
-          select: { id: true },
-        });
-        const found = new Set(hits.map((h) => h.id));
-        expect(mineThanks.filter((r) => found.has(r.id))).toHaveLength(100);
-        const last = (await embedQuery(d.db, topics[149]))!;
-        const [own] = await t.db.item.findMany({ where: { userId: many, content: topics[149] }, select: { id: true } });
-        expect((await nearestMessages(d.db, many, last.model, last.vector, 120)).map((h) => h.id)).toContain(own.id);
+        const rows = await t.db.item.findMany({ where: { userId: reader.id }, select: { id: true, content: true } });
+        const unreached = [];
+        for (const r of rows) {
+          const hits = await nearestMessages(c.db, reader.id, "mock-embed-48", mockEmbedding(r.content, 48), 120);
+          if (!hits.some((h) => h.id === r.id)) unreached.push(r.content);
+        }
+        expect(unreached).toEqual([]);
       } finally {
-        await d.close();
+        await c.close();
         await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} RESET ALL`);
       }
     },
