@@ -11,7 +11,7 @@ UPDATE "Item" i SET "vectorCopy" = true
  WHERE r.id = i.id AND r.n > 1;
 
 -- CreateIndex
-CREATE INDEX "Item_vectorKey_idx" ON "Item"("vectorKey");
+CREATE INDEX "Item_vectorKey_vectorCopy_idx" ON "Item"("vectorKey", "vectorCopy");
 
 -- CreateIndex
-CREATE INDEX "Item_userId_vectorCopy_idx" ON "Item"("userId", "vectorCopy");
+CREATE INDEX "Item_userId_vectorCopy_vectorKey_idx" ON "Item"("userId", "vectorCopy", "vectorKey");
