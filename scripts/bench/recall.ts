@@ -200,7 +200,11 @@ async function main() {
                 ),
                 ...r.memories.flatMap((m) => (m.sourceRef ?? "").split(",")),
               ]);
-              if (process.env.MISSES && budget === 2000 && !ev.every((e) => covered.has(e)))
+              if (
+                process.env.MISSES &&
+                budget === Number(process.env.MISSES_BUDGET ?? 2000) &&
+                !ev.every((e) => covered.has(e))
+              )
                 fs.appendFileSync(
                   process.env.MISSES,
                   JSON.stringify({
