@@ -87,10 +87,10 @@ async function store(db: Db, e: Embedder, rows: Pending[], vectors: Array<number
             WHERE id = ${r.id} AND md5(text) = ${r.digest}
           `
         : db.$executeRaw`
-            UPDATE "Item" SET embedding = ${vectors[i]}::real[], "embeddingModel" = ${e.model},
-              "vectorKey" = md5(${vectors[i]}::real[]::text), "vectorCopy" = EXISTS (
-                SELECT 1 FROM "Item" d WHERE d."vectorKey" = md5(${vectors[i]}::real[]::text)
-                  AND d."embeddingModel" = ${e.model} AND NOT d."vectorCopy" AND d.id <> ${r.id})
+            UPDATE "Item" SET embedding = v.embedding, "embeddingModel" = ${e.model}, "vectorKey" = v.key,
+              "vectorCopy" = EXISTS (SELECT 1 FROM "Item" d WHERE d."vectorKey" = v.key
+                AND d."embeddingModel" = ${e.model} AND NOT d."vectorCopy" AND d.id <> ${r.id})
+            FROM (SELECT x AS embedding, md5(x::text) AS key FROM (SELECT ${vectors[i]}::real[] AS x) y) v
             WHERE id = ${r.id} AND md5(${embeddedPart(Prisma.sql`content`)}) = ${r.digest}
           `,
     ),
