@@ -91,6 +91,16 @@ async function main() {
     return rows.get(k)!;
   };
   let questions = 0;
+  // Each conversation alone: hybrid must not lose to its own word half on any one of them (#55), not only pooled.
+  const perConversation = new Map<string, { any: [number, number]; all: [number, number]; n: number }>();
+  const countConversation = (key: string, variant: string, any: number, all: number) => {
+    const c = perConversation.get(key) ?? { any: [0, 0], all: [0, 0], n: 0 };
+    const i = variant ? 1 : 0;
+    c.any[i] += any;
+    c.all[i] += all;
+    if (!variant) c.n++;
+    perConversation.set(key, c);
+  };
   // How long a turn waits for the question's vector (it runs beside the word search, so it adds only past it).
   const questionVectorMs: number[] = [];
   // Attribution at 2,000 tokens with memories: [credited and truly used, credited, truly used], summed.
@@ -203,7 +213,7 @@ async function main() {
               if (
                 process.env.MISSES &&
                 budget === Number(process.env.MISSES_BUDGET ?? 2000) &&
-                !ev.every((e) => covered.has(e))
+                (process.env.MISSES_ALL || !ev.every((e) => covered.has(e)))
               )
                 fs.appendFileSync(
                   process.env.MISSES,
@@ -213,6 +223,7 @@ async function main() {
                     q: qa.question,
                     cat: qa.category,
                     ev,
+                    found: ev.every((e) => covered.has(e)),
                     mems: r.memories.length,
                     memRefs: r.memories.map((m) => m.sourceRef),
                     memTexts: process.env.MISSES_TEXT ? r.memories.map((m) => m.text) : undefined,
@@ -247,6 +258,7 @@ async function main() {
               const rw = row(mode + variant, budget);
               rw.any.push(ev.some((e) => covered.has(e)) ? 1 : 0);
               rw.all.push(ev.every((e) => covered.has(e)) ? 1 : 0);
+              if (emb) countConversation(`${user.email}|${budget}`, variant, rw.any.at(-1)!, rw.all.at(-1)!);
               rw.tokens.push(r.tokens);
               rw.ms.push(ms);
             }
@@ -300,6 +312,7 @@ async function main() {
       })),
     ),
   );
+  if (emb) printPerConversation(perConversation);
   const scores = ([hit, credited, used]: number[]) => {
     const precision = credited ? hit / credited : 0;
     const recall = used ? hit / used : 0;
@@ -349,6 +362,26 @@ async function main() {
     }),
   );
   process.exit(0);
+}
+
+/** Conversations where hybrid found fewer questions than words alone at some budget (any or all). */
+function printPerConversation(counts: Map<string, { any: [number, number]; all: [number, number]; n: number }>) {
+  const losses = [...counts]
+    .filter(([, c]) => c.any[1] < c.any[0] || c.all[1] < c.all[0])
+    .map(([key, c]) => {
+      const [who, budget] = key.split("|");
+      return {
+        conversation: who.replace(/@locomo\.test$/, "").replace(/^\d+-/, ""),
+        budget,
+        questions: c.n,
+        any_words_hybrid: `${c.any[0]} / ${c.any[1]}`,
+        all_words_hybrid: `${c.all[0]} / ${c.all[1]}`,
+      };
+    });
+  console.log(
+    `\nConversations where hybrid found fewer questions than words alone: ${losses.length} of ${counts.size}`,
+  );
+  if (losses.length) console.log(table(losses));
 }
 
 main().catch((e) => {
