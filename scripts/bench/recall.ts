@@ -379,7 +379,8 @@ function printPerConversation(counts: Map<string, { any: [number, number]; all: 
       };
     });
   console.log(
-    `\nConversations where hybrid found fewer questions than words alone: ${losses.length} of ${counts.size} (conversation, mode, budget)`,
+    `\nConversations where hybrid found fewer questions than words alone: ${losses.length} of ${counts.size}` +
+      " (conversation, mode, budget)",
   );
   if (losses.length) console.log(table(losses));
 }
