@@ -84,6 +84,8 @@ const NO_META: AppendMeta = {
   memoryReview: false,
   aboutSummary: null,
   project: null,
+  models: { thread: null, project: null },
+  hasAttachments: false,
 };
 
 /** What the three kinds of request share while their question and answer are saved. */
@@ -128,11 +130,12 @@ export async function prepare(u: UserContext, req: TurnRequest, session?: Sessio
   const [state] = await Promise.all([resolveConnectionCached(db), assertDrafts(db, userId, attached, addedById)]);
   if (!state.configured) throw new AppError(state.reason, 409);
   const turnPick = req.kind === "edit" ? undefined : req.model;
-  // The thread's and its project's picks are read beside the append (no round trip of their own); the answer's
-  // row is written with the turn's own pick or the default, and corrected in the rare turn that differs.
+  // The thread's and its project's picks come back from the append (the same statement); the answer's row is
+  // written with the turn's own pick or the default, and corrected in the rare turn that differs.
   const guess = chooseModel(state.models, turnPick).model;
   const s: Preparing = { u, db, userId, c: u.cipher, session, conn: forModel(state.connection, guess) };
-  const [prepared, facts] = await Promise.all([prepareKind(s, req), threadFacts(db, userId, req)]);
+  const prepared = await prepareKind(s, req);
+  const facts = prepared.meta.models;
   const { model, note } = chooseModel(state.models, turnPick, facts.thread, facts.project);
   const assistant = { ...prepared.assistant, model: model.id };
   if (model.id !== guess.id) await db.item.update({ where: { id: assistant.id }, data: { model: model.id } });
@@ -143,27 +146,8 @@ export async function prepare(u: UserContext, req: TurnRequest, session?: Sessio
     assistant,
     conn: forModel(state.connection, model),
     modelNote: note,
-    hasAttachments: facts.hasAttachments || attached.length > 0,
+    hasAttachments: prepared.meta.hasAttachments || attached.length > 0,
   };
-}
-
-/** The models the thread and its project were set to answer with (a new chat: its project's), and its files. */
-async function threadFacts(db: Db, userId: string, req: TurnRequest) {
-  if (req.threadId) {
-    const t = await db.thread.findFirst({
-      where: { id: req.threadId, userId },
-      select: {
-        model: true,
-        project: { select: { model: true } },
-        attachments: { where: { itemId: { not: null } }, select: { id: true }, take: 1 },
-      },
-    });
-    return { thread: t?.model, project: t?.project?.model, hasAttachments: !!t?.attachments.length };
-  }
-  if (req.kind !== "send" || !req.projectId || req.temporary)
-    return { thread: null, project: null, hasAttachments: false };
-  const p = await db.project.findFirst({ where: { id: req.projectId, userId }, select: { model: true } });
-  return { thread: null, project: p?.model, hasAttachments: false };
 }
 
 async function prepareKind(s: Preparing, req: TurnRequest): Promise<Made> {

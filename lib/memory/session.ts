@@ -174,6 +174,10 @@ export type AppendMeta = {
   aboutSummary: string | null;
   /** The thread's project (its instructions opened), or null for a general chat. */
   project: { id: string; memoryMode: ProjectMemoryMode; instructions: string } | null;
+  /** The chat models the thread and its project were set to answer with (null: not set; lib/llm/models.ts). */
+  models: { thread: string | null; project: string | null };
+  /** Whether the thread had files bound to its messages before this append (lib/attachments/prompt.ts). */
+  hasAttachments: boolean;
 };
 
 /** appendItems, also returning the thread's and owner's flags read in the same statement. */
@@ -230,7 +234,8 @@ export async function appendItemsMeta(
          AND (${p.rowsOf}::text IS NULL OR t."userId" = ${p.rowsOf}::text)
          AND (${p.sid}::text IS NULL OR ${sessionMayActSql(Prisma.sql`${p.ownerId}::text`, Prisma.sql`${p.sid}::text`, Prisma.sql`${p.authAt}::bigint`)})
          AND (NOT ${p.explicit}::boolean OR ${p.parent}::text IS NULL OR EXISTS (SELECT 1 FROM "Item" p WHERE p.id = ${p.parent}::text AND p."threadId" = ${p.threadId}))
-       RETURNING t."appendParentId" AS parent, t."nextPosition" - ${p.count}::int AS base, t.temporary, t."userId", t."projectId"
+       RETURNING t."appendParentId" AS parent, t."nextPosition" - ${p.count}::int AS base, t.temporary, t."userId", t."projectId",
+         t.model
      ), ins AS (
        INSERT INTO "Item" (id, "threadId", "userId", "parentId", position, role, content, "searchTokens", "toolCalls", "toolCallId", "toolName",
                            status, error, model, tokens, "promptTokens", "completionTokens", "sourceRef", "createdAt", "updatedAt")
@@ -245,7 +250,9 @@ export async function appendItemsMeta(
      -- A model-written summary waiting to be rewritten (no date: lib/memory/about.ts) is not sent.
      SELECT ${itemColumns("ins")}, upd.temporary AS "m_temporary", u."memoryPaused" AS "m_paused", u."memoryReview" AS "m_review",
             CASE WHEN u."aboutSummaryEdited" OR u."aboutSummaryAt" IS NOT NULL THEN u."aboutSummary" END AS "m_about",
-            pr.id AS "m_project", pr."memoryMode"::text AS "m_mode", pr.instructions AS "m_instructions"
+            pr.id AS "m_project", pr."memoryMode"::text AS "m_mode", pr.instructions AS "m_instructions",
+            upd.model AS "m_thread_model", pr.model AS "m_project_model",
+            EXISTS (SELECT 1 FROM "Attachment" a WHERE a."threadId" = ${p.threadId} AND a."itemId" IS NOT NULL) AS "m_files"
      FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" LEFT JOIN "Project" pr ON pr.id = upd."projectId"
      ORDER BY ins.position ASC
   `;
@@ -258,6 +265,9 @@ export async function appendItemsMeta(
         m_project: string | null;
         m_mode: ProjectMemoryMode | null;
         m_instructions: string | null;
+        m_thread_model: string | null;
+        m_project_model: string | null;
+        m_files: boolean;
       })
     | undefined;
   return {
@@ -270,6 +280,9 @@ export async function appendItemsMeta(
         m_project: _pr,
         m_mode: _m,
         m_instructions: _i,
+        m_thread_model: _tm,
+        m_project_model: _pm,
+        m_files: _f,
         ...r
       }: ItemRow & Record<string, unknown>) => openItem(c, r as ItemRow),
     ),
@@ -282,6 +295,8 @@ export async function appendItemsMeta(
           project: first.m_project
             ? { id: first.m_project, memoryMode: first.m_mode!, instructions: c.open(first.m_instructions ?? "") }
             : null,
+          models: { thread: first.m_thread_model, project: first.m_project_model },
+          hasAttachments: first.m_files,
         }
       : null,
   };
