@@ -29,6 +29,8 @@ import { percentile, round, table } from "./stats";
 const USERS = Number(process.env.BENCH_USERS ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const PORT = Number(process.env.BENCH_PORT ?? 3300);
+/** Open loop: each turn's second (from the start, warm-up included) and first token, printed with BENCH_TIMELINE=1. */
+const timeline: Array<{ second: number; ttft: number; newChat: boolean }> = [];
 /** Open loop: seconds at the rate before measuring (BENCH_WARMUP). */
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 5);
 const argValue = (name: string) => {
@@ -325,6 +327,7 @@ async function openLoop(
           me.threadId = r.threadId;
           if (r.threadId) chats.add(r.threadId);
           tally.ttft.push(r.ttft);
+          timeline.push({ second: Math.floor((due - t0) / 1000), ttft: r.ttft, newChat: !threadId });
           tally.ok++;
         })
         .catch((e) => {
@@ -335,6 +338,30 @@ async function openLoop(
     );
   }
   await Promise.all(running);
+}
+
+/**
+ * First token by the second each turn was sent (warm-up included): whether a p95 comes from a steady state or from a
+ * transient (a fresh server, a backlog draining, a periodic job).
+ */
+function printTimeline() {
+  const seconds = [...new Set(timeline.map((t) => t.second))].sort((a, b) => a - b);
+  console.log(`Timeline (the first ${WARMUP_SECONDS} s are the warm-up, not counted above):`);
+  console.log(
+    table(
+      seconds.map((second) => {
+        const at = timeline.filter((t) => t.second === second);
+        const ms = at.map((t) => t.ttft);
+        return {
+          second,
+          turns: at.length,
+          new_chats: at.filter((t) => t.newChat).length,
+          ttft_p50_ms: round(percentile(ms, 50)),
+          ttft_max_ms: round(Math.max(...ms)),
+        };
+      }),
+    ),
+  );
 }
 
 async function main() {
@@ -411,6 +438,7 @@ async function main() {
       ]),
     );
     for (const [k, n] of errorKinds) console.log(`error x${n}: ${k}`);
+    if (process.env.BENCH_TIMELINE && timeline.length) printTimeline();
     console.log(
       JSON.stringify({
         chats: chats.size,
