@@ -188,9 +188,32 @@ export async function appendItemsMeta(
   opts: AppendOptions,
 ): Promise<{ items: SessionItem[]; meta: AppendMeta | null }> {
   if (!items.length) return { items: [], meta: null };
-  const c = opts.cipher;
   const ids = items.map((it) => it.id ?? crypto.randomUUID());
-  const payload = items.map((it, ord) => ({
+  const explicitParent = opts.parent !== undefined;
+  const rows = await appendStatement(db, {
+    threadId,
+    payload: JSON.stringify(appendPayload(items, ids, opts.cipher)),
+    explicit: explicitParent,
+    parent: explicitParent ? (opts.parent ?? null) : null,
+    leaf: ids[ids.length - 1],
+    count: items.length,
+    ownerId: opts.as?.actorId ?? null,
+    rowsOf: opts.as?.userId ?? null,
+    sid: opts.session?.sid ?? null,
+    authAt: opts.session?.authAt ?? null,
+  });
+  // The meta columns (m_*) repeat on every row; the items are the rest.
+  const itemOf = (row: AppendRow) =>
+    Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith("m_"))) as ItemRow;
+  return {
+    items: rows.map((row) => openItem(opts.cipher, itemOf(row))),
+    meta: rows[0] ? appendMeta(rows[0], opts.cipher) : null,
+  };
+}
+
+/** The batch's rows as the statement reads them (jsonb_to_recordset), sealed with the thread's cipher. */
+function appendPayload(items: NewItem[], ids: string[], c: ContentCipher) {
+  return items.map((it, ord) => ({
     id: ids[ord],
     ord,
     prev: ord > 0 ? ids[ord - 1] : null,
@@ -208,20 +231,37 @@ export async function appendItemsMeta(
     completionTokens: it.completionTokens ?? null,
     sourceRef: it.sourceRef ?? null,
   }));
-  const explicitParent = opts.parent !== undefined;
-  const p = {
-    threadId,
-    payload: JSON.stringify(payload),
-    explicit: explicitParent,
-    parent: explicitParent ? opts.parent : null,
-    leaf: ids[ids.length - 1],
-    count: items.length,
-    ownerId: opts.as?.actorId ?? null,
-    rowsOf: opts.as?.userId ?? null,
-    sid: opts.session?.sid ?? null,
-    authAt: opts.session?.authAt ?? null,
-  };
-  const rows = await db.$queryRaw<Array<ItemRow & Record<string, unknown>>>`
+}
+
+type AppendParams = {
+  threadId: string;
+  payload: string;
+  explicit: boolean;
+  parent: string | null;
+  leaf: string;
+  count: number;
+  ownerId: string | null;
+  rowsOf: string | null;
+  sid: string | null;
+  authAt: number | null;
+};
+
+type AppendRow = ItemRow & {
+  m_temporary: boolean;
+  m_paused: boolean | null;
+  m_review: boolean | null;
+  m_about: string | null;
+  m_project: string | null;
+  m_mode: ProjectMemoryMode | null;
+  m_instructions: string | null;
+  m_thread_model: string | null;
+  m_project_model: string | null;
+  m_files: boolean;
+};
+
+/** The append's one statement: checks, thread update, inserts, and the flags the turn needs (m_* columns). */
+function appendStatement(db: Db, p: AppendParams) {
+  return db.$queryRaw<AppendRow[]>`
     WITH upd AS (
        UPDATE "Thread" t SET
          "appendParentId" = CASE WHEN ${p.explicit}::boolean THEN ${p.parent}::text ELSE t."activeLeafId" END,
@@ -256,49 +296,19 @@ export async function appendItemsMeta(
      FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" LEFT JOIN "Project" pr ON pr.id = upd."projectId"
      ORDER BY ins.position ASC
   `;
-  const first = rows[0] as
-    | (ItemRow & {
-        m_temporary: boolean;
-        m_paused: boolean | null;
-        m_review: boolean | null;
-        m_about: string | null;
-        m_project: string | null;
-        m_mode: ProjectMemoryMode | null;
-        m_instructions: string | null;
-        m_thread_model: string | null;
-        m_project_model: string | null;
-        m_files: boolean;
-      })
-    | undefined;
+}
+
+function appendMeta(first: AppendRow, c: ContentCipher): AppendMeta {
   return {
-    items: rows.map(
-      ({
-        m_temporary: _t,
-        m_paused: _p,
-        m_review: _r,
-        m_about: _a,
-        m_project: _pr,
-        m_mode: _m,
-        m_instructions: _i,
-        m_thread_model: _tm,
-        m_project_model: _pm,
-        m_files: _f,
-        ...r
-      }: ItemRow & Record<string, unknown>) => openItem(c, r as ItemRow),
-    ),
-    meta: first
-      ? {
-          temporary: first.m_temporary,
-          memoryPaused: !!first.m_paused,
-          memoryReview: !!first.m_review,
-          aboutSummary: first.m_about ? c.open(first.m_about) : null,
-          project: first.m_project
-            ? { id: first.m_project, memoryMode: first.m_mode!, instructions: c.open(first.m_instructions ?? "") }
-            : null,
-          models: { thread: first.m_thread_model, project: first.m_project_model },
-          hasAttachments: first.m_files,
-        }
+    temporary: first.m_temporary,
+    memoryPaused: !!first.m_paused,
+    memoryReview: !!first.m_review,
+    aboutSummary: first.m_about ? c.open(first.m_about) : null,
+    project: first.m_project
+      ? { id: first.m_project, memoryMode: first.m_mode!, instructions: c.open(first.m_instructions ?? "") }
       : null,
+    models: { thread: first.m_thread_model, project: first.m_project_model },
+    hasAttachments: first.m_files,
   };
 }
 

@@ -292,6 +292,18 @@ async function closedLoop(cookies: string[], deadline: number, chats: Set<string
 }
 
 /**
+ * Before the rate starts, each instance answers a new chat and a turn in it, one at a time: a cold server compiles
+ * its routes on first use, and three of them doing it at once on 2 cores took 0.8-2.5 s a turn for the first seconds,
+ * longer than the warm-up. Not counted; the instance's users are told apart by index (user n goes to instance n).
+ */
+async function primeInstances(cookies: string[]) {
+  for (const [n, base] of bases.entries()) {
+    const first = await webTurn(base, cookies[n], undefined, `user ${n} priming: hello`);
+    await webTurn(base, cookies[n], first.threadId, `user ${n} priming: how are you today?`);
+  }
+}
+
+/**
  * Open loop: `rate` turns a second for `seconds`, whatever the answers, spread over the users in turn (a user whose
  * last turn is still running starts a new chat; else every fifth turn does). First-token time is then a turn's
  * latency at that rate, not queueing behind a fixed number of users.
@@ -304,6 +316,7 @@ async function openLoop(
   measured: Tally,
   onMeasure: () => void,
 ) {
+  await primeInstances(cookies);
   const users = cookies.map(() => ({ threadId: undefined as string | undefined, busy: false, turn: 0 }));
   const running: Promise<void>[] = [];
   // The first WARMUP seconds at the rate are not counted: a fresh server compiles its routes and its JIT warms.
