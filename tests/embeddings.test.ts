@@ -223,6 +223,53 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("day ");
   });
 
+  it.runIf(engine === "pglite")(
+    "the vectors kept between turns follow what is stored and deleted, reading only the rows stored since",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `kept-${engine}@example.com` } })).id;
+      const u = await userContext(t.db, user);
+      const thread = await createThread(u, {});
+      const session = new PrismaSession(t.db, thread.id, u.cipher);
+      await session.addItems(Array.from({ length: 30 }, (_, i) => ({ role: "user" as const, content: FILLER(i) })));
+      await embedPending(t.db, { userId: user });
+      // The exact search keeps vectors per client: this one's reads are logged.
+      const reads: string[] = [];
+      const logged = t.db.$extends({
+        query: {
+          $allOperations: async ({ operation, args, query }) => {
+            if (operation === "$queryRaw") reads.push((args as { strings: string[] }).strings.join("?"));
+            return query(args);
+          },
+        },
+      }) as unknown as typeof t.db;
+      const readAll = () => reads.filter((q) => /SELECT id, "threadId", embedding FROM/.test(q)).length;
+      const readSince = () => reads.filter((q) => /"vectorSeq" >/.test(q)).length;
+      mock.scriptEmbeddings({ match: "temples in japan", like: "Kyoto temples at dawn" });
+      const q = (await embedQuery(t.db, "temples in japan"))!.vector;
+      const fresh = async () => {
+        const c = await t.newClient();
+        return nearestMessages(c.db, user, "mock-embed-48", q, 10).finally(() => c.close());
+      };
+
+      expect(await nearestMessages(logged, user, "mock-embed-48", q, 10)).toEqual(await fresh());
+      expect([readAll(), readSince()]).toEqual([1, 0]);
+
+      const [kyoto] = await session.addItems([{ role: "user", content: "Kyoto temples at dawn" }]);
+      await embedPending(t.db, { userId: user });
+      const after = await nearestMessages(logged, user, "mock-embed-48", q, 10);
+      expect(after[0].id).toBe(kyoto.id);
+      expect(after).toEqual(await fresh());
+      expect([readAll(), readSince()]).toEqual([1, 1]);
+
+      // A message taken out: the kept vectors are all read again, and it is gone from the ranking.
+      await t.db.item.delete({ where: { id: kyoto.id } });
+      const gone = await nearestMessages(logged, user, "mock-embed-48", q, 10);
+      expect(gone.map((h) => h.id)).not.toContain(kyoto.id);
+      expect(gone).toEqual(await fresh());
+      expect(readAll()).toBe(2);
+    },
+  );
+
   it("a turn's question is encoded once: the embed job gives the user's message the question's vector", async () => {
     const user = (await t.db.user.create({ data: { email: `once-${engine}@example.com` } })).id;
     const d = deferred(() => t.db);

@@ -88,6 +88,7 @@ async function store(db: Db, e: Embedder, rows: Pending[], vectors: Array<number
           `
         : db.$executeRaw`
             UPDATE "Item" SET embedding = v.embedding, "embeddingModel" = ${e.model}, "vectorKey" = v.key,
+              "vectorSeq" = pg_current_xact_id()::text::bigint,
               "vectorCopy" = EXISTS (SELECT 1 FROM "Item" d WHERE d."vectorKey" = v.key
                 AND d."embeddingModel" = ${e.model} AND NOT d."vectorCopy" AND d.id <> ${r.id})
             FROM (SELECT x AS embedding, md5(x::text) AS key FROM (SELECT ${vectors[i]}::real[] AS x) y) v
