@@ -14,7 +14,7 @@ import { addMemory, updateMemoryText } from "@/lib/memory/store";
 import { recall } from "@/lib/memory/recall";
 import { loadMissingMemories } from "@/lib/memory/recall-passages";
 import type { MemoryCandidate } from "@/lib/memory/recall-block";
-import { PrismaSession } from "@/lib/memory/session";
+import { PrismaSession, removeItem } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
 import { ensureVectorIndex, hasPgvector, hnswIndexName, nearestMessages } from "@/lib/memory/vectors";
@@ -261,12 +261,28 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       expect(after).toEqual(await fresh());
       expect([readAll(), readSince()]).toEqual([1, 1]);
 
-      // A message taken out: the kept vectors are all read again, and it is gone from the ranking.
-      await t.db.item.delete({ where: { id: kyoto.id } });
+      // A message taken out (an undone turn): the ids say which, and it is gone from the ranking.
+      expect(await removeItem(t.db, thread.id, kyoto.id)).toBe(true);
       const gone = await nearestMessages(logged, user, "mock-embed-48", q, 10);
       expect(gone.map((h) => h.id)).not.toContain(kyoto.id);
       expect(gone).toEqual(await fresh());
-      expect(readAll()).toBe(2);
+      expect(readAll()).toBe(1);
+
+      // Another message taken out and one stored in the same wait: both seen, still without reading all.
+      const [oldest] = await t.db.item.findMany({
+        where: { threadId: thread.id },
+        orderBy: { position: "asc" },
+        take: 1,
+      });
+      expect(await removeItem(t.db, thread.id, oldest.id)).toBe(true); // its replies stay, linked to its parent
+      const [again] = await session.addItems([{ role: "user", content: "Kyoto temples at dawn, again" }]);
+      mock.scriptEmbeddings({ match: "temples in japan", like: "Kyoto temples at dawn, again" });
+      await embedPending(t.db, { userId: user });
+      const both = await nearestMessages(logged, user, "mock-embed-48", q, 10);
+      expect(both.map((h) => h.id)).not.toContain(oldest.id);
+      expect(both.map((h) => h.id)).toContain(again.id);
+      expect(both).toEqual(await fresh());
+      expect(readAll()).toBe(1);
     },
   );
 

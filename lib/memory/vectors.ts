@@ -299,10 +299,37 @@ async function readStoredSince(db: Db, set: VectorSet, userId: string, model: st
   if (rows.some((r) => r.dims !== dims)) return null;
   // Idempotent by id: two turns of one user reading the same rows at once put each once.
   for (const r of rows) put(set, r, dims);
+  // More kept than counted: rows gone (an undone turn, a deleted chat) or moved away; their ids tell which.
+  if (set.ids.length + set.others > mark.n && !(await dropGone(db, set, userId, model, dims))) return null;
   if (set.ids.length + set.others !== mark.n) return null;
   set.count = mark.n;
   set.seq = mark.m;
   return set;
+}
+
+/** Keeps only the rows still the user's (their ids read, not their vectors); false when one is there that is not kept. */
+async function dropGone(db: Db, set: VectorSet, userId: string, model: string, dims: number) {
+  // Not filtered by size (that reads every vector): a row of another size counts as one not kept.
+  const [row] = await db.$queryRaw<Array<{ ids: string[] | null }>>`
+    SELECT array_agg(id) AS ids FROM "Item" WHERE "userId" = ${userId} AND "embeddingModel" = ${model}
+  `;
+  const present = new Set(row?.ids ?? []);
+  for (const id of present) if (!set.slots.has(id)) return false;
+  // Each gone row's slot takes the last row (the order of the kept rows does not matter to the ranking).
+  for (const id of set.ids.filter((id) => !present.has(id))) {
+    const slot = set.slots.get(id)!;
+    const last = set.ids.length - 1;
+    if (slot !== last) {
+      set.data.copyWithin(slot * dims, last * dims, (last + 1) * dims);
+      set.ids[slot] = set.ids[last];
+      set.threadIds[slot] = set.threadIds[last];
+      set.slots.set(set.ids[slot], slot);
+    }
+    set.slots.delete(id);
+    set.ids.pop();
+    set.threadIds.pop();
+  }
+  return true;
 }
 
 /** Sets a row's vector in the set, in its slot when it has one, else after the last row (growing the room). */

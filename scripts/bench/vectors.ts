@@ -2,7 +2,8 @@
 // without pgvector) for one user with BENCH_MESSAGES (10,000) messages of 512 dimensions. Each round stores one new
 // message's vector through the embed job, then times the next search two ways: on the client that keeps the user's
 // vectors (it reads only the rows stored since) and on a fresh client (it reads them all, as every search did before
-// the rows stored since could be told apart). Prints p50 / p95 of each and their ratio, then one JSON line.
+// the rows stored since could be told apart); then takes that message out again (an undone turn) and times the next
+// search the same two ways. Prints p50 / p95 of each and their ratio, then one JSON line.
 import { createTestDb } from "../../testing/databases";
 import { startMockLlm } from "../../testing/mock-llm";
 import { saveConnection, clearConnectionCache } from "../../lib/llm/connection";
@@ -40,6 +41,19 @@ for (let b = 0; b < MESSAGES; b += 1000) {
 const q = Array.from({ length: 512 }, () => Math.random() - 0.5);
 const kept: number[] = [];
 const all: number[] = [];
+const keptAfterDelete: number[] = [];
+const allAfterDelete: number[] = [];
+/** The next search timed on the kept client and on a fresh one. */
+async function timeSearch(keptTimes: number[], allTimes: number[]) {
+  let s = performance.now();
+  await nearestMessages(db, user, MODEL, q, 120);
+  keptTimes.push(performance.now() - s);
+  const fresh = await t.newClient();
+  s = performance.now();
+  await nearestMessages(fresh.db, user, MODEL, q, 120);
+  allTimes.push(performance.now() - s);
+  await fresh.close();
+}
 await nearestMessages(db, user, MODEL, q, 120); // the kept client's first (full) read
 for (let r = 0; r < ROUNDS; r++) {
   // Content is sealed per user; an unsealed test text is embedded as it is by the mock (any text will do here).
@@ -49,14 +63,10 @@ for (let r = 0; r < ROUNDS; r++) {
   `;
   const done = await embedPending(db, { userId: user });
   if (done.embedded !== 1) throw new Error(`expected one vector stored, got ${JSON.stringify(done)}`);
-  let s = performance.now();
-  await nearestMessages(db, user, MODEL, q, 120);
-  kept.push(performance.now() - s);
-  const fresh = await t.newClient();
-  s = performance.now();
-  await nearestMessages(fresh.db, user, MODEL, q, 120);
-  all.push(performance.now() - s);
-  await fresh.close();
+  await timeSearch(kept, all);
+  // An undone turn: the message taken out again.
+  await db.$executeRaw`DELETE FROM "Item" WHERE id = ${`n${r}`}`;
+  await timeSearch(keptAfterDelete, allAfterDelete);
 }
 const row = (name: string, v: number[]) => ({
   read: name,
@@ -64,7 +74,14 @@ const row = (name: string, v: number[]) => ({
   p95_ms: round(percentile(v, 95)),
 });
 console.log(`Kept vectors: ${MESSAGES} messages, ${ROUNDS} rounds, PGlite, ${new Date().toISOString().slice(0, 10)}`);
-console.log(table([row("rows stored since (kept)", kept), row("all rows (fresh client)", all)]));
+console.log(
+  table([
+    row("after a new vector: rows stored since (kept)", kept),
+    row("after a new vector: all rows (fresh client)", all),
+    row("after a deletion: ids, then kept", keptAfterDelete),
+    row("after a deletion: all rows (fresh client)", allAfterDelete),
+  ]),
+);
 const ratio = round(percentile(kept, 50) / percentile(all, 50), 3);
 console.log(
   JSON.stringify({
@@ -74,6 +91,8 @@ console.log(
     all_p50: row("", all).p50_ms,
     all_p95: row("", all).p95_ms,
     ratio_p50: ratio,
+    deleted_kept_p50: row("", keptAfterDelete).p50_ms,
+    deleted_all_p50: row("", allAfterDelete).p50_ms,
   }),
 );
 await t.close();
