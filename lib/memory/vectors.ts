@@ -341,7 +341,8 @@ function put(set: VectorSet, r: VectorRow, dims: number) {
     set.ids.push(r.id);
     set.threadIds.push(r.threadId);
     if ((slot + 1) * dims > set.data.length) {
-      const grown = new Float32Array(Math.max((slot + 1) * dims, set.data.length * 2));
+      // An eighth more room (at least 64 rows): sixteen users of 10,000 vectors already keep about 330 MB.
+      const grown = new Float32Array(Math.max((slot + 64) * dims, Math.ceil((set.data.length * 1.125) / dims) * dims));
       grown.set(set.data);
       set.data = grown;
     }
