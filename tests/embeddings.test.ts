@@ -242,8 +242,9 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
           },
         },
       }) as unknown as typeof t.db;
-      const readAll = () => reads.filter((q) => /SELECT id, "threadId", embedding FROM/.test(q)).length;
+      const readAll = () => reads.filter((q) => /CASE WHEN array_length[\s\S]*AND TRUE\s*$/.test(q)).length;
       const readSince = () => reads.filter((q) => /"vectorSeq" >/.test(q)).length;
+      const readById = () => reads.filter((q) => /id = ANY/.test(q)).length;
       mock.scriptEmbeddings({ match: "temples in japan", like: "Kyoto temples at dawn" });
       const q = (await embedQuery(t.db, "temples in japan"))!.vector;
       const fresh = async () => {
@@ -283,6 +284,47 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       expect(both.map((h) => h.id)).toContain(again.id);
       expect(both).toEqual(await fresh());
       expect(readAll()).toBe(1);
+
+      // A vector stored by a transaction that committed after a newer one was read ("vectorSeq" below the kept
+      // one): the count says one is missing, the ids say which, and only that row is read.
+      const [late] = await session.addItems([{ role: "user", content: "Kyoto temples at dawn, late" }]);
+      await embedPending(t.db, { userId: user });
+      await t.db.$executeRaw`UPDATE "Item" SET "vectorSeq" = 1 WHERE id = ${late.id}`;
+      const withLate = await nearestMessages(logged, user, "mock-embed-48", q, 10);
+      expect(withLate.map((h) => h.id)).toContain(late.id);
+      expect(withLate).toEqual(await fresh());
+      expect([readAll(), readById()]).toEqual([1, 1]);
+
+      // A vector of another size stored for a kept row: it leaves the ranking, and deleting it reads nothing again.
+      await t.db.$executeRaw`
+        UPDATE "Item" SET embedding = '{1,2,3}'::real[], "vectorSeq" = pg_current_xact_id()::text::bigint
+        WHERE id = ${late.id}`;
+      const resized = await nearestMessages(logged, user, "mock-embed-48", q, 10);
+      expect(resized.map((h) => h.id)).not.toContain(late.id);
+      expect(resized).toEqual(await fresh());
+      expect(await removeItem(t.db, thread.id, late.id)).toBe(true);
+      expect(await nearestMessages(logged, user, "mock-embed-48", q, 10)).toEqual(await fresh());
+      expect([readAll(), readById()]).toEqual([1, 1]);
+
+      // Changes that cancel out in the mark (one row gone, one committed late): the periodic check finds them.
+      const [hidden] = await session.addItems([{ role: "user", content: "Kyoto temples at dawn, hidden" }]);
+      const [second] = await t.db.item.findMany({ where: { threadId: thread.id }, orderBy: { position: "asc" } });
+      expect(await removeItem(t.db, thread.id, second.id)).toBe(true);
+      await t.db.$executeRaw`
+        UPDATE "Item" SET "embeddingModel" = 'mock-embed-48', embedding = ${q}::real[], "vectorSeq" = 2
+        WHERE id = ${hidden.id}`;
+      expect((await nearestMessages(logged, user, "mock-embed-48", q, 10))[0].id).not.toBe(hidden.id);
+      const now = Date.now();
+      const later = vi.spyOn(Date, "now").mockReturnValue(now + 6 * 60_000);
+      try {
+        const checked = await nearestMessages(logged, user, "mock-embed-48", q, 10);
+        expect(checked[0].id).toBe(hidden.id);
+        expect(checked.map((h) => h.id)).not.toContain(second.id);
+        expect(checked).toEqual(await fresh());
+      } finally {
+        later.mockRestore();
+      }
+      expect([readAll(), readById()]).toEqual([1, 2]);
     },
   );
 

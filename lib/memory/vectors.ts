@@ -8,11 +8,12 @@
 //   the per-user filter still yields k rows; a user's copies of a vector, and
 //   all the rows of a user with fewer than k, are ranked exactly.
 // - ExactScanIndex, PGlite or PostgreSQL without pgvector: an exact scan in the
-//   app. The user's message vectors are kept in memory between turns (one
-//   Float32Array) and reloaded only when the set of embedded rows changes.
+//   app. The user's message vectors are kept in memory between turns
+//   (./kept-vectors.ts), read again only where the stored rows changed.
 import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { dimsSql, messageVectors, normalized } from "./kept-vectors";
 
 export type VectorHit = { id: string; score: number };
 
@@ -74,15 +75,6 @@ export async function ensureVectorIndex(db: Db, dims: number): Promise<void> {
 }
 
 const literal = (v: number[]) => `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(",")}]`;
-
-/**
- * A vector size as SQL text: a type modifier (`vector(1536)`) cannot be a parameter, and a partial index's
- * predicate matches only a literal.
- */
-function dimsSql(dims: number): Prisma.Sql {
-  if (!Number.isInteger(dims) || dims <= 0) throw new Error(`not a vector size: ${dims}`);
-  return Prisma.raw(String(dims));
-}
 
 /** The filter pgvector's search puts on a user's memories (the exact search's is mnemo_memory_vector_versions). */
 const memoryWhere = (userId: string, model: string, dims: number) => Prisma.sql`
@@ -220,136 +212,6 @@ class ExactScanIndex implements VectorIndex {
   async prepare(): Promise<void> {}
 }
 
-type VectorSet = {
-  ids: string[];
-  threadIds: string[];
-  /** Row i's vector at i * dims, normalized; room past the last row for the ones stored next. */
-  data: Float32Array;
-  slots: Map<string, number>;
-  /** The user's rows of this model held (ids.length) plus those of another size, left out. */
-  count: number;
-  others: number;
-  /** The newest "vectorSeq" read (mnemo_message_vectors_mark), and when every row was last read. */
-  seq: string | null;
-  readAt: number;
-};
-const CACHED_USERS = 16;
-/** Every row is read again after this long, whatever the mark says (a safety net, not a correctness need). */
-const FULL_READ_MS = 10 * 60_000;
-const caches = new WeakMap<Db, Map<string, VectorSet>>();
-
-/**
- * The user's message vectors for this model and size, kept in process between turns. A turn's mark (how many rows,
- * the newest storing transaction) says whether they are all still here; when some were stored since, only those are
- * read (a user with 10,000 messages paid 1.3 s a turn on PGlite reading them all after every answer's vector).
- */
-async function messageVectors(db: Db, userId: string, model: string, dims: number): Promise<VectorSet> {
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map()));
-  const key = `${userId}\u0000${model}\u0000${dims}`;
-  // In the turn's batched read (lib/db/function-calls.ts): with the vectors kept, no round trip of its own.
-  const [mark] = await callFunction<{ n: number; m: string | null }>(db, {
-    call: "mnemo_message_vectors_mark($1, $2)",
-    params: [userId, model],
-  });
-  const kept = cache.get(key);
-  let set = kept && (await readStoredSince(db, kept, userId, model, dims, mark));
-  set ??= await readAllVectors(db, userId, model, dims, mark);
-  cache.delete(key);
-  cache.set(key, set); // most recently used last
-  while (cache.size > CACHED_USERS) cache.delete(cache.keys().next().value!);
-  return set;
-}
-
-type Mark = { n: number; m: string | null };
-type VectorRow = { id: string; threadId: string; embedding: number[] };
-
-async function readAllVectors(db: Db, userId: string, model: string, dims: number, mark: Mark) {
-  const rows = await db.$queryRaw<VectorRow[]>`
-    SELECT id, "threadId", embedding FROM "Item"
-    WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dimsSql(dims)}
-  `;
-  const set: VectorSet = {
-    ids: [],
-    threadIds: [],
-    data: new Float32Array(rows.length * dims),
-    slots: new Map(),
-    count: mark.n,
-    others: mark.n - rows.length,
-    seq: mark.m,
-    readAt: Date.now(),
-  };
-  for (const r of rows) put(set, r, dims);
-  return set;
-}
-
-/**
- * The kept set brought up to the mark by reading the rows stored since its last read; null when that cannot be
- * trusted to give every row (a row gone or moved away, one of another size, a count that does not add up), so all
- * are read again.
- */
-async function readStoredSince(db: Db, set: VectorSet, userId: string, model: string, dims: number, mark: Mark) {
-  if (set.count === mark.n && set.seq === mark.m) return set;
-  if (set.seq === null || mark.m === null || Date.now() - set.readAt > FULL_READ_MS) return null;
-  const rows = await db.$queryRaw<Array<VectorRow & { dims: number | null }>>`
-    SELECT id, "threadId", embedding, array_length(embedding, 1) AS dims FROM "Item"
-    WHERE "userId" = ${userId} AND "embeddingModel" = ${model}
-      AND "vectorSeq" > ${set.seq}::bigint AND "vectorSeq" <= ${mark.m}::bigint
-  `;
-  if (rows.some((r) => r.dims !== dims)) return null;
-  // Idempotent by id: two turns of one user reading the same rows at once put each once.
-  for (const r of rows) put(set, r, dims);
-  // More kept than counted: rows gone (an undone turn, a deleted chat) or moved away; their ids tell which.
-  if (set.ids.length + set.others > mark.n && !(await dropGone(db, set, userId, model, dims))) return null;
-  if (set.ids.length + set.others !== mark.n) return null;
-  set.count = mark.n;
-  set.seq = mark.m;
-  return set;
-}
-
-/** Keeps only the rows still the user's (their ids read, not their vectors); false when one is there that is not kept. */
-async function dropGone(db: Db, set: VectorSet, userId: string, model: string, dims: number) {
-  // Not filtered by size (that reads every vector): a row of another size counts as one not kept.
-  const [row] = await db.$queryRaw<Array<{ ids: string[] | null }>>`
-    SELECT array_agg(id) AS ids FROM "Item" WHERE "userId" = ${userId} AND "embeddingModel" = ${model}
-  `;
-  const present = new Set(row?.ids ?? []);
-  for (const id of present) if (!set.slots.has(id)) return false;
-  // Each gone row's slot takes the last row (the order of the kept rows does not matter to the ranking).
-  for (const id of set.ids.filter((id) => !present.has(id))) {
-    const slot = set.slots.get(id)!;
-    const last = set.ids.length - 1;
-    if (slot !== last) {
-      set.data.copyWithin(slot * dims, last * dims, (last + 1) * dims);
-      set.ids[slot] = set.ids[last];
-      set.threadIds[slot] = set.threadIds[last];
-      set.slots.set(set.ids[slot], slot);
-    }
-    set.slots.delete(id);
-    set.ids.pop();
-    set.threadIds.pop();
-  }
-  return true;
-}
-
-/** Sets a row's vector in the set, in its slot when it has one, else after the last row (growing the room). */
-function put(set: VectorSet, r: VectorRow, dims: number) {
-  let slot = set.slots.get(r.id);
-  if (slot === undefined) {
-    slot = set.ids.length;
-    set.slots.set(r.id, slot);
-    set.ids.push(r.id);
-    set.threadIds.push(r.threadId);
-    if ((slot + 1) * dims > set.data.length) {
-      // An eighth more room (at least 64 rows): sixteen users of 10,000 vectors already keep about 330 MB.
-      const grown = new Float32Array(Math.max((slot + 64) * dims, Math.ceil((set.data.length * 1.125) / dims) * dims));
-      grown.set(set.data);
-      set.data = grown;
-    }
-  } else set.threadIds[slot] = r.threadId;
-  set.data.set(normalized(r.embedding), slot * dims);
-}
-
 /** Memory vectors kept between turns, by row version; bounded (20,000 of 512 floats: about 40 MB). */
 const MEMORY_VECTORS_KEPT = 20_000;
 const memoryCaches = new WeakMap<Db, Map<string, { version: string; vector: Float32Array }>>();
@@ -400,16 +262,7 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return na && nb ? dot / Math.sqrt(na * nb) : 0;
 }
 
-function normalized(v: ArrayLike<number>): Float32Array {
-  let n = 0;
-  for (let i = 0; i < v.length; i++) n += v[i] * v[i];
-  const s = n > 0 ? 1 / Math.sqrt(n) : 0;
-  const out = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v[i] * s;
-  return out;
-}
-
-/** Exact cosine top-k of the rows `keep` accepts. */
+/** Exact cosine top-k of the rows `keep` accepts, best first. */
 function topK(
   ids: string[],
   vec: (i: number) => ArrayLike<number>,
@@ -430,5 +283,6 @@ function topK(
     }
     scored.push({ id: ids[i], score: vv > 0 ? dot / Math.sqrt(vv) : 0 });
   }
-  return scored.sort((a, b) => b.score - a.score).slice(0, k);
+  // Ties by id: the same ranking whatever order the rows are kept in (each instance keeps its own).
+  return scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, k);
 }
