@@ -18,6 +18,8 @@ import { PrismaSession, removeItem } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
 import { ensureVectorIndex, hasPgvector, hnswIndexName, nearestMessages } from "@/lib/memory/vectors";
+import { keepsVectors } from "@/lib/memory/kept-vectors";
+import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
 
 let mock: MockLlm;
@@ -222,6 +224,40 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(found.join("\n")).toContain("the temples were stunning");
     expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("day ");
   });
+
+  it.runIf(engine === "pglite")(
+    "a page load reads the user's message vectors ahead of their first question",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `warm-${engine}@example.com` } })).id;
+      const u = await userContext(t.db, user);
+      const thread = await createThread(u, {});
+      await new PrismaSession(t.db, thread.id, u.cipher).addItems([{ role: "user", content: "Kyoto temples at dawn" }]);
+      await embedPending(t.db, { userId: user });
+      const c = await t.newClient();
+      try {
+        const fullReads: string[] = [];
+        const logged = c.db.$extends({
+          query: {
+            $allOperations: async ({ operation, args, query }) => {
+              const sql = operation === "$queryRaw" ? (args as { strings: string[] }).strings.join("?") : "";
+              if (/CASE WHEN array_length[\s\S]*AND TRUE\s*$/.test(sql)) fullReads.push(sql);
+              return query(args);
+            },
+          },
+        }) as unknown as typeof t.db;
+        expect(keepsVectors(logged, user, "mock-embed-48", 48)).toBe(false);
+        warmMessageVectors(logged, user);
+        await vi.waitFor(() => expect(keepsVectors(logged, user, "mock-embed-48", 48)).toBe(true));
+        const q = (await embedQuery(t.db, "Kyoto temples at dawn"))!.vector;
+        expect((await nearestMessages(logged, user, "mock-embed-48", q, 5)).length).toBe(1);
+        warmMessageVectors(logged, user); // kept already: nothing read again
+        await new Promise((r) => setTimeout(r, 100));
+        expect(fullReads.length).toBe(1);
+      } finally {
+        await c.close();
+      }
+    },
+  );
 
   it.runIf(engine === "pglite")(
     "the vectors kept between turns follow what is stored and deleted, reading only the rows stored since",

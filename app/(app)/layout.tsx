@@ -3,12 +3,16 @@ import { AppShell } from "@/components/shell/app-shell";
 import { AccountMenu } from "@/components/shell/account-menu";
 import { buttonVariants } from "@/components/ui/button";
 import { pageUser } from "@/lib/auth/session";
+import { getDb } from "@/lib/db/client";
+import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 import { ThreadList } from "@/components/chat/thread-list";
 import { ProjectList } from "@/components/projects/project-list";
 
 export default async function AppLayout({ children }: { children: React.ReactNode }) {
   // The shell only needs the session; each page checks the rest itself (the password page must render here).
   const user = await pageUser({ passwordPage: true });
+  // Their message vectors read while the page loads, not when their first question waits for them.
+  if (!user.mustChangePassword) warmMessageVectors(await getDb(), user.id);
   return (
     <AppShell
       sidebar={

@@ -55,6 +55,10 @@ export async function messageVectors(db: Db, userId: string, model: string, dims
   return run;
 }
 
+/** Whether this instance keeps the user's vectors of this model and size (then a search reads only what changed). */
+export const keepsVectors = (db: Db, userId: string, model: string, dims: number) =>
+  caches.get(db)?.has(`${userId}\u0000${model}\u0000${dims}`) ?? false;
+
 async function update(db: Db, key: string, userId: string, model: string, dims: number, mark: Mark) {
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
