@@ -296,7 +296,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       const after = await nearestMessages(logged, user, "mock-embed-48", q, 10);
       expect(after[0].id).toBe(kyoto.id);
       expect(after).toEqual(await fresh());
-      expect([readAll(), readSince()]).toEqual([1, 1]);
+      expect([readAll(), readSince()]).toEqual([1, 0]); // the rows stored since came in the batched read
 
       // A message taken out (an undone turn): the ids say which, and it is gone from the ranking.
       expect(await removeItem(t.db, thread.id, kyoto.id)).toBe(true);
@@ -320,6 +320,15 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       expect(both.map((h) => h.id)).toContain(again.id);
       expect(both).toEqual(await fresh());
       expect(readAll()).toBe(1);
+
+      // More rows stored since than the batched read brings (an import): they are read by themselves.
+      await session.addItems(
+        Array.from({ length: 70 }, (_, i) => ({ role: "user" as const, content: FILLER(100 + i) })),
+      );
+      await embedPending(t.db, { userId: user });
+      const sinceBefore = readSince();
+      expect(await nearestMessages(logged, user, "mock-embed-48", q, 10)).toEqual(await fresh());
+      expect([readAll(), readSince() - sinceBefore]).toEqual([1, 1]);
 
       // A vector stored by a transaction that committed after a newer one was read ("vectorSeq" below the kept
       // one): the count says one is missing, the ids say which, and only that row is read.

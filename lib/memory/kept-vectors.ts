@@ -38,17 +38,27 @@ const updates = new WeakMap<Db, Map<string, Promise<unknown>>>();
 type Mark = { n: number; m: string | null };
 type VectorRow = { id: string; threadId: string; seq: string; embedding: number[] | null };
 
+/** Rows the turn's batched read brings, stored after the kept "vectorSeq" `from`: all of them when `complete`. */
+type Since = { from: string | null; rows: VectorRow[]; complete: boolean };
+/** More rows than this stored since the kept ones are read by themselves, not in the turn's batched read. */
+const SINCE_IN_BATCH = 64;
+
 /** The user's message vectors for this model and size, as of the turn's mark at least. */
 export async function messageVectors(db: Db, userId: string, model: string, dims: number): Promise<VectorSet> {
   const key = `${userId}\u0000${model}\u0000${dims}`;
-  // In the turn's batched read (lib/db/function-calls.ts): with the vectors kept, no round trip of its own.
-  const [mark] = await callFunction<Mark>(db, {
-    call: "mnemo_message_vectors_mark($1, $2)",
-    params: [userId, model],
+  const from = caches.get(db)?.get(key)?.seq ?? null;
+  // In the turn's batched read (lib/db/function-calls.ts): the mark, and the rows stored since the kept ones.
+  const rows = await callFunction<Partial<VectorRow> & { n: number | null; m: string | null }>(db, {
+    call: "mnemo_message_vectors_since($1, $2, $3, $4::int)",
+    params: [userId, model, from, dims],
   });
+  const head = rows.find((r) => r.id == null);
+  const mark: Mark = { n: head?.n ?? 0, m: head?.m ?? null };
+  const stored = rows.filter((r): r is VectorRow & { n: null; m: null } => r.id != null);
+  const since: Since = { from, rows: stored, complete: from !== null && stored.length <= SINCE_IN_BATCH };
   let pending = updates.get(db);
   if (!pending) updates.set(db, (pending = new Map()));
-  const run = (pending.get(key) ?? Promise.resolve()).then(() => update(db, key, userId, model, dims, mark));
+  const run = (pending.get(key) ?? Promise.resolve()).then(() => update(db, key, userId, model, dims, mark, since));
   const settled = run.catch(() => undefined);
   pending.set(key, settled);
   void settled.then(() => pending.get(key) === settled && pending.delete(key));
@@ -59,12 +69,12 @@ export async function messageVectors(db: Db, userId: string, model: string, dims
 export const keepsVectors = (db: Db, userId: string, model: string, dims: number) =>
   caches.get(db)?.has(`${userId}\u0000${model}\u0000${dims}`) ?? false;
 
-async function update(db: Db, key: string, userId: string, model: string, dims: number, mark: Mark) {
+async function update(db: Db, key: string, userId: string, model: string, dims: number, mark: Mark, since: Since) {
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
   const kept = cache.get(key);
   const set =
-    (kept && (await bringUp(db, kept, userId, model, dims, mark))) || (await readAll(db, userId, model, dims));
+    (kept && (await bringUp(db, kept, userId, model, dims, mark, since))) || (await readAll(db, userId, model, dims));
   cache.delete(key);
   cache.set(key, set); // most recently used last
   while (cache.size > CACHED_USERS) cache.delete(cache.keys().next().value!);
@@ -73,13 +83,27 @@ async function update(db: Db, key: string, userId: string, model: string, dims: 
 
 const held = (set: VectorSet) => set.ids.length + set.others.size;
 
-/** The kept set brought up to the mark; false when its ids could not be compared (then every vector is read). */
-async function bringUp(db: Db, set: VectorSet, userId: string, model: string, dims: number, mark: Mark) {
+/**
+ * The kept set brought up to the mark: with the rows stored since that came in the batched read, else read now; false
+ * when its ids could not be compared (then every vector is read).
+ */
+async function bringUp(db: Db, set: VectorSet, userId: string, model: string, dims: number, mark: Mark, since: Since) {
   const due = Date.now() - set.checkedAt > CHECK_MS;
   if (!due && held(set) === mark.n && set.seq === mark.m) return set;
   if (!due && set.seq !== null && mark.m !== null && set.seq !== mark.m) {
-    const since = Prisma.sql`"vectorSeq" > ${set.seq}::bigint AND "vectorSeq" <= ${mark.m}::bigint`;
-    for (const r of await readRows(db, userId, model, dims, since)) put(set, r, dims);
+    // The batched read's rows are those after the seq this set had then: another turn's update may have moved it.
+    const rows =
+      since.complete && since.from === set.seq
+        ? since.rows
+        : await readRows(
+            db,
+            userId,
+            model,
+            dims,
+            Prisma.sql`"vectorSeq" > ${set.seq}::bigint
+            AND "vectorSeq" <= ${mark.m}::bigint`,
+          );
+    for (const r of rows) put(set, r, dims);
     set.seq = mark.m;
     if (held(set) === mark.n) return set;
   }

@@ -37,6 +37,9 @@ const { createProject } = await import("../../lib/projects/projects");
 const { shareExistingProject } = await import("../../lib/projects/share-existing");
 const { projectAccess } = await import("../../lib/projects/access");
 const { createThread } = await import("../../lib/chat/threads");
+const { Prisma } = await import("../../lib/generated/prisma/client");
+const { ensureVectorIndex } = await import("../../lib/memory/vectors");
+const { BUILTIN_EMBEDDING_MODEL } = await import("../../lib/llm/builtin-embedder");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
 /** The thread the first-token timing uses: 10,000 messages, or the largest size measured. */
@@ -77,6 +80,9 @@ const PROJECT_MESSAGES = 1_000;
 type ProjectCase = { p50: number; p95: number };
 /** A shared project of this many people holding the 10,000-message thread (BENCH_SHARED_MEMBERS=0 to skip the case). */
 const SHARED_MEMBERS = Number(process.env.BENCH_SHARED_MEMBERS ?? 5);
+/** Messages of an earlier chat with vectors, searched by meaning in the first-token turns (BENCH_VECTOR_MESSAGES). */
+const VECTOR_MESSAGES = Number(process.env.BENCH_VECTOR_MESSAGES ?? 10_000);
+const VECTOR_DIMS = 512;
 type TurnCase = ProjectCase & { roundTrips: number; ttft: number[] };
 /** The shared case, and the same rows in the user's own project measured first in the same run. */
 type SharedCase = TurnCase & { baseline: TurnCase };
@@ -237,20 +243,58 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
       },
     },
   }) as unknown as typeof t.db;
-  const { ttft, roundTrips } = await timeTurns(threads[TTFT_SIZE].id, 60, "question");
+  const vectors = await seedVectors();
+  const { ttft, roundTrips } = await timeTurns(threads[TTFT_SIZE].id, 60, "question", vectors);
   const sharedProject = await benchShared(threads[TTFT_SIZE]);
   await mock.close();
   await t.close();
   return { ...res, roundTrips, ttft, afterPause, projects, document, sharedProject };
 
   /**
+   * With the built-in encoder on, the user's memories and VECTOR_MESSAGES messages of an earlier chat get vectors of
+   * its size (random: the search's cost does not depend on what they mean), as the embed job would have stored them.
+   * Returns what the embed job does between turns: the last turn's new messages get theirs, so each turn reads them.
+   */
+  async function seedVectors() {
+    if (!getConfig().builtinEmbeddings || VECTOR_MESSAGES <= 0) return undefined;
+    // Correlated with the row (`r.id`), so each row gets its own.
+    const vector = Prisma.sql`(SELECT array_agg(random() - 0.5)::real[] FROM generate_series(1, ${VECTOR_DIMS}::int)
+                                WHERE r.id IS NOT NULL)`;
+    const stored = Prisma.sql`"embeddingModel" = ${BUILTIN_EMBEDDING_MODEL}, "vectorSeq" = pg_current_xact_id()::text::bigint`;
+    const earlier = await t.db.thread.create({ data: { userId: user.id } });
+    for (let b = 0; b < VECTOR_MESSAGES; b += 1000) {
+      await t.db.$executeRaw`
+        INSERT INTO "Item" (id, "threadId", "userId", position, role, content, "searchTokens", tokens, "createdAt",
+                            "updatedAt")
+        SELECT 'v' || g, ${earlier.id}, ${user.id}, g, 'user', 'x', '', 1, now(), now()
+          FROM generate_series(${b}::int, ${Math.min(VECTOR_MESSAGES, b + 1000) - 1}::int) g`;
+    }
+    await t.db.$executeRaw`
+      UPDATE "Item" i SET embedding = v.x, "vectorKey" = md5(v.x::text), ${stored}
+        FROM (SELECT r.id AS g, ${vector} AS x FROM "Item" r WHERE r."threadId" = ${earlier.id}) v WHERE i.id = v.g`;
+    await t.db.$executeRaw`
+      UPDATE "Memory" m SET embedding = v.x, "embeddingModel" = ${BUILTIN_EMBEDDING_MODEL}
+        FROM (SELECT r.id AS g, ${vector} AS x FROM "Memory" r WHERE r."userId" = ${user.id}) v WHERE m.id = v.g`;
+    await ensureVectorIndex(t.db, VECTOR_DIMS);
+    for (const sql of UPKEEP_SQL) await t.db.$executeRaw(sql);
+    return async (threadId: string) => {
+      await t.db.$executeRaw`
+        UPDATE "Item" i SET embedding = v.x, "vectorKey" = md5(v.x::text), ${stored}
+          FROM (SELECT r.id AS g, ${vector} AS x FROM "Item" r
+                 WHERE r."threadId" = ${threadId} AND r."embeddingModel" IS NULL AND r.position >= ${TTFT_SIZE}) v
+         WHERE i.id = v.g`;
+    };
+  }
+
+  /**
    * `n` turns in the thread: the first token of each after the first two, and the round trips before the model of
    * the second (turns 0 and 1 run on the counting client; turn 0 warms the few-second model-connection cache, as
    * any running server has).
    */
-  async function timeTurns(threadId: string, n: number, asked: string) {
+  async function timeTurns(threadId: string, n: number, asked: string, vectors?: (threadId: string) => Promise<void>) {
     const out = { ttft: [] as number[], roundTrips: 0 };
     for (let i = 0; i < n; i++) {
+      await vectors?.(threadId);
       waves = 0;
       atModel = -1;
       const t0 = performance.now();
