@@ -17,7 +17,7 @@ import type { MemoryCandidate } from "@/lib/memory/recall-block";
 import { PrismaSession, removeItem } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
-import { ensureVectorIndex, hasPgvector, hnswIndexName, nearestMessages } from "@/lib/memory/vectors";
+import { ensureVectorIndex, hasPgvector, hnswIndexName, nearestMemories, nearestMessages } from "@/lib/memory/vectors";
 import { keepsVectors } from "@/lib/memory/kept-vectors";
 import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
@@ -224,6 +224,50 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(found.join("\n")).toContain("the temples were stunning");
     expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("day ");
   });
+
+  it.runIf(engine === "pglite")(
+    "a memory's kept vector is read again when it changes, not when it is used",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `mem-kept-${engine}@example.com` } })).id;
+      const u = await userContext(t.db, user);
+      const cat = await addMemory(u, { text: "Has a grey cat called Smoke", source: "inferred" }, "model", "t");
+      await addMemory(u, { text: FILLER(1), source: "inferred" }, "model", "t");
+      await embedPending(t.db, { userId: user });
+      const reads: string[] = [];
+      const logged = t.db.$extends({
+        query: {
+          $allOperations: async ({ operation, args, query }) => {
+            const sql = operation === "$queryRaw" ? (args as { strings: string[] }).strings.join("?") : "";
+            if (/FROM "Memory" WHERE id = ANY/.test(sql)) reads.push(sql);
+            return query(args);
+          },
+        },
+      }) as unknown as typeof t.db;
+      const q = (await embedQuery(t.db, "Has a grey cat called Smoke"))!.vector;
+      expect((await nearestMemories(logged, user, "mock-embed-48", q, 5))[0].id).toBe(cat.id);
+      expect(reads.length).toBe(1);
+      // An answer used it (as lib/answer/settle.ts counts a use): the row changed, its vector did not.
+      await t.db
+        .$executeRaw`UPDATE "Memory" SET "useCount" = "useCount" + 1, "lastUsedAt" = now() WHERE id = ${cat.id}`;
+      expect((await nearestMemories(logged, user, "mock-embed-48", q, 5))[0].id).toBe(cat.id);
+      expect(reads.length).toBe(1);
+      // Its text changed and it was embedded again: the new vector is read.
+      await updateMemoryText(u, cat.id, "Has a black dog called Rex", {
+        actor: "user",
+        source: "manual",
+        reason: "edit",
+      });
+      await embedPending(t.db, { userId: user });
+      const after = await nearestMemories(logged, user, "mock-embed-48", q, 5);
+      expect(reads.length).toBe(2);
+      const fresh = await t.newClient();
+      try {
+        expect(after).toEqual(await nearestMemories(fresh.db, user, "mock-embed-48", q, 5));
+      } finally {
+        await fresh.close();
+      }
+    },
+  );
 
   it.runIf(engine === "pglite")(
     "a page load reads the user's message vectors ahead of their first question",

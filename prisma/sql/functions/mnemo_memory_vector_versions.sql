@@ -1,14 +1,15 @@
 -- mnemo_memory_vector_versions: its current source. Change it here, then `npm run db:functions -- <migration_name>`
 -- writes the migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
 -- The memories recall may search by meaning (active, not muted, not expired, with a vector of this model) and each
--- row's version (xmin: any update makes a new one), so an app instance reads again only the vectors of rows that
--- changed (lib/memory/vectors.ts). The vector's size is checked there, on the kept vector: testing it here read
+-- vector's version (the transaction that wrote it, "vectorSeq"; the row's xmin, which any update changes, for a
+-- vector written before it was kept), so an app instance reads again only the vectors that changed
+-- (lib/memory/vectors.ts). The vector's size is checked there, on the kept vector: testing it here read
 -- every row's vector out of storage on every recall (1.0 against 0.24 ms for a user's 184 memories on PGlite).
 -- A function, so it travels in the turn's one batched read.
 CREATE OR REPLACE FUNCTION mnemo_memory_vector_versions(p_user text, p_model text)
 RETURNS TABLE (id text, version text)
 LANGUAGE sql STABLE AS $$
-  SELECT m.id, m.xmin::text FROM "Memory" m
+  SELECT m.id, coalesce(m."vectorSeq"::text, 'x' || m.xmin::text) FROM "Memory" m
    WHERE m."userId" = p_user AND m."embeddingModel" = p_model AND m.status = 'active' AND NOT m.muted
      AND m.embedding IS NOT NULL AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
 $$;

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Memory" ADD COLUMN     "vectorSeq" bigint;
+
