@@ -16,11 +16,10 @@ async function warm(db: Db, userId: string) {
   if ((await vectorIndex(db)).kind !== "exact") return;
   const e = await resolveEmbedder(db).catch(() => null);
   if (!e) return;
-  // The size of the newest vector: the one a question's vector has now.
+  // The size of the model's vectors (any of the user's: a model makes vectors of one size).
   const [row] = await db.$queryRaw<Array<{ dims: number | null }>>`
     SELECT array_length(embedding, 1) AS dims FROM "Item"
-     WHERE "userId" = ${userId} AND "embeddingModel" = ${e.model} AND embedding IS NOT NULL
-     ORDER BY "vectorSeq" DESC NULLS LAST LIMIT 1
+     WHERE "userId" = ${userId} AND "embeddingModel" = ${e.model} AND embedding IS NOT NULL LIMIT 1
   `;
   if (!row?.dims || keepsVectors(db, userId, e.model, row.dims)) return;
   await messageVectors(db, userId, e.model, row.dims);
