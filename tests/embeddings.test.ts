@@ -31,6 +31,22 @@ beforeEach(() => mock.reset());
 
 const FILLER = (i: number) => `Visited museum number ${i} in a city during a long trip number ${i}`;
 
+/** A client counting its raw reads by their SQL (the exact search keeps its vectors per client). */
+function recorded<D extends TestDb["db"]>(db: D): { client: D; count: (sql: RegExp) => number } {
+  const reads: string[] = [];
+  const client = db.$extends({
+    query: {
+      $allOperations: async ({ operation, args, query }) => {
+        if (operation === "$queryRaw") reads.push((args as { strings: string[] }).strings.join("?"));
+        return query(args);
+      },
+    },
+  }) as unknown as D;
+  return { client, count: (sql) => reads.filter((q) => sql.test(q)).length };
+}
+/** The exact search's read of every vector of a user's (lib/memory/kept-vectors.ts). */
+const FULL_READ = /CASE WHEN array_length[\s\S]*AND TRUE\s*$/;
+
 describe.each(engines)("recall by meaning on %s", (engine) => {
   let t: TestDb;
   let admin: string;
@@ -233,24 +249,16 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       const cat = await addMemory(u, { text: "Has a grey cat called Smoke", source: "inferred" }, "model", "t");
       await addMemory(u, { text: FILLER(1), source: "inferred" }, "model", "t");
       await embedPending(t.db, { userId: user });
-      const reads: string[] = [];
-      const logged = t.db.$extends({
-        query: {
-          $allOperations: async ({ operation, args, query }) => {
-            const sql = operation === "$queryRaw" ? (args as { strings: string[] }).strings.join("?") : "";
-            if (/FROM "Memory" WHERE id = ANY/.test(sql)) reads.push(sql);
-            return query(args);
-          },
-        },
-      }) as unknown as typeof t.db;
+      const { client: logged, count } = recorded(t.db);
+      const vectorReads = () => count(/FROM "Memory" WHERE id = ANY/);
       const q = (await embedQuery(t.db, "Has a grey cat called Smoke"))!.vector;
       expect((await nearestMemories(logged, user, "mock-embed-48", q, 5))[0].id).toBe(cat.id);
-      expect(reads.length).toBe(1);
+      expect(vectorReads()).toBe(1);
       // An answer used it (as lib/answer/settle.ts counts a use): the row changed, its vector did not.
       await t.db
         .$executeRaw`UPDATE "Memory" SET "useCount" = "useCount" + 1, "lastUsedAt" = now() WHERE id = ${cat.id}`;
       expect((await nearestMemories(logged, user, "mock-embed-48", q, 5))[0].id).toBe(cat.id);
-      expect(reads.length).toBe(1);
+      expect(vectorReads()).toBe(1);
       // Its text changed and it was embedded again: the new vector is read.
       await updateMemoryText(u, cat.id, "Has a black dog called Rex", {
         actor: "user",
@@ -259,7 +267,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       });
       await embedPending(t.db, { userId: user });
       const after = await nearestMemories(logged, user, "mock-embed-48", q, 5);
-      expect(reads.length).toBe(2);
+      expect(vectorReads()).toBe(2);
       const fresh = await t.newClient();
       try {
         expect(after).toEqual(await nearestMemories(fresh.db, user, "mock-embed-48", q, 5));
@@ -279,16 +287,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       await embedPending(t.db, { userId: user });
       const c = await t.newClient();
       try {
-        const fullReads: string[] = [];
-        const logged = c.db.$extends({
-          query: {
-            $allOperations: async ({ operation, args, query }) => {
-              const sql = operation === "$queryRaw" ? (args as { strings: string[] }).strings.join("?") : "";
-              if (/CASE WHEN array_length[\s\S]*AND TRUE\s*$/.test(sql)) fullReads.push(sql);
-              return query(args);
-            },
-          },
-        }) as unknown as typeof t.db;
+        const { client: logged, count } = recorded(c.db);
         expect(keepsVectors(logged, user, "mock-embed-48", 48)).toBe(false);
         warmMessageVectors(logged, user);
         await vi.waitFor(() => expect(keepsVectors(logged, user, "mock-embed-48", 48)).toBe(true));
@@ -296,7 +295,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
         expect((await nearestMessages(logged, user, "mock-embed-48", q, 5)).length).toBe(1);
         warmMessageVectors(logged, user); // kept already: nothing read again
         await new Promise((r) => setTimeout(r, 100));
-        expect(fullReads.length).toBe(1);
+        expect(count(FULL_READ)).toBe(1);
       } finally {
         await c.close();
       }
@@ -313,18 +312,10 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       await session.addItems(Array.from({ length: 30 }, (_, i) => ({ role: "user" as const, content: FILLER(i) })));
       await embedPending(t.db, { userId: user });
       // The exact search keeps vectors per client: this one's reads are logged.
-      const reads: string[] = [];
-      const logged = t.db.$extends({
-        query: {
-          $allOperations: async ({ operation, args, query }) => {
-            if (operation === "$queryRaw") reads.push((args as { strings: string[] }).strings.join("?"));
-            return query(args);
-          },
-        },
-      }) as unknown as typeof t.db;
-      const readAll = () => reads.filter((q) => /CASE WHEN array_length[\s\S]*AND TRUE\s*$/.test(q)).length;
-      const readSince = () => reads.filter((q) => /"vectorSeq" >/.test(q)).length;
-      const readById = () => reads.filter((q) => /id = ANY/.test(q)).length;
+      const { client: logged, count } = recorded(t.db);
+      const readAll = () => count(FULL_READ);
+      const readSince = () => count(/"vectorSeq" >/);
+      const readById = () => count(/id = ANY/);
       mock.scriptEmbeddings({ match: "temples in japan", like: "Kyoto temples at dawn" });
       const q = (await embedQuery(t.db, "temples in japan"))!.vector;
       const fresh = async () => {
