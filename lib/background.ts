@@ -10,6 +10,7 @@ import { startWorker } from "./jobs/worker";
 import { sweepDrafts } from "./attachments/store";
 import { indexOlderDocuments } from "./attachments/passage-index";
 import { removeOrphanObjects, removeReleasedObjects } from "./attachments/file-store";
+import { pruneGoneVectors } from "./memory/kept-vectors";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 import { count } from "@/lib/text/plural";
 import { embedTexts, questionVectorStats, resolveEmbedder } from "./llm/embeddings";
@@ -26,6 +27,7 @@ export function startSweeper(): () => void {
       const n = await sweepExpiredAnswers(db);
       if (n) console.log(`[mnemo] marked ${count(n, "answer")} interrupted (their writer went away)`);
       await sweepDrafts(db);
+      await pruneGoneVectors(db);
       const removed = await removeReleasedObjects(db);
       if (removed) console.log(`[mnemo] removed ${count(removed, "deleted file")} from object storage`);
       if (Date.now() - orphansAt > ORPHAN_SWEEP_MS) {

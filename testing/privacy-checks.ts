@@ -131,6 +131,11 @@ async function seedUser(db: Db, name: string): Promise<Seeded> {
     parent: null,
   });
   await saveSummary(await userContext(db, user.id), thread.id, a, `The user said ${summary}.`, "m");
+  // A message with a vector, deleted: its id waits in ItemVectorGone for the instances that keep vectors.
+  const undone = await db.item.create({
+    data: { threadId: thread.id, userId: user.id, position: 1_000, role: "user", embeddingModel: "m" },
+  });
+  await db.item.delete({ where: { id: undone.id } });
   // A file sent with the question: its name, its bytes and its text are the user's.
   const file = await saveUpload(await userContext(db, user.id), `${fileWord}.txt`, Buffer.from(`Notes ${fileWord}`));
   await bindToMessage(db, user.id, [file.id], thread.id, q.id);

@@ -18,7 +18,7 @@ import { PrismaSession, removeItem } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
 import { ensureVectorIndex, hasPgvector, hnswIndexName, nearestMemories, nearestMessages } from "@/lib/memory/vectors";
-import { keepsVectors } from "@/lib/memory/kept-vectors";
+import { keepsVectors, messageVectors } from "@/lib/memory/kept-vectors";
 import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
 
@@ -38,6 +38,8 @@ function recorded<D extends TestDb["db"]>(db: D): { client: D; count: (sql: RegE
     query: {
       $allOperations: async ({ operation, args, query }) => {
         if (operation === "$queryRaw") reads.push((args as { strings: string[] }).strings.join("?"));
+        // A function call alone (lib/db/function-calls.ts): its statement and its parameters.
+        if (operation === "$queryRawUnsafe") reads.push(JSON.stringify(args));
         return query(args);
       },
     },
@@ -314,8 +316,10 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       // The exact search keeps vectors per client: this one's reads are logged.
       const { client: logged, count } = recorded(t.db);
       const readAll = () => count(FULL_READ);
-      const readSince = () => count(/"vectorSeq" >/);
+      // Each search reads the changes once, in its batched read; a second read of them has no limit (null).
+      const readChanges = () => count(/mnemo_message_vector_changes/);
       const readById = () => count(/id = ANY/);
+      const compared = () => count(/string_agg/);
       mock.scriptEmbeddings({ match: "temples in japan", like: "Kyoto temples at dawn" });
       const q = (await embedQuery(t.db, "temples in japan"))!.vector;
       const fresh = async () => {
@@ -324,21 +328,21 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       };
 
       expect(await nearestMessages(logged, user, "mock-embed-48", q, 10)).toEqual(await fresh());
-      expect([readAll(), readSince()]).toEqual([1, 0]);
+      expect([readAll(), readChanges()]).toEqual([1, 1]);
 
       const [kyoto] = await session.addItems([{ role: "user", content: "Kyoto temples at dawn" }]);
       await embedPending(t.db, { userId: user });
       const after = await nearestMessages(logged, user, "mock-embed-48", q, 10);
       expect(after[0].id).toBe(kyoto.id);
       expect(after).toEqual(await fresh());
-      expect([readAll(), readSince()]).toEqual([1, 0]); // the rows stored since came in the batched read
+      expect([readAll(), readChanges()]).toEqual([1, 2]); // the rows stored since came in the batched read
 
-      // A message taken out (an undone turn): the ids say which, and it is gone from the ranking.
+      // A message taken out (an undone turn): its id comes with the changes, and it is gone from the ranking.
       expect(await removeItem(t.db, thread.id, kyoto.id)).toBe(true);
       const gone = await nearestMessages(logged, user, "mock-embed-48", q, 10);
       expect(gone.map((h) => h.id)).not.toContain(kyoto.id);
       expect(gone).toEqual(await fresh());
-      expect(readAll()).toBe(1);
+      expect([readAll(), readChanges(), compared(), readById()]).toEqual([1, 3, 0, 0]);
 
       // Another message taken out and one stored in the same wait: both seen, still without reading all.
       const [oldest] = await t.db.item.findMany({
@@ -354,46 +358,47 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       expect(both.map((h) => h.id)).not.toContain(oldest.id);
       expect(both.map((h) => h.id)).toContain(again.id);
       expect(both).toEqual(await fresh());
-      expect(readAll()).toBe(1);
+      expect([readAll(), readChanges(), compared(), readById()]).toEqual([1, 4, 0, 0]);
 
       // More rows stored since than the batched read brings (an import): they are read by themselves.
       await session.addItems(
         Array.from({ length: 70 }, (_, i) => ({ role: "user" as const, content: FILLER(100 + i) })),
       );
       await embedPending(t.db, { userId: user });
-      const sinceBefore = readSince();
+      const changesBefore = readChanges();
       expect(await nearestMessages(logged, user, "mock-embed-48", q, 10)).toEqual(await fresh());
-      expect([readAll(), readSince() - sinceBefore]).toEqual([1, 1]);
+      expect([readAll(), readChanges() - changesBefore]).toEqual([1, 2]);
 
-      // A vector stored by a transaction that committed after a newer one was read ("vectorSeq" below the kept
-      // one): the count says one is missing, the ids say which, and only that row is read.
-      const [late] = await session.addItems([{ role: "user", content: "Kyoto temples at dawn, late" }]);
+      // A vector of another size stored for a kept row, then one of another model: each leaves the ranking, and
+      // deleting the row reads nothing again.
+      const [other] = await session.addItems([{ role: "user", content: "Kyoto temples at dawn, other" }]);
       await embedPending(t.db, { userId: user });
-      await t.db.$executeRaw`UPDATE "Item" SET "vectorSeq" = 1 WHERE id = ${late.id}`;
-      const withLate = await nearestMessages(logged, user, "mock-embed-48", q, 10);
-      expect(withLate.map((h) => h.id)).toContain(late.id);
-      expect(withLate).toEqual(await fresh());
-      expect([readAll(), readById()]).toEqual([1, 1]);
-
-      // A vector of another size stored for a kept row: it leaves the ranking, and deleting it reads nothing again.
-      await t.db.$executeRaw`
-        UPDATE "Item" SET embedding = '{1,2,3}'::real[], "vectorSeq" = pg_current_xact_id()::text::bigint
-        WHERE id = ${late.id}`;
+      expect((await nearestMessages(logged, user, "mock-embed-48", q, 10)).map((h) => h.id)).toContain(other.id);
+      await t.db.$executeRaw`UPDATE "Item" SET embedding = '{1,2,3}'::real[] WHERE id = ${other.id}`;
       const resized = await nearestMessages(logged, user, "mock-embed-48", q, 10);
-      expect(resized.map((h) => h.id)).not.toContain(late.id);
+      expect(resized.map((h) => h.id)).not.toContain(other.id);
       expect(resized).toEqual(await fresh());
-      expect(await removeItem(t.db, thread.id, late.id)).toBe(true);
+      await t.db.$executeRaw`UPDATE "Item" SET embedding = ${q}::real[] WHERE id = ${other.id}`;
+      expect((await nearestMessages(logged, user, "mock-embed-48", q, 10))[0].id).toBe(other.id);
+      await t.db.$executeRaw`UPDATE "Item" SET "embeddingModel" = 'another-model' WHERE id = ${other.id}`;
+      const moved = await nearestMessages(logged, user, "mock-embed-48", q, 10);
+      expect(moved.map((h) => h.id)).not.toContain(other.id);
+      expect(moved).toEqual(await fresh());
+      expect(await removeItem(t.db, thread.id, other.id)).toBe(true);
       expect(await nearestMessages(logged, user, "mock-embed-48", q, 10)).toEqual(await fresh());
-      expect([readAll(), readById()]).toEqual([1, 1]);
+      expect([readAll(), compared(), readById()]).toEqual([1, 0, 0]);
 
-      // Changes that cancel out in the mark (one row gone, one committed late): the periodic check finds them.
+      // A vector whose stamp says it was seen already (one written before the stamps were kept): the periodic
+      // check finds it; a message deleted meanwhile is gone at once.
       const [hidden] = await session.addItems([{ role: "user", content: "Kyoto temples at dawn, hidden" }]);
       const [second] = await t.db.item.findMany({ where: { threadId: thread.id }, orderBy: { position: "asc" } });
       expect(await removeItem(t.db, thread.id, second.id)).toBe(true);
       await t.db.$executeRaw`
-        UPDATE "Item" SET "embeddingModel" = 'mock-embed-48', embedding = ${q}::real[], "vectorSeq" = 2
-        WHERE id = ${hidden.id}`;
-      expect((await nearestMessages(logged, user, "mock-embed-48", q, 10))[0].id).not.toBe(hidden.id);
+        UPDATE "Item" SET "embeddingModel" = 'mock-embed-48', embedding = ${q}::real[] WHERE id = ${hidden.id}`;
+      await t.db.$executeRaw`UPDATE "Item" SET "vectorSeq" = 2 WHERE id = ${hidden.id}`;
+      const unseen = await nearestMessages(logged, user, "mock-embed-48", q, 10);
+      expect(unseen[0].id).not.toBe(hidden.id);
+      expect(unseen.map((h) => h.id)).not.toContain(second.id);
       const now = Date.now();
       const later = vi.spyOn(Date, "now").mockReturnValue(now + 6 * 60_000);
       try {
@@ -404,7 +409,51 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       } finally {
         later.mockRestore();
       }
-      expect([readAll(), readById()]).toEqual([1, 2]);
+      expect([readAll(), compared(), readById()]).toEqual([1, 1, 1]);
+    },
+  );
+
+  it.runIf(engine === "postgres")(
+    "a vector whose transaction commits after a newer one was read is kept at the next turn",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `late-${engine}@example.com` } })).id;
+      const u = await userContext(t.db, user);
+      const thread = await createThread(u, {});
+      const session = new PrismaSession(t.db, thread.id, u.cipher);
+      const [late, early] = await session.addItems([
+        { role: "user", content: "Kyoto temples at dawn, late" },
+        { role: "user", content: FILLER(1) },
+      ]);
+      const model = "late-model";
+      const vector = (x: number) => Array.from({ length: 8 }, (_, i) => (i === x ? 1 : 0.1));
+      const c = await t.newClient();
+      let release = () => {};
+      const held = new Promise<void>((r) => (release = r));
+      let stamped = () => {};
+      const written = new Promise<void>((r) => (stamped = r));
+      // The late vector's transaction takes its id first and commits last.
+      const slow = c.db.$transaction(
+        async (tx) => {
+          await tx.$executeRaw`
+            UPDATE "Item" SET embedding = ${vector(0)}::real[], "embeddingModel" = ${model} WHERE id = ${late.id}`;
+          stamped();
+          await held;
+        },
+        { timeout: 20_000 },
+      );
+      try {
+        await written;
+        await t.db.$executeRaw`
+          UPDATE "Item" SET embedding = ${vector(1)}::real[], "embeddingModel" = ${model} WHERE id = ${early.id}`;
+        expect((await messageVectors(t.db, user, model, 8)).ids).toEqual([early.id]);
+        release();
+        await slow;
+        expect([...(await messageVectors(t.db, user, model, 8)).ids].sort()).toEqual([early.id, late.id].sort());
+      } finally {
+        release();
+        await slow.catch(() => undefined);
+        await c.close();
+      }
     },
   );
 

@@ -95,6 +95,15 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     })(),
   );
   yield* array(
+    "deletedMessageIds",
+    (async function* () {
+      // Messages deleted in the last hour, by id only: app instances drop their vectors (lib/memory/kept-vectors.ts).
+      yield await db.$queryRaw<
+        unknown[]
+      >`SELECT "itemId" || ':' || seq AS key, "itemId", at FROM "ItemVectorGone" WHERE ${rowsOf("ItemVectorGone")}`;
+    })(),
+  );
+  yield* array(
     "verificationTokens",
     (async function* () {
       yield await db.$queryRaw<

@@ -80,6 +80,12 @@ export const USER_DATA: Record<string, TableEntry> = {
   Thread: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "conversations" },
   Item: { rows: threadRows, key: "id", onDelete: "cascade", why: "messages, every branch" },
   Summary: { rows: threadRows, key: "id", onDelete: "cascade", why: "summaries of older turns" },
+  ItemVectorGone: {
+    rows: `"userId" = $1`,
+    key: `"itemId" || ':' || seq`,
+    onDelete: "delete",
+    why: "ids of messages deleted in the last hour, so app instances drop their vectors (ids only)",
+  },
   Attachment: {
     rows: `"userId" = $1`,
     key: "id",

@@ -1,13 +1,13 @@
 // The message vectors an app instance keeps in memory for the exact search (lib/memory/vectors.ts, PGlite or
 // PostgreSQL without pgvector): one Float32Array per user, model and size, brought up to date each turn by reading
-// only what changed. Every stored vector carries the transaction that stored it ("vectorSeq"), and the turn's batched
-// read carries the user's mark (how many rows, the newest "vectorSeq"):
-// - nothing changed: no read at all;
-// - vectors stored since: those rows are read (the usual turn: its own message's and answer's vectors);
-// - the count still does not add up (a message undone, a chat deleted or moved, a vector stored by a transaction that
-//   committed after a newer one was read): the user's ids and their "vectorSeq" are read, not their vectors, and only
-//   the rows gone, changed or missing are dropped or read. The same check runs every few minutes whatever the mark
-//   says, as a safety net for changes that cancel out in the count.
+// only what changed. Every write of a message's vector (or of its model, or its thread) stamps the row with the
+// writing transaction ("vectorSeq", trigger "Item_vector_seq"), and every deleted one leaves its id in ItemVectorGone.
+// The turn's batched read brings what was stamped at or after the kept set's horizon (the oldest transaction still
+// open at its last read: one that commits late is seen all the same), so no read grows with the user's history:
+// - nothing changed: nothing but the horizon;
+// - vectors stored since: those rows (the usual turn: its own message's and answer's vectors);
+// - messages deleted, or their vectors taken away: their ids, dropped.
+// Every few minutes the ids and stamps of all the user's rows are compared too (no vector read), as a safety net.
 // Every vector is read only when the instance first needs the user's (1.4 s for 10,000 on PGlite, measured).
 import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
@@ -23,42 +23,39 @@ export type VectorSet = {
   slots: Map<string, number>;
   /** The user's rows of this model with no vector of this size (another size, or none), and their "vectorSeq". */
   others: Map<string, string>;
-  /** The newest "vectorSeq" read, and when every row's id and "vectorSeq" were last compared. */
-  seq: string | null;
+  /** The newest "vectorSeq" kept; where the next read of changes starts; when all ids were last compared. */
+  newest: string | null;
+  horizon: string;
   checkedAt: number;
 };
 
 const CACHED_USERS = 16;
-/** The ids are compared after this long, whatever the mark says (cheap: no vector is read). */
+/** The ids are compared after this long, whatever the changes say (cheap: no vector is read). */
 const CHECK_MS = 5 * 60_000;
 const caches = new WeakMap<Db, Map<string, VectorSet>>();
 /** One update at a time per kept set: two turns of one user never apply reads in the wrong order. */
 const updates = new WeakMap<Db, Map<string, Promise<unknown>>>();
 
-type Mark = { n: number; m: string | null };
 type VectorRow = { id: string; threadId: string; seq: string; embedding: number[] | null };
+type ChangeRow = VectorRow & { kind: "mark" | "new" | "held" | "other" | "gone" };
 
-/** Rows the turn's batched read brings, stored after the kept "vectorSeq" `from`: all of them when `complete`. */
-type Since = { from: string | null; rows: VectorRow[]; complete: boolean };
-/** More rows than this stored since the kept ones are read by themselves, not in the turn's batched read. */
-const SINCE_IN_BATCH = 64;
+/** What changed since a kept set's horizon and newest (`from`), as read; all of it when `complete`. */
+type Changes = { from: string | null; horizon: string; rows: ChangeRow[]; complete: boolean };
+/** More changes than this are read by themselves, not in the turn's batched read. */
+const CHANGES_IN_BATCH = 64;
 
-/** The user's message vectors for this model and size, as of the turn's mark at least. */
+const keyOf = (userId: string, model: string, dims: number) => `${userId}\u0000${model}\u0000${dims}`;
+const fromOf = (set: VectorSet | undefined) => (set ? `${set.horizon}/${set.newest}` : null);
+
+/** The user's message vectors for this model and size, as of the turn's batched read at least. */
 export async function messageVectors(db: Db, userId: string, model: string, dims: number): Promise<VectorSet> {
-  const key = `${userId}\u0000${model}\u0000${dims}`;
-  const from = caches.get(db)?.get(key)?.seq ?? null;
-  // In the turn's batched read (lib/db/function-calls.ts): the mark, and the rows stored since the kept ones.
-  const rows = await callFunction<Partial<VectorRow> & { n: number | null; m: string | null }>(db, {
-    call: "mnemo_message_vectors_since($1, $2, $3, $4::int)",
-    params: [userId, model, from, dims],
-  });
-  const head = rows.find((r) => r.id == null);
-  const mark: Mark = { n: head?.n ?? 0, m: head?.m ?? null };
-  const stored = rows.filter((r): r is VectorRow & { n: null; m: null } => r.id != null);
-  const since: Since = { from, rows: stored, complete: from !== null && stored.length <= SINCE_IN_BATCH };
+  const key = keyOf(userId, model, dims);
+  const kept = caches.get(db)?.get(key);
+  // In the turn's batched read (lib/db/function-calls.ts).
+  const changes = await readChanges(db, userId, model, dims, kept, CHANGES_IN_BATCH + 1);
   let pending = updates.get(db);
   if (!pending) updates.set(db, (pending = new Map()));
-  const run = (pending.get(key) ?? Promise.resolve()).then(() => update(db, key, userId, model, dims, mark, since));
+  const run = (pending.get(key) ?? Promise.resolve()).then(() => update(db, key, userId, model, dims, changes));
   const settled = run.catch(() => undefined);
   pending.set(key, settled);
   void settled.then(() => pending.get(key) === settled && pending.delete(key));
@@ -67,47 +64,74 @@ export async function messageVectors(db: Db, userId: string, model: string, dims
 
 /** Whether this instance keeps the user's vectors of this model and size (then a search reads only what changed). */
 export const keepsVectors = (db: Db, userId: string, model: string, dims: number) =>
-  caches.get(db)?.has(`${userId}\u0000${model}\u0000${dims}`) ?? false;
+  caches.get(db)?.has(keyOf(userId, model, dims)) ?? false;
 
-async function update(db: Db, key: string, userId: string, model: string, dims: number, mark: Mark, since: Since) {
+async function readChanges(
+  db: Db,
+  userId: string,
+  model: string,
+  dims: number,
+  set: VectorSet | undefined,
+  limit: number | null,
+): Promise<Changes> {
+  const rows = await callFunction<ChangeRow>(db, {
+    call: "mnemo_message_vector_changes($1, $2, $3, $4, $5::int, $6::int)",
+    params: [userId, model, set?.horizon ?? null, set?.newest ?? null, dims, limit],
+  });
+  const changed = rows.filter((r) => r.kind !== "mark");
+  const gone = changed.filter((r) => r.kind === "gone").length;
+  return {
+    from: fromOf(set),
+    horizon: rows.find((r) => r.kind === "mark")!.seq,
+    rows: changed,
+    // The function stops each list at `limit`: a full one may have more.
+    complete: limit === null || (gone < limit && changed.length - gone < limit),
+  };
+}
+
+async function update(db: Db, key: string, userId: string, model: string, dims: number, changes: Changes) {
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
   const kept = cache.get(key);
   const set =
-    (kept && (await bringUp(db, kept, userId, model, dims, mark, since))) || (await readAll(db, userId, model, dims));
+    (kept && (await bringUp(db, kept, userId, model, dims, changes))) ||
+    (await readAll(db, userId, model, dims, changes.horizon));
   cache.delete(key);
   cache.set(key, set); // most recently used last
   while (cache.size > CACHED_USERS) cache.delete(cache.keys().next().value!);
   return set;
 }
 
-const held = (set: VectorSet) => set.ids.length + set.others.size;
-
 /**
- * The kept set brought up to the mark: with the rows stored since that came in the batched read, else read now; false
- * when its ids could not be compared (then every vector is read).
+ * The kept set brought up to the changes read (again by themselves when the batched read did not bring them all, or
+ * read for another state of the set: another turn's update came first); false when its ids could not be compared
+ * (then every vector is read).
  */
-async function bringUp(db: Db, set: VectorSet, userId: string, model: string, dims: number, mark: Mark, since: Since) {
-  const due = Date.now() - set.checkedAt > CHECK_MS;
-  if (!due && held(set) === mark.n && set.seq === mark.m) return set;
-  if (!due && set.seq !== null && mark.m !== null && set.seq !== mark.m) {
-    // The batched read's rows are those after the seq this set had then: another turn's update may have moved it.
-    const rows =
-      since.complete && since.from === set.seq
-        ? since.rows
-        : await readRows(
-            db,
-            userId,
-            model,
-            dims,
-            Prisma.sql`"vectorSeq" > ${set.seq}::bigint
-            AND "vectorSeq" <= ${mark.m}::bigint`,
-          );
-    for (const r of rows) put(set, r, dims);
-    set.seq = mark.m;
-    if (held(set) === mark.n) return set;
+async function bringUp(db: Db, set: VectorSet, userId: string, model: string, dims: number, changes: Changes) {
+  if (Date.now() - set.checkedAt > CHECK_MS) return (await compareIds(db, set, userId, model, dims, changes)) && set;
+  const ch =
+    changes.complete && changes.from === fromOf(set) ? changes : await readChanges(db, userId, model, dims, set, null);
+  const missing: string[] = [];
+  for (const r of ch.rows) {
+    if (r.kind === "gone" || r.kind === "other") forget(set, r.id, dims);
+    else if (r.kind === "new") put(set, r, dims);
+    else if (!holds(set, r)) missing.push(r.id); // "held": stamped before the newest kept, committed after
   }
-  return (await compareIds(db, set, userId, model, dims)) && set;
+  if (missing.length) for (const r of await readRows(db, userId, model, dims, byIds(missing))) put(set, r, dims);
+  set.newest = newest([set.newest ?? "-", ...ch.rows.filter((r) => r.kind === "new").map((r) => r.seq)]);
+  set.horizon = ch.horizon;
+  return set;
+}
+
+const byIds = (ids: string[]) => Prisma.sql`id = ANY(${ids}::text[])`;
+
+/** Whether the set keeps this version of the row (its vector, or that it has none of this size). */
+const holds = (set: VectorSet, r: VectorRow) =>
+  set.slots.has(r.id) ? set.seqs[set.slots.get(r.id)!] === r.seq : set.others.get(r.id) === r.seq;
+
+function forget(set: VectorSet, id: string, dims: number) {
+  drop(set, id, dims);
+  set.others.delete(id);
 }
 
 /** Every row of the user's for this model: its vector when it has one of this size. */
@@ -119,7 +143,8 @@ function readRows(db: Db, userId: string, model: string, dims: number, where: Pr
   `;
 }
 
-async function readAll(db: Db, userId: string, model: string, dims: number): Promise<VectorSet> {
+/** Every vector of the user's; `horizon` was read before them (what committed between is read again next time). */
+async function readAll(db: Db, userId: string, model: string, dims: number, horizon: string): Promise<VectorSet> {
   const checkedAt = Date.now();
   const rows = await readRows(db, userId, model, dims, Prisma.sql`TRUE`);
   const set: VectorSet = {
@@ -129,11 +154,12 @@ async function readAll(db: Db, userId: string, model: string, dims: number): Pro
     data: new Float32Array(rows.filter((r) => r.embedding).length * dims),
     slots: new Map(),
     others: new Map(),
-    seq: null,
+    newest: null,
+    horizon,
     checkedAt,
   };
   for (const r of rows) put(set, r, dims);
-  set.seq = newest(rows.map((r) => r.seq));
+  set.newest = newest(rows.map((r) => r.seq));
   return set;
 }
 
@@ -141,7 +167,7 @@ async function readAll(db: Db, userId: string, model: string, dims: number): Pro
  * Compares the kept rows with the user's ids and "vectorSeq" (no vector read): drops the rows gone or stored again,
  * then reads those missing. False when the user has no such rows left to compare (nothing to keep).
  */
-async function compareIds(db: Db, set: VectorSet, userId: string, model: string, dims: number) {
+async function compareIds(db: Db, set: VectorSet, userId: string, model: string, dims: number, changes: Changes) {
   const checkedAt = Date.now();
   const [row] = await db.$queryRaw<Array<{ rows: string | null }>>`
     SELECT string_agg(id || ' ' || coalesce("vectorSeq"::text, '-'), ',') AS rows
@@ -152,13 +178,20 @@ async function compareIds(db: Db, set: VectorSet, userId: string, model: string,
   for (const id of set.ids.filter((id) => present.get(id) !== set.seqs[set.slots.get(id)!])) drop(set, id, dims);
   for (const [id, seq] of set.others) if (present.get(id) !== seq) set.others.delete(id);
   const missing = [...present.keys()].filter((id) => !set.slots.has(id) && !set.others.has(id));
-  if (missing.length) {
-    for (const r of await readRows(db, userId, model, dims, Prisma.sql`id = ANY(${missing}::text[])`))
-      put(set, r, dims);
-  }
-  set.seq = newest([...present.values(), set.seq ?? "-"]);
+  if (missing.length) for (const r of await readRows(db, userId, model, dims, byIds(missing))) put(set, r, dims);
+  set.newest = newest([...present.values(), set.newest ?? "-"]);
+  // The batched read's horizon came before this read: what committed between is read again next time.
+  set.horizon = changes.horizon;
   set.checkedAt = checkedAt;
   return true;
+}
+
+/**
+ * Deleted messages' ids older than an hour (the sweeper's): a set unchecked for that long compares every id anyway
+ * (CHECK_MS).
+ */
+export async function pruneGoneVectors(db: Db): Promise<number> {
+  return db.$executeRaw`DELETE FROM "ItemVectorGone" WHERE at < timezone('UTC', now()) - interval '1 hour'`;
 }
 
 /** The largest of some "vectorSeq" texts ("-": none). */
