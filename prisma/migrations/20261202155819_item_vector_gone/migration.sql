@@ -15,16 +15,17 @@ CREATE INDEX "ItemVectorGone_userId_seq_idx" ON "ItemVectorGone"("userId", "seq"
 -- from prisma/sql/functions/mnemo_item_vector_gone.sql
 -- mnemo_item_vector_gone: its current source. Change it here, then `npm run db:functions -- <migration_name>`
 -- writes the migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
--- The deleted messages that had a vector, by id (trigger "Item_vector_gone", once per statement, whatever deleted
--- them: an undo, the thread, the account, retention), stamped with the deleting transaction: an instance keeping the
--- user's vectors drops them without reading every id (lib/memory/kept-vectors.ts). None for an account being
--- deleted: nothing of it is left behind.
+-- A deleted message that had a vector, by id (trigger "Item_vector_gone", whatever deleted it: an undo, the thread,
+-- the account, retention), stamped with the deleting transaction: an instance keeping the user's vectors drops it
+-- without reading every id (lib/memory/kept-vectors.ts). None for an account being deleted: nothing of it is left
+-- behind. Row by row: a statement's transition table would hold every deleted row whole (an account's history).
 CREATE OR REPLACE FUNCTION mnemo_item_vector_gone() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO "ItemVectorGone" ("itemId", "userId", seq, at)
-  SELECT g.id, g."userId", pg_current_xact_id()::text::bigint, timezone('UTC', now()) FROM gone g
-   WHERE g."embeddingModel" IS NOT NULL AND EXISTS (SELECT 1 FROM "User" u WHERE u.id = g."userId")
-  ON CONFLICT DO NOTHING;
+  IF EXISTS (SELECT 1 FROM "User" u WHERE u.id = OLD."userId") THEN
+    INSERT INTO "ItemVectorGone" ("itemId", "userId", seq, at)
+    VALUES (OLD.id, OLD."userId", pg_current_xact_id()::text::bigint, timezone('UTC', now()))
+    ON CONFLICT DO NOTHING;
+  END IF;
   RETURN NULL;
 END
 $$;
@@ -83,6 +84,6 @@ $$;
 CREATE TRIGGER "Item_vector_seq" BEFORE INSERT OR UPDATE OF embedding, "embeddingModel", "threadId" ON "Item"
   FOR EACH ROW EXECUTE FUNCTION mnemo_item_vector_seq();
 
--- Once per deleting statement, cascades included.
-CREATE TRIGGER "Item_vector_gone" AFTER DELETE ON "Item" REFERENCING OLD TABLE AS gone
-  FOR EACH STATEMENT EXECUTE FUNCTION mnemo_item_vector_gone();
+-- Cascades included; a message without a vector calls nothing.
+CREATE TRIGGER "Item_vector_gone" AFTER DELETE ON "Item"
+  FOR EACH ROW WHEN (OLD."embeddingModel" IS NOT NULL) EXECUTE FUNCTION mnemo_item_vector_gone();
