@@ -261,6 +261,19 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
         .$executeRaw`UPDATE "Memory" SET "useCount" = "useCount" + 1, "lastUsedAt" = now() WHERE id = ${cat.id}`;
       expect((await nearestMemories(logged, user, "mock-embed-48", q, 5))[0].id).toBe(cat.id);
       expect(vectorReads()).toBe(1);
+      // An instance started after the use (the row's version is no longer the vector's transaction), and a memory
+      // embedded before vectors were versioned (no "vectorSeq"): both found, read once, then kept.
+      await t.db.$executeRaw`UPDATE "Memory" SET "vectorSeq" = NULL WHERE "userId" = ${user} AND id <> ${cat.id}`;
+      const restarted = await t.newClient();
+      try {
+        const { client: again, count: countAgain } = recorded(restarted.db);
+        const first = await nearestMemories(again, user, "mock-embed-48", q, 5);
+        expect([first.length, first[0].id]).toEqual([2, cat.id]);
+        expect(await nearestMemories(again, user, "mock-embed-48", q, 5)).toEqual(first);
+        expect(countAgain(/FROM "Memory" WHERE id = ANY/)).toBe(1);
+      } finally {
+        await restarted.close();
+      }
       // Its text changed and it was embedded again: the new vector is read.
       await updateMemoryText(u, cat.id, "Has a black dog called Rex", {
         actor: "user",

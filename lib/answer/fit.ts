@@ -29,6 +29,8 @@ export async function recallForAnswer(
     threadId: string;
     about?: string | null;
     vector?: SemanticQuery;
+    /** The model `vector` comes from, known before it (see recall's `semanticModel`). */
+    vectorModel?: string;
     own?: UserContext | null;
   },
 ): Promise<Recall> {
@@ -41,9 +43,14 @@ export async function recallForAnswer(
       excludeThreadId: opts.threadId,
       about: opts.about,
       semantic,
+      semanticModel: opts.vectorModel,
     }),
     opts.own && ownBudget > OWN_HEADING_TOKENS
-      ? recall(opts.own, question, { budget: ownBudget - OWN_HEADING_TOKENS, semantic })
+      ? recall(opts.own, question, {
+          budget: ownBudget - OWN_HEADING_TOKENS,
+          semantic,
+          semanticModel: opts.vectorModel,
+        })
       : null,
   ]);
   if (!mine || (!mine.memories.length && !mine.passages.length)) return theirs;

@@ -33,6 +33,7 @@ import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 
 import { earlyQueryVector } from "@/lib/llm/embeddings";
+import { searchWaitsForVector } from "@/lib/memory/vectors";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
@@ -206,9 +207,12 @@ class TurnRun {
     this.historyBudget = budgets.history;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
-    // The built-in encoder's vector, started before the append (`earlyQueryVector`), is nearly there (p50 8 ms): with
-    // it in hand the vector searches go out with the other reads, not in a round trip of their own after them.
-    const early = useMemory && this.early?.text === p.userItem.content ? await this.early.vector : undefined;
+    // The built-in encoder's vector, started before the append (`earlyQueryVector`), is nearly there (p50 8 ms). The
+    // exact search's reads need only its model, so they go out with the other reads at once and only its scan waits
+    // for the vector; pgvector's search needs the vector itself, so the reads wait for it (p50 8 ms), not to make a
+    // round trip of their own after the others.
+    const early = useMemory && this.early?.text === p.userItem.content ? this.early : undefined;
+    const vector = early && (await searchWaitsForVector(db)) ? Promise.resolve(await early.vector) : early?.vector;
     const own = useMemory ? await this.own : null;
     const [ctx, recalled, overLimit, files] = await readTogether(() =>
       Promise.all([
@@ -221,7 +225,8 @@ class TurnRun {
           threadId: p.threadId,
           // The summary is of general memory: not for a project that sees its own memories only.
           about: this.u.scope.general ? p.meta.aboutSummary : null,
-          vector: early !== undefined ? Promise.resolve(early) : undefined,
+          vector,
+          vectorModel: early?.model,
           own,
         }),
         checkLimits(db, this.u.actorId),

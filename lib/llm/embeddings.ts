@@ -99,9 +99,9 @@ export async function earlyQueryVector(
   db: Db,
   text: string,
   userId: string,
-): Promise<{ text: string; vector: ReturnType<typeof embedQuery> } | undefined> {
+): Promise<{ text: string; model: string; vector: ReturnType<typeof embedQuery> } | undefined> {
   const e = await resolveEmbedder(db).catch(() => null);
-  return e && !e.connection ? { text, vector: embedQuery(db, text, userId) } : undefined;
+  return e && !e.connection ? { text, model: e.model, vector: embedQuery(db, text, userId) } : undefined;
 }
 
 /** The built-in encoder runs here, so only waiting can be cut short (the vectors, when they come, are dropped). */

@@ -66,6 +66,13 @@ export async function messageVectors(db: Db, userId: string, model: string, dims
 export const keepsVectors = (db: Db, userId: string, model: string, dims: number) =>
   caches.get(db)?.has(keyOf(userId, model, dims)) ?? false;
 
+/** The size of the user's message vectors of this model this instance keeps (a model makes one size), or null. */
+export function keptDims(db: Db, userId: string, model: string): number | null {
+  const prefix = keyOf(userId, model, 0).slice(0, -1);
+  for (const key of caches.get(db)?.keys() ?? []) if (key.startsWith(prefix)) return Number(key.slice(prefix.length));
+  return null;
+}
+
 async function readChanges(
   db: Db,
   userId: string,

@@ -13,7 +13,7 @@ import { excerpt } from "./excerpt";
 import { asksAboutTime, questionDates } from "./dates";
 import { queryTerms, searchableQuestion, searchMemories } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
-import { nearestMemories, nearestMessages, type VectorHit } from "./vectors";
+import { nearestToQuestion, type QuestionVector, type VectorHit } from "./vectors";
 import { dayOf, pastMemories, pastQuestion, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
 import { withWordForms } from "./word-forms";
@@ -63,7 +63,7 @@ import {
 } from "./recall-passages";
 
 /** The question's embedding (null: the endpoint failed or timed out; recall goes on by words). */
-export type SemanticQuery = Promise<{ model: string; vector: number[] } | null>;
+export type SemanticQuery = QuestionVector;
 
 /** Past memories (lib/memory/validity.ts): at most this share of the budget, their heading, their span's cost. */
 const PAST_SHARE = 0.2;
@@ -131,6 +131,8 @@ export async function recall(
     passages?: boolean;
     neighbors?: number;
     semantic?: SemanticQuery;
+    /** The model `semantic` will come from, when known before its vector: the exact search's reads go out at once. */
+    semanticModel?: string;
     /** "What Mnemo knows about you" (lib/memory/about.ts): given when the memories do not all fit. */
     about?: string | null;
   },
@@ -150,16 +152,12 @@ export async function recall(
   // A question about time gets each memory's day (a line per day shown); others spend the budget on more memories.
   const dated = aboutPast.about || dates.length > 0 || asksAboutTime(message);
   // The vector searches start as soon as the question's vector is there, while the word searches still run.
-  const nearest = (opts.semantic ?? Promise.resolve(null)).then((sem) =>
-    sem
-      ? Promise.all([
-          nearestMemories(db, userId, sem.model, sem.vector, memoryHits(budget)),
-          wantPassages
-            ? nearestMessages(db, userId, sem.model, sem.vector, CANDIDATES * 3, opts.excludeThreadId)
-            : Promise.resolve([]),
-        ])
-      : ([[], []] as VectorHit[][]),
-  );
+  const nearest = nearestToQuestion(db, userId, opts.semantic ?? Promise.resolve(null), {
+    model: opts.semanticModel,
+    memories: memoryHits(budget),
+    messages: wantPassages ? CANDIDATES * 3 : 0,
+    excludeThreadId: opts.excludeThreadId,
+  });
   const [profile, relevant, lexRows, [vecMemories, vecMessages], recent, past] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(u, Math.max(50, Math.ceil(budget / 6)), budget),

@@ -13,7 +13,7 @@
 import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { dimsSql, messageVectors, normalized } from "./kept-vectors";
+import { dimsSql, keptDims, messageVectors, normalized, type VectorSet } from "./kept-vectors";
 
 export type VectorHit = { id: string; score: number };
 
@@ -68,6 +68,49 @@ export async function nearestMessages(
 ) {
   return (await vectorIndex(db)).nearestMessages(userId, model, q, k, excludeThreadId);
 }
+
+/** A question's vector, when it comes (null: the endpoint failed or timed out; recall goes on by words). */
+export type QuestionVector = Promise<{ model: string; vector: number[] } | null>;
+
+/**
+ * The memories and messages nearest to a question's vector, which may still be coming. The exact search reads only
+ * what changed in the kept vectors and which memories qualify: that needs the model (`model`, known before the
+ * vector) and not the vector, so those reads go out at once, with the turn's other reads, and only the scan waits for
+ * the vector. pgvector ranks in the database, with the vector (see `searchWaitsForVector`).
+ */
+export async function nearestToQuestion(
+  db: Db,
+  userId: string,
+  question: QuestionVector,
+  want: { model?: string; memories: number; messages: number; excludeThreadId?: string },
+): Promise<[VectorHit[], VectorHit[]]> {
+  const index = await vectorIndex(db);
+  const exact = index instanceof ExactScanIndex ? index : null;
+  const ahead = exact && want.model ? exact.readAhead(userId, want.model, want.messages) : null;
+  // A question with no vector (or another model's) leaves what was read ahead unused: its failure is not the turn's.
+  void ahead?.memories.catch(() => undefined);
+  void ahead?.messages?.catch(() => undefined);
+  const q = await question;
+  if (!q) return [[], []];
+  if (exact && ahead && q.model === want.model) {
+    const dims = q.vector.length;
+    return Promise.all([
+      ahead.memories.then((rows) => scanMemories(rows, q.vector, want.memories)),
+      !want.messages
+        ? []
+        : ahead.messages && ahead.dims === dims
+          ? ahead.messages.then((set) => exact.scanMessages(set, q.vector, want.messages, want.excludeThreadId))
+          : exact.nearestMessages(userId, q.model, q.vector, want.messages, want.excludeThreadId),
+    ]);
+  }
+  return Promise.all([
+    index.nearestMemories(userId, q.model, q.vector, want.memories),
+    want.messages ? index.nearestMessages(userId, q.model, q.vector, want.messages, want.excludeThreadId) : [],
+  ]);
+}
+
+/** Whether a search by meaning needs the question's vector before its reads (pgvector), or only for its scan. */
+export const searchWaitsForVector = async (db: Db) => (await vectorIndex(db)).kind === "pgvector";
 
 export async function ensureVectorIndex(db: Db, dims: number): Promise<void> {
   if (!Number.isInteger(dims) || dims < 1 || dims > 16000) return;
@@ -193,22 +236,29 @@ class ExactScanIndex implements VectorIndex {
   constructor(private readonly db: Db) {}
 
   async nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
-    const set = await memoryVectors(this.db, userId, model, q.length);
-    const data = new Float32Array(set.length * q.length);
-    set.forEach((r, i) => data.set(r.vector, i * q.length));
-    return topK(
-      set.map((r) => r.id),
-      data,
-      q,
-      k,
-    );
+    return scanMemories(await memoryVectors(this.db, userId, model), q, k);
   }
 
   async nearestMessages(userId: string, model: string, q: number[], k: number, excludeThreadId?: string) {
-    const dims = q.length;
-    const set = await messageVectors(this.db, userId, model, dims);
+    return this.scanMessages(await messageVectors(this.db, userId, model, q.length), q, k, excludeThreadId);
+  }
+
+  scanMessages(set: VectorSet, q: number[], k: number, excludeThreadId?: string): VectorHit[] {
     const keep = (i: number) => set.threadIds[i] !== excludeThreadId;
     return topK(set.ids, set.data, q, k, keep);
+  }
+
+  /**
+   * The reads of a search of this model's vectors, before the question's vector is there: the qualifying memories,
+   * and the user's message vectors when this instance keeps them (their size is then known).
+   */
+  readAhead(userId: string, model: string, messages: number) {
+    const dims = messages > 0 ? keptDims(this.db, userId, model) : null;
+    return {
+      memories: memoryVectors(this.db, userId, model),
+      dims,
+      messages: dims ? messageVectors(this.db, userId, model, dims) : null,
+    };
   }
 
   async prepare(): Promise<void> {}
@@ -218,12 +268,25 @@ class ExactScanIndex implements VectorIndex {
 const MEMORY_VECTORS_KEPT = 20_000;
 const memoryCaches = new WeakMap<Db, Map<string, { version: string; vector: Float32Array }>>();
 
+/** The nearest of the memories whose vectors have the question's size. */
+function scanMemories(rows: Array<{ id: string; vector: Float32Array }>, q: number[], k: number): VectorHit[] {
+  const set = rows.filter((r) => r.vector.length === q.length);
+  const data = new Float32Array(set.length * q.length);
+  set.forEach((r, i) => data.set(r.vector, i * q.length));
+  return topK(
+    set.map((r) => r.id),
+    data,
+    q,
+    k,
+  );
+}
+
 /**
- * The user's memories that recall may use, with their vectors. Which memories qualify (active, not muted, not
- * expired) is asked of the database every time; only the vectors of rows unchanged since (same `xmin`, the row's
- * version: any update gives a new one) come from memory instead of being read and parsed again.
+ * The user's memories that recall may use, with their vectors (of any size). Which memories qualify (active, not
+ * muted, not expired) is asked of the database every time; only the vectors of rows unchanged since (the same
+ * version: the transaction that wrote the vector) come from memory instead of being read and parsed again.
  */
-async function memoryVectors(db: Db, userId: string, model: string, dims: number) {
+async function memoryVectors(db: Db, userId: string, model: string) {
   let cache = memoryCaches.get(db);
   if (!cache) memoryCaches.set(db, (cache = new Map()));
   // In the turn's batched read: when no memory changed, the search makes no round trip of its own.
@@ -234,7 +297,8 @@ async function memoryVectors(db: Db, userId: string, model: string, dims: number
   const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
   if (missing.length) {
     const fresh = await db.$queryRaw<Array<{ id: string; version: string; embedding: number[] }>>`
-      SELECT id, xmin::text AS version, embedding FROM "Memory" WHERE id = ANY(${missing}::text[])
+      SELECT id, coalesce("vectorSeq"::text, 'x' || xmin::text) AS version, embedding
+        FROM "Memory" WHERE id = ANY(${missing}::text[])
     `;
     for (const r of fresh) {
       cache.delete(r.id);
@@ -242,11 +306,10 @@ async function memoryVectors(db: Db, userId: string, model: string, dims: number
     }
     while (cache.size > MEMORY_VECTORS_KEPT) cache.delete(cache.keys().next().value!);
   }
-  // A row changed between the two reads is left out of this turn (its vector is not the one the filter saw), and so is
-  // a vector of another size (kept all the same, so it is not read again).
+  // A row changed between the two reads is left out of this turn (its vector is not the one the filter saw).
   return rows.flatMap((r) => {
     const hit = cache.get(r.id);
-    return hit?.version === r.version && hit.vector.length === dims ? [{ id: r.id, vector: hit.vector }] : [];
+    return hit?.version === r.version ? [{ id: r.id, vector: hit.vector }] : [];
   });
 }
 
