@@ -207,10 +207,7 @@ class TurnRun {
     this.historyBudget = budgets.history;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
-    // The built-in encoder's vector, started before the append (`earlyQueryVector`), is nearly there (p50 8 ms). The
-    // exact search's reads need only its model, so they go out with the other reads at once and only its scan waits
-    // for the vector; pgvector's search needs the vector itself, so the reads wait for it (p50 8 ms), not to make a
-    // round trip of their own after the others.
+    // The early vector (`earlyQueryVector`): the exact search's reads need only its model; pgvector's need it whole.
     const early = useMemory && this.early?.text === p.userItem.content ? this.early : undefined;
     const vector = early && (await searchWaitsForVector(db)) ? Promise.resolve(await early.vector) : early?.vector;
     const own = useMemory ? await this.own : null;
