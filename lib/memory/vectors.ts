@@ -147,56 +147,12 @@ class PgvectorIndex implements VectorIndex {
 
   async nearestMessages(userId: string, model: string, q: number[], k: number, excludeThreadId?: string) {
     if (q.length > HNSW_MAX_DIMS) return this.exact.nearestMessages(userId, model, q, k, excludeThreadId);
-    const dims = dimsSql(q.length);
-    const v = literal(q);
-    const mine = Prisma.sql`"userId" = ${userId} AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dims}
-      AND "threadId" IS DISTINCT FROM ${excludeThreadId ?? null}::text`;
-    const distance = Prisma.sql`(embedding::vector(${dims})) <=> ${v}::vector(${dims})`;
-    // The HNSW index answers `near`; relaxed_order lets it keep scanning past other users' rows, so the outer query
-    // re-sorts. The index holds each vector once: identical vectors form a group the graph search cannot leave, which
-    // hides other rows from it, so a row whose vector another row holds is a copy, left out of the index. The user's
-    // copies are ranked exactly, once per distinct vector (`copy_keys`: each key's distance read from one of the
-    // user's rows holding it, which also checks the model and size), then read back as rows (`copies`). The index
-    // stays approximate: when it yields fewer rows than asked (a user with few, or a scan that gave up) all the user's
-    // rows are ranked exactly instead (`mine`). Each part is a materialized CTE read only when its one-time filter
-    // holds, in one statement.
-    const enough = Prisma.sql`(SELECT count(*) FROM near) >= ${k}::int`;
-    const [, rows] = await this.db.$transaction([
-      this.db.$executeRaw`SET LOCAL hnsw.iterative_scan = relaxed_order`,
-      this.db.$queryRaw<VectorHit[]>`
-        WITH RECURSIVE near AS MATERIALIZED (
-          SELECT id, ${distance} AS d FROM "Item" WHERE ${mine} AND NOT "vectorCopy" ORDER BY ${distance} LIMIT ${k}::int
-        ), copy_key_list (key) AS (
-          -- The user's distinct copied vectors, one index probe each (a loose scan), not one row per copy.
-          (SELECT "vectorKey" FROM "Item" WHERE "userId" = ${userId} AND "vectorCopy" ORDER BY "vectorKey" LIMIT 1)
-          UNION ALL
-          SELECT (SELECT "vectorKey" FROM "Item" WHERE "userId" = ${userId} AND "vectorCopy" AND "vectorKey" > l.key
-                  ORDER BY "vectorKey" LIMIT 1)
-          FROM copy_key_list l WHERE l.key IS NOT NULL
-        ), copy_keys AS MATERIALIZED (
-          SELECT key, d FROM (
-            SELECT c.key, (SELECT ${distance} FROM "Item" WHERE "userId" = ${userId} AND "vectorCopy" AND "vectorKey" = c.key
-                             AND "embeddingModel" = ${model} AND array_length(embedding, 1) = ${dims} LIMIT 1) AS d
-            FROM copy_key_list c WHERE c.key IS NOT NULL
-          ) x WHERE d IS NOT NULL ORDER BY d LIMIT ${k}::int
-        ), copies AS MATERIALIZED (
-          SELECT r.id, c.d FROM copy_keys c CROSS JOIN LATERAL (
-            SELECT i.id FROM "Item" i WHERE i."userId" = ${userId} AND i."vectorCopy" AND i."vectorKey" = c.key
-              AND i."threadId" IS DISTINCT FROM ${excludeThreadId ?? null}::text LIMIT ${k}::int
-          ) r ORDER BY c.d LIMIT ${k}::int
-        ), mine AS MATERIALIZED (
-          SELECT id, embedding FROM "Item" WHERE ${mine}
-        )
-        SELECT id, (1 - d)::float8 AS score FROM (
-          SELECT id, d FROM near WHERE ${enough}
-          UNION ALL
-          SELECT id, d FROM copies WHERE ${enough}
-          UNION ALL
-          SELECT id, d FROM (SELECT id, ${distance} AS d FROM mine ORDER BY d LIMIT ${k}::int) exact WHERE NOT ${enough}
-        ) n ORDER BY d LIMIT ${k}::int
-      `,
-    ]);
-    return rows;
+    dimsSql(q.length); // a whole positive size, or no search
+    // A function (the HNSW index, the user's copies, the exact fallback): it goes out in the turn's batched read.
+    return callFunction<VectorHit>(this.db, {
+      call: "mnemo_nearest_messages($1, $2, $3, $4::int, $5::int, $6)",
+      params: [userId, model, literal(q), q.length, k, excludeThreadId ?? null],
+    });
   }
 
   /**

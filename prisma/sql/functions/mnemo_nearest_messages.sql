@@ -1,0 +1,61 @@
+-- mnemo_nearest_messages: its current source. Change it here, then `npm run db:functions -- <migration_name>`
+-- writes the migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
+-- pgvector's search of a user's messages nearest to a vector (lib/memory/vectors.ts, PgvectorIndex), best first,
+-- outside `p_exclude`: a function, so it goes out in the turn's batched read (lib/db/function-calls.ts) with the
+-- iterative index scan set for its own run (a transaction with SET LOCAL took four round trips). Dynamic SQL: a
+-- vector's size is a type modifier, which cannot be a parameter, and the partial HNSW index per size
+-- (hnswIndexName) matches only a literal. Only called where the extension is installed.
+-- The HNSW index answers `near`; relaxed_order lets it keep scanning past other users' rows, so the outer query
+-- re-sorts. The index holds each vector once: identical vectors form a group the graph search cannot leave, which
+-- hides other rows from it, so a row whose vector another row holds is a copy, left out of the index. The user's
+-- copies are ranked exactly, once per distinct vector (`copy_keys`: each key's distance read from one of the user's
+-- rows holding it, which also checks the model and size), then read back as rows (`copies`). The index stays
+-- approximate: when it yields fewer rows than asked (a user with few, or a scan that gave up) all the user's rows
+-- are ranked exactly instead (`mine`). Each part is a materialized CTE read only when its one-time filter holds.
+CREATE OR REPLACE FUNCTION mnemo_nearest_messages(p_user text, p_model text, p_vector text, p_dims integer,
+                                                  p_k integer, p_exclude text)
+RETURNS TABLE (id text, score float8)
+LANGUAGE plpgsql STABLE SET hnsw.iterative_scan = relaxed_order AS $$
+BEGIN
+  RETURN QUERY EXECUTE format($sql$
+    WITH RECURSIVE near AS MATERIALIZED (
+      SELECT i.id, (i.embedding::vector(%1$s)) <=> $3::vector(%1$s) AS d FROM "Item" i
+       WHERE i."userId" = $1 AND i."embeddingModel" = $2 AND array_length(i.embedding, 1) = %1$s
+         AND i."threadId" IS DISTINCT FROM $5 AND NOT i."vectorCopy"
+       ORDER BY (i.embedding::vector(%1$s)) <=> $3::vector(%1$s) LIMIT $4
+    ), copy_key_list (key) AS (
+      -- The user's distinct copied vectors, one index probe each (a loose scan), not one row per copy.
+      (SELECT "vectorKey" FROM "Item" WHERE "userId" = $1 AND "vectorCopy" ORDER BY "vectorKey" LIMIT 1)
+      UNION ALL
+      SELECT (SELECT "vectorKey" FROM "Item" WHERE "userId" = $1 AND "vectorCopy" AND "vectorKey" > l.key
+              ORDER BY "vectorKey" LIMIT 1)
+        FROM copy_key_list l WHERE l.key IS NOT NULL
+    ), copy_keys AS MATERIALIZED (
+      SELECT key, d FROM (
+        SELECT c.key, (SELECT (x.embedding::vector(%1$s)) <=> $3::vector(%1$s) FROM "Item" x
+                        WHERE x."userId" = $1 AND x."vectorCopy" AND x."vectorKey" = c.key
+                          AND x."embeddingModel" = $2 AND array_length(x.embedding, 1) = %1$s LIMIT 1) AS d
+          FROM copy_key_list c WHERE c.key IS NOT NULL
+      ) y WHERE d IS NOT NULL ORDER BY d LIMIT $4
+    ), copies AS MATERIALIZED (
+      SELECT r.id, c.d FROM copy_keys c CROSS JOIN LATERAL (
+        SELECT i.id FROM "Item" i WHERE i."userId" = $1 AND i."vectorCopy" AND i."vectorKey" = c.key
+           AND i."threadId" IS DISTINCT FROM $5 LIMIT $4
+      ) r ORDER BY c.d LIMIT $4
+    ), mine AS MATERIALIZED (
+      SELECT i.id, i.embedding FROM "Item" i
+       WHERE i."userId" = $1 AND i."embeddingModel" = $2 AND array_length(i.embedding, 1) = %1$s
+         AND i."threadId" IS DISTINCT FROM $5
+    )
+    SELECT n.id, (1 - n.d)::float8 FROM (
+      SELECT near.id, near.d FROM near WHERE (SELECT count(*) FROM near) >= $4
+      UNION ALL
+      SELECT copies.id, copies.d FROM copies WHERE (SELECT count(*) FROM near) >= $4
+      UNION ALL
+      SELECT e.id, e.d FROM (
+        SELECT m.id, (m.embedding::vector(%1$s)) <=> $3::vector(%1$s) AS d FROM mine m ORDER BY d LIMIT $4
+      ) e WHERE NOT (SELECT count(*) FROM near) >= $4
+    ) n ORDER BY n.d LIMIT $4
+  $sql$, p_dims) USING p_user, p_model, p_vector, p_k, p_exclude;
+END
+$$;
