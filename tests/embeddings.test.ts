@@ -243,6 +243,46 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("day ");
   });
 
+  it("a turn ranks the memories from kept vectors on every engine; many unread ones are ranked by the database meanwhile", async () => {
+    const user = (await t.db.user.create({ data: { email: `mem-turn-${engine}@example.com` } })).id;
+    // More memories than a turn reads before ranking (300 > 256), and the one the question is about.
+    await t.db.memory.createMany({
+      data: Array.from({ length: 300 }, (_, i) => ({ userId: user, text: FILLER(i), source: "inferred", tokens: 14 })),
+    });
+    const dog = await addMemory(
+      await userContext(t.db, user),
+      { text: "Has a golden retriever named Max", source: "inferred" },
+      "model",
+      "t",
+    );
+    expect((await embedPending(t.db, { userId: user })).remaining).toBe(0);
+    mock.scriptEmbeddings({ match: "pets", like: "golden retriever" });
+    const question = "What pets do I have?";
+    const { client, count } = recorded(t.db);
+    const ranked = () => count(/<=>/);
+    const read = () => count(/FROM "Memory" WHERE id = ANY/);
+    const ask = async () => {
+      const opts = { budget: 200, passages: false, semanticModel: "mock-embed-48" };
+      const r = await recall(await userContext(client, user), question, {
+        ...opts,
+        semantic: embedQuery(t.db, question),
+      });
+      return r.memories[0]?.id;
+    };
+    expect(await ask()).toBe(dog.id);
+    // PostgreSQL's first turn is ranked by pgvector while the vectors are read; PGlite has only the app to rank them.
+    expect([ranked(), read()]).toEqual(engine === "postgres" ? [1, 1] : [0, 1]);
+    await vi.waitFor(async () => {
+      const before = ranked();
+      expect(await ask()).toBe(dog.id);
+      expect(ranked()).toBe(before);
+    });
+    // Kept: a later turn reads which memories qualify, and no vector.
+    const reads = read();
+    expect(await ask()).toBe(dog.id);
+    expect([read(), ranked()]).toEqual([reads, engine === "postgres" ? 1 : 0]);
+  });
+
   it.runIf(engine === "pglite")(
     "a memory's kept vector is read again when it changes, not when it is used",
     async () => {

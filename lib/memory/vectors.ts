@@ -73,10 +73,14 @@ export async function nearestMessages(
 export type QuestionVector = Promise<{ model: string; vector: number[] } | null>;
 
 /**
- * The memories and messages nearest to a question's vector, which may still be coming. The exact search reads only
- * what changed in the kept vectors and which memories qualify: that needs the model (`model`, known before the
- * vector) and not the vector, so those reads go out at once, with the turn's other reads, and only the scan waits for
- * the vector. pgvector ranks in the database, with the vector (see `searchWaitsForVector`).
+ * The memories and messages nearest to a question's vector, which may still be coming. Reads that need the model
+ * (`model`, known before the vector) and not the vector go out at once, with the turn's other reads; only the ranking
+ * waits for the vector:
+ * - the memories, on every engine: a user has few, so they are ranked in the app from vectors kept between turns, and
+ *   only which qualify (and their versions) is read per turn. pgvector's ranking cast every row's array to a vector
+ *   (about 7 ms per 1,000 memories, on a core the message search needed);
+ * - the messages, with the exact search: what changed in the kept vectors. pgvector ranks them in the database, with
+ *   the vector (see `searchWaitsForVector`).
  */
 export async function nearestToQuestion(
   db: Db,
@@ -86,27 +90,31 @@ export async function nearestToQuestion(
 ): Promise<[VectorHit[], VectorHit[]]> {
   const index = await vectorIndex(db);
   const exact = index instanceof ExactScanIndex ? index : null;
-  const ahead = exact && want.model ? exact.readAhead(userId, want.model, want.messages) : null;
+  const memoriesAhead = want.model
+    ? keptMemoryVectors(db, userId, want.model, exact ? Infinity : MEMORY_READ_LIMIT)
+    : null;
+  const dims = exact && want.model && want.messages ? keptDims(db, userId, want.model) : null;
+  const messagesAhead = exact && dims ? messageVectors(db, userId, want.model!, dims) : null;
   // A question with no vector (or another model's) leaves what was read ahead unused: its failure is not the turn's.
-  void ahead?.memories.catch(() => undefined);
-  void ahead?.messages?.catch(() => undefined);
+  void memoriesAhead?.catch(() => undefined);
+  void messagesAhead?.catch(() => undefined);
   const q = await question;
   if (!q) return [[], []];
-  if (exact && ahead && q.model === want.model) {
-    const dims = q.vector.length;
-    return Promise.all([
-      ahead.memories.then((rows) => scanMemories(rows, q.vector, want.memories)),
-      !want.messages
-        ? []
-        : ahead.messages && ahead.dims === dims
-          ? ahead.messages.then((set) => exact.scanMessages(set, q.vector, want.messages, want.excludeThreadId))
-          : exact.nearestMessages(userId, q.model, q.vector, want.messages, want.excludeThreadId),
-    ]);
-  }
-  return Promise.all([
-    index.nearestMemories(userId, q.model, q.vector, want.memories),
-    want.messages ? index.nearestMessages(userId, q.model, q.vector, want.messages, want.excludeThreadId) : [],
-  ]);
+  const ahead = q.model === want.model;
+  const memories = async () => {
+    const rows = ahead ? await memoriesAhead : null;
+    return rows
+      ? scanMemories(rows, q.vector, want.memories)
+      : index.nearestMemories(userId, q.model, q.vector, want.memories);
+  };
+  const messages = async () => {
+    if (!want.messages) return [];
+    if (!exact) return index.nearestMessages(userId, q.model, q.vector, want.messages, want.excludeThreadId);
+    return ahead && messagesAhead && dims === q.vector.length
+      ? exact.scanMessages(await messagesAhead, q.vector, want.messages, want.excludeThreadId)
+      : exact.nearestMessages(userId, q.model, q.vector, want.messages, want.excludeThreadId);
+  };
+  return Promise.all([memories(), messages()]);
 }
 
 /** Whether a search by meaning needs the question's vector before its reads (pgvector), or only for its scan. */
@@ -192,7 +200,7 @@ class ExactScanIndex implements VectorIndex {
   constructor(private readonly db: Db) {}
 
   async nearestMemories(userId: string, model: string, q: number[], k: number): Promise<VectorHit[]> {
-    return scanMemories(await memoryVectors(this.db, userId, model), q, k);
+    return scanMemories((await keptMemoryVectors(this.db, userId, model, Infinity))!, q, k);
   }
 
   async nearestMessages(userId: string, model: string, q: number[], k: number, excludeThreadId?: string) {
@@ -208,21 +216,13 @@ class ExactScanIndex implements VectorIndex {
    * The reads of a search of this model's vectors, before the question's vector is there: the qualifying memories,
    * and the user's message vectors when this instance keeps them (their size is then known).
    */
-  readAhead(userId: string, model: string, messages: number) {
-    const dims = messages > 0 ? keptDims(this.db, userId, model) : null;
-    return {
-      memories: memoryVectors(this.db, userId, model),
-      dims,
-      messages: dims ? messageVectors(this.db, userId, model, dims) : null,
-    };
-  }
-
   async prepare(): Promise<void> {}
 }
 
 /** Memory vectors kept between turns, by row version; bounded (20,000 of 512 floats: about 40 MB). */
 const MEMORY_VECTORS_KEPT = 20_000;
-const memoryCaches = new WeakMap<Db, Map<string, { version: string; vector: Float32Array }>>();
+type KeptMemoryVector = { version: string; vector: Float32Array };
+const memoryCaches = new WeakMap<Db, Map<string, KeptMemoryVector>>();
 
 /** The nearest of the memories whose vectors have the question's size. */
 function scanMemories(rows: Array<{ id: string; vector: Float32Array }>, q: number[], k: number): VectorHit[] {
@@ -237,12 +237,18 @@ function scanMemories(rows: Array<{ id: string; vector: Float32Array }>, q: numb
   );
 }
 
+/** Memory vectors read in a turn past which pgvector ranks them for this turn, while they are read in the background. */
+const MEMORY_READ_LIMIT = 256;
+/** Users whose memory vectors are being read in the background (one read each at a time). */
+const filling = new Set<string>();
+
 /**
  * The user's memories that recall may use, with their vectors (of any size). Which memories qualify (active, not
  * muted, not expired) is asked of the database every time; only the vectors of rows unchanged since (the same
  * version: the transaction that wrote the vector) come from memory instead of being read and parsed again.
+ * Null when more than `maxRead` would have to be read first: they are read in the background for the next turn.
  */
-async function memoryVectors(db: Db, userId: string, model: string) {
+async function keptMemoryVectors(db: Db, userId: string, model: string, maxRead: number) {
   let cache = memoryCaches.get(db);
   if (!cache) memoryCaches.set(db, (cache = new Map()));
   // In the turn's batched read: when no memory changed, the search makes no round trip of its own.
@@ -251,22 +257,34 @@ async function memoryVectors(db: Db, userId: string, model: string) {
     params: [userId, model],
   });
   const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
-  if (missing.length) {
-    const fresh = await db.$queryRaw<Array<{ id: string; version: string; embedding: number[] }>>`
-      SELECT id, coalesce("vectorSeq"::text, 'x' || xmin::text) AS version, embedding
-        FROM "Memory" WHERE id = ANY(${missing}::text[])
-    `;
-    for (const r of fresh) {
-      cache.delete(r.id);
-      cache.set(r.id, { version: r.version, vector: normalized(r.embedding) });
+  if (missing.length > maxRead) {
+    const key = `${userId} ${model}`;
+    if (!filling.has(key)) {
+      filling.add(key);
+      void readMemoryVectors(db, cache, missing)
+        .catch(() => undefined)
+        .finally(() => filling.delete(key));
     }
-    while (cache.size > MEMORY_VECTORS_KEPT) cache.delete(cache.keys().next().value!);
+    return null;
   }
+  if (missing.length) await readMemoryVectors(db, cache, missing);
   // A row changed between the two reads is left out of this turn (its vector is not the one the filter saw).
   return rows.flatMap((r) => {
     const hit = cache.get(r.id);
     return hit?.version === r.version ? [{ id: r.id, vector: hit.vector }] : [];
   });
+}
+
+async function readMemoryVectors(db: Db, cache: Map<string, KeptMemoryVector>, ids: string[]) {
+  const fresh = await db.$queryRaw<Array<{ id: string; version: string; embedding: number[] }>>`
+    SELECT id, coalesce("vectorSeq"::text, 'x' || xmin::text) AS version, embedding
+      FROM "Memory" WHERE id = ANY(${ids}::text[])
+  `;
+  for (const r of fresh) {
+    cache.delete(r.id);
+    cache.set(r.id, { version: r.version, vector: normalized(r.embedding) });
+  }
+  while (cache.size > MEMORY_VECTORS_KEPT) cache.delete(cache.keys().next().value!);
 }
 
 /** Cosine similarity of two vectors (0 when their sizes differ or one is all zeros). */
