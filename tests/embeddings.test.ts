@@ -21,6 +21,7 @@ import { ensureVectorIndex, hasPgvector, hnswIndexName, nearestMemories, nearest
 import { keepsVectors, messageVectors } from "@/lib/memory/kept-vectors";
 import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
+import { authenticateKey, createApiKey } from "@/lib/keys/api-keys";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -349,6 +350,30 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
         const q = (await embedQuery(t.db, "Kyoto temples at dawn"))!.vector;
         expect((await nearestMessages(logged, user, "mock-embed-48", q, 5)).length).toBe(1);
         warmMessageVectors(logged, user); // kept already: nothing read again
+        await new Promise((r) => setTimeout(r, 100));
+        expect(count(FULL_READ)).toBe(1);
+      } finally {
+        await c.close();
+      }
+    },
+  );
+
+  it.runIf(engine === "pglite")(
+    "a request with the user's API key reads their message vectors ahead of a client's first question",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `warm-key-${engine}@example.com` } })).id;
+      const u = await userContext(t.db, user);
+      const thread = await createThread(u, {});
+      await new PrismaSession(t.db, thread.id, u.cipher).addItems([{ role: "user", content: "Kyoto temples at dawn" }]);
+      await embedPending(t.db, { userId: user });
+      const { key } = await createApiKey(u, { name: "client", scopes: ["chat"] });
+      const c = await t.newClient();
+      try {
+        const { client: logged, count } = recorded(c.db);
+        const request = new Request("http://localhost/v1/models", { headers: { authorization: `Bearer ${key}` } });
+        expect((await authenticateKey(logged, request, "chat")).u.userId).toBe(user);
+        await vi.waitFor(() => expect(keepsVectors(logged, user, "mock-embed-48", 48)).toBe(true));
+        await authenticateKey(logged, request, "chat");
         await new Promise((r) => setTimeout(r, 100));
         expect(count(FULL_READ)).toBe(1);
       } finally {

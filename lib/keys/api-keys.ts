@@ -12,6 +12,7 @@ import { recordAudit } from "@/lib/admin/review";
 import { userContext, type UserContext } from "@/lib/user-context";
 import { mayDo, projectAccess } from "@/lib/projects/access";
 import { projectScope } from "@/lib/projects/scope";
+import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 
 export const API_SCOPES = ["chat", "memory:read", "memory:write"] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
@@ -129,6 +130,8 @@ export async function authenticateKey(db: Db, request: Request, scope: ApiScope 
   // Last use, at most once a minute per key (a busy client must not write on every request).
   if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000)
     await db.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } }).catch(() => undefined);
+  // A client's first question must not wait for the exact search's first read of the user's vectors.
+  warmMessageVectors(db, key.userId);
   const own = await userContext(db, key.userId, projectScope(key.project));
   const keyName = own.cipher.open(key.name);
   if (!key.project?.shared) return { u: own, keyId: key.id, keyName, scopes: key.scopes as ApiScope[] };
