@@ -212,10 +212,6 @@ class ExactScanIndex implements VectorIndex {
     return topK(set.ids, set.data, q, k, keep);
   }
 
-  /**
-   * The reads of a search of this model's vectors, before the question's vector is there: the qualifying memories,
-   * and the user's message vectors when this instance keeps them (their size is then known).
-   */
   async prepare(): Promise<void> {}
 }
 
