@@ -17,7 +17,15 @@ import type { MemoryCandidate } from "@/lib/memory/recall-block";
 import { PrismaSession, removeItem } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
 import { countPending, embedPending } from "@/lib/memory/embed";
-import { ensureVectorIndex, hasPgvector, hnswIndexName, nearestMemories, nearestMessages } from "@/lib/memory/vectors";
+import {
+  ensureVectorIndex,
+  hasPgvector,
+  hnswIndexName,
+  memoryVectorFills,
+  nearestMemories,
+  nearestMessages,
+  nearestToQuestion,
+} from "@/lib/memory/vectors";
 import { keepsVectors, messageVectors } from "@/lib/memory/kept-vectors";
 import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
@@ -283,6 +291,58 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(await ask()).toBe(dog.id);
     expect([read(), ranked()]).toEqual([reads, engine === "postgres" ? 1 : 0]);
   });
+
+  it.runIf(engine === "postgres")(
+    "many users' unread memory vectors are read in the background two at a time, each user's read once",
+    async () => {
+      const users = await Promise.all(
+        [0, 1, 2].map(async (n) => {
+          const id = (await t.db.user.create({ data: { email: `mem-fill-${n}@example.com` } })).id;
+          await t.db.memory.createMany({
+            data: Array.from({ length: 300 }, (_, i) => ({
+              userId: id,
+              text: FILLER(i),
+              source: "inferred",
+              tokens: 14,
+            })),
+          });
+          await embedPending(t.db, { userId: id });
+          return id;
+        }),
+      );
+      // The background reads wait at a gate, so the test sees them running.
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let fills = 0;
+      const { client, count } = recorded(t.db);
+      const gated = client.$extends({
+        query: {
+          $allOperations: async ({ operation, args, query }) => {
+            const sql = operation === "$queryRaw" ? (args as { strings: string[] }).strings.join("?") : "";
+            if (/FROM "Memory" WHERE id = ANY/.test(sql)) {
+              fills++;
+              await gate;
+            }
+            return query(args);
+          },
+        },
+      }) as unknown as typeof client;
+      const q = (await embedQuery(t.db, FILLER(7)))!;
+      const turn = async (user: string) =>
+        (await nearestToQuestion(gated, user, Promise.resolve(q), { model: q.model, memories: 5, messages: 0 }))[0];
+      // Three users' first turns: each is ranked by pgvector; only two reads start.
+      for (const user of users) expect(await turn(user)).toHaveLength(5);
+      expect([memoryVectorFills(), fills, count(/<=>/)]).toEqual([2, 2, 3]);
+      open();
+      await vi.waitFor(() => expect(memoryVectorFills()).toBe(0));
+      // The third user's read starts at their next turn; then every user's turn ranks from kept vectors.
+      await turn(users[2]);
+      await vi.waitFor(() => expect(memoryVectorFills()).toBe(0));
+      const ranked = count(/<=>/);
+      for (const user of users) expect(await turn(user)).toHaveLength(5);
+      expect([fills, count(/<=>/)]).toEqual([3, ranked]);
+    },
+  );
 
   it.runIf(engine === "pglite")(
     "a memory's kept vector is read again when it changes, not when it is used",

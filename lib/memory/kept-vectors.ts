@@ -12,6 +12,7 @@
 import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { packedVector, unpackVector } from "@/lib/db/packed-vectors";
 
 export type VectorSet = {
   ids: string[];
@@ -36,7 +37,8 @@ const caches = new WeakMap<Db, Map<string, VectorSet>>();
 /** One update at a time per kept set: two turns of one user never apply reads in the wrong order. */
 const updates = new WeakMap<Db, Map<string, Promise<unknown>>>();
 
-type VectorRow = { id: string; threadId: string; seq: string; embedding: number[] | null };
+/** A row's vector as the changes' read brings it (numbers), or packed as the bulk reads bring it. */
+type VectorRow = { id: string; threadId: string; seq: string; embedding: number[] | string | null };
 type ChangeRow = VectorRow & { kind: "mark" | "new" | "held" | "other" | "gone" };
 
 /** What changed since a kept set's horizon and newest (`from`), as read; all of it when `complete`. */
@@ -145,7 +147,7 @@ function forget(set: VectorSet, id: string, dims: number) {
 function readRows(db: Db, userId: string, model: string, dims: number, where: Prisma.Sql) {
   return db.$queryRaw<VectorRow[]>`
     SELECT id, "threadId", coalesce("vectorSeq"::text, '-') AS seq,
-           CASE WHEN array_length(embedding, 1) = ${dimsSql(dims)} THEN embedding END AS embedding
+           CASE WHEN array_length(embedding, 1) = ${dimsSql(dims)} THEN ${packedVector("embedding")} END AS embedding
       FROM "Item" WHERE "userId" = ${userId} AND "embeddingModel" = ${model} AND ${where}
   `;
 }
@@ -233,7 +235,7 @@ function put(set: VectorSet, r: VectorRow, dims: number) {
     set.threadIds[slot] = r.threadId;
     set.seqs[slot] = r.seq;
   }
-  set.data.set(normalized(r.embedding), slot * dims);
+  set.data.set(normalized(typeof r.embedding === "string" ? unpackVector(r.embedding) : r.embedding), slot * dims);
 }
 
 /** Takes a row out; the last row moves into its slot (the order of the kept rows does not matter to the ranking). */

@@ -13,6 +13,7 @@
 import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { packedVector, unpackVector } from "@/lib/db/packed-vectors";
 import { dimsSql, keptDims, messageVectors, normalized, type VectorSet } from "./kept-vectors";
 
 export type VectorHit = { id: string; score: number };
@@ -237,6 +238,10 @@ function scanMemories(rows: Array<{ id: string; vector: Float32Array }>, q: numb
 const MEMORY_READ_LIMIT = 256;
 /** Users whose memory vectors are being read in the background (one read each at a time). */
 const filling = new Set<string>();
+/** Background reads at once across users: a burst of users with many unread vectors must not take every connection. */
+const FILLS_AT_ONCE = 2;
+/** Vectors per background read: one user's thousands are read in slices, each a short query. */
+const FILL_SLICE = 1_000;
 
 /**
  * The user's memories that recall may use, with their vectors (of any size). Which memories qualify (active, not
@@ -254,13 +259,7 @@ async function keptMemoryVectors(db: Db, userId: string, model: string, maxRead:
   });
   const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
   if (missing.length > maxRead) {
-    const key = `${userId} ${model}`;
-    if (!filling.has(key)) {
-      filling.add(key);
-      void readMemoryVectors(db, cache, missing)
-        .catch(() => undefined)
-        .finally(() => filling.delete(key));
-    }
+    fillInBackground(db, cache, `${userId} ${model}`, missing);
     return null;
   }
   if (missing.length) await readMemoryVectors(db, cache, missing);
@@ -271,14 +270,32 @@ async function keptMemoryVectors(db: Db, userId: string, model: string, maxRead:
   });
 }
 
+/**
+ * Reads a user's unread memory vectors for later turns, unless that user's read is running, two others are, or they
+ * would not fit the kept set (then pgvector keeps ranking them). A skipped fill is tried again at the next turn.
+ */
+function fillInBackground(db: Db, cache: Map<string, KeptMemoryVector>, key: string, ids: string[]) {
+  if (filling.has(key) || filling.size >= FILLS_AT_ONCE || ids.length > MEMORY_VECTORS_KEPT) return;
+  filling.add(key);
+  const slices = async () => {
+    for (let i = 0; i < ids.length; i += FILL_SLICE) await readMemoryVectors(db, cache, ids.slice(i, i + FILL_SLICE));
+  };
+  void slices()
+    .catch(() => undefined)
+    .finally(() => filling.delete(key));
+}
+
+/** How many background reads of memory vectors are running (for tests). */
+export const memoryVectorFills = () => filling.size;
+
 async function readMemoryVectors(db: Db, cache: Map<string, KeptMemoryVector>, ids: string[]) {
-  const fresh = await db.$queryRaw<Array<{ id: string; version: string; embedding: number[] }>>`
-    SELECT id, coalesce("vectorSeq"::text, 'x' || xmin::text) AS version, embedding
-      FROM "Memory" WHERE id = ANY(${ids}::text[])
+  const fresh = await db.$queryRaw<Array<{ id: string; version: string; embedding: string }>>`
+    SELECT id, coalesce("vectorSeq"::text, 'x' || xmin::text) AS version, ${packedVector("embedding")} AS embedding
+      FROM "Memory" WHERE id = ANY(${ids}::text[]) AND embedding IS NOT NULL
   `;
   for (const r of fresh) {
     cache.delete(r.id);
-    cache.set(r.id, { version: r.version, vector: normalized(r.embedding) });
+    cache.set(r.id, { version: r.version, vector: normalized(unpackVector(r.embedding)) });
   }
   while (cache.size > MEMORY_VECTORS_KEPT) cache.delete(cache.keys().next().value!);
 }
