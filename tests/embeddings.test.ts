@@ -443,6 +443,36 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   );
 
   it.runIf(engine === "pglite")(
+    "the exact search's reads go out while the question is still being encoded; only the scan waits for it",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `ahead-${engine}@example.com` } })).id;
+      const u = await userContext(t.db, user);
+      const thread = await createThread(u, {});
+      await new PrismaSession(t.db, thread.id, u.cipher).addItems([{ role: "user", content: "Kyoto temples at dawn" }]);
+      await addMemory(u, { text: "Plans a trip to Japan in spring", source: "inferred" }, "model", "t");
+      await embedPending(t.db, { userId: user });
+      const { client, count } = recorded(t.db);
+      const vector = (await embedQuery(t.db, "Kyoto temples at dawn"))!;
+      const want = { model: vector.model, memories: 5, messages: 5 };
+      await nearestToQuestion(client, user, Promise.resolve(vector), want);
+      // The question's vector is late (the encoder busy): which memories qualify, and what changed in the kept
+      // message vectors, are asked meanwhile.
+      let encoded!: (v: typeof vector) => void;
+      const late = new Promise<typeof vector>((resolve) => (encoded = resolve));
+      const before = [count(/mnemo_memory_vector_versions/), count(/mnemo_message_vector_changes/)];
+      const search = nearestToQuestion(client, user, late, want);
+      await vi.waitFor(() =>
+        expect([count(/mnemo_memory_vector_versions/), count(/mnemo_message_vector_changes/)]).toEqual(
+          before.map((n) => n + 1),
+        ),
+      );
+      encoded(vector);
+      const [memories, messages] = await search;
+      expect([memories.length, messages.length]).toEqual([1, 1]);
+    },
+  );
+
+  it.runIf(engine === "pglite")(
     "the vectors kept between turns follow what is stored and deleted, reading only the rows stored since",
     async () => {
       const user = (await t.db.user.create({ data: { email: `kept-${engine}@example.com` } })).id;
