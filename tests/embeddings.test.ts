@@ -66,6 +66,14 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     clearConnectionCache(t.db);
   };
   const pending = async (user: string) => countPending(t.db, (await resolveEmbedder(t.db))!, user);
+  /** A new user with one chat holding one message of theirs (not yet embedded). */
+  const userWithOneMessage = async (tag: string, content: string) => {
+    const user = (await t.db.user.create({ data: { email: `${tag}-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const thread = await createThread(u, {});
+    await new PrismaSession(t.db, thread.id, u.cipher).addItems([{ role: "user", content }]);
+    return { user, u, thread };
+  };
   const vectorOf = async (table: "Memory" | "Item", id: string) =>
     (
       await t.db.$queryRawUnsafe<Array<{ m: string | null; d: number | null }>>(
@@ -396,10 +404,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   it.runIf(engine === "pglite")(
     "a page load reads the user's message vectors ahead of their first question",
     async () => {
-      const user = (await t.db.user.create({ data: { email: `warm-${engine}@example.com` } })).id;
-      const u = await userContext(t.db, user);
-      const thread = await createThread(u, {});
-      await new PrismaSession(t.db, thread.id, u.cipher).addItems([{ role: "user", content: "Kyoto temples at dawn" }]);
+      const { user } = await userWithOneMessage("warm", "Kyoto temples at dawn");
       await embedPending(t.db, { userId: user });
       const c = await t.newClient();
       try {
@@ -421,10 +426,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   it.runIf(engine === "pglite")(
     "a request with the user's API key reads their message vectors ahead of a client's first question",
     async () => {
-      const user = (await t.db.user.create({ data: { email: `warm-key-${engine}@example.com` } })).id;
-      const u = await userContext(t.db, user);
-      const thread = await createThread(u, {});
-      await new PrismaSession(t.db, thread.id, u.cipher).addItems([{ role: "user", content: "Kyoto temples at dawn" }]);
+      const { user, u } = await userWithOneMessage("warm-key", "Kyoto temples at dawn");
       await embedPending(t.db, { userId: user });
       const { key } = await createApiKey(u, { name: "client", scopes: ["chat"] });
       const c = await t.newClient();
@@ -445,10 +447,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   it.runIf(engine === "pglite")(
     "the exact search's reads go out while the question is still being encoded; only the scan waits for it",
     async () => {
-      const user = (await t.db.user.create({ data: { email: `ahead-${engine}@example.com` } })).id;
-      const u = await userContext(t.db, user);
-      const thread = await createThread(u, {});
-      await new PrismaSession(t.db, thread.id, u.cipher).addItems([{ role: "user", content: "Kyoto temples at dawn" }]);
+      const { user, u } = await userWithOneMessage("ahead", "Kyoto temples at dawn");
       await addMemory(u, { text: "Plans a trip to Japan in spring", source: "inferred" }, "model", "t");
       await embedPending(t.db, { userId: user });
       const { client, count } = recorded(t.db);
