@@ -239,6 +239,38 @@ describe("attributeMemories", () => {
     expect(attributeMemories("3", "How many people came to my gaming party?", sent)).toEqual([]);
   });
 
+  it("a memory about someone the question does not ask about is not what the answer used", () => {
+    const sent = [
+      ...FOUR,
+      { id: "caroline", text: "Caroline's friends, family and mentors are her rocks, giving her strength" },
+      { id: "melanie", text: "Melanie says her family keeps her going when times are hard" },
+      { id: "both", text: "Melanie admires how Caroline finds strength in her family" },
+    ];
+    // "strength" is only in Caroline's memories; the question asks about Melanie ("Mel" is her short name).
+    const q = "What do Melanie's family give her?";
+    expect(attributeMemories("Strength", q, sent)).toEqual(["both"]);
+    expect(attributeMemories("Strength", "What do Mel's family give her?", sent)).toEqual(["both"]);
+    expect(attributeMemories("Strength", "What do Caroline's family give her?", sent)).toEqual(["caroline"]);
+    // A question naming no one: the word decides, as before.
+    const family = [...FOUR, sent[4], sent[5]];
+    expect(attributeMemories("Strength and mentors", "What does family give?", family)).toEqual(["caroline"]);
+    // The model's own citation stands, whoever the memory is about.
+    expect(attributeMemories("Strength [memory: Caroline's friends, family and mentors]", q, sent)).toContain(
+      "caroline",
+    );
+  });
+
+  it("of two memories matching a dated question alike, the one about the person asked about is used", () => {
+    const day = new Date("2023-07-12T10:00:00Z");
+    const sent = [
+      ...FOUR,
+      { id: "melanie", text: "Melanie finds LGBTQ events like the conference Caroline attended moving", since: day },
+      { id: "caroline", text: "Caroline attended an LGBTQ conference and felt accepted", since: day },
+    ];
+    const q = "When did Caroline go to the LGBTQ conference?";
+    expect(attributeMemories("10 July 2023", q, sent)).toEqual(["caroline"]);
+  });
+
   it("nothing is used by an empty answer", () => {
     expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
   });

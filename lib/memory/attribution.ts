@@ -36,6 +36,41 @@ const specific = (w: string) => (w.length > 1 || /\d/.test(w)) && !GENERAL.has(w
 const USED_SHARE = 1 / 3;
 const NAMED_SHARE = 0.2;
 
+/**
+ * Whom each memory is about, when it opens with a name (a word some sent text writes with a capital inside it:
+ * "Caroline attended…"), as the index stems it; null for one that opens otherwise ("Has a dog", "User prefers…").
+ */
+function subjectsOf(sent: SentMemory[], question: string): Array<string | null> {
+  const names = new Set<string>();
+  for (const text of [question, ...sent.map((m) => m.text)])
+    for (const w of namedWords(text)) if (!/\d/.test(w)) names.add(w);
+  return sent.map((m) => {
+    const first = m.text.match(/^\s*(\p{Lu}[\p{L}'’-]*)/u)?.[1];
+    const stem = first ? indexWords(first)[0] : undefined;
+    return stem && names.has(stem) ? stem : null;
+  });
+}
+
+/**
+ * The memories about someone the question does not ask about: it names people, and the memory opens with another
+ * name and holds none of the asked ones ("What do Melanie's family give her?" is not answered by "Caroline's friends,
+ * family, and mentors are her rocks…", however many words they share).
+ */
+function aboutSomeoneElse(question: string, subjects: Array<string | null>, wordsOf: Set<string>[]): Set<number> {
+  const askedNames = [...namedWords(question)].filter((w) => !/\d/.test(w));
+  const out = new Set<number>();
+  if (!askedNames.length) return out;
+  subjects.forEach((s, i) => {
+    if (s === null || askedNames.some((n) => sameName(n, s) || wordsOf[i].has(n))) return;
+    out.add(i);
+  });
+  return out;
+}
+
+/** One name, or one a short form of the other ("Mel" and "Melanie"). */
+const sameName = (a: string, b: string) =>
+  a === b || (Math.min(a.length, b.length) >= 3 && (a.startsWith(b) || b.startsWith(a)));
+
 /** Words that name something (a capital inside the text, or digits), stemmed as the index stems them. */
 function namedWords(text: string): Set<string> {
   const names = new Set<string>();
@@ -75,23 +110,35 @@ function citedMemories(answer: string, sent: SentMemory[]): Set<string> {
   return out;
 }
 
+/** What the question asks, read once: its words, each sent memory's specific words, and whom each is about. */
+type Reading = { asked: Set<string>; wordsOf: Set<string>[]; subjects: Array<string | null>; others: Set<number> };
+
 /**
  * Of these memories (indices into the sent ones), the one that matches the question best, each question word weighed
  * by how few of the sent memories hold it; null unless one is clearly best (ahead of every other, matching something).
+ * A memory about someone the question does not ask about is never it; of two that match alike, one about the person
+ * asked about ("Caroline attended an LGBTQ conference" over "Melanie finds LGBTQ events like the conference Caroline
+ * attended") is ahead.
  */
-function bestForQuestion(candidates: number[], asked: Set<string>, wordsOf: Set<string>[]): number | null {
+function bestForQuestion(candidates: number[], r: Reading): number | null {
+  const { asked, wordsOf, subjects, others } = r;
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) if (asked.has(w)) spread.set(w, (spread.get(w) ?? 0) + 1);
   let best = 0;
   let at: number[] = [];
   for (const i of candidates) {
+    if (others.has(i)) continue;
     let score = 0;
     for (const w of wordsOf[i]) if (asked.has(w)) score += 1 / spread.get(w)!;
+    if (score > 0 && subjects[i] !== null && asked.has(subjects[i]!)) score += SUBJECT_EDGE;
     if (score > best) [best, at] = [score, [i]];
     else if (score === best && score > 0) at.push(i);
   }
   return at.length === 1 ? at[0] : null;
 }
+
+/** Less than any word weighs (one held by all of up to 1,000 sent memories): it only settles a tie. */
+const SUBJECT_EDGE = 1e-3;
 
 /**
  * How far from an event the memory telling of it may be filed: after it ("last week", "two weeks ago"), or before
@@ -104,7 +151,7 @@ const TOLD_WITHIN = 31 * 86_400_000;
  * the one of them that matches the question best ("When did I go to the support group?" answered "7 May 2023"
  * shares no word with "Went to an LGBTQ support group", but names the day it was filed under).
  */
-function datedMemory(answer: string, asked: Set<string>, sent: SentMemory[], wordsOf: Set<string>[]): number | null {
+function datedMemory(answer: string, sent: SentMemory[], r: Reading): number | null {
   if (!sent.some((m) => m.since)) return null;
   const ranges = questionDates(answer, new Date(), { years: true });
   if (!ranges.length) return null;
@@ -113,7 +160,7 @@ function datedMemory(answer: string, asked: Set<string>, sent: SentMemory[], wor
   const onDay = sent.flatMap((m, i) =>
     m.since && eventDates(m.text, m.since).some((at) => ranges.some((r) => near(at, r))) ? [i] : [],
   );
-  return bestForQuestion(onDay, asked, wordsOf);
+  return bestForQuestion(onDay, r);
 }
 
 /** A word no text holds: the day a question names, held by the memories told then. */
@@ -150,22 +197,28 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const asked = new Set(indexWords(question));
   const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter(specific)));
   toldOnAskedDay(question, asked, sent, wordsOf);
-  const cited = citedMemories(answer, sent);
-  const dated = datedMemory(answer, asked, sent, wordsOf);
-  if (dated !== null) cited.add(sent[dated].id);
+  const subjects = subjectsOf(sent, question);
+  const r: Reading = { asked, wordsOf, subjects, others: aboutSomeoneElse(question, subjects, wordsOf) };
+  const quoted = citedMemories(answer, sent);
+  const picked = new Set<number>();
+  const dated = datedMemory(answer, sent, r);
+  if (dated !== null) picked.add(dated);
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) spread.set(w, (spread.get(w) ?? 0) + 1);
-  const whole = holding(said, asked, wordsOf, spread);
+  const whole = holding(said, r, spread);
   const explainsAnswer = (i: number) => whole.holds(i) && whole.held[i] >= ANSWER_MIN_WEIGHT;
-  if (whole.answered !== null) cited.add(sent[whole.answered].id);
+  if (whole.answered !== null) picked.add(whole.answered);
   // A listing answer ("Kyle, Sara"): each item may come from a memory of its own.
   for (const item of listItems(answer)) {
-    const { answered } = holding(new Set(indexWords(item)), asked, wordsOf, spread);
-    if (answered !== null) cited.add(sent[answered].id);
+    const { answered } = holding(new Set(indexWords(item)), r, spread);
+    if (answered !== null) picked.add(answered);
   }
   const out = sent
     .filter((m, i) => {
-      if (cited.has(m.id)) return true;
+      // A citation is the model's own word; anything else about someone not asked about is a coincidence of words.
+      if (quoted.has(m.id)) return true;
+      if (r.others.has(i)) return false;
+      if (picked.has(i)) return true;
       const words = wordsOf[i];
       if (!words.size) return false;
       if (explainsAnswer(i)) return true;
@@ -186,7 +239,7 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
     })
     .map((m) => m.id);
   if (out.length) return out;
-  const replied = replyMemory(answer, asked, wordsOf);
+  const replied = replyMemory(answer, r);
   return replied === null ? out : [sent[replied].id];
 }
 
@@ -195,7 +248,8 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
  * holds it with ANSWER_SHARE of that weight), and of those holding the most of it the one about what was asked
  * ("Barcelona" in two).
  */
-function holding(said: Set<string>, asked: Set<string>, wordsOf: Set<string>[], spread: Map<string, number>) {
+function holding(said: Set<string>, r: Reading, spread: Map<string, number>) {
+  const { asked, wordsOf } = r;
   const own = new Set([...said].filter((w) => specific(w) && !asked.has(w)));
   const ownWeight = (w: string) => 1 / (spread.get(w) ?? 1);
   let ownTotal = 0;
@@ -211,8 +265,7 @@ function holding(said: Set<string>, asked: Set<string>, wordsOf: Set<string>[], 
   const most = Math.max(0, ...held) - 1e-9;
   const answered = bestForQuestion(
     wordsOf.flatMap((_, i) => (holds(i) && held[i] >= most ? [i] : [])),
-    asked,
-    wordsOf,
+    r,
   );
   return { held, holds, answered };
 }
@@ -253,12 +306,12 @@ const DECLINES = new RegExp(
  * bowl?" "Yes"): the one that clearly matches the question best, holding most of what it asks about. Not for a
  * number or a date no memory holds ("3", "9 June"): a figure that came from no memory shows none was used.
  */
-function replyMemory(answer: string, asked: Set<string>, wordsOf: Set<string>[]): number | null {
+function replyMemory(answer: string, r: Reading): number | null {
+  const { asked, wordsOf } = r;
   if (answer.split(/\s+/).length > SHORT_REPLY_WORDS || DECLINES.test(answer) || /\d/.test(answer)) return null;
   const best = bestForQuestion(
     wordsOf.map((_, i) => i),
-    asked,
-    wordsOf,
+    r,
   );
   if (best === null) return null;
   const about = [...asked].filter(specific);
