@@ -271,6 +271,26 @@ describe("attributeMemories", () => {
     expect(attributeMemories("10 July 2023", q, sent)).toEqual(["caroline"]);
   });
 
+  it("of memories told alike in the weeks around an answer's date, the one told nearest it is used", () => {
+    const day = (d: string) => new Date(`${d}T10:00:00Z`);
+    const sent = [
+      ...FOUR,
+      { id: "early", text: "Went to a pride parade and felt at home", since: day("2023-07-03") },
+      { id: "later", text: "Went to a pride parade with the activist group", since: day("2023-07-20") },
+      { id: "work", text: "Started a new job at the library", since: day("2023-07-04") },
+    ];
+    const q = "When did I go to a pride parade?";
+    expect(attributeMemories("The week before 3 July 2023", q, sent)).toEqual(["early"]);
+    expect(attributeMemories("19 July 2023", q, sent)).toEqual(["later"]);
+    // Only whom the question asks about in common: a date near one of them picks none.
+    const named = [
+      ...FOUR,
+      { id: "a", text: "Lena started a new job at the library", since: day("2023-07-03") },
+      { id: "b", text: "Lena moved to a flat near the river", since: day("2023-07-20") },
+    ];
+    expect(attributeMemories("3 July 2023", "When did Lena have a picnic?", named)).toEqual([]);
+  });
+
   it("nothing is used by an empty answer", () => {
     expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
   });

@@ -25,7 +25,7 @@ const GENERAL = new Set(
     "user users has have had name named called likes like liked prefers prefer preferred wants want " +
       "enjoys enjoy lives live living works work working currently usually often always really very " +
       "also his her their them my me your yours about from into when what who which there here " +
-      "do does did can could will would should must go goes going went gone",
+      "do does did can could will would should must go goes going went gone get gets getting got",
   ),
 );
 
@@ -56,8 +56,7 @@ function subjectsOf(sent: SentMemory[], question: string): Array<string | null> 
  * name and holds none of the asked ones ("What do Melanie's family give her?" is not answered by "Caroline's friends,
  * family, and mentors are her rocks…", however many words they share).
  */
-function aboutSomeoneElse(question: string, subjects: Array<string | null>, wordsOf: Set<string>[]): Set<number> {
-  const askedNames = [...namedWords(question)].filter((w) => !/\d/.test(w));
+function aboutSomeoneElse(askedNames: string[], subjects: Array<string | null>, wordsOf: Set<string>[]) {
   const out = new Set<number>();
   if (!askedNames.length) return out;
   subjects.forEach((s, i) => {
@@ -111,7 +110,13 @@ function citedMemories(answer: string, sent: SentMemory[]): Set<string> {
 }
 
 /** What the question asks, read once: its words, each sent memory's specific words, and whom each is about. */
-type Reading = { asked: Set<string>; wordsOf: Set<string>[]; subjects: Array<string | null>; others: Set<number> };
+type Reading = {
+  asked: Set<string>;
+  askedNames: string[];
+  wordsOf: Set<string>[];
+  subjects: Array<string | null>;
+  others: Set<number>;
+};
 
 /**
  * Of these memories (indices into the sent ones), the one that matches the question best, each question word weighed
@@ -121,6 +126,12 @@ type Reading = { asked: Set<string>; wordsOf: Set<string>[]; subjects: Array<str
  * attended") is ahead.
  */
 function bestForQuestion(candidates: number[], r: Reading): number | null {
+  const at = aheadForQuestion(candidates, r);
+  return at.length === 1 ? at[0] : null;
+}
+
+/** Of these memories, the ones matching the question best, alike: one, or several when they tie. */
+function aheadForQuestion(candidates: number[], r: Reading): number[] {
   const { asked, wordsOf, subjects, others } = r;
   const spread = new Map<string, number>();
   for (const words of wordsOf) for (const w of words) if (asked.has(w)) spread.set(w, (spread.get(w) ?? 0) + 1);
@@ -134,7 +145,7 @@ function bestForQuestion(candidates: number[], r: Reading): number | null {
     if (score > best) [best, at] = [score, [i]];
     else if (score === best && score > 0) at.push(i);
   }
-  return at.length === 1 ? at[0] : null;
+  return at;
 }
 
 /** Less than any word weighs (one held by all of up to 1,000 sent memories): it only settles a tie. */
@@ -160,7 +171,20 @@ function datedMemory(answer: string, sent: SentMemory[], r: Reading): number | n
   const onDay = sent.flatMap((m, i) =>
     m.since && eventDates(m.text, m.since).some((at) => ranges.some((r) => near(at, r))) ? [i] : [],
   );
-  return bestForQuestion(onDay, r);
+  const ahead = aheadForQuestion(onDay, r);
+  if (ahead.length <= 1) return ahead[0] ?? null;
+  // Several match the question alike ("went to a pride parade" told twice that summer): the one told nearest the
+  // day the answer gives, when one is. Not when all they share with the question is whom it asks about.
+  const aboutWhat = (i: number) => [...r.wordsOf[i]].some((w) => r.asked.has(w) && !r.askedNames.includes(w));
+  if (!aboutWhat(ahead[0])) return null;
+  const away = (i: number) =>
+    Math.min(
+      ...eventDates(sent[i].text, sent[i].since!).flatMap((at) =>
+        ranges.map((r) => Math.max(0, r.start.getTime() - at.getTime(), at.getTime() - r.end.getTime())),
+      ),
+    );
+  const [first, second] = ahead.map((i) => ({ i, away: away(i) })).sort((a, b) => a.away - b.away);
+  return first.away < second.away ? first.i : null;
 }
 
 /** A word no text holds: the day a question names, held by the memories told then. */
@@ -198,7 +222,9 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter(specific)));
   toldOnAskedDay(question, asked, sent, wordsOf);
   const subjects = subjectsOf(sent, question);
-  const r: Reading = { asked, wordsOf, subjects, others: aboutSomeoneElse(question, subjects, wordsOf) };
+  const askedNames = [...namedWords(question)].filter((w) => !/\d/.test(w));
+  const others = aboutSomeoneElse(askedNames, subjects, wordsOf);
+  const r: Reading = { asked, askedNames, wordsOf, subjects, others };
   const quoted = citedMemories(answer, sent);
   const picked = new Set<number>();
   const dated = datedMemory(answer, sent, r);
