@@ -291,6 +291,21 @@ describe("attributeMemories", () => {
     expect(attributeMemories("3 July 2023", "When did Lena have a picnic?", named)).toEqual([]);
   });
 
+  it("a count uses every memory it counted", () => {
+    const sent = [
+      ...FOUR,
+      { id: "first", text: "Won my first chess tournament at the club" },
+      { id: "online", text: "Won an online chess tournament against strong players" },
+      { id: "lost", text: "Lost in the chess club final" },
+      { id: "cup", text: "Won the city cup with 7 wins in 9 rounds" },
+    ];
+    const q = "How many chess tournaments have I won?";
+    expect(attributeMemories("Two", q, sent)).toEqual(["first", "online"]);
+    expect(attributeMemories("2 tournaments.", q, sent)).toEqual(["first", "online"]);
+    // Not a count, or not a counting question: as before, the clearly best memory or none.
+    expect(attributeMemories("Two", "Which chess tournament did I win?", sent)).toEqual([]);
+  });
+
   it("nothing is used by an empty answer", () => {
     expect(attributeMemories("", "Tell me about Biscuit", FOUR)).toEqual([]);
   });

@@ -239,6 +239,7 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
     const { answered } = holding(new Set(indexWords(item)), r, spread);
     if (answered !== null) picked.add(answered);
   }
+  for (const i of countedMemories(answer, question, r)) picked.add(i);
   const out = sent
     .filter((m, i) => {
       // A citation is the model's own word; anything else about someone not asked about is a coincidence of words.
@@ -311,6 +312,28 @@ function listItems(answer: string): string[] {
     if (items.size >= LIST_ITEMS_READ) break;
   }
   return items.size >= 2 ? [...items] : [];
+}
+
+/** A question that counts, and an answer that is a count ("two", "Twice.", "9 times"). */
+const COUNTS = /\bhow (?:many|often)\b/i;
+const A_COUNT =
+  /^\s*(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|once|twice|thrice)\b(?:\s+\p{L}+){0,2}\W*$/iu;
+
+/**
+ * The memories a count was made from: "How many tournaments has Nate won?" answered "seven" carries no memory's
+ * words but counts every memory of a tournament won. Each memory holding most of what the question asks about
+ * (REPLY_QUESTION_SHARE of its specific words), about the person asked about, and giving no figure of its own that the
+ * answer does not ("Hosted a party with 7 guests" is not what "3" counted).
+ */
+function countedMemories(answer: string, question: string, r: Reading): number[] {
+  if (!COUNTS.test(question) || !A_COUNT.test(answer)) return [];
+  const about = [...r.asked].filter(specific);
+  const figures = new Set(answer.match(/\d+/g) ?? []);
+  return r.wordsOf.flatMap((words, i) => {
+    if (r.others.has(i) || [...words].some((w) => /^\d+$/.test(w) && !figures.has(w))) return [];
+    const held = about.filter((w) => words.has(w)).length;
+    return about.length && held >= REPLY_QUESTION_SHARE * about.length ? [i] : [];
+  });
 }
 
 /** A short reply: "Yes", "Twice", "Hoodies"; an essay that carries no memory's words drew on none. */
