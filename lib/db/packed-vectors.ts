@@ -17,19 +17,22 @@ const FLOAT8 = 701;
 export function unpackVector(packed: string): Float32Array {
   const b = Buffer.from(packed, "base64");
   if (b.length < 12) throw new Error("not a packed array");
-  const ndim = b.readInt32BE(0);
-  const type = b.readInt32BE(8);
+  // A DataView reads big-endian numbers about twice as fast as Buffer's readers (10,000 vectors of 512: 82–109 ms
+  // against 136–245 ms, of which decoding the base64 is 46).
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const ndim = view.getInt32(0);
+  const type = view.getInt32(8);
   if (ndim === 0) return new Float32Array(0);
   if (type !== FLOAT4 && type !== FLOAT8) throw new Error(`not an array of floats (type ${type})`);
   let n = 1;
-  for (let d = 0; d < ndim; d++) n *= b.readInt32BE(12 + d * 8);
+  for (let d = 0; d < ndim; d++) n *= view.getInt32(12 + d * 8);
   const out = new Float32Array(n);
   let o = 12 + ndim * 8;
   for (let i = 0; i < n; i++) {
-    const len = b.readInt32BE(o);
+    const len = view.getInt32(o);
     o += 4;
     if (len < 0) continue;
-    out[i] = type === FLOAT4 ? b.readFloatBE(o) : b.readDoubleBE(o);
+    out[i] = type === FLOAT4 ? view.getFloat32(o) : view.getFloat64(o);
     o += len;
   }
   return out;
