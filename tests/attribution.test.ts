@@ -245,6 +245,7 @@ describe("attributeMemories", () => {
       { id: "caroline", text: "Caroline's friends, family and mentors are her rocks, giving her strength" },
       { id: "melanie", text: "Melanie says her family keeps her going when times are hard" },
       { id: "both", text: "Melanie admires how Caroline finds strength in her family" },
+      { id: "paints", text: "Caroline paints on Sunday mornings" },
     ];
     // "strength" is only in Caroline's memories; the question asks about Melanie ("Mel" is her short name).
     const q = "What do Melanie's family give her?";
@@ -258,6 +259,13 @@ describe("attributeMemories", () => {
     expect(attributeMemories("Strength [memory: Caroline's friends, family and mentors]", q, sent)).toContain(
       "caroline",
     );
+    // A name opening one memory alone may be a place, not someone else.
+    const place = [
+      ...FOUR,
+      { id: "braga", text: "Braga is where my sister found a flat" },
+      { id: "aunt", text: "Visited my aunt in Braga at Easter" },
+    ];
+    expect(attributeMemories("Braga", "Where did Anna's sister find a flat?", place)).toEqual(["braga"]);
   });
 
   it("of two memories matching a dated question alike, the one about the person asked about is used", () => {
@@ -266,6 +274,8 @@ describe("attributeMemories", () => {
       ...FOUR,
       { id: "melanie", text: "Melanie finds LGBTQ events like the conference Caroline attended moving", since: day },
       { id: "caroline", text: "Caroline attended an LGBTQ conference and felt accepted", since: day },
+      { id: "paints", text: "Caroline paints on Sunday mornings" },
+      { id: "bakes", text: "Melanie bakes bread for her kids" },
     ];
     const q = "When did Caroline go to the LGBTQ conference?";
     expect(attributeMemories("10 July 2023", q, sent)).toEqual(["caroline"]);

@@ -44,11 +44,15 @@ function subjectsOf(sent: SentMemory[], question: string): Array<string | null> 
   const names = new Set<string>();
   for (const text of [question, ...sent.map((m) => m.text)])
     for (const w of namedWords(text)) if (!/\d/.test(w)) names.add(w);
-  return sent.map((m) => {
+  const opening = sent.map((m) => {
     const first = m.text.match(/^\s*(\p{Lu}[\p{L}'’-]*)/u)?.[1];
     const stem = first ? indexWords(first)[0] : undefined;
     return stem && names.has(stem) ? stem : null;
   });
+  // Someone several memories are about; a name opening one memory alone may be a place ("Porto is where…").
+  const opens = new Map<string, number>();
+  for (const s of opening) if (s) opens.set(s, (opens.get(s) ?? 0) + 1);
+  return opening.map((s) => (s && opens.get(s)! >= 2 ? s : null));
 }
 
 /**
