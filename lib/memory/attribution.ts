@@ -9,9 +9,11 @@
 // drums") is read so item by item. An answer that gives a date uses the memory filed within a month of it (told
 // after the event, or as a plan before it) that best matches the question. A short reply that carries no memory's
 // words ("Yes") uses the memory the question is clearly about, unless it says it does not know or gives a figure no
-// memory holds. "Memories used" and every signal learned from use (use counts, ratings, procedure checks, expiry)
-// read this, not the list of memories the model was given. A model that cites what it used ("[memory: Has a dog]",
-// lib/memory/citation-format.ts) adds those too.
+// memory holds; a count ("seven" to "How many tournaments has Nate won?") uses every memory it counted. A memory
+// about someone the question does not ask about ("Caroline's family…" for a question about Melanie) is never used
+// by a coincidence of words. "Memories used" and every signal learned from use (use counts, ratings, procedure
+// checks, expiry) read this, not the list of memories the model was given. A model that cites what it used
+// ("[memory: Has a dog]", lib/memory/citation-format.ts) adds those too, whoever they are about.
 import { indexWords } from "@/lib/crypto/content";
 import { citations } from "./citation-format";
 import { eventDates, questionDates } from "./dates";
