@@ -179,16 +179,13 @@ describe.each(engines)("recall by meaning with the built-in encoder on %s", (eng
     expect(mock.embeddingRequests()).toHaveLength(0);
   });
 
-  it("a turn searching by meaning waits for two database round trips before the model: the append, one read", async () => {
-    const user = (await t.db.user.create({ data: { email: `builtin-trips-${engine}@example.com` } })).id;
-    await addMemory(await userContext(t.db, user), { text: "Has a cat named Miso", source: "manual" }, "user", "t");
-    const d = deferred(() => t.db);
-    const first = await collect(
-      runTurn(t.db, user, { kind: "send", content: "I adopted a kitten" }, { defer: d.defer }),
-    );
-    await d.flush(); // every memory and message has its vector; the next turn's searches find them kept in memory
+  /**
+   * The round trips a turn waits for before the model, counted as bench:context counts them (a query issued while
+   * another is running shares its round trip), in the thread of `first`, after a turn there that fills what a running
+   * server keeps (the connection, the vectors). Background work is left out, as the bench does.
+   */
+  async function tripsBeforeModel(user: string, first: Awaited<ReturnType<typeof collect>>, content: string) {
     const threadId = first.find((e) => e.type === "start")?.threadId;
-    // As bench:context counts: a query issued while another is running shares its round trip.
     let trips = 0;
     let running = 0;
     let atModel = -1;
@@ -204,21 +201,51 @@ describe.each(engines)("recall by meaning with the built-in encoder on %s", (eng
         },
       },
     }) as unknown as typeof t.db;
-    // A first turn on this client fills what a running server keeps (the connection, the vectors).
-    // Background work is left out, as bench:context does: only what the turn waits for is counted.
     const none = { defer: () => {} };
     await collect(runTurn(counted, user, { kind: "send", threadId, content: "Any news?" }, none));
     trips = 0;
     mock.onRequest = () => void (atModel < 0 && (atModel = trips));
-    const events = await collect(
-      runTurn(counted, user, { kind: "send", threadId, content: "What pets do I have?" }, none),
-    );
+    const events = await collect(runTurn(counted, user, { kind: "send", threadId, content }, none));
     mock.onRequest = undefined;
     expect(events.at(-1)?.type).toBe("done");
     const answer = mock.chatRequests().findLast((r) => r.body.model === "mock-chat");
-    expect(JSON.stringify(answer!.body.messages)).toContain("Miso");
+    return { atModel, sent: JSON.stringify(answer!.body.messages) };
+  }
+
+  it("a turn searching by meaning waits for two database round trips before the model: the append, one read", async () => {
+    const user = (await t.db.user.create({ data: { email: `builtin-trips-${engine}@example.com` } })).id;
+    await addMemory(await userContext(t.db, user), { text: "Has a cat named Miso", source: "manual" }, "user", "t");
+    const d = deferred(() => t.db);
+    const first = await collect(
+      runTurn(t.db, user, { kind: "send", content: "I adopted a kitten" }, { defer: d.defer }),
+    );
+    await d.flush(); // every memory and message has its vector; the next turn's searches find them kept in memory
+    const { atModel, sent } = await tripsBeforeModel(user, first, "What pets do I have?");
+    expect(sent).toContain("Miso");
     expect(atModel).toBe(2);
   });
+
+  it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
+    "with pgvector, what meaning alone finds (another chat's message with its neighbours, memories) is in that read",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `builtin-trips-far-${engine}@example.com` } })).id;
+      const u = await userContext(t.db, user);
+      // More memories than the profile holds, none the user stated (those are in it): meaning must find the cat.
+      const trip = (i: number) => `Visited museum number ${i} on a long trip through the old towns of the north coast`;
+      for (let i = 0; i < 120; i++) await addMemory(u, { text: trip(i), source: "inferred" }, "model", "t");
+      await addMemory(u, { text: "Has a cat named Miso", source: "inferred" }, "model", "t");
+      const d = deferred(() => t.db);
+      await collect(
+        runTurn(t.db, user, { kind: "send", content: "I adopted a kitten last spring" }, { defer: d.defer }),
+      );
+      const first = await collect(runTurn(t.db, user, { kind: "send", content: "Hello" }, { defer: d.defer }));
+      await d.flush();
+      const { atModel, sent } = await tripsBeforeModel(user, first, "Which animals live with me?");
+      expect(sent).toContain("Miso");
+      expect(sent).toContain("adopted a kitten");
+      expect(atModel).toBe(2);
+    },
+  );
 
   it("a memory's vector kept between turns follows its row: an edit is searched by its new text, a mute drops it", async () => {
     const user = (await t.db.user.create({ data: { email: `builtin-cache-${engine}@example.com` } })).id;

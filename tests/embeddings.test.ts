@@ -260,6 +260,50 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("day ");
   });
 
+  it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
+    "pgvector searches only what recall may read: many nearer messages elsewhere hide nothing from the index",
+    async () => {
+      const user = (await t.db.user.create({ data: { email: `filtered-${engine}@example.com` } })).id;
+      const u = await userContext(t.db, user);
+      const say = async (threadId: string, texts: string[]) =>
+        new PrismaSession(t.db, threadId, u.cipher).addItems(texts.map((content) => ({ role: "user", content })));
+      const near = (from: number) => Array.from({ length: 70 }, (_, i) => `Trip to Kyoto temples, day ${from + i}`);
+      // 140 messages nearer the question than the one to find, in a forgotten chat and in a project's chat (outside
+      // general recall): more than the search would fetch (three times the 40 read) if it filtered afterwards.
+      const forgotten = await createThread(u, {});
+      await say(forgotten.id, near(0));
+      const project = await t.db.project.create({ data: { userId: user, name: "Work" } });
+      await say((await t.db.thread.create({ data: { userId: user, projectId: project.id } })).id, near(100));
+      // Enough that recall may read for the index to answer (not the exact ranking of a user with few).
+      await say(
+        (await createThread(u, {})).id,
+        Array.from({ length: 45 }, (_, i) => FILLER(i)),
+      );
+      await say((await createThread(u, {})).id, ["Back from my trip to Kyoto, the temples were stunning"]);
+      expect((await embedPending(t.db, { userId: user })).remaining).toBe(0);
+      await t.db.thread.update({ where: { id: forgotten.id }, data: { recallFrom: new Date(Date.now() + 1000) } });
+      await ensureVectorIndex(t.db, 48);
+      // A sort costed out of reach makes the planner rank by the index, as it does for a large table.
+      const name = new URL(t.url!).pathname.slice(1);
+      await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} SET enable_sort = off`);
+      const c = await t.newClient();
+      try {
+        mock.scriptEmbeddings({ match: "where did i go", like: "Trip to Kyoto temples" });
+        const question = "Where did I go?";
+        const r = await recall(await userContext(c.db, user), question, {
+          budget: 500,
+          semantic: embedQuery(c.db, question),
+        });
+        const found = r.passages.filter((p) => !p.recent).flatMap((p) => p.lines);
+        expect(found.join("\n")).toContain("the temples were stunning");
+        expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("day ");
+      } finally {
+        await c.close();
+        await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} RESET ALL`);
+      }
+    },
+  );
+
   it("a turn ranks the memories from kept vectors on every engine; many unread ones are ranked by the database meanwhile", async () => {
     const user = (await t.db.user.create({ data: { email: `mem-turn-${engine}@example.com` } })).id;
     // More memories than a turn reads before ranking (300 > 256), and the one the question is about.
@@ -467,7 +511,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
       );
       encoded(vector);
       const [memories, messages] = await search;
-      expect([memories.length, messages.length]).toEqual([1, 1]);
+      expect([memories.length, messages.hits.length]).toEqual([1, 1]);
     },
   );
 

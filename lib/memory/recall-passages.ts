@@ -8,7 +8,7 @@ import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
 import { type DateRange } from "./dates";
 import { MEMORY_LINE_OVERHEAD } from "./profile";
-import { type VectorHit } from "./vectors";
+import type { VectorHit } from "./vectors";
 import { escapeLine, memSuffix, type MemoryCandidate, type Passage } from "./recall-block";
 import { memoryScopeParams, scopeParams, type MemoryScope } from "@/lib/projects/scope";
 

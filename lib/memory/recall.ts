@@ -151,12 +151,22 @@ export async function recall(
   const aboutPast = pastQuestion(message);
   // A question about time gets each memory's day (a line per day shown); others spend the budget on more memories.
   const dated = aboutPast.about || dates.length > 0 || asksAboutTime(message);
+  // The memories found by meaning that were read with the batch (see guessMemories in ./vectors.ts).
+  const guessed = new Map<string, MemoryCandidate>();
+  const guessedIds = new Set<string>();
   // The vector searches start as soon as the question's vector is there, while the word searches still run.
   const nearest = nearestToQuestion(db, userId, opts.semantic ?? Promise.resolve(null), {
     model: opts.semanticModel,
     memories: memoryHits(budget),
     messages: wantPassages ? CANDIDATES * 3 : 0,
     excludeThreadId: opts.excludeThreadId,
+    // Only the first CANDIDATES that pass the filters are used (see vectorHits below): the neighbours of the rest
+    // would be read and thrown away (#55: 470 rows read for 190 kept, on LoCoMo).
+    reach: { scope: u.scope, n, limit: CANDIDATES },
+    readGuessed: (ids) => {
+      ids.forEach((id) => guessedIds.add(id));
+      return loadMissingMemories(u, ids, guessed);
+    },
   });
   const [profile, relevant, lexRows, [vecMemories, vecMessages], recent, past] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
@@ -178,24 +188,23 @@ export async function recall(
   const lexHitIds = new Set(lexRows.map((r) => r.hit));
   // The vector hits' neighbours and the memories found only by vector, read together (one wait, not two).
   const memById = new Map<string, MemoryCandidate>(relevant.map((m) => [m.id, m]));
-  for (const m of profile.memories) if (!memById.has(m.id)) memById.set(m.id, m);
+  for (const m of [...profile.memories, ...guessed.values()]) if (!memById.has(m.id)) memById.set(m.id, m);
+  // pgvector's search read them with the hits; a word hit's own rows are those of the word search.
   const [vecRows] = await Promise.all([
-    vecMessages.length
-      ? passagesAround(
+    vecMessages.rows
+      ? vecMessages.rows.filter((r) => !lexHitIds.has(r.hit))
+      : passagesAround(
           db,
           userId,
           u.scope,
-          vecMessages.filter((h) => !lexHitIds.has(h.id)),
+          vecMessages.hits.filter((h) => !lexHitIds.has(h.id)),
           opts.excludeThreadId,
           n,
-          // Only the first CANDIDATES that pass the filters are used (see vectorHits below): the neighbours of the
-          // rest were read and thrown away (#55: 470 rows read for 190 kept, on LoCoMo).
           CANDIDATES,
-        )
-      : Promise.resolve([]),
+        ),
     loadMissingMemories(
       u,
-      vecMemories.map((v) => v.id).filter((id) => !memById.has(id)),
+      vecMemories.map((v) => v.id).filter((id) => !memById.has(id) && !guessedIds.has(id)),
       memById,
     ),
   ]);
@@ -216,7 +225,7 @@ export async function recall(
     h.rows.push(r);
   }
   // Vector hits in another (excluded, temporary, forgotten) thread found no rows: they drop out here.
-  const vectorHits = vecMessages.filter((v) => hits.has(v.id)).slice(0, CANDIDATES);
+  const vectorHits = vecMessages.hits.filter((v) => hits.has(v.id)).slice(0, CANDIDATES);
   // Both lists' word matches on one scale (see fuse): shares of the question, over the best of either past 1.
   const top = Math.max(...lexicalHits.map((h) => h.rank), ...relevant.map((m) => m.rank), 1e-9);
   const hitScores = fuse(lexicalHits, vectorHits, top);

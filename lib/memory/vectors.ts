@@ -15,8 +15,15 @@ import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { packedVector, unpackVector } from "@/lib/db/packed-vectors";
 import { dimsSql, keptDims, messageVectors, normalized, type VectorSet } from "./kept-vectors";
+import { PASSAGE_DATES, type NeighborRow } from "./recall-passages";
+import { retentionCutoff } from "@/lib/account/retention";
+import { scopeParams, type MemoryScope } from "@/lib/projects/scope";
 
 export type VectorHit = { id: string; score: number };
+/** Which vector hits are read with their neighbours: the passage filters of a scope, `n` either side, the first `limit`. */
+export type PassageReach = { scope: MemoryScope; n: number; limit: number };
+/** Message hits, with their passages when the search read them too (else null: the caller reads them). */
+export type MessageHits = { hits: VectorHit[]; rows: NeighborRow[] | null };
 
 export interface VectorIndex {
   readonly kind: "pgvector" | "exact";
@@ -87,8 +94,16 @@ export async function nearestToQuestion(
   db: Db,
   userId: string,
   question: QuestionVector,
-  want: { model?: string; memories: number; messages: number; excludeThreadId?: string },
-): Promise<[VectorHit[], VectorHit[]]> {
+  want: {
+    model?: string;
+    memories: number;
+    messages: number;
+    excludeThreadId?: string;
+    reach?: PassageReach;
+    /** Reads the memories a guess ranks nearest (see guessMemories), in the batch the ranking's reads go in. */
+    readGuessed?: (ids: string[]) => Promise<void>;
+  },
+): Promise<[VectorHit[], MessageHits]> {
   const index = await vectorIndex(db);
   const exact = index instanceof ExactScanIndex ? index : null;
   const memoriesAhead = want.model
@@ -100,23 +115,76 @@ export async function nearestToQuestion(
   void memoriesAhead?.catch(() => undefined);
   void messagesAhead?.catch(() => undefined);
   const q = await question;
-  if (!q) return [[], []];
+  if (!q) return [[], { hits: [], rows: null }];
   const ahead = q.model === want.model;
+  // With pgvector the vector came before the batch: the memories it will rank nearest can be read in it.
+  const guessed =
+    !exact && ahead && want.readGuessed ? want.readGuessed(guessMemories(db, userId, q, want.memories)) : null;
   const memories = async () => {
     const rows = ahead ? await memoriesAhead : null;
     return rows
       ? scanMemories(rows, q.vector, want.memories)
       : index.nearestMemories(userId, q.model, q.vector, want.memories);
   };
-  const messages = async () => {
-    if (!want.messages) return [];
-    if (!exact) return index.nearestMessages(userId, q.model, q.vector, want.messages, want.excludeThreadId);
-    return ahead && messagesAhead && dims === q.vector.length
-      ? exact.scanMessages(await messagesAhead, q.vector, want.messages, want.excludeThreadId)
-      : exact.nearestMessages(userId, q.model, q.vector, want.messages, want.excludeThreadId);
+  const messages = async (): Promise<MessageHits> => {
+    if (!want.messages) return { hits: [], rows: null };
+    const { model, vector } = q;
+    if (!exact && want.reach && vector.length <= HNSW_MAX_DIMS) {
+      const rows = await (index as PgvectorIndex).nearestPassages(
+        userId,
+        model,
+        vector,
+        want.excludeThreadId,
+        want.reach,
+      );
+      return { hits: hitsOf(rows), rows };
+    }
+    const hits = exact
+      ? ahead && messagesAhead && dims === vector.length
+        ? exact.scanMessages(await messagesAhead, vector, want.messages, want.excludeThreadId)
+        : await exact.nearestMessages(userId, model, vector, want.messages, want.excludeThreadId)
+      : await index.nearestMessages(userId, model, vector, want.messages, want.excludeThreadId);
+    return { hits, rows: null };
   };
-  return Promise.all([memories(), messages()]);
+  const [found, near] = await Promise.all([memories(), messages(), guessed]);
+  return [found, near];
 }
+
+/** The ids of the memories each user's last search qualified (by user and model), for the next turn's guess. */
+const lastQualified = new WeakMap<Db, Map<string, string[]>>();
+/** Users whose last qualified memories are kept; the oldest go first. */
+const GUESSES_KEPT = 10_000;
+
+/**
+ * The memories the ranking will most likely return: the nearest of those the user's last search qualified, by the
+ * vectors kept for them. The ranking itself still waits for what qualifies now; a memory it finds that the guess
+ * missed is read after it (one more round trip), so a wrong guess costs time, never a memory.
+ */
+function guessMemories(db: Db, userId: string, q: { model: string; vector: number[] }, k: number): string[] {
+  const ids = lastQualified.get(db)?.get(`${userId} ${q.model}`);
+  const cache = memoryCaches.get(db);
+  if (!ids || !cache) return [];
+  const rows = ids.flatMap((id) => {
+    const kept = cache.get(id);
+    return kept ? [{ id, vector: kept.vector }] : [];
+  });
+  return scanMemories(rows, q.vector, k).map((h) => h.id);
+}
+
+function rememberQualified(db: Db, key: string, ids: string[]) {
+  let byUser = lastQualified.get(db);
+  if (!byUser) lastQualified.set(db, (byUser = new Map()));
+  byUser.delete(key);
+  byUser.set(key, ids);
+  if (byUser.size > GUESSES_KEPT) byUser.delete(byUser.keys().next().value!);
+}
+
+/** The hits passage rows were read around, best first (each row names its hit and the hit's score). */
+const hitsOf = (rows: NeighborRow[]): VectorHit[] => {
+  const seen = new Map<string, number>();
+  for (const r of rows) if (!seen.has(r.hit)) seen.set(r.hit, r.rank);
+  return [...seen].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+};
 
 /** Whether a search by meaning needs the question's vector before its reads (pgvector), or only for its scan. */
 export const searchWaitsForVector = async (db: Db) => (await vectorIndex(db)).kind === "pgvector";
@@ -159,11 +227,40 @@ class PgvectorIndex implements VectorIndex {
     dimsSql(q.length); // a whole positive size, or no search
     // A function (the HNSW index, the user's copies, the exact fallback): it goes out in the turn's batched read.
     return callFunction<VectorHit>(this.db, {
-      call: "mnemo_nearest_messages($1, $2, $3, $4::int, $5::int, $6)",
-      params: [userId, model, literal(q), q.length, k, excludeThreadId ?? null],
+      // No scope: the caller's passage read filters the threads.
+      call: "mnemo_nearest_messages($1, $2, $3, $4::int, $5::int, $6, $7::timestamp, $8::text, $9::boolean)",
+      params: [userId, model, literal(q), q.length, k, excludeThreadId ?? null, null, null, null],
     });
   }
 
+  /**
+   * The search above in the threads recall may search, `reach.limit` hits, with their neighbours, in one call
+   * (mnemo_nearest_passages): in the turn's batched read, the neighbours add no round trip before the model.
+   */
+  nearestPassages(
+    userId: string,
+    model: string,
+    q: number[],
+    excludeThreadId: string | undefined,
+    reach: PassageReach,
+  ): Promise<NeighborRow[]> {
+    dimsSql(q.length);
+    return callFunction<NeighborRow>(this.db, {
+      call: "mnemo_nearest_passages($1, $2, $3, $4::int, $5::int, $6, $7::int, $8::timestamp, $9::text, $10::boolean)",
+      params: [
+        userId,
+        model,
+        literal(q),
+        q.length,
+        reach.limit,
+        excludeThreadId ?? null,
+        reach.n,
+        retentionCutoff(),
+        ...scopeParams(reach.scope),
+      ],
+      dates: PASSAGE_DATES,
+    });
+  }
   /**
    * An HNSW index over messages' vectors of this size, each vector once (copies left out), made once; later calls are
    * free. It replaces the index of earlier versions, which held copies too.
@@ -255,6 +352,11 @@ async function keptMemoryVectors(db: Db, userId: string, model: string, maxRead:
     call: "mnemo_memory_vector_versions($1, $2)",
     params: [userId, model],
   });
+  rememberQualified(
+    db,
+    `${userId} ${model}`,
+    rows.map((r) => r.id),
+  );
   const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
   if (missing.length > maxRead) {
     fillInBackground(db, cache, `${userId} ${model}`, missing);

@@ -1,8 +1,10 @@
 -- mnemo_nearest_messages: its current source. Change it here, then `npm run db:functions -- <migration_name>`
 -- writes the migration that brings databases to it (tests/sql-functions.test.ts fails while the two disagree).
 -- pgvector's search of a user's messages nearest to a vector (lib/memory/vectors.ts, PgvectorIndex), best first,
--- outside `p_exclude`: a function, so it goes out in the turn's batched read (lib/db/function-calls.ts) with the
--- iterative index scan set for its own run (a transaction with SET LOCAL took four round trips). Dynamic SQL: a
+-- outside `p_exclude`; given a scope, only messages recall may read (mnemo_searchable_threads: in those threads, after
+-- each thread's `since`), filtered in the search so that its first k are the k that count (a search of all threads
+-- needed three times as many, and its cost grows with k). A function, so it goes out in the turn's batched read
+-- (lib/db/function-calls.ts) with the iterative index scan set for its own run (a transaction with SET LOCAL took four round trips). Dynamic SQL: a
 -- vector's size is a type modifier, which cannot be a parameter, and the partial HNSW index per size
 -- (hnswIndexName) matches only a literal. Only called where the extension is installed.
 -- The HNSW index answers `near`; relaxed_order lets it keep scanning past other users' rows, so the outer query
@@ -13,15 +15,33 @@
 -- approximate: when it yields fewer rows than asked (a user with few, or a scan that gave up) all the user's rows
 -- are ranked exactly instead (`mine`). Each part is a materialized CTE read only when its one-time filter holds.
 CREATE OR REPLACE FUNCTION mnemo_nearest_messages(p_user text, p_model text, p_vector text, p_dims integer,
-                                                  p_k integer, p_exclude text)
+                                                  p_k integer, p_exclude text, p_since timestamp,
+                                                  p_scope_project text, p_scope_general boolean)
 RETURNS TABLE (id text, score float8)
 LANGUAGE plpgsql STABLE SET hnsw.iterative_scan = relaxed_order AS $$
+DECLARE
+  threads text[];
+  -- Threads whose messages count from later than `p_since` ("forget me" for a thread), with that time: few.
+  late text[];
+  late_since timestamp[];
+  -- The filter, written into the query only when there is one (the thread list hashed, as a value known when planned).
+  filter text := '';
 BEGIN
+  IF p_scope_general IS NOT NULL THEN
+    SELECT coalesce(array_agg(t.id), '{}'), coalesce(array_agg(t.id) FILTER (WHERE t.since > p_since), '{}'),
+           coalesce(array_agg(t.since) FILTER (WHERE t.since > p_since), '{}')
+      INTO threads, late, late_since
+      FROM mnemo_searchable_threads(p_user, p_exclude, p_since, p_scope_project, p_scope_general) t;
+    filter := ' AND i."threadId" = ANY($6) AND i."createdAt" > $7';
+    IF cardinality(late) > 0 THEN
+      filter := filter || ' AND (i."threadId" <> ALL($8) OR i."createdAt" > ($9)[array_position($8, i."threadId")])';
+    END IF;
+  END IF;
   RETURN QUERY EXECUTE format($sql$
     WITH RECURSIVE near AS MATERIALIZED (
       SELECT i.id, (i.embedding::vector(%1$s)) <=> $3::vector(%1$s) AS d FROM "Item" i
        WHERE i."userId" = $1 AND i."embeddingModel" = $2 AND array_length(i.embedding, 1) = %1$s
-         AND i."threadId" IS DISTINCT FROM $5 AND NOT i."vectorCopy"
+         AND i."threadId" IS DISTINCT FROM $5 AND NOT i."vectorCopy" %2$s
        ORDER BY (i.embedding::vector(%1$s)) <=> $3::vector(%1$s) LIMIT $4
     ), copy_key_list (key) AS (
       -- The user's distinct copied vectors, one index probe each (a loose scan), not one row per copy.
@@ -40,12 +60,12 @@ BEGIN
     ), copies AS MATERIALIZED (
       SELECT r.id, c.d FROM copy_keys c CROSS JOIN LATERAL (
         SELECT i.id FROM "Item" i WHERE i."userId" = $1 AND i."vectorCopy" AND i."vectorKey" = c.key
-           AND i."threadId" IS DISTINCT FROM $5 LIMIT $4
+           AND i."threadId" IS DISTINCT FROM $5 %2$s LIMIT $4
       ) r ORDER BY c.d LIMIT $4
     ), mine AS MATERIALIZED (
       SELECT i.id, i.embedding FROM "Item" i
        WHERE i."userId" = $1 AND i."embeddingModel" = $2 AND array_length(i.embedding, 1) = %1$s
-         AND i."threadId" IS DISTINCT FROM $5
+         AND i."threadId" IS DISTINCT FROM $5 %2$s
     )
     SELECT n.id, (1 - n.d)::float8 FROM (
       SELECT near.id, near.d FROM near WHERE (SELECT count(*) FROM near) >= $4
@@ -56,6 +76,6 @@ BEGIN
         SELECT m.id, (m.embedding::vector(%1$s)) <=> $3::vector(%1$s) AS d FROM mine m ORDER BY d LIMIT $4
       ) e WHERE NOT (SELECT count(*) FROM near) >= $4
     ) n ORDER BY n.d LIMIT $4
-  $sql$, p_dims) USING p_user, p_model, p_vector, p_k, p_exclude;
+  $sql$, p_dims, filter) USING p_user, p_model, p_vector, p_k, p_exclude, threads, p_since, late, late_since;
 END
 $$;
