@@ -261,14 +261,22 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   });
 
   it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
-    "pgvector searches only what recall may read: many nearer messages elsewhere hide nothing from the index",
+    "pgvector searches only what recall may read: many nearer messages elsewhere hide nothing, indexed or copied",
     async () => {
+      const someone = await userWithOneMessage("filtered-other", "Back from Kyoto, the temples were stunning");
+      expect((await embedPending(t.db, { userId: someone.user })).remaining).toBe(0);
       const user = (await t.db.user.create({ data: { email: `filtered-${engine}@example.com` } })).id;
       const u = await userContext(t.db, user);
       const say = async (threadId: string, texts: string[]) =>
         new PrismaSession(t.db, threadId, u.cipher).addItems(texts.map((content) => ({ role: "user", content })));
-      const near = (from: number) => Array.from({ length: 70 }, (_, i) => `Trip to Kyoto temples, day ${from + i}`);
-      // 140 messages nearer the question than the one to find, in a forgotten chat and in a project's chat (outside
+      const near = (from: number) => Array.from({ length: 70 }, (_, i) => `Trip to Kyoto temples ${from + i}`);
+      // One to find in the index, one a copy of another account's vector (ranked among the user's copies). Written
+      // first: a row added to an HNSW graph after a close-knit group of nearer ones may be linked from none of them
+      // (an approximate index's known miss, not what this tests).
+      await say((await createThread(u, {})).id, ["Kyoto trip: the old temples glowed at sunset"]);
+      await say((await createThread(u, {})).id, ["Back from Kyoto, the temples were stunning"]);
+      expect((await embedPending(t.db, { userId: user })).remaining).toBe(0);
+      // 140 messages nearer the question than the two to find, in a forgotten chat and in a project's chat (outside
       // general recall): more than the search would fetch (three times the 40 read) if it filtered afterwards.
       const forgotten = await createThread(u, {});
       await say(forgotten.id, near(0));
@@ -279,7 +287,6 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
         (await createThread(u, {})).id,
         Array.from({ length: 45 }, (_, i) => FILLER(i)),
       );
-      await say((await createThread(u, {})).id, ["Back from my trip to Kyoto, the temples were stunning"]);
       expect((await embedPending(t.db, { userId: user })).remaining).toBe(0);
       await t.db.thread.update({ where: { id: forgotten.id }, data: { recallFrom: new Date(Date.now() + 1000) } });
       await ensureVectorIndex(t.db, 48);
@@ -294,9 +301,14 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
           budget: 500,
           semantic: embedQuery(c.db, question),
         });
-        const found = r.passages.filter((p) => !p.recent).flatMap((p) => p.lines);
-        expect(found.join("\n")).toContain("the temples were stunning");
-        expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("day ");
+        // Found by their vectors, not as some of the newest exchanges that fill what is left.
+        const found = r.passages
+          .filter((p) => !p.recent)
+          .flatMap((p) => p.lines)
+          .join("\n");
+        expect(found).toContain("glowed at sunset");
+        expect(found).toContain("the temples were stunning");
+        expect(r.passages.flatMap((p) => p.lines).join("\n")).not.toContain("Trip to Kyoto temples");
       } finally {
         await c.close();
         await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} RESET ALL`);

@@ -8,7 +8,8 @@ import { retentionCutoff } from "@/lib/account/retention";
 import { countTokens, MESSAGE_OVERHEAD } from "./tokens";
 import { type DateRange } from "./dates";
 import { MEMORY_LINE_OVERHEAD } from "./profile";
-import type { VectorHit } from "./vectors";
+/** A hit of the search by meaning (lib/memory/vectors.ts). */
+type VectorHit = { id: string; score: number };
 import { escapeLine, memSuffix, type MemoryCandidate, type Passage } from "./recall-block";
 import { memoryScopeParams, scopeParams, type MemoryScope } from "@/lib/projects/scope";
 

@@ -52,9 +52,12 @@ BEGIN
         FROM copy_key_list l WHERE l.key IS NOT NULL
     ), copy_keys AS MATERIALIZED (
       SELECT key, d FROM (
-        SELECT c.key, (SELECT (x.embedding::vector(%1$s)) <=> $3::vector(%1$s) FROM "Item" x
-                        WHERE x."userId" = $1 AND x."vectorCopy" AND x."vectorKey" = c.key
-                          AND x."embeddingModel" = $2 AND array_length(x.embedding, 1) = %1$s LIMIT 1) AS d
+        -- A key counts only where the user has a row with it that may be read (the filter), or the first k keys
+        -- could all be in other threads.
+        SELECT c.key, (SELECT (i.embedding::vector(%1$s)) <=> $3::vector(%1$s) FROM "Item" i
+                        WHERE i."userId" = $1 AND i."vectorCopy" AND i."vectorKey" = c.key
+                          AND i."embeddingModel" = $2 AND array_length(i.embedding, 1) = %1$s
+                          AND i."threadId" IS DISTINCT FROM $5 %2$s LIMIT 1) AS d
           FROM copy_key_list c WHERE c.key IS NOT NULL
       ) y WHERE d IS NOT NULL ORDER BY d LIMIT $4
     ), copies AS MATERIALIZED (
