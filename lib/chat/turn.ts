@@ -209,7 +209,7 @@ class TurnRun {
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
     // The early vector (`earlyQueryVector`): the exact search's reads need only its model; pgvector's need it whole.
     const early = useMemory && this.early?.text === p.userItem.content ? this.early : undefined;
-    const vector = early && !process.env.NOWAIT && (await searchWaitsForVector(db)) ? Promise.resolve(await early.vector) : early?.vector;
+    const vector = early && (await searchWaitsForVector(db)) ? Promise.resolve(await early.vector) : early?.vector;
     const own = useMemory ? await this.own : null;
     const [ctx, recalled, overLimit, files] = await readTogether(() =>
       Promise.all([
