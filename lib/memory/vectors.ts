@@ -6,7 +6,9 @@
 //   Messages use an HNSW index per vector size (created when the first vector
 //   of that size is stored), holding each vector once, with iterative scans so
 //   the per-user filter still yields k rows; a user's copies of a vector, and
-//   all the rows of a user with fewer than k, are ranked exactly.
+//   all the rows of a user with fewer than k, are ranked exactly. Recall's
+//   search is filtered to the threads it may read, and reads its hits'
+//   neighbours in the same call (mnemo_nearest_passages).
 // - ExactScanIndex, PGlite or PostgreSQL without pgvector: an exact scan in the
 //   app. The user's message vectors are kept in memory between turns
 //   (./kept-vectors.ts), read again only where the stored rows changed.
@@ -88,7 +90,9 @@ export type QuestionVector = Promise<{ model: string; vector: number[] } | null>
  *   only which qualify (and their versions) is read per turn. pgvector's ranking cast every row's array to a vector
  *   (about 7 ms per 1,000 memories, on a core the message search needed);
  * - the messages, with the exact search: what changed in the kept vectors. pgvector ranks them in the database, with
- *   the vector (see `searchWaitsForVector`).
+ *   the vector (see `searchWaitsForVector`), and, given `reach`, reads the passages around them in the same call;
+ *   the memories it will likely rank nearest are guessed from the last turn's and read in the same batch
+ *   (`readGuessed`), so what meaning alone finds costs no round trip of its own before the model.
  */
 export async function nearestToQuestion(
   db: Db,
@@ -150,10 +154,11 @@ export async function nearestToQuestion(
   return [found, near];
 }
 
-/** The ids of the memories each user's last search qualified (by user and model), for the next turn's guess. */
-const lastQualified = new WeakMap<Db, Map<string, string[]>>();
-/** Users whose last qualified memories are kept; the oldest go first. */
-const GUESSES_KEPT = 10_000;
+/**
+ * The ids of the memories each user's last search qualified (by user and model), for the next turn's guess: at most
+ * as many ids in all as vectors are kept (a guess needs the vector too), the users least recently searched going first.
+ */
+const lastQualified = new WeakMap<Db, { byUser: Map<string, string[]>; ids: number }>();
 
 /**
  * The memories the ranking will most likely return: the nearest of those the user's last search qualified, by the
@@ -161,7 +166,7 @@ const GUESSES_KEPT = 10_000;
  * missed is read after it (one more round trip), so a wrong guess costs time, never a memory.
  */
 function guessMemories(db: Db, userId: string, q: { model: string; vector: number[] }, k: number): string[] {
-  const ids = lastQualified.get(db)?.get(`${userId} ${q.model}`);
+  const ids = lastQualified.get(db)?.byUser.get(`${userId} ${q.model}`);
   const cache = memoryCaches.get(db);
   if (!ids || !cache) return [];
   const rows = ids.flatMap((id) => {
@@ -172,11 +177,16 @@ function guessMemories(db: Db, userId: string, q: { model: string; vector: numbe
 }
 
 function rememberQualified(db: Db, key: string, ids: string[]) {
-  let byUser = lastQualified.get(db);
-  if (!byUser) lastQualified.set(db, (byUser = new Map()));
-  byUser.delete(key);
-  byUser.set(key, ids);
-  if (byUser.size > GUESSES_KEPT) byUser.delete(byUser.keys().next().value!);
+  let kept = lastQualified.get(db);
+  if (!kept) lastQualified.set(db, (kept = { byUser: new Map(), ids: 0 }));
+  kept.ids += ids.length - (kept.byUser.get(key)?.length ?? 0);
+  kept.byUser.delete(key);
+  kept.byUser.set(key, ids);
+  while (kept.ids > MEMORY_VECTORS_KEPT && kept.byUser.size > 1) {
+    const [oldest, gone] = kept.byUser.entries().next().value!;
+    kept.byUser.delete(oldest);
+    kept.ids -= gone.length;
+  }
 }
 
 /** The hits passage rows were read around, best first (each row names its hit and the hit's score). */
