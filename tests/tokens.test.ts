@@ -27,6 +27,19 @@ describe("countTokens", () => {
   });
 });
 
+describe("countTokens, counted again", () => {
+  it("gives a text counted before its own count again, never another text's of the same length", () => {
+    // Same length, different counts: a memo keyed by anything less than the text would mix them up.
+    const texts = ["a".repeat(120), "a b ".repeat(30), "The garden needs water ".repeat(5).slice(0, 120)];
+    for (let round = 0; round < 3; round++) for (const text of texts) expect(countTokens(text)).toBe(exact(text));
+    expect(new Set(texts.map((t) => countTokens(t))).size).toBe(3);
+    // Well past what is kept: the oldest are dropped and counted again, still right.
+    const many = Array.from({ length: 60_000 }, (_, i) => `message number ${i} about the garden and its long hedge`);
+    for (const text of many) countTokens(text);
+    for (const text of [...many.slice(0, 3), ...texts]) expect(countTokens(text)).toBe(exact(text));
+  });
+});
+
 describe("estimateTokens", () => {
   it("is exact up to a few pages, and within 5% past them, whatever the text", () => {
     const short = "A page of ordinary notes about the garden. ".repeat(200);

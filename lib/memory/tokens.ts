@@ -16,8 +16,43 @@ const LONG_RUN = 256;
 const SLICE = 128;
 const longRuns = new RegExp(`\\S{${LONG_RUN},}`, "g");
 
+/**
+ * The counts of the longer texts counted lately, by the text's length and a hash of it (not the text: a user's words
+ * are not kept past their use). A turn counts the same history again (its prompt, after the answer, to see whether
+ * the server read it all), and that recount was the largest slice of the server's own time per turn (#55).
+ */
+const counted = new Map<string, number>();
+const COUNTED_KEPT = 50_000;
+const COUNTED_FROM = 64;
+
+/** cyrb53: a fast 53-bit string hash (collisions among a few thousand texts: about one in a billion). */
+function hash53(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
 export function countTokens(text: string): number {
   if (!text) return 0;
+  if (text.length < COUNTED_FROM) return counting(text);
+  const key = `${text.length}:${hash53(text)}`;
+  let n = counted.get(key);
+  if (n === undefined) {
+    n = counting(text);
+    if (counted.size >= COUNTED_KEPT) counted.delete(counted.keys().next().value!);
+  } else counted.delete(key); // most recently used last
+  counted.set(key, n);
+  return n;
+}
+
+function counting(text: string): number {
   if (text.length < LONG_RUN || !longRuns.test(text)) return count(text);
   longRuns.lastIndex = 0;
   let total = 0;
