@@ -121,9 +121,6 @@ export async function nearestToQuestion(
   const q = await question;
   if (!q) return [[], { hits: [], rows: null }];
   const ahead = q.model === want.model;
-  // With pgvector the vector came before the batch: the memories it will rank nearest can be read in it.
-  const guessed =
-    !exact && ahead && want.readGuessed ? want.readGuessed(guessMemories(db, userId, q, want.memories)) : null;
   const memories = async () => {
     const rows = ahead ? await memoriesAhead : null;
     return rows
@@ -150,8 +147,15 @@ export async function nearestToQuestion(
       : await index.nearestMessages(userId, model, vector, want.messages, want.excludeThreadId);
     return { hits, rows: null };
   };
-  const [found, near] = await Promise.all([memories(), messages(), guessed]);
-  return [found, near];
+  const near = messages();
+  if (exact) return Promise.all([memories(), near]);
+  // pgvector's search finishes last: it goes out before the scans of kept vectors (about 2 ms for a user with a
+  // thousand memories), which then run while the database works. The memories it will rank nearest are read beside it.
+  void near.catch(() => undefined); // its failure is awaited below, not unhandled meanwhile
+  await new Promise((resolve) => setImmediate(resolve));
+  const guessed = ahead && want.readGuessed ? want.readGuessed(guessMemories(db, userId, q, want.memories)) : null;
+  const [found, hits] = await Promise.all([memories(), near, guessed]);
+  return [found, hits];
 }
 
 /**
