@@ -21,11 +21,11 @@ import {
   ensureVectorIndex,
   hasPgvector,
   hnswIndexName,
-  memoryVectorFills,
   nearestMemories,
   nearestMessages,
   nearestToQuestion,
 } from "@/lib/memory/vectors";
+import { memoryVectorFills } from "@/lib/memory/kept-memory-vectors";
 import { keepsVectors, messageVectors } from "@/lib/memory/kept-vectors";
 import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";

@@ -1,7 +1,7 @@
 // The exact search's ranking (lib/memory/vectors.ts): the k best rows, best first, ties by id, whatever order the
 // rows are kept in, as a full sort of every row gives them.
 import { describe, expect, it } from "vitest";
-import { bestOf } from "@/lib/memory/vectors";
+import { bestOf } from "@/lib/memory/vector-scores";
 
 function reference(ids: string[], scores: Float64Array, k: number): number[] {
   return [...scores.keys()]

@@ -7,7 +7,7 @@ import type { Db } from "@/lib/db/client";
 import type { ContentCipher } from "@/lib/crypto/content";
 import { indexWords } from "@/lib/crypto/content";
 import { countTokens } from "@/lib/memory/tokens";
-import { cosine } from "@/lib/memory/vectors";
+import { cosine } from "@/lib/memory/vector-scores";
 import { PAGE_BREAK } from "./extract";
 
 /** Words in a passage, about (a passage is cut at a paragraph or sentence near it). */

@@ -7,7 +7,7 @@
 // the answer shows it from the next load of the thread.
 import type { Db } from "@/lib/db/types";
 import { getConfig } from "@/lib/config";
-import { cosine } from "./vectors";
+import { cosine } from "./vector-scores";
 
 type Candidate = { itemId: string; memoryId: string; answer: number[]; memory: number[] };
 

@@ -29,7 +29,7 @@ import { archiveWhere } from "./sweeps";
 import { markConflict } from "./conflicts";
 import { mergeNearDuplicates } from "./near-duplicates";
 import { markStaleProcedures } from "./procedures";
-import { cosine } from "./vectors";
+import { cosine } from "./vector-scores";
 import { isLocalEndpoint, recordSend } from "./disclosure";
 
 export type ConsolidationCounts = {

@@ -15,13 +15,13 @@
 import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { packedVector, unpackVector } from "@/lib/db/packed-vectors";
-import { dimsSql, keptDims, messageVectors, normalized, type VectorSet } from "./kept-vectors";
+import { dimsSql, keptDims, messageVectors, type VectorSet } from "./kept-vectors";
+import { guessMemories, keptMemoryVectors, MEMORY_READ_LIMIT, scanMemories } from "./kept-memory-vectors";
+import { topK, type VectorHit } from "./vector-scores";
 import { PASSAGE_DATES, type NeighborRow } from "./recall-passages";
 import { retentionCutoff } from "@/lib/account/retention";
 import { scopeParams, type MemoryScope } from "@/lib/projects/scope";
 
-export type VectorHit = { id: string; score: number };
 /** Which vector hits are read with their neighbours: the passage filters of a scope, `n` either side, the first `limit`. */
 export type PassageReach = { scope: MemoryScope; n: number; limit: number };
 /** Message hits, with their passages when the search read them too (else null: the caller reads them). */
@@ -158,41 +158,6 @@ export async function nearestToQuestion(
   return [found, hits];
 }
 
-/**
- * The ids of the memories each user's last search qualified (by user and model), for the next turn's guess: at most
- * as many ids in all as vectors are kept (a guess needs the vector too), the users least recently searched going first.
- */
-const lastQualified = new WeakMap<Db, { byUser: Map<string, string[]>; ids: number }>();
-
-/**
- * The memories the ranking will most likely return: the nearest of those the user's last search qualified, by the
- * vectors kept for them. The ranking itself still waits for what qualifies now; a memory it finds that the guess
- * missed is read after it (one more round trip), so a wrong guess costs time, never a memory.
- */
-function guessMemories(db: Db, userId: string, q: { model: string; vector: number[] }, k: number): string[] {
-  const ids = lastQualified.get(db)?.byUser.get(`${userId} ${q.model}`);
-  const cache = memoryCaches.get(db);
-  if (!ids || !cache) return [];
-  const rows = ids.flatMap((id) => {
-    const kept = cache.get(id);
-    return kept ? [{ id, vector: kept.vector }] : [];
-  });
-  return scanMemories(rows, q.vector, k).map((h) => h.id);
-}
-
-function rememberQualified(db: Db, key: string, ids: string[]) {
-  let kept = lastQualified.get(db);
-  if (!kept) lastQualified.set(db, (kept = { byUser: new Map(), ids: 0 }));
-  kept.ids += ids.length - (kept.byUser.get(key)?.length ?? 0);
-  kept.byUser.delete(key);
-  kept.byUser.set(key, ids);
-  while (kept.ids > MEMORY_VECTORS_KEPT && kept.byUser.size > 1) {
-    const [oldest, gone] = kept.byUser.entries().next().value!;
-    kept.byUser.delete(oldest);
-    kept.ids -= gone.length;
-  }
-}
-
 /** The hits passage rows were read around, best first (each row names its hit and the hit's score). */
 const hitsOf = (rows: NeighborRow[]): VectorHit[] => {
   const seen = new Map<string, number>();
@@ -325,161 +290,4 @@ class ExactScanIndex implements VectorIndex {
   }
 
   async prepare(): Promise<void> {}
-}
-
-/** Memory vectors kept between turns, by row version; bounded (20,000 of 512 floats: about 40 MB). */
-const MEMORY_VECTORS_KEPT = 20_000;
-type KeptMemoryVector = { version: string; vector: Float32Array };
-const memoryCaches = new WeakMap<Db, Map<string, KeptMemoryVector>>();
-
-/**
- * The nearest of the memories whose vectors have the question's size, each scored where it is kept: copying 1,000 of
- * them into one array first cost 0.5 ms a turn, and 8 ms at p95 as the copies were collected.
- */
-function scanMemories(rows: Array<{ id: string; vector: Float32Array }>, q: number[], k: number): VectorHit[] {
-  const qn = normalized(q);
-  const scores = Float64Array.from(rows, (r) => (r.vector.length === qn.length ? dot(r.vector, qn) : -Infinity));
-  const ids = rows.map((r) => r.id);
-  return bestOf(ids, scores, k).map((i) => ({ id: ids[i], score: scores[i] }));
-}
-
-/** Memory vectors read in a turn past which pgvector ranks them for this turn, while they are read in the background. */
-const MEMORY_READ_LIMIT = 256;
-/** Users whose memory vectors are being read in the background (one read each at a time). */
-const filling = new Set<string>();
-/** Background reads at once across users: a burst of users with many unread vectors must not take every connection. */
-const FILLS_AT_ONCE = 2;
-/** Vectors per background read: one user's thousands are read in slices, each a short query. */
-const FILL_SLICE = 1_000;
-
-/**
- * The user's memories that recall may use, with their vectors (of any size). Which memories qualify (active, not
- * muted, not expired) is asked of the database every time; only the vectors of rows unchanged since (the same
- * version: the transaction that wrote the vector) come from memory instead of being read and parsed again.
- * Null when more than `maxRead` would have to be read first: they are read in the background for the next turn.
- */
-async function keptMemoryVectors(db: Db, userId: string, model: string, maxRead: number) {
-  let cache = memoryCaches.get(db);
-  if (!cache) memoryCaches.set(db, (cache = new Map()));
-  // In the turn's batched read: when no memory changed, the search makes no round trip of its own.
-  const rows = await callFunction<{ id: string; version: string }>(db, {
-    call: "mnemo_memory_vector_versions($1, $2)",
-    params: [userId, model],
-  });
-  rememberQualified(
-    db,
-    `${userId} ${model}`,
-    rows.map((r) => r.id),
-  );
-  const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
-  if (missing.length > maxRead) {
-    fillInBackground(db, cache, `${userId} ${model}`, missing);
-    return null;
-  }
-  if (missing.length) await readMemoryVectors(db, cache, missing);
-  // A row changed between the two reads is left out of this turn (its vector is not the one the filter saw).
-  return rows.flatMap((r) => {
-    const hit = cache.get(r.id);
-    return hit?.version === r.version ? [{ id: r.id, vector: hit.vector }] : [];
-  });
-}
-
-/**
- * Reads a user's unread memory vectors for later turns, unless that user's read is running, two others are, or they
- * would not fit the kept set (then pgvector keeps ranking them). A skipped fill is tried again at the next turn.
- */
-function fillInBackground(db: Db, cache: Map<string, KeptMemoryVector>, key: string, ids: string[]) {
-  if (filling.has(key) || filling.size >= FILLS_AT_ONCE || ids.length > MEMORY_VECTORS_KEPT) return;
-  filling.add(key);
-  const slices = async () => {
-    for (let i = 0; i < ids.length; i += FILL_SLICE) await readMemoryVectors(db, cache, ids.slice(i, i + FILL_SLICE));
-  };
-  void slices()
-    .catch(() => undefined)
-    .finally(() => filling.delete(key));
-}
-
-/** How many background reads of memory vectors are running (for tests). */
-export const memoryVectorFills = () => filling.size;
-
-async function readMemoryVectors(db: Db, cache: Map<string, KeptMemoryVector>, ids: string[]) {
-  const fresh = await db.$queryRaw<Array<{ id: string; version: string; embedding: string }>>`
-    SELECT id, coalesce("vectorSeq"::text, 'x' || xmin::text) AS version, ${packedVector("embedding")} AS embedding
-      FROM "Memory" WHERE id = ANY(${ids}::text[]) AND embedding IS NOT NULL
-  `;
-  for (const r of fresh) {
-    cache.delete(r.id);
-    cache.set(r.id, { version: r.version, vector: normalized(unpackVector(r.embedding)) });
-  }
-  while (cache.size > MEMORY_VECTORS_KEPT) cache.delete(cache.keys().next().value!);
-}
-
-/** Cosine similarity of two vectors (0 when their sizes differ or one is all zeros). */
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) return 0;
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na && nb ? dot / Math.sqrt(na * nb) : 0;
-}
-
-/**
- * Exact cosine top-k of the rows `keep` accepts, best first. Row i's vector is at i * dims in `data`, normalized, so
- * a dot product is the cosine; four sums at once, which V8 runs about three times as fast as one (10,000 rows of 512:
- * 3.6 ms against 12.8 ms with the norms and a sort of every row, measured).
- */
-function topK(
-  ids: string[],
-  data: Float32Array,
-  q: number[],
-  k: number,
-  keep: (i: number) => boolean = () => true,
-): VectorHit[] {
-  const qn = normalized(q);
-  const dims = qn.length;
-  const scores = new Float64Array(ids.length).fill(-Infinity);
-  for (let i = 0, o = 0; i < ids.length; i++, o += dims) if (keep(i)) scores[i] = dot(data, qn, o);
-  return bestOf(ids, scores, k).map((i) => ({ id: ids[i], score: scores[i] }));
-}
-
-/** The dot product of `qn` with the vector at `o` in `v`: four sums at once (see topK). */
-function dot(v: Float32Array, qn: Float32Array, o = 0): number {
-  const tail = qn.length - (qn.length % 4);
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let d = 0;
-  for (let j = 0; j < tail; j += 4) {
-    a += v[o + j] * qn[j];
-    b += v[o + j + 1] * qn[j + 1];
-    c += v[o + j + 2] * qn[j + 2];
-    d += v[o + j + 3] * qn[j + 3];
-  }
-  for (let j = tail; j < qn.length; j++) a += v[o + j] * qn[j];
-  return a + b + c + d;
-}
-
-/**
- * The k best rows, best first; ties by id, so every instance ranks alike whatever order it keeps the rows in. Rows
- * are gathered above a floor that rises each time 4k have gathered (cut back to the k best): sorting a copy of all
- * 10,000 scores to find the k-th took 1.1 ms of each turn, this 0.2 ms.
- */
-export function bestOf(ids: string[], scores: Float64Array, k: number): number[] {
-  const order = (x: number, y: number) => scores[y] - scores[x] || (ids[x] < ids[y] ? -1 : ids[x] > ids[y] ? 1 : 0);
-  const best: number[] = [];
-  if (k <= 0) return best;
-  let floor = -Infinity;
-  for (let i = 0; i < scores.length; i++) {
-    if (scores[i] === -Infinity || scores[i] < floor) continue;
-    best.push(i);
-    if (best.length < 4 * k) continue;
-    best.sort(order).length = k;
-    floor = scores[best[k - 1]];
-  }
-  return best.sort(order).slice(0, k);
 }
