@@ -802,6 +802,66 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
   });
 
   it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
+    "a search whose filter few indexed rows pass stops early and ranks them exactly, not walking the whole graph",
+    async () => {
+      // 3,000 vectors in the user's general chat; a project whose one chat holds the only message recall may read.
+      const user = (await t.db.user.create({ data: { email: `sparse-${engine}@example.com` } })).id;
+      const general = (await t.db.thread.create({ data: { userId: user } })).id;
+      await t.db.$executeRaw`
+        INSERT INTO "Item" (id, "threadId", "userId", position, role, content, "searchTokens", tokens,
+                            "embeddingModel", embedding, "vectorKey", "createdAt", "updatedAt")
+        SELECT 'sparse-' || g, ${general}, ${user}, g, 'user', 'x', '', 1, 'mock-embed-48',
+               (SELECT array_agg(random() - 0.5)::real[] FROM generate_series(1, 48) WHERE g >= 0), 'k' || g, now(), now()
+          FROM generate_series(1, 3000) g`;
+      const project = await t.db.project.create({ data: { userId: user, name: "Sparse" } });
+      const chat = (await t.db.thread.create({ data: { userId: user, projectId: project.id } })).id;
+      const mine = "The only message in this project";
+      await t.db.$executeRaw`
+        INSERT INTO "Item" (id, "threadId", "userId", position, role, content, "searchTokens", tokens,
+                            "embeddingModel", embedding, "vectorKey", "createdAt", "updatedAt")
+        VALUES ('sparse-mine', ${chat}, ${user}, 0, 'user', ${mine}, '', 1, 'mock-embed-48',
+                ${mockEmbedding(mine, 48)}::real[], 'mine', now(), now())`;
+      await ensureVectorIndex(t.db, 48);
+      await t.db.$executeRawUnsafe(`ANALYZE "Item"`);
+      const read = async () => {
+        const [{ n }] = await t.db.$queryRawUnsafe<Array<{ n: number }>>(
+          `SELECT pg_stat_clear_snapshot()::text, (SELECT idx_tup_read::int FROM pg_stat_user_indexes
+             WHERE indexrelname = '${hnswIndexName(48)}') AS n`,
+        );
+        return n;
+      };
+      // A sort costed out of reach makes the planner rank by the index, as it does for a large table.
+      const name = new URL(t.url!).pathname.slice(1);
+      await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} SET enable_sort = off`);
+      const c = await t.newClient();
+      const before = await read();
+      const hits = await c.db
+        .$transaction(async (tx) => {
+          const rows = await tx.$queryRawUnsafe<Array<{ id: string }>>(
+            `SELECT id FROM mnemo_nearest_messages($1, 'mock-embed-48', $2, 48, 40, NULL, '-infinity', $3, false)`,
+            user,
+            `[${mockEmbedding("Which message is in the project?", 48).join(",")}]`,
+            project.id,
+          );
+          // The bound is the function's own: the connection's setting is as it was.
+          const [{ v }] = await tx.$queryRawUnsafe<Array<{ v: string }>>(
+            `SELECT current_setting('hnsw.max_scan_tuples') AS v, pg_stat_force_next_flush()::text`,
+          );
+          expect(v).toBe("20000");
+          return rows;
+        })
+        .finally(async () => {
+          await c.close();
+          await t.db.$executeRawUnsafe(`ALTER DATABASE ${name} RESET ALL`);
+        });
+      expect(hits.map((h) => h.id)).toEqual(["sparse-mine"]);
+      // The graph holds 3,001 rows and every one fails the filter but one: the scan stopped after about 1,000.
+      await expect.poll(read).toBeGreaterThan(before);
+      expect((await read()) - before).toBeLessThan(2000);
+    },
+  );
+
+  it.runIf(engine === "postgres" && process.env.MNEMO_EXPECT_PGVECTOR === "1")(
     "PostgreSQL ranks with pgvector through an HNSW index",
     async () => {
       expect(await hasPgvector(t.db)).toBe(true);
