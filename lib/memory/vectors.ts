@@ -6,7 +6,8 @@
 //   Messages use an HNSW index per vector size (created when the first vector
 //   of that size is stored), holding each vector once, with iterative scans so
 //   the per-user filter still yields k rows; a user's copies of a vector, and
-//   all the rows of a user with fewer than k, are ranked exactly. Recall's
+//   all the rows of a user with fewer than k (or of a scope whose rows the
+//   scan stopped early looking for), are ranked exactly. Recall's
 //   search is filtered to the threads it may read, and reads its hits'
 //   neighbours in the same call (mnemo_nearest_passages).
 // - ExactScanIndex, PGlite or PostgreSQL without pgvector: an exact scan in the
