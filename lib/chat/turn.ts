@@ -33,6 +33,7 @@ import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 
 import { earlyQueryVector } from "@/lib/llm/embeddings";
+import { searchWaitsForVector } from "@/lib/memory/vectors";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
@@ -206,10 +207,9 @@ class TurnRun {
     this.historyBudget = budgets.history;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
-    // The early vector (`earlyQueryVector`), maybe still coming: the reads that need no vector go out now, the search
-    // by meaning when it comes (waiting for it before every read cost about 2.5 ms to the first token on PostgreSQL).
+    // The early vector (`earlyQueryVector`): the exact search's reads need only its model; pgvector's need it whole.
     const early = useMemory && this.early?.text === p.userItem.content ? this.early : undefined;
-    const vector = early?.vector;
+    const vector = early && (await searchWaitsForVector(db)) ? Promise.resolve(await early.vector) : early?.vector;
     const own = useMemory ? await this.own : null;
     const [ctx, recalled, overLimit, files] = await readTogether(() =>
       Promise.all([

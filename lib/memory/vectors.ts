@@ -91,7 +91,7 @@ export type QuestionVector = Promise<{ model: string; vector: number[] } | null>
  *   only which qualify (and their versions) is read per turn. pgvector's ranking cast every row's array to a vector
  *   (about 7 ms per 1,000 memories, on a core the message search needed);
  * - the messages, with the exact search: what changed in the kept vectors. pgvector ranks them in the database, with
- *   the vector, and, given `reach`, reads the passages around them in the same call;
+ *   the vector (see `searchWaitsForVector`), and, given `reach`, reads the passages around them in the same call;
  *   the memories it will likely rank nearest are guessed from the last turn's and read in the same batch
  *   (`readGuessed`), so what meaning alone finds costs no round trip of its own before the model.
  */
@@ -165,6 +165,9 @@ const hitsOf = (rows: NeighborRow[]): VectorHit[] => {
   for (const r of rows) if (!seen.has(r.hit)) seen.set(r.hit, r.rank);
   return [...seen].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 };
+
+/** Whether a search by meaning needs the question's vector before its reads (pgvector), or only for its scan. */
+export const searchWaitsForVector = async (db: Db) => (await vectorIndex(db)).kind === "pgvector";
 
 export async function ensureVectorIndex(db: Db, dims: number): Promise<void> {
   if (!Number.isInteger(dims) || dims < 1 || dims > 16000) return;
