@@ -207,9 +207,7 @@ class TurnRun {
     this.historyBudget = budgets.history;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
-    // The early vector (`earlyQueryVector`): the exact search's reads need only its model; pgvector's need it whole.
-    // On PostgreSQL the reads wait for it, so the search goes with them: sent before it, they reached the first token
-    // ~2.5 ms sooner, but when the encoder was slower than they were, its search became a third round trip.
+    // The early vector: the exact search's reads need its model; pgvector's wait for it (docs/benchmarks.md, stop 42).
     const early = useMemory && this.early?.text === p.userItem.content ? this.early : undefined;
     const vector = early && (await searchWaitsForVector(db)) ? Promise.resolve(await early.vector) : early?.vector;
     const own = useMemory ? await this.own : null;
