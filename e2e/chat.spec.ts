@@ -122,6 +122,31 @@ test.describe("chat", () => {
     await expect(answers(page).first()).toContainText("part59");
   });
 
+  test("a refresh of a new chat keeps what is typed; New chat after a first message opens an empty one", async ({
+    page,
+  }) => {
+    // A server action that a navigation overtook refreshes the page it lands on (Next's router): here by hand.
+    await register(page, uniqueEmail("refresh"));
+    const tag = `f${Date.now()}`;
+    const refresh = async () => {
+      const done = page.waitForResponse((r) => r.request().headers()["rsc"] === "1" && r.url().includes("_rsc="));
+      await page.evaluate(() => (window as unknown as { next: { router: { refresh(): void } } }).next.router.refresh());
+      await done;
+    };
+    await page.getByLabel("Message", { exact: true }).fill(`${tag} half a thought`);
+    await refresh();
+    await expect(page.getByLabel("Message", { exact: true })).toHaveValue(`${tag} half a thought`);
+    await script([{ match: tag, content: `Answer ${tag}` }]);
+    await page.keyboard.press("Enter");
+    await expect(answers(page).first()).toHaveAttribute("data-status", "complete");
+    await refresh();
+    await expect(answers(page).first()).toContainText(`Answer ${tag}`);
+    await page.getByRole("link", { name: "New chat" }).click();
+    await expect(page).toHaveURL(/\/$/);
+    await expect(answers(page)).toHaveCount(0);
+    await expect(page.getByLabel("Message", { exact: true })).toHaveValue("");
+  });
+
   test("bad input: empty refused, over-long explained; another user's thread is not found", async ({
     page,
     browser,

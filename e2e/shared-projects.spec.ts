@@ -97,6 +97,8 @@ test("a shared project with three people: invite, chat, a memory taught by one a
   await ada.page.goto(projectUrl);
   await ada.page.getByTestId("project-review-setting").check();
   await expect(ada.page.getByTestId("project-review-setting")).toBeChecked();
+  // Shown checked at once; the chat below must start after the server has it.
+  await expect(ada.page.getByText("Saved.", { exact: true })).toBeVisible();
   await script([
     { system: EXTRACTION, json: { decisions: [{ op: "ADD", text: `The shed key is under the pot ${tag}` }] } },
   ]);

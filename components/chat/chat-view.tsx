@@ -24,11 +24,12 @@ import type { ChatSetup } from "@/lib/chat/chat-setup";
 import { ModelPicker } from "./model-picker";
 import { useAttachmentDrafts, type DraftPlace } from "./attachments";
 
-type Props = ChatSetup & {
+export type ChatViewProps = ChatSetup & {
   initial: ThreadView | null;
-  /** A new chat started in this project (an existing thread names its own). */
   /** A new chat in this project (`shared`: a shared project, where a chat may be kept to oneself). */
   project?: { id: string; name: string; shared?: boolean } | null;
+  /** A new chat's first message made its thread. */
+  onStarted?: () => void;
 };
 
 function toUi(view: ThreadView): UiItem[] {
@@ -99,7 +100,8 @@ export function ChatView({
   models,
   model: initialModel,
   project: newIn = null,
-}: Props) {
+  onStarted,
+}: ChatViewProps) {
   const [threadId, setThreadId] = useState<string | null>(initial?.thread.id ?? null);
   const [title, setTitle] = useState(initial?.thread.title ?? null);
   const [items, setItems] = useState<UiItem[]>(initial ? toUi(initial) : []);
@@ -231,6 +233,7 @@ export function ChatView({
               setThreadId(ev.threadId);
               window.history.replaceState(null, "", `/c/${ev.threadId}`);
               window.dispatchEvent(new Event(THREADS_CHANGED));
+              onStarted?.();
             }
             setItems((prev) =>
               prev.map((i) =>

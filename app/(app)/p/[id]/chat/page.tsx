@@ -1,7 +1,7 @@
 import { notFound, redirect } from "next/navigation";
 import { NotFoundError } from "@/lib/errors";
 import { userContext } from "@/lib/user-context";
-import { ChatView } from "@/components/chat/chat-view";
+import { NewChat } from "@/components/chat/new-chat";
 import { getDb } from "@/lib/db/client";
 import { chatSetup } from "@/lib/chat/chat-setup";
 import { pageUser } from "@/lib/auth/session";
@@ -27,12 +27,5 @@ export default async function NewProjectChatPage({ params }: { params: Promise<{
   const setup = await chatSetup(db, { project: project.model });
   // eslint-disable-next-line react-hooks/purity -- a server component: one render per request, never re-rendered
   const visit = Date.now();
-  return (
-    <ChatView
-      key={visit}
-      initial={null}
-      project={{ id: project.id, name: project.name, shared: project.shared }}
-      {...setup}
-    />
-  );
+  return <NewChat visit={visit} project={{ id: project.id, name: project.name, shared: project.shared }} {...setup} />;
 }
