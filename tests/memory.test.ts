@@ -12,7 +12,7 @@ import { outranks, searchMemories } from "@/lib/memory/long-term";
 import { addMemory, forgetEverything, setPinned, updateMemoryText } from "@/lib/memory/store";
 import { expireUnusedMemories } from "@/lib/memory/sweeps";
 import { extractMemories } from "@/lib/memory/extract";
-import { memoryBlock, passageWordBonus, recall, type Hit } from "@/lib/memory/recall";
+import { lineCaps, memoryBlock, passageWordBonus, recall, type Hit } from "@/lib/memory/recall";
 import { chatToolCaller, runMemoryTool } from "@/lib/memory/tools";
 import { markStaleProcedures, verifyProcedure } from "@/lib/memory/procedures";
 import { appendItems } from "@/lib/memory/session";
@@ -683,6 +683,33 @@ describe.each(engines)("long-term memory on %s", (engine) => {
     expect(lines).toContain("User: Can you plan two weeks in Japan for us?");
     expect(r.tokens).toBeLessThanOrEqual(800);
     expect(countTokens(memoryBlock(r)!)).toBeLessThan(900); // the block's own header aside, within budget
+  });
+
+  it("a match shown first as another match's context is shown to its own length when its turn comes", async () => {
+    const oona = (await t.db.user.create({ data: { email: `oona-${engine}@example.com` } })).id;
+    const notes = Array.from(
+      { length: 15 },
+      (_, i) => `Note ${i + 1} is about watering the beds and turning the soil before the rain.`,
+    );
+    const long = `The kumquat went in by the gate. ${notes.join(" ")}`;
+    const th = await t.db.thread.create({ data: { userId: oona, title: "Garden" } });
+    await appendItems(
+      t.db,
+      th.id,
+      [
+        { role: "user", content: "Where should the kumquat tree go?" },
+        { role: "assistant", content: long },
+        { role: "user", content: "Thanks." },
+      ],
+      { cipher: await threadCipher(t.db, th.id) },
+    );
+    const caps = lineCaps(1000);
+    expect(countTokens(long)).toBeGreaterThan(caps.context); // cut as the first match's context
+    expect(countTokens(long)).toBeLessThan(caps.hit); // whole as a match of its own
+    const r = await recall(await userContext(t.db, oona), "where is the kumquat tree?", { budget: 1000 });
+    const lines = r.passages.flatMap((p) => p.lines);
+    expect(lines).toContain(`Assistant: ${long}`);
+    expect(r.tokens).toBeLessThanOrEqual(1000);
   });
 
   it("a weak word match waits behind the recent exchanges when they hold most of a short history, not when less", async () => {

@@ -296,6 +296,7 @@ export async function recall(
   // A found passage's rows (with the text each shows) and cost, so a later hit next to it can join it.
   const taken = new Map<Passage, { rows: Neighbor[]; text: Map<string, string>; cost: number }>();
   const takePassage = (h: Hit) => {
+    showWhole(h);
     const fresh = h.rows.filter((r) => !usedItems.has(r.id)).sort((a, b) => a.position - b.position);
     // The lines' estimated costs are about a floor of the passage's cost: one that cannot fit is never tokenized.
     const floorOf = (rs: Neighbor[]) => rs.reduce((sum, r) => sum + shownTokens(h, r), 0) + HEADER_TOKENS;
@@ -324,6 +325,29 @@ export async function recall(
     }
     taken.set(p, { rows: all, text, cost });
     tokens += cost - freed;
+  };
+  /**
+   * A hit already shown as the context of an earlier passage (a line cut to the context cap) is shown to its own
+   * cap there, when the budget allows: found for itself, it is what matched, as it would be had it come first.
+   */
+  const showWhole = (h: Hit) => {
+    const row = h.rows.find((r) => r.threadId === h.threadId && r.position === h.position);
+    if (!row || !usedItems.has(row.id)) return;
+    for (const [p, t] of taken) {
+      const was = t.text.get(row.id);
+      if (was === undefined) continue;
+      const whole = shown(h)(row);
+      if (whole.length <= was.length) return;
+      const text = new Map(t.text).set(row.id, whole);
+      const q = toPassage(t.rows, (r) => text.get(r.id)!);
+      const cost = countTokens(passageText(q)) + 2;
+      if (tokens - t.cost + cost > budget) return;
+      passages.splice(passages.indexOf(p), 1, q);
+      taken.delete(p);
+      taken.set(q, { rows: t.rows, text, cost });
+      tokens += cost - t.cost;
+      return;
+    }
   };
   /** Found passages of the thread whose rows touch the span of these (positions next to or inside it). */
   const adjoining = (threadId: string, rows: Neighbor[]): Passage[] => {
