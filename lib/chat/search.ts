@@ -9,6 +9,7 @@ import { sharedProjectContexts } from "@/lib/projects/access";
 import { indexWords, SEARCH_CHARS } from "@/lib/crypto/content";
 import { queryTerms } from "@/lib/memory/long-term";
 import { FORMS, withWordForms } from "@/lib/memory/word-forms";
+import { respellings } from "@/lib/memory/spelling";
 import { Prisma } from "@/lib/generated/prisma/client";
 
 export const searchMessagesInput = z.object({
@@ -92,8 +93,10 @@ async function searchIn(
   forModel: boolean,
 ): Promise<Array<{ at: Date; hit: MessageHit }>> {
   const { q, imported, project, cursor, limit } = input;
-  // Each word with its irregular forms, as recall searches it: "bought" finds "buy", "children" finds "child".
-  const words = withWordForms(queryTerms(q));
+  // Each word with its irregular forms and, misspelled, its likely corrections, as recall searches it: "bought" finds
+  // "buy", "children" finds "child", "recieved" finds "received".
+  const plain = queryTerms(q);
+  const words = withWordForms(plain, await respellings(q, plain));
   const { config, terms } = u.cipher.searchTerms(words);
   if (!terms.length) return [];
   const [afterAt, afterId] = parseCursor(cursor);

@@ -4,6 +4,7 @@
 // caller passes in. The writes are in ./store.ts, reached only through the gate (./writes.ts).
 import { withRelatedWords } from "./related-words";
 import { withWordForms } from "./word-forms";
+import { respellings } from "./spelling";
 import { z } from "zod";
 import { memoryScopeParams, memoryScopeWhere } from "@/lib/projects/scope";
 import { inMemoryScope, type UserContext } from "@/lib/user-context";
@@ -148,7 +149,8 @@ export async function searchMemories(u: UserContext, question: string, limit = 2
   const { db, userId } = u;
   const text = searchableQuestion(question);
   const c = u.cipher;
-  const { config, terms } = c.searchTerms(withWordForms(withRelatedWords(queryTerms(text), text)));
+  const plain = queryTerms(text);
+  const { config, terms } = c.searchTerms(withWordForms(withRelatedWords(plain, text), await respellings(text, plain)));
   if (!terms.length) return [];
   const rows = await callFunction<RankedMemory>(db, {
     // SQL in the migration recall_functions (PL/pgSQL keeps its plan): ranked on

@@ -18,6 +18,7 @@ import type { VectorHit } from "./vector-scores";
 import { dayOf, pastMemories, pastQuestion, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
 import { withWordForms } from "./word-forms";
+import { respellings } from "./spelling";
 // What callers read of recall: the block and its types, and the passage helpers the tests and benches use.
 export {
   escapeLine,
@@ -145,9 +146,10 @@ export async function recall(
   const n = opts.neighbors ?? 2;
   const wantPassages = opts.passages !== false;
   const dates = questionDates(message);
-  // Each word with its irregular forms ("go" finds "went"), for both searches and for what the question asks.
+  // Each word with its irregular forms ("go" finds "went") and, misspelled, its likely corrections ("funraiser"
+  // finds "fundraiser"), for both searches and for what the question asks.
   const plainWords = queryTerms(message);
-  const words = withWordForms(plainWords);
+  const words = withWordForms(plainWords, await respellings(message, plainWords));
   const c = u.cipher;
   const aboutPast = pastQuestion(message);
   // A question about time gets each memory's day (a line per day shown); others spend the budget on more memories.

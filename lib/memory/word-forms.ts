@@ -40,11 +40,14 @@ export function wordForms(word: string): string[] {
   return out.slice(0, MAX_FORMS);
 }
 
-/** Search terms with each plain word's other forms joined to it (a term of related words is left as it is). */
-export function withWordForms(terms: string[]): string[] {
+/**
+ * Search terms with each plain word's other forms joined to it (a term of related words is left as it is), and a
+ * misspelled word's likely corrections (`respelled`, from lib/memory/spelling.ts), which stand for the same word.
+ */
+export function withWordForms(terms: string[], respelled?: Map<string, string[]>): string[] {
   return terms.map((t) => {
     if (t.includes(ALTERNATIVES) || t.includes(FORMS)) return t;
-    const forms = wordForms(t);
+    const forms = [...(respelled?.get(t) ?? []), ...wordForms(t)];
     return forms.length ? [t, ...forms].join(FORMS) : t;
   });
 }

@@ -1,0 +1,95 @@
+// A misspelled word in a question or a search (lib/memory/spelling.ts): "funraiser" finds "fundraiser" in memories,
+// in earlier chats and in the search of past chats, on both engines and with encryption at rest; a name, a guess among
+// many words and a text in another language are left as written.
+import crypto from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTestDb, engines, type TestDb } from "@/testing/databases";
+import { threadCipher } from "@/testing/ciphers";
+import { userContext } from "@/lib/user-context";
+import { queryTerms, searchMemories } from "@/lib/memory/long-term";
+import { addMemory } from "@/lib/memory/store";
+import { appendItems } from "@/lib/memory/session";
+import { recall } from "@/lib/memory/recall";
+import { searchMessages } from "@/lib/chat/search";
+import { respellings } from "@/lib/memory/spelling";
+import { setEncryptionKeys } from "@/lib/crypto/content";
+
+describe("respellings", () => {
+  it("correct a word the dictionary does not know to the one or two words one edit away", async () => {
+    const fix = async (text: string) => Object.fromEntries(await respellings(text, queryTerms(text)));
+    // A letter left out, swapped, added or changed.
+    expect(await fix("What is planned for the funraiser?")).toEqual({ funraiser: ["fundraiser"] });
+    expect(await fix("Which torunament did he win?")).toEqual({ torunament: ["tournament"] });
+    expect(await fix("the fesetival in june")).toEqual({ fesetival: ["festival"] });
+    expect(await fix("recieved")).toEqual({ recieved: expect.arrayContaining(["received"]) });
+    // Two words run together, when no single word is one edit away.
+    expect(await fix("When did we go on the roadtrip?")).toEqual({ roadtrip: ["road trip"] });
+    // Spelled right: nothing to do.
+    expect(await fix("When did Caroline go to the support group?")).toEqual({});
+  });
+
+  it("leave names, guesses among many words and other languages as written", async () => {
+    const fix = async (text: string) => Object.fromEntries(await respellings(text, queryTerms(text)));
+    // Written with a capital: a name, whatever the dictionary says.
+    expect(await fix("Did Tilly like the Skellig trip?")).toEqual({});
+    // Lower case, but ten words are one letter away from it: no guess.
+    expect(await fix("what did tilly say")).toEqual({});
+    // Most words unknown: another language, not a string of typos.
+    expect(await fix("quand est-ce que nous allons manger ensemble demain soir")).toEqual({});
+  });
+});
+
+describe.each(engines)("misspelled questions on %s", (engine) => {
+  let t: TestDb;
+  let n = 0;
+  beforeAll(async () => {
+    t = await createTestDb(engine);
+  });
+  afterAll(async () => t?.close());
+  afterEach(() => setEncryptionKeys(undefined));
+
+  async function check() {
+    const user = await t.db.user.create({ data: { email: `spelling-${engine}-${n++}@example.com` } });
+    let u = await userContext(t.db, user.id);
+    await addMemory(u, { text: "Runs the chili cook-off at the shelter's fundraiser", source: "manual" }, "user", "t");
+    await addMemory(u, { text: "Planning a trip to Lisbon in May", source: "manual" }, "user", "t");
+    const th = await t.db.thread.create({ data: { userId: user.id, title: "Earlier" } });
+    const said = ["The tournament in Denver went to extra time", "And you won it?", "I received the trophy today"];
+    await appendItems(
+      t.db,
+      th.id,
+      said.map((content, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content })),
+      { cipher: await threadCipher(t.db, th.id) },
+    );
+    // A longer history after it, so the newest exchanges hold little of it: what is shown was found by its words.
+    const later = await t.db.thread.create({ data: { userId: user.id, title: "Chatter" } });
+    await appendItems(
+      t.db,
+      later.id,
+      Array.from({ length: 200 }, (_, i) => ({
+        role: i % 2 ? ("assistant" as const) : ("user" as const),
+        content: `Small talk about the weather, part ${i}`,
+      })),
+      { cipher: await threadCipher(t.db, later.id) },
+    );
+    u = await userContext(t.db, user.id);
+
+    // The only word each question shares with what answers it is misspelled.
+    expect((await searchMemories(u, "how is the funraiser going")).map((m) => m.text)).toEqual([
+      "Runs the chili cook-off at the shelter's fundraiser",
+    ]);
+    const found = async (q: string) =>
+      JSON.stringify((await recall(u, q, { budget: 300 })).passages.filter((p) => !p.recent));
+    expect(await found("Which torunament was that?")).toContain("The tournament in Denver");
+    // The search of past chats: found, with the word as written in the message marked.
+    const r = await searchMessages(u, { q: "recieved trophy" });
+    expect(r.hits.map((h) => h.snippet.filter((p) => p.hit).map((p) => p.text))).toEqual([["received", "trophy"]]);
+  }
+
+  it("a misspelled word finds what it was meant to say in memories, earlier chats and the search", check);
+
+  it("the same with encryption at rest (each correction searched by its keyed token)", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    await check();
+  });
+});
