@@ -24,3 +24,21 @@ test("search finds a message by a word from its body and opens the thread at it"
   await expect(found).toBeInViewport();
   await page.screenshot({ path: "test-results/search-opened.png" });
 });
+
+test("a misspelled search word finds the word it was meant to be, marked as written in the message", async ({
+  page,
+}) => {
+  test.setTimeout(60_000);
+  await register(page, uniqueEmail("misspeller"));
+  const place = `Quinta${Date.now().toString(36).replace(/\d/g, "")}`;
+  await send(page, `The parcel from ${place} was received this morning.`);
+  await expect(page).toHaveURL(/\/c\//);
+  await page.getByLabel("Search chats").fill(`recieved parcel ${place}`);
+  const hit = page.getByTestId("message-hit");
+  await expect(hit.first()).toBeVisible();
+  await expect(hit.first().locator("mark").first()).toHaveText("parcel");
+  await expect(hit.first().locator("mark", { hasText: "received" })).toHaveCount(1);
+  // The page says what else it searched for.
+  await expect(page.getByTestId("respelled")).toHaveText(/Also searched for “received”.* for “recieved”/);
+  await page.screenshot({ path: "test-results/search-misspelled.png" });
+});

@@ -24,6 +24,10 @@ describe("respellings", () => {
     expect(await fix("recieved")).toEqual({ recieved: expect.arrayContaining(["received"]) });
     // Two words run together, when no single word is one edit away.
     expect(await fix("When did we go on the roadtrip?")).toEqual({ roadtrip: ["road trip"] });
+    // Names do not count as words of another language.
+    expect(await fix("Did Quintaz and Vasquez send the recieved parcel?")).toEqual({
+      recieved: expect.arrayContaining(["received"]),
+    });
     // Spelled right: nothing to do.
     expect(await fix("When did Caroline go to the support group?")).toEqual({});
   });
@@ -84,6 +88,8 @@ describe.each(engines)("misspelled questions on %s", (engine) => {
     // The search of past chats: found, with the word as written in the message marked.
     const r = await searchMessages(u, { q: "recieved trophy" });
     expect(r.hits.map((h) => h.snippet.filter((p) => p.hit).map((p) => p.text))).toEqual([["received", "trophy"]]);
+    // And says what else it searched for.
+    expect(r.respelled).toEqual([{ word: "recieved", also: expect.arrayContaining(["received"]) }]);
   }
 
   it("a misspelled word finds what it was meant to say in memories, earlier chats and the search", check);

@@ -76,6 +76,8 @@ export function ThreadList() {
   // Messages by content, beside the title matches.
   const [hits, setHits] = useState<MessageHit[]>([]);
   const [hitsCursor, setHitsCursor] = useState<string | null>(null);
+  // Misspelled words the search also looked for in their likely spelling (lib/memory/spelling.ts).
+  const [respelled, setRespelled] = useState<Array<{ word: string; also: string[] }>>([]);
   const [importedOnly, setImportedOnly] = useState(false);
   const [inProject, setInProject] = useState("");
   const searchMessages = useCallback(
@@ -90,6 +92,7 @@ export function ThreadList() {
       if (!r.ok) return toast.error(r.error);
       setHits((prev) => (from ? [...prev, ...r.data.hits] : r.data.hits));
       setHitsCursor(r.data.nextCursor);
+      setRespelled(r.data.respelled);
     },
     [q, importedOnly, inProject],
   );
@@ -333,6 +336,17 @@ export function ThreadList() {
               </label>
             </div>
           </div>
+          {respelled.length > 0 && (
+            <p className="px-2 text-xs text-muted-foreground" data-testid="respelled">
+              Also searched for{" "}
+              {respelled.map((r, i) => (
+                <span key={r.word}>
+                  {i > 0 && "; "}
+                  {r.also.map((a) => `“${a}”`).join(" or ")} for “{r.word}”
+                </span>
+              ))}
+            </p>
+          )}
           <ul className="grid grid-cols-[minmax(0,1fr)] gap-0.5">
             {hits.map((h) => (
               <li key={h.itemId}>

@@ -65,8 +65,13 @@ export async function searchMessages(
 ) {
   const parsed = searchMessagesInput.parse(input);
   const { project, limit } = parsed;
+  // Each word with its irregular forms and, misspelled, its likely corrections, as recall searches it: "bought" finds
+  // "buy", "children" finds "child", "recieved" finds "received" (the page says which words it also searched for).
+  const plain = queryTerms(parsed.q);
+  const respelled = await respellings(parsed.q, plain);
+  const words = withWordForms(plain, respelled);
   const places = opts.forModel || inSharedProject(u) ? [u] : await searchPlaces(u, project);
-  const found = await Promise.all(places.map((place) => searchIn(place, parsed, !!opts.forModel)));
+  const found = await Promise.all(places.map((place) => searchIn(place, parsed, words, !!opts.forModel)));
   const rows = found
     .flatMap((r) => r)
     .sort((a, b) => b.at.getTime() - a.at.getTime() || (a.hit.itemId < b.hit.itemId ? 1 : -1));
@@ -75,6 +80,8 @@ export async function searchMessages(
   return {
     hits: page.map((r) => r.hit),
     nextCursor: rows.length > limit && last ? `${last.at.toISOString()}|${last.hit.itemId}` : null,
+    /** The words searched for besides a misspelled one: `{ word: "recieved", also: ["received"] }`. */
+    respelled: [...respelled].map(([word, also]) => ({ word, also })),
   };
 }
 
@@ -90,13 +97,10 @@ async function searchPlaces(u: UserContext, project: string | undefined): Promis
 async function searchIn(
   u: UserContext,
   input: z.infer<typeof searchMessagesInput>,
+  words: string[],
   forModel: boolean,
 ): Promise<Array<{ at: Date; hit: MessageHit }>> {
-  const { q, imported, project, cursor, limit } = input;
-  // Each word with its irregular forms and, misspelled, its likely corrections, as recall searches it: "bought" finds
-  // "buy", "children" finds "child", "recieved" finds "received".
-  const plain = queryTerms(q);
-  const words = withWordForms(plain, await respellings(q, plain));
+  const { imported, project, cursor, limit } = input;
   const { config, terms } = u.cipher.searchTerms(words);
   if (!terms.length) return [];
   const [afterAt, afterId] = parseCursor(cursor);

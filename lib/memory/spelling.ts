@@ -76,14 +76,15 @@ export async function respellings(text: string, terms: string[]): Promise<Map<st
   const spell = speller ?? (await loadSpeller());
   const out = new Map<string, string[]>();
   if (!spell) return out;
+  // A word written with a capital is a name: neither corrected nor counted as a sign of another language.
+  const capitalized = new Set((text.normalize("NFKC").match(/\p{Lu}[\p{L}]*/gu) ?? []).map((w) => w.toLowerCase()));
   const checked = [...new Set(terms)].filter(
-    (w) => w.length >= MIN_LENGTH && w.length <= MAX_LENGTH && /^[a-z]+$/.test(w),
+    (w) => w.length >= MIN_LENGTH && w.length <= MAX_LENGTH && /^[a-z]+$/.test(w) && !capitalized.has(w),
   );
   const unknown = checked.filter((w) => !spell.correct(w));
   // One or two words say too little about the language to judge it.
   if (!unknown.length || (checked.length >= 3 && unknown.length > MAX_UNKNOWN_SHARE * checked.length)) return out;
-  const capitalized = new Set((text.normalize("NFKC").match(/\p{Lu}[\p{L}]*/gu) ?? []).map((w) => w.toLowerCase()));
-  for (const w of unknown.filter((w) => !capitalized.has(w)).slice(0, MAX_CORRECTED)) {
+  for (const w of unknown.slice(0, MAX_CORRECTED)) {
     const found = correctionsOf(spell, w);
     if (found.length) out.set(w, found);
   }
