@@ -36,6 +36,8 @@ describe("respellings", () => {
     const fix = async (text: string) => Object.fromEntries(await respellings(text, queryTerms(text)));
     // Written with a capital: a name, whatever the dictionary says.
     expect(await fix("Did Tilly like the Skellig trip?")).toEqual({});
+    // A piece of a word with an apostrophe, as search splits it ("wouldn"), is no typo.
+    expect(await fix("What pets wouldn't cause any discomfort?")).toEqual({});
     // Lower case, but ten words are one letter away from it: no guess.
     expect(await fix("what did tilly say")).toEqual({});
     // Most words unknown: another language, not a string of typos.

@@ -78,8 +78,13 @@ export async function respellings(text: string, terms: string[]): Promise<Map<st
   if (!spell) return out;
   // A word written with a capital is a name: neither corrected nor counted as a sign of another language.
   const capitalized = new Set((text.normalize("NFKC").match(/\p{Lu}[\p{L}]*/gu) ?? []).map((w) => w.toLowerCase()));
+  // Nor is a piece of a word with an apostrophe ("wouldn" of "wouldn't", which search splits): it is no typo.
+  const pieces = new Set(
+    (text.normalize("NFKC").match(/\p{L}+['’]\p{L}*/gu) ?? []).flatMap((w) => w.toLowerCase().split(/['’]/)),
+  );
   const checked = [...new Set(terms)].filter(
-    (w) => w.length >= MIN_LENGTH && w.length <= MAX_LENGTH && /^[a-z]+$/.test(w) && !capitalized.has(w),
+    (w) =>
+      w.length >= MIN_LENGTH && w.length <= MAX_LENGTH && /^[a-z]+$/.test(w) && !capitalized.has(w) && !pieces.has(w),
   );
   const unknown = checked.filter((w) => !spell.correct(w));
   // One or two words say too little about the language to judge it.
