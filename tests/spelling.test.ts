@@ -4,11 +4,8 @@
 import crypto from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { threadCipher } from "@/testing/ciphers";
-import { userContext } from "@/lib/user-context";
+import { userWithHistory } from "@/testing/chat-history";
 import { queryTerms, searchMemories } from "@/lib/memory/long-term";
-import { addMemory } from "@/lib/memory/store";
-import { appendItems } from "@/lib/memory/session";
 import { recall } from "@/lib/memory/recall";
 import { searchMessages } from "@/lib/chat/search";
 import { respellings } from "@/lib/memory/spelling";
@@ -55,30 +52,12 @@ describe.each(engines)("misspelled questions on %s", (engine) => {
   afterEach(() => setEncryptionKeys(undefined));
 
   async function check() {
-    const user = await t.db.user.create({ data: { email: `spelling-${engine}-${n++}@example.com` } });
-    let u = await userContext(t.db, user.id);
-    await addMemory(u, { text: "Runs the chili cook-off at the shelter's fundraiser", source: "manual" }, "user", "t");
-    await addMemory(u, { text: "Planning a trip to Lisbon in May", source: "manual" }, "user", "t");
-    const th = await t.db.thread.create({ data: { userId: user.id, title: "Earlier" } });
-    const said = ["The tournament in Denver went to extra time", "And you won it?", "I received the trophy today"];
-    await appendItems(
+    const u = await userWithHistory(
       t.db,
-      th.id,
-      said.map((content, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content })),
-      { cipher: await threadCipher(t.db, th.id) },
+      `spelling-${engine}-${n++}@example.com`,
+      ["Runs the chili cook-off at the shelter's fundraiser", "Planning a trip to Lisbon in May"],
+      ["The tournament in Denver went to extra time", "And you won it?", "I received the trophy today"],
     );
-    // A longer history after it, so the newest exchanges hold little of it: what is shown was found by its words.
-    const later = await t.db.thread.create({ data: { userId: user.id, title: "Chatter" } });
-    await appendItems(
-      t.db,
-      later.id,
-      Array.from({ length: 200 }, (_, i) => ({
-        role: i % 2 ? ("assistant" as const) : ("user" as const),
-        content: `Small talk about the weather, part ${i}`,
-      })),
-      { cipher: await threadCipher(t.db, later.id) },
-    );
-    u = await userContext(t.db, user.id);
 
     // The only word each question shares with what answers it is misspelled.
     expect((await searchMemories(u, "how is the funraiser going")).map((m) => m.text)).toEqual([

@@ -4,11 +4,8 @@
 import crypto from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { threadCipher } from "@/testing/ciphers";
-import { userContext } from "@/lib/user-context";
+import { userWithHistory } from "@/testing/chat-history";
 import { searchMemories } from "@/lib/memory/long-term";
-import { addMemory } from "@/lib/memory/store";
-import { appendItems } from "@/lib/memory/session";
 import { recall } from "@/lib/memory/recall";
 import { FORMS, wordForms, withWordForms } from "@/lib/memory/word-forms";
 import { ALTERNATIVES } from "@/lib/memory/related-words";
@@ -43,30 +40,8 @@ describe.each(engines)("irregular forms in recall on %s", (engine) => {
   afterAll(async () => t?.close());
   afterEach(() => setEncryptionKeys(undefined));
 
-  async function userWith(memories: string[], messages: string[]) {
-    const user = await t.db.user.create({ data: { email: `forms-${engine}-${n++}@example.com` } });
-    const u = await userContext(t.db, user.id);
-    for (const text of memories) await addMemory(u, { text, source: "manual" }, "user", "t");
-    const th = await t.db.thread.create({ data: { userId: user.id, title: "Earlier" } });
-    await appendItems(
-      t.db,
-      th.id,
-      messages.map((content, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content })),
-      { cipher: await threadCipher(t.db, th.id) },
-    );
-    // A longer history after it, so the newest exchanges hold little of it: what is shown was found by its words.
-    const later = await t.db.thread.create({ data: { userId: user.id, title: "Chatter" } });
-    await appendItems(
-      t.db,
-      later.id,
-      Array.from({ length: 200 }, (_, i) => ({
-        role: i % 2 ? ("assistant" as const) : ("user" as const),
-        content: `Small talk about the weather, part ${i}`,
-      })),
-      { cipher: await threadCipher(t.db, later.id) },
-    );
-    return userContext(t.db, user.id);
-  }
+  const userWith = (memories: string[], messages: string[]) =>
+    userWithHistory(t.db, `forms-${engine}-${n++}@example.com`, memories, messages);
 
   async function check() {
     // The only word each question shares with what answers it is an irregular form of its own.

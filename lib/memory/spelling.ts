@@ -76,16 +76,17 @@ export async function respellings(text: string, terms: string[]): Promise<Map<st
   const spell = speller ?? (await loadSpeller());
   const out = new Map<string, string[]>();
   if (!spell) return out;
+  const words = [...new Set(terms)].filter(
+    (w) => w.length >= MIN_LENGTH && w.length <= MAX_LENGTH && /^[a-z]+$/.test(w),
+  );
+  // Spelled right (most questions): the text itself need not be read.
+  if (words.every((w) => spell.correct(w))) return out;
+  const norm = text.normalize("NFKC");
   // A word written with a capital is a name: neither corrected nor counted as a sign of another language.
-  const capitalized = new Set((text.normalize("NFKC").match(/\p{Lu}[\p{L}]*/gu) ?? []).map((w) => w.toLowerCase()));
+  const capitalized = new Set((norm.match(/\p{Lu}[\p{L}]*/gu) ?? []).map((w) => w.toLowerCase()));
   // Nor is a piece of a word with an apostrophe ("wouldn" of "wouldn't", which search splits): it is no typo.
-  const pieces = new Set(
-    (text.normalize("NFKC").match(/\p{L}+['’]\p{L}*/gu) ?? []).flatMap((w) => w.toLowerCase().split(/['’]/)),
-  );
-  const checked = [...new Set(terms)].filter(
-    (w) =>
-      w.length >= MIN_LENGTH && w.length <= MAX_LENGTH && /^[a-z]+$/.test(w) && !capitalized.has(w) && !pieces.has(w),
-  );
+  const pieces = new Set((norm.match(/\p{L}+['’]\p{L}*/gu) ?? []).flatMap((w) => w.toLowerCase().split(/['’]/)));
+  const checked = words.filter((w) => !capitalized.has(w) && !pieces.has(w));
   const unknown = checked.filter((w) => !spell.correct(w));
   // One or two words say too little about the language to judge it.
   if (!unknown.length || (checked.length >= 3 && unknown.length > MAX_UNKNOWN_SHARE * checked.length)) return out;
