@@ -75,6 +75,32 @@ describe.each(engines)("misspelled questions on %s", (engine) => {
 
   it("a misspelled word finds what it was meant to say in memories, earlier chats and the search", check);
 
+  async function modelsWords() {
+    const u = await userWithHistory(
+      t.db,
+      `spelling-words-${engine}-${n++}@example.com`,
+      [],
+      ["Paid the rent on venmo", "Venmo sends it the same day", "I watched Venom last night", "Was it good?"],
+    );
+    // A word an answer holds is a word, whatever the dictionary says: "venmo" is not also searched as "venom".
+    const r = await searchMessages(u, { q: "venmo" });
+    expect(r.respelled).toEqual([]);
+    expect(r.hits.map((h) => h.snippet.map((p) => p.text).join("")).sort()).toEqual([
+      "Paid the rent on venmo",
+      "Venmo sends it the same day",
+    ]);
+    // A word only the person typed is still taken for a typo (their habit, not a word).
+    const typo = await searchMessages(u, { q: "recieved" });
+    expect(typo.respelled).toEqual([{ word: "recieved", also: expect.arrayContaining(["received"]) }]);
+  }
+
+  it("a word a model wrote in an answer is not corrected in the search of past chats", modelsWords);
+
+  it("the same with encryption at rest", async () => {
+    setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
+    await modelsWords();
+  });
+
   it("the same with encryption at rest (each correction searched by its keyed token)", async () => {
     setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });
     await check();

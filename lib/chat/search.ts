@@ -68,9 +68,9 @@ export async function searchMessages(
   // Each word with its irregular forms and, misspelled, its likely corrections, as recall searches it: "bought" finds
   // "buy", "children" finds "child", "recieved" finds "received" (the page says which words it also searched for).
   const plain = queryTerms(parsed.q);
-  const respelled = await respellings(parsed.q, plain);
-  const words = withWordForms(plain, respelled);
   const places = opts.forModel || inSharedProject(u) ? [u] : await searchPlaces(u, project);
+  const respelled = await correctionsToSearch(places, await respellings(parsed.q, plain));
+  const words = withWordForms(plain, respelled);
   const found = await Promise.all(places.map((place) => searchIn(place, parsed, words, !!opts.forModel)));
   const rows = found
     .flatMap((r) => r)
@@ -83,6 +83,39 @@ export async function searchMessages(
     /** The words searched for besides a misspelled one: `{ word: "recieved", also: ["received"] }`. */
     respelled: [...respelled].map(([word, also]) => ({ word, also })),
   };
+}
+
+/**
+ * The corrections of words no answer and no document holds. A word a model wrote is a word, whatever the dictionary
+ * says ("venmo" is then not also searched as "venom", nor "iphone" as "phone"); one only the person typed may be their
+ * habit of a typo ("recieved"), still searched as what it was likely meant to be. One statement per place where the
+ * search looks, and only when a word was taken for a typo.
+ */
+async function correctionsToSearch(
+  places: UserContext[],
+  respelled: Map<string, string[]>,
+): Promise<Map<string, string[]>> {
+  if (!respelled.size) return respelled;
+  const typed = [...respelled.keys()];
+  const written = await Promise.all(places.map((place) => modelWrote(place, typed)));
+  return new Map([...respelled].filter((_, i) => !written.some((w) => w[i])));
+}
+
+/** Whether the place's answers or documents hold each word (as its index stems and keys it). */
+async function modelWrote(u: UserContext, words: string[]): Promise<boolean[]> {
+  const queries = words.map((w) => u.cipher.searchTerms([w]));
+  const found = queries.map(({ config, terms }) =>
+    terms.length
+      ? Prisma.sql`EXISTS (SELECT 1 FROM "Item" WHERE "userId" = ${u.userId} AND role = 'assistant'
+          AND search @@ mnemo_user_query(${u.userId}, ${config}::regconfig, ${terms[0]}))
+        OR EXISTS (SELECT 1 FROM "AttachmentPassage" WHERE "userId" = ${u.userId}
+          AND search @@ mnemo_user_query(${u.userId}, ${config}::regconfig, ${terms[0]}))`
+      : Prisma.sql`false`,
+  );
+  const rows = await u.db.$queryRaw<Array<{ i: number }>>`
+    SELECT i::int FROM unnest(ARRAY[${Prisma.join(found)}]) WITH ORDINALITY AS f(found, i) WHERE found`;
+  const at = new Set(rows.map((r) => r.i - 1));
+  return words.map((_, i) => at.has(i));
 }
 
 /** Where the person's search looks: their own chats and each shared project's; `project` narrows it to one. */
