@@ -79,22 +79,40 @@ describe.each(engines)("misspelled questions on %s", (engine) => {
     const u = await userWithHistory(
       t.db,
       `spelling-words-${engine}-${n++}@example.com`,
-      [],
-      ["Paid the rent on venmo", "Venmo sends it the same day", "I watched Venom last night", "Was it good?"],
+      ["Pays the rent through venmo", "Saw Venom at the cinema"],
+      [
+        "Paid the rent on venmo",
+        "Venmo sends it the same day, even from a roadtrip",
+        "We planned the road trip for June",
+        ...Array.from({ length: 5 }, (_, i) => `Some small talk, part ${i}`),
+        "I watched Venom last night",
+        "Was it good?",
+      ],
     );
+    // Recall too: the memories and the earlier chat are searched for "venmo" alone.
+    expect((await searchMemories(u, "how does venmo work")).map((m) => m.text)).toEqual([
+      "Pays the rent through venmo",
+    ]);
+    const passages = JSON.stringify((await recall(u, "how does venmo work", { budget: 300 })).passages);
+    expect(passages).toContain("Venmo sends it");
+    expect(passages).not.toContain("watched Venom");
     // A word an answer holds is a word, whatever the dictionary says: "venmo" is not also searched as "venom".
     const r = await searchMessages(u, { q: "venmo" });
     expect(r.respelled).toEqual([]);
     expect(r.hits.map((h) => h.snippet.map((p) => p.text).join("")).sort()).toEqual([
       "Paid the rent on venmo",
-      "Venmo sends it the same day",
+      "Venmo sends it the same day, even from a roadtrip",
     ]);
+    // A word split in two is searched as two words whoever wrote it: it means the same.
+    const split = await searchMessages(u, { q: "roadtrip" });
+    expect(split.respelled).toEqual([{ word: "roadtrip", also: ["road trip"] }]);
+    expect(split.hits).toHaveLength(2);
     // A word only the person typed is still taken for a typo (their habit, not a word).
     const typo = await searchMessages(u, { q: "recieved" });
     expect(typo.respelled).toEqual([{ word: "recieved", also: expect.arrayContaining(["received"]) }]);
   }
 
-  it("a word a model wrote in an answer is not corrected in the search of past chats", modelsWords);
+  it("a word a model wrote in an answer is not corrected in recall or in the search of past chats", modelsWords);
 
   it("the same with encryption at rest", async () => {
     setEncryptionKeys({ key: crypto.randomBytes(32).toString("base64") });

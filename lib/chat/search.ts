@@ -8,7 +8,7 @@ import { inSharedProject, type UserContext } from "@/lib/user-context";
 import { sharedProjectContexts } from "@/lib/projects/access";
 import { indexWords, SEARCH_CHARS } from "@/lib/crypto/content";
 import { queryTerms } from "@/lib/memory/long-term";
-import { FORMS, withWordForms } from "@/lib/memory/word-forms";
+import { FORMS, MEANT, splitWord, withWordForms } from "@/lib/memory/word-forms";
 import { respellings } from "@/lib/memory/spelling";
 import { Prisma } from "@/lib/generated/prisma/client";
 
@@ -86,10 +86,11 @@ export async function searchMessages(
 }
 
 /**
- * The corrections of words no answer and no document holds. A word a model wrote is a word, whatever the dictionary
- * says ("venmo" is then not also searched as "venom", nor "iphone" as "phone"); one only the person typed may be their
- * habit of a typo ("recieved"), still searched as what it was likely meant to be. One statement per place where the
- * search looks, and only when a word was taken for a typo.
+ * The corrections the search uses, as its queries do (mnemo_term_query): a word a model wrote in an answer or a
+ * document is a word, whatever the dictionary says ("venmo" is then not also searched as "venom", nor "iphone" as
+ * "phone"), though still as two words when it splits ("road trip"); one only the person typed may be their habit of a
+ * typo ("recieved"), still searched as what it was likely meant to be. One statement per place where the search looks,
+ * and only when a word was taken for a typo.
  */
 async function correctionsToSearch(
   places: UserContext[],
@@ -98,24 +99,24 @@ async function correctionsToSearch(
   if (!respelled.size) return respelled;
   const typed = [...respelled.keys()];
   const written = await Promise.all(places.map((place) => modelWrote(place, typed)));
-  return new Map([...respelled].filter((_, i) => !written.some((w) => w[i])));
+  // A word split in two is searched whoever wrote it (withWordForms).
+  return new Map(
+    [...respelled].flatMap(([word, also], i) => {
+      const kept = written.some((w) => w[i]) ? also.filter(splitWord) : also;
+      return kept.length ? [[word, kept] as const] : [];
+    }),
+  );
 }
 
-/** Whether the place's answers or documents hold each word (as its index stems and keys it). */
+/** Whether the place's answers or documents hold each word (mnemo_model_wrote: the rule the queries follow). */
 async function modelWrote(u: UserContext, words: string[]): Promise<boolean[]> {
-  const queries = words.map((w) => u.cipher.searchTerms([w]));
-  const found = queries.map(({ config, terms }) =>
-    terms.length
-      ? Prisma.sql`EXISTS (SELECT 1 FROM "Item" WHERE "userId" = ${u.userId} AND role = 'assistant'
-          AND search @@ mnemo_user_query(${u.userId}, ${config}::regconfig, ${terms[0]}))
-        OR EXISTS (SELECT 1 FROM "AttachmentPassage" WHERE "userId" = ${u.userId}
-          AND search @@ mnemo_user_query(${u.userId}, ${config}::regconfig, ${terms[0]}))`
-      : Prisma.sql`false`,
-  );
+  const { config, terms } = u.cipher.searchTerms(words);
+  // Each word is one term here (a plain word of letters): its stem, or its keyed token.
   const rows = await u.db.$queryRaw<Array<{ i: number }>>`
-    SELECT i::int FROM unnest(ARRAY[${Prisma.join(found)}]) WITH ORDINALITY AS f(found, i) WHERE found`;
-  const at = new Set(rows.map((r) => r.i - 1));
-  return words.map((_, i) => at.has(i));
+    SELECT i::int FROM unnest(${terms}::text[]) WITH ORDINALITY AS t(term, i)
+    WHERE mnemo_model_wrote(${u.userId}, ${config}::regconfig, term)`;
+  const at = new Set(rows.map((r) => terms[r.i - 1]));
+  return words.map((w) => at.has(u.cipher.searchTerms([w]).terms[0]));
 }
 
 /** Where the person's search looks: their own chats and each shared project's; `project` narrows it to one. */
@@ -154,7 +155,7 @@ async function searchIn(
   const tsq = await wordQuery(u, query);
   if (!tsq) return [];
   const rows = newestFirst(await newestMatches(u, query, tsq), await documentMatches(u, query, tsq));
-  const asked = new Set(indexWords(words.join(" ").replaceAll(FORMS, " ")));
+  const asked = new Set(indexWords(words.join(" ").replaceAll(FORMS, " ").replaceAll(MEANT, " ")));
   return rows.slice(0, limit + 1).map((r) => ({
     at: r.createdAt,
     hit: {
@@ -199,7 +200,7 @@ async function wordQuery(u: UserContext, q: Query): Promise<Prisma.Sql | null> {
     SELECT COALESCE(string_agg('(' || tq::text || ')', ' & '), '') AS query
     FROM unnest(${q.terms}::text[]) AS term, mnemo_term_query(${q.userId}, ${q.config}::regconfig, term) AS tq
     -- A word the index leaves out ("no", "do": stop words) is left out with its forms ("noes", "done").
-    WHERE numnode(mnemo_user_query(${q.userId}, ${q.config}::regconfig, split_part(term, ${FORMS}, 1))) > 0`;
+    WHERE numnode(mnemo_user_query(${q.userId}, ${q.config}::regconfig, split_part(replace(term, ${MEANT}, ${FORMS}), ${FORMS}, 1))) > 0`;
   return query ? Prisma.sql`${query}::tsquery` : null;
 }
 

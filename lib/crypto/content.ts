@@ -19,7 +19,7 @@ import { stemmer } from "stemmer";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { ALTERNATIVES } from "@/lib/memory/related-words";
-import { FORMS } from "@/lib/memory/word-forms";
+import { FORMS, MEANT } from "@/lib/memory/word-forms";
 
 const PREFIX = "enc1:";
 
@@ -215,8 +215,8 @@ export async function cipherFor(db: Db, userId: string): Promise<ContentCipher> 
 }
 
 /** A term's alternatives' separators: kept (captured) when a term is split. */
-const SEPARATORS = new RegExp(`([${ALTERNATIVES}${FORMS}])`);
-const SEPARATOR = new RegExp(`[${ALTERNATIVES}${FORMS}]`);
+const SEPARATORS = new RegExp(`([${ALTERNATIVES}${FORMS}${MEANT}])`);
+const SEPARATOR = new RegExp(`[${ALTERNATIVES}${FORMS}${MEANT}]`);
 
 /** Tool calls are JSON; encrypted, they are stored as one sealed JSON string. */
 export function sealJson<T>(c: ContentCipher, value: T): T | string {

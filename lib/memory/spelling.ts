@@ -1,7 +1,9 @@
 // A question's misspelled words, and the words they were likely meant to be: "funraiser" for "fundraiser",
 // "recieved" for "received", "roadtrip" for "road trip". The index holds the words as they were written, so a typo
-// in the question matched nothing, in recall and in the search of past chats (#55). The corrections join the word's
-// other forms (lib/memory/word-forms.ts): the word as typed still matches, and rows that hold the intended word do too.
+// in the question matched nothing, in recall and in the search of past chats (#55). The corrections join the word as
+// alternatives (after its forms, lib/memory/word-forms.ts `MEANT`): the word as typed still matches, and rows that hold
+// the intended word do too, unless a model wrote the word as typed in one of the user's answers or documents (SQL
+// `mnemo_model_wrote`): then it is a word the dictionary lacks ("venmo", "iphone"), not a typo.
 // The dictionary is Hunspell's English one (`dictionary-en`, read by `nspell`); a word it does not know is corrected
 // only to what one edit away it does know (a letter left out, added, swapped with the next or changed), and only
 // when that is one or two words, never a guess among many ("tilly" is ten words away by one letter: a name, left as

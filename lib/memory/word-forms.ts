@@ -11,6 +11,11 @@ import { ALTERNATIVES } from "./related-words";
 
 /** Separates a search term's other forms (the SQL function mnemo_term_query splits on it, as on ALTERNATIVES). */
 export const FORMS = "\u001e";
+/**
+ * Puts a misspelled word's likely corrections of one word after its forms: alternatives too, unless a model wrote the
+ * word as typed (mnemo_term_query asks mnemo_model_wrote), which makes it a word ("venmo" is not searched as "venom").
+ */
+export const MEANT = "\u001d";
 /** At most this many other forms per word ("be" has six; a word with more is a list's quirk). */
 const MAX_FORMS = 6;
 
@@ -41,13 +46,22 @@ export function wordForms(word: string): string[] {
 }
 
 /**
- * Search terms with each plain word's other forms joined to it (a term of related words is left as it is), and a
- * misspelled word's likely corrections (`respelled`, from lib/memory/spelling.ts), which stand for the same word.
+ * Search terms with each plain word's other forms joined to it (a term of related words is left as it is), and after
+ * them a misspelled word's likely corrections (`respelled`, from lib/memory/spelling.ts), which stand for the same
+ * word unless a model wrote it as typed (see MEANT).
  */
 export function withWordForms(terms: string[], respelled?: Map<string, string[]>): string[] {
   return terms.map((t) => {
-    if (t.includes(ALTERNATIVES) || t.includes(FORMS)) return t;
-    const forms = [...(respelled?.get(t) ?? []), ...wordForms(t)];
-    return forms.length ? [t, ...forms].join(FORMS) : t;
+    if (t.includes(ALTERNATIVES) || t.includes(FORMS) || t.includes(MEANT)) return t;
+    // A word split in two ("roadtrip": "road trip") is another way to write it, and matches only with both words:
+    // a form. One word an edit away ("venom" for "venmo") may be another word: MEANT.
+    const [split, meant] = partition(respelled?.get(t) ?? [], splitWord);
+    const formed = [t, ...split, ...wordForms(t)].join(FORMS);
+    return meant.length ? [formed, ...meant].join(MEANT) : formed;
   });
 }
+
+/** A correction that splits the word in two ("road trip"): always searched (see withWordForms). */
+export const splitWord = (correction: string) => correction.includes(" ");
+
+const partition = <T>(xs: T[], test: (x: T) => boolean): [T[], T[]] => [xs.filter(test), xs.filter((x) => !test(x))];
