@@ -33,7 +33,9 @@ import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 
 import { earlyQueryVector } from "@/lib/llm/embeddings";
-import { searchWaitsForVector } from "@/lib/memory/vectors";
+import { prescanMessages, searchWaitsForVector } from "@/lib/memory/vectors";
+import { MESSAGE_VECTOR_HITS } from "@/lib/memory/recall";
+import type { Prescan } from "@/lib/memory/kept-vectors";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
@@ -77,7 +79,10 @@ export async function* runTurn(
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new AppError(parsed.error.issues[0].message, 400);
   const req = parsed.data;
-  const early = req.kind === "send" && !req.temporary ? earlyQueryVector(db, req.content, userId) : undefined;
+  // With the exact search, the encoder's worker also ranks the kept message vectors (lib/memory/vectors.ts).
+  const scan = req.kind === "send" ? prescanMessages(db, userId, req.threadId ?? null, MESSAGE_VECTOR_HITS) : undefined;
+  const early =
+    req.kind === "send" && !req.temporary ? earlyQueryVector<Prescan>(db, req.content, userId, scan) : undefined;
   const { u, p } = await prepareAs(await userContext(db, userId), req, opts.session);
   yield {
     type: "start",
@@ -122,7 +127,7 @@ class TurnRun {
     given: UserContext,
     private readonly p: Prepared,
     /** The question's vector, started before the append (`earlyQueryVector`). */
-    private readonly early?: Awaited<ReturnType<typeof earlyQueryVector>>,
+    private readonly early?: Awaited<ReturnType<typeof earlyQueryVector<Prescan>>>,
     private readonly forAdmin = false,
   ) {
     // Private memories only for a model on this machine (lib/memory/disclosure.ts).

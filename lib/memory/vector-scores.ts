@@ -1,6 +1,6 @@
 // Scoring vectors in the app: cosine similarity, and the exact top-k of a set of normalized vectors (the exact search
-// of ./vectors.ts, the kept memory vectors of ./kept-memory-vectors.ts, attachments' passages, consolidation).
-import { normalized } from "./kept-vectors";
+// of ./vectors.ts, the kept memory vectors of ./kept-memory-vectors.ts, attachments' passages, consolidation). No
+// imports: the encoder's worker runs `dot`, `normalized` and `scanSlots` from their source (lib/llm/encoder-worker.ts).
 
 /** A row found by meaning, with its cosine similarity to the question. */
 export type VectorHit = { id: string; score: number };
@@ -53,6 +53,57 @@ export function dot(v: Float32Array, qn: Float32Array, o = 0): number {
   }
   for (let j = tail; j < qn.length; j++) a += v[o + j] * qn[j];
   return a + b + c + d;
+}
+
+/** A vector scaled to length 1 (all zeros stays all zeros). */
+export function normalized(v: ArrayLike<number>): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i] * v[i];
+  const s = n > 0 ? 1 / Math.sqrt(n) : 0;
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i] * s;
+  return out;
+}
+
+/**
+ * A scan of kept message vectors in the encoder's worker (./kept-vectors.ts, `startPrescan`): the rows in shared
+ * memory, each row's thread as a number, the thread whose rows are skipped (-1: none), and how many best rows to give.
+ */
+export type SlotScan = {
+  data: Float32Array;
+  threads: Int32Array;
+  rows: number;
+  dims: number;
+  k: number;
+  exclude: number;
+};
+/** The rows scoring at least the k-th best score, every tie with it included (ties are broken by id, which only the
+ *  app knows), and their scores. */
+export type SlotScores = { slots: number[]; scores: number[] };
+
+/**
+ * The worker's half of the exact search: every row's score, as `topK` computes it, and the rows at or above the k-th
+ * best. It runs from its source text, so it uses nothing but its arguments (`math` is this module's `dot` and
+ * `normalized`, evaluated there the same way).
+ */
+export function scanSlots(
+  math: { dot: typeof dot; normalized: typeof normalized },
+  q: ArrayLike<number>,
+  s: SlotScan,
+): SlotScores {
+  const qn = math.normalized(q);
+  const scores = new Float64Array(s.rows);
+  for (let i = 0, o = 0; i < s.rows; i++, o += s.dims)
+    scores[i] = s.threads[i] === s.exclude ? -Infinity : math.dot(s.data, qn, o);
+  const sorted = scores.slice().sort();
+  const floor = s.k <= 0 ? Infinity : sorted[Math.max(0, s.rows - s.k)];
+  const out: SlotScores = { slots: [], scores: [] };
+  for (let i = 0; i < s.rows; i++) {
+    if (scores[i] === -Infinity || scores[i] < floor) continue;
+    out.slots.push(i);
+    out.scores.push(scores[i]);
+  }
+  return out;
 }
 
 /**

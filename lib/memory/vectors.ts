@@ -16,7 +16,16 @@
 import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { dimsSql, keptDims, messageVectors, type VectorSet } from "./kept-vectors";
+import {
+  dimsSql,
+  keptDims,
+  mergePrescan,
+  messageVectors,
+  startPrescan,
+  type Prescan,
+  type VectorSet,
+} from "./kept-vectors";
+import { getConfig } from "@/lib/config";
 import { guessMemories, keptMemoryVectors, MEMORY_READ_LIMIT, scanMemories } from "./kept-memory-vectors";
 import { topK, type VectorHit } from "./vector-scores";
 import { PASSAGE_DATES, type NeighborRow } from "./recall-passages";
@@ -80,8 +89,27 @@ export async function nearestMessages(
   return (await vectorIndex(db)).nearestMessages(userId, model, q, k, excludeThreadId);
 }
 
-/** A question's vector, when it comes (null: the endpoint failed or timed out; recall goes on by words). */
-export type QuestionVector = Promise<{ model: string; vector: number[] } | null>;
+/**
+ * A question's vector, when it comes (null: the endpoint failed or timed out; recall goes on by words), with what the
+ * encoder's worker found among the kept message vectors meanwhile (`prescanMessages`).
+ */
+export type QuestionVector = Promise<{ model: string; vector: number[]; prescan?: Prescan | null } | null>;
+
+/** Rows the worker's scan keeps beyond those a search asks: the rows the turn's first read may change meanwhile. */
+const PRESCAN_SPARE = 64;
+
+/**
+ * With the exact search, the kept message vectors a question's worker scans as soon as it has the vector
+ * (lib/llm/embeddings.ts, earlyQueryVector): on PGlite the turn's first read holds the server's thread for about
+ * 8 ms, and the 10,000-row scan (about 5 ms) ran after it; now it runs beside it. `k`: the hits the search will ask.
+ */
+export function prescanMessages(db: Db, userId: string, excludeThreadId: string | null, k: number) {
+  return (model: string) =>
+    startPrescan(db, userId, model, excludeThreadId, {
+      k: k + PRESCAN_SPARE,
+      timeoutMs: getConfig().embeddingTimeoutMs,
+    });
+}
 
 /**
  * The memories and messages nearest to a question's vector, which may still be coming. Reads that need the model
@@ -143,7 +171,7 @@ export async function nearestToQuestion(
     }
     const hits = exact
       ? ahead && messagesAhead && dims === vector.length
-        ? exact.scanMessages(await messagesAhead, vector, want.messages, want.excludeThreadId)
+        ? exact.scanMessages(await messagesAhead, vector, want.messages, want.excludeThreadId, q.prescan)
         : await exact.nearestMessages(userId, model, vector, want.messages, want.excludeThreadId)
       : await index.nearestMessages(userId, model, vector, want.messages, want.excludeThreadId);
     return { hits, rows: null };
@@ -285,7 +313,10 @@ class ExactScanIndex implements VectorIndex {
     return this.scanMessages(await messageVectors(this.db, userId, model, q.length), q, k, excludeThreadId);
   }
 
-  scanMessages(set: VectorSet, q: number[], k: number, excludeThreadId?: string): VectorHit[] {
+  /** The set's top k, from the worker's scan when it can tell (`mergePrescan`), else scanned here. */
+  scanMessages(set: VectorSet, q: number[], k: number, excludeThreadId?: string, prescan?: Prescan | null) {
+    const merged = prescan ? mergePrescan(set, prescan, q, k, excludeThreadId) : null;
+    if (merged) return merged;
     const keep = (i: number) => set.threadIds[i] !== excludeThreadId;
     return topK(set.ids, set.data, q, k, keep);
   }
