@@ -17,7 +17,7 @@ import { embedQuery, resolveEmbedder } from "@/lib/llm/embeddings";
 import { BUILTIN_EMBEDDING_MODEL, embedBuiltin, encoderLoad } from "@/lib/llm/builtin-embedder";
 import { runTurn } from "@/lib/chat/turn";
 import { addMemory, updateMemoryText } from "@/lib/memory/store";
-import { nearestMemories } from "@/lib/memory/vectors";
+import { exactScanStats, hasPgvector, nearestMemories } from "@/lib/memory/vectors";
 import { cosine } from "@/lib/memory/vector-scores";
 import { recall } from "@/lib/memory/recall";
 import { countPending, embedPending } from "@/lib/memory/embed";
@@ -187,8 +187,11 @@ describe.each(engines)("recall by meaning with the built-in encoder on %s", (eng
     await d.flush();
     expect(await countPending(t.db, (await resolveEmbedder(t.db))!, user)).toBe(0);
 
+    const scans = exactScanStats();
     const events = await collect(runTurn(t.db, user, { kind: "send", content: "Where did I travel recently?" }));
     expect(events.at(-1)?.type).toBe("done");
+    // With the exact search, the encoder's worker ranked the kept vectors beside the turn's first read.
+    if (!(await hasPgvector(t.db))) expect(exactScanStats().fromWorker).toBe(scans.fromWorker + 1);
     const sent = JSON.stringify(mock.chatRequests().at(-1)!.body.messages);
     // Everything fits this budget; the holiday, which shares no word with the question, comes first.
     expect(sent).toContain("Kyoto");

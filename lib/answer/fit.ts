@@ -4,12 +4,28 @@
 // messages. Together with ./settle.ts, this is the answer core.
 import type { ModelConnection } from "@/lib/llm/connection";
 import { contextLimit } from "@/lib/llm/client";
-import { embedQuery } from "@/lib/llm/embeddings";
+import { earlyQueryVector, embedQuery } from "@/lib/llm/embeddings";
 import { fitAfterRefusal } from "@/lib/llm/prompt-limits";
-import { recall, type Recall, type SemanticQuery } from "@/lib/memory/recall";
+import { MESSAGE_VECTOR_HITS, recall, type Recall, type SemanticQuery } from "@/lib/memory/recall";
+import { prescanMessages } from "@/lib/memory/vectors";
+import type { Prescan } from "@/lib/memory/kept-vectors";
+import type { Db } from "@/lib/db/types";
 import { OWN_HEADING_TOKENS } from "@/lib/memory/recall-block";
 import { OWN_SHARE } from "@/lib/projects/own-memory";
 import type { UserContext } from "@/lib/user-context";
+
+/**
+ * A new message's vector started before the turn's first write (`earlyQueryVector`), with the exact search's scan
+ * of the kept message vectors in the encoder's worker (`prescanMessages`), leaving out the thread it goes to.
+ */
+export const earlyQuestionVector = (db: Db, asked: { content: string; threadId?: string }, userId: string) =>
+  earlyQueryVector<Prescan>(
+    db,
+    asked.content,
+    userId,
+    prescanMessages(db, userId, asked.threadId ?? null, MESSAGE_VECTOR_HITS),
+  );
+export type EarlyQuestionVector = Awaited<ReturnType<typeof earlyQuestionVector>>;
 
 /** No memory (a temporary chat, no budget left, nothing asked). */
 export const nothingRecalled = (): Recall => ({ memories: [], passages: [], tokens: 0 });

@@ -18,7 +18,7 @@ import {
   type TurnAttachments,
 } from "@/lib/attachments/prompt";
 import { chargeAnswer, settleAnswer, settleUnfinished, type AnswerCharge, type MemoryUses } from "@/lib/answer/settle";
-import { recallForAnswer, refitAfterRefusal } from "@/lib/answer/fit";
+import { earlyQuestionVector, recallForAnswer, refitAfterRefusal, type EarlyQuestionVector } from "@/lib/answer/fit";
 import { inMemoryScope, inSharedProject, userContext, type UserContext } from "@/lib/user-context";
 import { projectScope } from "@/lib/projects/scope";
 import { isLocalEndpoint } from "@/lib/memory/disclosure";
@@ -32,10 +32,7 @@ import { classifyModelFailure } from "@/lib/llm/model-failure";
 import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
 
-import { earlyQueryVector } from "@/lib/llm/embeddings";
-import { prescanMessages, searchWaitsForVector } from "@/lib/memory/vectors";
-import { MESSAGE_VECTOR_HITS } from "@/lib/memory/recall";
-import type { Prescan } from "@/lib/memory/kept-vectors";
+import { searchWaitsForVector } from "@/lib/memory/vectors";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
@@ -79,10 +76,7 @@ export async function* runTurn(
   const parsed = turnRequestSchema().safeParse(input);
   if (!parsed.success) throw new AppError(parsed.error.issues[0].message, 400);
   const req = parsed.data;
-  // With the exact search, the encoder's worker also ranks the kept message vectors (lib/memory/vectors.ts).
-  const scan = req.kind === "send" ? prescanMessages(db, userId, req.threadId ?? null, MESSAGE_VECTOR_HITS) : undefined;
-  const early =
-    req.kind === "send" && !req.temporary ? earlyQueryVector<Prescan>(db, req.content, userId, scan) : undefined;
+  const early = req.kind === "send" && !req.temporary ? earlyQuestionVector(db, req, userId) : undefined;
   const { u, p } = await prepareAs(await userContext(db, userId), req, opts.session);
   yield {
     type: "start",
@@ -126,8 +120,8 @@ class TurnRun {
   constructor(
     given: UserContext,
     private readonly p: Prepared,
-    /** The question's vector, started before the append (`earlyQueryVector`). */
-    private readonly early?: Awaited<ReturnType<typeof earlyQueryVector<Prescan>>>,
+    /** The question's vector, started before the append (`earlyQuestionVector`). */
+    private readonly early?: EarlyQuestionVector,
     private readonly forAdmin = false,
   ) {
     // Private memories only for a model on this machine (lib/memory/disclosure.ts).

@@ -95,6 +95,10 @@ export async function nearestMessages(
  */
 export type QuestionVector = Promise<{ model: string; vector: number[]; prescan?: Prescan | null } | null>;
 
+/** The exact searches of kept message vectors in this process: those ranked by the encoder's worker, those here. */
+const exactScans = { fromWorker: 0, here: 0 };
+export const exactScanStats = () => ({ ...exactScans });
+
 /** Rows the worker's scan keeps beyond those a search asks: the rows the turn's first read may change meanwhile. */
 const PRESCAN_SPARE = 64;
 
@@ -316,6 +320,7 @@ class ExactScanIndex implements VectorIndex {
   /** The set's top k, from the worker's scan when it can tell (`mergePrescan`), else scanned here. */
   scanMessages(set: VectorSet, q: number[], k: number, excludeThreadId?: string, prescan?: Prescan | null) {
     const merged = prescan ? mergePrescan(set, prescan, q, k, excludeThreadId) : null;
+    exactScans[merged ? "fromWorker" : "here"]++;
     if (merged) return merged;
     const keep = (i: number) => set.threadIds[i] !== excludeThreadId;
     return topK(set.ids, set.data, q, k, keep);
