@@ -25,7 +25,7 @@ import {
   nearestMessages,
   nearestToQuestion,
 } from "@/lib/memory/vectors";
-import { memoryVectorFills } from "@/lib/memory/kept-memory-vectors";
+import { keptMemoryVectors, memoryVectorFills } from "@/lib/memory/kept-memory-vectors";
 import { keepsVectors, messageVectors } from "@/lib/memory/kept-vectors";
 import { warmMessageVectors } from "@/lib/memory/warm-vectors";
 import { whereMemoriesWent } from "@/lib/memory/disclosure";
@@ -167,6 +167,45 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(await found({ privateOk: true, general: false, projectId: "another-project" })).toBeUndefined();
     await t.db.memory.update({ where: { id: dog.id }, data: { private: false, muted: true } });
     expect(await found({ privateOk: true })).toBeUndefined();
+  });
+
+  it("the memories ranked by meaning follow every change of what qualifies, though an unchanged list is not sent", async () => {
+    const user = (await t.db.user.create({ data: { email: `qualify-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const added = [];
+    for (const text of ["Runs on Sundays", "Keeps bees", "Learns Welsh"])
+      added.push(await addMemory(u, { text, source: "explicit" }, "user", "t"));
+    await embedPending(t.db, { userId: user });
+    const kept = async () => {
+      const rows = (await keptMemoryVectors(t.db, user, "mock-embed-48", Infinity))!;
+      return new Map(rows.map((r) => [r.id, Array.from(r.vector)]));
+    };
+    const versions = (known: string | null) =>
+      t.db.$queryRawUnsafe<Array<{ id: string | null; version: string }>>(
+        `SELECT * FROM mnemo_memory_vector_versions($1, 'mock-embed-48', $2)`,
+        user,
+        known,
+      );
+    const first = await kept();
+    expect([...first.keys()].sort()).toEqual(added.map((m) => m.id).sort());
+    // Nothing changed: the database sends the digest alone, and the same memories are ranked.
+    const [digest] = (await versions(null)).filter((r) => r.id === null);
+    expect(await versions(digest.version)).toEqual([{ id: null, version: digest.version }]);
+    expect(await kept()).toEqual(first);
+    // Muted, expired, deleted: each is gone at the next search, and back when it qualifies again.
+    const [runs, bees, welsh] = added;
+    await t.db.memory.update({ where: { id: runs.id }, data: { muted: true } });
+    expect([...(await kept()).keys()].sort()).toEqual([bees.id, welsh.id].sort());
+    await t.db.memory.update({ where: { id: bees.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect([...(await kept()).keys()]).toEqual([welsh.id]);
+    await t.db.memory.update({ where: { id: runs.id }, data: { muted: false } });
+    expect([...(await kept()).keys()].sort()).toEqual([runs.id, welsh.id].sort());
+    // A new vector for the same memory (its text edited) is the one ranked.
+    await updateMemoryText(u, welsh.id, "Learns Irish", { actor: "user", source: "manual", reason: "edit" });
+    await embedPending(t.db, { userId: user });
+    const now = await kept();
+    expect(now.get(welsh.id)).not.toEqual(first.get(welsh.id));
+    expect(now.get(runs.id)).toEqual(first.get(runs.id));
   });
 
   it("memories recall found by meaning alone are read by id through the same gate", async () => {

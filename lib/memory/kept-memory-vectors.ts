@@ -41,19 +41,21 @@ const FILL_SLICE = 1_000;
 export async function keptMemoryVectors(db: Db, userId: string, model: string, maxRead: number) {
   let cache = memoryCaches.get(db);
   if (!cache) memoryCaches.set(db, (cache = new Map()));
-  // In the turn's batched read: when no memory changed, the search makes no round trip of its own.
-  const rows = await callFunction<{ id: string; version: string }>(db, {
-    call: "mnemo_memory_vector_versions($1, $2)",
-    params: [userId, model],
+  const key = `${userId} ${model}`;
+  const known = lastQualified.get(db)?.byUser.get(key);
+  // In the turn's batched read: when no memory changed, the search makes no round trip of its own, and when the
+  // list is the one kept (its digest, the first row), the list itself is not sent again.
+  const read = await callFunction<{ id: string | null; version: string }>(db, {
+    call: "mnemo_memory_vector_versions($1, $2, $3)",
+    params: [userId, model, known?.digest ?? null],
   });
-  rememberQualified(
-    db,
-    `${userId} ${model}`,
-    rows.map((r) => r.id),
-  );
+  const digest = read.find((r) => r.id === null)!.version;
+  const listed = read.filter((r): r is QualifiedRow => r.id !== null);
+  const rows = known && digest === known.digest && !listed.length ? known.rows : listed;
+  rememberQualified(db, key, { digest, rows });
   const missing = rows.filter((r) => cache.get(r.id)?.version !== r.version).map((r) => r.id);
   if (missing.length > maxRead) {
-    fillInBackground(db, cache, `${userId} ${model}`, missing);
+    fillInBackground(db, cache, key, missing);
     return null;
   }
   if (missing.length) await readMemoryVectors(db, cache, missing);
@@ -94,11 +96,15 @@ async function readMemoryVectors(db: Db, cache: Map<string, KeptMemoryVector>, i
   while (cache.size > MEMORY_VECTORS_KEPT) cache.delete(cache.keys().next().value!);
 }
 
+/** A memory recall may search by meaning, and its vector's version (mnemo_memory_vector_versions). */
+type QualifiedRow = { id: string; version: string };
 /**
- * The ids of the memories each user's last search qualified (by user and model), for the next turn's guess: at most
- * as many ids in all as vectors are kept (a guess needs the vector too), the users least recently searched going first.
+ * The memories each user's last search qualified (by user and model) and the database's digest of that list: the next
+ * turn's guess, and the list the next search reuses when the digest has not changed. At most as many rows in all as
+ * vectors are kept (a guess needs the vector too), the users least recently searched going first.
  */
-const lastQualified = new WeakMap<Db, { byUser: Map<string, string[]>; ids: number }>();
+const lastQualified = new WeakMap<Db, { byUser: Map<string, Qualified>; ids: number }>();
+type Qualified = { digest: string; rows: QualifiedRow[] };
 
 /**
  * The memories the ranking will most likely return: the nearest of those the user's last search qualified, by the
@@ -106,7 +112,10 @@ const lastQualified = new WeakMap<Db, { byUser: Map<string, string[]>; ids: numb
  * missed is read after it (one more round trip), so a wrong guess costs time, never a memory.
  */
 export function guessMemories(db: Db, userId: string, q: { model: string; vector: number[] }, k: number): string[] {
-  const ids = lastQualified.get(db)?.byUser.get(`${userId} ${q.model}`);
+  const ids = lastQualified
+    .get(db)
+    ?.byUser.get(`${userId} ${q.model}`)
+    ?.rows.map((r) => r.id);
   const cache = memoryCaches.get(db);
   if (!ids || !cache) return [];
   const rows = ids.flatMap((id) => {
@@ -116,15 +125,15 @@ export function guessMemories(db: Db, userId: string, q: { model: string; vector
   return scanMemories(rows, q.vector, k).map((h) => h.id);
 }
 
-function rememberQualified(db: Db, key: string, ids: string[]) {
+function rememberQualified(db: Db, key: string, list: Qualified) {
   let kept = lastQualified.get(db);
   if (!kept) lastQualified.set(db, (kept = { byUser: new Map(), ids: 0 }));
-  kept.ids += ids.length - (kept.byUser.get(key)?.length ?? 0);
+  kept.ids += list.rows.length - (kept.byUser.get(key)?.rows.length ?? 0);
   kept.byUser.delete(key);
-  kept.byUser.set(key, ids);
+  kept.byUser.set(key, list);
   while (kept.ids > MEMORY_VECTORS_KEPT && kept.byUser.size > 1) {
     const [oldest, gone] = kept.byUser.entries().next().value!;
     kept.byUser.delete(oldest);
-    kept.ids -= gone.length;
+    kept.ids -= gone.rows.length;
   }
 }
