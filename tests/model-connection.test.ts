@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, type TestDb } from "@/testing/databases";
 import { connectionFromForm, resolveConnection, saveConnection, savedConnectionForForm } from "@/lib/llm/connection";
-import { testConnection } from "@/lib/llm/client";
+import { openaiClient, testConnection } from "@/lib/llm/client";
 import { startMockLlm, type MockLlm } from "@/testing/mock-llm";
 
 let t: TestDb;
@@ -85,6 +85,26 @@ describe("model connection", () => {
     );
     s = await resolveConnection(t.db);
     expect(s.configured && s.connection.apiKey).toBeUndefined();
+  });
+
+  it("a key changed by an admin is the one the next request sends, though clients are reused", async () => {
+    const ask = async (apiKey: string) => {
+      await saveConnection(t.db, { baseURL: mock.url, chatModel: "mock-chat", memoryModel: "", apiKey }, "admin-id");
+      const s = await resolveConnection(t.db);
+      if (!s.configured) throw new Error("not configured");
+      await openaiClient(s.connection).chat.completions.create({
+        model: "mock-chat",
+        messages: [{ role: "user", content: "hi" }],
+      });
+      return [openaiClient(s.connection), mock.requests.at(-1)?.headers.authorization];
+    };
+    const [first, sent] = await ask("sk-first-key");
+    expect(sent).toBe("Bearer sk-first-key");
+    const [second, sentNext] = await ask("sk-rotated-key");
+    expect(sentNext).toBe("Bearer sk-rotated-key");
+    expect(second).not.toBe(first);
+    // The same server and key again: the same client.
+    expect((await ask("sk-rotated-key"))[0]).toBe(second);
   });
 
   it("reports a server that is down as one readable line", async () => {

@@ -7,14 +7,27 @@ import type { ModelConnection } from "./connection";
 import { classifyModelFailure, modelFailureText, serverAddress } from "./model-failure";
 
 export function openaiClient(conn: ModelConnection, opts: { timeoutMs?: number; maxRetries?: number } = {}): OpenAI {
-  return new OpenAI({
-    // Local servers (Ollama, LM Studio) need no key, but the SDK requires one.
-    apiKey: conn.apiKey || "not-needed",
-    baseURL: conn.baseURL,
-    timeout: opts.timeoutMs ?? 120_000,
-    maxRetries: opts.maxRetries ?? 1,
-  });
+  // Local servers (Ollama, LM Studio) need no key, but the SDK requires one.
+  const apiKey = conn.apiKey || "not-needed";
+  const timeout = opts.timeoutMs ?? 120_000;
+  const maxRetries = opts.maxRetries ?? 1;
+  const key = JSON.stringify([conn.baseURL, apiKey, timeout, maxRetries]);
+  let client = clients.get(key);
+  if (client) clients.delete(key); // the most recently used go last
+  // The global fetch as it is at each call (the SDK would keep the one there when it was made).
+  client ??= new OpenAI({ apiKey, baseURL: conn.baseURL, timeout, maxRetries, fetch: (url, init) => fetch(url, init) });
+  clients.set(key, client);
+  if (clients.size > CLIENTS_KEPT) clients.delete(clients.keys().next().value!);
+  return client;
 }
+
+/**
+ * Clients by server, key and settings, reused: a new client's first request reached a local server 0.5 ms later than
+ * a reused one's (the SDK's setup per client), on every model call of every turn (docs/benchmarks.md, stop 49).
+ */
+const clients = new Map<string, OpenAI>();
+/** Servers and keys in use at once: an instance serves one or a few; users' own connections add theirs. */
+const CLIENTS_KEPT = 64;
 
 /** Lists the server's models: the admin page's "Test connection". */
 export async function testConnection(
