@@ -192,7 +192,7 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     const [digest] = (await versions(null)).filter((r) => r.id === null);
     expect(await versions(digest.version)).toEqual([{ id: null, version: digest.version }]);
     expect(await kept()).toEqual(first);
-    // Muted, expired, deleted: each is gone at the next search, and back when it qualifies again.
+    // Muted, expired: each is gone at the next search; unmuted, it is back.
     const [runs, bees, welsh] = added;
     await t.db.memory.update({ where: { id: runs.id }, data: { muted: true } });
     expect([...(await kept()).keys()].sort()).toEqual([bees.id, welsh.id].sort());
