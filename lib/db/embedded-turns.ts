@@ -14,6 +14,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export type EmbeddedActivity = {
   /** When a statement last finished without error (performance.now()), or 0 before the first. */
   lastAnsweredAt(): number;
+  /** Runs a statement sent outside `query` (lib/db/pglite-statements.ts) in its turn, as `query` runs. */
+  inTurn<R>(run: () => Promise<R>): Promise<R>;
 };
 
 /** Makes every statement on `db`, and in each of its transactions, wait for the next turn before it starts. */
@@ -39,5 +41,5 @@ export function takeTurns(db: PGlite): EmbeddedActivity {
     await nextTurn();
     return transaction((tx) => fn(taking(tx)));
   };
-  return { lastAnsweredAt: () => answeredAt };
+  return { lastAnsweredAt: () => answeredAt, inTurn };
 }

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { claimEmbeddedDatabase, releaseEmbeddedDatabase } from "./owner";
 import { takeTurns, type EmbeddedActivity } from "./embedded-turns";
+import { preparedStatements } from "./pglite-statements";
 import { databasePoolSize, dataDirFromEnv } from "../config";
 
 export type DatabaseTarget =
@@ -138,6 +139,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
   }
   const activity = takeTurns(pglite); // a chain of statements no longer holds every request
   const conn = pgliteConnection(pglite);
+  const prepared = preparedStatements(pglite);
   return {
     target,
     factory: new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory,
@@ -146,8 +148,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     pool: {
       query: async (sql, params) => {
         if (pglite.closed) return null;
-        const values = params.map(toDriverValue);
-        return (await pglite.query<Record<string, unknown>>(sql, values, { parsers: PGLITE_ROWS })).rows;
+        return await activity.inTurn(() => prepared(sql, params.map(toDriverValue), PGLITE_ROWS));
       },
       spare: () => 1,
     },

@@ -16,6 +16,7 @@
 // with, another's.
 import { AsyncLocalStorage } from "node:async_hooks";
 import DataLoader from "dataloader";
+import type { Prisma } from "@/lib/generated/prisma/client";
 import type { Db } from "./types";
 import type { DirectPool } from "./engine";
 import { markUnavailable } from "@/lib/errors";
@@ -66,6 +67,17 @@ const pooled = new WeakMap<Db, DirectPool>();
 
 export function readThroughPool(db: Db, pool: DirectPool): void {
   pooled.set(db, pool);
+}
+
+/**
+ * A statement of the hot path (a turn's append) sent as the reads are: on a root client straight to the driver (on
+ * PGlite parsed once, lib/db/pglite-statements.ts), in a transaction through Prisma on its connection. `dates`: the
+ * timestamp columns, read as UTC whichever way the rows came.
+ */
+export async function directRows<T>(db: Db, sql: Prisma.Sql, dates: readonly string[] = []): Promise<T[]> {
+  const pool = pooled.get(db);
+  const rows = pool ? await pool.query(sql.text, sql.values).catch(markUnavailable) : null;
+  return decodeRows((rows ?? (await db.$queryRaw<Row[]>(sql))) as Row[], dates) as T[];
 }
 
 /** Each call's rows, or its error (DataLoader rejects only that call). */

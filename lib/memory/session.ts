@@ -8,6 +8,7 @@ import { sessionMayActSql, type SessionProof } from "@/lib/auth/session-check";
 import { mayContinueSql } from "@/lib/projects/access";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
+import { directRows } from "@/lib/db/function-calls";
 import { Prisma, type ItemRole, type ItemStatus } from "@/lib/generated/prisma/client";
 import { openJson, sealJson, type ContentCipher } from "@/lib/crypto/content";
 import { retentionCutoff } from "@/lib/account/retention";
@@ -259,9 +260,12 @@ type AppendRow = ItemRow & {
   m_files: boolean;
 };
 
-/** The append's one statement: checks, thread update, inserts, and the flags the turn needs (m_* columns). */
+/**
+ * The append's one statement: checks, thread update, inserts, and the flags the turn needs (m_* columns). Sent as
+ * the turn's reads are (`directRows`): on the embedded database it is parsed once, not on every message.
+ */
 function appendStatement(db: Db, p: AppendParams) {
-  return db.$queryRaw<AppendRow[]>`
+  const sql = Prisma.sql`
     WITH upd AS (
        UPDATE "Thread" t SET
          "appendParentId" = CASE WHEN ${p.explicit}::boolean THEN ${p.parent}::text ELSE t."activeLeafId" END,
@@ -296,6 +300,7 @@ function appendStatement(db: Db, p: AppendParams) {
      FROM ins CROSS JOIN upd LEFT JOIN "User" u ON u.id = upd."userId" LEFT JOIN "Project" pr ON pr.id = upd."projectId"
      ORDER BY ins.position ASC
   `;
+  return directRows<AppendRow>(db, sql, ["createdAt"]);
 }
 
 function appendMeta(first: AppendRow, c: ContentCipher): AppendMeta {
