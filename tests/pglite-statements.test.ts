@@ -47,9 +47,11 @@ describe("statements parsed once on the embedded database", () => {
   it("reads a changed function's new rows, and parses again a statement the engine dropped", async () => {
     const sql = "SELECT * FROM f($1)";
     expect(await run(sql, [3], ROWS)).toEqual([{ a: 3 }]);
+    const before = await kept();
     await db.exec(`DROP FUNCTION f(int);
       CREATE FUNCTION f(x int) RETURNS TABLE (a int, b text) LANGUAGE sql AS $$ SELECT x, 'two' $$`);
     expect(await run(sql, [4], ROWS)).toEqual([{ a: 4, b: "two" }]);
+    expect(await kept()).toBe(before); // the stale one was closed
     await db.exec("DEALLOCATE ALL");
     expect(await run(sql, [5], ROWS)).toEqual([{ a: 5, b: "two" }]);
   });

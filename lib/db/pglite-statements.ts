@@ -72,7 +72,9 @@ export function preparedStatements(db: PGlite, max = MAX_STATEMENTS): PreparedQu
         } catch (e) {
           await run(serialize.sync()); // a failed parse was not followed by one
           if (!STALE.has((e as { code?: string }).code ?? "")) throw e;
+          const stale = kept.get(sql);
           kept.delete(sql);
+          if (stale) await run(concat([serialize.close({ type: "S", name: stale.name }), serialize.sync()]));
           return await execute(sql, values, parsers);
         } finally {
           if (!db.isInTransaction()) await db.syncToFs();
