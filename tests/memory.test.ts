@@ -12,7 +12,7 @@ import { outranks, searchMemories } from "@/lib/memory/long-term";
 import { addMemory, forgetEverything, setPinned, updateMemoryText } from "@/lib/memory/store";
 import { expireUnusedMemories } from "@/lib/memory/sweeps";
 import { extractMemories } from "@/lib/memory/extract";
-import { lineCaps, memoryBlock, passageWordBonus, recall, type Hit } from "@/lib/memory/recall";
+import { lineCaps, memoryBlock, passageWordBonus, recall, valuePerCost, type Hit } from "@/lib/memory/recall";
 import { chatToolCaller, runMemoryTool } from "@/lib/memory/tools";
 import { markStaleProcedures, verifyProcedure } from "@/lib/memory/procedures";
 import { appendItems } from "@/lib/memory/session";
@@ -43,6 +43,18 @@ describe("precedence", () => {
         { source: "inferred", updatedAt: at("2020-01-01") },
       ),
     ).toBe(true);
+  });
+});
+
+describe("the order recall takes candidates in", () => {
+  it("cost counts, but relevance more: twice the match at six times the tokens goes first", () => {
+    // A passage holding all the question asks (a header and five lines, ~90 tokens) against a memory holding half of
+    // it (~15 tokens). By the square root of the cost the memory went first, and at small budgets such cheap partial
+    // matches filled the block before the passage (docs/benchmarks.md, stop 51).
+    expect(valuePerCost(1, 90)).toBeGreaterThan(valuePerCost(0.5, 15));
+    // Of two that match alike, the cheaper still goes first; a much weaker cheap one does not.
+    expect(valuePerCost(0.5, 15)).toBeGreaterThan(valuePerCost(0.5, 90));
+    expect(valuePerCost(0.1, 15)).toBeLessThan(valuePerCost(1, 90));
   });
 });
 

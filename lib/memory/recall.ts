@@ -108,6 +108,15 @@ export const vectorScores = (vector: VectorHit[]): number[] => {
 };
 /** A vector hit from a date the question names gets what the word-match date bonus gives. */
 const VECTOR_DATE_BONUS = 0.5;
+/**
+ * How much a candidate's cost in tokens counts against its relevance (relevance / tokens^COST_WEIGHT). At 0.5 (the
+ * square root) a cheap, loosely related memory went before a passage holding the answer at small budgets; 0.35
+ * found more at 500 and 1,000 tokens and the same at 2,000 and 4,000 (docs/benchmarks.md, stop 51: 0.25 and 0.65
+ * were measured too).
+ */
+const COST_WEIGHT = 0.35;
+/** What a candidate is worth per the tokens it costs: recall takes candidates in this order (see COST_WEIGHT). */
+export const valuePerCost = (relevance: number, tokens: number) => relevance / Math.max(1, tokens) ** COST_WEIGHT;
 
 function fuse(
   lexical: Array<{ key: string; rank: number }>,
@@ -399,7 +408,7 @@ export async function recall(
     const h = hits.get(key)!;
     return !!weights && !vectorIds.has(key) && !inDates(h.at) && matchedShare(weights, h) < share;
   };
-  // Relevance per square root of the tokens it costs: of two equally relevant
+  // Relevance per the tokens it costs (valuePerCost): of two equally relevant
   // candidates the cheaper goes first (a short memory before a long passage),
   // while a much more relevant one still beats a cheap weak one.
   const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
@@ -407,12 +416,12 @@ export async function recall(
   const candidates = [
     ...[...memScores].map(([key, score]) => {
       const m = memById.get(key)!;
-      return { score: score / Math.sqrt(memCost(m)), at: 0, position: 0, weak: false, take: () => takeMemory(m) };
+      return { score: valuePerCost(score, memCost(m)), at: 0, position: 0, weak: false, take: () => takeMemory(m) };
     }),
     ...[...hitScores].map(([key, score]) => {
       const h = hits.get(key)!;
       return {
-        score: score / Math.sqrt(hitCost(h)),
+        score: valuePerCost(score, hitCost(h)),
         at: h.at.getTime(),
         position: h.position,
         weak: weak(key),
