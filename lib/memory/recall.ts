@@ -111,7 +111,7 @@ const VECTOR_DATE_BONUS = 0.5;
 /**
  * How much a candidate's cost in tokens counts against its relevance (relevance / tokens^COST_WEIGHT). At 0.5 (the
  * square root) a cheap, loosely related memory went before a passage holding the answer at small budgets; 0.35
- * found more at 500 and 1,000 tokens and the same at 2,000 and 4,000 (docs/benchmarks.md, stop 51: 0.25 and 0.65
+ * found more at 500 tokens, about as many at 1,000, 2,000 and 4,000 (docs/benchmarks.md, stop 51: 0.25 and 0.65
  * were measured too).
  */
 const COST_WEIGHT = 0.35;
