@@ -70,8 +70,11 @@ test("a user exports their data and gets every conversation and memory", async (
     },
   ]);
   await send(page, `I study the ${tag}`);
-  await page.goto("/settings/memory");
-  await expect(page.getByText(`Studies the ${tag}`)).toBeVisible();
+  // Learning runs after the answer, in the background: the page shows it once it is saved.
+  await expect(async () => {
+    await page.goto("/settings/memory");
+    await expect(page.getByText(`Studies the ${tag}`)).toBeVisible({ timeout: 1000 });
+  }).toPass({ timeout: 20_000 });
   await page.goto("/settings/data");
   const downloading = page.waitForEvent("download");
   await page.getByRole("button", { name: "Export my data" }).click();
