@@ -7,7 +7,7 @@ import fs from "node:fs";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { claimEmbeddedDatabase, releaseEmbeddedDatabase } from "./owner";
 import { takeTurns, type EmbeddedActivity } from "./embedded-turns";
-import { preparedStatements } from "./pglite-statements";
+import { keepQueryStatements, preparedStatements } from "./pglite-statements";
 import { databasePoolSize, dataDirFromEnv } from "../config";
 
 export type DatabaseTarget =
@@ -137,6 +137,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<OpenDatabase
     pglite = new PGlite(target.snapshot ? { loadDataDir: target.snapshot } : undefined);
     await pglite.waitReady;
   }
+  keepQueryStatements(pglite); // Prisma's statements parsed once too (before takeTurns, which wraps `query`)
   const activity = takeTurns(pglite); // a chain of statements no longer holds every request
   const conn = pgliteConnection(pglite);
   const prepared = preparedStatements(pglite);
