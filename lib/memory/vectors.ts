@@ -323,7 +323,7 @@ class ExactScanIndex implements VectorIndex {
     exactScans[merged ? "fromWorker" : "here"]++;
     if (merged) return merged;
     const keep = (i: number) => set.threadIds[i] !== excludeThreadId;
-    return topK(set.ids, set.data, q, k, keep);
+    return topK(set.ids, set.data, q, k, keep, set.signs);
   }
 
   async prepare(): Promise<void> {}
