@@ -9,6 +9,9 @@ import { saveConnection, clearConnectionCache } from "@/lib/llm/connection";
 import { runTurn, stopTurn, type TurnEvent } from "@/lib/chat/turn";
 import { threadView } from "@/lib/chat/threads";
 import { recordSignOut } from "@/lib/auth/users";
+import { addMemory } from "@/lib/memory/store";
+import { getConfig } from "@/lib/config";
+import { watchTurnSteps, type TurnStep } from "@/lib/ops/turn-timeline";
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -223,5 +226,28 @@ describe.each(engines)("turns on %s", (engine) => {
       collect(runTurn(t.db, stranger.id, { kind: "send", threadId: mine.id, content: "hi" })),
     ).rejects.toThrow("Thread not found.");
     expect(await stopTurn(t.db, stranger.id, "whatever")).toBe(false);
+  });
+
+  // What `bench:context --timeline` times (lib/ops/turn-timeline.ts).
+  it("marks each step once on the timeline, in the order the turn takes them, and only while someone listens", async () => {
+    await addMemory(await userContext(t.db, userId), { text: "Keeps bees", source: "explicit" }, "user", "said so");
+    const heard: TurnStep[] = [];
+    const stop = watchTurnSteps((step) => heard.push(step));
+    mock.script({ match: "What do I keep?", content: "Bees, then." });
+    await collect(runTurn(t.db, userId, { kind: "send", content: "What do I keep?" }, { defer }));
+    stop();
+    await flush();
+    const steps: TurnStep[] = ["saved", "reads", "recall reads", "context", "request"];
+    if (getConfig().builtinEmbeddings) steps.push("question vector");
+    expect([...heard].sort()).toEqual([...steps].sort());
+    const at = (s: TurnStep) => heard.indexOf(s);
+    expect(at("saved")).toBeLessThan(at("reads"));
+    expect(at("recall reads")).toBeLessThan(at("context"));
+    expect(at("context")).toBeLessThan(at("request"));
+    // Stopped: the next turn's steps reach nobody.
+    mock.script({ match: "And now?", content: "Still bees." });
+    await collect(runTurn(t.db, userId, { kind: "send", content: "And now?" }, { defer }));
+    await flush();
+    expect(heard).toHaveLength(steps.length);
   });
 });

@@ -50,6 +50,7 @@ import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 import { fittedBudgets, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
 
+import { turnStep } from "@/lib/ops/turn-timeline";
 import { turnRequestSchema, prepareAs, type Prepared } from "./turn-request";
 import { finishRetrying, partialSaver, running, trackGeneration } from "./generations";
 import { ModelIdleError, OnlyThinkingError, promptCutNotice, UsageLimitError } from "./turn-errors";
@@ -78,6 +79,7 @@ export async function* runTurn(
   const req = parsed.data;
   const early = req.kind === "send" && !req.temporary ? earlyQuestionVector(db, req, userId) : undefined;
   const { u, p } = await prepareAs(await userContext(db, userId), req, opts.session);
+  turnStep("saved");
   yield {
     type: "start",
     threadId: p.threadId,
@@ -215,7 +217,7 @@ class TurnRun {
         loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, {
           cipher: this.c,
           budget: budgets.history,
-        }),
+        }).then((c) => (turnStep("reads"), c)),
         recallForAnswer(this.u, p.userItem.content, {
           budget: useMemory ? memBudget : 0,
           threadId: p.threadId,
@@ -229,6 +231,7 @@ class TurnRun {
         p.hasAttachments ? threadAttachmentRows(db, p.threadId) : [],
       ]),
     );
+    turnStep("context");
     // A prompt asked again after a refusal had left the box too: both count as sent.
     this.sentMemoryIds = [...new Set([...this.sentMemoryIds, ...recalled.memories.map((m) => m.id)])];
     // The thread's documents (whole, or the passages nearest the question) and the window's pictures.
@@ -287,6 +290,7 @@ class TurnRun {
       // memory tools: recall still goes in, and learning still runs after the answer (lib/llm/server-quirks.ts).
       // A server refusing `stream_options` answers without usage, as servers that never report it do.
       const optional: Feature[] = tools ? ["tools", "streamUsage"] : ["streamUsage"];
+      turnStep("request");
       const stream = await withoutRefused(conn, conn.chatModel, optional, (use) =>
         openaiClient(conn).chat.completions.create(
           {

@@ -11,6 +11,7 @@ import { resolveConnectionCached, type ModelConnection } from "./connection";
 import { recordUsage } from "@/lib/account/usage-ledger";
 import { BUILTIN_EMBEDDING_MODEL, builtinEmbedderInstalled, embedBuiltin, type WorkerScan } from "./builtin-embedder";
 import { recentVector, rememberVector } from "./recent-vectors";
+import { turnStep } from "@/lib/ops/turn-timeline";
 
 /** An endpoint's embedding model, or the built-in one (`connection: null`: nothing leaves the machine). */
 export type Embedder = { connection: ModelConnection; model: string } | { connection: null; model: string };
@@ -171,6 +172,7 @@ export async function embedQuery(
       onTokens: (tokens) =>
         userId && void recordUsage(db, userId, { embeddingCalls: 1, tokens }).catch(() => undefined),
     });
+    turnStep("question vector");
     if (st.down) console.log(`[mnemo] embeddings: ${e.model} answers again; recall by meaning is back (${tally(st)})`);
     st.down = false;
     return { model: e.model, vector };

@@ -14,6 +14,7 @@ import { asksAboutTime, questionDates } from "./dates";
 import { queryTerms, searchableQuestion, searchMemories } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 import { nearestToQuestion, type QuestionVector } from "./vectors";
+import { turnStep } from "@/lib/ops/turn-timeline";
 import type { VectorHit } from "./vector-scores";
 import { dayOf, pastMemories, pastQuestion, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
@@ -222,6 +223,7 @@ export async function recall(
       memById,
     ),
   ]);
+  turnStep("recall reads");
   const rows = [...lexRows, ...vecRows];
   if (c.enabled) {
     for (const r of [...rows, ...recent])

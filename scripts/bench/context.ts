@@ -8,7 +8,8 @@
 // idle connections (BENCH_PAUSES); and the 10,000-message thread again inside one of ten projects (BENCH_PROJECTS),
 // in each memory mode; and the same thread with a long PDF (BENCH_DOCUMENT_PAGES): the turn with its passages, and
 // the sidebar's search for a word of one page and for the commonest word; and the same thread in a shared project of
-// five people (BENCH_SHARED_MEMBERS), written by one of them. Prints a table, then one JSON line.
+// five people (BENCH_SHARED_MEMBERS), written by one of them. `--timeline`: when each step of the first-token turns
+// ends (lib/ops/turn-timeline.ts). Prints a table, then one JSON line.
 import os from "node:os";
 import { threadCipher } from "@/testing/ciphers";
 import { inMemoryScope, userContext, type UserContext } from "@/lib/user-context";
@@ -40,6 +41,7 @@ const { createThread } = await import("../../lib/chat/threads");
 const { Prisma } = await import("../../lib/generated/prisma/client");
 const { ensureVectorIndex } = await import("../../lib/memory/vectors");
 const { BUILTIN_EMBEDDING_MODEL } = await import("../../lib/llm/builtin-embedder");
+const { TURN_STEPS, watchTurnSteps } = await import("../../lib/ops/turn-timeline");
 
 const SIZES = (process.env.BENCH_SIZES ?? "100,1000,10000,100000").split(",").map(Number);
 /** The thread the first-token timing uses: 10,000 messages, or the largest size measured. */
@@ -85,7 +87,10 @@ const SHARED_MEMBERS = Number(process.env.BENCH_SHARED_MEMBERS ?? 5);
 /** Messages of an earlier chat with vectors, searched by meaning in the first-token turns (BENCH_VECTOR_MESSAGES). */
 const VECTOR_MESSAGES = Number(process.env.BENCH_VECTOR_MESSAGES ?? 10_000);
 const VECTOR_DIMS = 512;
-type TurnCase = ProjectCase & { roundTrips: number; ttft: number[] };
+/** `--timeline`: when each step of the first-token turns ends, from the turn's start (lib/ops/turn-timeline.ts). */
+const TIMELINE = process.argv.includes("--timeline");
+type Steps = Record<string, number[]>;
+type TurnCase = ProjectCase & { roundTrips: number; ttft: number[]; steps?: Steps };
 /** The shared case, and the same rows in the user's own project measured first in the same run. */
 type SharedCase = TurnCase & { baseline: TurnCase };
 /** A PDF of this many pages attached to the 10,000-message thread (BENCH_DOCUMENT_PAGES=0 to skip the case). */
@@ -108,6 +113,7 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
   EngineResult & {
     roundTrips: number;
     ttft: number[];
+    steps?: Steps;
     afterPause: number[];
     projects: Partial<Record<"shared" | "project_only", ProjectCase>>;
     document: DocumentCase | null;
@@ -246,11 +252,11 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
     },
   }) as unknown as typeof t.db;
   const vectors = await seedVectors();
-  const { ttft, roundTrips } = await timeTurns(threads[TTFT_SIZE].id, TTFT_TURNS, "question", vectors);
+  const { ttft, roundTrips, steps } = await timeTurns(threads[TTFT_SIZE].id, TTFT_TURNS, "question", vectors);
   const sharedProject = await benchShared(threads[TTFT_SIZE]);
   await mock.close();
   await t.close();
-  return { ...res, roundTrips, ttft, afterPause, projects, document, sharedProject };
+  return { ...res, roundTrips, ttft, steps, afterPause, projects, document, sharedProject };
 
   /**
    * With the built-in encoder on, the user's memories and VECTOR_MESSAGES messages of an earlier chat get vectors of
@@ -294,12 +300,14 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
    * any running server has).
    */
   async function timeTurns(threadId: string, n: number, asked: string, vectors?: (threadId: string) => Promise<void>) {
-    const out = { ttft: [] as number[], roundTrips: 0 };
+    const out = { ttft: [] as number[], roundTrips: 0, steps: TIMELINE ? ({} as Steps) : undefined };
     for (let i = 0; i < n; i++) {
       await vectors?.(threadId);
       waves = 0;
       atModel = -1;
       const t0 = performance.now();
+      const ended: Record<string, number> = {};
+      const unwatch = TIMELINE ? watchTurnSteps((step) => (ended[step] ??= performance.now() - t0)) : () => {};
       let first = -1;
       for await (const ev of runTurn(
         i <= 1 ? counted : t.db,
@@ -310,7 +318,10 @@ async function benchEngine(engine: "pglite" | "postgres"): Promise<
         if (ev.type === "delta" && first < 0) first = performance.now() - t0;
       }
       if (i === 1) out.roundTrips = atModel;
+      unwatch();
       if (i > 1) out.ttft.push(first);
+      if (i > 1 && out.steps)
+        for (const [step, at] of Object.entries({ ...ended, "first token": first })) (out.steps[step] ??= []).push(at);
     }
     return out;
   }
@@ -532,6 +543,17 @@ function printRun(results: RunResult[], run: number) {
       })),
     ),
   );
+  if (results.some((r) => r.steps))
+    console.log(
+      table(
+        [...TURN_STEPS, "first token"].map((step) => ({
+          [`step of a first-token turn (${TTFT_SIZE} messages), ended at`]: step,
+          ...Object.fromEntries(
+            results.map((r) => [`${r.engine}_p50_ms`, round(percentile(r.steps?.[step] ?? [NaN], 50))]),
+          ),
+        })),
+      ),
+    );
   if (PROJECTS > 0)
     console.log(
       table(
