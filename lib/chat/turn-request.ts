@@ -17,6 +17,7 @@ import { createThread } from "./threads";
 import { provisionalTitle } from "./titles";
 import { AppError, AttachmentGoneError, NotFoundError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
+import { turnStep } from "@/lib/ops/turn-timeline";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -149,6 +150,7 @@ export async function prepare(u: UserContext, req: TurnRequest, session?: Sessio
   if (model.id !== guess.id) await db.item.update({ where: { id: assistant.id }, data: { model: model.id } });
   // The files go with the question just saved (they were checked to be the user's unsent ones above).
   await bindToMessage(db, userId, attached, prepared.threadId, prepared.userItem.id, addedById);
+  turnStep("saved");
   return {
     ...prepared,
     assistant,

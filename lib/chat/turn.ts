@@ -49,7 +49,6 @@ import type { TurnEvent } from "./turn-events";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
 import { refusesFeature, rememberRefusal, withoutRefused, type Feature } from "@/lib/llm/server-quirks";
 import { fittedBudgets, knownPromptLimit, noteReportedPrompt, promptTokens } from "@/lib/llm/prompt-limits";
-
 import { turnStep } from "@/lib/ops/turn-timeline";
 import { turnRequestSchema, prepareAs, type Prepared } from "./turn-request";
 import { finishRetrying, partialSaver, running, trackGeneration } from "./generations";
@@ -79,7 +78,6 @@ export async function* runTurn(
   const req = parsed.data;
   const early = req.kind === "send" && !req.temporary ? earlyQuestionVector(db, req, userId) : undefined;
   const { u, p } = await prepareAs(await userContext(db, userId), req, opts.session);
-  turnStep("saved");
   yield {
     type: "start",
     threadId: p.threadId,
@@ -89,9 +87,8 @@ export async function* runTurn(
     modelNote: p.modelNote,
   };
   const final = yield* new TurnRun(u, p, await early, !!opts.admin).answer(opts.onContext);
-  // The instance that served the answer runs its queued work right after the
-  // response (Next's after() keeps a serverless instance alive for it), in the
-  // process's one job drain; any other worker would pick it up too.
+  // The instance that served the answer runs its queued work right after the response (Next's after() keeps a
+  // serverless instance alive for it), in the process's one job drain; any other worker would pick it up too.
   if (final?.status === "complete" && getConfig().jobsInProcess) opts.defer?.(() => drainJobs(db));
 }
 
