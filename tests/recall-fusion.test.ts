@@ -2,7 +2,7 @@
 // (nothing stands out: a question the encoder has no good match for) cannot outweigh a passage holding the question's
 // words, while a neighbour that stands out still scores high (a paraphrase with no shared word).
 import { describe, expect, it } from "vitest";
-import { vectorScores } from "@/lib/memory/recall";
+import { backgroundOf, vectorScores } from "@/lib/memory/recall";
 
 const hits = (scores: number[]) => scores.map((score, i) => ({ id: `m${i}`, score }));
 
@@ -22,5 +22,16 @@ describe("fusion's vector scores", () => {
   it("gives a lone neighbour its similarity, and never a negative score", () => {
     expect(vectorScores(hits([0.6]))).toEqual([0.6]);
     expect(vectorScores(hits([-0.2, -0.3])).every((x) => x >= 0)).toBe(true);
+  });
+});
+
+describe("fusion's background at a small budget", () => {
+  it("is that of every neighbour found, not only of those whose passages were read", () => {
+    // A small budget reads the passages of its first few vector hits only; their scores must be what a large
+    // budget gives them, or a small budget would weigh meaning less against words.
+    const found = hits([0.82, 0.7, 0.66, 0.6, 0.55, 0.5, 0.47, 0.45, 0.41, 0.4]);
+    const read = found.slice(0, 3);
+    expect(vectorScores(read, backgroundOf(found))).toEqual(vectorScores(found).slice(0, 3));
+    expect(vectorScores(read)[2]).toBe(0);
   });
 });

@@ -103,10 +103,11 @@ const passageHits = (budget: number) => Math.max(4, Math.min(CANDIDATES, Math.ce
  * nearest vector, however unremarkable, as much weight as a passage holding every word of the question, and at small
  * budgets such guesses crowded out the word matches: hybrid lost to its own word half (#55).
  */
-export const vectorScores = (vector: VectorHit[]): number[] => {
-  const floor = vector.length > 1 ? Math.min(...vector.map((v) => v.score)) : 0;
-  return vector.map((v) => Math.max(0, (v.score - floor) / (1 - floor || 1)));
-};
+export const vectorScores = (vector: VectorHit[], floor = backgroundOf(vector)): number[] =>
+  vector.map((v) => Math.max(0, (v.score - floor) / (1 - floor || 1)));
+/** The background of a list of neighbours: its least similar (none for a lone one). */
+export const backgroundOf = (vector: VectorHit[]): number =>
+  vector.length > 1 ? Math.min(...vector.map((v) => v.score)) : 0;
 /** A vector hit from a date the question names gets what the word-match date bonus gives. */
 const VECTOR_DATE_BONUS = 0.5;
 /**
@@ -123,16 +124,13 @@ function fuse(
   lexical: Array<{ key: string; rank: number }>,
   vector: VectorHit[],
   top: number,
-  keyOf: (h: VectorHit) => string = (h) => h.id,
+  floor = backgroundOf(vector),
 ): Map<string, number> {
   const out = new Map<string, number>();
   const scale = Math.max(1, top);
   for (const l of lexical) out.set(l.key, l.rank / scale);
-  const scores = vectorScores(vector);
-  vector.forEach((v, i) => {
-    const k = keyOf(v);
-    out.set(k, (out.get(k) ?? 0) + scores[i]);
-  });
+  const scores = vectorScores(vector, floor);
+  vector.forEach((v, i) => out.set(v.id, (out.get(v.id) ?? 0) + scores[i]));
   return out;
 }
 
@@ -175,9 +173,9 @@ export async function recall(
     memories: memoryHits(budget),
     messages: wantPassages ? MESSAGE_VECTOR_HITS : 0,
     excludeThreadId: opts.excludeThreadId,
-    // Only the first CANDIDATES that pass the filters are used (see vectorHits below): the neighbours of the rest
-    // would be read and thrown away (#55: 470 rows read for 190 kept, on LoCoMo).
-    reach: { scope: u.scope, n, limit: CANDIDATES },
+    // As many passages as the word search reads (about what the budget holds): the neighbours of more hits were read
+    // and thrown away (#55: 470 rows read for 190 kept, on LoCoMo), and their read is on the turn's critical path.
+    reach: { scope: u.scope, n, limit: passageHits(budget) },
     readGuessed: (ids) => {
       ids.forEach((id) => guessedIds.add(id));
       return loadMissingMemories(u, ids, guessed);
@@ -215,7 +213,7 @@ export async function recall(
           vecMessages.hits.filter((h) => !lexHitIds.has(h.id)),
           opts.excludeThreadId,
           n,
-          CANDIDATES,
+          passageHits(budget),
         ),
     loadMissingMemories(
       u,
@@ -241,10 +239,11 @@ export async function recall(
     h.rows.push(r);
   }
   // Vector hits in another (excluded, temporary, forgotten) thread found no rows: they drop out here.
-  const vectorHits = vecMessages.hits.filter((v) => hits.has(v.id)).slice(0, CANDIDATES);
+  const vectorHits = vecMessages.hits.filter((v) => hits.has(v.id));
   // Both lists' word matches on one scale (see fuse): shares of the question, over the best of either past 1.
   const top = Math.max(...lexicalHits.map((h) => h.rank), ...relevant.map((m) => m.rank), 1e-9);
-  const hitScores = fuse(lexicalHits, vectorHits, top);
+  // The background is that of the first CANDIDATES found, read or not: fewer read (a small budget) must not raise it.
+  const hitScores = fuse(lexicalHits, vectorHits, top, backgroundOf(vecMessages.hits.slice(0, CANDIDATES)));
   const asked = new Set(indexWords(plainWords.join(" ")));
   // A passage goes in whole, so the question's words its neighbours hold count too (see passageWordBonus).
   for (const [key, bonus] of passageWordBonus(asked, hits)) {
