@@ -9,7 +9,7 @@
 // an unreachable database is still reported as such.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
-import { callFunction, readTogether } from "@/lib/db/function-calls";
+import { callFunction, readTogether, readTogetherAfter } from "@/lib/db/function-calls";
 import type { Db } from "@/lib/db/client";
 import { openDatabase } from "@/lib/db/engine";
 import { newPrismaClient } from "@/lib/db/prisma";
@@ -66,6 +66,41 @@ describe.each(engines)("SQL function calls on %s", (engine) => {
     // A call made after they finished is a statement of its own.
     await callFunction(db, rowsOf(tricky));
     expect(statements()).toBe(2);
+  });
+
+  it("held, calls made before the hold settles and as it settles travel in one statement, sent only then", async () => {
+    const { db, statements } = counting();
+    let settle!: (v: string) => void;
+    const hold = new Promise<string>((resolve) => (settle = resolve));
+    const done = readTogetherAfter(hold, () =>
+      Promise.all([
+        callFunction<PassageRow>(db, rowsOf([{ hit: "now" }])),
+        // As pgvector's search waits for the question's vector: its call is made when the hold gives it.
+        hold.then((hit) => callFunction<PassageRow>(db, rowsOf([{ hit }]))),
+      ]),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(statements()).toBe(0);
+    settle("later");
+    const [now, later] = await done;
+    expect(statements()).toBe(1);
+    expect([now[0].hit, later[0].hit]).toEqual(["now", "later"]);
+    // A hold that fails still lets the calls go.
+    const failed = Promise.reject(new Error("no vector"));
+    const [alone] = await readTogetherAfter(failed, () =>
+      Promise.all([callFunction<PassageRow>(db, rowsOf([{ hit: "x" }]))]),
+    );
+    expect(alone[0].hit).toBe("x");
+    // Without a hold, the call made later is a statement of its own.
+    await readTogether(() =>
+      Promise.all([
+        callFunction<PassageRow>(db, rowsOf([{ hit: "a" }])),
+        Promise.resolve()
+          .then(() => new Promise((r) => setTimeout(r, 5)))
+          .then(() => callFunction(db, rowsOf([]))),
+      ]),
+    );
+    expect(statements()).toBe(4);
   });
 
   it("two requests' calls are never batched together, even in the same tick", async () => {

@@ -1,7 +1,9 @@
 // The exact search's ranking (lib/memory/vectors.ts): the k best rows, best first, ties by id, whatever order the
-// rows are kept in, as a full sort of every row gives them.
+// rows are kept in, as a full sort of every row gives them. The memories ranked after a guess, ranked again only when
+// their vectors are not the ones the guess ranked.
 import { describe, expect, it } from "vitest";
-import { bestOf } from "@/lib/memory/vector-scores";
+import { bestOf, normalized } from "@/lib/memory/vector-scores";
+import { scanMemories, scanMemoriesAfter } from "@/lib/memory/kept-memory-vectors";
 
 function reference(ids: string[], scores: Float64Array, k: number): number[] {
   return [...scores.keys()]
@@ -40,5 +42,21 @@ describe("bestOf", () => {
     ).map((i) => ids[reversed[i]]);
     expect(again).toEqual(bestOf(ids, scores, 100).map((i) => ids[i]));
     expect(bestOf(ids, scores, 0)).toEqual([]);
+  });
+});
+
+describe("the memory ranking after a guess", () => {
+  const row = (id: string, v: number[]) => ({ id, vector: Float32Array.from(normalized(v)) });
+  const q = [1, 0.2, 0];
+
+  it("is the guess's when it ranked the same vectors, and its own when one changed or one is new", () => {
+    const rows = [row("a", [1, 0, 0]), row("b", [0, 1, 0]), row("c", [1, 0.3, 0])];
+    const guess = { rows, hits: scanMemories(rows, q, 2) };
+    expect(scanMemoriesAfter(guess, [...rows], q, 2)).toBe(guess.hits);
+    // The nearest memory's text changed since the guess: its new vector ranks it last.
+    const changed = [rows[0], rows[1], row("c", [0, 0, 1])];
+    expect(scanMemoriesAfter(guess, changed, q, 2).map((h) => h.id)).toEqual(["a", "b"]);
+    const added = [...rows, row("d", [1, 0.2, 0])];
+    expect(scanMemoriesAfter(guess, added, q, 2).map((h) => h.id)).toEqual(["d", "c"]);
   });
 });

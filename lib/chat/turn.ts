@@ -43,7 +43,7 @@ import type { Defer } from "./background";
 import { renewLease, RENEW_MS } from "./leases";
 import { drainJobs } from "@/lib/jobs/worker";
 import { AppError, isDatabaseUnavailable } from "@/lib/errors";
-import { readTogether } from "@/lib/db/function-calls";
+import { readTogetherAfter } from "@/lib/db/function-calls";
 import { ownMemoryContext } from "@/lib/projects/own-memory";
 import type { TurnEvent } from "./turn-events";
 import { LeadingReasoningFilter } from "@/lib/llm/model-reply";
@@ -205,11 +205,11 @@ class TurnRun {
     this.historyBudget = budgets.history;
     // No lease renewal here: until the heartbeat's first one, the sweeper measures the answer's lease from its
     // updatedAt, which the append just set (an UPDATE beside the reads was a round trip of its own on PGlite).
-    // The early vector: the exact search's reads need its model; pgvector's wait for it (docs/benchmarks.md, stop 42).
+    // The early vector: the exact search's reads need its model; pgvector's go out with its search (stop 42, 54).
     const early = useMemory && this.early?.text === p.userItem.content ? this.early : undefined;
-    const vector = early && (await searchWaitsForVector(db)) ? Promise.resolve(await early.vector) : early?.vector;
+    const hold = early && (await searchWaitsForVector(db)) ? early.vector : undefined;
     const own = useMemory ? await this.own : null;
-    const [ctx, recalled, overLimit, files] = await readTogether(() =>
+    const [ctx, recalled, overLimit, files] = await readTogetherAfter(hold, () =>
       Promise.all([
         loadContext(db, p.threadId, p.assistant.parentId ?? p.userItem.id, {
           cipher: this.c,
@@ -220,7 +220,7 @@ class TurnRun {
           threadId: p.threadId,
           // The summary is of general memory: not for a project that sees its own memories only.
           about: this.u.scope.general ? p.meta.aboutSummary : null,
-          vector,
+          vector: early?.vector,
           vectorModel: early?.model,
           own,
         }),

@@ -34,26 +34,46 @@ export type FunctionCall = {
 
 type Row = Record<string, unknown>;
 
-type Loaders = Map<Db, DataLoader<FunctionCall, Row[]>>;
-const scope = new AsyncLocalStorage<Loaders>();
+type Together = { loaders: Map<Db, DataLoader<FunctionCall, Row[]>>; hold?: Promise<unknown> };
+const scope = new AsyncLocalStorage<Together>();
 
 /** Runs `fn` so that the function calls it makes in the same tick share one statement. */
 export function readTogether<T>(fn: () => Promise<T>): Promise<T> {
-  return scope.run(new Map(), fn);
+  return scope.run({ loaders: new Map() }, fn);
 }
+
+/**
+ * `readTogether`, with the first statement sent only once `hold` has settled, with every call made by then: the calls
+ * are prepared while it is awaited (a turn's reads while the question's vector is made, which pgvector's search needs),
+ * and the search made when it comes joins them.
+ */
+export function readTogetherAfter<T>(hold: Promise<unknown> | undefined, fn: () => Promise<T>): Promise<T> {
+  return scope.run({ loaders: new Map(), hold }, fn);
+}
+
+/** A batch goes out after the calls made in the same tick (DataLoader's own rule), and not before `hold` settles. */
+const scheduleAfter = (hold: Promise<unknown>) => (dispatch: () => void) => {
+  const go = () => process.nextTick(dispatch);
+  void hold.then(go, go);
+};
 
 /** The rows of one function call: batched with the calls made in the same tick in the same `readTogether`. */
 export async function callFunction<T>(db: Db, fc: FunctionCall): Promise<T[]> {
-  const loaders = scope.getStore();
-  if (!loaders) {
+  const together = scope.getStore();
+  if (!together) {
     const [rows] = await runTogether(db, [fc]);
     if (rows instanceof Error) throw rows;
     return rows as T[];
   }
+  const { loaders, hold } = together;
   let loader = loaders.get(db);
   if (!loader) {
     // A transaction is its own client: its calls are never mixed with others'.
-    loader = new DataLoader((calls) => runTogether(db, calls), { cache: false, maxBatchSize: MAX_CALLS });
+    loader = new DataLoader((calls) => runTogether(db, calls), {
+      cache: false,
+      maxBatchSize: MAX_CALLS,
+      ...(hold && { batchScheduleFn: scheduleAfter(hold) }),
+    });
     loaders.set(db, loader);
   }
   return loader.load(fc) as Promise<T[]>;

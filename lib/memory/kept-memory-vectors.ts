@@ -111,18 +111,29 @@ type Qualified = { digest: string; rows: QualifiedRow[] };
  * vectors kept for them. The ranking itself still waits for what qualifies now; a memory it finds that the guess
  * missed is read after it (one more round trip), so a wrong guess costs time, never a memory.
  */
-export function guessMemories(db: Db, userId: string, q: { model: string; vector: number[] }, k: number): string[] {
+export function guessMemories(db: Db, userId: string, q: { model: string; vector: number[] }, k: number): Guess {
   const ids = lastQualified
     .get(db)
     ?.byUser.get(`${userId} ${q.model}`)
     ?.rows.map((r) => r.id);
   const cache = memoryCaches.get(db);
-  if (!ids || !cache) return [];
+  if (!ids || !cache) return { rows: [], hits: [] };
   const rows = ids.flatMap((id) => {
     const kept = cache.get(id);
     return kept ? [{ id, vector: kept.vector }] : [];
   });
-  return scanMemories(rows, q.vector, k).map((h) => h.id);
+  return { rows, hits: scanMemories(rows, q.vector, k) };
+}
+/** A guess: the kept rows it ranked, and their nearest. */
+export type Guess = { rows: Array<{ id: string; vector: Float32Array }>; hits: VectorHit[] };
+
+/**
+ * The nearest of `rows`: the guess's own ranking when it ranked the same vectors (nothing changed since the last
+ * search, the usual turn), else a ranking of its own.
+ */
+export function scanMemoriesAfter(guess: Guess, rows: Guess["rows"], q: number[], k: number): VectorHit[] {
+  const same = guess.rows.length === rows.length && rows.every((r, i) => guess.rows[i].vector === r.vector);
+  return same ? guess.hits : scanMemories(rows, q, k);
 }
 
 function rememberQualified(db: Db, key: string, list: Qualified) {

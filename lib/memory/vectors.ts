@@ -26,7 +26,14 @@ import {
   type VectorSet,
 } from "./kept-vectors";
 import { getConfig } from "@/lib/config";
-import { guessMemories, keptMemoryVectors, MEMORY_READ_LIMIT, scanMemories } from "./kept-memory-vectors";
+import {
+  guessMemories,
+  keptMemoryVectors,
+  MEMORY_READ_LIMIT,
+  scanMemories,
+  scanMemoriesAfter,
+  type Guess,
+} from "./kept-memory-vectors";
 import { topK, type VectorHit } from "./vector-scores";
 import { PASSAGE_DATES, type NeighborRow } from "./recall-passages";
 import { retentionCutoff } from "@/lib/account/retention";
@@ -154,11 +161,13 @@ export async function nearestToQuestion(
   const q = await question;
   if (!q) return [[], { hits: [], rows: null }];
   const ahead = q.model === want.model;
+  let guess: Guess | null = null;
   const memories = async () => {
     const rows = ahead ? await memoriesAhead : null;
-    return rows
-      ? scanMemories(rows, q.vector, want.memories)
-      : index.nearestMemories(userId, q.model, q.vector, want.memories);
+    if (!rows) return index.nearestMemories(userId, q.model, q.vector, want.memories);
+    return guess
+      ? scanMemoriesAfter(guess, rows, q.vector, want.memories)
+      : scanMemories(rows, q.vector, want.memories);
   };
   const messages = async (): Promise<MessageHits> => {
     if (!want.messages) return { hits: [], rows: null };
@@ -186,7 +195,8 @@ export async function nearestToQuestion(
   // thousand memories), which then run while the database works. The memories it will rank nearest are read beside it.
   void near.catch(() => undefined); // its failure is awaited below, not unhandled meanwhile
   await new Promise((resolve) => setImmediate(resolve));
-  const guessed = ahead && want.readGuessed ? want.readGuessed(guessMemories(db, userId, q, want.memories)) : null;
+  if (ahead && want.readGuessed) guess = guessMemories(db, userId, q, want.memories);
+  const guessed = guess ? want.readGuessed!(guess.hits.map((h) => h.id)) : null;
   const [found, hits] = await Promise.all([memories(), near, guessed]);
   return [found, hits];
 }
