@@ -414,8 +414,13 @@ test("feedback: 👎 'too long' on an answer becomes a preference, shown with it
   await send(page, `explain quantum tunnelling ${tag}`);
   await expect(page).toHaveURL(/\/c\//);
   const threadUrl = page.url();
+  // Matched on this answer's question. The lone 👎s of earlier tests have their lesson requests sent 30 s later,
+  // which can fall right here when those tests went fast: matched on the heading alone, one of them took this reply.
   await script([
-    { match: "Feedback on an answer", json: { lesson: { text: `Prefers short answers ${tag}`, kind: "preference" } } },
+    {
+      match: `Feedback on an answer.\nQuestion: explain quantum tunnelling ${tag}`,
+      json: { lesson: { text: `Prefers short answers ${tag}`, kind: "preference" } },
+    },
   ]);
   const bad = page.getByRole("button", { name: "Bad answer" });
   await bad.click();
