@@ -477,7 +477,12 @@ test("consolidation: two things the user said that cannot both be true are settl
   await script([
     { match: `Lives in Porto ${tag}`, json: { verdicts: [{ pair: 0, verdict: "conflict" }] } },
     // Then "What Mnemo knows about you", written after the run.
-    { system: "What Mnemo knows about you", json: { summary: `You live in Porto ${tag}.` } },
+    // (Matched on this user's memory too: another user's summary, written meanwhile, must not take it.)
+    {
+      system: "What Mnemo knows about you",
+      match: `Lives in Porto ${tag}`,
+      json: { summary: `You live in Porto ${tag}.` },
+    },
   ]);
   await page.getByRole("button", { name: "Tidy up" }).click();
   await expect(async () => {

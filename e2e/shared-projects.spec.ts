@@ -59,7 +59,12 @@ test("a shared project with three people: invite, chat, a memory taught by one a
 
   // Ada's chat teaches the project something.
   await script([
-    { system: EXTRACTION, json: { decisions: [{ op: "ADD", text: `The roses are watered on Sundays ${tag}` }] } },
+    {
+      // Matched on the message too: a late extraction of another test's chat (a retry) must not take this reply.
+      system: EXTRACTION,
+      match: `We water the roses on Sundays ${tag}`,
+      json: { decisions: [{ op: "ADD", text: `The roses are watered on Sundays ${tag}` }] },
+    },
   ]);
   await ada.page.getByTestId("project-new-chat").click();
   await send(ada.page, `We water the roses on Sundays ${tag}`);
@@ -100,7 +105,11 @@ test("a shared project with three people: invite, chat, a memory taught by one a
   // Shown checked at once; the chat below must start after the server has it.
   await expect(ada.page.getByText("Saved.", { exact: true })).toBeVisible();
   await script([
-    { system: EXTRACTION, json: { decisions: [{ op: "ADD", text: `The shed key is under the pot ${tag}` }] } },
+    {
+      system: EXTRACTION,
+      match: `The shed key is under the pot ${tag}`,
+      json: { decisions: [{ op: "ADD", text: `The shed key is under the pot ${tag}` }] },
+    },
   ]);
   await ada.page.getByTestId("project-new-chat").click();
   await send(ada.page, `The shed key is under the pot ${tag}`);
