@@ -11,16 +11,24 @@
 -- 1,000 rows of JSON on every turn cost about 1 ms of the server's thread on PGlite.
 CREATE OR REPLACE FUNCTION mnemo_memory_vector_versions(p_user text, p_model text, p_known text)
 RETURNS TABLE (id text, version text)
-LANGUAGE sql STABLE AS $$
-  WITH q AS MATERIALIZED (
-    SELECT m.id, coalesce(m."vectorSeq"::text, 'x' || m.xmin::text) AS version FROM "Memory" m
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  digest text;
+BEGIN
+  -- One pass for the digest, a second (the same snapshot) only when it differs: materializing the list to digest and
+  -- maybe send it cost about as much again as the digest (1.2 against 0.7 ms for 1,000 memories on PGlite).
+  SELECT count(*) || ':' || coalesce(sum(hashtextextended(m.id || ' ' || coalesce(m."vectorSeq"::text, 'x' || m.xmin::text),
+                                                          0)::numeric), 0)
+    INTO digest
+    FROM "Memory" m
+   WHERE m."userId" = p_user AND m."embeddingModel" = p_model AND m.status = 'active' AND NOT m.muted
+     AND m.embedding IS NOT NULL AND (m."expiresAt" IS NULL OR m."expiresAt" > now());
+  RETURN QUERY SELECT NULL::text, digest;
+  IF digest IS DISTINCT FROM p_known THEN
+    RETURN QUERY
+    SELECT m.id, coalesce(m."vectorSeq"::text, 'x' || m.xmin::text) FROM "Memory" m
      WHERE m."userId" = p_user AND m."embeddingModel" = p_model AND m.status = 'active' AND NOT m.muted
-       AND m.embedding IS NOT NULL AND (m."expiresAt" IS NULL OR m."expiresAt" > now())
-  ), d AS MATERIALIZED (
-    SELECT count(*) || ':' || coalesce(sum(hashtextextended(q.id || ' ' || q.version, 0)::numeric), 0) AS digest
-      FROM q
-  )
-  SELECT NULL::text, d.digest FROM d
-  UNION ALL
-  SELECT q.id, q.version FROM q, d WHERE d.digest IS DISTINCT FROM p_known
+       AND m.embedding IS NOT NULL AND (m."expiresAt" IS NULL OR m."expiresAt" > now());
+  END IF;
+END
 $$;
