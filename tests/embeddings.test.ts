@@ -272,6 +272,33 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     expect(mock.embeddingRequests().at(-1)!.body.input).toEqual(["Where did I go on holiday?"]);
   });
 
+  it("of two passages found alike by meaning, the one whose neighbour is close in meaning too goes first", async () => {
+    const user = (await t.db.user.create({ data: { email: `neighbour-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    // The same turn in two chats; only in the older one is the next turn about what the question means as well.
+    const chat = async (after: string) => {
+      const th = await createThread(u, {});
+      await new PrismaSession(t.db, th.id, u.cipher).addItems([
+        { role: "user", content: "Morning chores done early" },
+        { role: "assistant", content: "We watched the sunset over the harbour" },
+        { role: "user", content: after },
+      ]);
+    };
+    await chat("The harbour boats at sunset, lovely");
+    await new Promise((r) => setTimeout(r, 20));
+    await chat("Dinner was pasta with old friends");
+    expect((await embedPending(t.db, { userId: user })).remaining).toBe(0);
+
+    // No word of the question is in any message: only meaning finds them.
+    mock.scriptEmbeddings({ match: "what evening view did i enjoy", like: "sunset over the harbour" });
+    const question = "What evening view did I enjoy?";
+    const r = await recall(u, question, { budget: 2000, semantic: embedQuery(t.db, question) });
+    const found = r.passages.filter((p) => !p.recent);
+    expect(found.length).toBeGreaterThanOrEqual(2);
+    // Without the neighbour's meaning counted, the two tie and the newer chat (the pasta) goes first.
+    expect(found[0].lines.join("\n")).toContain("harbour boats at sunset");
+  });
+
   it("nearer vectors in a chat recall may not read (forgotten) do not crowd out one it may", async () => {
     const user = (await t.db.user.create({ data: { email: `crowd-${engine}@example.com` } })).id;
     const u = await userContext(t.db, user);

@@ -126,6 +126,25 @@ export function passageWordBonus(asked: Set<string>, hits: Map<string, Hit>): Ma
   return out;
 }
 
+/**
+ * Per hit, the best vector score (0..1, see vectorScores in ./recall.ts) among its neighbours in its own thread: a
+ * passage is shown whole, so a neighbour the search by meaning found near the question tells about the passage as its
+ * words do (passageWordBonus). Two signals in one passage (a word hit next to a turn close in meaning, or two turns
+ * close in meaning side by side) beat either alone. Recall adds half of it (NEIGHBOUR_SHARE): the hit is what
+ * matched, a neighbour only context, as a neighbour's line is cut to half the hit's (lineCaps).
+ */
+export function passageVectorBonus(hits: Map<string, Hit>, scoreOf: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!scoreOf.size) return out;
+  for (const [key, h] of hits) {
+    let best = 0;
+    for (const r of h.rows)
+      if (r.id !== key && r.threadId === h.threadId) best = Math.max(best, scoreOf.get(r.id) ?? 0);
+    if (best > 0) out.set(key, best);
+  }
+  return out;
+}
+
 export const NO_WORDS: ReadonlySet<string> = new Set();
 /**
  * The question's stems a text holds. Only a text containing the start of one is stemmed (a stem is its word's

@@ -30,7 +30,7 @@ export {
   type Recall,
   type RecalledMemory,
 } from "./recall-block";
-export { lineCaps, passageWordBonus, type Hit, type Neighbor } from "./recall-passages";
+export { lineCaps, passageVectorBonus, passageWordBonus, type Hit, type Neighbor } from "./recall-passages";
 import {
   HEADING_TOKENS,
   DAY_HEADING_TOKENS,
@@ -50,6 +50,7 @@ import {
   HEADER_TOKENS,
   wordWeights,
   passageWordBonus,
+  passageVectorBonus,
   matchedShare,
   memoryCost,
   MIN_FILL_TOKENS,
@@ -108,6 +109,8 @@ export const vectorScores = (vector: VectorHit[], floor = backgroundOf(vector)):
 /** The background of a list of neighbours: its least similar (none for a lone one). */
 export const backgroundOf = (vector: VectorHit[]): number =>
   vector.length > 1 ? Math.min(...vector.map((v) => v.score)) : 0;
+/** What a neighbour close in meaning adds to its passage: half its vector score (see passageVectorBonus). */
+export const NEIGHBOUR_SHARE = 0.5;
 /** A vector hit from a date the question names gets what the word-match date bonus gives. */
 const VECTOR_DATE_BONUS = 0.5;
 /**
@@ -243,7 +246,8 @@ export async function recall(
   // Both lists' word matches on one scale (see fuse): shares of the question, over the best of either past 1.
   const top = Math.max(...lexicalHits.map((h) => h.rank), ...relevant.map((m) => m.rank), 1e-9);
   // The background is that of the first CANDIDATES found, read or not: fewer read (a small budget) must not raise it.
-  const hitScores = fuse(lexicalHits, vectorHits, top, backgroundOf(vecMessages.hits.slice(0, CANDIDATES)));
+  const background = backgroundOf(vecMessages.hits.slice(0, CANDIDATES));
+  const hitScores = fuse(lexicalHits, vectorHits, top, background);
   const asked = new Set(indexWords(plainWords.join(" ")));
   // A passage goes in whole, so the question's words its neighbours hold count too (see passageWordBonus).
   for (const [key, bonus] of passageWordBonus(asked, hits)) {
@@ -251,6 +255,13 @@ export async function recall(
     if (score !== undefined) hitScores.set(key, score * (1 + bonus));
   }
 
+  // Every message the search by meaning found (read as a hit or not) on the same scale, for the passages holding it.
+  const nearScores = vectorScores(vecMessages.hits, background);
+  const near = new Map(vecMessages.hits.map((v, i) => [v.id, nearScores[i]]));
+  for (const [key, bonus] of passageVectorBonus(hits, near)) {
+    const score = hitScores.get(key);
+    if (score !== undefined) hitScores.set(key, score + NEIGHBOUR_SHARE * bonus);
+  }
   const inDates = (d: Date) => dates.some((r) => d >= r.start && d < r.end);
   for (const v of vectorHits)
     if (!lexHitIds.has(v.id) && inDates(hits.get(v.id)!.at))
