@@ -224,6 +224,8 @@ async function main() {
                     cat: qa.category,
                     ev,
                     found: ev.every((e) => covered.has(e)),
+                    // The evidence shown whole; one in `pass` but not here was cut to an excerpt.
+                    covered: ev.filter((e) => covered.has(e)),
                     mems: r.memories.length,
                     memRefs: r.memories.map((m) => m.sourceRef),
                     memTexts: process.env.MISSES_TEXT ? r.memories.map((m) => m.text) : undefined,
