@@ -6,14 +6,22 @@
 // no row.
 import crypto from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import S3rver from "s3rver";
 import { CreateBucketCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-// Read once by lib/config.ts, so set before anything loads it.
-const PORT = 46_000 + (process.pid % 2_000);
+// Read once by lib/config.ts, so set before anything loads it. A port the kernel gives as free: one picked from the
+// process id fell in the range outgoing connections use, and CI once found it taken (EADDRINUSE, the hook hung).
+const PORT = await new Promise<number>((resolve, reject) => {
+  const probe = net.createServer().once("error", reject);
+  probe.listen(0, "127.0.0.1", () => {
+    const { port } = probe.address() as net.AddressInfo;
+    probe.close(() => resolve(port));
+  });
+});
 const BUCKET = "mnemo-files";
 Object.assign(process.env, {
   MNEMO_S3_BUCKET: BUCKET,
