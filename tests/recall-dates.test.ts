@@ -45,6 +45,17 @@ describe("questionDates", () => {
       ["2026-10-01", "2026-11-01"],
     ]);
   });
+  it("reads a stretch of days whose year is said once, at its end", () => {
+    const read = (q: string) => questionDates(q, now).map((r) => [iso(r.start), iso(r.end)]);
+    // Before, only the last day was read ("August 15 2023"), and the first days of the stretch were not favoured.
+    expect(read("Where was John between August 11 and August 15 2023?")).toEqual([["2023-08-10", "2023-08-17"]]);
+    expect(read("What did I do from 3 to 10 May, 2023?")).toEqual([["2023-05-02", "2023-05-12"]]);
+    expect(read("between the 3rd of May and the 10th of June 2023")).toEqual([["2023-05-02", "2023-06-12"]]);
+    expect(read("between December 20 and January 3, 2024")).toEqual([["2023-12-19", "2024-01-05"]]);
+    expect(read("between 1 and 2 people came in May 2023")).toEqual([["2023-05-01", "2023-06-01"]]);
+    // A day typed without a space after its comma.
+    expect(read("the picture shared on December 1,2023")).toEqual([["2023-11-30", "2023-12-03"]]);
+  });
   it("finds nothing in questions without dates", () => {
     expect(questionDates("What is my favourite ice cream?")).toEqual([]);
     expect(questionDates("May I ask about 2022 plans?")).toEqual([]);

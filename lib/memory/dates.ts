@@ -28,6 +28,23 @@ const dayRange = (y: number, m: number, d: number): DateRange => ({
   end: new Date(utc(y, m, d).getTime() + 2 * DAY),
 });
 
+/** A day of the month ("11", "11th"), the words joining a stretch's ends, and the year closing a date. */
+const NTH = "(\\d{1,2})(?:st|nd|rd|th)?";
+const UNTIL = "\\s+(?:and|to|until|till|through)\\s+";
+const YEAR = "(?:,\\s*|\\s+)(\\d{4})\\b";
+/** A stretch is at most this long: "from 1 January to 31 December" is still a year, longer is no help. */
+const MOST_DAYS = 366;
+
+/**
+ * The days from one day to another, the year being the last day's, with a day's slack either side as for one day.
+ * A stretch over the new year ("between December 20 and January 3, 2024") starts the year before.
+ */
+function daysBetween(year: number, m1: number, d1: number, m2: number, d2: number): DateRange | null {
+  const start = dayRange(m1 > m2 ? year - 1 : year, m1, d1).start;
+  const end = dayRange(year, m2, d2).end;
+  return end > start && end.getTime() - start.getTime() <= (MOST_DAYS + 3) * DAY ? { start, end } : null;
+}
+
 /**
  * A text's first dates are read, at most this many: each is checked against those taken, and a pasted log of 14,000
  * dates held the server half a second.
@@ -51,13 +68,22 @@ export function questionDates(text: string, now = new Date(), opts: { years?: bo
       }
     }
   };
-  // "10 July, 2022", and typed in haste "10July, 2022".
-  take(new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s*(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, "g"), (m) =>
-    dayRange(+m[3], monthIndex(m[2]), +m[1]),
+  // A stretch of days, its year said once at its end: "between August 11 and August 15 2023", "from 3 to 10 May,
+  // 2023". Read first, so its last day is not taken for a day of its own.
+  take(
+    new RegExp(`\\b(?:between|from)\\s+${MONTH}\\.?\\s+${NTH}${UNTIL}(?:${MONTH}\\.?\\s+)?${NTH}${YEAR}`, "g"),
+    (m) => daysBetween(+m[5], monthIndex(m[1]), +m[2], monthIndex(m[3] ?? m[1]), +m[4]),
   );
-  take(new RegExp(`\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "g"), (m) =>
-    dayRange(+m[3], monthIndex(m[1]), +m[2]),
+  take(
+    new RegExp(
+      `\\b(?:between|from)\\s+(?:the\\s+)?${NTH}(?:\\s+(?:of\\s+)?${MONTH})?${UNTIL}(?:the\\s+)?${NTH}\\s*(?:of\\s+)?${MONTH}\\.?${YEAR}`,
+      "g",
+    ),
+    (m) => daysBetween(+m[5], monthIndex(m[2] ?? m[4]), +m[1], monthIndex(m[4]), +m[3]),
   );
+  // "10 July, 2022", and typed in haste "10July, 2022" or "December 1,2023".
+  take(new RegExp(`\\b${NTH}\\s*(?:of\\s+)?${MONTH}\\.?${YEAR}`, "g"), (m) => dayRange(+m[3], monthIndex(m[2]), +m[1]));
+  take(new RegExp(`\\b${MONTH}\\.?\\s+${NTH}${YEAR}`, "g"), (m) => dayRange(+m[3], monthIndex(m[1]), +m[2]));
   take(new RegExp(`\\b${MONTH}(?:\\.?,?\\s+|\\.)(\\d{4})\\b`, "g"), (m) => ({
     start: utc(+m[2], monthIndex(m[1]), 1),
     end: utc(+m[2], monthIndex(m[1]) + 1, 1),

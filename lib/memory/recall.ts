@@ -30,7 +30,7 @@ export {
   type Recall,
   type RecalledMemory,
 } from "./recall-block";
-export { lineCaps, passageVectorBonus, passageWordBonus, type Hit, type Neighbor } from "./recall-passages";
+export { lineCaps, passageWordBonus, type Hit, type Neighbor } from "./recall-passages";
 import {
   HEADING_TOKENS,
   DAY_HEADING_TOKENS,
