@@ -17,6 +17,7 @@
 import { indexWords } from "@/lib/crypto/content";
 import { citations } from "./citation-format";
 import { eventDates, questionDates } from "./dates";
+import { aboutSomeoneElse, askedNamesOf, namedWords, subjectsOf } from "./subjects";
 
 /** A memory sent with the question; `since`: the day the prompt filed it under, when it gave days. */
 export type SentMemory = { id: string; text: string; since?: Date };
@@ -37,55 +38,6 @@ const specific = (w: string) => (w.length > 1 || /\d/.test(w)) && !GENERAL.has(w
 /** Share of a memory's specific weight the answer must carry, and the share that suffices with a name in it. */
 const USED_SHARE = 1 / 3;
 const NAMED_SHARE = 0.2;
-
-/**
- * Whom each memory is about, when it opens with a name (a word some sent text writes with a capital inside it:
- * "Caroline attended…"), as the index stems it; null for one that opens otherwise ("Has a dog", "User prefers…").
- */
-function subjectsOf(sent: SentMemory[], question: string): Array<string | null> {
-  const names = new Set<string>();
-  for (const text of [question, ...sent.map((m) => m.text)])
-    for (const w of namedWords(text)) if (!/\d/.test(w)) names.add(w);
-  const opening = sent.map((m) => {
-    const first = m.text.match(/^\s*(\p{Lu}[\p{L}'’-]*)/u)?.[1];
-    const stem = first ? indexWords(first)[0] : undefined;
-    return stem && names.has(stem) ? stem : null;
-  });
-  // Someone several memories are about; a name opening one memory alone may be a place ("Porto is where…").
-  const opens = new Map<string, number>();
-  for (const s of opening) if (s) opens.set(s, (opens.get(s) ?? 0) + 1);
-  return opening.map((s) => (s && opens.get(s)! >= 2 ? s : null));
-}
-
-/**
- * The memories about someone the question does not ask about: it names people, and the memory opens with another
- * name and holds none of the asked ones ("What do Melanie's family give her?" is not answered by "Caroline's friends,
- * family, and mentors are her rocks…", however many words they share).
- */
-function aboutSomeoneElse(askedNames: string[], subjects: Array<string | null>, wordsOf: Set<string>[]) {
-  const out = new Set<number>();
-  if (!askedNames.length) return out;
-  subjects.forEach((s, i) => {
-    if (s === null || askedNames.some((n) => sameName(n, s) || wordsOf[i].has(n))) return;
-    out.add(i);
-  });
-  return out;
-}
-
-/** One name, or one a short form of the other ("Mel" and "Melanie"). */
-const sameName = (a: string, b: string) =>
-  a === b || (Math.min(a.length, b.length) >= 3 && (a.startsWith(b) || b.startsWith(a)));
-
-/** Words that name something (a capital inside the text, or digits), stemmed as the index stems them. */
-function namedWords(text: string): Set<string> {
-  const names = new Set<string>();
-  const tokens = text.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? [];
-  tokens.forEach((t, i) => {
-    const capitalInside = i > 0 && /^\p{Lu}/u.test(t) && !/[.!?]\s*$/.test(text.slice(0, text.indexOf(t)));
-    if (capitalInside || /\d/.test(t)) for (const w of indexWords(t)) names.add(w);
-  });
-  return names;
-}
 
 /**
  * The answer side: a memory holding this share of the weight of the answer's own words (not the question's, weighed
@@ -227,9 +179,12 @@ export function attributeMemories(answer: string, question: string, sent: SentMe
   const asked = new Set(indexWords(question));
   const wordsOf = sent.map((m) => new Set(indexWords(m.text).filter(specific)));
   toldOnAskedDay(question, asked, sent, wordsOf);
-  const subjects = subjectsOf(sent, question);
-  const askedNames = [...namedWords(question)].filter((w) => !/\d/.test(w));
-  const others = aboutSomeoneElse(askedNames, subjects, wordsOf);
+  const subjects = subjectsOf(
+    sent.map((m) => m.text),
+    question,
+  );
+  const askedNames = askedNamesOf(question);
+  const others = aboutSomeoneElse(askedNames, subjects, (i, n) => wordsOf[i].has(n));
   const r: Reading = { asked, askedNames, wordsOf, subjects, others };
   const quoted = citedMemories(answer, sent);
   const picked = new Set<number>();

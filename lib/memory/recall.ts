@@ -15,6 +15,7 @@ import { queryTerms, searchableQuestion, searchMemories } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 import { nearestToQuestion, type QuestionVector } from "./vectors";
 import { turnStep } from "@/lib/ops/turn-timeline";
+import { aboutOthers } from "./subjects";
 import type { VectorHit } from "./vector-scores";
 import { dayOf, pastMemories, pastQuestion, type PastMemory } from "./validity";
 import { aboutTokens } from "./about";
@@ -111,6 +112,12 @@ export const backgroundOf = (vector: VectorHit[]): number =>
   vector.length > 1 ? Math.min(...vector.map((v) => v.score)) : 0;
 /** What a neighbour close in meaning adds to its passage: half its vector score (see passageVectorBonus). */
 export const NEIGHBOUR_SHARE = 0.5;
+/**
+ * What a memory about someone the question does not ask about keeps of its relevance ("Tim is reading a fantasy
+ * book" for "What books has John read?"): half, so it still goes in when nothing better does (stop 59: a quarter and
+ * a half measured, docs/benchmarks.md).
+ */
+const OTHERS_WEIGHT = 0.5;
 /** A vector hit from a date the question names gets what the word-match date bonus gives. */
 const VECTOR_DATE_BONUS = 0.5;
 /**
@@ -272,6 +279,13 @@ export async function recall(
     vecMemories.filter((v) => memById.has(v.id)),
     top,
   );
+  // A memory about someone the question does not ask about matched by a coincidence of words (lib/memory/subjects.ts).
+  const memIds = [...memScores.keys()];
+  for (const i of aboutOthers(
+    message,
+    memIds.map((id) => memById.get(id)!.text),
+  ))
+    memScores.set(memIds[i], memScores.get(memIds[i])! * OTHERS_WEIGHT);
 
   let tokens = 0;
   const memories: RecalledMemory[] = [];
