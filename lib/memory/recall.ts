@@ -130,17 +130,19 @@ const COST_WEIGHT = 0.35;
 /** What a candidate is worth per the tokens it costs: recall takes candidates in this order (see COST_WEIGHT). */
 export const valuePerCost = (relevance: number, tokens: number) => relevance / Math.max(1, tokens) ** COST_WEIGHT;
 
+/** Each neighbour's vector score (see vectorScores), by id. */
+const scoredByMeaning = (vector: VectorHit[], floor = backgroundOf(vector)) =>
+  new Map(vectorScores(vector, floor).map((score, i) => [vector[i].id, score]));
+
 function fuse(
   lexical: Array<{ key: string; rank: number }>,
-  vector: VectorHit[],
+  vector: Iterable<readonly [string, number]>,
   top: number,
-  floor = backgroundOf(vector),
 ): Map<string, number> {
   const out = new Map<string, number>();
   const scale = Math.max(1, top);
   for (const l of lexical) out.set(l.key, l.rank / scale);
-  const scores = vectorScores(vector, floor);
-  vector.forEach((v, i) => out.set(v.id, (out.get(v.id) ?? 0) + scores[i]));
+  for (const [id, score] of vector) out.set(id, (out.get(id) ?? 0) + score);
   return out;
 }
 
@@ -254,17 +256,19 @@ export async function recall(
   const top = Math.max(...lexicalHits.map((h) => h.rank), ...relevant.map((m) => m.rank), 1e-9);
   // The background is that of the first CANDIDATES found, read or not: fewer read (a small budget) must not raise it.
   const background = backgroundOf(vecMessages.hits.slice(0, CANDIDATES));
-  const hitScores = fuse(lexicalHits, vectorHits, top, background);
+  // Every message the search by meaning found (read as a hit or not) on that scale, for the passages holding it too.
+  const near = scoredByMeaning(vecMessages.hits, background);
+  const hitScores = fuse(
+    lexicalHits,
+    vectorHits.map((v) => [v.id, near.get(v.id)!] as const),
+    top,
+  );
   const asked = new Set(indexWords(plainWords.join(" ")));
   // A passage goes in whole, so the question's words its neighbours hold count too (see passageWordBonus).
   for (const [key, bonus] of passageWordBonus(asked, hits)) {
     const score = hitScores.get(key);
     if (score !== undefined) hitScores.set(key, score * (1 + bonus));
   }
-
-  // Every message the search by meaning found (read as a hit or not) on the same scale, for the passages holding it.
-  const nearScores = vectorScores(vecMessages.hits, background);
-  const near = new Map(vecMessages.hits.map((v, i) => [v.id, nearScores[i]]));
   for (const [key, bonus] of passageVectorBonus(hits, near)) {
     const score = hitScores.get(key);
     if (score !== undefined) hitScores.set(key, score + NEIGHBOUR_SHARE * bonus);
@@ -276,16 +280,13 @@ export async function recall(
 
   const memScores = fuse(
     relevant.map((m) => ({ key: m.id, rank: m.rank })),
-    vecMemories.filter((v) => memById.has(v.id)),
+    scoredByMeaning(vecMemories.filter((v) => memById.has(v.id))),
     top,
   );
   // A memory about someone the question does not ask about matched by a coincidence of words (lib/memory/subjects.ts).
   const memIds = [...memScores.keys()];
-  for (const i of aboutOthers(
-    message,
-    memIds.map((id) => memById.get(id)!.text),
-  ))
-    memScores.set(memIds[i], memScores.get(memIds[i])! * OTHERS_WEIGHT);
+  const memTexts = memIds.map((id) => memById.get(id)!.text);
+  for (const i of aboutOthers(message, memTexts)) memScores.set(memIds[i], memScores.get(memIds[i])! * OTHERS_WEIGHT);
 
   let tokens = 0;
   const memories: RecalledMemory[] = [];
