@@ -22,6 +22,10 @@ describe("aboutOthers", () => {
   it("finds the memories opening with another person's name that do not name the one asked about", () => {
     expect([...aboutOthers("What books has John read?", texts)].sort()).toEqual([0, 3]);
   });
+  it("keeps a memory that names the one asked about, whose name the index stems to other letters", () => {
+    const about = ["Tim went hiking with Emily.", "Tim is reading Dune.", "Emily met Tim at a fair."];
+    expect([...aboutOthers("What does Emily like?", about)]).toEqual([1]);
+  });
   it("finds none when the question names nobody, or names the person they are about", () => {
     expect(aboutOthers("What books have I read?", texts).size).toBe(0);
     expect(aboutOthers("What has Tim read?", texts).size).toBe(0);

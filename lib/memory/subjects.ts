@@ -10,11 +10,12 @@ import { indexWords } from "@/lib/crypto/content";
  */
 export function subjectsOf(texts: string[], question: string): Array<string | null> {
   const names = new Set<string>();
-  for (const text of [question, ...texts]) for (const w of namedWords(text)) if (!/\d/.test(w)) names.add(w);
+  const stem = stemmingOnce();
+  for (const text of [question, ...texts]) for (const w of namedWords(text, stem)) if (!/\d/.test(w)) names.add(w);
   const opening = texts.map((text) => {
     const first = text.match(/^\s*(\p{Lu}[\p{L}'’-]*)/u)?.[1];
-    const stem = first ? indexWords(first)[0] : undefined;
-    return stem && names.has(stem) ? stem : null;
+    const stem1 = first ? stem(first)[0] : undefined;
+    return stem1 && names.has(stem1) ? stem1 : null;
   });
   // Someone several memories are about; a name opening one memory alone may be a place ("Porto is where…").
   const opens = new Map<string, number>();
@@ -48,9 +49,11 @@ export const askedNamesOf = (question: string) => [...namedWords(question)].filt
 export function aboutOthers(question: string, texts: string[]): Set<number> {
   const asked = askedNamesOf(question);
   if (!asked.length) return new Set();
-  // Only a memory opening with another name is stemmed whole, to see whether it names an asked one too.
+  // Only a memory holding the start of an asked name is stemmed whole (a stem is its word's start but for its last
+  // letter: "emili" for "Emily").
   const words = new Map<number, Set<string>>();
   const holds = (i: number, n: string) => {
+    if (!texts[i].toLowerCase().includes(n.slice(0, -1))) return false;
     if (!words.has(i)) words.set(i, new Set(indexWords(texts[i])));
     return words.get(i)!.has(n);
   };
@@ -62,12 +65,32 @@ const sameName = (a: string, b: string) =>
   a === b || (Math.min(a.length, b.length) >= 3 && (a.startsWith(b) || b.startsWith(a)));
 
 /** Words that name something (a capital inside the text, or digits), stemmed as the index stems them. */
-export function namedWords(text: string): Set<string> {
+export function namedWords(text: string, stem: (token: string) => string[] = indexWords): Set<string> {
   const names = new Set<string>();
-  const tokens = text.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? [];
-  tokens.forEach((t, i) => {
-    const capitalInside = i > 0 && /^\p{Lu}/u.test(t) && !/[.!?]\s*$/.test(text.slice(0, text.indexOf(t)));
-    if (capitalInside || /\d/.test(t)) for (const w of indexWords(t)) names.add(w);
-  });
+  let first = true;
+  for (const m of text.matchAll(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu)) {
+    const t = m[0];
+    if (/\d/.test(t) || (!first && /^\p{Lu}/u.test(t) && !afterSentenceEnd(text, m.index))) {
+      for (const w of stem(t)) names.add(w);
+    }
+    first = false;
+  }
   return names;
+}
+
+/** Whether the text before `at` ends a sentence (".", "!" or "?", then blanks only). */
+function afterSentenceEnd(text: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && /\s/.test(text[i])) i--;
+  return i >= 0 && ".!?".includes(text[i]);
+}
+
+/** indexWords, each token stemmed once (names repeat across a hundred memories). */
+function stemmingOnce(): (token: string) => string[] {
+  const seen = new Map<string, string[]>();
+  return (token) => {
+    let out = seen.get(token);
+    if (!out) seen.set(token, (out = indexWords(token)));
+    return out;
+  };
 }
