@@ -26,6 +26,11 @@ describe("aboutOthers", () => {
     const about = ["Tim went hiking with Emily.", "Tim is reading Dune.", "Emily met Tim at a fair."];
     expect([...aboutOthers("What does Emily like?", about)]).toEqual([1]);
   });
+  it("finds none when the text names more people than a question asks about (a pasted list)", () => {
+    const roster = "Ann Bob Cid Dan Eve Fay Gus Hal Ida Jim Kay Lee Max Ned".split(" ").map((n) => `met ${n}`);
+    expect(aboutOthers(`Who of these did John see? ${roster.join(", ")}`, texts).size).toBe(0);
+    expect(aboutOthers(`Who of these did John see? ${roster.slice(0, 5).join(", ")}`, texts).size).toBe(2);
+  });
   it("finds none when the question names nobody, or names the person they are about", () => {
     expect(aboutOthers("What books have I read?", texts).size).toBe(0);
     expect(aboutOthers("What has Tim read?", texts).size).toBe(0);

@@ -42,8 +42,17 @@ export function aboutSomeoneElse(
   return out;
 }
 
-/** The names a question asks about, stemmed as the index stems them. */
-export const askedNamesOf = (question: string) => [...namedWords(question)].filter((w) => !/\d/.test(w));
+/** More names than a question about a few people holds ("What did Anna and Tim…"): a pasted list or document. */
+const MAX_ASKED_NAMES = 12;
+
+/**
+ * The names a question asks about, stemmed as the index stems them; none past MAX_ASKED_NAMES, as a text naming that
+ * many people is about none of them in particular (and each memory is checked against every asked name).
+ */
+export function askedNamesOf(question: string): string[] {
+  const names = [...namedWords(question)].filter((w) => !/\d/.test(w));
+  return names.length > MAX_ASKED_NAMES ? [] : names;
+}
 
 /** Of these memory texts, the indices of those about someone the question does not ask about (see aboutSomeoneElse). */
 export function aboutOthers(question: string, texts: string[]): Set<number> {
