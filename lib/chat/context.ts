@@ -44,7 +44,8 @@ export async function loadContext(
   const rows = await callFunction<Row>(db, {
     // SQL in the migration context_window_function (PL/pgSQL keeps its plan): the walk from the leaf up the
     // parent links, stopping past the budget and the summary's last item (not with pastWindow), and the
-    // newest summary on this branch. Sent with recall's reads in one statement (lib/db/function-calls.ts).
+    // newest summary on this branch, on the first row. Sent with recall's reads in one statement
+    // (lib/db/function-calls.ts).
     call: `mnemo_context_window($1, $2, $3::int, $4::timestamp, $5::int)`,
     params: [
       leafId,

@@ -5,6 +5,8 @@
 -- planned every turn (about 1 ms of a 2.4 ms query on PostgreSQL). The walk
 -- follows parent links from the leaf, carrying ids only, and stops after lim
 -- items, or (max_tokens set) once past the budget and the summary's last item.
+-- The summary comes on the first row only: joined to every row, a long thread's summary was copied into each of
+-- its hundred rows, built into the turn's JSON and parsed again (stop 60).
 CREATE OR REPLACE FUNCTION mnemo_context_window(leaf text, thread text, lim int, since timestamp, max_tokens int)
   RETURNS TABLE (id text, "parentId" text, "position" int, role text, content text, "toolCalls" jsonb, "toolCallId" text,
                  "toolName" text, status text, error text, model text, tokens int, "promptTokens" int,
@@ -37,6 +39,7 @@ CREATE OR REPLACE FUNCTION mnemo_context_window(leaf text, thread text, lim int,
     SELECT p.id, p."parentId", p.position, p.role, p.content, p."toolCalls", p."toolCallId", p."toolName", p.status,
            p.error, p.model, p.tokens, p."promptTokens", p."completionTokens", p."sourceRef", p."createdAt",
            s.id, s.content, s.tokens, s."throughPosition", s.version
-    FROM path p LEFT JOIN s ON true WHERE p."createdAt" >= since ORDER BY p.position ASC;
+    FROM path p LEFT JOIN s ON p.position = (SELECT min(f.position) FROM path f WHERE f."createdAt" >= since)
+    WHERE p."createdAt" >= since ORDER BY p.position ASC;
   END
   $$;
