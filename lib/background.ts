@@ -1,7 +1,7 @@
 // What every app instance runs besides serving requests: the sweeper that marks
 // answers whose writer went away as interrupted, planner statistics for the
 // embedded database (lib/db/statistics.ts), the loading of the built-in sentence
-// encoder and of the spelling dictionary, and (unless MNEMO_JOBS=off, when
+// encoder, of the spelling dictionary and of WordNet's nouns, and (unless MNEMO_JOBS=off, when
 // `npm run worker` does it) the job worker. Both are safe to run in any
 // number of instances at once.
 import { getConfig } from "./config";
@@ -9,6 +9,7 @@ import { getDb } from "./db/client";
 import { sweepExpiredAnswers } from "./chat/leases";
 import { startWorker } from "./jobs/worker";
 import { loadSpeller } from "./memory/spelling";
+import { loadRelatedWords } from "./memory/related-words";
 import { sweepDrafts } from "./attachments/store";
 import { indexOlderDocuments } from "./attachments/passage-index";
 import { removeOrphanObjects, removeReleasedObjects } from "./attachments/file-store";
@@ -80,5 +81,6 @@ export function startBackground(): void {
   warmBuiltinEmbedder().catch((e) => console.error(`[mnemo] built-in embeddings: ${(e as Error).message}`));
   // The first question's words are checked without waiting for the dictionary to be read.
   void loadSpeller();
+  setImmediate(loadRelatedWords);
   if (getConfig().jobsInProcess) startWorker(getDb);
 }
