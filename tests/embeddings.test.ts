@@ -206,6 +206,58 @@ describe.each(engines)("recall by meaning on %s", (engine) => {
     const now = await kept();
     expect(now.get(welsh.id)).not.toEqual(first.get(welsh.id));
     expect(now.get(runs.id)).toEqual(first.get(runs.id));
+    // An answer counting a use changes nothing recall searches: the list is not sent again.
+    const [settled] = (await versions(null)).filter((r) => r.id === null);
+    await t.db.memory.update({ where: { id: runs.id }, data: { useCount: { increment: 1 }, lastUsedAt: new Date() } });
+    expect(await versions(settled.version)).toEqual([{ id: null, version: settled.version }]);
+    // A memory set to expire leaves the list when its time comes, with no write in between.
+    await t.db.memory.update({ where: { id: runs.id }, data: { expiresAt: new Date(Date.now() + 1500) } });
+    expect([...(await kept()).keys()].sort()).toEqual([runs.id, welsh.id].sort());
+    await new Promise((r) => setTimeout(r, 1600));
+    expect([...(await kept()).keys()]).toEqual([welsh.id]);
+    // Deleted, it is gone too.
+    await t.db.memory.delete({ where: { id: welsh.id } });
+    expect([...(await kept()).keys()]).toEqual([]);
+  });
+
+  it("two writers changing one user's memories in opposite orders both commit, and the list follows both", async () => {
+    if (t.engine !== "postgres") return;
+    const user = (await t.db.user.create({ data: { email: `qualify-race-${engine}@example.com` } })).id;
+    const u = await userContext(t.db, user);
+    const [a, b] = [
+      await addMemory(u, { text: "Sings in a choir", source: "explicit" }, "user", "t"),
+      await addMemory(u, { text: "Grows tomatoes", source: "explicit" }, "user", "t"),
+    ];
+    await embedPending(t.db, { userId: user });
+    const kept = async () => [...(await keptMemoryVectors(t.db, user, "mock-embed-48", Infinity))!.map((r) => r.id)];
+    expect((await kept()).sort()).toEqual([a.id, b.id].sort());
+    const other = await t.newClient();
+    try {
+      // The first mutes a, the second archives b; then the first touches b, so it waits for the second's commit.
+      let secondWrote!: () => void;
+      const wrote = new Promise<void>((r) => (secondWrote = r));
+      let finishSecond!: () => void;
+      const finish = new Promise<void>((r) => (finishSecond = r));
+      const second = other.db.$transaction(async (tx) => {
+        await tx.memory.update({ where: { id: b.id }, data: { status: "archived" } });
+        secondWrote();
+        await finish;
+      });
+      const first = t.db.$transaction(
+        async (tx) => {
+          await tx.memory.update({ where: { id: a.id }, data: { muted: true } });
+          await wrote;
+          const touched = tx.memory.update({ where: { id: b.id }, data: { useCount: { increment: 1 } } });
+          setTimeout(finishSecond, 200);
+          await touched;
+        },
+        { timeout: 10_000 },
+      );
+      await Promise.all([first, second]);
+    } finally {
+      await other.close();
+    }
+    expect(await kept()).toEqual([]);
   });
 
   it("memories recall found by meaning alone are read by id through the same gate", async () => {

@@ -17,8 +17,10 @@ async function catalog(c: SqlConnection) {
       ORDER BY 1, 2`),
     indexes: await q(`SELECT tablename, indexname, indexdef FROM pg_indexes
       WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' ORDER BY 1, 2`),
+    // Constraint triggers (contype 't') are triggers, which schema.prisma does not describe, as it does not the others.
     constraints: await q(`SELECT conrelid::regclass::text AS tbl, conname, contype, pg_get_constraintdef(oid) AS def
       FROM pg_constraint WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text NOT IN ('_prisma_migrations', '"_prisma_migrations"')
+        AND contype <> 't'
       ORDER BY 1, 2`),
     enums: await q(`SELECT t.typname, array_agg(e.enumlabel ORDER BY e.enumsortorder)::text AS labels
       FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY 1 ORDER BY 1`),
