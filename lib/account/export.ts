@@ -104,6 +104,15 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     })(),
   );
   yield* array(
+    "memoryChanges",
+    (async function* () {
+      // The transaction that last changed the user's searchable memories (lib/memory/kept-memory-vectors.ts); no text.
+      yield await db.$queryRaw<
+        unknown[]
+      >`SELECT "userId" || ':' || "lastChange" AS key, "lastChange"::text AS "lastChange" FROM "MemoryVectorState" WHERE ${rowsOf("MemoryVectorState")}`;
+    })(),
+  );
+  yield* array(
     "verificationTokens",
     (async function* () {
       yield await db.$queryRaw<

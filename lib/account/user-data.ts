@@ -100,6 +100,12 @@ export const USER_DATA: Record<string, TableEntry> = {
     why: "a document's passages for search (cut from its text, exported with the document)",
   },
   Memory: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "long-term memories" },
+  MemoryVectorState: {
+    rows: `"userId" = $1`,
+    key: `"userId" || ':' || "lastChange"`,
+    onDelete: "cascade",
+    why: "when the user's searchable memories last changed (a transaction number, no text), so instances reload vectors",
+  },
   MemoryVersion: { rows: `"userId" = $1`, key: "id", onDelete: "cascade", why: "history of each memory" },
   MemoryUse: {
     rows: `"userId" = $1`,
