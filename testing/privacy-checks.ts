@@ -20,7 +20,7 @@ import { userContext } from "@/lib/user-context";
 import { rateAnswer } from "@/lib/memory/feedback";
 import crypto from "node:crypto";
 import type { Db } from "@/lib/db/client";
-import { LIST_TABLES_SQL, USER_DATA, tableSql, userRowsSql } from "@/lib/account/user-data";
+import { LIST_TABLES_SQL, USER_DATA, tableSql, userKeySql, userRowsSql } from "@/lib/account/user-data";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { saveAbout } from "@/lib/memory/about";
 import { exportUserData } from "@/lib/account/export";
@@ -345,7 +345,7 @@ export async function runPrivacyChecks(db: Db): Promise<PrivacyReport> {
     for (const [table, e] of Object.entries(USER_DATA)) {
       if (!e.rows) continue;
       const keys = await db.$queryRaw<Array<{ k: string }>>`
-        SELECT (${Prisma.raw(e.key)})::text AS k FROM ${tableSql(table)} WHERE ${userRowsSql(table, alice.id)}
+        SELECT (${userKeySql(table)})::text AS k FROM ${tableSql(table)} WHERE ${userRowsSql(table, alice.id)}
       `;
       if (!keys.length && table !== "VerificationToken")
         details.push(`seed made no "${table}" row (the export check would be empty)`);

@@ -5,7 +5,7 @@ import type { Db } from "@/lib/db/client";
 import { type UserContext } from "@/lib/user-context";
 import { openJson, type ContentCipher } from "@/lib/crypto/content";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { USER_DATA, tableSql, userRowsSql } from "./user-data";
+import { USER_DATA, tableSql, userKeySql, userRowsSql } from "./user-data";
 import { readBytes } from "@/lib/attachments/file-store";
 import { contributionsOf, historyNaming, invitesOf } from "@/lib/projects/contributions";
 
@@ -85,7 +85,7 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     (async function* () {
       yield await db.$queryRaw<
         unknown[]
-      >`SELECT encode(sha256(convert_to("sessionToken", 'UTF8')), 'hex') AS "tokenSha256", expires, "createdAt" FROM "Session" WHERE ${rowsOf("Session")}`;
+      >`SELECT ${userKeySql("Session")} AS "tokenSha256", expires, "createdAt" FROM "Session" WHERE ${rowsOf("Session")}`;
     })(),
   );
   yield* array(
@@ -100,7 +100,7 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
       // Messages deleted in the last hour, by id only: app instances drop their vectors (lib/memory/kept-vectors.ts).
       yield await db.$queryRaw<
         unknown[]
-      >`SELECT "itemId" || ':' || seq AS key, "itemId", at FROM "ItemVectorGone" WHERE ${rowsOf("ItemVectorGone")}`;
+      >`SELECT ${userKeySql("ItemVectorGone")} AS key, "itemId", at FROM "ItemVectorGone" WHERE ${rowsOf("ItemVectorGone")}`;
     })(),
   );
   yield* array(
@@ -109,7 +109,7 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
       // The transaction that last changed the user's searchable memories (lib/memory/kept-memory-vectors.ts); no text.
       yield await db.$queryRaw<
         unknown[]
-      >`SELECT "userId" || ':' || "lastChange" AS key, "lastChange"::text AS "lastChange" FROM "MemoryVectorState" WHERE ${rowsOf("MemoryVectorState")}`;
+      >`SELECT ${userKeySql("MemoryVectorState")} AS key, "lastChange"::text AS "lastChange" FROM "MemoryVectorState" WHERE ${rowsOf("MemoryVectorState")}`;
     })(),
   );
   yield* array(
@@ -117,7 +117,7 @@ export async function* exportUserData(u: UserContext, now = new Date()): AsyncGe
     (async function* () {
       yield await db.$queryRaw<
         unknown[]
-      >`SELECT identifier, encode(sha256(convert_to(token, 'UTF8')), 'hex') AS "tokenSha256", expires FROM "VerificationToken" WHERE ${rowsOf("VerificationToken")}`;
+      >`SELECT identifier, ${userKeySql("VerificationToken")} AS "tokenSha256", expires FROM "VerificationToken" WHERE ${rowsOf("VerificationToken")}`;
     })(),
   );
   yield* array(

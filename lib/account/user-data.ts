@@ -186,6 +186,13 @@ export function tableSql(table: string): Prisma.Sql {
   return Prisma.raw(`"${table}"`);
 }
 
+/** The table's `key` expression, as a query fragment: what the export and the privacy check match rows by. */
+export function userKeySql(table: string): Prisma.Sql {
+  const entry = USER_DATA[table];
+  if (!entry) throw new Error(`${table} is not in USER_DATA`);
+  return Prisma.raw(entry.key);
+}
+
 /** The table's `rows` predicate for one user, as a query fragment (each $1 becomes a parameter). */
 export function userRowsSql(table: string, userId: string): Prisma.Sql {
   const rows = USER_DATA[table]?.rows;
