@@ -16,7 +16,7 @@ import { removeOrphanObjects, removeReleasedObjects } from "./attachments/file-s
 import { pruneGoneVectors } from "./memory/kept-vectors";
 import { ANALYZE_EVERY_MS, refreshStatistics } from "./db/statistics";
 import { count } from "@/lib/text/plural";
-import { embedTexts, questionVectorStats, resolveEmbedder } from "./llm/embeddings";
+import { questionVectorStats, warmBuiltinEmbedder } from "./llm/embeddings";
 
 const SWEEP_MS = 15_000;
 /** How often an instance looks through the object store for orphans (a listing of the whole prefix). */
@@ -60,12 +60,6 @@ function startStatistics(): void {
   setInterval(run, ANALYZE_EVERY_MS).unref();
 }
 
-/** The built-in encoder loads at start, not on the first question (whose wait for a vector is short). */
-async function warmBuiltinEmbedder(): Promise<void> {
-  const e = await resolveEmbedder(await getDb());
-  if (e && !e.connection) await embedTexts(e, ["warm up"]);
-}
-
 /** At exit, how many questions went on by words only (the question's vector late or failed) since start. */
 function reportQuestionVectorsAtExit(): void {
   process.once("exit", () => {
@@ -78,7 +72,9 @@ export function startBackground(): void {
   startSweeper();
   reportQuestionVectorsAtExit();
   startStatistics();
-  warmBuiltinEmbedder().catch((e) => console.error(`[mnemo] built-in embeddings: ${(e as Error).message}`));
+  getDb()
+    .then(warmBuiltinEmbedder)
+    .catch((e) => console.error(`[mnemo] built-in embeddings: ${(e as Error).message}`));
   // The first question's words are checked without waiting for the dictionary to be read.
   void loadSpeller();
   setImmediate(loadRelatedWords);

@@ -37,6 +37,15 @@ export async function resolveEmbedder(db: Db): Promise<Embedder | null> {
   return builtinEmbedder();
 }
 
+/**
+ * Loads the built-in encoder now, not on the first question (whose wait for a vector is short: a first load can take
+ * longer than that wait, and the question goes on by words). The server does at start; benchmarks before timing.
+ */
+export async function warmBuiltinEmbedder(db: Db): Promise<void> {
+  const e = await resolveEmbedder(db);
+  if (e && !e.connection) await embedTexts(e, ["warm up"]);
+}
+
 type EmbedOptions = {
   timeoutMs?: number;
   maxRetries?: number;
