@@ -15,7 +15,7 @@
 // one user's rows, so word frequencies (not words) are visible to whoever reads
 // the database; ranking works as before.
 import crypto from "node:crypto";
-import { stemmer } from "stemmer";
+import { stem } from "@/lib/text/stem";
 import type { Db } from "@/lib/db/client";
 import { getConfig } from "@/lib/config";
 import { ALTERNATIVES } from "@/lib/memory/related-words";
@@ -156,7 +156,7 @@ export function indexWords(text: string): string[] {
       .toLowerCase()
       .normalize("NFKC")
       .match(/[\p{L}\p{N}]+/gu) ?? [];
-  return words.filter((w) => !STOP.has(w)).map((w) => stemmer(w));
+  return words.filter((w) => !STOP.has(w)).map((w) => stem(w));
 }
 
 function userCipher(userId: string, k: UserKeys): ContentCipher {

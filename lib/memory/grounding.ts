@@ -6,7 +6,7 @@
 // for the user's review (lib/memory/writes.ts), not lost. Text in a script the user's message does not use cannot be
 // compared and is let through. It narrows what injected text can plant; it cannot stop text that reuses the user's
 // own words.
-import { stemmer } from "stemmer";
+import { stem } from "@/lib/text/stem";
 import { wordForms } from "./word-forms";
 import { relatedWords } from "./related-words";
 
@@ -40,8 +40,8 @@ function messageKeys(message: string): { stems: Set<string>; words: string[] } {
   const all = words(message);
   const stems = new Set<string>();
   for (const w of all) {
-    stems.add(stemmer(w));
-    if (latin(w)) for (const f of wordForms(w)) stems.add(stemmer(f));
+    stems.add(stem(w));
+    if (latin(w)) for (const f of wordForms(w)) stems.add(stem(f));
   }
   return { stems, words: all };
 }
@@ -76,17 +76,17 @@ export function groundedIn(message: string, text: string): boolean {
   const other = m.words.filter((x) => !latin(x)).join(" ");
   const hits = comparable.filter((w) => {
     if (!latin(w)) return w.length < 2 ? other.includes(w) : [...bigrams(w)].some((b) => other.includes(b));
-    if (m.stems.has(stemmer(w)) || m.words.some((x) => latin(x) && cognate(x, w))) return true;
+    if (m.stems.has(stem(w)) || m.words.some((x) => latin(x) && cognate(x, w))) return true;
     // The same thing in other words: "children" for the message's "kids" (WordNet's synonyms and narrower terms).
-    return relatedWords(w).some((r) => r.split(/\s+/).every((part) => m.stems.has(stemmer(part))));
+    return relatedWords(w).some((r) => r.split(/\s+/).every((part) => m.stems.has(stem(part))));
   }).length;
   return hits > 0 && hits >= GROUNDED_SHARE * comparable.length;
 }
 
 /** The words of `next` that `before` does not have: what a change adds. */
 export function addedWords(before: string, next: string): string {
-  const old = new Set(words(before).map((w) => stemmer(w)));
+  const old = new Set(words(before).map((w) => stem(w)));
   return words(next)
-    .filter((w) => !old.has(stemmer(w)))
+    .filter((w) => !old.has(stem(w)))
     .join(" ");
 }

@@ -6,7 +6,7 @@
 // The source is WordNet's exception lists (verb.exc, noun.exc) as the `wink-lexicon` package ships them.
 import verbExceptions from "wink-lexicon/src/wn-verb-exceptions.js";
 import nounExceptions from "wink-lexicon/src/wn-noun-exceptions.js";
-import { stemmer } from "stemmer";
+import { stem } from "@/lib/text/stem";
 import { ALTERNATIVES } from "./related-words";
 
 /** Separates a search term's other forms (the SQL function mnemo_term_query splits on it, as on ALTERNATIVES). */
@@ -33,11 +33,11 @@ const lemmaOf = (list: Record<string, string>, w: string) => (Object.hasOwn(list
 /** The word's other forms that stem differently from it (lower case), nearest first: its lemma, then the lemma's forms. */
 export function wordForms(word: string): string[] {
   const w = word.toLowerCase();
-  const stems = new Set([stemmer(w)]);
+  const stems = new Set([stem(w)]);
   const out: string[] = [];
   for (const lemma of new Set([...lemmaOf(verbExceptions, w), ...lemmaOf(nounExceptions, w), w]))
     for (const form of [lemma, ...(lemmaForms().get(lemma) ?? [])]) {
-      const s = stemmer(form);
+      const s = stem(form);
       if (stems.has(s) || !/^[a-z]+$/.test(form)) continue;
       stems.add(s);
       out.push(form);
