@@ -4,7 +4,7 @@
 import { LRUCache } from "lru-cache";
 import { stemmer } from "stemmer";
 
-/** Words whose stems are kept: far more than one person's vocabulary, about 5 MB at most. */
+/** Words whose stems are kept: far more than one person's vocabulary; under 10 MB with every word 40 letters long. */
 const KEPT_WORDS = 50_000;
 /** A word longer than this is stemmed each time: no vocabulary has it, and it would only push real words out. */
 const LONGEST_KEPT = 40;
