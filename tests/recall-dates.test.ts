@@ -60,6 +60,21 @@ describe("questionDates", () => {
     expect(questionDates("What is my favourite ice cream?")).toEqual([]);
     expect(questionDates("May I ask about 2022 plans?")).toEqual([]);
   });
+  it("reads a month named without its year, when asked to, as that month in each of the last ten years", () => {
+    const read = (q: string) => questionDates(q, now, { yearless: true }).map((r) => [iso(r.start), iso(r.end)]);
+    const novembers = read("Which country was Tim visiting in the second week of November?");
+    expect(novembers).toHaveLength(10);
+    expect(novembers[0]).toEqual(["2026-11-01", "2026-12-01"]);
+    expect(novembers[9]).toEqual(["2017-11-01", "2017-12-01"]);
+    // A month not yet begun this year starts last year.
+    expect(read("Where did we go camping in December?")[0]).toEqual(["2025-12-01", "2026-01-01"]);
+    expect(read("What did I plan for mid-March?")[0]).toEqual(["2026-03-01", "2026-04-01"]);
+    // With its year or day it is that date only; "may" the verb, a name ("Jan's"), and without the option: nothing.
+    expect(read("What happened in May 2023?")).toEqual([["2023-05-01", "2023-06-01"]]);
+    expect(read("I may go hiking")).toEqual([]);
+    expect(read("What did I give to Jan's sister?")).toEqual([]);
+    expect(questionDates("When did Melanie go camping in June?", now)).toEqual([]);
+  });
   it("reads a year only when asked to, and a pasted log's first 50 dates", () => {
     expect(questionDates("Since 2016", now, { years: true }).map((r) => [iso(r.start), iso(r.end)])).toEqual([
       ["2016-01-01", "2017-01-01"],
@@ -92,5 +107,8 @@ describe.each(engines)("recall by date on %s", (engine) => {
       (await recall(await userContext(t.db, user.id), q, { budget: 1000 })).passages[0].lines.join(" ");
     expect(await first("What movie did we watch on 1 May, 2022?")).toContain("whales");
     expect(await first("What movie did we watch in August 2022?")).toContain("sharks");
+    // No year said: the month in an earlier year still counts (imported chats are years old).
+    expect(await first("What movie did we watch in August?")).toContain("sharks");
+    expect(await first("What movie did we watch in early May?")).toContain("whales");
   });
 });

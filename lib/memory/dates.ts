@@ -51,19 +51,45 @@ function daysBetween(year: number, m1: number, d1: number, m2: number, d2: numbe
  */
 const DATES_READ = 50;
 
-/** The dates a text names; with `years`, a bare year too ("2018", "since 2016": off for questions, "Cyberpunk 2077"). */
-export function questionDates(text: string, now = new Date(), opts: { years?: boolean } = {}): DateRange[] {
+/** How many years back a month named without its year is looked for ("in June": this June, last June, …). */
+const YEARLESS_YEARS = 10;
+
+/**
+ * A month named without its year, after a word that makes it a time ("in June", "during May", "the second week of
+ * November", "early March"; not "may" the verb): that month in each of the last YEARLESS_YEARS years that it has begun
+ * in. Which year is meant is not said, and a user's history may be years older than this one (imported chats): the
+ * ranges only favour what was said in them, and the words decide between the years.
+ */
+const YEARLESS_MONTH = new RegExp(`\\b(?:in|during|of|early|mid|late)[\\s-]+${MONTH}\\b(?!['’]|\\.?,?\\s*\\d)`, "g");
+function monthInPastYears(month: number, now: Date): DateRange[] {
+  const out: DateRange[] = [];
+  for (let y = now.getUTCFullYear(); out.length < YEARLESS_YEARS; y--) {
+    const start = utc(y, month, 1);
+    if (start <= now) out.push({ start, end: utc(y, month + 1, 1) });
+  }
+  return out;
+}
+
+/**
+ * The dates a text names; with `years`, a bare year too ("2018", "since 2016": off for questions, "Cyberpunk 2077");
+ * with `yearless`, a month named without its year, in each of the last years (YEARLESS_MONTH).
+ */
+export function questionDates(
+  text: string,
+  now = new Date(),
+  opts: { years?: boolean; yearless?: boolean } = {},
+): DateRange[] {
   const s = text.toLowerCase();
   const out: DateRange[] = [];
   const taken: Array<[number, number]> = [];
   const free = (i: number, len: number) => !taken.some(([a, b]) => i < b && i + len > a);
-  const take = (re: RegExp, f: (m: RegExpExecArray) => DateRange | null) => {
+  const take = (re: RegExp, f: (m: RegExpExecArray) => DateRange | DateRange[] | null) => {
     for (const m of s.matchAll(re)) {
       if (out.length >= DATES_READ) return;
       if (!free(m.index!, m[0].length)) continue;
       const r = f(m as RegExpExecArray);
-      if (r) {
-        out.push(r);
+      if (r && (!Array.isArray(r) || r.length)) {
+        out.push(...[r].flat());
         taken.push([m.index!, m.index! + m[0].length]);
       }
     }
@@ -94,6 +120,7 @@ export function questionDates(text: string, now = new Date(), opts: { years?: bo
     start: utc(now.getUTCFullYear(), now.getUTCMonth() - 1, 1),
     end: utc(now.getUTCFullYear(), now.getUTCMonth(), 1),
   }));
+  if (opts.yearless) take(YEARLESS_MONTH, (m) => monthInPastYears(monthIndex(m[1]), now));
   if (opts.years) take(/\b(19\d\d|20\d\d)\b/g, (m) => ({ start: utc(+m[1], 0, 1), end: utc(+m[1] + 1, 0, 1) }));
   return out.filter((r) => !Number.isNaN(r.start.getTime()) && r.start < r.end);
 }

@@ -167,7 +167,7 @@ export async function recall(
   // Two messages either side of a hit: the question it answers, the answer it got.
   const n = opts.neighbors ?? 2;
   const wantPassages = opts.passages !== false;
-  const dates = questionDates(message);
+  const dates = questionDates(message, new Date(), { yearless: true });
   // Each word with its irregular forms ("go" finds "went") and, misspelled, its likely corrections ("funraiser"
   // finds "fundraiser"), for both searches and for what the question asks.
   const plainWords = queryTerms(message);
