@@ -60,6 +60,25 @@ describe("questionDates", () => {
     expect(questionDates("What is my favourite ice cream?")).toEqual([]);
     expect(questionDates("May I ask about 2022 plans?")).toEqual([]);
   });
+  it("reads days said from today", () => {
+    // `now` is Saturday 21 November 2026. A day comes with a day's slack either side.
+    const read = (q: string, opts = {}) => questionDates(q, now, opts).map((r) => [iso(r.start), iso(r.end)]);
+    expect(read("What did we cook the day before yesterday?")).toEqual([["2026-11-18", "2026-11-21"]]);
+    expect(read("What did I watch last night?")).toEqual([["2026-11-19", "2026-11-22"]]);
+    expect(read("What did I say three days ago?")).toEqual([["2026-11-17", "2026-11-20"]]);
+    expect(read("Who did I meet two weeks ago?")).toEqual([["2026-10-31", "2026-11-15"]]);
+    expect(read("What did I read 2 months ago?")).toEqual([["2026-09-01", "2026-10-01"]]);
+    expect(read("Where did I go last weekend?")).toEqual([["2026-11-13", "2026-11-17"]]);
+    expect(read("What did I buy last Friday?")).toEqual([["2026-11-19", "2026-11-22"]]);
+    // Today is a Saturday: "on Saturday" is the one before.
+    expect(read("What did I eat on Saturday?")).toEqual([["2026-11-13", "2026-11-16"]]);
+    expect(read("What books did I read last year?")).toEqual([["2025-01-01", "2026-01-01"]]);
+    expect(read("What did I say this week?")).toEqual([["2026-11-15", "2026-11-23"]]);
+    expect(read("What did I plan today?")).toEqual([["2026-11-20", "2026-11-23"]]);
+    // Read for the past only (lib/memory/validity.ts), what reaches today is left out.
+    expect(read("What did I plan today or this year?", { present: false })).toEqual([]);
+    expect(read("Nothing happened on the weekend, I said")).toEqual([]);
+  });
   it("reads a month named without its year, when asked to, as that month in each of the last ten years", () => {
     const read = (q: string) => questionDates(q, now, { yearless: true }).map((r) => [iso(r.start), iso(r.end)]);
     const novembers = read("Which country was Tim visiting in the second week of November?");
@@ -110,5 +129,22 @@ describe.each(engines)("recall by date on %s", (engine) => {
     // No year said: the month in an earlier year still counts (imported chats are years old).
     expect(await first("What movie did we watch in August?")).toContain("sharks");
     expect(await first("What movie did we watch in early May?")).toContain("whales");
+  });
+
+  it("a message from the days a question counts back to ('three days ago') comes first", async () => {
+    const user = await t.db.user.create({ data: { email: `days-ago-${engine}@example.com` } });
+    const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000);
+    for (const [at, text] of [
+      [daysAgo(3), "We cooked a curry with lentils tonight."],
+      [daysAgo(20), "We cooked a curry with chickpeas tonight."],
+    ] as const) {
+      const th = await createThread(await userContext(t.db, user.id));
+      await appendItems(t.db, th.id, [{ role: "user", content: text }], { cipher: await threadCipher(t.db, th.id) });
+      await t.db.item.updateMany({ where: { threadId: th.id }, data: { createdAt: at } });
+    }
+    const first = async (q: string) =>
+      (await recall(await userContext(t.db, user.id), q, { budget: 1000 })).passages[0].lines.join(" ");
+    expect(await first("What curry did we cook three days ago?")).toContain("lentils");
+    expect(await first("What curry did we cook 20 days ago?")).toContain("chickpeas");
   });
 });

@@ -51,6 +51,51 @@ function daysBetween(year: number, m1: number, d1: number, m2: number, d2: numbe
  */
 const DATES_READ = 50;
 
+const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+
+/**
+ * Days said from today ("yesterday", "last Friday", "two weeks ago", "last weekend", "this year"), in the order they
+ * are read (a longer phrase before the words it holds: "the day before yesterday" before "yesterday"). Each is what
+ * recall favours, with a day's slack either side as for a day named.
+ */
+function relativeDates(now: Date, present: boolean): Array<[RegExp, (m: RegExpExecArray) => DateRange | null]> {
+  const [y, mo, d] = [now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()];
+  const daysAgo = (n: number) => dayRange(y, mo, d - n);
+  const upToNow = (start: Date): DateRange => ({ start: new Date(start.getTime() - DAY), end: dayRange(y, mo, d).end });
+  const weekday = now.getUTCDay();
+  // The last Saturday before this weekend: on a Sunday, "last weekend" is not the one still under way.
+  const toSaturday = ((weekday + 1) % 7 || 7) + (weekday === 0 ? 7 : 0);
+  // Today, this week, month and year reach now: not for a reading of the past only (lib/memory/validity.ts).
+  const upTo = (start: () => Date) => () => (present ? upToNow(start()) : null);
+  return [
+    [/\bthe day before yesterday\b/g, () => daysAgo(2)],
+    [/\b(?:yesterday|last night)\b/g, () => daysAgo(1)],
+    [/\b(?:today|tonight|this (?:morning|afternoon|evening))\b/g, upTo(() => utc(y, mo, d))],
+    [
+      new RegExp(`\\b${COUNT}\\s+(days?|weeks?|months?)\\s+ago\\b`, "g"),
+      (m) => {
+        const n = count(m[1]);
+        if (m[2].startsWith("day")) return daysAgo(n);
+        // "two weeks ago": a week either side of the day it counts back to.
+        if (m[2].startsWith("week")) return { start: utc(y, mo, d - 7 * (n + 1)), end: utc(y, mo, d - 7 * n + 8) };
+        return { start: utc(y, mo - n, 1), end: utc(y, mo - n + 1, 1) };
+      },
+    ],
+    [/\blast weekend\b/g, () => ({ start: daysAgo(toSaturday).start, end: daysAgo(toSaturday - 1).end })],
+    [/\blast week\b/g, () => ({ start: new Date(now.getTime() - 14 * DAY), end: now })],
+    [/\bthis week\b/g, upTo(() => utc(y, mo, d - ((weekday + 6) % 7)))],
+    [/\blast month\b/g, () => ({ start: utc(y, mo - 1, 1), end: utc(y, mo, 1) })],
+    [/\bthis month\b/g, upTo(() => utc(y, mo, 1))],
+    [/\blast year\b/g, () => ({ start: utc(y - 1, 0, 1), end: utc(y, 0, 1) })],
+    [/\bthis year\b/g, upTo(() => utc(y, 0, 1))],
+    // The last such day before today ("on Friday" in a question about the past; "last Friday").
+    [
+      new RegExp(`\\b(?:last|on|this past)\\s+(${WEEKDAYS.join("|")})\\b`, "g"),
+      (m) => daysAgo((weekday - WEEKDAYS.indexOf(m[1]) + 7) % 7 || 7),
+    ],
+  ];
+}
+
 /** How many years back a month named without its year is looked for ("in June": this June, last June, …). */
 const YEARLESS_YEARS = 10;
 
@@ -72,12 +117,13 @@ function monthInPastYears(month: number, now: Date): DateRange[] {
 
 /**
  * The dates a text names; with `years`, a bare year too ("2018", "since 2016": off for questions, "Cyberpunk 2077");
- * with `yearless`, a month named without its year, in each of the last years (YEARLESS_MONTH).
+ * with `yearless`, a month named without its year, in each of the last years (YEARLESS_MONTH); with `present: false`,
+ * no phrase reaching today ("today", "this week").
  */
 export function questionDates(
   text: string,
   now = new Date(),
-  opts: { years?: boolean; yearless?: boolean } = {},
+  opts: { years?: boolean; yearless?: boolean; present?: boolean } = {},
 ): DateRange[] {
   const s = text.toLowerCase();
   const out: DateRange[] = [];
@@ -114,12 +160,7 @@ export function questionDates(
     start: utc(+m[2], monthIndex(m[1]), 1),
     end: utc(+m[2], monthIndex(m[1]) + 1, 1),
   }));
-  take(/\byesterday\b/g, () => dayRange(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - 1));
-  take(/\blast week\b/g, () => ({ start: new Date(now.getTime() - 14 * DAY), end: now }));
-  take(/\blast month\b/g, () => ({
-    start: utc(now.getUTCFullYear(), now.getUTCMonth() - 1, 1),
-    end: utc(now.getUTCFullYear(), now.getUTCMonth(), 1),
-  }));
+  for (const [re, range] of relativeDates(now, opts.present !== false)) take(re, range);
   if (opts.yearless) take(YEARLESS_MONTH, (m) => monthInPastYears(monthIndex(m[1]), now));
   if (opts.years) take(/\b(19\d\d|20\d\d)\b/g, (m) => ({ start: utc(+m[1], 0, 1), end: utc(+m[1] + 1, 0, 1) }));
   return out.filter((r) => !Number.isNaN(r.start.getTime()) && r.start < r.end);

@@ -81,7 +81,7 @@ const lastYearOf = (month: number, now: Date) =>
 
 /** Whether the question is about the past, and the earlier dates it names (empty: no date, only a cue). */
 export function pastQuestion(question: string, now = new Date()): { about: boolean; ranges: DateRange[] } {
-  const ranges = questionDates(question, now).filter((r) => r.start < now);
+  const ranges = questionDates(question, now, { present: false }).filter((r) => r.start < now);
   for (const m of question.matchAll(BEFORE_MONTH)) {
     const month = MONTHS.indexOf(m[1].toLowerCase());
     const year = m[2] ? Number(m[2]) : lastYearOf(month, now);
