@@ -68,6 +68,10 @@ describe("questionDates", () => {
     expect(read("What did I say three days ago?")).toEqual([["2026-11-17", "2026-11-20"]]);
     expect(read("Who did I meet two weeks ago?")).toEqual([["2026-10-31", "2026-11-15"]]);
     expect(read("What did I read 2 months ago?")).toEqual([["2026-09-01", "2026-10-01"]]);
+    expect(read("What did I say a couple of days ago?")).toEqual([["2026-11-18", "2026-11-21"]]);
+    expect(read("Which film did I see a few weeks ago?")).toEqual([["2026-10-24", "2026-11-08"]]);
+    expect(read("Where did we travel two years ago?")).toEqual([["2024-01-01", "2025-01-01"]]);
+    expect(read("What did I tell you the other day?")).toEqual([["2026-11-13", "2026-11-22"]]);
     expect(read("Where did I go last weekend?")).toEqual([["2026-11-13", "2026-11-17"]]);
     expect(read("What did I buy last Friday?")).toEqual([["2026-11-19", "2026-11-22"]]);
     // Today is a Saturday: "on Saturday" is the one before.

@@ -71,13 +71,16 @@ function relativeDates(now: Date, present: boolean): Array<[RegExp, (m: RegExpEx
     [/\bthe day before yesterday\b/g, () => daysAgo(2)],
     [/\b(?:yesterday|last night)\b/g, () => daysAgo(1)],
     [/\b(?:today|tonight|this (?:morning|afternoon|evening))\b/g, upTo(() => utc(y, mo, d))],
+    [/\bthe other day\b/g, () => ({ start: utc(y, mo, d - 8), end: utc(y, mo, d + 1) })],
     [
-      new RegExp(`\\b${COUNT}\\s+(days?|weeks?|months?)\\s+ago\\b`, "g"),
+      new RegExp(`\\b(${COUNT}|a couple of|a few)\\s+(days?|weeks?|months?|years?)\\s+ago\\b`, "g"),
       (m) => {
-        const n = count(m[1]);
-        if (m[2].startsWith("day")) return daysAgo(n);
+        const [said, unit] = [m[1], m[3]];
+        const n = said === "a couple of" ? 2 : said === "a few" ? 3 : count(said);
+        if (unit.startsWith("year")) return { start: utc(y - n, 0, 1), end: utc(y - n + 1, 0, 1) };
+        if (unit.startsWith("day")) return daysAgo(n);
         // "two weeks ago": a week either side of the day it counts back to.
-        if (m[2].startsWith("week")) return { start: utc(y, mo, d - 7 * (n + 1)), end: utc(y, mo, d - 7 * n + 8) };
+        if (unit.startsWith("week")) return { start: utc(y, mo, d - 7 * (n + 1)), end: utc(y, mo, d - 7 * n + 8) };
         return { start: utc(y, mo - n, 1), end: utc(y, mo - n + 1, 1) };
       },
     ],
