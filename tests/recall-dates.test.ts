@@ -79,6 +79,15 @@ describe("questionDates", () => {
     expect(read("What books did I read last year?")).toEqual([["2025-01-01", "2026-01-01"]]);
     expect(read("What did I say this week?")).toEqual([["2026-11-15", "2026-11-23"]]);
     expect(read("What did I plan today?")).toEqual([["2026-11-20", "2026-11-23"]]);
+    // Said from a day the question names, they count from it.
+    expect(read("What did Joanna just finish last Friday on 23 January, 2022?")).toEqual([
+      ["2022-01-22", "2022-01-25"],
+      ["2022-01-20", "2022-01-23"],
+    ]);
+    expect(read("What was Tim's writing issue last week, as mentioned on November 6, 2023?")[1]).toEqual([
+      "2023-10-23",
+      "2023-11-06",
+    ]);
     // Read for the past only (lib/memory/validity.ts), what reaches today is left out.
     expect(read("What did I plan today or this year?", { present: false })).toEqual([]);
     expect(read("Nothing happened on the weekend, I said")).toEqual([]);

@@ -54,9 +54,9 @@ const DATES_READ = 50;
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 
 /**
- * Days said from today ("yesterday", "last Friday", "two weeks ago", "last weekend", "this year"), in the order they
- * are read (a longer phrase before the words it holds: "the day before yesterday" before "yesterday"). Each is what
- * recall favours, with a day's slack either side as for a day named.
+ * Days said from today, or from the day a text names ("yesterday", "last Friday", "two weeks ago", "last weekend",
+ * "this year"), in the order they are read (a longer phrase before the words it holds: "the day before yesterday"
+ * before "yesterday"). Each is what recall favours, with a day's slack either side as for a day named.
  */
 function relativeDates(now: Date, present: boolean): Array<[RegExp, (m: RegExpExecArray) => DateRange | null]> {
   const [y, mo, d] = [now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()];
@@ -156,14 +156,20 @@ export function questionDates(
     ),
     (m) => daysBetween(+m[5], monthIndex(m[2] ?? m[4]), +m[1], monthIndex(m[4]), +m[3]),
   );
+  // A day named counts for the days said from it ("last Friday, on 23 January, 2022": the Friday before it).
+  let anchor: Date | undefined;
+  const namedDay = (y: number, m: number, d: number) => {
+    anchor ??= new Date(utc(y, m, d).getTime() + DAY / 2);
+    return dayRange(y, m, d);
+  };
   // "10 July, 2022", and typed in haste "10July, 2022" or "December 1,2023".
-  take(new RegExp(`\\b${NTH}\\s*(?:of\\s+)?${MONTH}\\.?${YEAR}`, "g"), (m) => dayRange(+m[3], monthIndex(m[2]), +m[1]));
-  take(new RegExp(`\\b${MONTH}\\.?\\s+${NTH}${YEAR}`, "g"), (m) => dayRange(+m[3], monthIndex(m[1]), +m[2]));
+  take(new RegExp(`\\b${NTH}\\s*(?:of\\s+)?${MONTH}\\.?${YEAR}`, "g"), (m) => namedDay(+m[3], monthIndex(m[2]), +m[1]));
+  take(new RegExp(`\\b${MONTH}\\.?\\s+${NTH}${YEAR}`, "g"), (m) => namedDay(+m[3], monthIndex(m[1]), +m[2]));
   take(new RegExp(`\\b${MONTH}(?:\\.?,?\\s+|\\.)(\\d{4})\\b`, "g"), (m) => ({
     start: utc(+m[2], monthIndex(m[1]), 1),
     end: utc(+m[2], monthIndex(m[1]) + 1, 1),
   }));
-  for (const [re, range] of relativeDates(now, opts.present !== false)) take(re, range);
+  for (const [re, range] of relativeDates(anchor ?? now, opts.present !== false)) take(re, range);
   if (opts.yearless) take(YEARLESS_MONTH, (m) => monthInPastYears(monthIndex(m[1]), now));
   if (opts.years) take(/\b(19\d\d|20\d\d)\b/g, (m) => ({ start: utc(+m[1], 0, 1), end: utc(+m[1] + 1, 0, 1) }));
   return out.filter((r) => !Number.isNaN(r.start.getTime()) && r.start < r.end);
