@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { threadCipher } from "@/testing/ciphers";
 import { userContext } from "@/lib/user-context";
-import { asksAboutTime, questionDates } from "@/lib/memory/dates";
+import { asksAboutTime, asksOnlyWhen, questionDates } from "@/lib/memory/dates";
+import { memoryBlock } from "@/lib/memory/recall-block";
 import { createTestDb, engines, type TestDb } from "@/testing/databases";
 import { appendItems } from "@/lib/memory/session";
 import { createThread } from "@/lib/chat/threads";
@@ -118,6 +119,22 @@ describe("questionDates", () => {
   });
 });
 
+describe("asksOnlyWhen (a question about a time, not a topic)", () => {
+  const now = new Date("2026-11-21T12:00:00Z");
+  it.each([
+    ["What did we talk about yesterday?", true],
+    ["What happened last weekend?", true],
+    ["what did i say on friday", true],
+    ["What did we discuss on 8 May 2023?", true],
+    ["What did I eat yesterday?", false],
+    ["What did Jon do last Friday?", false],
+    ["What did we talk about?", false],
+    ["What did we talk about in the garden?", false],
+  ])("%s → %s", (q, only) => {
+    expect(asksOnlyWhen(q, now, { yearless: true })).toBe(only);
+  });
+});
+
 describe.each(engines)("recall by date on %s", (engine) => {
   let t: TestDb;
   beforeAll(async () => {
@@ -142,6 +159,39 @@ describe.each(engines)("recall by date on %s", (engine) => {
     // No year said: the month in an earlier year still counts (imported chats are years old).
     expect(await first("What movie did we watch in August?")).toContain("sharks");
     expect(await first("What movie did we watch in early May?")).toContain("whales");
+  });
+
+  it("a question about a day, not a topic, gets what was said that day, not merely the newest", async () => {
+    const user = await t.db.user.create({ data: { email: `said-then-${engine}@example.com` } });
+    const u = await userContext(t.db, user.id);
+    const th = await createThread(u);
+    const cipher = await threadCipher(t.db, th.id);
+    const yesterday = new Date(Date.now() - 86_400_000);
+    // Yesterday the garden; today, in the same thread, a long talk about the car (the newest, which fills the budget).
+    await appendItems(
+      t.db,
+      th.id,
+      [
+        { role: "user", content: "Let's plan the garden: tomatoes along the fence and basil by the door." },
+        { role: "assistant", content: "Tomatoes want full sun, so the fence works; basil likes the warm doorstep." },
+      ],
+      { cipher },
+    );
+    await t.db.item.updateMany({ where: { threadId: th.id }, data: { createdAt: yesterday } });
+    const car = "The mechanic says the brake pads are worn, the rotors are scored and the timing belt is due soon.";
+    await appendItems(
+      t.db,
+      th.id,
+      Array.from({ length: 12 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${car} (${i})` }) as const),
+      { cipher },
+    );
+    const r = await recall(await userContext(t.db, user.id), "What did we talk about yesterday?", { budget: 300 });
+    expect(r.passages[0].lines.join(" ")).toContain("tomatoes");
+    expect(r.passages[0]).toMatchObject({ dated: true });
+    expect(memoryBlock(r)).toContain("What was said on the days the question names");
+    // A question with a topic of its own is ranked by its words as before.
+    const topic = await recall(u, "What did the mechanic say yesterday?", { budget: 300 });
+    expect(topic.passages.some((p) => p.dated)).toBe(false);
   });
 
   it("a message from the days a question counts back to ('three days ago') comes first", async () => {

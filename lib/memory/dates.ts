@@ -123,11 +123,33 @@ function monthInPastYears(month: number, now: Date): DateRange[] {
  * with `yearless`, a month named without its year, in each of the last years (YEARLESS_MONTH); with `present: false`,
  * no phrase reaching today ("today", "this week").
  */
-export function questionDates(
-  text: string,
-  now = new Date(),
-  opts: { years?: boolean; yearless?: boolean; present?: boolean } = {},
-): DateRange[] {
+export function questionDates(text: string, now = new Date(), opts: DateOptions = {}): DateRange[] {
+  return readDates(text, now, opts).ranges;
+}
+
+type DateOptions = { years?: boolean; yearless?: boolean; present?: boolean };
+
+/**
+ * Words of a question that ask what happened, of no topic of their own: with a date and nothing else ("What did we
+ * talk about yesterday?", "What happened last weekend?"), it asks about a time, not a topic.
+ */
+const TOPICLESS = new Set(
+  (
+    "what which who whom where when how did do does done doing was were is are be been have has had we us our i me " +
+    "my you your the a an of on in at to about up there it anything something everything happen happened happening " +
+    "go went talk talked talking say said tell told discuss discussed chat chatted speak spoke mention mentioned " +
+    "again remind us get got day days week weeks month months year years ago last this past other before"
+  ).split(" "),
+);
+
+/** Whether a question names a date and asks only what was said or done then ("What did we discuss on Friday?"). */
+export function asksOnlyWhen(question: string, now = new Date(), opts: DateOptions = {}): boolean {
+  const { ranges, rest } = readDates(question, now, opts);
+  return ranges.length > 0 && !rest.split(/[^\p{L}\p{N}']+/u).some((w) => w && !TOPICLESS.has(w));
+}
+
+/** The dates a text names, and its (lowercased) text with them blanked out. */
+function readDates(text: string, now: Date, opts: DateOptions): { ranges: DateRange[]; rest: string } {
   const s = text.toLowerCase();
   const out: DateRange[] = [];
   const taken: Array<[number, number]> = [];
@@ -172,7 +194,9 @@ export function questionDates(
   for (const [re, range] of relativeDates(anchor ?? now, opts.present !== false)) take(re, range);
   if (opts.yearless) take(YEARLESS_MONTH, (m) => monthInPastYears(monthIndex(m[1]), now));
   if (opts.years) take(/\b(19\d\d|20\d\d)\b/g, (m) => ({ start: utc(+m[1], 0, 1), end: utc(+m[1] + 1, 0, 1) }));
-  return out.filter((r) => !Number.isNaN(r.start.getTime()) && r.start < r.end);
+  let rest = s;
+  for (const [a, b] of taken) rest = rest.slice(0, a) + " ".repeat(b - a) + rest.slice(b);
+  return { ranges: out.filter((r) => !Number.isNaN(r.start.getTime()) && r.start < r.end), rest };
 }
 
 const COUNT_WORDS = ["a", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"];

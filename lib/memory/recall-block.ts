@@ -26,6 +26,8 @@ export type Passage = {
   sourceRefs: string[];
   /** Not found by relevance: the newest exchanges of another recent thread, filling budget recall left unused. */
   recent?: boolean;
+  /** Not found by relevance: what was said on the days a question about a time names ("yesterday"). */
+  dated?: boolean;
   /** From a shared project member's own chats, for their own turn (lib/projects/own-memory.ts). */
   mine?: boolean;
 };
@@ -134,8 +136,14 @@ function blockBody(memories: RecalledMemory[], passages: Passage[]): string[] {
         (m) => `- ${escapeLine(m.text)} (${spanText({ validFrom: m.validFrom!, validUntil: m.validUntil! })})`,
       ),
     );
-  const found = passages.filter((p) => !p.recent);
+  const found = passages.filter((p) => !p.recent && !p.dated);
+  const dated = passages.filter((p) => p.dated);
   const recent = passages.filter((p) => p.recent);
+  if (dated.length)
+    parts.push(
+      "What was said on the days the question names (date, title, then the messages):",
+      ...dated.map(passageText),
+    );
   if (found.length)
     parts.push(
       "Relevant passages from earlier conversations (date, title, then the messages):",

@@ -203,7 +203,11 @@ export function lineCaps(budget: number): { hit: number; context: number } {
   return { hit, context: Math.round(hit / 2) };
 }
 
-export function toPassage(rows: Neighbor[], text: (r: Neighbor) => string, recent = false): Passage {
+export function toPassage(
+  rows: Neighbor[],
+  text: (r: Neighbor) => string,
+  found: "recent" | "dated" | null = null,
+): Passage {
   return {
     itemIds: rows.map((r) => r.id),
     threadId: rows[0].threadId,
@@ -211,7 +215,7 @@ export function toPassage(rows: Neighbor[], text: (r: Neighbor) => string, recen
     date: new Date(rows[0].createdAt),
     lines: rows.map((r) => `${r.role === "user" ? "User" : "Assistant"}: ${escapeLine(text(r))}`),
     sourceRefs: rows.map((r) => r.sourceRef).filter((s): s is string => !!s),
-    ...(recent ? { recent } : {}),
+    ...(found ? { [found]: true } : {}),
   };
 }
 
@@ -236,6 +240,41 @@ export async function recentExchanges(
       retentionCutoff(),
       RECENT_THREADS,
       RECENT_MESSAGES,
+      budget,
+      lineCaps(budget).context + MESSAGE_OVERHEAD,
+      ...scopeParams(scope),
+    ],
+    dates: ["createdAt"],
+  });
+}
+
+/** At most this many messages said on the days a question names are read, and no more than the budget could show. */
+export const DATED_MESSAGES = 200;
+const datedRows = (budget: number) => Math.min(DATED_MESSAGES, Math.ceil(budget / 10));
+
+/**
+ * What was said on the days a question names (`dates`), newest first, in the threads recall may read, while those
+ * before show less than the budget (SQL: mnemo_dated_exchanges).
+ */
+export async function datedExchanges(
+  db: Db,
+  userId: string,
+  scope: MemoryScope,
+  excludeThreadId: string | undefined,
+  budget: number,
+  dates: DateRange[],
+): Promise<Neighbor[]> {
+  return callFunction<Neighbor>(db, {
+    call:
+      "mnemo_dated_exchanges($1, $2, $3::timestamp, $4::timestamp[], $5::timestamp[], $6::int, $7::int, $8::int, " +
+      "$9::text, $10::boolean)",
+    params: [
+      userId,
+      excludeThreadId ?? null,
+      retentionCutoff(),
+      dates.map((d) => d.start),
+      dates.map((d) => d.end),
+      datedRows(budget),
       budget,
       lineCaps(budget).context + MESSAGE_OVERHEAD,
       ...scopeParams(scope),

@@ -10,7 +10,7 @@ import type { UserContext } from "@/lib/user-context";
 import { indexWords } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
 import { excerpt } from "./excerpt";
-import { asksAboutTime, questionDates } from "./dates";
+import { asksAboutTime, asksOnlyWhen, questionDates } from "./dates";
 import { queryTerms, searchableQuestion, searchMemories } from "./long-term";
 import { loadProfile, MEMORY_LINE_OVERHEAD, profileSelection } from "./profile";
 import { nearestToQuestion, type QuestionVector } from "./vectors";
@@ -59,6 +59,7 @@ import {
   lineCaps,
   toPassage,
   recentExchanges,
+  datedExchanges,
   loadMissingMemories,
   passagesAround,
   searchPassages,
@@ -168,6 +169,8 @@ export async function recall(
   const n = opts.neighbors ?? 2;
   const wantPassages = opts.passages !== false;
   const dates = questionDates(message, new Date(), { yearless: true });
+  // A question about a time, not a topic ("What did we talk about yesterday?"): what was said then comes first.
+  const aboutDays = wantPassages && asksOnlyWhen(message, new Date(), { yearless: true });
   // Each word with its irregular forms ("go" finds "went") and, misspelled, its likely corrections ("funraiser"
   // finds "fundraiser"), for both searches and for what the question asks.
   const plainWords = queryTerms(message);
@@ -193,7 +196,7 @@ export async function recall(
       return loadMissingMemories(u, ids, guessed);
     },
   });
-  const [profile, relevant, lexRows, [vecMemories, vecMessages], recent, past] = await Promise.all([
+  const [profile, relevant, lexRows, [vecMemories, vecMessages], recent, past, said] = await Promise.all([
     // Enough rows for a budget full of short memories; more than that never all fit.
     loadProfile(u, Math.max(50, Math.ceil(budget / 6)), budget),
     searchMemories(u, message, memoryHits(budget)),
@@ -207,6 +210,9 @@ export async function recall(
       : Promise.resolve([] as RecentRow[]),
     // Past memories only for a question about the past, read beside the rest (no extra round trip in sequence).
     aboutPast.about ? pastMemories(u, message, aboutPast.ranges) : Promise.resolve([] as PastMemory[]),
+    aboutDays
+      ? datedExchanges(db, userId, u.scope, opts.excludeThreadId, budget, dates)
+      : Promise.resolve([] as Neighbor[]),
   ]);
 
   // Passages: lexical hits with their neighbours, plus the vector hits' neighbours (same filters).
@@ -236,7 +242,7 @@ export async function recall(
   turnStep("recall reads");
   const rows = [...lexRows, ...vecRows];
   if (c.enabled) {
-    for (const r of [...rows, ...recent])
+    for (const r of [...rows, ...recent, ...said])
       Object.assign(r, { content: c.open(r.content), title: r.title === null ? null : c.open(r.title) });
   }
   const hits = new Map<string, Hit>();
@@ -421,6 +427,7 @@ export async function recall(
     tokens += aboutTokens(about);
   }
   for (const m of take) takeMemory(m);
+  if (aboutDays) fillWith(said, "dated");
   // A passage that matches little of the question (its words weighted by
   // rarity; no date it names, no vector search found it) is a weak guess. When
   // the recent exchanges hold most of the user's searchable history, they are
@@ -465,14 +472,15 @@ export async function recall(
   // Budget relevance left unused is not wasted: the newest exchanges of the
   // user's other recent threads are the likeliest context ("as I said
   // yesterday…"), and they cover what a question words differently.
-  if (wantPassages) fillWithRecent();
+  if (wantPassages) fillWith(recent, "recent");
   for (const cand of candidates) if (cand.weak) cand.take();
   return { memories, passages, tokens, ...(about ? { about } : {}) };
 
-  function fillWithRecent() {
+  /** Exchanges found by when, not relevance (newest first), a passage per thread, while the budget holds. */
+  function fillWith(found: Neighbor[], mark: "recent" | "dated") {
     if (budget - tokens < MIN_FILL_TOKENS) return;
-    for (const rows of groupBy(recent, (r) => r.threadId)) {
-      const fresh = rows.filter((r) => !usedItems.has(r.id)); // newest first
+    for (const rows of groupBy(found, (r) => r.threadId)) {
+      const fresh = rows.filter((r) => !usedItems.has(r.id)); // the likeliest first
       if (!fresh.length || budget - tokens < MIN_FILL_TOKENS) continue;
       // Lines by their stored token counts, then one exact count of the passage (again only if it overshot).
       let n = 0;
@@ -480,14 +488,15 @@ export async function recall(
       const line = (r: Neighbor) => shownTokens(null, r) + LABEL_TOKENS;
       for (n = 0; n < fresh.length && tokens + estimate + line(fresh[n]) <= budget; n++) estimate += line(fresh[n]);
       if (!n) continue;
-      let kept = fresh.slice(0, n).reverse();
-      let best = toPassage(kept, shown(null), true);
+      // In the order they were said (recent rows come newest first, dated ones nearest the day named first).
+      let kept = fresh.slice(0, n).sort((a, b) => a.position - b.position);
+      let best = toPassage(kept, shown(null), mark);
       let cost = countTokens(passageText(best)) + 2;
       while (tokens + cost > budget && kept.length > 1) {
         // Drop the oldest lines the excess is worth, then count again.
         for (let over = tokens + cost - budget; over > 0 && kept.length > 1; kept = kept.slice(1))
           over -= line(kept[0]);
-        best = toPassage(kept, shown(null), true);
+        best = toPassage(kept, shown(null), mark);
         cost = countTokens(passageText(best)) + 2;
       }
       if (tokens + cost > budget) continue;
