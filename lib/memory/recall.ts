@@ -476,7 +476,7 @@ export async function recall(
   for (const cand of candidates) if (cand.weak) cand.take();
   return { memories, passages, tokens, ...(about ? { about } : {}) };
 
-  /** Exchanges found by when, not relevance (newest first), a passage per thread, while the budget holds. */
+  /** Exchanges found by when, not relevance (the likeliest first), a passage per thread, while the budget holds. */
   function fillWith(found: Neighbor[], mark: "recent" | "dated") {
     if (budget - tokens < MIN_FILL_TOKENS) return;
     for (const rows of groupBy(found, (r) => r.threadId)) {
