@@ -1,11 +1,8 @@
-// What long-term memory puts in front of the model for one message: the memory
-// profile (all memories when they fit the budget, else the core set), the
-// memories most relevant to the message, and relevant passages from the user's
-// earlier threads (cross-thread recall), within a token budget. Relevance is
-// hybrid: word matches (BM25-like, with a bonus for dates the question names)
-// fused with the nearest vectors when an embedding model is set
-// (lib/memory/vectors.ts), so a question finds what it shares no word with.
-// It goes into the prompt as one delimited data block (see memoryBlock).
+// What long-term memory puts in front of the model for one message: the memory profile (all memories when they fit the
+// budget, else the core set), the memories most relevant to the message, and relevant passages from the user's earlier
+// threads (cross-thread recall), within a token budget. Relevance is hybrid: word matches (BM25-like, with a bonus for
+// dates the question names) fused with the nearest vectors when an embedding model is set (lib/memory/vectors.ts), so
+// a question finds what it shares no word with. It goes into the prompt as one delimited data block (see memoryBlock).
 import type { UserContext } from "@/lib/user-context";
 import { indexWords } from "@/lib/crypto/content";
 import { countTokens } from "./tokens";
@@ -210,9 +207,7 @@ export async function recall(
       : Promise.resolve([] as RecentRow[]),
     // Past memories only for a question about the past, read beside the rest (no extra round trip in sequence).
     aboutPast.about ? pastMemories(u, message, aboutPast.ranges) : Promise.resolve([] as PastMemory[]),
-    aboutDays
-      ? datedExchanges(db, userId, u.scope, opts.excludeThreadId, budget, dates)
-      : Promise.resolve([] as Neighbor[]),
+    aboutDays ? datedExchanges(db, userId, u.scope, opts.excludeThreadId, budget, dates) : ([] as Neighbor[]),
   ]);
 
   // Passages: lexical hits with their neighbours, plus the vector hits' neighbours (same filters).
@@ -414,9 +409,8 @@ export async function recall(
     return out.sort((x, y) => passages.indexOf(x) - passages.indexOf(y));
   };
 
-  // The profile first (every memory when they fit its share; else pinned, explicit
-  // and most used, lib/memory/profile.ts); then memories and passages interleaved
-  // by fused relevance (on one scale) per cost fill the rest.
+  // The profile first (every memory when they fit its share; else pinned, explicit and most used,
+  // lib/memory/profile.ts); then memories and passages interleaved by fused relevance per cost fill the rest.
   // A question about the past first gets what was true then, within its share of the budget.
   for (const m of past) if (!takeMemory(m, true)) break;
   const { take, rest, fits } = profileSelection(profile, budget);
@@ -428,12 +422,10 @@ export async function recall(
   }
   for (const m of take) takeMemory(m);
   if (aboutDays) fillWith(said, "dated");
-  // A passage that matches little of the question (its words weighted by
-  // rarity; no date it names, no vector search found it) is a weak guess. When
-  // the recent exchanges hold most of the user's searchable history, they are
-  // the better bet, so word matches below that share wait until after them
-  // (see recencyShare). Only then (short histories, few messages) is anything
-  // stemmed. With less, any word match is worth more than a slice of recency.
+  // A passage that matches little of the question (its words weighted by rarity; no date it names, no vector search
+  // found it) is a weak guess. When the recent exchanges hold most of the user's searchable history, they are the
+  // better bet, so word matches below that share wait until after them (see recencyShare). Only then (short
+  // histories, few messages) is anything stemmed. With less, any word match is worth more than a slice of recency.
   const share = recencyShare(budget, recent);
   const vectorIds = new Set(vectorHits.map((v) => v.id));
   const mostlyRecent = share > MOST && share > 1 / Math.max(1, asked.size);
@@ -442,9 +434,8 @@ export async function recall(
     const h = hits.get(key)!;
     return !!weights && !vectorIds.has(key) && !inDates(h.at) && matchedShare(weights, h) < share;
   };
-  // Relevance per the tokens it costs (valuePerCost): of two equally relevant
-  // candidates the cheaper goes first (a short memory before a long passage),
-  // while a much more relevant one still beats a cheap weak one.
+  // Relevance per the tokens it costs (valuePerCost): of two equally relevant candidates the cheaper goes first (a
+  // short memory before a long passage), while a much more relevant one still beats a cheap weak one.
   const memCost = (m: MemoryCandidate) => (m.tokens || Math.ceil(m.text.length / 4)) + MEMORY_LINE_OVERHEAD;
   const hitCost = (h: Hit) => HEADER_TOKENS + h.rows.reduce((sum, r) => sum + shownTokens(h, r) + LABEL_TOKENS, 0);
   const candidates = [
@@ -469,9 +460,8 @@ export async function recall(
   // The rest of the profile (read when it fits the budget) takes what relevance left: memories the user has, before
   // exchanges that merely happened last.
   for (const m of rest) takeMemory(m);
-  // Budget relevance left unused is not wasted: the newest exchanges of the
-  // user's other recent threads are the likeliest context ("as I said
-  // yesterday…"), and they cover what a question words differently.
+  // Budget relevance left unused is not wasted: the newest exchanges of the user's other recent threads are the
+  // likeliest context ("as I said yesterday…"), and they cover what a question words differently.
   if (wantPassages) fillWith(recent, "recent");
   for (const cand of candidates) if (cand.weak) cand.take();
   return { memories, passages, tokens, ...(about ? { about } : {}) };
