@@ -185,3 +185,19 @@ test.describe("chat", () => {
     await ctx.close();
   });
 });
+
+test.describe("the user's date", () => {
+  // A zone far from the server's UTC: on another date than UTC for half of every day.
+  test.use({ timezoneId: "Pacific/Kiritimati" });
+  test("the model is told today's date in the browser's time zone", async ({ page }) => {
+    await register(page, uniqueEmail("today"));
+    const tag = `d${Date.now()}`;
+    await send(page, `${tag} what is the date?`);
+    await expect(answers(page).first()).toHaveAttribute("data-status", "complete");
+    const day = new Intl.DateTimeFormat("en-GB", { dateStyle: "full", timeZone: "Pacific/Kiritimati" }).format(
+      new Date(),
+    );
+    const system = (await chatRequests(`${tag} what is the date?`))[0].body.messages[0].content;
+    expect(system).toContain(`Today is ${day} (the user's time zone: Pacific/Kiritimati).`);
+  });
+});

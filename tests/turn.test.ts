@@ -57,6 +57,32 @@ describe.each(engines)("turns on %s", (engine) => {
     );
   });
 
+  it("the model is told the user's date, in the time zone the browser gives, else in UTC", async () => {
+    const now = new Date();
+    const day = (timeZone: string) => new Intl.DateTimeFormat("en-GB", { dateStyle: "full", timeZone }).format(now);
+    mock.script({ match: "what day", content: "A fine day." });
+    // The answer's request (the title is asked of the memory model after it).
+    const answered = () =>
+      mock
+        .chatRequests()
+        .filter((r) => r.body.model === "mock-chat")
+        .at(-1)!.body;
+    // Kiritimati is UTC+14 and Pago Pago UTC-11: the two are on different dates at every hour.
+    for (const timeZone of ["Pacific/Kiritimati", "Pacific/Pago_Pago"]) {
+      await collect(runTurn(t.db, userId, { kind: "send", content: "what day is it?", timeZone }, { defer }));
+      const system = answered().messages[0].content as string;
+      expect(system).toContain(`Today is ${day(timeZone)} (the user's time zone: ${timeZone}).`);
+      expect(system.startsWith(getConfig().chat.systemPrompt)).toBe(true);
+    }
+    // An API client or an unknown zone: the date in UTC, and the turn goes on.
+    await collect(
+      runTurn(t.db, userId, { kind: "send", content: "what day now?", timeZone: "Mars/Olympus" }, { defer }),
+    );
+    const system = answered().messages[0].content as string;
+    expect(system).toContain(`Today is ${day("UTC")} (UTC).`);
+    expect(system).not.toContain("Mars");
+  });
+
   it("a model that writes a NUL or a lone surrogate: the answer shown is the one stored, both characters made safe", async () => {
     mock.script({ match: "odd", content: "Odd\u0000 bytes \ud800 here.", chunkDelayMs: 1 });
     const events = await collect(runTurn(t.db, userId, { kind: "send", content: "odd characters?" }, { defer }));

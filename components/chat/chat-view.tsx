@@ -202,7 +202,8 @@ export function ChatView({
       const res = await fetch("/api/chat", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
+        // The browser's time zone: the model is told the user's date (lib/chat/today.ts).
+        body: JSON.stringify({ ...body, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone }),
         signal: abort.signal,
       });
       if (!res.ok || !res.body) {

@@ -18,6 +18,7 @@ import { provisionalTitle } from "./titles";
 import { AppError, AttachmentGoneError, NotFoundError } from "@/lib/errors";
 import { cleanText } from "@/lib/text/policy";
 import { turnStep } from "@/lib/ops/turn-timeline";
+import { timeZoneSchema } from "./today";
 
 /** What a user is told when a message is too long. */
 export const messageLimit = (max: number) => `Messages are limited to ${max.toLocaleString("en-US")} characters.`;
@@ -64,13 +65,15 @@ function buildTurnRequestSchema() {
         model,
         /** Files uploaded for this message (lib/attachments/store.ts). */
         attachments: attachmentIdsSchema.optional(),
+        timeZone: timeZoneSchema,
       })
       .refine((r) => r.content.trim().length > 0 || !!r.attachments?.length, {
         message: "Type a message.",
         path: ["content"],
       }),
-    z.object({ kind: z.literal("edit"), threadId: id, itemId: id, content }),
-    z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id, model }),
+    // The browser's time zone: the model is told the user's date (./today.ts).
+    z.object({ kind: z.literal("edit"), threadId: id, itemId: id, content, timeZone: timeZoneSchema }),
+    z.object({ kind: z.literal("regenerate"), threadId: id, itemId: id, model, timeZone: timeZoneSchema }),
   ]);
 }
 export type TurnRequest = z.infer<ReturnType<typeof turnRequestSchema>>;

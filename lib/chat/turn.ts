@@ -38,6 +38,7 @@ import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { countTokens, MESSAGE_OVERHEAD, messageTokens } from "@/lib/memory/tokens";
 import { buildPrompt, loadContext, toolMessages, type Context } from "./context";
+import { withToday } from "./today";
 import { takeChunk, type Round } from "./round";
 import type { Defer } from "./background";
 import { renewLease, RENEW_MS } from "./leases";
@@ -86,7 +87,7 @@ export async function* runTurn(
     model: p.conn.chatModel,
     modelNote: p.modelNote,
   };
-  const final = yield* new TurnRun(u, p, await early, !!opts.admin).answer(opts.onContext);
+  const final = yield* new TurnRun(u, p, await early, !!opts.admin, req.timeZone).answer(opts.onContext);
   // The instance that served the answer runs its queued work right after the response (Next's after() keeps a
   // serverless instance alive for it), in the process's one job drain; any other worker would pick it up too.
   if (final?.status === "complete" && getConfig().jobsInProcess) opts.defer?.(() => drainJobs(db));
@@ -115,6 +116,8 @@ class TurnRun {
   /** The user's context in the thread's memory scope (lib/projects/scope.ts): recall, tools and learning use it. */
   private readonly u: UserContext;
   private readonly own: Promise<UserContext | null>;
+  /** The configured system prompt with the user's date (./today.ts), the same in every round of this answer. */
+  private readonly system: string;
 
   constructor(
     given: UserContext,
@@ -122,7 +125,10 @@ class TurnRun {
     /** The question's vector, started before the append (`earlyQuestionVector`). */
     private readonly early?: EarlyQuestionVector,
     private readonly forAdmin = false,
+    /** The user's time zone, as the browser said it. */
+    timeZone?: string,
   ) {
+    this.system = withToday(getConfig().chat.systemPrompt, new Date(), timeZone);
     // Private memories only for a model on this machine (lib/memory/disclosure.ts).
     const scope = projectScope(p.meta.project, inSharedProject(given));
     this.u = inMemoryScope(given, { ...scope, privateOk: isLocalEndpoint(p.conn.baseURL) });
@@ -142,7 +148,7 @@ class TurnRun {
     let { ctx, recalled, attached } = first;
     onContext?.(ctx);
     const instructions = this.p.meta.project?.instructions;
-    let messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions, attached);
+    let messages = buildPrompt(ctx, memoryBlock(recalled), this.system, instructions, attached);
     trackGeneration(this.assistant.id, this.u.actorId, this.abort);
     this.startHeartbeat();
     let r: Round = { text: "", calls: new Map() }; // the round being written (its text is kept however it ends)
@@ -168,7 +174,7 @@ class TurnRun {
           if (target === null) throw e;
           refits++;
           ({ ctx, recalled, attached } = await this.readContext(useMemory, target));
-          messages = buildPrompt(ctx, memoryBlock(recalled), undefined, instructions, attached);
+          messages = buildPrompt(ctx, memoryBlock(recalled), this.system, instructions, attached);
           round--;
           continue;
         }
@@ -246,7 +252,7 @@ class TurnRun {
   private fixedPromptTokens(useMemory: boolean): number {
     const instructions = this.p.meta.project?.instructions ?? "";
     return (
-      countTokens(getConfig().chat.systemPrompt) +
+      countTokens(this.system) +
       countTokens(instructions) +
       (useMemory ? promptTokens([], MEMORY_TOOLS) : 0) +
       MESSAGE_OVERHEAD
