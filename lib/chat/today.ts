@@ -5,26 +5,38 @@
 // and a line that changed every minute would defeat a model server's cache of the prompt's unchanged start.
 import { z } from "zod";
 
+/**
+ * A formatter per time zone, made once: making one takes about 0.16 ms, on the turn's path before the model is asked.
+ * Bounded (IANA lists about 600 zones), and null for a name Intl does not know.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat | null>();
+const MAX_ZONES = 1000;
+function dayFormat(timeZone: string): Intl.DateTimeFormat | null {
+  let f = formatters.get(timeZone);
+  if (f !== undefined) return f;
+  try {
+    f = new Intl.DateTimeFormat("en-GB", { dateStyle: "full", timeZone });
+  } catch {
+    f = null;
+  }
+  if (formatters.size >= MAX_ZONES) formatters.clear();
+  formatters.set(timeZone, f);
+  return f;
+}
+
 /** An IANA time zone this server's Intl knows ("Europe/Berlin"); anything else is ignored (the date is then UTC's). */
 export const timeZoneSchema = z
   .string()
   .max(64)
-  .refine((tz) => {
-    try {
-      new Intl.DateTimeFormat("en", { timeZone: tz });
-      return true;
-    } catch {
-      return false;
-    }
-  })
+  .refine((tz) => dayFormat(tz) !== null)
   .optional()
   .catch(undefined);
 
 /** "Today is Monday, 7 December 2026 (the user's time zone: Europe/Berlin)." */
 export function todayLine(now: Date, timeZone?: string): string {
-  const zone = timeZone ?? "UTC";
-  const day = new Intl.DateTimeFormat("en-GB", { dateStyle: "full", timeZone: zone }).format(now);
-  return timeZone ? `Today is ${day} (the user's time zone: ${zone}).` : `Today is ${day} (UTC).`;
+  const zoned = timeZone ? dayFormat(timeZone) : null;
+  const day = (zoned ?? dayFormat("UTC")!).format(now);
+  return zoned ? `Today is ${day} (the user's time zone: ${timeZone}).` : `Today is ${day} (UTC).`;
 }
 
 /** The configured system prompt with the user's date after it. */
