@@ -4,6 +4,7 @@
 // a client that does not is given the date in UTC. The date only, not the time: the system prompt opens every request,
 // and a line that changed every minute would defeat a model server's cache of the prompt's unchanged start.
 import { z } from "zod";
+import { getConfig } from "@/lib/config";
 
 /**
  * A formatter per time zone, made once: making one takes about 0.16 ms, on the turn's path before the model is asked.
@@ -39,6 +40,6 @@ export function todayLine(now: Date, timeZone?: string): string {
   return zoned ? `Today is ${day} (the user's time zone: ${timeZone}).` : `Today is ${day} (UTC).`;
 }
 
-/** The configured system prompt with the user's date after it. */
-export const withToday = (systemPrompt: string, now: Date, timeZone?: string) =>
-  `${systemPrompt}\n\n${todayLine(now, timeZone)}`;
+/** The configured system prompt with the user's date after it, in their time zone when known (else UTC). */
+export const systemPromptFor = (timeZone?: string, now = new Date()) =>
+  `${getConfig().chat.systemPrompt}\n\n${todayLine(now, timeZone)}`;

@@ -1,15 +1,12 @@
 // One chat turn, streamed, in named steps:
-//  1. prepare: validate, save the user's message and an empty "streaming"
-//     answer (one statement, which also checks that the thread is the user's
-//     and the session may act); the user's context is made once here,
+//  1. prepare: validate, save the user's message and an empty "streaming" answer (one statement, which also checks
+//     that the thread is the user's and the session may act); the user's context is made once here,
 //  2. readContext: the context window, recall and the usage check, read together,
-//  3. streamRound: stream the model's tokens to the caller, saving the partial
-//     answer as it grows (a heartbeat renews the answer's lease),
+//  3. streamRound: stream the model's tokens, saving the partial answer as it grows (a heartbeat renews its lease),
 //  4. runTools: the memory tools the model called, then another round,
-//  5. complete (or fail): save the final answer with model and usage, and queue
-//     the work after it (title, summary, learning) on the durable job queue.
-// The user's message is saved before the model is called, so a failing model
-// never loses it; the answer is marked failed and can be retried.
+//  5. complete (or fail): save the answer with model and usage; queue the work after it (title, summary, learning).
+// The user's message is saved before the model is called, so a failing model never loses it; the answer is marked
+// failed and can be retried. The system prompt tells the model the user's date (./today.ts).
 import {
   picturesRefusedByServer,
   attachmentsForAnswer,
@@ -31,14 +28,13 @@ import { describeModelError, openaiClient } from "@/lib/llm/client";
 import { classifyModelFailure } from "@/lib/llm/model-failure";
 import { checkLimits } from "@/lib/account/usage-limits";
 import { appendItems, type NewItem, type SessionItem, type ToolCall } from "@/lib/memory/session";
-
 import { searchWaitsForVector } from "@/lib/memory/vectors";
 import { recordCorrection } from "@/lib/memory/feedback";
 import { memoryBlock, type Recall } from "@/lib/memory/recall";
 import { chatToolCaller, MEMORY_TOOLS, runMemoryTool } from "@/lib/memory/tools";
 import { countTokens, MESSAGE_OVERHEAD, messageTokens } from "@/lib/memory/tokens";
 import { buildPrompt, loadContext, toolMessages, type Context } from "./context";
-import { withToday } from "./today";
+import { systemPromptFor } from "./today";
 import { takeChunk, type Round } from "./round";
 import type { Defer } from "./background";
 import { renewLease, RENEW_MS } from "./leases";
@@ -87,7 +83,8 @@ export async function* runTurn(
     model: p.conn.chatModel,
     modelNote: p.modelNote,
   };
-  const final = yield* new TurnRun(u, p, await early, !!opts.admin, req.timeZone).answer(opts.onContext);
+  const run = new TurnRun(u, p, await early, !!opts.admin, systemPromptFor(req.timeZone));
+  const final = yield* run.answer(opts.onContext);
   // The instance that served the answer runs its queued work right after the response (Next's after() keeps a
   // serverless instance alive for it), in the process's one job drain; any other worker would pick it up too.
   if (final?.status === "complete" && getConfig().jobsInProcess) opts.defer?.(() => drainJobs(db));
@@ -116,8 +113,6 @@ class TurnRun {
   /** The user's context in the thread's memory scope (lib/projects/scope.ts): recall, tools and learning use it. */
   private readonly u: UserContext;
   private readonly own: Promise<UserContext | null>;
-  /** The configured system prompt with the user's date (./today.ts), the same in every round of this answer. */
-  private readonly system: string;
 
   constructor(
     given: UserContext,
@@ -125,10 +120,9 @@ class TurnRun {
     /** The question's vector, started before the append (`earlyQuestionVector`). */
     private readonly early?: EarlyQuestionVector,
     private readonly forAdmin = false,
-    /** The user's time zone, as the browser said it. */
-    timeZone?: string,
+    /** The configured system prompt with the user's date (./today.ts), the same in every round of this answer. */
+    private readonly system = systemPromptFor(),
   ) {
-    this.system = withToday(getConfig().chat.systemPrompt, new Date(), timeZone);
     // Private memories only for a model on this machine (lib/memory/disclosure.ts).
     const scope = projectScope(p.meta.project, inSharedProject(given));
     this.u = inMemoryScope(given, { ...scope, privateOk: isLocalEndpoint(p.conn.baseURL) });
